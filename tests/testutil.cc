@@ -1,0 +1,63 @@
+#include "testutil.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace libshard::testing {
+
+std::string SharedDir() {
+  const char* env = std::getenv("LIBSHARD_SHARED_DIR");
+  if (env == nullptr || !fs::is_directory(env)) return "";
+  return env;
+}
+
+std::string SharedPath(const std::string& rel) {
+  std::string dir = SharedDir();
+  if (dir.empty()) return "";
+  std::string p = dir + "/" + rel;
+  return fs::exists(p) ? p : "";
+}
+
+std::string SourceDir() {
+  const char* env = std::getenv("LIBSHARD_SOURCE_DIR");
+  return env ? env : ".";
+}
+
+std::string ReadFileOrDie(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    ADD_FAILURE() << "cannot read " << path;
+    return "";
+  }
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void WriteFileOrDie(const std::string& path, const std::string& contents) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << contents;
+  if (!out) ADD_FAILURE() << "cannot write " << path;
+}
+
+std::string MakeTempDir() {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::string name = info ? std::string(info->test_suite_name()) + "." + info->name() : "libshard";
+  for (char& c : name) {
+    if (c == '/') c = '_';
+  }
+  fs::path dir = fs::temp_directory_path() / ("libshard_test_" + std::to_string(::getpid()) + "_" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir.string();
+}
+
+}  // namespace libshard::testing

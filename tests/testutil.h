@@ -1,0 +1,26 @@
+// Helpers shared by the tests: where the shared interop data lives, reading
+// files, scratch directories.
+#ifndef LIBSHARD_TESTS_TESTUTIL_H_
+#define LIBSHARD_TESTS_TESTUTIL_H_
+
+#include <string>
+
+namespace libshard::testing {
+
+// The ../shared folder (from $LIBSHARD_SHARED_DIR), or "" when absent.
+std::string SharedDir();
+// SharedDir() + "/" + rel, or "" when that path does not exist. Use with
+//   std::string dir = SharedPath("interop/tfrecord");
+//   if (dir.empty()) GTEST_SKIP() << "shared interop data not found";
+std::string SharedPath(const std::string& rel);
+// The project source root (from $LIBSHARD_SOURCE_DIR).
+std::string SourceDir();
+// Whole file contents; fails the current test (and returns "") on error.
+std::string ReadFileOrDie(const std::string& path);
+void WriteFileOrDie(const std::string& path, const std::string& contents);
+// A fresh, empty directory unique to the running test, under $TMPDIR.
+std::string MakeTempDir();
+
+}  // namespace libshard::testing
+
+#endif  // LIBSHARD_TESTS_TESTUTIL_H_
