@@ -19,6 +19,7 @@ void RegisterIndex(CLI::App& app, int* exit_code);
 void RegisterBench(CLI::App& app, int* exit_code);
 void RegisterBenchCrc(CLI::App& bench, int* exit_code);
 void RegisterBenchRead(CLI::App& bench, int* exit_code);
+void RegisterBenchCodec(CLI::App& bench, int* exit_code);
 
 }  // namespace shard_tool
 
