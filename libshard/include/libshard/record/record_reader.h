@@ -1,0 +1,98 @@
+// Reading TFRecord framing from a byte span (a mapped file, a buffer). The
+// record views point into the span: no copy, no allocation per record.
+//
+//   libshard::record::RecordReader reader(mapped->data());
+//   libshard::record::RecordView rec;
+//   libshard::Status s;
+//   while ((s = reader.Next(&rec)).ok()) Use(rec.data);
+//   if (s.code() != libshard::StatusCode::kOutOfRange) return s;  // damage
+//
+// Next() returns
+//   OK           a record; rec.data is valid while the span is
+//   OutOfRange   clean end: the previous record ended exactly at the end
+//   DataLoss     a truncated or corrupt record; the message names the byte
+//                offset and what is wrong, and fault() tells which fault.
+// After an error the reader stays at the faulty offset (Next() repeats it).
+//
+// Thread-safety: a RecordReader is not thread-safe; DecodeRecordAt() is pure.
+#ifndef LIBSHARD_RECORD_RECORD_READER_H_
+#define LIBSHARD_RECORD_RECORD_READER_H_
+
+#include <cstdint>
+#include <string_view>
+
+#include "libshard/record/format.h"
+#include "libshard/status.h"
+
+namespace libshard::record {
+
+struct ReaderOptions {
+  // Records whose stated length exceeds this are reported as corrupt, before
+  // any allocation or read of that size. Default: kDefaultMaxRecordLength (1 GiB).
+  uint64_t max_record_length = kDefaultMaxRecordLength;
+  // Check the data CRC of every record (the length CRC is always checked).
+  // Default: true.
+  bool verify_data_crc = true;
+};
+
+// What is wrong with the bytes at an offset, most specific first.
+enum class RecordFault {
+  kNone = 0,
+  kEndOfData,          // no bytes left: a clean end
+  kTruncatedHeader,    // fewer than 12 bytes left
+  kLengthCrcMismatch,  // the header's CRC does not match its length bytes
+  kLengthTooLarge,     // the (CRC-valid) length exceeds max_record_length
+  kTruncatedData,      // the data or its CRC runs past the end
+  kDataCrcMismatch,    // the data's CRC does not match
+};
+
+// A stable lower-case name, e.g. "length_crc_mismatch" (used in JSON reports).
+const char* RecordFaultName(RecordFault fault);
+
+struct RecordView {
+  std::string_view data;  // the payload, a slice of the input span
+  uint64_t offset = 0;    // where the record's header starts
+  uint64_t framed_size() const { return data.size() + kFramingOverhead; }
+  uint64_t end_offset() const { return offset + framed_size(); }
+};
+
+// Decodes the record whose header starts at `offset` in `buf`. On kNone fills
+// *out; otherwise *out is unchanged.
+RecordFault DecodeRecordAt(std::string_view buf, uint64_t offset, const ReaderOptions& options,
+                           RecordView* out);
+
+// The Status for `fault` at `offset` of `buf` (OK for kNone, OutOfRange for
+// kEndOfData, DataLoss otherwise) with a message naming the byte offset and
+// the stated and computed values; at offset 0 it adds a hint that the data
+// may not be a TFRecord file at all.
+Status FaultStatus(RecordFault fault, std::string_view buf, uint64_t offset,
+                   const ReaderOptions& options);
+
+class RecordReader {
+ public:
+  // `data` must stay valid while the reader and its record views are used.
+  explicit RecordReader(std::string_view data, ReaderOptions options = {})
+      : data_(data), options_(options) {}
+
+  Status Next(RecordView* record);
+
+  // The offset of the next record to read (after an error: of the bad one).
+  uint64_t offset() const { return offset_; }
+  // Positions the reader at `offset`, which must be a record boundary.
+  void Seek(uint64_t offset) { offset_ = offset; }
+  // Number of records returned so far.
+  uint64_t records_read() const { return records_read_; }
+  // The fault of the last Next() call (kNone after a record).
+  RecordFault fault() const { return fault_; }
+
+ private:
+  std::string_view data_;
+  ReaderOptions options_;
+  uint64_t offset_ = 0;
+  uint64_t records_read_ = 0;
+  RecordFault fault_ = RecordFault::kNone;
+};
+
+}  // namespace libshard::record
+
+#endif  // LIBSHARD_RECORD_RECORD_READER_H_

@@ -1,0 +1,256 @@
+#include "libshard/record/stream_reader.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cctype>
+#include <cstring>
+
+#include "libshard/crc32c.h"
+#include "libshard/record/format.h"
+
+namespace libshard::record {
+
+const char* CompressionName(Compression c) {
+  switch (c) {
+    case Compression::kAuto: return "auto";
+    case Compression::kNone: return "none";
+    case Compression::kGzip: return "gzip";
+    case Compression::kZlib: return "zlib";
+  }
+  return "unknown";
+}
+
+StatusOr<Compression> ParseCompression(std::string_view name) {
+  std::string lower(name);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower == "auto") return Compression::kAuto;
+  if (lower.empty() || lower == "none") return Compression::kNone;
+  if (lower == "gzip") return Compression::kGzip;
+  if (lower == "zlib") return Compression::kZlib;
+  return InvalidArgumentError("unknown compression \"" + std::string(name) +
+                              "\" (expected auto, none, gzip or zlib)");
+}
+
+Compression DetectCompression(std::string_view head) {
+  if (head.size() >= kHeaderSize &&
+      crc32c::Mask(crc32c::Value(head.data(), kLengthSize)) == DecodeFixed32(head.data() + kLengthSize)) {
+    return Compression::kNone;
+  }
+  const auto* u = reinterpret_cast<const unsigned char*>(head.data());
+  if (head.size() >= 2 && u[0] == 0x1f && u[1] == 0x8b) return Compression::kGzip;
+  if (head.size() >= 2 && (u[0] & 0x0f) == 8 && (u[0] >> 4) <= 7 && ((u[0] << 8) | u[1]) % 31 == 0) {
+    return Compression::kZlib;
+  }
+  return Compression::kNone;
+}
+
+namespace {
+
+// A source of uncompressed bytes.
+class ByteSource {
+ public:
+  virtual ~ByteSource() = default;
+  // Reads up to n bytes; 0 at the end.
+  virtual StatusOr<size_t> Read(char* dst, size_t n) = 0;
+};
+
+class FdSource final : public ByteSource {
+ public:
+  FdSource(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  ~FdSource() override { ::close(fd_); }
+  StatusOr<size_t> Read(char* dst, size_t n) override {
+    for (;;) {
+      ssize_t r = ::read(fd_, dst, n);
+      if (r >= 0) {
+        consumed_ += static_cast<uint64_t>(r);
+        return static_cast<size_t>(r);
+      }
+      if (errno != EINTR) return ErrnoError("read " + path_, errno);
+    }
+  }
+  uint64_t consumed() const { return consumed_; }
+
+ private:
+  std::string path_;
+  int fd_;
+  uint64_t consumed_ = 0;
+};
+
+// Inflates a gzip (possibly multi-member) or zlib stream.
+class InflateSource final : public ByteSource {
+ public:
+  InflateSource(std::unique_ptr<FdSource> in, Compression c) : in_(std::move(in)), gzip_(c == Compression::kGzip) {
+    std::memset(&z_, 0, sizeof z_);
+    ok_ = inflateInit2(&z_, gzip_ ? 16 + MAX_WBITS : MAX_WBITS) == Z_OK;
+    inbuf_.resize(1 << 16);
+  }
+  ~InflateSource() override {
+    if (ok_) inflateEnd(&z_);
+  }
+
+  StatusOr<size_t> Read(char* dst, size_t n) override {
+    if (!ok_) return InternalError("inflateInit2 failed");
+    z_.next_out = reinterpret_cast<Bytef*>(dst);
+    z_.avail_out = static_cast<uInt>(std::min<size_t>(n, 1u << 30));
+    while (z_.avail_out > 0 && !done_) {
+      if (z_.avail_in == 0) {
+        LIBSHARD_ASSIGN_OR_RETURN(size_t got, in_->Read(inbuf_.data(), inbuf_.size()));
+        if (got == 0) {
+          if (!member_done_) {
+            return DataLossError(std::string("truncated ") + (gzip_ ? "gzip" : "zlib") +
+                                 " stream: compressed data ends at byte " + std::to_string(in_->consumed()));
+          }
+          done_ = true;
+          break;
+        }
+        z_.next_in = reinterpret_cast<Bytef*>(inbuf_.data());
+        z_.avail_in = static_cast<uInt>(got);
+      }
+      if (member_done_) {
+        // Bytes after a finished member: another gzip member, or garbage.
+        if (!gzip_) return DataLossError("data after the end of the zlib stream at compressed byte " +
+                                         std::to_string(in_->consumed() - z_.avail_in));
+        inflateReset(&z_);
+        member_done_ = false;
+      }
+      int rc = inflate(&z_, Z_NO_FLUSH);
+      if (rc == Z_STREAM_END) {
+        member_done_ = true;
+      } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
+        return DataLossError(std::string("corrupt ") + (gzip_ ? "gzip" : "zlib") +
+                             " stream near compressed byte " + std::to_string(in_->consumed() - z_.avail_in) +
+                             ": " + (z_.msg ? z_.msg : "inflate error"));
+      }
+    }
+    return n - z_.avail_out;
+  }
+
+ private:
+  std::unique_ptr<FdSource> in_;
+  bool gzip_;
+  z_stream z_;
+  bool ok_ = false;
+  bool member_done_ = false;
+  bool done_ = false;
+  std::string inbuf_;
+};
+
+class StreamReaderImpl final : public RecordStreamReader {
+ public:
+  StreamReaderImpl(std::string path, std::unique_ptr<ByteSource> src, Compression c, ReaderOptions options)
+      : path_(std::move(path)), src_(std::move(src)), compression_(c), options_(options) {}
+
+  Compression compression() const override { return compression_; }
+  uint64_t offset() const override { return offset_; }
+
+  Status Next(RecordView* record) override {
+    if (!error_.ok()) return error_;
+    Status s = ReadOne(record);
+    if (!s.ok() && s.code() != StatusCode::kOutOfRange) {
+      s = s.WithContext(path_);
+      error_ = s;
+    }
+    return s;
+  }
+
+ private:
+  // Reads until `n` bytes are buffered or the stream ends; returns bytes buffered.
+  StatusOr<size_t> Fill(size_t n) {
+    while (buf_.size() < n) {
+      size_t old = buf_.size();
+      size_t want = std::max<size_t>(n - old, 1 << 16);
+      buf_.resize(old + want);
+      StatusOr<size_t> got = src_->Read(buf_.data() + old, want);
+      if (!got.ok()) {
+        buf_.resize(old);
+        return got.status();
+      }
+      buf_.resize(old + *got);
+      if (*got == 0) break;
+    }
+    return buf_.size();
+  }
+
+  Status ReadOne(RecordView* record) {
+    buf_.erase(0, consumed_);
+    consumed_ = 0;
+    LIBSHARD_ASSIGN_OR_RETURN(size_t have, Fill(kHeaderSize));
+    if (have == 0) return OutOfRangeError("end of data at byte " + std::to_string(offset_));
+    // Decode against the buffered bytes, with positions reported in stream offsets.
+    RecordFault fault;
+    if (have < kHeaderSize) {
+      fault = RecordFault::kTruncatedHeader;
+    } else {
+      uint64_t length = DecodeFixed64(buf_.data());
+      bool length_ok = crc32c::Mask(crc32c::Value(buf_.data(), kLengthSize)) ==
+                       DecodeFixed32(buf_.data() + kLengthSize);
+      if (length_ok && length <= options_.max_record_length) {
+        LIBSHARD_ASSIGN_OR_RETURN(have, Fill(kFramingOverhead + static_cast<size_t>(length)));
+      }
+      RecordView view;
+      fault = DecodeRecordAt(std::string_view(buf_.data(), have), 0, options_, &view);
+      if (fault == RecordFault::kNone) {
+        record->data = view.data;
+        record->offset = offset_;
+        offset_ += view.framed_size();
+        consumed_ = view.framed_size();
+        return Status::OK();
+      }
+    }
+    Status s = FaultStatus(fault, std::string_view(buf_.data(), have), 0, options_);
+    // Re-base the message's "at byte 0" on the stream offset.
+    std::string msg = s.message();
+    const std::string at0 = "at byte 0";
+    size_t pos = msg.find(at0);
+    if (pos != std::string::npos) msg.replace(pos, at0.size(), "at byte " + std::to_string(offset_));
+    if (offset_ != 0) {
+      const std::string hint = " (is this a TFRecord file?)";
+      pos = msg.find(hint);
+      if (pos != std::string::npos) msg.erase(pos, hint.size());
+    }
+    return Status(s.code(), msg);
+  }
+
+  std::string path_;
+  std::unique_ptr<ByteSource> src_;
+  Compression compression_;
+  ReaderOptions options_;
+  std::string buf_;
+  size_t consumed_ = 0;
+  uint64_t offset_ = 0;
+  Status error_;
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<RecordStreamReader>> RecordStreamReader::Open(const std::string& path,
+                                                                       Compression compression,
+                                                                       ReaderOptions options) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoError("open " + path, errno);
+  if (compression == Compression::kAuto) {
+    char head[kHeaderSize];
+    ssize_t n = ::pread(fd, head, sizeof head, 0);
+    if (n < 0) {
+      int err = errno;
+      ::close(fd);
+      return ErrnoError("read " + path, err);
+    }
+    compression = DetectCompression(std::string_view(head, static_cast<size_t>(n)));
+  }
+  auto fd_source = std::make_unique<FdSource>(path, fd);
+  std::unique_ptr<ByteSource> source;
+  if (compression == Compression::kNone) {
+    source = std::move(fd_source);
+  } else {
+    source = std::make_unique<InflateSource>(std::move(fd_source), compression);
+  }
+  return std::unique_ptr<RecordStreamReader>(
+      new StreamReaderImpl(path, std::move(source), compression, options));
+}
+
+}  // namespace libshard::record
