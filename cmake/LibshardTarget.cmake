@@ -8,4 +8,10 @@ function(libshard_setup_target target)
                                              -fno-sanitize-recover=undefined)
     target_link_options(${target} PRIVATE -fsanitize=address,undefined)
   endif()
+  if(LIBSHARD_BUILD_FUZZERS)
+    # Coverage instrumentation for libFuzzer in every target, not just the
+    # fuzz entry points.
+    target_compile_options(${target} PRIVATE -fsanitize=fuzzer-no-link,address,undefined
+                                             -fno-omit-frame-pointer)
+  endif()
 endfunction()

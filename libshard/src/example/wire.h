@@ -25,6 +25,22 @@ inline bool ReadVarint(const char*& p, const char* end, uint64_t* v) {
   return false;
 }
 
+// Reads a field tag as protobuf's C++ parser does: at most 5 bytes, bits
+// beyond 32 dropped (so a field number never exceeds 2^29 - 1); false when
+// truncated or longer.
+inline bool ReadTag(const char*& p, const char* end, uint32_t* tag) {
+  uint32_t result = 0;
+  for (int shift = 0; shift < 35 && p < end; shift += 7) {
+    uint8_t b = static_cast<uint8_t>(*p++);
+    result |= static_cast<uint32_t>(uint64_t{b & 0x7fu} << shift);
+    if ((b & 0x80u) == 0) {
+      *tag = result;
+      return true;
+    }
+  }
+  return false;
+}
+
 struct Field {
   uint32_t number = 0;
   uint32_t type = 0;
@@ -42,11 +58,11 @@ class Reader {
   bool Next(Field* f) {
     if (p_ >= end_ || error_ != nullptr) return false;
     field_start_ = p_;
-    uint64_t tag;
-    if (!ReadVarint(p_, end_, &tag)) return Fail("truncated field tag");
-    f->number = static_cast<uint32_t>(tag >> 3);
-    f->type = static_cast<uint32_t>(tag & 7u);
-    if (f->number == 0 || (tag >> 3) > 0x1fffffffu) return Fail("invalid field number");
+    uint32_t tag;
+    if (!ReadTag(p_, end_, &tag)) return Fail("truncated field tag");
+    f->number = tag >> 3;
+    f->type = tag & 7u;
+    if (f->number == 0) return Fail("invalid field number");
     switch (f->type) {
       case kVarint:
         if (!ReadVarint(p_, end_, &f->varint)) return Fail("truncated varint");
@@ -95,10 +111,11 @@ class Reader {
   bool SkipGroup(uint32_t number, int depth) {
     if (depth > 32) return Fail("groups nested too deeply");
     for (;;) {
-      uint64_t tag;
-      if (!ReadVarint(p_, end_, &tag)) return Fail("unterminated group");
-      uint32_t type = static_cast<uint32_t>(tag & 7u);
-      uint32_t n = static_cast<uint32_t>(tag >> 3);
+      uint32_t tag;
+      if (!ReadTag(p_, end_, &tag)) return Fail("unterminated group");
+      uint32_t type = tag & 7u;
+      uint32_t n = tag >> 3;
+      if (n == 0) return Fail("invalid field number");  // as at top level
       uint64_t v;
       switch (type) {
         case kVarint:

@@ -20,6 +20,7 @@ class PosixWritableFile final : public WritableFile {
 
   Status Append(std::string_view data) override {
     if (fd_ < 0) return FailedPreconditionError(name_ + ": append after close");
+    if (!error_.ok()) return error_;
     if (buf_.size() + data.size() <= kBufferSize) {
       buf_.append(data);
       return Status::OK();
@@ -32,6 +33,7 @@ class PosixWritableFile final : public WritableFile {
 
   Status Flush() override {
     if (fd_ < 0) return FailedPreconditionError(name_ + ": flush after close");
+    if (!error_.ok()) return error_;
     Status s = WriteAll(buf_);
     buf_.clear();
     return s;
@@ -61,7 +63,10 @@ class PosixWritableFile final : public WritableFile {
       ssize_t n = ::write(fd_, data.data(), data.size());
       if (n < 0) {
         if (errno == EINTR) continue;
-        return ErrnoError("write " + name_, errno);
+        // Sticky: bytes may be lost or partly written, so every later
+        // Append/Flush/Close reports this error instead of leaving a gap.
+        error_ = ErrnoError("write " + name_, errno);
+        return error_;
       }
       data.remove_prefix(static_cast<size_t>(n));
     }
@@ -71,6 +76,7 @@ class PosixWritableFile final : public WritableFile {
   std::string name_;
   int fd_;
   std::string buf_;
+  Status error_;  // the first write error
 };
 
 class StringWritableFile final : public WritableFile {

@@ -46,9 +46,12 @@ Status RecordWriter::Write(std::string_view record) {
 
 Status RecordWriter::Flush() {
   if (!error_.ok()) return error_;
-  LIBSHARD_RETURN_IF_ERROR(data_->Flush());
-  if (index_) LIBSHARD_RETURN_IF_ERROR(index_->Flush());
-  return Status::OK();
+  Status s = data_->Flush();
+  if (s.ok() && index_) s = index_->Flush();
+  // Sticky like a Write() error: the failed bytes are gone, so a later
+  // Close() must not report success.
+  if (!s.ok()) error_ = s;
+  return s;
 }
 
 Status RecordWriter::Close() {

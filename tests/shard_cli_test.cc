@@ -1,0 +1,163 @@
+// The `shard` program as users run it: help, usage errors and exit codes,
+// `shard inspect` and `shard index` on real and damaged files.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "libshard/example/example_builder.h"
+#include "libshard/record/index.h"
+#include "libshard/record/record_writer.h"
+#include "testutil.h"
+
+namespace libshard {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::MakeTempDir;
+using testing::ReadFileOrDie;
+using testing::SharedPath;
+using testing::WriteFileOrDie;
+
+struct Result {
+  int exit_code = -1;
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+// Runs `shard ARGS` through the shell, capturing stdout and stderr.
+Result Shard(const std::string& args) {
+  static int runs = 0;
+  const std::string dir =
+      (fs::temp_directory_path() / ("shard_cli_" + std::to_string(::getpid()) + "_" + std::to_string(runs++))).string();
+  fs::create_directories(dir);
+  const std::string cmd = std::string(SHARD_BIN) + " " + args + " >" + dir + "/out 2>" + dir + "/err";
+  int status = std::system(cmd.c_str());
+  Result r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = ReadFileOrDie(dir + "/out");
+  r.err = ReadFileOrDie(dir + "/err");
+  fs::remove_all(dir);
+  return r;
+}
+
+// Writes a shard of n small Examples; returns its path.
+std::string MakeShard(const std::string& dir, int n) {
+  const std::string path = dir + "/s.tfrecord";
+  auto writer = record::RecordWriter::Create(path);
+  EXPECT_TRUE(writer.ok()) << writer.status();
+  for (int i = 0; i < n; ++i) {
+    example::ExampleBuilder b;
+    b.AddBytes("image/encoded", std::string(100 + i, 'x'));
+    b.AddInt64("image/class/label", i);
+    EXPECT_TRUE((*writer)->Write(b.Serialize()).ok());
+  }
+  EXPECT_TRUE((*writer)->Close().ok());
+  return path;
+}
+
+TEST(ShardCliTest, HelpGoesToStdoutWithExitZero) {
+  Result r = Shard("--help");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("inspect"), std::string::npos);
+  EXPECT_NE(r.out.find("index"), std::string::npos);
+  EXPECT_NE(r.out.find("bench"), std::string::npos);
+  EXPECT_EQ(r.err, "");
+  for (const char* sub : {"inspect", "index", "bench", "bench crc", "bench read"}) {
+    Result s = Shard(std::string(sub) + " --help");
+    EXPECT_EQ(s.exit_code, 0) << sub;
+    EXPECT_NE(s.out.find("Usage"), std::string::npos) << sub;
+  }
+}
+
+TEST(ShardCliTest, BadFlagGivesUsageOnStderrAndExitTwo) {
+  Result r = Shard("inspect --no-such-flag x");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("--no-such-flag"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("usage: shard inspect"), std::string::npos) << r.err;
+  EXPECT_EQ(Shard("").exit_code, 2);
+  EXPECT_EQ(Shard("no-such-subcommand").exit_code, 2);
+}
+
+TEST(ShardCliTest, InspectCountsRecordsAndKeys) {
+  const std::string dir = MakeTempDir();
+  const std::string shard = MakeShard(dir, 5);
+  Result r = Shard("inspect --json " + shard);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"records\":5"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("{\"key\":\"image/class/label\",\"kind\":\"int64_list\",\"records\":5"), std::string::npos)
+      << r.out;
+  Result text = Shard("inspect " + shard);
+  EXPECT_EQ(text.exit_code, 0);
+  EXPECT_NE(text.out.find("5 records (5 tf.Example)"), std::string::npos) << text.out;
+}
+
+TEST(ShardCliTest, InspectReportsDamageWithOffsetAndExitOne) {
+  const std::string dir = MakeTempDir();
+  const std::string shard = MakeShard(dir, 3);
+  std::string bytes = ReadFileOrDie(shard);
+  WriteFileOrDie(shard, bytes.substr(0, bytes.size() - 5));
+  Result r = Shard("inspect --json " + shard);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("\"records\":2"), std::string::npos) << r.out;
+  // Records are 16 + ~117 bytes; the third starts after the first two.
+  auto entries = record::BuildIndex(bytes);
+  ASSERT_TRUE(entries.ok());
+  const std::string at = "truncated record at byte " + std::to_string((*entries)[2].offset);
+  EXPECT_NE(r.err.find(at), std::string::npos) << r.err;
+  EXPECT_EQ(Shard("inspect " + dir + "/missing.tfrecord").exit_code, 2);
+}
+
+TEST(ShardCliTest, InspectReadsTensorFlowFiles) {
+  const std::string dir = SharedPath("interop/tfrecord");
+  if (dir.empty()) GTEST_SKIP() << "shared interop data not found (set LIBSHARD_SHARED_DIR)";
+  Result r = Shard("inspect --json " + dir + "/tfx_cifar10_train.tfrecord");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"records\":128"), std::string::npos);
+  Result gz = Shard("inspect --json " + dir + "/tfx_penguin_train.tfrecord.gz");
+  EXPECT_EQ(gz.exit_code, 0) << gz.err;
+  EXPECT_NE(gz.out.find("\"compression\":\"gzip\""), std::string::npos);
+  EXPECT_NE(gz.out.find("\"records\":234"), std::string::npos);
+}
+
+TEST(ShardCliTest, IndexWritesDaliIndexAndChecksIt) {
+  const std::string dir = MakeTempDir();
+  const std::string shard = MakeShard(dir, 4);
+  Result r = Shard("index " + shard);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto expected = record::BuildIndex(ReadFileOrDie(shard));
+  ASSERT_TRUE(expected.ok());
+  EXPECT_EQ(ReadFileOrDie(shard + ".idx"), record::FormatIndex(*expected));
+  EXPECT_FALSE(fs::exists(shard + ".idx.tmp"));
+  EXPECT_EQ(Shard("index --check " + shard).exit_code, 0);
+  // A stale index (one line missing) is caught.
+  std::string idx = ReadFileOrDie(shard + ".idx");
+  WriteFileOrDie(shard + ".idx", idx.substr(0, idx.rfind('\n', idx.size() - 2) + 1));
+  Result stale = Shard("index --check " + shard);
+  EXPECT_EQ(stale.exit_code, 1);
+  EXPECT_NE(stale.err.find("index has 3 entries"), std::string::npos) << stale.err;
+}
+
+TEST(ShardCliTest, IndexRefusesCorruptFileAndWritesNothing) {
+  const std::string dir = MakeTempDir();
+  const std::string shard = MakeShard(dir, 3);
+  std::string bytes = ReadFileOrDie(shard);
+  auto entries = record::BuildIndex(bytes);
+  ASSERT_TRUE(entries.ok());
+  const uint64_t second = (*entries)[1].offset;
+  bytes[second + 20] ^= 0x01;  // a data byte of the second record
+  WriteFileOrDie(shard, bytes);
+  Result r = Shard("index " + shard);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find(shard + ": corrupted record at byte " + std::to_string(second) + ": data CRC mismatch"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(shard + ".idx"));
+}
+
+}  // namespace
+}  // namespace libshard

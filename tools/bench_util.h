@@ -1,0 +1,57 @@
+// Shared helpers for the `shard bench` programs: timing and table printing.
+#ifndef LIBSHARD_TOOLS_BENCH_UTIL_H_
+#define LIBSHARD_TOOLS_BENCH_UTIL_H_
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace shard_tool {
+
+// Runs fn() repeatedly for at least `min_seconds` (and at least once);
+// returns the best seconds per call over `rounds` such timing rounds.
+template <typename Fn>
+double BestSecondsPerCall(Fn&& fn, double min_seconds = 0.2, int rounds = 3) {
+  using Clock = std::chrono::steady_clock;
+  double best = 1e300;
+  for (int r = 0; r < rounds; ++r) {
+    int calls = 0;
+    auto start = Clock::now();
+    double elapsed = 0;
+    do {
+      fn();
+      ++calls;
+      elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    } while (elapsed < min_seconds);
+    best = std::min(best, elapsed / calls);
+  }
+  return best;
+}
+
+// A fixed-width text table: the header row, then rows of cells.
+inline void PrintTable(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> width(header.size());
+  for (size_t c = 0; c < header.size(); ++c) width[c] = header[c].size();
+  for (const auto& row : rows)
+    for (size_t c = 0; c < row.size() && c < width.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  auto print = [&](const std::vector<std::string>& row) {
+    for (size_t c = 0; c < row.size(); ++c) std::printf("%s%-*s", c ? "  " : "", static_cast<int>(width[c]), row[c].c_str());
+    std::printf("\n");
+  };
+  print(header);
+  std::vector<std::string> rule;
+  for (size_t w : width) rule.push_back(std::string(w, '-'));
+  print(rule);
+  for (const auto& row : rows) print(row);
+}
+
+inline std::string Fixed(double v, int digits = 2) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+}  // namespace shard_tool
+
+#endif  // LIBSHARD_TOOLS_BENCH_UTIL_H_

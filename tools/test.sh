@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Builds and runs the whole libshard test suite (GoogleTest via ctest).
+#   tools/test.sh           release build in build/, all tests
+#   tools/test.sh --asan    the same tests built with ASan+UBSan in build-asan/
+#   tools/test.sh --fuzz    builds the libFuzzer targets with clang in
+#                           build-fuzz/ and runs each for FUZZ_SECONDS (default 30)
+# Tests that need ../shared read it from LIBSHARD_SHARED_DIR (default: the
+# folder beside the project root) and skip with a message when it is absent.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+mode=${1:-release}
+jobs=$(nproc)
+shared=${LIBSHARD_SHARED_DIR:-$root/../shared}
+
+case "$mode" in
+  release|"")
+    build=$root/build
+    cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLIBSHARD_SHARED_DIR="$shared"
+    cmake --build "$build" -j "$jobs"
+    ctest --test-dir "$build" --output-on-failure -j "$jobs"
+    ;;
+  --asan)
+    build=$root/build-asan
+    cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DLIBSHARD_SANITIZE=ON \
+      -DLIBSHARD_BUILD_BENCH=OFF -DLIBSHARD_SHARED_DIR="$shared"
+    cmake --build "$build" -j "$jobs"
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+      ctest --test-dir "$build" --output-on-failure -j "$jobs" -LE no_sanitizer
+    ;;
+  --fuzz)
+    build=$root/build-fuzz
+    CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DLIBSHARD_BUILD_FUZZERS=ON -DLIBSHARD_BUILD_TESTS=OFF -DLIBSHARD_BUILD_TOOLS=OFF
+    cmake --build "$build" -j "$jobs" --target fuzz_record_reader fuzz_example_view
+    seconds=${FUZZ_SECONDS:-30}
+    for target in fuzz_record_reader fuzz_example_view; do
+      corpus=$build/corpus/$target
+      mkdir -p "$corpus"
+      seeds=()
+      [ -d "$shared/interop/tfrecord" ] && seeds+=("$shared/interop/tfrecord")
+      echo "fuzz: $target for ${seconds}s"
+      "$build/tests/fuzz/$target" -max_total_time="$seconds" -max_len=65536 -rss_limit_mb=2048 \
+        -print_final_stats=1 "$corpus" "${seeds[@]}" 2>&1 | tail -n 12
+    done
+    echo "fuzz: 2 passed, 0 failed"
+    ;;
+  *)
+    echo "usage: tools/test.sh [--asan|--fuzz]" >&2
+    exit 2
+    ;;
+esac
