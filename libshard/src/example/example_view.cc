@@ -89,6 +89,19 @@ const char* FeatureKindName(FeatureKind kind) {
 }
 
 struct FeatureView::Access {
+  // The i-th value's scalar (float bits or int64) and bytes; false if i >= size.
+  static bool Nth(const FeatureView& v, size_t i, uint64_t* scalar, std::string_view* bytes) {
+    bool found = false;
+    ForEachValue(v, [&](uint64_t x, std::string_view b) {
+      if (i-- != 0) return true;
+      *scalar = x;
+      *bytes = b;
+      found = true;
+      return false;
+    });
+    return found;
+  }
+
   // Calls fn(list_payload) for each list of the winning kind, in order.
   template <typename Fn>
   static void ForEachList(const FeatureView& v, Fn&& fn) {
@@ -178,42 +191,26 @@ void FeatureView::Init(std::string_view entry) {
 }
 
 std::string_view FeatureView::bytes(size_t i) const {
+  uint64_t scalar;
   std::string_view out;
-  if (kind_ != FeatureKind::kBytes) return out;
-  Access::ForEachValue(*this, [&](uint64_t, std::string_view b) {
-    if (i-- == 0) {
-      out = b;
-      return false;
-    }
-    return true;
-  });
+  if (kind_ != FeatureKind::kBytes || !Access::Nth(*this, i, &scalar, &out)) return {};
   return out;
 }
 
 int64_t FeatureView::int64(size_t i) const {
-  int64_t out = 0;
-  if (kind_ != FeatureKind::kInt64) return out;
-  Access::ForEachValue(*this, [&](uint64_t x, std::string_view) {
-    if (i-- == 0) {
-      out = static_cast<int64_t>(x);
-      return false;
-    }
-    return true;
-  });
-  return out;
+  uint64_t scalar;
+  std::string_view unused;
+  if (kind_ != FeatureKind::kInt64 || !Access::Nth(*this, i, &scalar, &unused)) return 0;
+  return static_cast<int64_t>(scalar);
 }
 
 float FeatureView::float_value(size_t i) const {
-  float out = 0;
-  if (kind_ != FeatureKind::kFloat) return out;
-  Access::ForEachValue(*this, [&](uint64_t x, std::string_view) {
-    if (i-- == 0) {
-      uint32_t bits = static_cast<uint32_t>(x);
-      std::memcpy(&out, &bits, 4);
-      return false;
-    }
-    return true;
-  });
+  uint64_t scalar;
+  std::string_view unused;
+  if (kind_ != FeatureKind::kFloat || !Access::Nth(*this, i, &scalar, &unused)) return 0;
+  uint32_t bits = static_cast<uint32_t>(scalar);
+  float out;
+  std::memcpy(&out, &bits, 4);
   return out;
 }
 

@@ -8,8 +8,10 @@
 #include <cerrno>
 
 namespace libshard::io {
+namespace {
 
-StatusOr<std::unique_ptr<MappedFile>> MappedFile::Open(const std::string& path, AccessPattern pattern) {
+// Opens a regular file for reading; sets *size. The caller closes the fd.
+StatusOr<int> OpenRegularFile(const std::string& path, uint64_t* size) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ErrnoError("open " + path, errno);
   struct stat st;
@@ -22,7 +24,15 @@ StatusOr<std::unique_ptr<MappedFile>> MappedFile::Open(const std::string& path, 
     ::close(fd);
     return InvalidArgumentError(path + ": not a regular file");
   }
-  uint64_t size = static_cast<uint64_t>(st.st_size);
+  *size = static_cast<uint64_t>(st.st_size);
+  return fd;
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<MappedFile>> MappedFile::Open(const std::string& path, AccessPattern pattern) {
+  uint64_t size = 0;
+  LIBSHARD_ASSIGN_OR_RETURN(int fd, OpenRegularFile(path, &size));
   void* addr = nullptr;
   if (size > 0) {
     addr = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
@@ -45,21 +55,15 @@ MappedFile::~MappedFile() {
 }
 
 StatusOr<std::string> ReadFileToString(const std::string& path, uint64_t max_bytes) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return ErrnoError("open " + path, errno);
-  struct stat st;
-  if (::fstat(fd, &st) != 0) {
-    int err = errno;
+  uint64_t size = 0;
+  LIBSHARD_ASSIGN_OR_RETURN(int fd, OpenRegularFile(path, &size));
+  if (size > max_bytes) {
     ::close(fd);
-    return ErrnoError("stat " + path, err);
-  }
-  if (static_cast<uint64_t>(st.st_size) > max_bytes) {
-    ::close(fd);
-    return ResourceExhaustedError(path + ": file of " + std::to_string(st.st_size) +
+    return ResourceExhaustedError(path + ": file of " + std::to_string(size) +
                                   " bytes exceeds the limit of " + std::to_string(max_bytes));
   }
   std::string out;
-  out.resize(static_cast<size_t>(st.st_size));
+  out.resize(static_cast<size_t>(size));
   size_t done = 0;
   while (done < out.size()) {
     ssize_t n = ::read(fd, out.data() + done, out.size() - done);

@@ -162,7 +162,9 @@ class StreamReaderImpl final : public RecordStreamReader {
   StatusOr<size_t> Fill(size_t n) {
     while (buf_.size() < n) {
       size_t old = buf_.size();
-      size_t want = std::max<size_t>(n - old, 1 << 16);
+      // Grow geometrically rather than to n at once: a corrupt length that
+      // passes its CRC must not allocate more than the stream really holds.
+      size_t want = std::max<size_t>(std::min(n - old, std::max<size_t>(old, 1 << 16)), 1 << 16);
       buf_.resize(old + want);
       StatusOr<size_t> got = src_->Read(buf_.data() + old, want);
       if (!got.ok()) {
