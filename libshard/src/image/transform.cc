@@ -176,7 +176,15 @@ StatusOr<Image> ApplyGeometry(const Image& img, const Geometry& g, Filter filter
   if (g.identity() && img.width() == g.src_width && img.height() == g.src_height) return img;
   ResampleBox box = g.box;
   if (img.width() != g.src_width || img.height() != g.src_height) {
-    const double sx = double(img.width()) / g.src_width, sy = double(img.height()) / g.src_height;
+    double sx = double(img.width()) / g.src_width, sy = double(img.height()) / g.src_height;
+    // A DCT-scaled JPEG is ceil(size / d): its pixel i covers source pixels
+    // [i * d, (i + 1) * d), so the exact factor is 1 / d, not the size ratio.
+    for (int d : {2, 4, 8}) {
+      if (img.width() == (g.src_width + d - 1) / d && img.height() == (g.src_height + d - 1) / d) {
+        sx = sy = 1.0 / d;
+        break;
+      }
+    }
     box.x0 *= sx; box.x1 = std::min<double>(box.x1 * sx, img.width());
     box.y0 *= sy; box.y1 = std::min<double>(box.y1 * sy, img.height());
   }
@@ -219,8 +227,10 @@ StatusOr<ImageAndMask> ApplyGeometryPair(const Image& img, const Image& mask, co
 }
 
 int ChooseJpegScale(const ImageInfo& info, const TransformSpec& spec) {
-  if (info.format != ImageFormat::kJpeg || spec.mode == ResizeMode::kNone ||
-      spec.mode == ResizeMode::kCropOrPad) {
+  // CMYK -> RGB is not linear, so averaging before it (DCT scaling) differs
+  // visibly from averaging after; nearest must pick real source pixels.
+  if (info.format != ImageFormat::kJpeg || info.cmyk || spec.mode == ResizeMode::kNone ||
+      spec.mode == ResizeMode::kCropOrPad || spec.filter == Filter::kNearest) {
     return 1;
   }
   StatusOr<Geometry> g = PlanGeometry(info.oriented_width(), info.oriented_height(), spec);
@@ -228,8 +238,12 @@ int ChooseJpegScale(const ImageInfo& info, const TransformSpec& spec) {
   const double fx = (g->box.x1 - g->box.x0) / g->scaled_width;
   const double fy = (g->box.y1 - g->box.y0) / g->scaled_height;
   const double f = std::min(fx, fy);
+  // As libvips: the DCT shrink is a sharp block shrink, so leave at least a
+  // factor of two for the filter to antialias.
+  // The box filter has no overlap between taps, so it needs far more room.
+  const double margin = spec.filter == Filter::kBox ? 8.0 : 2.0;
   for (int d : {8, 4, 2}) {
-    if (f >= d) return d;
+    if (f >= margin * d) return d;
   }
   return 1;
 }

@@ -97,7 +97,8 @@ StatusOr<Geometry> PlanGeometry(int src_width, int src_height, const TransformSp
 
 // Applies `g` to `img`. `img` may be a uniformly downscaled version of the
 // source the plan was made for (a JPEG decoded with DCT scaling): the box is
-// then scaled by img.width() / g.src_width (and likewise for height).
+// then scaled by 1/d when img is ceil(src / d) for d = 2, 4 or 8, else by
+// img.width() / g.src_width (and likewise for height).
 // `fill` pads uncovered canvas pixels.
 StatusOr<Image> ApplyGeometry(const Image& img, const Geometry& g, Filter filter,
                               const std::array<uint8_t, 4>& fill);
@@ -126,9 +127,11 @@ Image Orient(const Image& img, int orientation);
 
 // The DCT scale denominator (1, 2, 4 or 8) for decoding a JPEG described by
 // `info` (oriented size) under `spec`: the largest n for which the region
-// the plan reads, shrunk n times, is still at least as large as the size it
-// is resampled to, so the filter only ever shrinks. 1 for PNG, kNone,
-// kCropOrPad, or a plan that does not shrink by 2x or more.
+// the plan reads, shrunk n times, is still at least twice the size it is
+// resampled to (as libvips does: the DCT shrink is sharp, the filter then
+// antialiases; eight times for kBox). 1 for PNG, CMYK/YCCK JPEG (the
+// conversion to RGB is not linear), kNearest, kNone, kCropOrPad, or a plan
+// that shrinks too little.
 int ChooseJpegScale(const ImageInfo& info, const TransformSpec& spec);
 
 }  // namespace libshard::image
