@@ -72,6 +72,7 @@ StatusOr<ImageInfo> ProbePng(std::string_view bytes) {
       static constexpr int kChannels[7] = {1, 0, 3, 3, 2, 0, 4};
       info.channels = kChannels[color_type];
       info.has_alpha = color_type == 4 || color_type == 6;
+      info.palette = color_type == 3;
       seen_ihdr = true;
     } else if (type == "tRNS") {
       info.has_alpha = true;

@@ -41,6 +41,7 @@ struct ImageInfo {
   // Bits per sample as stored: PNG 1/2/4/8/16, JPEG 8 or 12.
   int bit_depth = 8;
   bool has_alpha = false;       // PNG alpha channel or tRNS chunk
+  bool palette = false;         // PNG colour type 3 (indexed)
   bool progressive = false;     // JPEG SOF2/6/10/14, or interlaced PNG
   bool arithmetic = false;      // JPEG arithmetic coding (SOF9..SOF15)
   bool cmyk = false;            // JPEG with 4 components (CMYK or YCCK)
