@@ -12,7 +12,13 @@
 namespace libshard::testing {
 
 std::string GoldenPath(const std::string& name) {
+#ifdef LIBSHARD_IMAGE_GOLDEN_DIR
+  // Compiled in: the discovered per-case tests do not all get
+  // LIBSHARD_SOURCE_DIR in their environment.
+  return std::string(LIBSHARD_IMAGE_GOLDEN_DIR) + "/" + name;
+#else
   return SourceDir() + "/tests/image/golden/" + name;
+#endif
 }
 
 std::map<std::string, GoldenEntry> LoadGoldenSet(const std::string& set) {

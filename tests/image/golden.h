@@ -33,7 +33,7 @@ struct Diff {
 };
 Diff Compare(const image::Image& img, const GoldenEntry& g);
 
-// Golden path: $LIBSHARD_SOURCE_DIR/tests/image/golden/<name>.
+// Golden path: tests/image/golden/<name> in the source tree.
 std::string GoldenPath(const std::string& name);
 
 // Rewrites the value of the EXIF Orientation tag in a JPEG's bytes (the
