@@ -28,7 +28,7 @@ std::string SharedPath(const std::string& rel) {
 
 std::string SourceDir() {
   const char* env = std::getenv("LIBSHARD_SOURCE_DIR");
-  return env ? env : ".";
+  return env ? env : LIBSHARD_SOURCE_DIR_DEFAULT;
 }
 
 std::string ReadFileOrDie(const std::string& path) {

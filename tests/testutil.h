@@ -13,7 +13,7 @@ std::string SharedDir();
 //   std::string dir = SharedPath("interop/tfrecord");
 //   if (dir.empty()) GTEST_SKIP() << "shared interop data not found";
 std::string SharedPath(const std::string& rel);
-// The project source root (from $LIBSHARD_SOURCE_DIR).
+// The project source root ($LIBSHARD_SOURCE_DIR, else the one it was built from).
 std::string SourceDir();
 // Whole file contents; fails the current test (and returns "") on error.
 std::string ReadFileOrDie(const std::string& path);

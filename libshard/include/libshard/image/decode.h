@@ -1,0 +1,85 @@
+// Decode: PNG (libpng) and JPEG (libjpeg-turbo) bytes to an Image, under an
+// explicit pixel policy.
+//
+// The format is identified by content (probe.h), never by file name.
+// Pixel policy (docs/image.md says the same):
+//   * Channels: RGB by default. ChannelMode::kGray gives 1 channel (colour is
+//     reduced with Pillow's "L" weights 0.299/0.587/0.114); kAuto keeps gray
+//     sources as 1 channel and gives everything else RGB.
+//   * Alpha (PNG alpha channel or tRNS): composited over `background` by
+//     default; AlphaMode::kKeep adds the alpha channel instead (RGBA or gray+
+//     alpha; sources without alpha stay without).
+//   * 16-bit PNG samples become 8-bit as round(v / 257); keep_16bit keeps
+//     them (bit_depth 16). Samples below 8 bits are scaled to 0..255.
+//   * PNG gamma, cHRM, sRGB and iCCP are ignored: samples are taken as is.
+//   * JPEG CMYK / YCCK become RGB as R = (255-C)(255-K)/255 (likewise G, B);
+//     with an Adobe APP14 marker the stored samples are inverted first, as
+//     Photoshop writes them. No ICC colour management.
+//   * JPEG EXIF orientation (1..8) is applied; out-of-range values ignored.
+//   * The pixel limit (max_pixels, on the stored size) is checked from the
+//     header before any buffer of the image's size is allocated.
+//
+//   DecodeOptions opts;
+//   opts.alpha = AlphaMode::kKeep;
+//   StatusOr<Image> img = DecodeImage(bytes, opts);
+//
+// Errors: kInvalidArgument (unknown format, bad option), kDataLoss (truncated
+// or corrupt data; the message names the decoder's complaint),
+// kUnimplemented (valid but unsupported, e.g. 12-bit JPEG),
+// kResourceExhausted (pixel limit).
+// Thread-safety: safe from any number of threads. Each thread keeps its own
+// decoder handle and scratch buffers (thread_local), reused across calls.
+#ifndef LIBSHARD_IMAGE_DECODE_H_
+#define LIBSHARD_IMAGE_DECODE_H_
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+#include "libshard/image/image.h"
+#include "libshard/status.h"
+
+namespace libshard::image {
+
+enum class ChannelMode {
+  kRgb,   // always 3 colour channels (+ alpha when kept)
+  kGray,  // always 1 channel (+ alpha when kept)
+  kAuto,  // gray sources stay gray, colour sources are RGB
+};
+
+enum class AlphaMode {
+  kComposite,  // blend over DecodeOptions::background, drop alpha
+  kKeep,       // keep alpha as the last channel
+};
+
+struct DecodeOptions {
+  // Output channels. Default: kRgb.
+  ChannelMode channels = ChannelMode::kRgb;
+  // What happens to alpha. Default: kComposite.
+  AlphaMode alpha = AlphaMode::kComposite;
+  // Colour alpha is composited over (8-bit RGB; gray output uses its luma).
+  // Default: white {255, 255, 255}.
+  std::array<uint8_t, 3> background = {255, 255, 255};
+  // Keep 16-bit PNG samples as 16-bit (for raw output). Default: false.
+  bool keep_16bit = false;
+  // Largest accepted stored width * height. Default: 100'000'000.
+  uint64_t max_pixels = 100'000'000;
+  // Apply the JPEG EXIF orientation. Default: true.
+  bool apply_orientation = true;
+  // JPEG DCT-domain downscale: 1, 2, 4 or 8 (output is ceil(size / n)).
+  // Ignored for PNG. See transform.h ChooseJpegScale(). Default: 1.
+  int jpeg_scale_denom = 1;
+  // Fail on any libjpeg warning (corrupt entropy data, extraneous bytes).
+  // Truncated data always fails. Default: false.
+  bool strict_jpeg = false;
+};
+
+StatusOr<Image> DecodeImage(std::string_view bytes, const DecodeOptions& options = {});
+
+// As DecodeImage, but into *out, reusing its allocation (keep one Image per
+// thread for the lowest cost). On error *out is unspecified.
+Status DecodeImageInto(std::string_view bytes, const DecodeOptions& options, Image* out);
+
+}  // namespace libshard::image
+
+#endif  // LIBSHARD_IMAGE_DECODE_H_

@@ -1,0 +1,63 @@
+// Probe: what an encoded image is, read from its header bytes only.
+//
+// DetectFormat() looks at the magic bytes (never a file name): PNG starts
+// 89 50 4E 47 0D 0A 1A 0A, JPEG starts FF D8 FF. ProbeImage() then walks the
+// PNG chunks up to the first IDAT, or the JPEG markers up to the first SOS,
+// without decoding any pixel or allocating anything proportional to the
+// image size; it is what `--dry-run` reports.
+//
+//   StatusOr<ImageInfo> info = ProbeImage(bytes);
+//   if (info.ok() && info->format == ImageFormat::kJpeg && info->progressive) ...
+//
+// Errors: kInvalidArgument when the format is not recognised, kDataLoss when
+// the header is truncated or malformed (the message names what is missing).
+// A 12-bit JPEG probes fine (bit_depth 12) although it cannot be decoded.
+// Thread-safety: pure functions, safe from any thread.
+#ifndef LIBSHARD_IMAGE_PROBE_H_
+#define LIBSHARD_IMAGE_PROBE_H_
+
+#include <string_view>
+
+#include "libshard/status.h"
+
+namespace libshard::image {
+
+enum class ImageFormat { kUnknown, kPng, kJpeg };
+
+// "png", "jpeg" or "unknown".
+const char* ImageFormatName(ImageFormat format);
+
+// The format from the magic bytes; kUnknown when neither matches.
+ImageFormat DetectFormat(std::string_view bytes);
+
+struct ImageInfo {
+  ImageFormat format = ImageFormat::kUnknown;
+  // Stored dimensions, before any EXIF orientation is applied.
+  int width = 0;
+  int height = 0;
+  // Components as stored: 1 gray, 2 gray+alpha, 3 colour, 4 RGBA or CMYK.
+  // A palette PNG reports 3 (4 with a tRNS chunk).
+  int channels = 0;
+  // Bits per sample as stored: PNG 1/2/4/8/16, JPEG 8 or 12.
+  int bit_depth = 8;
+  bool has_alpha = false;       // PNG alpha channel or tRNS chunk
+  bool palette = false;         // PNG colour type 3 (indexed)
+  bool progressive = false;     // JPEG SOF2/6/10/14, or interlaced PNG
+  bool arithmetic = false;      // JPEG arithmetic coding (SOF9..SOF15)
+  bool cmyk = false;            // JPEG with 4 components (CMYK or YCCK)
+  bool ycck = false;            // JPEG 4 components, Adobe transform 2
+  bool adobe = false;           // JPEG carries an Adobe APP14 marker
+  // EXIF orientation 1..8 from a JPEG APP1 Exif segment; 1 when absent or
+  // when the stored value is out of range.
+  int orientation = 1;
+
+  // Dimensions after the orientation is applied (5..8 swap them).
+  int oriented_width() const { return orientation >= 5 ? height : width; }
+  int oriented_height() const { return orientation >= 5 ? width : height; }
+};
+
+StatusOr<ImageInfo> ProbeImage(std::string_view bytes);
+
+}  // namespace libshard::image
+
+#endif  // LIBSHARD_IMAGE_PROBE_H_

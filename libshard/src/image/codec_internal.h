@@ -1,0 +1,47 @@
+// Internal pieces shared by the decode/encode front ends. Not installed.
+#ifndef LIBSHARD_SRC_IMAGE_CODEC_INTERNAL_H_
+#define LIBSHARD_SRC_IMAGE_CODEC_INTERNAL_H_
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+#include "libshard/image/decode.h"
+#include "libshard/image/image.h"
+#include "libshard/image/probe.h"
+#include "libshard/status.h"
+
+namespace libshard::image::internal {
+
+// PNG samples after libpng's expansion: palette -> RGB(A), gray below 8 bits
+// -> 8 bits, tRNS -> alpha. 16-bit samples are rounded to 8 unless
+// keep_16bit. gray_to_rgb widens gray to RGB inside libpng.
+// palette_indices keeps palette indices / gray values unexpanded (index masks).
+struct PngReadOptions {
+  bool keep_16bit = false;
+  bool gray_to_rgb = false;
+  bool palette_indices = false;
+  uint64_t max_pixels = 0;
+};
+Status DecodePng(std::string_view bytes, const PngReadOptions& options, Image* out);
+
+// JPEG to 1 (gray), 3 (RGB) or 4 (raw CMYK as stored) channels.
+struct JpegReadOptions {
+  bool gray = false;  // request JCS_GRAYSCALE for 1- and 3-component files
+  int scale_denom = 1;
+  bool strict = false;
+};
+Status DecodeJpeg(std::string_view bytes, const JpegReadOptions& options, Image* out);
+
+// Luma with Pillow's "L" weights (ITU-R 601-2), rounded.
+inline uint32_t Luma8(uint32_t r, uint32_t g, uint32_t b) {
+  return (r * 19595 + g * 38470 + b * 7471 + 0x8000) >> 16;
+}
+
+// Applies the alpha / channel part of the pixel policy to a decoded image
+// (1..4 channels, 8 or 16 bit). Returns without copying when nothing changes.
+void ApplyPixelPolicy(const DecodeOptions& options, Image* img);
+
+}  // namespace libshard::image::internal
+
+#endif  // LIBSHARD_SRC_IMAGE_CODEC_INTERNAL_H_

@@ -1,0 +1,120 @@
+// libjpeg(-turbo) reader. One jpeg_decompress_struct per thread is created
+// once and reused (jpeg_abort_decompress resets it after an error), so a
+// decode costs no handle set-up. setjmp/longjmp stay inside this file.
+#include <jerror.h>
+
+#include <csetjmp>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+// jpeglib.h needs size_t / FILE first.
+#include <jpeglib.h>
+
+#include "image/codec_internal.h"
+
+namespace libshard::image::internal {
+namespace {
+
+struct JpegErrorMgr {
+  jpeg_error_mgr pub;
+  std::jmp_buf jmp;
+  int warnings;
+  bool truncated;
+  char first_warning[JMSG_LENGTH_MAX];
+};
+
+void JpegErrorExit(j_common_ptr cinfo) {
+  auto* err = reinterpret_cast<JpegErrorMgr*>(cinfo->err);
+  std::longjmp(err->jmp, 1);
+}
+
+void JpegEmitMessage(j_common_ptr cinfo, int level) {
+  if (level >= 0) return;  // trace messages
+  auto* err = reinterpret_cast<JpegErrorMgr*>(cinfo->err);
+  if (err->pub.msg_code == JWRN_JPEG_EOF) err->truncated = true;
+  if (err->warnings++ == 0) (*err->pub.format_message)(cinfo, err->first_warning);
+}
+
+struct JpegDecoder {
+  jpeg_decompress_struct cinfo;
+  JpegErrorMgr err;
+  std::vector<JSAMPROW> rows;
+
+  JpegDecoder() {
+    cinfo.err = jpeg_std_error(&err.pub);
+    err.pub.error_exit = JpegErrorExit;
+    err.pub.emit_message = JpegEmitMessage;
+    jpeg_create_decompress(&cinfo);
+  }
+  ~JpegDecoder() { jpeg_destroy_decompress(&cinfo); }
+  JpegDecoder(const JpegDecoder&) = delete;
+  JpegDecoder& operator=(const JpegDecoder&) = delete;
+};
+
+// The part that may longjmp; only C data is touched between setjmp and the
+// libjpeg calls. Returns false on a libjpeg error.
+bool RunDecode(JpegDecoder* d, const unsigned char* data, size_t size,
+               const JpegReadOptions& opt, Image* out) {
+  jpeg_decompress_struct* cinfo = &d->cinfo;
+  if (setjmp(d->err.jmp)) {
+    jpeg_abort_decompress(cinfo);
+    return false;
+  }
+  jpeg_mem_src(cinfo, data, static_cast<unsigned long>(size));
+  jpeg_read_header(cinfo, TRUE);
+  if (cinfo->jpeg_color_space == JCS_CMYK || cinfo->jpeg_color_space == JCS_YCCK) {
+    cinfo->out_color_space = JCS_CMYK;
+  } else if (opt.gray) {
+    cinfo->out_color_space = JCS_GRAYSCALE;
+  } else {
+    cinfo->out_color_space = JCS_EXT_RGB;
+  }
+  cinfo->scale_num = 1;
+  cinfo->scale_denom = static_cast<unsigned int>(opt.scale_denom);
+  jpeg_start_decompress(cinfo);
+  out->Reset(static_cast<int>(cinfo->output_width), static_cast<int>(cinfo->output_height),
+             cinfo->output_components, 8);
+  const size_t n = cinfo->output_height;
+  if (d->rows.size() < n) d->rows.resize(n);
+  for (size_t y = 0; y < n; ++y) d->rows[y] = out->row(static_cast<int>(y));
+  while (cinfo->output_scanline < cinfo->output_height) {
+    jpeg_read_scanlines(cinfo, d->rows.data() + cinfo->output_scanline,
+                        cinfo->output_height - cinfo->output_scanline);
+  }
+  jpeg_finish_decompress(cinfo);
+  return true;
+}
+
+}  // namespace
+
+Status DecodeJpeg(std::string_view bytes, const JpegReadOptions& options, Image* out) {
+  thread_local JpegDecoder decoder;
+  decoder.err.warnings = 0;
+  decoder.err.truncated = false;
+  decoder.err.first_warning[0] = '\0';
+  const bool ok = RunDecode(&decoder, reinterpret_cast<const unsigned char*>(bytes.data()),
+                            bytes.size(), options, out);
+  if (!ok) {
+    char msg[JMSG_LENGTH_MAX];
+    (*decoder.err.pub.format_message)(reinterpret_cast<j_common_ptr>(&decoder.cinfo), msg);
+    const int code = decoder.err.pub.msg_code;
+    if (code == JERR_BAD_PRECISION) {
+      return UnimplementedError(std::string("JPEG: ") + msg +
+                                " (this libjpeg decodes 8-bit samples only)");
+    }
+    if (decoder.err.truncated) {
+      return DataLossError(std::string("JPEG: truncated data (") + msg + ")");
+    }
+    return DataLossError(std::string("JPEG: ") + msg);
+  }
+  if (decoder.err.truncated) {
+    return DataLossError("JPEG: truncated data (premature end of file before EOI)");
+  }
+  if (options.strict && decoder.err.warnings > 0) {
+    return DataLossError(std::string("JPEG: ") + decoder.err.first_warning);
+  }
+  return Status::OK();
+}
+
+}  // namespace libshard::image::internal

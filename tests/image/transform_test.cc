@@ -1,0 +1,335 @@
+// Resize filters against Pillow, resize modes, mask geometry and JPEG
+// shrink-on-load.
+#include "libshard/image/transform.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "golden.h"
+#include "libshard/image/decode.h"
+#include "libshard/image/pipeline.h"
+#include "libshard/image/resize.h"
+#include "testutil.h"
+
+namespace libshard::image {
+namespace {
+
+using ::libshard::testing::Compare;
+using ::libshard::testing::GoldenPath;
+using ::libshard::testing::LoadGoldenSet;
+using ::libshard::testing::ReadFileOrDie;
+using ::libshard::testing::SharedPath;
+
+Image LoadInput(const char* name, AlphaMode alpha = AlphaMode::kComposite) {
+  DecodeOptions o;
+  o.alpha = alpha;
+  StatusOr<Image> img = DecodeImage(ReadFileOrDie(GoldenPath(name)), o);
+  EXPECT_TRUE(img.ok()) << img.status();
+  return img.ok() ? *img : Image();
+}
+
+double MeanAbsDiff(const Image& a, const Image& b) {
+  EXPECT_EQ(a.width(), b.width());
+  EXPECT_EQ(a.height(), b.height());
+  EXPECT_EQ(a.channels(), b.channels());
+  if (a.byte_size() != b.byte_size() || a.byte_size() == 0) return 1e9;
+  double sum = 0;
+  for (size_t i = 0; i < a.byte_size(); ++i) sum += std::abs(int(a.data()[i]) - int(b.data()[i]));
+  return sum / a.byte_size();
+}
+
+class PillowResizeTest : public ::testing::TestWithParam<Filter> {};
+
+TEST_P(PillowResizeTest, WithinOneLevelOfPillow) {
+  const Filter filter = GetParam();
+  const Image src = LoadInput("resize_input.png");
+  ASSERT_EQ(src.width(), 97);
+  auto golden = LoadGoldenSet("resize");
+  const std::string prefix = std::string(FilterName(filter)) + "/";
+  int checked = 0;
+  for (auto [w, h] : {std::pair{40, 30}, {150, 131}, {61, 100}}) {
+    SCOPED_TRACE(prefix + std::to_string(w) + "x" + std::to_string(h));
+    StatusOr<Image> out = Resize(src, w, h, filter);
+    ASSERT_TRUE(out.ok()) << out.status();
+    const auto d = Compare(*out, golden.at(prefix + std::to_string(w) + "x" + std::to_string(h)));
+    ASSERT_TRUE(d.same_shape);
+    EXPECT_LE(d.mean_abs, 1.0);
+    EXPECT_LE(d.max_abs, filter == Filter::kNearest ? 0 : 1);
+    ++checked;
+  }
+  {
+    SCOPED_TRACE(prefix + "box32x32");
+    StatusOr<Image> out = Resample(src, ResampleBox{10.5, 3.25, 80.75, 70.0}, 32, 32, filter);
+    ASSERT_TRUE(out.ok()) << out.status();
+    const auto d = Compare(*out, golden.at(prefix + "box32x32"));
+    EXPECT_LE(d.mean_abs, 1.0);
+    ++checked;
+  }
+  {
+    SCOPED_TRACE(prefix + "rgba40x30");
+    const Image rgba = LoadInput("resize_input_rgba.png", AlphaMode::kKeep);
+    ASSERT_EQ(rgba.channels(), 4);
+    StatusOr<Image> out = Resize(rgba, 40, 30, filter);
+    ASSERT_TRUE(out.ok()) << out.status();
+    const auto& g = golden.at(prefix + "rgba40x30");
+    const auto d = Compare(*out, g);
+    EXPECT_LE(d.mean_abs, 1.0);
+    ++checked;
+  }
+  EXPECT_EQ(checked, 5);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllFilters, PillowResizeTest,
+                         ::testing::Values(Filter::kNearest, Filter::kBox, Filter::kBilinear,
+                                           Filter::kBicubic, Filter::kLanczos3),
+                         [](const auto& info) { return std::string(FilterName(info.param)); });
+
+TEST(ResizeTest, SixteenBitFollowsEightBit) {
+  const Image src = LoadInput("resize_input.png");
+  Image wide(src.width(), src.height(), 3, 16);
+  for (size_t i = 0; i < src.byte_size(); ++i) wide.samples16()[i] = src.data()[i] * 257;
+  StatusOr<Image> a = Resize(src, 40, 30, Filter::kLanczos3);
+  StatusOr<Image> b = Resize(wide, 40, 30, Filter::kLanczos3);
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_EQ(b->bit_depth(), 16);
+  for (size_t i = 0; i < a->byte_size(); ++i) {
+    ASSERT_NEAR(a->data()[i], b->samples16()[i] / 257.0, 1.0) << i;
+  }
+}
+
+TEST(ResizeTest, BadArguments) {
+  const Image src(10, 10, 3);
+  EXPECT_EQ(Resize(src, 0, 5, Filter::kBox).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(Resample(src, ResampleBox{0, 0, 11, 10}, 5, 5, Filter::kBox).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_FALSE(ParseFilter("gaussian").ok());
+  EXPECT_EQ(*ParseFilter("box"), Filter::kBox);
+  EXPECT_FALSE(ParseResizeMode("fill").ok());
+  EXPECT_EQ(*ParseResizeMode("center-crop"), ResizeMode::kCenterCrop);
+}
+
+TransformSpec Spec(ResizeMode mode, int w, int h) {
+  TransformSpec s;
+  s.mode = mode;
+  s.width = w;
+  s.height = h;
+  return s;
+}
+
+TEST(PlanGeometryTest, Modes) {
+  // 400x200 source, 100x100 target.
+  auto g = PlanGeometry(400, 200, Spec(ResizeMode::kStretch, 100, 100));
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ(g->out_width, 100);
+  EXPECT_EQ(g->box.x1, 400);
+
+  g = PlanGeometry(400, 200, Spec(ResizeMode::kCenterCrop, 100, 100));
+  ASSERT_TRUE(g.ok());
+  EXPECT_DOUBLE_EQ(g->box.x0, 100);  // centre 200x200 of the 400x200
+  EXPECT_DOUBLE_EQ(g->box.x1, 300);
+  EXPECT_DOUBLE_EQ(g->box.y0, 0);
+  EXPECT_EQ(g->out_width, 100);
+  EXPECT_EQ(g->out_height, 100);
+
+  g = PlanGeometry(400, 200, Spec(ResizeMode::kKeepRatio, 100, 100));
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ(g->out_width, 100);
+  EXPECT_EQ(g->out_height, 50);
+
+  g = PlanGeometry(400, 200, Spec(ResizeMode::kLetterbox, 100, 100));
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ(g->scaled_height, 50);
+  EXPECT_EQ(g->out_height, 100);
+  EXPECT_EQ(g->offset_y, 25);
+
+  g = PlanGeometry(400, 200, Spec(ResizeMode::kNone, 0, 0));
+  ASSERT_TRUE(g.ok());
+  EXPECT_TRUE(g->identity());
+
+  EXPECT_EQ(PlanGeometry(400, 200, Spec(ResizeMode::kStretch, 0, 10)).status().code(),
+            StatusCode::kInvalidArgument);
+  TransformSpec crop = Spec(ResizeMode::kNone, 0, 0);
+  crop.crop = CropBox{390, 0, 20, 10};
+  EXPECT_EQ(PlanGeometry(400, 200, crop).status().code(), StatusCode::kInvalidArgument);
+}
+
+// Pixel (x, y) holds x + 10 * y in every channel: positions are readable.
+Image Ramp(int w, int h, int c = 1) {
+  Image img(w, h, c);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x)
+      for (int k = 0; k < c; ++k) img.row(y)[x * c + k] = static_cast<uint8_t>(x + 10 * y);
+  return img;
+}
+
+TEST(TransformTest, CropOrPadMatchesTensorFlow) {
+  // tf.image.resize_with_crop_or_pad(5x4 image, target 3x6): width 5 -> 3
+  // crops columns 1..3; height 4 -> 6 pads one row above and one below.
+  const Image src = Ramp(5, 4);
+  TransformSpec s = Spec(ResizeMode::kCropOrPad, 3, 6);
+  s.fill = {99, 0, 0, 255};
+  StatusOr<Image> out = Transform(src, s);
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_EQ(out->width(), 3);
+  ASSERT_EQ(out->height(), 6);
+  for (int x = 0; x < 3; ++x) {
+    EXPECT_EQ(out->row(0)[x], 99);
+    EXPECT_EQ(out->row(5)[x], 99);
+    for (int y = 1; y <= 4; ++y) EXPECT_EQ(out->row(y)[x], (x + 1) + 10 * (y - 1));
+  }
+}
+
+TEST(TransformTest, ExplicitCropThenNone) {
+  TransformSpec s;
+  s.crop = CropBox{1, 2, 3, 2};
+  StatusOr<Image> out = Transform(Ramp(6, 5, 3), s);
+  ASSERT_TRUE(out.ok());
+  ASSERT_EQ(out->width(), 3);
+  EXPECT_EQ(out->row(0)[0], 1 + 20);
+  EXPECT_EQ(out->row(1)[3 * 2 + 2], 3 + 30);
+}
+
+TEST(TransformTest, LetterboxPadsWithFill) {
+  const Image src = LoadInput("resize_input.png");  // 97x83
+  TransformSpec s = Spec(ResizeMode::kLetterbox, 64, 32);
+  s.fill = {1, 2, 3, 255};
+  StatusOr<Image> out = Transform(src, s);
+  ASSERT_TRUE(out.ok());
+  ASSERT_EQ(out->width(), 64);
+  // Scaled to 37x32, centred at x = 13.
+  StatusOr<Geometry> g = PlanGeometry(97, 83, s);
+  EXPECT_EQ(g->scaled_width, 37);
+  EXPECT_EQ(g->offset_x, 13);
+  EXPECT_EQ(out->row(10)[0], 1);
+  EXPECT_EQ(out->row(10)[63 * 3 + 2], 3);
+  StatusOr<Image> inner = Resize(src, 37, 32, s.filter);
+  EXPECT_EQ(std::memcmp(out->row(5) + 13 * 3, inner->row(5), inner->row_bytes()), 0);
+}
+
+TEST(TransformTest, CenterCropEqualsResizeOfCentreBox) {
+  const Image src = LoadInput("resize_input.png");  // 97x83 -> 50x50
+  TransformSpec s = Spec(ResizeMode::kCenterCrop, 50, 50);
+  s.filter = Filter::kBicubic;
+  StatusOr<Image> out = Transform(src, s);
+  StatusOr<Image> ref = Resample(src, ResampleBox{7, 0, 90, 83}, 50, 50, Filter::kBicubic);
+  ASSERT_TRUE(out.ok() && ref.ok());
+  EXPECT_EQ(*out, *ref);
+}
+
+TEST(TransformTest, MaskGetsTheSameGeometryWithNearest) {
+  // Image and mask carry the same ramp; after any transform the mask must
+  // hold, at each pixel, a value the image's neighbourhood agrees with.
+  const Image img = Ramp(40, 30, 3);
+  const Image mask = Ramp(40, 30, 1);
+  for (ResizeMode mode : {ResizeMode::kStretch, ResizeMode::kCenterCrop, ResizeMode::kLetterbox,
+                          ResizeMode::kCropOrPad, ResizeMode::kKeepRatio}) {
+    SCOPED_TRACE(ResizeModeName(mode));
+    TransformSpec s = Spec(mode, 17, 23);
+    s.filter = Filter::kNearest;
+    StatusOr<Geometry> g = PlanGeometry(40, 30, s);
+    ASSERT_TRUE(g.ok());
+    StatusOr<ImageAndMask> both = ApplyGeometryPair(img, mask, *g, s, 255);
+    ASSERT_TRUE(both.ok()) << both.status();
+    ASSERT_EQ(both->mask.width(), both->image.width());
+    ASSERT_EQ(both->mask.height(), both->image.height());
+    ASSERT_EQ(both->mask.channels(), 1);
+    // With nearest on both, the mask equals the image's first channel,
+    // except in padding, which is the ignore value for the mask.
+    for (int y = 0; y < both->mask.height(); ++y) {
+      for (int x = 0; x < both->mask.width(); ++x) {
+        const bool pad = x < g->offset_x || x >= g->offset_x + g->scaled_width ||
+                         y < g->offset_y || y >= g->offset_y + g->scaled_height;
+        ASSERT_EQ(both->mask.row(y)[x], pad ? 255 : both->image.row(y)[x * 3]) << x << "," << y;
+      }
+    }
+  }
+  EXPECT_FALSE(ApplyGeometryPair(img, Ramp(40, 31), *PlanGeometry(40, 30, TransformSpec{}),
+                                 TransformSpec{}, 0)
+                   .ok());
+}
+
+TEST(OrientTest, AllEightMatchTheirDefinition) {
+  const Image src = Ramp(3, 2);  // 0 1 2 / 10 11 12
+  const std::vector<std::vector<int>> want = {
+      {},
+      {0, 1, 2, 10, 11, 12},    // 1
+      {2, 1, 0, 12, 11, 10},    // 2 mirror
+      {12, 11, 10, 2, 1, 0},    // 3 rotate 180
+      {10, 11, 12, 0, 1, 2},    // 4 flip
+      {0, 10, 1, 11, 2, 12},    // 5 transpose
+      {10, 0, 11, 1, 12, 2},    // 6 rotate 90 cw
+      {12, 2, 11, 1, 10, 0},    // 7 transverse
+      {2, 12, 1, 11, 0, 10},    // 8 rotate 90 ccw
+  };
+  for (int o = 1; o <= 8; ++o) {
+    const Image out = Orient(src, o);
+    EXPECT_EQ(out.width(), o >= 5 ? 2 : 3) << o;
+    EXPECT_EQ(std::vector<int>(out.data(), out.data() + 6), want[o]) << "orientation " << o;
+  }
+  EXPECT_EQ(Orient(src, 0), src);
+  EXPECT_EQ(Orient(src, 9), src);
+}
+
+TEST(ShrinkOnLoadTest, ScaleChoice) {
+  ImageInfo info;
+  info.format = ImageFormat::kJpeg;
+  info.width = 1800;
+  info.height = 1200;
+  EXPECT_EQ(ChooseJpegScale(info, Spec(ResizeMode::kCenterCrop, 224, 224)), 2);  // 5.4x
+  EXPECT_EQ(ChooseJpegScale(info, Spec(ResizeMode::kStretch, 450, 300)), 2);
+  EXPECT_EQ(ChooseJpegScale(info, Spec(ResizeMode::kStretch, 451, 300)), 1);
+  EXPECT_EQ(ChooseJpegScale(info, Spec(ResizeMode::kKeepRatio, 200, 200)), 4);  // 9x
+  EXPECT_EQ(ChooseJpegScale(info, Spec(ResizeMode::kKeepRatio, 20, 20)), 8);
+  EXPECT_EQ(ChooseJpegScale(info, Spec(ResizeMode::kCropOrPad, 100, 100)), 1);
+  TransformSpec area = Spec(ResizeMode::kKeepRatio, 100, 100);
+  area.filter = Filter::kBox;
+  EXPECT_EQ(ChooseJpegScale(info, area), 2);  // 18x, keeping 8x for the box filter
+  area.filter = Filter::kNearest;
+  EXPECT_EQ(ChooseJpegScale(info, area), 1);
+  info.cmyk = true;
+  EXPECT_EQ(ChooseJpegScale(info, Spec(ResizeMode::kKeepRatio, 100, 100)), 1);
+  info.cmyk = false;
+  info.format = ImageFormat::kPng;
+  EXPECT_EQ(ChooseJpegScale(info, Spec(ResizeMode::kKeepRatio, 100, 100)), 1);
+}
+
+TEST(ShrinkOnLoadTest, CloseToFullDecodeThenResize) {
+  const std::string dir = SharedPath("interop/jpeg");
+  if (dir.empty()) GTEST_SKIP() << "shared interop/jpeg not found";
+  struct Case {
+    const char* file;
+    TransformSpec spec;
+  };
+  const Case cases[] = {
+      {"exif_Landscape_6.jpg", Spec(ResizeMode::kCenterCrop, 224, 224)},  // 1/2, rotated
+      {"exif_Landscape_1.jpg", Spec(ResizeMode::kKeepRatio, 100, 100)},   // 1/8
+      {"exif_Landscape_8.jpg", Spec(ResizeMode::kStretch, 100, 100)},     // 1/4, rotated
+      {"jpegdecoder_progressive3.jpg", Spec(ResizeMode::kStretch, 150, 110)},  // 1/2
+      {"libjpegturbo_testorig.jpg", Spec(ResizeMode::kLetterbox, 50, 50)},  // 1/2, odd size
+  };
+  for (const Case& c : cases) {
+    for (Filter f : {Filter::kBox, Filter::kBilinear, Filter::kBicubic, Filter::kLanczos3}) {
+      SCOPED_TRACE(std::string(c.file) + " " + FilterName(f));
+      const std::string bytes = ReadFileOrDie(dir + "/" + c.file);
+      TransformSpec spec = c.spec;
+      spec.filter = f;
+      PipelineOptions full;
+      full.shrink_on_load = false;
+      StatusOr<Image> fast = DecodeAndTransform(bytes, {}, spec);
+      StatusOr<Image> slow = DecodeAndTransform(bytes, {}, spec, full);
+      ASSERT_TRUE(fast.ok() && slow.ok());
+      ImageInfo info = *ProbeImage(bytes);
+      info.width = info.oriented_width();
+      info.height = info.oriented_height();
+      if (f != Filter::kBox) {
+        EXPECT_GT(ChooseJpegScale(info, spec), 1) << "case does not exercise shrink-on-load";
+      }
+      EXPECT_LE(MeanAbsDiff(*fast, *slow), 1.0);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace libshard::image
