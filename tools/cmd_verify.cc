@@ -74,6 +74,7 @@ void PrintHuman(const std::vector<verify::FileResult>& results, const Summary& s
       std::cout << "shard verify: " << r.path << ": " << r.faults_omitted << " more faults not listed\n";
     }
     if (!r.unchecked_bytes.has_value()) {
+      if (r.Has(verify::FaultKind::kUnreadable)) continue;  // nothing was read
       std::cout << "shard verify: " << r.path << ": the rest of the " << record::CompressionName(r.compression)
                 << " stream after byte " << r.bytes << " left unchecked\n";
     } else if (*r.unchecked_bytes > 0) {

@@ -250,14 +250,21 @@ void CheckIndexText(std::string_view shard, std::string_view index_text, const s
 }
 
 FileResult VerifyFile(const std::string& path, const VerifyOptions& options) {
-  auto mapped = io::MappedFile::Open(path, io::AccessPattern::kSequential);
-  if (!mapped.ok()) {
+  auto unreadable = [&](std::string message) {
     FileResult r;
     r.path = path;
     r.unchecked_bytes = std::nullopt;
-    AddFault(&r, options, 0, 0, FaultKind::kUnreadable, StripPrefix(mapped.status().message(), path));
+    AddFault(&r, options, 0, 0, FaultKind::kUnreadable, std::move(message));
     return r;
+  };
+  // Opening a FIFO or a device could block for ever: look before opening.
+  std::error_code ec;
+  auto st = std::filesystem::status(path, ec);
+  if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st)) {
+    return unreadable("not a regular file");
   }
+  auto mapped = io::MappedFile::Open(path, io::AccessPattern::kSequential);
+  if (!mapped.ok()) return unreadable(StripPrefix(mapped.status().message(), path));
   std::string_view data = (*mapped)->data();
   FileResult r = VerifyBuffer(data, path, options);
   if (options.check_index && r.compression == Compression::kNone) {
