@@ -10,6 +10,7 @@ void RegisterBench(CLI::App& app, int* exit_code) {
   bench->require_subcommand(1, 1);
   RegisterBenchCrc(*bench, exit_code);
   RegisterBenchRead(*bench, exit_code);
+  RegisterBenchVerify(*bench, exit_code);
 }
 
 }  // namespace shard_tool
