@@ -66,7 +66,7 @@ TEST(ShardCliTest, HelpGoesToStdoutWithExitZero) {
   EXPECT_NE(r.out.find("index"), std::string::npos);
   EXPECT_NE(r.out.find("bench"), std::string::npos);
   EXPECT_EQ(r.err, "");
-  for (const char* sub : {"inspect", "index", "bench", "bench crc", "bench read"}) {
+  for (const char* sub : {"inspect", "index", "verify", "bench", "bench crc", "bench read", "bench verify"}) {
     Result s = Shard(std::string(sub) + " --help");
     EXPECT_EQ(s.exit_code, 0) << sub;
     EXPECT_NE(s.out.find("Usage"), std::string::npos) << sub;

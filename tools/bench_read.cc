@@ -2,29 +2,20 @@
 // Example view go over whole shards, against `cat SHARDS > /dev/null` of the
 // same files measured in the same run (page cache warm). Without files, a
 // temporary shard of synthetic records is written first.
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <memory>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "bench_util.h"
 #include "commands.h"
-#include "libshard/example/example_builder.h"
 #include "libshard/example/example_view.h"
 #include "libshard/io/mapped_file.h"
 #include "libshard/record/record_reader.h"
-#include "libshard/record/record_writer.h"
-
-extern char** environ;
 
 namespace shard_tool {
 namespace {
@@ -39,53 +30,13 @@ struct BenchReadOptions {
   double seconds = 0.5;
 };
 
-// Seconds for `cat files > /dev/null`, or a negative value if it failed.
-double TimeCat(const std::vector<std::string>& files) {
-  std::vector<char*> argv;
-  std::string cat = "cat";
-  argv.push_back(cat.data());
-  std::vector<std::string> copies(files);
-  for (auto& f : copies) argv.push_back(f.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-  auto start = std::chrono::steady_clock::now();
-  pid_t pid;
-  int rc = posix_spawnp(&pid, "cat", &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) return -1;
-  int status = 0;
-  waitpid(pid, &status, 0);
-  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? s : -1;
-}
-
-Status WriteSyntheticShard(const std::string& path, const BenchReadOptions& opt) {
-  LIBSHARD_ASSIGN_OR_RETURN(auto writer, record::RecordWriter::Create(path));
-  std::mt19937_64 rng(1);
-  std::string payload(opt.record_bytes, '\0');
-  libshard::example::ExampleBuilder b;
-  std::string rec;
-  for (size_t i = 0; i < opt.records; ++i) {
-    for (char& c : payload) c = static_cast<char>(rng());
-    b.Clear();
-    b.AddBytes("image/encoded", payload);
-    b.AddInt64("image/class/label", static_cast<int64_t>(i % 10));
-    rec.clear();
-    b.SerializeTo(&rec);
-    LIBSHARD_RETURN_IF_ERROR(writer->Write(rec));
-  }
-  return writer->Close();
-}
-
 int RunBenchRead(BenchReadOptions opt) {
   std::string temp_dir;
   if (opt.files.empty()) {
     temp_dir = (std::filesystem::temp_directory_path() / ("shard_bench_read_" + std::to_string(getpid()))).string();
     std::filesystem::create_directories(temp_dir);
     std::string path = temp_dir + "/synthetic.tfrecord";
-    Status s = WriteSyntheticShard(path, opt);
+    Status s = WriteSyntheticShard(path, opt.records, opt.record_bytes);
     if (!s.ok()) {
       std::cerr << "shard bench read: " << s << "\n";
       return kExitFailure;

@@ -1,13 +1,27 @@
-// Shared helpers for the `shard bench` programs: timing and table printing.
+// Shared helpers for the `shard bench` programs: timing, table printing, the
+// `cat` baseline and synthetic shards (bench_util.cc).
 #ifndef LIBSHARD_TOOLS_BENCH_UTIL_H_
 #define LIBSHARD_TOOLS_BENCH_UTIL_H_
 
 #include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <vector>
 
+#include "libshard/status.h"
+
 namespace shard_tool {
+
+// Seconds for `cat files > /dev/null` (process start included, as in a
+// user's pipeline), or a negative value if it failed.
+double TimeCat(const std::vector<std::string>& files);
+
+// Writes a shard of `records` Examples, each with `record_bytes` random
+// bytes as "image/encoded" and a label; the same bytes for the same `seed`.
+libshard::Status WriteSyntheticShard(const std::string& path, size_t records, size_t record_bytes,
+                                     uint64_t seed = 1);
 
 // Runs fn() repeatedly for at least `min_seconds` (and at least once);
 // returns the best seconds per call over `rounds` such timing rounds.

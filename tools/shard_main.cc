@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   int exit_code = shard_tool::kExitOk;
   shard_tool::RegisterInspect(app, &exit_code);
   shard_tool::RegisterIndex(app, &exit_code);
+  shard_tool::RegisterVerify(app, &exit_code);
   shard_tool::RegisterBench(app, &exit_code);
   try {
     app.parse(argc, argv);

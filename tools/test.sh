@@ -31,9 +31,9 @@ case "$mode" in
     build=$root/build-fuzz
     CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
       -DLIBSHARD_BUILD_FUZZERS=ON -DLIBSHARD_BUILD_TESTS=OFF -DLIBSHARD_BUILD_TOOLS=OFF
-    cmake --build "$build" -j "$jobs" --target fuzz_record_reader fuzz_example_view
+    cmake --build "$build" -j "$jobs" --target fuzz_record_reader fuzz_example_view fuzz_verify
     seconds=${FUZZ_SECONDS:-30}
-    for target in fuzz_record_reader fuzz_example_view; do
+    for target in fuzz_record_reader fuzz_example_view fuzz_verify; do
       corpus=$build/corpus/$target
       mkdir -p "$corpus"
       seeds=()
@@ -42,7 +42,7 @@ case "$mode" in
       "$build/tests/fuzz/$target" -max_total_time="$seconds" -max_len=65536 -rss_limit_mb=2048 \
         -print_final_stats=1 "$corpus" "${seeds[@]}" 2>&1 | tail -n 12
     done
-    echo "fuzz: 2 passed, 0 failed"
+    echo "fuzz: 3 passed, 0 failed"
     ;;
   *)
     echo "usage: tools/test.sh [--asan|--fuzz]" >&2

@@ -58,7 +58,14 @@ class ByteSource {
   virtual StatusOr<size_t> Read(char* dst, size_t n) = 0;
 };
 
-class FdSource final : public ByteSource {
+// The compressed input: counts the bytes it has handed out so corruption can
+// be reported by compressed offset.
+class InputSource : public ByteSource {
+ public:
+  virtual uint64_t consumed() const = 0;
+};
+
+class FdSource final : public InputSource {
  public:
   FdSource(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
   ~FdSource() override { ::close(fd_); }
@@ -72,7 +79,7 @@ class FdSource final : public ByteSource {
       if (errno != EINTR) return ErrnoError("read " + path_, errno);
     }
   }
-  uint64_t consumed() const { return consumed_; }
+  uint64_t consumed() const override { return consumed_; }
 
  private:
   std::string path_;
@@ -80,10 +87,27 @@ class FdSource final : public ByteSource {
   uint64_t consumed_ = 0;
 };
 
+// Bytes borrowed from the caller (must outlive the reader).
+class MemorySource final : public InputSource {
+ public:
+  explicit MemorySource(std::string_view data) : data_(data) {}
+  StatusOr<size_t> Read(char* dst, size_t n) override {
+    size_t got = std::min<size_t>(n, data_.size() - pos_);
+    if (got > 0) std::memcpy(dst, data_.data() + pos_, got);
+    pos_ += got;
+    return got;
+  }
+  uint64_t consumed() const override { return pos_; }
+
+ private:
+  std::string_view data_;
+  size_t pos_ = 0;
+};
+
 // Inflates a gzip (possibly multi-member) or zlib stream.
 class InflateSource final : public ByteSource {
  public:
-  InflateSource(std::unique_ptr<FdSource> in, Compression c) : in_(std::move(in)), gzip_(c == Compression::kGzip) {
+  InflateSource(std::unique_ptr<InputSource> in, Compression c) : in_(std::move(in)), gzip_(c == Compression::kGzip) {
     std::memset(&z_, 0, sizeof z_);
     ok_ = inflateInit2(&z_, gzip_ ? 16 + MAX_WBITS : MAX_WBITS) == Z_OK;
     inbuf_.resize(1 << 16);
@@ -130,7 +154,7 @@ class InflateSource final : public ByteSource {
   }
 
  private:
-  std::unique_ptr<FdSource> in_;
+  std::unique_ptr<InputSource> in_;
   bool gzip_;
   z_stream z_;
   bool ok_ = false;
@@ -146,9 +170,11 @@ class StreamReaderImpl final : public RecordStreamReader {
 
   Compression compression() const override { return compression_; }
   uint64_t offset() const override { return offset_; }
+  RecordFault fault() const override { return fault_; }
 
   Status Next(RecordView* record) override {
     if (!error_.ok()) return error_;
+    fault_ = RecordFault::kNone;
     Status s = ReadOne(record);
     if (!s.ok() && s.code() != StatusCode::kOutOfRange) {
       s = s.WithContext(path_);
@@ -181,7 +207,10 @@ class StreamReaderImpl final : public RecordStreamReader {
     buf_.erase(0, consumed_);
     consumed_ = 0;
     LIBSHARD_ASSIGN_OR_RETURN(size_t have, Fill(kHeaderSize));
-    if (have == 0) return OutOfRangeError("end of data at byte " + std::to_string(offset_));
+    if (have == 0) {
+      fault_ = RecordFault::kEndOfData;
+      return OutOfRangeError("end of data at byte " + std::to_string(offset_));
+    }
     // Decode against the buffered bytes, with positions reported in stream offsets.
     RecordFault fault;
     if (have < kHeaderSize) {
@@ -203,6 +232,7 @@ class StreamReaderImpl final : public RecordStreamReader {
         return Status::OK();
       }
     }
+    fault_ = fault;
     Status s = FaultStatus(fault, std::string_view(buf_.data(), have), 0, options_);
     // Re-base the message's "at byte 0" on the stream offset.
     std::string msg = s.message();
@@ -224,8 +254,20 @@ class StreamReaderImpl final : public RecordStreamReader {
   std::string buf_;
   size_t consumed_ = 0;
   uint64_t offset_ = 0;
+  RecordFault fault_ = RecordFault::kNone;
   Status error_;
 };
+
+std::unique_ptr<RecordStreamReader> MakeReader(std::string name, std::unique_ptr<InputSource> input,
+                                               Compression compression, ReaderOptions options) {
+  std::unique_ptr<ByteSource> source;
+  if (compression == Compression::kNone) {
+    source = std::move(input);
+  } else {
+    source = std::make_unique<InflateSource>(std::move(input), compression);
+  }
+  return std::make_unique<StreamReaderImpl>(std::move(name), std::move(source), compression, options);
+}
 
 }  // namespace
 
@@ -244,15 +286,14 @@ StatusOr<std::unique_ptr<RecordStreamReader>> RecordStreamReader::Open(const std
     }
     compression = DetectCompression(std::string_view(head, static_cast<size_t>(n)));
   }
-  auto fd_source = std::make_unique<FdSource>(path, fd);
-  std::unique_ptr<ByteSource> source;
-  if (compression == Compression::kNone) {
-    source = std::move(fd_source);
-  } else {
-    source = std::make_unique<InflateSource>(std::move(fd_source), compression);
-  }
-  return std::unique_ptr<RecordStreamReader>(
-      new StreamReaderImpl(path, std::move(source), compression, options));
+  return MakeReader(path, std::make_unique<FdSource>(path, fd), compression, options);
+}
+
+std::unique_ptr<RecordStreamReader> RecordStreamReader::OpenBuffer(std::string_view data, std::string name,
+                                                                   Compression compression,
+                                                                   ReaderOptions options) {
+  if (compression == Compression::kAuto) compression = DetectCompression(data.substr(0, kHeaderSize));
+  return MakeReader(std::move(name), std::make_unique<MemorySource>(data), compression, options);
 }
 
 }  // namespace libshard::record

@@ -45,6 +45,12 @@ class RecordStreamReader {
   static StatusOr<std::unique_ptr<RecordStreamReader>> Open(const std::string& path,
                                                             Compression compression = Compression::kAuto,
                                                             ReaderOptions options = {});
+  // Reads the file held in `data` (e.g. a mapped file or a fuzzer's input),
+  // which must stay valid while the reader is used; `name` prefixes
+  // messages. Never fails to open: damage surfaces from Next().
+  static std::unique_ptr<RecordStreamReader> OpenBuffer(std::string_view data, std::string name,
+                                                        Compression compression = Compression::kAuto,
+                                                        ReaderOptions options = {});
   virtual ~RecordStreamReader() = default;
 
   virtual Status Next(RecordView* record) = 0;
@@ -52,6 +58,10 @@ class RecordStreamReader {
   virtual Compression compression() const = 0;
   // Offset in the uncompressed stream of the next record.
   virtual uint64_t offset() const = 0;
+  // The framing fault of the last Next() call: kNone after a record and
+  // after an error of the compressed stream or of I/O, kEndOfData at a
+  // clean end, else what is wrong with the record at offset().
+  virtual RecordFault fault() const = 0;
 };
 
 }  // namespace libshard::record

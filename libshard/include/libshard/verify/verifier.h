@@ -1,0 +1,157 @@
+// Verifying TFRecord shards: the checks behind `shard verify`, the CI gate
+// for shards. Every record's framing and CRCs are checked, each payload is
+// parsed as a tf.Example, and a `<shard>.idx` beside a plain shard is
+// compared with the records. Damage never stops the run: it is reported as a
+// list of faults per file, each with the byte offset, the record number and
+// a stable kind name.
+//
+//   libshard::verify::VerifyOptions opts;
+//   LIBSHARD_ASSIGN_OR_RETURN(auto paths, libshard::verify::ExpandPaths(args));
+//   std::vector<libshard::verify::FileResult> results = libshard::verify::VerifyFiles(paths, opts);
+//   for (const auto& r : results)
+//     for (const auto& f : r.faults) Report(r.path, f.offset, f.record, FaultKindName(f.kind), f.message);
+//
+// Contract:
+//   - Faults are data, not errors: VerifyBuffer/VerifyFile/VerifyFiles never
+//     fail, they return a FileResult whose `faults` is empty for a good file.
+//     A file that cannot be opened or read is an `kUnreadable` fault.
+//   - Within a file, checking stops at the first framing fault (the framing
+//     cannot be trusted past it; no resynchronisation): `unchecked_bytes`
+//     says how much was left. A payload that is not a tf.Example does not
+//     stop the walk (its framing and CRCs are good).
+//   - Record numbers count from 0: record N has N intact records before it.
+//   - Offsets count bytes of the uncompressed stream (for plain files: of the
+//     file); the first record starts at 0.
+//   - Results of VerifyFiles are in the order of `paths`, whatever the number
+//     of threads; each FileResult is the same bytes for any thread count.
+//
+// Extension point: checks of a whole shard set against the converter's
+// manifest.json will return further Fault kinds (manifest_*) at the set
+// level; per-file checks stay here.
+//
+// Thread-safety: all functions are pure apart from reading the named files;
+// they may be called concurrently.
+#ifndef LIBSHARD_VERIFY_VERIFIER_H_
+#define LIBSHARD_VERIFY_VERIFIER_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "libshard/record/format.h"
+#include "libshard/record/stream_reader.h"
+#include "libshard/status.h"
+
+namespace libshard::verify {
+
+struct VerifyOptions {
+  // How the files are compressed; kAuto detects it per file from the first
+  // bytes (record::DetectCompression). Default: kAuto.
+  record::Compression compression = record::Compression::kAuto;
+  // A record whose (CRC-valid) length exceeds this is a length_too_large
+  // fault. Default: record::kDefaultMaxRecordLength (1 GiB).
+  uint64_t max_record_length = record::kDefaultMaxRecordLength;
+  // Parse every payload as a tf.Example; a payload that is not one is a
+  // not_an_example fault. false checks framing and CRCs only. Default: true.
+  bool check_examples = true;
+  // Compare `<shard>.idx` with the records when that file exists beside a
+  // plain (uncompressed) shard; a missing index is not a fault. Default: true.
+  bool check_index = true;
+  // Accept a file with no records. false reports an empty file as an
+  // empty_file fault: a shard writer that wrote nothing is usually a bug.
+  // Default: false.
+  bool allow_empty = false;
+  // At most this many faults are listed per file; further ones are only
+  // counted (FileResult::faults_omitted). Must be at least 1. Default: 100.
+  uint64_t max_faults_per_file = 100;
+  // Files checked at the same time (VerifyFiles); 0 lets oneTBB choose (one
+  // per core). Default: 0.
+  int threads = 0;
+};
+
+// Checks the options once; InvalidArgument names the bad field.
+Status ValidateOptions(const VerifyOptions& options);
+
+// What is wrong. Names (FaultKindName) are stable: they appear in JSON.
+enum class FaultKind {
+  kLengthCrcMismatch,        // a header's CRC does not match its length bytes
+  kLengthTooLarge,           // a CRC-valid length above max_record_length
+  kTruncatedHeader,          // 1..11 bytes after the last record
+  kTruncatedData,            // a record's data or data CRC runs past the end
+  kDataCrcMismatch,          // a record's data does not match its CRC
+  kNotAnExample,             // a good record whose payload is not a tf.Example
+  kEmptyFile,                // no records at all (unless allow_empty)
+  kIndexMismatch,            // `<shard>.idx` unparseable or not describing the shard
+  kNotTfrecord,              // the first header is not TFRecord framing at all
+  kUnreadable,               // the file (or its index) cannot be opened or read
+  kCompressedStreamCorrupt,  // the gzip/zlib stream is corrupt or truncated
+};
+
+// "length_crc_mismatch", "not_an_example", ... (the names in docs/verify.md).
+const char* FaultKindName(FaultKind kind);
+
+struct Fault {
+  uint64_t offset = 0;  // byte where the faulty record (or region) starts
+  uint64_t record = 0;  // number of the record, from 0
+  FaultKind kind = FaultKind::kUnreadable;
+  std::string message;  // what is wrong, without the file name or offset
+};
+
+struct FileResult {
+  std::string path;  // as given
+  // The compression the file was read with (never kAuto).
+  record::Compression compression = record::Compression::kNone;
+  uint64_t records = 0;  // intact records (framing and CRCs good)
+  // Bytes of intact records, framing included: for a good file, its
+  // (uncompressed) size.
+  uint64_t bytes = 0;
+  // Bytes after the first framing fault that were not checked. 0 when the
+  // walk reached the end; unknown (nullopt) for a compressed file that
+  // stopped early, whose remaining uncompressed size is not known.
+  std::optional<uint64_t> unchecked_bytes = 0;
+  std::vector<Fault> faults;   // in file order, at most max_faults_per_file
+  uint64_t faults_omitted = 0;  // faults found beyond max_faults_per_file
+
+  bool ok() const { return faults.empty() && faults_omitted == 0; }
+  uint64_t fault_count() const { return faults.size() + faults_omitted; }
+  // True when a fault of `kind` was found (among those listed).
+  bool Has(FaultKind kind) const;
+};
+
+// Verifies a whole file held in memory (`data` is borrowed for the call
+// only). `name` becomes FileResult::path. No index check.
+FileResult VerifyBuffer(std::string_view data, std::string name, const VerifyOptions& options);
+
+// Compares index text (DALI `offset size` lines) with the plain shard in
+// `shard` and appends at most one kIndexMismatch fault to `result`, naming
+// `index_name` and the line. Skipped when `result` already has a framing
+// fault (the index cannot be compared with broken framing).
+void CheckIndexText(std::string_view shard, std::string_view index_text, const std::string& index_name,
+                    FileResult* result);
+
+// Verifies the file at `path` (memory-mapped), and its `.idx` when present
+// and options.check_index is set.
+FileResult VerifyFile(const std::string& path, const VerifyOptions& options);
+
+// Verifies `paths` in parallel (options.threads); results in `paths` order.
+std::vector<FileResult> VerifyFiles(const std::vector<std::string>& paths, const VerifyOptions& options);
+
+// True for file names that look like shards: `*.tfrecord`, `*.tfrecords`,
+// `*.tfrecord.gz`, `*.tfrecords.gz`, or containing `-NNNNN-of-NNNNN` (five
+// or more digits each); never `*.idx`.
+bool LooksLikeShardName(std::string_view file_name);
+
+// Expands command-line arguments into files, in argument order, duplicates
+// dropped: a file is taken as given (whatever its name); a folder gives every
+// file under it (recursively) whose name LooksLikeShardName, sorted by path;
+// an argument with `*`, `?` or `[` is a glob(3) pattern whose matches are
+// taken as files or folders. An argument that matches nothing (a missing
+// file, a folder without shards, a glob without matches) is InvalidArgument
+// naming it.
+StatusOr<std::vector<std::string>> ExpandPaths(const std::vector<std::string>& args);
+
+}  // namespace libshard::verify
+
+#endif  // LIBSHARD_VERIFY_VERIFIER_H_

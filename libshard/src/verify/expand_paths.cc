@@ -1,0 +1,107 @@
+#include <glob.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+#include <system_error>
+
+#include "libshard/verify/verifier.h"
+
+namespace libshard::verify {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+// Finds "-DDDDD-of-DDDDD" (five or more digits each) in `name`.
+bool HasShardNumbering(std::string_view name) {
+  auto digits = [&](size_t pos) {
+    size_t n = 0;
+    while (pos + n < name.size() && name[pos + n] >= '0' && name[pos + n] <= '9') ++n;
+    return n;
+  };
+  for (size_t pos = name.find('-'); pos != std::string_view::npos; pos = name.find('-', pos + 1)) {
+    size_t a = digits(pos + 1);
+    if (a < 5 || name.substr(pos + 1 + a, 4) != "-of-") continue;
+    if (digits(pos + 1 + a + 4) >= 5) return true;
+  }
+  return false;
+}
+
+// Appends the shards under `dir`, sorted by path.
+Status AddFolder(const std::string& dir, std::vector<std::string>* out) {
+  std::vector<std::string> found;
+  std::error_code ec;
+  fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec);
+  for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    std::error_code type_ec;
+    if (it->is_regular_file(type_ec) && LooksLikeShardName(it->path().filename().string())) {
+      found.push_back(it->path().string());
+    }
+  }
+  if (ec) return IOError("cannot list " + dir + ": " + ec.message());
+  if (found.empty()) return InvalidArgumentError(dir + ": no TFRecord files in this folder");
+  std::sort(found.begin(), found.end());
+  out->insert(out->end(), found.begin(), found.end());
+  return Status::OK();
+}
+
+Status AddPath(const std::string& path, std::vector<std::string>* out) {
+  std::error_code ec;
+  fs::file_status st = fs::status(path, ec);
+  if (fs::is_directory(st)) return AddFolder(path, out);
+  if (fs::exists(st)) {
+    out->push_back(path);  // a file named explicitly is checked whatever its name
+    return Status::OK();
+  }
+  return InvalidArgumentError(path + ": no such file or folder");
+}
+
+Status AddGlob(const std::string& pattern, std::vector<std::string>* out) {
+  glob_t g{};
+  int rc = ::glob(pattern.c_str(), GLOB_ERR, nullptr, &g);
+  std::vector<std::string> matches;
+  if (rc == 0) matches.assign(g.gl_pathv, g.gl_pathv + g.gl_pathc);  // sorted by glob(3)
+  globfree(&g);
+  if (rc == GLOB_NOMATCH || (rc == 0 && matches.empty())) {
+    return InvalidArgumentError(pattern + ": no file matches");
+  }
+  if (rc != 0) return IOError(pattern + ": glob failed");
+  for (const std::string& m : matches) LIBSHARD_RETURN_IF_ERROR(AddPath(m, out));
+  return Status::OK();
+}
+
+}  // namespace
+
+bool LooksLikeShardName(std::string_view name) {
+  if (EndsWith(name, ".idx")) return false;
+  for (std::string_view suffix : {".tfrecord", ".tfrecords", ".tfrecord.gz", ".tfrecords.gz"}) {
+    if (EndsWith(name, suffix)) return true;
+  }
+  return HasShardNumbering(name);
+}
+
+StatusOr<std::vector<std::string>> ExpandPaths(const std::vector<std::string>& args) {
+  std::vector<std::string> all;
+  for (const std::string& arg : args) {
+    std::error_code ec;
+    // A file whose name holds glob characters is taken literally.
+    if (arg.find_first_of("*?[") != std::string::npos && !fs::exists(arg, ec)) {
+      LIBSHARD_RETURN_IF_ERROR(AddGlob(arg, &all));
+    } else {
+      LIBSHARD_RETURN_IF_ERROR(AddPath(arg, &all));
+    }
+  }
+  std::vector<std::string> unique;
+  std::set<std::string> seen;
+  for (std::string& p : all) {
+    if (seen.insert(p).second) unique.push_back(std::move(p));
+  }
+  return unique;
+}
+
+}  // namespace libshard::verify

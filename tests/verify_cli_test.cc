@@ -1,0 +1,216 @@
+// `shard verify` as CI runs it: exit codes, the human report (one line per
+// fault, naming file, offset and record), --json, argument expansion, several
+// files with one damaged, and the TensorFlow-written interop files.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "libshard/example/example_builder.h"
+#include "libshard/record/format.h"
+#include "libshard/record/record_writer.h"
+#include "testutil.h"
+
+namespace libshard {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::MakeTempDir;
+using testing::ReadFileOrDie;
+using testing::SharedPath;
+using testing::WriteFileOrDie;
+
+struct Result {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+Result Shard(const std::string& args) {
+  static int runs = 0;
+  const std::string dir =
+      (fs::temp_directory_path() / ("verify_cli_" + std::to_string(::getpid()) + "_" + std::to_string(runs++)))
+          .string();
+  fs::create_directories(dir);
+  const std::string cmd = std::string(SHARD_BIN) + " " + args + " >" + dir + "/out 2>" + dir + "/err";
+  int status = std::system(cmd.c_str());
+  Result r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = ReadFileOrDie(dir + "/out");
+  r.err = ReadFileOrDie(dir + "/err");
+  fs::remove_all(dir);
+  return r;
+}
+
+bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// Writes a shard of n Examples at `path`; returns the offset of record 1.
+uint64_t MakeShard(const std::string& path, int n) {
+  auto writer = record::RecordWriter::Create(path);
+  EXPECT_TRUE(writer.ok()) << writer.status();
+  uint64_t second = 0;
+  for (int i = 0; i < n; ++i) {
+    example::ExampleBuilder b;
+    b.AddBytes("image/encoded", std::string(100 + i, 'x'));
+    b.AddInt64("image/class/label", i);
+    std::string rec = b.Serialize();
+    if (i == 0) second = rec.size() + record::kFramingOverhead;
+    EXPECT_TRUE((*writer)->Write(rec).ok());
+  }
+  EXPECT_TRUE((*writer)->Close().ok());
+  return second;
+}
+
+void FlipByte(const std::string& path, uint64_t offset) {
+  std::string data = ReadFileOrDie(path);
+  data[offset] = static_cast<char>(data[offset] ^ 0x10);
+  WriteFileOrDie(path, data);
+}
+
+TEST(VerifyCliTest, HelpListsExitCodesAndOptions) {
+  Result r = Shard("verify --help");
+  EXPECT_EQ(r.exit_code, 0);
+  for (const char* s : {"Exit codes", "--json", "--compression", "--threads", "--records-only", "-q"}) {
+    EXPECT_TRUE(Contains(r.out, s)) << s;
+  }
+  EXPECT_TRUE(Contains(Shard("--help").out, "verify"));
+}
+
+TEST(VerifyCliTest, UsageErrorsExitTwo) {
+  const std::string dir = MakeTempDir();
+  Result missing = Shard("verify " + dir + "/nope.tfrecord");
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_TRUE(Contains(missing.err, dir + "/nope.tfrecord"));
+  EXPECT_EQ(missing.out, "");
+  EXPECT_EQ(Shard("verify").exit_code, 2);
+  EXPECT_EQ(Shard("verify --compression lz4 " + dir).exit_code, 2);
+  EXPECT_EQ(Shard("verify '" + dir + "/*.tfrecord'").exit_code, 2);  // glob without matches
+  EXPECT_EQ(Shard("verify " + dir).exit_code, 2);                    // folder without shards
+}
+
+TEST(VerifyCliTest, CleanShardExitsZeroWithSummary) {
+  const std::string dir = MakeTempDir();
+  MakeShard(dir + "/a.tfrecord", 5);
+  Result r = Shard("verify " + dir + "/a.tfrecord");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(Contains(r.out, "1 file (0 with faults), 5 records")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "0 faults")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "MB/s")) << r.out;
+  Result q = Shard("verify -q " + dir + "/a.tfrecord");
+  EXPECT_EQ(q.exit_code, 0);
+  EXPECT_EQ(q.out, "");
+}
+
+TEST(VerifyCliTest, DamagedShardNamesFileOffsetRecordAndUncheckedBytes) {
+  const std::string dir = MakeTempDir();
+  const std::string path = dir + "/a.tfrecord";
+  const uint64_t second = MakeShard(path, 3);
+  FlipByte(path, second + 3);  // the length of record 1
+  const uint64_t size = fs::file_size(path);
+  Result r = Shard("verify " + path);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(Contains(r.out, "shard verify: " + path + ": at byte " + std::to_string(second) +
+                                  " (record 1): length_crc_mismatch: length CRC mismatch"))
+      << r.out;
+  EXPECT_TRUE(Contains(r.out, std::to_string(size - second) + " bytes after byte " + std::to_string(second) +
+                                  " left unchecked"))
+      << r.out;
+  EXPECT_TRUE(Contains(r.out, "1 fault,")) << r.out;
+}
+
+TEST(VerifyCliTest, SeveralFilesOneDamagedInArgumentOrder) {
+  const std::string dir = MakeTempDir();
+  for (const char* name : {"c.tfrecord", "a.tfrecord", "b.tfrecord"}) MakeShard(dir + "/" + name, 4);
+  std::string a = ReadFileOrDie(dir + "/a.tfrecord");
+  WriteFileOrDie(dir + "/a.tfrecord", a.substr(0, a.size() - 7));  // truncated inside the last record's data
+  Result r = Shard("verify --json --threads 2 " + dir + "/c.tfrecord " + dir);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  // c first (as given), then the folder's files sorted (a, b; c once).
+  size_t pc = r.out.find("/c.tfrecord"), pa = r.out.find("/a.tfrecord"), pb = r.out.find("/b.tfrecord");
+  ASSERT_NE(pc, std::string::npos);
+  ASSERT_NE(pa, std::string::npos);
+  ASSERT_NE(pb, std::string::npos);
+  EXPECT_LT(pc, pa);
+  EXPECT_LT(pa, pb);
+  EXPECT_EQ(r.out.find("/c.tfrecord", pc + 1), std::string::npos);
+  EXPECT_TRUE(Contains(r.out, "\"kind\":\"truncated_data\"")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "\"record\":3")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "\"files\":3,\"files_with_faults\":1,\"records\":11")) << r.out;
+}
+
+TEST(VerifyCliTest, JsonForACleanFile) {
+  const std::string dir = MakeTempDir();
+  MakeShard(dir + "/a.tfrecord", 2);
+  const uint64_t size = fs::file_size(dir + "/a.tfrecord");
+  Result r = Shard("verify --json " + dir + "/a.tfrecord");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out.rfind("{\"files\":[{\"path\":\"" + dir + "/a.tfrecord\",\"compression\":\"none\",\"records\":2,"
+                        "\"bytes\":" + std::to_string(size) + ",\"unchecked_bytes\":0,\"faults_omitted\":0,"
+                        "\"faults\":[]}],\"summary\":{\"files\":1,",
+                        0),
+            0u)
+      << r.out;
+  EXPECT_EQ(r.out.back(), '\n');
+}
+
+TEST(VerifyCliTest, NotATfrecordEmptyFileAndStaleIndex) {
+  const std::string dir = MakeTempDir();
+  WriteFileOrDie(dir + "/image.png", std::string("\x89PNG\r\n\x1a\n\0\0\0\rIHDR", 16));
+  Result png = Shard("verify " + dir + "/image.png");
+  EXPECT_EQ(png.exit_code, 1);
+  EXPECT_TRUE(Contains(png.out, "at byte 0 (record 0): not_tfrecord: not a TFRecord file (looks like a PNG"))
+      << png.out;
+
+  WriteFileOrDie(dir + "/empty.tfrecord", "");
+  Result empty = Shard("verify " + dir + "/empty.tfrecord");
+  EXPECT_EQ(empty.exit_code, 1);
+  EXPECT_TRUE(Contains(empty.out, "empty_file")) << empty.out;
+  EXPECT_EQ(Shard("verify --allow-empty " + dir + "/empty.tfrecord").exit_code, 0);
+
+  const std::string shard = dir + "/s.tfrecord";
+  MakeShard(shard, 3);
+  EXPECT_EQ(Shard("index -q " + shard).exit_code, 0);
+  EXPECT_EQ(Shard("verify " + shard).exit_code, 0);
+  std::string idx = ReadFileOrDie(shard + ".idx");
+  WriteFileOrDie(shard + ".idx", idx.substr(0, idx.find('\n') + 1));
+  Result stale = Shard("verify " + shard);
+  EXPECT_EQ(stale.exit_code, 1);
+  EXPECT_TRUE(Contains(stale.out, "(record 1): index_mismatch: " + shard + ".idx has 1 lines")) << stale.out;
+  EXPECT_EQ(Shard("verify --no-index " + shard).exit_code, 0);
+}
+
+TEST(VerifyCliTest, UnreadableFileExitsTwoAfterCheckingTheOthers) {
+  const std::string dir = MakeTempDir();
+  MakeShard(dir + "/b.tfrecord", 2);
+  // A FIFO: opening it would block; it must be refused without hanging.
+  ASSERT_EQ(::mkfifo((dir + "/a.tfrecord").c_str(), 0600), 0);
+  Result r = Shard("verify " + dir + "/a.tfrecord " + dir + "/b.tfrecord");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(Contains(r.out, "a.tfrecord: at byte 0 (record 0): unreadable: not a regular file")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "2 files (1 with faults), 2 records")) << r.out;
+}
+
+TEST(VerifyCliTest, InteropFiles) {
+  const std::string dir = SharedPath("interop/tfrecord");
+  if (dir.empty()) GTEST_SKIP() << "shared interop data not found (LIBSHARD_SHARED_DIR)";
+  // By default the Beam files' raw records "foo" / "bar" are not_an_example faults ...
+  Result all = Shard("verify " + dir);
+  EXPECT_EQ(all.exit_code, 1);
+  EXPECT_TRUE(Contains(all.out, "beam_foo.tfrecord: at byte 0 (record 0): not_an_example")) << all.out;
+  EXPECT_TRUE(Contains(all.out, "beam_foo_bar.tfrecord: at byte 19 (record 1): not_an_example")) << all.out;
+  EXPECT_TRUE(Contains(all.out, "8 files (2 with faults), 1618 records")) << all.out;
+  // ... and clean when only the framing is checked.
+  EXPECT_EQ(Shard("verify --records-only " + dir).exit_code, 0);
+  // Everything else is clean; gzip files auto-detected and named explicitly.
+  EXPECT_EQ(Shard("verify '" + dir + "/tfx_*'").exit_code, 0);
+  Result gz = Shard("verify --json --compression gzip '" + dir + "/*.gz'");
+  EXPECT_EQ(gz.exit_code, 0) << gz.out;
+  EXPECT_TRUE(Contains(gz.out, "\"compression\":\"gzip\"")) << gz.out;
+}
+
+}  // namespace
+}  // namespace libshard

@@ -1,0 +1,55 @@
+#include "bench_util.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <random>
+
+#include "libshard/example/example_builder.h"
+#include "libshard/record/record_writer.h"
+
+extern char** environ;
+
+namespace shard_tool {
+
+double TimeCat(const std::vector<std::string>& files) {
+  std::vector<char*> argv;
+  std::string cat = "cat";
+  argv.push_back(cat.data());
+  std::vector<std::string> copies(files);
+  for (auto& f : copies) argv.push_back(f.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  auto start = std::chrono::steady_clock::now();
+  pid_t pid;
+  int rc = posix_spawnp(&pid, "cat", &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) return -1;
+  int status = 0;
+  waitpid(pid, &status, 0);
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? s : -1;
+}
+
+libshard::Status WriteSyntheticShard(const std::string& path, size_t records, size_t record_bytes, uint64_t seed) {
+  LIBSHARD_ASSIGN_OR_RETURN(auto writer, libshard::record::RecordWriter::Create(path));
+  std::mt19937_64 rng(seed);
+  std::string payload(record_bytes, '\0');
+  libshard::example::ExampleBuilder b;
+  std::string rec;
+  for (size_t i = 0; i < records; ++i) {
+    for (char& c : payload) c = static_cast<char>(rng());
+    b.Clear();
+    b.AddBytes("image/encoded", payload);
+    b.AddInt64("image/class/label", static_cast<int64_t>(i % 10));
+    rec.clear();
+    b.SerializeTo(&rec);
+    LIBSHARD_RETURN_IF_ERROR(writer->Write(rec));
+  }
+  return writer->Close();
+}
+
+}  // namespace shard_tool

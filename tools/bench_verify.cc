@@ -1,0 +1,110 @@
+// `shard bench verify [SHARDS...]`: how fast `shard verify` checks shards
+// (framing + both CRCs, with and without the Example check; no image decode),
+// with 1 and 2 threads, against `cat SHARDS > /dev/null` of the same files
+// measured in the same run (page cache warm). Without files, a temporary set
+// of synthetic shards is written first (several, so that threads have files
+// to share).
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench_util.h"
+#include "commands.h"
+#include "libshard/verify/verifier.h"
+
+namespace shard_tool {
+namespace {
+
+namespace verify = libshard::verify;
+using libshard::Status;
+
+struct BenchVerifyOptions {
+  std::vector<std::string> files;
+  size_t shards = 4;
+  size_t records = 1024;  // per synthetic shard
+  size_t record_bytes = 100 * 1024;
+  double seconds = 0.5;
+};
+
+int RunBenchVerify(BenchVerifyOptions opt) {
+  std::string temp_dir;
+  if (opt.files.empty()) {
+    temp_dir = (std::filesystem::temp_directory_path() / ("shard_bench_verify_" + std::to_string(getpid()))).string();
+    std::filesystem::create_directories(temp_dir);
+    for (size_t i = 0; i < opt.shards; ++i) {
+      char name[64];
+      std::snprintf(name, sizeof name, "/synthetic-%05zu-of-%05zu", i, opt.shards);
+      std::string path = temp_dir + name;
+      Status s = WriteSyntheticShard(path, opt.records, opt.record_bytes, i + 1);
+      if (!s.ok()) {
+        std::cerr << "shard bench verify: " << s << "\n";
+        std::filesystem::remove_all(temp_dir);
+        return kExitFailure;
+      }
+      opt.files.push_back(path);
+    }
+  }
+  auto cleanup = [&] {
+    if (!temp_dir.empty()) std::filesystem::remove_all(temp_dir);
+  };
+  // Warm the page cache; refuse damaged input (its figures would mean nothing).
+  verify::VerifyOptions base;
+  std::vector<verify::FileResult> first = verify::VerifyFiles(opt.files, base);
+  uint64_t records = 0, bytes = 0;
+  for (const auto& r : first) {
+    if (!r.ok()) {
+      std::cerr << "shard bench verify: " << r.path << ": " << verify::FaultKindName(r.faults[0].kind) << ": "
+                << r.faults[0].message << " (run `shard verify` on it)\n";
+      cleanup();
+      return kExitFailure;
+    }
+    records += r.records;
+    bytes += r.bytes;
+  }
+  double cat_best = 1e300;
+  for (int i = 0; i < 5; ++i) cat_best = std::min(cat_best, TimeCat(opt.files));
+
+  std::vector<std::vector<std::string>> rows;
+  auto row = [&](const std::string& what, double s) {
+    rows.push_back({what, Fixed(records / s / 1e3, 1), Fixed(bytes / s / 1e9), Fixed(cat_best / s)});
+  };
+  if (cat_best > 0 && cat_best < 1e300) row("cat > /dev/null (baseline)", cat_best);
+  for (int threads : {1, 2}) {
+    for (bool examples : {false, true}) {
+      verify::VerifyOptions o;
+      o.threads = threads;
+      o.check_examples = examples;
+      double s = BestSecondsPerCall([&] { (void)verify::VerifyFiles(opt.files, o); }, opt.seconds);
+      row(std::string(examples ? "verify (framing + CRCs + Example)" : "verify --records-only (framing + CRCs)") +
+              ", " + std::to_string(threads) + (threads == 1 ? " thread" : " threads"),
+          s);
+    }
+  }
+  std::cout << opt.files.size() << " file(s), " << records << " records, " << bytes
+            << " bytes, page cache warm, no image decode\n";
+  PrintTable({"what", "krecords/s", "GB/s", "x cat"}, rows);
+  cleanup();
+  return kExitOk;
+}
+
+}  // namespace
+
+void RegisterBenchVerify(CLI::App& bench, int* exit_code) {
+  auto opt = std::make_shared<BenchVerifyOptions>();
+  CLI::App* cmd = bench.add_subcommand(
+      "verify", "`shard verify` throughput (1 and 2 threads, with and without the Example check) vs "
+                "`cat FILES > /dev/null`, page cache warm");
+  cmd->add_option("files", opt->files, "TFRecord shards (default: synthetic temporary shards)");
+  cmd->add_option("--shards", opt->shards, "Synthetic shards")->capture_default_str();
+  cmd->add_option("--records", opt->records, "Records per synthetic shard")->capture_default_str();
+  cmd->add_option("--record-bytes", opt->record_bytes, "Payload bytes per synthetic record")->capture_default_str();
+  cmd->add_option("--seconds", opt->seconds, "Minimum seconds per timing round")->capture_default_str();
+  cmd->callback([opt, exit_code] { *exit_code = RunBenchVerify(*opt); });
+}
+
+}  // namespace shard_tool

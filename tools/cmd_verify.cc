@@ -1,0 +1,207 @@
+// `shard verify [OPTIONS] PATHS...`: the CI gate for shards. Checks every
+// record's framing and CRCs, that each payload is a tf.Example, and a
+// `<shard>.idx` beside a plain shard; reports every fault with its file, byte
+// offset and record number, then a summary. Files, folders (searched for
+// shards recursively) and glob patterns are accepted. docs/verify.md
+// describes the output, the JSON schema, the fault kinds and the exit codes.
+//
+// Output: fault lines, per-file notes and the summary go to stdout (they are
+// the report; with --json one JSON document is all stdout holds); usage
+// errors go to stderr.
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "json_writer.h"
+#include "libshard/verify/verifier.h"
+
+namespace shard_tool {
+namespace {
+
+namespace verify = libshard::verify;
+namespace record = libshard::record;
+
+struct VerifyCliOptions {
+  std::vector<std::string> paths;
+  bool json = false;
+  bool quiet = false;
+  bool records_only = false;
+  bool no_index = false;
+  bool allow_empty = false;
+  std::string compression = "auto";
+  int threads = 0;
+  uint64_t max_record_length = record::kDefaultMaxRecordLength;
+};
+
+struct Summary {
+  uint64_t files = 0;
+  uint64_t files_with_faults = 0;
+  uint64_t records = 0;
+  uint64_t bytes = 0;
+  uint64_t unchecked_bytes = 0;
+  uint64_t faults = 0;
+  bool unreadable = false;
+  double seconds = 0;
+  double mb_per_s() const { return seconds > 0 ? bytes / seconds / 1e6 : 0; }
+};
+
+Summary Summarize(const std::vector<verify::FileResult>& results, double seconds) {
+  Summary s;
+  s.seconds = seconds;
+  for (const auto& r : results) {
+    ++s.files;
+    if (!r.ok()) ++s.files_with_faults;
+    s.records += r.records;
+    s.bytes += r.bytes;
+    s.unchecked_bytes += r.unchecked_bytes.value_or(0);
+    s.faults += r.fault_count();
+    if (r.Has(verify::FaultKind::kUnreadable)) s.unreadable = true;
+  }
+  return s;
+}
+
+void PrintHuman(const std::vector<verify::FileResult>& results, const Summary& s, bool quiet) {
+  for (const auto& r : results) {
+    for (const auto& f : r.faults) {
+      std::cout << "shard verify: " << r.path << ": at byte " << f.offset << " (record " << f.record
+                << "): " << verify::FaultKindName(f.kind) << ": " << f.message << "\n";
+    }
+    if (r.faults_omitted > 0) {
+      std::cout << "shard verify: " << r.path << ": " << r.faults_omitted << " more faults not listed\n";
+    }
+    if (!r.unchecked_bytes.has_value()) {
+      if (r.Has(verify::FaultKind::kUnreadable)) continue;  // nothing was read
+      std::cout << "shard verify: " << r.path << ": the rest of the " << record::CompressionName(r.compression)
+                << " stream after byte " << r.bytes << " left unchecked\n";
+    } else if (*r.unchecked_bytes > 0) {
+      std::cout << "shard verify: " << r.path << ": " << *r.unchecked_bytes << " bytes after byte " << r.bytes
+                << " left unchecked\n";
+    }
+  }
+  if (quiet) return;
+  char rate[32];
+  std::snprintf(rate, sizeof rate, "%.1f", s.mb_per_s());
+  std::cout << "shard verify: " << s.files << (s.files == 1 ? " file" : " files") << " (" << s.files_with_faults
+            << " with faults), " << s.records << " records, " << s.bytes << " bytes checked";
+  if (s.unchecked_bytes > 0) std::cout << ", " << s.unchecked_bytes << " bytes unchecked";
+  std::cout << ", " << s.faults << (s.faults == 1 ? " fault" : " faults") << ", " << rate << " MB/s\n";
+}
+
+void PrintJson(const std::vector<verify::FileResult>& results, const Summary& s) {
+  JsonWriter j(std::cout);
+  j.BeginObject();
+  j.Key("files");
+  j.BeginArray();
+  for (const auto& r : results) {
+    j.BeginObject();
+    j.Field("path", r.path);
+    j.Field("compression", record::CompressionName(r.compression));
+    j.Field("records", r.records);
+    j.Field("bytes", r.bytes);
+    j.Key("unchecked_bytes");
+    if (r.unchecked_bytes.has_value()) {
+      j.Uint(*r.unchecked_bytes);
+    } else {
+      j.Null();
+    }
+    j.Field("faults_omitted", r.faults_omitted);
+    j.Key("faults");
+    j.BeginArray();
+    for (const auto& f : r.faults) {
+      j.BeginObject();
+      j.Field("offset", f.offset);
+      j.Field("record", f.record);
+      j.Field("kind", verify::FaultKindName(f.kind));
+      j.Field("message", f.message);
+      j.EndObject();
+    }
+    j.EndArray();
+    j.EndObject();
+  }
+  j.EndArray();
+  j.Key("summary");
+  j.BeginObject();
+  j.Field("files", s.files);
+  j.Field("files_with_faults", s.files_with_faults);
+  j.Field("records", s.records);
+  j.Field("bytes", s.bytes);
+  j.Field("unchecked_bytes", s.unchecked_bytes);
+  j.Field("faults", s.faults);
+  j.Field("seconds", s.seconds);
+  j.Field("mb_per_s", s.mb_per_s());
+  j.EndObject();
+  j.EndObject();
+  std::cout << "\n";
+}
+
+int RunVerify(const VerifyCliOptions& cli) {
+  verify::VerifyOptions options;
+  auto compression = record::ParseCompression(cli.compression);
+  if (!compression.ok()) {
+    std::cerr << "shard verify: " << compression.status().message() << "\n";
+    return kExitUsage;
+  }
+  options.compression = *compression;
+  options.check_examples = !cli.records_only;
+  options.check_index = !cli.no_index;
+  options.allow_empty = cli.allow_empty;
+  options.threads = cli.threads;
+  options.max_record_length = cli.max_record_length;
+  if (libshard::Status s = verify::ValidateOptions(options); !s.ok()) {
+    std::cerr << "shard verify: " << s.message() << "\n";
+    return kExitUsage;
+  }
+  auto paths = verify::ExpandPaths(cli.paths);
+  if (!paths.ok()) {
+    std::cerr << "shard verify: " << paths.status().message() << "\n";
+    return kExitUsage;
+  }
+  auto start = std::chrono::steady_clock::now();
+  std::vector<verify::FileResult> results = verify::VerifyFiles(*paths, options);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  Summary s = Summarize(results, seconds);
+  if (cli.json) {
+    PrintJson(results, s);
+  } else {
+    PrintHuman(results, s, cli.quiet);
+  }
+  std::cout.flush();
+  if (s.unreadable) return kExitUsage;
+  return s.faults > 0 ? kExitFailure : kExitOk;
+}
+
+}  // namespace
+
+void RegisterVerify(CLI::App& app, int* exit_code) {
+  auto opt = std::make_shared<VerifyCliOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "verify",
+      "Check TFRecord shards: framing, both CRCs of every record, that each payload is a tf.Example,\n"
+      "and FILE.idx beside a plain shard. PATHS are files, folders (searched recursively for *.tfrecord,\n"
+      "*.tfrecords, *.tfrecord.gz and *-NNNNN-of-NNNNN*) or glob patterns. Every fault is printed on stdout\n"
+      "as \"shard verify: FILE: at byte OFFSET (record N): KIND: MESSAGE\", then a summary.\n"
+      "Exit codes: 0 no fault, 1 faults found, 2 usage error or an unreadable file.");
+  cmd->add_option("paths", opt->paths, "Shard files, folders or glob patterns")->required();
+  cmd->add_flag("--json", opt->json, "Print one JSON document instead (schema: docs/verify.md)");
+  cmd->add_option("--compression", opt->compression, "auto (detect per file), none, gzip or zlib")
+      ->check(CLI::IsMember({"auto", "none", "gzip", "zlib"}))
+      ->capture_default_str();
+  cmd->add_option("--threads", opt->threads, "Files checked at once; 0: one per core")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_flag("--records-only", opt->records_only,
+                "Check framing and CRCs only, not that payloads are tf.Examples (e.g. raw-record files)");
+  cmd->add_flag("--no-index", opt->no_index, "Do not compare FILE.idx with the shard");
+  cmd->add_flag("--allow-empty", opt->allow_empty, "Accept files with no records (default: an empty_file fault)");
+  cmd->add_option("--max-record-length", opt->max_record_length,
+                  "Longer records are length_too_large faults")
+      ->capture_default_str();
+  cmd->add_flag("-q,--quiet", opt->quiet, "Print only faults, no summary");
+  cmd->callback([opt, exit_code] { *exit_code = RunVerify(*opt); });
+}
+
+}  // namespace shard_tool
