@@ -31,18 +31,27 @@ case "$mode" in
     build=$root/build-fuzz
     CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
       -DLIBSHARD_BUILD_FUZZERS=ON -DLIBSHARD_BUILD_TESTS=OFF -DLIBSHARD_BUILD_TOOLS=OFF
-    cmake --build "$build" -j "$jobs" --target fuzz_record_reader fuzz_example_view fuzz_verify
+    targets=(fuzz_record_reader fuzz_example_view fuzz_verify)
+    cmake --build "$build" -j "$jobs" --target "${targets[@]}"
     seconds=${FUZZ_SECONDS:-30}
-    for target in fuzz_record_reader fuzz_example_view fuzz_verify; do
+    passed=0 failed=0
+    for target in "${targets[@]}"; do
       corpus=$build/corpus/$target
       mkdir -p "$corpus"
       seeds=()
       [ -d "$shared/interop/tfrecord" ] && seeds+=("$shared/interop/tfrecord")
       echo "fuzz: $target for ${seconds}s"
-      "$build/tests/fuzz/$target" -max_total_time="$seconds" -max_len=65536 -rss_limit_mb=2048 \
-        -print_final_stats=1 "$corpus" "${seeds[@]}" 2>&1 | tail -n 12
+      if "$build/tests/fuzz/$target" -max_total_time="$seconds" -max_len=65536 -rss_limit_mb=2048 \
+          -print_final_stats=1 "$corpus" "${seeds[@]}" > "$build/$target.log" 2>&1; then
+        passed=$((passed + 1))
+        tail -n 6 "$build/$target.log"
+      else
+        failed=$((failed + 1))
+        tail -n 60 "$build/$target.log"
+      fi
     done
-    echo "fuzz: 3 passed, 0 failed"
+    echo "fuzz: $passed passed, $failed failed"
+    [ "$failed" -eq 0 ]
     ;;
   *)
     echo "usage: tools/test.sh [--asan|--fuzz]" >&2
