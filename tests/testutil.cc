@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -58,6 +59,22 @@ std::string MakeTempDir() {
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir.string();
+}
+
+CommandResult RunCommand(const std::string& command_line) {
+  static int runs = 0;
+  const fs::path dir =
+      fs::temp_directory_path() / ("libshard_cmd_" + std::to_string(::getpid()) + "_" + std::to_string(runs++));
+  fs::create_directories(dir);
+  const std::string out = (dir / "out").string();
+  const std::string err = (dir / "err").string();
+  int status = std::system((command_line + " >" + out + " 2>" + err).c_str());
+  CommandResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = ReadFileOrDie(out);
+  r.err = ReadFileOrDie(err);
+  fs::remove_all(dir);
+  return r;
 }
 
 }  // namespace libshard::testing

@@ -21,6 +21,14 @@ void WriteFileOrDie(const std::string& path, const std::string& contents);
 // A fresh, empty directory unique to the running test, under $TMPDIR.
 std::string MakeTempDir();
 
+struct CommandResult {
+  int exit_code = -1;  // -1 when the command did not exit normally
+  std::string out;     // stdout
+  std::string err;     // stderr
+};
+// Runs `command_line` through /bin/sh, capturing stdout and stderr.
+CommandResult RunCommand(const std::string& command_line);
+
 }  // namespace libshard::testing
 
 #endif  // LIBSHARD_TESTS_TESTUTIL_H_

@@ -24,27 +24,10 @@ using testing::ReadFileOrDie;
 using testing::SharedPath;
 using testing::WriteFileOrDie;
 
-struct Result {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
+using Result = testing::CommandResult;
 
-Result Shard(const std::string& args) {
-  static int runs = 0;
-  const std::string dir =
-      (fs::temp_directory_path() / ("verify_cli_" + std::to_string(::getpid()) + "_" + std::to_string(runs++)))
-          .string();
-  fs::create_directories(dir);
-  const std::string cmd = std::string(SHARD_BIN) + " " + args + " >" + dir + "/out 2>" + dir + "/err";
-  int status = std::system(cmd.c_str());
-  Result r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = ReadFileOrDie(dir + "/out");
-  r.err = ReadFileOrDie(dir + "/err");
-  fs::remove_all(dir);
-  return r;
-}
+// Runs `shard ARGS`, capturing stdout and stderr.
+Result Shard(const std::string& args) { return testing::RunCommand(std::string(SHARD_BIN) + " " + args); }
 
 bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
