@@ -577,6 +577,24 @@ TEST(RecordStreamReaderTest, CompressionNames) {
   EXPECT_EQ(*ParseCompression("GZIP"), Compression::kGzip);
   EXPECT_EQ(*ParseCompression(""), Compression::kNone);
   EXPECT_EQ(ParseCompression("snappy").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseCompression("snappy").status().message(),
+            "unknown compression \"snappy\" (expected auto, none, gzip or zlib)");
+}
+
+TEST(RecordStreamReaderTest, DataAfterZlibStreamIsDataLoss) {
+  std::string zlib = Compress(WriteRecords({"a", "b"}), 6);
+  const size_t end = zlib.size();
+  std::string path = MakeTempDir() + "/trailing.tfrecord.zz";
+  WriteFileOrDie(path, zlib + "junk");
+  auto reader = RecordStreamReader::Open(path, Compression::kZlib);
+  ASSERT_TRUE(reader.ok());
+  RecordView rec;
+  Status s;
+  int records = 0;
+  while ((s = (*reader)->Next(&rec)).ok()) ++records;
+  EXPECT_EQ(records, 2);
+  EXPECT_EQ(s.code(), StatusCode::kDataLoss);
+  EXPECT_EQ(s.message(), path + ": data after the end of the zlib stream at compressed byte " + std::to_string(end));
 }
 
 // ---------------------------------------------------------------- write errors
@@ -612,6 +630,20 @@ TEST(RecordWriterTest, DiskFullOnFlush) {
   EXPECT_TRUE(HasSubstr(s.message(), "No space left"));
   // A writer whose flush failed must not report a clean close.
   EXPECT_FALSE((*writer)->Close().ok());
+}
+
+TEST(RecordWriterTest, WriteOrCloseAfterCloseFails) {
+  std::string out;
+  RecordWriter writer(io::NewStringWritableFile(&out, "mem"), nullptr);
+  ASSERT_TRUE(writer.Write("x").ok());
+  ASSERT_TRUE(writer.Close().ok());
+  Status w = writer.Write("y");
+  EXPECT_EQ(w.code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(w.message(), "mem: write after close");
+  Status c = writer.Close();
+  EXPECT_EQ(c.code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(c.message(), "mem: already closed");
+  EXPECT_EQ(out.size(), 1 + kFramingOverhead);
 }
 
 TEST(RecordWriterTest, CreateInMissingDirectoryNamesPath) {

@@ -117,9 +117,24 @@ class InflateSource final : public ByteSource {
   }
 
   StatusOr<size_t> Read(char* dst, size_t n) override {
+    if (!deferred_.ok()) return deferred_;
     if (!ok_) return InternalError("inflateInit2 failed");
     z_.next_out = reinterpret_cast<Bytef*>(dst);
     z_.avail_out = static_cast<uInt>(std::min<size_t>(n, 1u << 30));
+    Status s = Inflate();
+    const size_t produced = n - z_.avail_out;
+    if (!s.ok()) {
+      // Hand out the good bytes before the damage first; the error follows
+      // on the next call, so records before it are still read.
+      if (produced == 0) return s;
+      deferred_ = s;
+    }
+    return produced;
+  }
+
+ private:
+  // Inflates into z_.next_out until it is full or the input ends.
+  Status Inflate() {
     while (z_.avail_out > 0 && !done_) {
       if (z_.avail_in == 0) {
         LIBSHARD_ASSIGN_OR_RETURN(size_t got, in_->Read(inbuf_.data(), inbuf_.size()));
@@ -136,8 +151,10 @@ class InflateSource final : public ByteSource {
       }
       if (member_done_) {
         // Bytes after a finished member: another gzip member, or garbage.
-        if (!gzip_) return DataLossError("data after the end of the zlib stream at compressed byte " +
-                                         std::to_string(in_->consumed() - z_.avail_in));
+        if (!gzip_) {
+          return DataLossError("data after the end of the zlib stream at compressed byte " +
+                               std::to_string(in_->consumed() - z_.avail_in));
+        }
         inflateReset(&z_);
         member_done_ = false;
       }
@@ -150,10 +167,9 @@ class InflateSource final : public ByteSource {
                              ": " + (z_.msg ? z_.msg : "inflate error"));
       }
     }
-    return n - z_.avail_out;
+    return Status::OK();
   }
 
- private:
   std::unique_ptr<InputSource> in_;
   bool gzip_;
   z_stream z_;
@@ -161,6 +177,7 @@ class InflateSource final : public ByteSource {
   bool member_done_ = false;
   bool done_ = false;
   std::string inbuf_;
+  Status deferred_;  // an error met after good bytes were handed out
 };
 
 class StreamReaderImpl final : public RecordStreamReader {
