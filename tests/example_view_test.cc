@@ -792,6 +792,27 @@ TEST(ExampleViewMalformedTest, DataLossNamingTheOffset) {
   }
 }
 
+// Unknown groups nest as deep as protobuf's recursion limit allows, no deeper.
+TEST(ExampleViewMalformedTest, NestedGroupsFollowProtobufsLimit) {
+  auto nested = [](int depth) {
+    std::string open, close;
+    for (int i = 0; i < depth; ++i) {
+      open += Tag(7, 3);
+      close += Tag(7, 4);
+    }
+    return open + close;
+  };
+  tensorflow::Example proto;
+  EXPECT_TRUE(proto.ParseFromString(nested(40)));
+  EXPECT_TRUE(ExampleView::Parse(nested(40)).ok());
+  EXPECT_FALSE(proto.ParseFromString(nested(150)));
+  auto deep = ExampleView::Parse(nested(150));
+  ASSERT_FALSE(deep.ok());
+  EXPECT_EQ(deep.status().code(), StatusCode::kDataLoss);
+  EXPECT_TRUE(HasSubstr(deep.status().message(), "malformed Example at byte 0 "));
+  EXPECT_TRUE(HasSubstr(deep.status().message(), "groups nested too deeply"));
+}
+
 // Every strict prefix of a valid record either parses identically with both
 // parsers or is rejected by both.
 TEST(ExampleViewMalformedTest, EveryTruncationAgreesWithProtobuf) {

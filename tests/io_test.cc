@@ -121,6 +121,8 @@ TEST(WritableFileTest, StringFile) {
   ASSERT_TRUE(file->Close().ok());
   EXPECT_EQ(dest, "pre:abc");
   EXPECT_EQ(file->Append("x").code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(file->Append("x").message(), "mem: append after close");
+  EXPECT_EQ(file->Close().message(), "mem: already closed");
   EXPECT_EQ(file->name(), "mem");
 }
 

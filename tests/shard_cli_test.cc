@@ -125,6 +125,31 @@ TEST(ShardCliTest, IndexWritesDaliIndexAndChecksIt) {
   EXPECT_NE(stale.err.find("index has 3 entries"), std::string::npos) << stale.err;
 }
 
+TEST(ShardCliTest, InspectJsonEscapesKeys) {
+  const std::string dir = MakeTempDir();
+  const std::string path = dir + "/keys.tfrecord";
+  auto writer = record::RecordWriter::Create(path);
+  ASSERT_TRUE(writer.ok());
+  example::ExampleBuilder b;
+  b.AddInt64("say \"hi\"\n\\\x01", 1);
+  ASSERT_TRUE((*writer)->Write(b.Serialize()).ok());
+  ASSERT_TRUE((*writer)->Close().ok());
+  Result r = Shard("inspect --json " + path);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"key\":\"say \\\"hi\\\"\\n\\\\\\u0001\""), std::string::npos) << r.out;
+}
+
+TEST(ShardCliTest, IndexRefusesCompressedFile) {
+  const std::string dir = MakeTempDir();
+  const std::string path = dir + "/c.tfrecord.gz";
+  WriteFileOrDie(path, std::string("\x1f\x8b\x08\x00", 4) + std::string(20, '\0'));
+  Result r = Shard("index " + path);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find(path + ": is gzip-compressed; an index addresses uncompressed records"), std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(path + ".idx"));
+}
+
 TEST(ShardCliTest, IndexRefusesCorruptFileAndWritesNothing) {
   const std::string dir = MakeTempDir();
   const std::string shard = MakeShard(dir, 3);

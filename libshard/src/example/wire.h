@@ -109,7 +109,8 @@ class Reader {
 
   // Skips an (unknown) group up to its matching end-group tag.
   bool SkipGroup(uint32_t number, int depth) {
-    if (depth > 32) return Fail("groups nested too deeply");
+    // protobuf's default recursion limit, so both accept and reject the same inputs.
+    if (depth > 100) return Fail("groups nested too deeply");
     for (;;) {
       uint32_t tag;
       if (!ReadTag(p_, end_, &tag)) return Fail("unterminated group");
