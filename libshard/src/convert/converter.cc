@@ -232,18 +232,6 @@ std::optional<ShardEntry> ReusableShard(const ConvertOptions& o, const PlannedSh
   return *e;
 }
 
-Status WriteRejectsTsv(const std::string& path, const Manifest& m) {
-  std::string text = "path\treason\n";
-  for (const Reject& r : m.rejects()) {
-    std::string reason = r.reason();
-    for (char& c : reason) {
-      if (c == '\t' || c == '\n' || c == '\r') c = ' ';
-    }
-    text += r.path() + "\t" + reason + "\n";
-  }
-  return WriteFileAtomically(path, text);
-}
-
 }  // namespace
 
 ConvertOptions Normalized(const ConvertOptions& in) {

@@ -72,6 +72,18 @@ std::string TaskManifestName(uint32_t task_index, uint32_t num_tasks) {
   return buf;
 }
 
+Status WriteRejectsTsv(const std::string& path, const Manifest& m) {
+  std::string text = "path\treason\n";
+  for (const Reject& r : m.rejects()) {
+    std::string reason = r.reason();
+    for (char& c : reason) {
+      if (c == '\t' || c == '\n' || c == '\r') c = ' ';
+    }
+    text += r.path() + "\t" + reason + "\n";
+  }
+  return WriteFileAtomically(path, text);
+}
+
 StatusOr<Manifest> AssembleManifest(const ConversionOptions& options,
                                     const std::vector<LabelEntry>& labels,
                                     const std::vector<FeatureSpec>& schema,

@@ -36,6 +36,10 @@ StatusOr<ShardEntry> ReadShardEntry(const std::string& path);
 // Writes `text` to `path` via `path.tmp`, fsync and rename.
 Status WriteFileAtomically(const std::string& path, const std::string& text);
 
+// rejects.tsv: a header line "path<TAB>reason", then one line per reject of
+// `m` (tabs and line breaks in reasons become spaces), written atomically.
+Status WriteRejectsTsv(const std::string& path, const Manifest& m);
+
 // "manifest.task-00002-of-00007.json"
 std::string TaskManifestName(uint32_t task_index, uint32_t num_tasks);
 
