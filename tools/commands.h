@@ -24,6 +24,7 @@ void RegisterBenchCrc(CLI::App& bench, int* exit_code);
 void RegisterBenchRead(CLI::App& bench, int* exit_code);
 void RegisterBenchVerify(CLI::App& bench, int* exit_code);
 void RegisterBenchCodec(CLI::App& bench, int* exit_code);
+void RegisterBenchConvert(CLI::App& bench, int* exit_code);
 
 }  // namespace shard_tool
 
