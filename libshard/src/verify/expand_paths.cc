@@ -39,7 +39,12 @@ Status AddFolder(const std::string& dir, std::vector<std::string>* out) {
   fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec);
   for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
     std::error_code type_ec;
-    if (it->is_regular_file(type_ec) && LooksLikeShardName(it->path().filename().string())) {
+    const std::string name = it->path().filename().string();
+    if (!name.empty() && name[0] == '.') {  // hidden: e.g. the converter's .libshard/ state
+      if (it->is_directory(type_ec)) it.disable_recursion_pending();
+      continue;
+    }
+    if (it->is_regular_file(type_ec) && LooksLikeShardName(name)) {
       found.push_back(it->path().string());
     }
   }

@@ -145,7 +145,8 @@ bool LooksLikeShardName(std::string_view file_name);
 
 // Expands command-line arguments into files, in argument order, duplicates
 // dropped: a file is taken as given (whatever its name); a folder gives every
-// file under it (recursively) whose name LooksLikeShardName, sorted by path;
+// file under it (recursively, hidden files and folders skipped) whose name
+// LooksLikeShardName, sorted by path;
 // an argument with `*`, `?` or `[` is a glob(3) pattern whose matches are
 // taken as files or folders. An argument that matches nothing (a missing
 // file, a folder without shards, a glob without matches) is InvalidArgument
