@@ -8,7 +8,10 @@
 set -euo pipefail
 case "${1:-}" in
   convert)
-    [ $# -ge 4 ] && [ "$3" = -o ] || { echo "fake shard: usage: convert INPUT -o OUT ..." >&2; exit 2; }
+    if [ $# -lt 4 ] || [ "$3" != -o ]; then
+      echo "fake shard: usage: convert INPUT -o OUT ..." >&2
+      exit 2
+    fi
     input=$2 out=$4
     shift 4
     index=$((SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN))

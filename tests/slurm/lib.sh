@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Helpers for the Slurm tests; sourced by scripts that run under local_slurm.sh.
 
 # fail MESSAGE: prints it and the private cluster's job records, exits 1.

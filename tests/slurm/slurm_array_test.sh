@@ -8,6 +8,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 [ -n "${LOCAL_SLURM_DIR:-}" ] || exec bash "$here/local_slurm.sh" bash "$0" "$@"
+# shellcheck source=tests/slurm/lib.sh
 source "$here/lib.sh"
 
 src=${LIBSHARD_SOURCE_DIR:-$here/../..}

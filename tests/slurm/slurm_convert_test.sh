@@ -21,6 +21,7 @@ if [ -z "${LOCAL_SLURM_DIR:-}" ]; then
   fi
   exec bash "$here/local_slurm.sh" bash "$0" "$@"
 fi
+# shellcheck source=tests/slurm/lib.sh
 source "$here/lib.sh"
 
 src=${LIBSHARD_SOURCE_DIR:-$here/../..}
