@@ -383,7 +383,6 @@ class FileWindow : public Window {
 void WalkPlain(Window* window, const VerifyOptions& options, RecordSink* sink, FileResult* r) {
   const record::ReaderOptions ro = ReaderOptionsFor(options);
   uint64_t offset = 0;
-  std::string_view head;
   for (;;) {
     std::string_view win;
     Status s = window->Ensure(offset, record::kHeaderSize, &win);
@@ -402,15 +401,14 @@ void WalkPlain(Window* window, const VerifyOptions& options, RecordSink* sink, F
       r->unchecked_bytes = window->size() - offset;
       return;
     }
-    if (offset == 0) head = win.substr(0, 64);
     RecordView rec;
     RecordFault fault = record::DecodeRecordAt(win, 0, ro, &rec);
     if (fault == RecordFault::kEndOfData) break;
     if (fault != RecordFault::kNone) {
       sink->Flush();
-      std::string head_copy(head);
+      // Only a fault at byte 0 looks at the head; `win` is still valid here.
       AddFramingFault(r, options, fault, offset, DetailOf(record::FaultStatus(fault, win, 0, ro).message(), 0),
-                      head_copy);
+                      offset == 0 ? win : std::string_view());
       r->unchecked_bytes = window->size() - offset;
       return;
     }
