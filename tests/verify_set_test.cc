@@ -554,6 +554,16 @@ TEST_F(DecodeTest, FaultsInRecordOrderWhateverTheThreads) {
   }
 }
 
+TEST(DecodeOptionsTest, Validate) {
+  VerifyOptions bad;
+  bad.decode_images = true;
+  bad.check_examples = false;
+  EXPECT_EQ(ValidateOptions(bad).code(), StatusCode::kInvalidArgument);
+  bad = VerifyOptions();
+  bad.max_pixels = 0;
+  EXPECT_EQ(ValidateOptions(bad).code(), StatusCode::kInvalidArgument);
+}
+
 // ------------------------------------------------------- the pread file walk
 
 TEST(FileWalkTest, RecordsLongerThanTheBufferAndAcrossItsEdges) {
