@@ -49,7 +49,10 @@ Status AddFolder(const std::string& dir, std::vector<std::string>* out) {
     }
   }
   if (ec) return IOError("cannot list " + dir + ": " + ec.message());
-  if (found.empty()) return InvalidArgumentError(dir + ": no TFRecord files in this folder");
+  // A folder with a manifest but no shards is for the manifest checks to judge.
+  if (found.empty() && !fs::is_regular_file(fs::path(dir) / "manifest.json", ec)) {
+    return InvalidArgumentError(dir + ": no TFRecord files in this folder");
+  }
   std::sort(found.begin(), found.end());
   out->insert(out->end(), found.begin(), found.end());
   return Status::OK();
@@ -107,6 +110,20 @@ StatusOr<std::vector<std::string>> ExpandPaths(const std::vector<std::string>& a
     if (seen.insert(p).second) unique.push_back(std::move(p));
   }
   return unique;
+}
+
+std::vector<std::string> FindManifests(const std::vector<std::string>& args) {
+  std::vector<std::string> found;
+  std::set<std::string> seen;
+  for (const std::string& arg : args) {
+    std::error_code ec;
+    if (!fs::is_directory(arg, ec)) continue;
+    fs::path manifest = fs::path(arg) / "manifest.json";
+    if (!fs::is_regular_file(manifest, ec)) continue;
+    std::string key = fs::weakly_canonical(manifest, ec).string();
+    if (seen.insert(ec ? manifest.string() : key).second) found.push_back(manifest.string());
+  }
+  return found;
 }
 
 }  // namespace libshard::verify
