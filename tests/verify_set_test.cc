@@ -208,7 +208,9 @@ class ManifestSetTest : public ::testing::Test {
   // The only fault of the file named `name`; no set-level fault.
   Fault OnlyFileFault(const SetResult& r, const std::string& path) {
     EXPECT_EQ(r.manifests.size(), 1u);
-    if (!r.manifests.empty()) EXPECT_TRUE(r.manifests[0].faults.empty()) << r.manifests[0].faults[0].message;
+    if (!r.manifests.empty()) {
+      EXPECT_TRUE(r.manifests[0].faults.empty()) << r.manifests[0].faults[0].message;
+    }
     for (const FileResult& f : r.files) {
       if (f.path != path) {
         EXPECT_TRUE(f.ok()) << f.path;
@@ -550,7 +552,9 @@ TEST_F(DecodeTest, FaultsInRecordOrderWhateverTheThreads) {
     EXPECT_EQ(one.faults[i].offset, four.faults[i].offset);
     EXPECT_EQ(one.faults[i].kind, four.faults[i].kind);
     EXPECT_EQ(one.faults[i].message, four.faults[i].message);
-    if (i > 0) EXPECT_LT(one.faults[i - 1].record, one.faults[i].record);
+    if (i > 0) {
+      EXPECT_LT(one.faults[i - 1].record, one.faults[i].record);
+    }
   }
 }
 

@@ -32,8 +32,9 @@ bool HasShardNumbering(std::string_view name) {
   return false;
 }
 
-// Appends the shards under `dir`, sorted by path.
-Status AddFolder(const std::string& dir, std::vector<std::string>* out) {
+}  // namespace
+
+StatusOr<std::vector<std::string>> FindShardFiles(const std::string& dir) {
   std::vector<std::string> found;
   std::error_code ec;
   fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec);
@@ -49,11 +50,20 @@ Status AddFolder(const std::string& dir, std::vector<std::string>* out) {
     }
   }
   if (ec) return IOError("cannot list " + dir + ": " + ec.message());
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+namespace {
+
+// Appends the shards under `dir`, sorted by path.
+Status AddFolder(const std::string& dir, std::vector<std::string>* out) {
+  std::error_code ec;
+  LIBSHARD_ASSIGN_OR_RETURN(std::vector<std::string> found, FindShardFiles(dir));
   // A folder with a manifest but no shards is for the manifest checks to judge.
   if (found.empty() && !fs::is_regular_file(fs::path(dir) / "manifest.json", ec)) {
     return InvalidArgumentError(dir + ": no TFRecord files in this folder");
   }
-  std::sort(found.begin(), found.end());
   out->insert(out->end(), found.begin(), found.end());
   return Status::OK();
 }

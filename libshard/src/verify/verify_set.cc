@@ -167,22 +167,21 @@ void Compare(const ListedShard& listed, const FileResult& r, ManifestResult* m) 
 
 // Files under the manifest's folder that look like shards but are not listed.
 void FindUnlisted(const LoadedManifest& m, const std::set<std::string>& listed, ManifestResult* result) {
-  std::vector<std::string> found;
-  std::error_code ec;
   const fs::path dir = m.dir.empty() ? fs::path(".") : m.dir;
-  fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec);
-  for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    std::error_code type_ec;
-    if (it->is_regular_file(type_ec) && LooksLikeShardName(it->path().filename().string()) &&
-        listed.count(Key(it->path().string())) == 0) {
-      found.push_back(m.dir.empty() ? it->path().lexically_relative(".").string() : it->path().string());
+  StatusOr<std::vector<std::string>> all = FindShardFiles(dir.string());
+  if (!all.ok()) {
+    Add(result, dir.string(), FaultKind::kManifestUnreadable, all.status().message());
+    return;
+  }
+  std::vector<std::string> found;
+  for (const std::string& path : *all) {
+    if (listed.count(Key(path)) == 0) {
+      found.push_back(m.dir.empty() ? fs::path(path).lexically_relative(".").string() : path);
     }
   }
-  std::sort(found.begin(), found.end());
   for (const std::string& f : found) {
     Add(result, f, FaultKind::kManifestShardUnlisted, "a shard in the manifest's folder that it does not list");
   }
-  if (ec) Add(result, dir.string(), FaultKind::kManifestUnreadable, "cannot list the folder: " + ec.message());
 }
 
 }  // namespace

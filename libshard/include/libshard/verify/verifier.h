@@ -247,6 +247,11 @@ std::vector<std::string> FindManifests(const std::vector<std::string>& args);
 // or more digits each); never `*.idx`.
 bool LooksLikeShardName(std::string_view file_name);
 
+// Every file under `dir` (recursively; hidden files and folders, such as the
+// converter's .libshard/ state, skipped) whose name LooksLikeShardName,
+// sorted by path. IOError when the folder cannot be listed.
+StatusOr<std::vector<std::string>> FindShardFiles(const std::string& dir);
+
 // Expands command-line arguments into files, in argument order, duplicates
 // dropped: a file is taken as given (whatever its name); a folder gives every
 // file under it (recursively, hidden files and folders skipped) whose name
