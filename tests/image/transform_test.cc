@@ -6,9 +6,12 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <random>
+#include <tuple>
 
 #include "golden.h"
 #include "libshard/image/decode.h"
+#include "libshard/image/encode.h"
 #include "libshard/image/pipeline.h"
 #include "libshard/image/resize.h"
 #include "testutil.h"
@@ -40,28 +43,45 @@ double MeanAbsDiff(const Image& a, const Image& b) {
   return sum / a.byte_size();
 }
 
-class PillowResizeTest : public ::testing::TestWithParam<Filter> {};
+// Every filter against Pillow, through each 8-bit implementation this CPU
+// has (the reference and the SIMD path must both hold).
+class PillowResizeTest : public ::testing::TestWithParam<std::tuple<Filter, ResampleImpl>> {
+ protected:
+  void SetUp() override {
+    if (!ResampleImplAvailable(impl())) {
+      GTEST_SKIP() << ResampleImplName(impl()) << " not available on this CPU";
+    }
+  }
+  Filter filter() const { return std::get<0>(GetParam()); }
+  ResampleImpl impl() const { return std::get<1>(GetParam()); }
+  StatusOr<Image> Run(const Image& src, const ResampleBox& box, int w, int h) const {
+    return ResampleWith(impl(), src, box, w, h, filter());
+  }
+};
+
+ResampleBox Whole(const Image& img) {
+  return ResampleBox{0, 0, double(img.width()), double(img.height())};
+}
 
 TEST_P(PillowResizeTest, WithinOneLevelOfPillow) {
-  const Filter filter = GetParam();
   const Image src = LoadInput("resize_input.png");
   ASSERT_EQ(src.width(), 97);
   auto golden = LoadGoldenSet("resize");
-  const std::string prefix = std::string(FilterName(filter)) + "/";
+  const std::string prefix = std::string(FilterName(filter())) + "/";
   int checked = 0;
   for (auto [w, h] : {std::pair{40, 30}, {150, 131}, {61, 100}}) {
     SCOPED_TRACE(prefix + std::to_string(w) + "x" + std::to_string(h));
-    StatusOr<Image> out = Resize(src, w, h, filter);
+    StatusOr<Image> out = Run(src, Whole(src), w, h);
     ASSERT_TRUE(out.ok()) << out.status();
     const auto d = Compare(*out, golden.at(prefix + std::to_string(w) + "x" + std::to_string(h)));
     ASSERT_TRUE(d.same_shape);
     EXPECT_LE(d.mean_abs, 1.0);
-    EXPECT_LE(d.max_abs, filter == Filter::kNearest ? 0 : 1);
+    EXPECT_LE(d.max_abs, filter() == Filter::kNearest ? 0 : 1);
     ++checked;
   }
   {
     SCOPED_TRACE(prefix + "box32x32");
-    StatusOr<Image> out = Resample(src, ResampleBox{10.5, 3.25, 80.75, 70.0}, 32, 32, filter);
+    StatusOr<Image> out = Run(src, ResampleBox{10.5, 3.25, 80.75, 70.0}, 32, 32);
     ASSERT_TRUE(out.ok()) << out.status();
     const auto d = Compare(*out, golden.at(prefix + "box32x32"));
     EXPECT_LE(d.mean_abs, 1.0);
@@ -71,7 +91,7 @@ TEST_P(PillowResizeTest, WithinOneLevelOfPillow) {
     SCOPED_TRACE(prefix + "rgba40x30");
     const Image rgba = LoadInput("resize_input_rgba.png", AlphaMode::kKeep);
     ASSERT_EQ(rgba.channels(), 4);
-    StatusOr<Image> out = Resize(rgba, 40, 30, filter);
+    StatusOr<Image> out = Run(rgba, Whole(rgba), 40, 30);
     ASSERT_TRUE(out.ok()) << out.status();
     const auto& g = golden.at(prefix + "rgba40x30");
     const auto d = Compare(*out, g);
@@ -81,10 +101,132 @@ TEST_P(PillowResizeTest, WithinOneLevelOfPillow) {
   EXPECT_EQ(checked, 5);
 }
 
-INSTANTIATE_TEST_SUITE_P(AllFilters, PillowResizeTest,
-                         ::testing::Values(Filter::kNearest, Filter::kBox, Filter::kBilinear,
-                                           Filter::kBicubic, Filter::kLanczos3),
-                         [](const auto& info) { return std::string(FilterName(info.param)); });
+INSTANTIATE_TEST_SUITE_P(
+    AllFilters, PillowResizeTest,
+    ::testing::Combine(::testing::Values(Filter::kNearest, Filter::kBox, Filter::kBilinear,
+                                         Filter::kBicubic, Filter::kLanczos3),
+                       ::testing::Values(ResampleImpl::kReference, ResampleImpl::kAvx2)),
+    [](const auto& info) {
+      return std::string(FilterName(std::get<0>(info.param))) + "_" +
+             ResampleImplName(std::get<1>(info.param));
+    });
+
+// Random content, so every sample position and tap matters.
+Image Noise(int w, int h, int c, std::mt19937& rng) {
+  Image img(w, h, c);
+  for (size_t i = 0; i < img.byte_size(); ++i) img.data()[i] = static_cast<uint8_t>(rng());
+  return img;
+}
+
+class ResampleImplTest : public ::testing::TestWithParam<ResampleImpl> {
+ protected:
+  void SetUp() override {
+    if (!ResampleImplAvailable(GetParam())) {
+      GTEST_SKIP() << ResampleImplName(GetParam()) << " not available on this CPU";
+    }
+  }
+  // Byte-identical to the reference, or a message saying where it is not.
+  ::testing::AssertionResult SameAsReference(const Image& src, const ResampleBox& box, int w,
+                                             int h, Filter f) const {
+    StatusOr<Image> ref = ResampleWith(ResampleImpl::kReference, src, box, w, h, f);
+    StatusOr<Image> got = ResampleWith(GetParam(), src, box, w, h, f);
+    if (!ref.ok() || !got.ok()) {
+      return ::testing::AssertionFailure() << ref.status() << " / " << got.status();
+    }
+    if (got->width() != w || got->height() != h || got->channels() != src.channels()) {
+      return ::testing::AssertionFailure() << "wrong shape";
+    }
+    for (size_t i = 0; i < ref->byte_size(); ++i) {
+      if (ref->data()[i] != got->data()[i]) {
+        return ::testing::AssertionFailure()
+               << "sample " << i << " (pixel " << i / src.channels() % w << ","
+               << i / src.channels() / w << "): reference " << int(ref->data()[i]) << ", "
+               << ResampleImplName(GetParam()) << " " << int(got->data()[i]);
+      }
+    }
+    return ::testing::AssertionSuccess();
+  }
+};
+
+TEST_P(ResampleImplTest, IdenticalToReferenceOnRandomSizesBoxesAndChannels) {
+  std::mt19937 rng(20240531);
+  const Filter filters[] = {Filter::kBox, Filter::kBilinear, Filter::kBicubic, Filter::kLanczos3};
+  int cases = 0;
+  for (int iter = 0; iter < 400; ++iter) {
+    const int c = 1 + iter % 4;
+    const int in_w = 1 + rng() % 90, in_h = 1 + rng() % 90;
+    const int w = 1 + rng() % 70, h = 1 + rng() % 70;
+    const Filter f = filters[rng() % 4];
+    ResampleBox box{0, 0, double(in_w), double(in_h)};
+    if (iter % 3 == 1) {  // a fractional box anywhere inside the image
+      std::uniform_real_distribution<double> ux(0, in_w), uy(0, in_h);
+      double a = ux(rng), b = ux(rng), y0 = uy(rng), y1 = uy(rng);
+      if (a == b || y0 == y1) continue;
+      box = ResampleBox{std::min(a, b), std::min(y0, y1), std::max(a, b), std::max(y0, y1)};
+    } else if (iter % 3 == 2) {  // an integer box touching the right/bottom edge
+      const int x0 = rng() % in_w, y0 = rng() % in_h;
+      box = ResampleBox{double(x0), double(y0), double(in_w), double(in_h)};
+    }
+    const Image src = Noise(in_w, in_h, c, rng);
+    ASSERT_TRUE(SameAsReference(src, box, w, h, f))
+        << in_w << "x" << in_h << "x" << c << " box (" << box.x0 << ", " << box.y0 << ", "
+        << box.x1 << ", " << box.y1 << ") -> " << w << "x" << h << " " << FilterName(f);
+    ++cases;
+  }
+  EXPECT_GT(cases, 350);
+}
+
+TEST_P(ResampleImplTest, IdenticalToReferenceOnConverterSizes) {
+  // The shapes shard convert runs: 512x496 to 224 (stretch and centre crop),
+  // a 1/2 DCT-scaled JPEG, and enlargement; every channel count.
+  std::mt19937 rng(7);
+  for (int c = 1; c <= 4; ++c) {
+    const Image src = Noise(512, 496, c, rng);
+    const Image half = Noise(256, 248, c, rng);
+    for (Filter f : {Filter::kBox, Filter::kBilinear, Filter::kBicubic, Filter::kLanczos3}) {
+      SCOPED_TRACE(std::string(FilterName(f)) + " channels " + std::to_string(c));
+      EXPECT_TRUE(SameAsReference(src, Whole(src), 224, 224, f));
+      EXPECT_TRUE(SameAsReference(src, ResampleBox{8, 0, 504, 496}, 224, 224, f));
+      EXPECT_TRUE(SameAsReference(half, ResampleBox{4, 0, 252, 248}, 224, 224, f));
+      EXPECT_TRUE(SameAsReference(half, Whole(half), 301, 517, f));
+    }
+  }
+}
+
+TEST_P(ResampleImplTest, ExtremeValuesClipLikeTheReference) {
+  // Black/white checkerboards drive bicubic and Lanczos overshoot past 0 and
+  // 255 on both sides; one-pixel-wide sources and outputs use a single tap.
+  for (int c = 1; c <= 4; ++c) {
+    Image board(33, 17, c);
+    for (int y = 0; y < 17; ++y)
+      for (int x = 0; x < 33; ++x)
+        for (int k = 0; k < c; ++k) board.row(y)[x * c + k] = ((x + y) % 2) ? 255 : 0;
+    for (Filter f : {Filter::kBicubic, Filter::kLanczos3}) {
+      SCOPED_TRACE(std::string(FilterName(f)) + " channels " + std::to_string(c));
+      EXPECT_TRUE(SameAsReference(board, Whole(board), 70, 40, f));
+      EXPECT_TRUE(SameAsReference(board, Whole(board), 14, 9, f));
+      EXPECT_TRUE(SameAsReference(board, Whole(board), 1, 1, f));
+      EXPECT_TRUE(SameAsReference(board, ResampleBox{32, 0, 33, 17}, 5, 5, f));
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllImpls, ResampleImplTest,
+                         ::testing::Values(ResampleImpl::kReference, ResampleImpl::kAvx2),
+                         [](const auto& info) { return std::string(ResampleImplName(info.param)); });
+
+TEST(ResampleImplChoiceTest, UnavailableImplIsAnError) {
+  const Image src(8, 8, 3);
+  for (ResampleImpl impl : {ResampleImpl::kReference, ResampleImpl::kAvx2}) {
+    StatusOr<Image> out = ResampleWith(impl, src, Whole(src), 4, 4, Filter::kBilinear);
+    if (ResampleImplAvailable(impl)) {
+      EXPECT_TRUE(out.ok()) << out.status();
+    } else {
+      EXPECT_EQ(out.status().code(), StatusCode::kFailedPrecondition);
+    }
+  }
+  EXPECT_TRUE(ResampleImplAvailable(ActiveResampleImpl()));
+}
 
 TEST(ResizeTest, SixteenBitFollowsEightBit) {
   const Image src = LoadInput("resize_input.png");

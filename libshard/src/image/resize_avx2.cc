@@ -1,0 +1,209 @@
+// The AVX2 resampling passes. Compiled with -mavx2 in its own object library
+// and reached only after a run-time CPU check (resize.cc), so the rest of the
+// library runs on any x86-64.
+//
+// Bit-exactness with the reference comes from doing the same integer
+// arithmetic: 32-bit lanes, vpmulld of a widened sample by its 22-bit weight,
+// a 32-bit sum that starts at half a unit, an arithmetic shift, and a
+// saturating pack (which clips to 0..255 exactly as the reference does). The
+// order of the additions does not matter for integers.
+//
+// Vertical pass: output row y = sum_i w_i * input row (first + i), eight
+// samples per register across the row, 32 samples per step.
+// Horizontal pass (RGB, RGBA): two output pixels per register, one in each
+// 128-bit half with its 3 or 4 channels in 32-bit lanes (the fourth lane of
+// RGB is a neighbouring sample, computed and dropped). Gray and gray+alpha
+// rows use the reference pass.
+#include <algorithm>
+#include <cstring>
+
+#include "image/resize_internal.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace libshard::image::internal {
+
+#if defined(__x86_64__)
+
+bool CpuHasAvx2() {
+  static const bool has = __builtin_cpu_supports("avx2");
+  return has;
+}
+
+namespace {
+
+uint32_t Load32(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+// Output pixels 2g and 2g + 1 share one loop of taps[g] taps. The shorter
+// window is padded with zero weights, its start moved left where the padded
+// window would run past the end of the row, so every load stays in the row.
+struct PairPlan {
+  int pairs = 0;
+  std::vector<int> taps;      // per pair
+  std::vector<int> start;     // per pixel slot (2 * pairs), in pixels
+  std::vector<size_t> woff;   // per pair: offset of its weights in w
+  std::vector<int32_t> w;     // per pair, per tap: {weight of 2g, weight of 2g + 1}
+};
+
+void MakePairPlan(const Coeffs& cf, int in_w, int out_w, PairPlan* p) {
+  p->pairs = (out_w + 1) / 2;
+  p->taps.assign(p->pairs, 0);
+  p->start.assign(2 * static_cast<size_t>(p->pairs), 0);
+  p->woff.assign(p->pairs, 0);
+  p->w.clear();
+  for (int g = 0; g < p->pairs; ++g) {
+    const int xs[2] = {2 * g, std::min(2 * g + 1, out_w - 1)};
+    const int taps = std::max(cf.count[xs[0]], cf.count[xs[1]]);
+    p->taps[g] = taps;
+    p->woff[g] = p->w.size();
+    p->w.resize(p->w.size() + 2 * static_cast<size_t>(taps), 0);
+    for (int h = 0; h < 2; ++h) {
+      const int x = xs[h];
+      const int start = std::min(cf.first[x], in_w - taps);
+      const int shift = cf.first[x] - start;
+      p->start[2 * g + h] = start;
+      for (int i = 0; i < cf.count[x]; ++i) {
+        p->w[p->woff[g] + 2 * static_cast<size_t>(i + shift) + h] =
+            cf.weights[static_cast<size_t>(x) * cf.ksize + i];
+      }
+    }
+  }
+}
+
+template <int C>
+void HorizontalPairs(const uint8_t* in, int in_w, int in_h, int y0, int rows, const PairPlan& p,
+                     int out_w, uint8_t* out) {
+  static_assert(C == 3 || C == 4);
+  const __m256i half = _mm256_set1_epi32(1 << (kPrecisionBits - 1));
+  const __m256i spread = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);
+  thread_local std::vector<uint8_t> last_row;
+  const size_t in_stride = static_cast<size_t>(in_w) * C;
+  for (int y = 0; y < rows; ++y) {
+    const uint8_t* src = in + static_cast<size_t>(y0 + y) * in_stride;
+    if (C == 3 && y0 + y == in_h - 1) {
+      // RGB loads read 4 bytes per pixel: give the image's last row a byte
+      // of slack rather than read past the buffer.
+      last_row.assign(src, src + in_stride);
+      last_row.push_back(0);
+      src = last_row.data();
+    }
+    uint8_t* dst = out + static_cast<size_t>(y) * out_w * C;
+    for (int g = 0; g < p.pairs; ++g) {
+      const int x0 = 2 * g;
+      const uint8_t* s0 = src + static_cast<size_t>(p.start[x0]) * C;
+      const uint8_t* s1 = src + static_cast<size_t>(p.start[x0 + 1]) * C;
+      const int32_t* w = p.w.data() + p.woff[g];
+      __m256i acc = half;
+      for (int j = 0; j < p.taps[g]; ++j) {
+        const __m128i a = _mm_cvtepu8_epi32(_mm_cvtsi32_si128(static_cast<int>(Load32(s0 + j * C))));
+        const __m128i b = _mm_cvtepu8_epi32(_mm_cvtsi32_si128(static_cast<int>(Load32(s1 + j * C))));
+        const __m256i v = _mm256_inserti128_si256(_mm256_castsi128_si256(a), b, 1);
+        const __m256i k = _mm256_permutevar8x32_epi32(
+            _mm256_castsi128_si256(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(w + 2 * j))),
+            spread);
+        acc = _mm256_add_epi32(acc, _mm256_mullo_epi32(v, k));
+      }
+      acc = _mm256_srai_epi32(acc, kPrecisionBits);
+      const __m128i w16 =
+          _mm_packs_epi32(_mm256_castsi256_si128(acc), _mm256_extracti128_si256(acc, 1));
+      const uint64_t both = static_cast<uint64_t>(_mm_cvtsi128_si64(_mm_packus_epi16(w16, w16)));
+      const uint32_t px[2] = {static_cast<uint32_t>(both), static_cast<uint32_t>(both >> 32)};
+      for (int h = 0; h < 2 && x0 + h < out_w; ++h) {
+        // A 4-byte store of an RGB pixel spills into the next pixel, which
+        // is written afterwards; not past the row's last pixel.
+        std::memcpy(dst + static_cast<size_t>(x0 + h) * C, &px[h],
+                    C == 4 || x0 + h + 1 < out_w ? 4 : 3);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void HorizontalAvx2(const uint8_t* in, int in_w, int in_h, int channels, int y0, int rows,
+                    const Coeffs& cf, int out_w, uint8_t* out) {
+  if (channels < 3) {
+    HorizontalReference8(in, in_w, in_h, channels, y0, rows, cf, out_w, out);
+    return;
+  }
+  thread_local PairPlan plan;
+  MakePairPlan(cf, in_w, out_w, &plan);
+  if (channels == 3) {
+    HorizontalPairs<3>(in, in_w, in_h, y0, rows, plan, out_w, out);
+  } else {
+    HorizontalPairs<4>(in, in_w, in_h, y0, rows, plan, out_w, out);
+  }
+}
+
+void VerticalAvx2(const uint8_t* in, size_t stride, const Coeffs& cf, int row_offset, int out_h,
+                  uint8_t* out) {
+  const __m256i half = _mm256_set1_epi32(1 << (kPrecisionBits - 1));
+  // packs/packus work within 128-bit halves; this puts the 8-sample groups
+  // back in order.
+  const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  auto widen = [](const uint8_t* p) {
+    return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+  };
+  for (int y = 0; y < out_h; ++y) {
+    const int32_t* k = &cf.weights[static_cast<size_t>(y) * cf.ksize];
+    const uint8_t* s = in + static_cast<size_t>(cf.first[y] - row_offset) * stride;
+    const int n = cf.count[y];
+    uint8_t* d = out + static_cast<size_t>(y) * stride;
+    size_t x = 0;
+    for (; x + 32 <= stride; x += 32) {
+      __m256i a0 = half, a1 = half, a2 = half, a3 = half;
+      for (int i = 0; i < n; ++i) {
+        const __m256i kk = _mm256_set1_epi32(k[i]);
+        const uint8_t* r = s + i * stride + x;
+        a0 = _mm256_add_epi32(a0, _mm256_mullo_epi32(widen(r), kk));
+        a1 = _mm256_add_epi32(a1, _mm256_mullo_epi32(widen(r + 8), kk));
+        a2 = _mm256_add_epi32(a2, _mm256_mullo_epi32(widen(r + 16), kk));
+        a3 = _mm256_add_epi32(a3, _mm256_mullo_epi32(widen(r + 24), kk));
+      }
+      const __m256i p01 = _mm256_packs_epi32(_mm256_srai_epi32(a0, kPrecisionBits),
+                                             _mm256_srai_epi32(a1, kPrecisionBits));
+      const __m256i p23 = _mm256_packs_epi32(_mm256_srai_epi32(a2, kPrecisionBits),
+                                             _mm256_srai_epi32(a3, kPrecisionBits));
+      const __m256i bytes = _mm256_permutevar8x32_epi32(_mm256_packus_epi16(p01, p23), order);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + x), bytes);
+    }
+    for (; x + 8 <= stride; x += 8) {
+      __m256i a = half;
+      for (int i = 0; i < n; ++i) {
+        a = _mm256_add_epi32(a, _mm256_mullo_epi32(widen(s + i * stride + x),
+                                                   _mm256_set1_epi32(k[i])));
+      }
+      a = _mm256_srai_epi32(a, kPrecisionBits);
+      const __m128i w16 = _mm_packs_epi32(_mm256_castsi256_si128(a), _mm256_extracti128_si256(a, 1));
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(d + x), _mm_packus_epi16(w16, w16));
+    }
+    for (; x < stride; ++x) {
+      int32_t acc = 1 << (kPrecisionBits - 1);
+      for (int i = 0; i < n; ++i) acc += static_cast<int32_t>(s[i * stride + x]) * k[i];
+      acc >>= kPrecisionBits;
+      d[x] = static_cast<uint8_t>(acc < 0 ? 0 : acc > 255 ? 255 : acc);
+    }
+  }
+}
+
+#else  // !__x86_64__
+
+bool CpuHasAvx2() { return false; }
+void HorizontalAvx2(const uint8_t* in, int in_w, int in_h, int channels, int y0, int rows,
+                    const Coeffs& cf, int out_w, uint8_t* out) {
+  HorizontalReference8(in, in_w, in_h, channels, y0, rows, cf, out_w, out);
+}
+void VerticalAvx2(const uint8_t* in, size_t stride, const Coeffs& cf, int row_offset, int out_h,
+                  uint8_t* out) {
+  VerticalReference8(in, stride, cf, row_offset, out_h, out);
+}
+
+#endif
+
+}  // namespace libshard::image::internal
