@@ -419,15 +419,29 @@ TEST(ShrinkOnLoadTest, ScaleChoice) {
   info.format = ImageFormat::kJpeg;
   info.width = 1800;
   info.height = 1200;
-  EXPECT_EQ(ChooseJpegScale(info, Spec(ResizeMode::kCenterCrop, 224, 224)), 2);  // 5.4x
-  EXPECT_EQ(ChooseJpegScale(info, Spec(ResizeMode::kStretch, 450, 300)), 2);
-  EXPECT_EQ(ChooseJpegScale(info, Spec(ResizeMode::kStretch, 451, 300)), 1);
-  EXPECT_EQ(ChooseJpegScale(info, Spec(ResizeMode::kKeepRatio, 200, 200)), 4);  // 9x
+  // Default (Pillow's draft()): the shrunk region stays >= the output.
+  EXPECT_EQ(ChooseJpegScale(info, Spec(ResizeMode::kCenterCrop, 224, 224)), 4);  // 5.4x
+  EXPECT_EQ(ChooseJpegScale(info, Spec(ResizeMode::kStretch, 450, 300)), 4);     // 4x
+  EXPECT_EQ(ChooseJpegScale(info, Spec(ResizeMode::kStretch, 451, 300)), 2);     // 3.99x
+  EXPECT_EQ(ChooseJpegScale(info, Spec(ResizeMode::kStretch, 901, 600)), 1);     // 1.998x
+  EXPECT_EQ(ChooseJpegScale(info, Spec(ResizeMode::kKeepRatio, 200, 200)), 8);   // 9x
   EXPECT_EQ(ChooseJpegScale(info, Spec(ResizeMode::kKeepRatio, 20, 20)), 8);
+  // libvips' margin: leave the filter at least 2x.
+  EXPECT_EQ(ChooseJpegScale(info, Spec(ResizeMode::kCenterCrop, 224, 224), 2.0), 2);
+  EXPECT_EQ(ChooseJpegScale(info, Spec(ResizeMode::kStretch, 450, 300), 2.0), 2);
+  EXPECT_EQ(ChooseJpegScale(info, Spec(ResizeMode::kStretch, 451, 300), 2.0), 1);
+  EXPECT_EQ(ChooseJpegScale(info, Spec(ResizeMode::kKeepRatio, 200, 200), 2.0), 4);
+  // The converter's case: 512x496 -> 224 centre crop (box 496x496, 2.2x).
+  ImageInfo small = info;
+  small.width = 512;
+  small.height = 496;
+  EXPECT_EQ(ChooseJpegScale(small, Spec(ResizeMode::kCenterCrop, 224, 224)), 2);
+  EXPECT_EQ(ChooseJpegScale(small, Spec(ResizeMode::kCenterCrop, 224, 224), 2.0), 1);
   EXPECT_EQ(ChooseJpegScale(info, Spec(ResizeMode::kCropOrPad, 100, 100)), 1);
   TransformSpec area = Spec(ResizeMode::kKeepRatio, 100, 100);
   area.filter = Filter::kBox;
   EXPECT_EQ(ChooseJpegScale(info, area), 2);  // 18x, keeping 8x for the box filter
+  EXPECT_EQ(ChooseJpegScale(info, area, 2.0), 2);
   area.filter = Filter::kNearest;
   EXPECT_EQ(ChooseJpegScale(info, area), 1);
   info.cmyk = true;
@@ -437,6 +451,19 @@ TEST(ShrinkOnLoadTest, ScaleChoice) {
   EXPECT_EQ(ChooseJpegScale(info, Spec(ResizeMode::kKeepRatio, 100, 100)), 1);
 }
 
+// Shrink-on-load against a full decode + resize of the same JPEG, on real
+// photos: 1/2, 1/4 and 1/8, rotated and odd-sized inputs, all four blending
+// filters, under both margins. Two measures:
+//  * mean absolute difference from full decode + the same filter: at most
+//    1.0 with libvips' 2x margin; with the default 1x margin the DCT-scaled
+//    image, left to a filter with less to antialias, differs more (measured
+//    up to 2.3 on these cases, 3.7 on a detailed 512x496 photo; see
+//    docs/image.md), so the bound is 3.0;
+//  * distance from a high-quality reference (full decode + Lanczos3): the
+//    shrunk result may be at most 1.5x as far from it as full decode + the
+//    same filter is, for bilinear (measured up to 1.4x; bicubic is too
+//    close to the reference for a ratio to mean much, area too far from it
+//    through its own aliasing).
 TEST(ShrinkOnLoadTest, CloseToFullDecodeThenResize) {
   const std::string dir = SharedPath("interop/jpeg");
   if (dir.empty()) GTEST_SKIP() << "shared interop/jpeg not found";
@@ -445,30 +472,42 @@ TEST(ShrinkOnLoadTest, CloseToFullDecodeThenResize) {
     TransformSpec spec;
   };
   const Case cases[] = {
-      {"exif_Landscape_6.jpg", Spec(ResizeMode::kCenterCrop, 224, 224)},  // 1/2, rotated
+      {"exif_Landscape_6.jpg", Spec(ResizeMode::kCenterCrop, 224, 224)},  // 1/2 (2x), 1/4, rotated
       {"exif_Landscape_1.jpg", Spec(ResizeMode::kKeepRatio, 100, 100)},   // 1/8
-      {"exif_Landscape_8.jpg", Spec(ResizeMode::kStretch, 100, 100)},     // 1/4, rotated
-      {"jpegdecoder_progressive3.jpg", Spec(ResizeMode::kStretch, 150, 110)},  // 1/2
-      {"libjpegturbo_testorig.jpg", Spec(ResizeMode::kLetterbox, 50, 50)},  // 1/2, odd size
+      {"exif_Landscape_8.jpg", Spec(ResizeMode::kStretch, 100, 100)},     // 1/4 (2x), 1/8, rotated
+      {"jpegdecoder_progressive3.jpg", Spec(ResizeMode::kStretch, 150, 110)},  // 1/2 (2x), 1/4
+      {"libjpegturbo_testorig.jpg", Spec(ResizeMode::kLetterbox, 50, 50)},  // 1/2 (2x), 1/4, odd size
   };
   for (const Case& c : cases) {
-    for (Filter f : {Filter::kBox, Filter::kBilinear, Filter::kBicubic, Filter::kLanczos3}) {
-      SCOPED_TRACE(std::string(c.file) + " " + FilterName(f));
-      const std::string bytes = ReadFileOrDie(dir + "/" + c.file);
-      TransformSpec spec = c.spec;
-      spec.filter = f;
-      PipelineOptions full;
-      full.shrink_on_load = false;
-      StatusOr<Image> fast = DecodeAndTransform(bytes, {}, spec);
-      StatusOr<Image> slow = DecodeAndTransform(bytes, {}, spec, full);
-      ASSERT_TRUE(fast.ok() && slow.ok());
-      ImageInfo info = *ProbeImage(bytes);
-      info.width = info.oriented_width();
-      info.height = info.oriented_height();
-      if (f != Filter::kBox) {
-        EXPECT_GT(ChooseJpegScale(info, spec), 1) << "case does not exercise shrink-on-load";
+    const std::string bytes = ReadFileOrDie(dir + "/" + c.file);
+    ImageInfo info = *ProbeImage(bytes);
+    info.width = info.oriented_width();
+    info.height = info.oriented_height();
+    for (double margin : {1.0, 2.0}) {
+      for (Filter f : {Filter::kBox, Filter::kBilinear, Filter::kBicubic, Filter::kLanczos3}) {
+        SCOPED_TRACE(std::string(c.file) + " " + FilterName(f) + " margin " +
+                     std::to_string(margin));
+        TransformSpec spec = c.spec;
+        spec.filter = f;
+        PipelineOptions shrink;
+        shrink.jpeg_min_filter_shrink = margin;
+        PipelineOptions full;
+        full.shrink_on_load = false;
+        StatusOr<Image> fast = DecodeAndTransform(bytes, {}, spec, shrink);
+        StatusOr<Image> slow = DecodeAndTransform(bytes, {}, spec, full);
+        TransformSpec best = spec;
+        best.filter = Filter::kLanczos3;
+        StatusOr<Image> truth = DecodeAndTransform(bytes, {}, best, full);
+        ASSERT_TRUE(fast.ok() && slow.ok() && truth.ok());
+        if (f != Filter::kBox) {
+          EXPECT_GT(ChooseJpegScale(info, spec, margin), 1) << "case does not exercise shrink-on-load";
+        }
+        const double mad = MeanAbsDiff(*fast, *slow);
+        EXPECT_LE(mad, margin >= 2.0 ? 1.0 : 3.0);
+        if (f == Filter::kBilinear) {
+          EXPECT_LE(MeanAbsDiff(*fast, *truth), 1.5 * MeanAbsDiff(*slow, *truth));
+        }
       }
-      EXPECT_LE(MeanAbsDiff(*fast, *slow), 1.0);
     }
   }
 }
