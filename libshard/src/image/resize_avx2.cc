@@ -76,15 +76,61 @@ void MakePairPlan(const Coeffs& cf, int in_w, int out_w, PairPlan* p) {
   }
 }
 
+
+// One pair of output pixels for `R` rows at once (R = 1 or 2): the weights
+// are loaded and spread once for both rows.
+template <int C, int R>
+void PairRows(const uint8_t* const* src, const PairPlan& p, int g, int out_w,
+              uint8_t* const* dst) {
+  const __m256i spread = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);
+  const int x0 = 2 * g;
+  const size_t o0 = static_cast<size_t>(p.start[x0]) * C;
+  const size_t o1 = static_cast<size_t>(p.start[x0 + 1]) * C;
+  const int32_t* w = p.w.data() + p.woff[g];
+  __m256i acc[R];
+  for (int r = 0; r < R; ++r) acc[r] = _mm256_set1_epi32(1 << (kPrecisionBits - 1));
+  for (int j = 0; j < p.taps[g]; ++j) {
+    const __m256i k = _mm256_permutevar8x32_epi32(
+        _mm256_castsi128_si256(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(w + 2 * j))),
+        spread);
+    for (int r = 0; r < R; ++r) {
+      const __m128i a = _mm_cvtepu8_epi32(_mm_cvtsi32_si128(static_cast<int>(Load32(src[r] + o0 + j * C))));
+      const __m128i b = _mm_cvtepu8_epi32(_mm_cvtsi32_si128(static_cast<int>(Load32(src[r] + o1 + j * C))));
+      const __m256i v = _mm256_inserti128_si256(_mm256_castsi128_si256(a), b, 1);
+      acc[r] = _mm256_add_epi32(acc[r], _mm256_mullo_epi32(v, k));
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    const __m256i sh = _mm256_srai_epi32(acc[r], kPrecisionBits);
+    const __m128i w16 = _mm_packs_epi32(_mm256_castsi256_si128(sh), _mm256_extracti128_si256(sh, 1));
+    __m128i bytes = _mm_packus_epi16(w16, w16);
+    if (C == 3) {
+      // Drop each pixel's fourth lane: r0 g0 b0 r1 g1 b1.
+      bytes = _mm_shuffle_epi8(bytes, _mm_setr_epi8(0, 1, 2, 4, 5, 6, -1, -1, -1, -1, -1, -1,
+                                                    -1, -1, -1, -1));
+    }
+    const uint64_t both = static_cast<uint64_t>(_mm_cvtsi128_si64(bytes));
+    uint8_t* d = dst[r] + static_cast<size_t>(x0) * C;
+    if (x0 + 2 < out_w || (C == 4 && x0 + 2 == out_w)) {
+      // Both pixels with one 8-byte store; for RGB it spills two bytes into
+      // the next pair, which is written afterwards.
+      std::memcpy(d, &both, 8);
+    } else if (x0 + 2 == out_w) {  // RGB, the row's last two pixels
+      std::memcpy(d, &both, 6);
+    } else {  // the row's last pixel, alone
+      std::memcpy(d, &both, C);
+    }
+  }
+}
+
 template <int C>
 void HorizontalPairs(const uint8_t* in, int in_w, int in_h, int y0, int rows, const PairPlan& p,
                      int out_w, uint8_t* out) {
   static_assert(C == 3 || C == 4);
-  const __m256i half = _mm256_set1_epi32(1 << (kPrecisionBits - 1));
-  const __m256i spread = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);
   thread_local std::vector<uint8_t> last_row;
   const size_t in_stride = static_cast<size_t>(in_w) * C;
-  for (int y = 0; y < rows; ++y) {
+  const size_t out_stride = static_cast<size_t>(out_w) * C;
+  auto source_row = [&](int y) {
     const uint8_t* src = in + static_cast<size_t>(y0 + y) * in_stride;
     if (C == 3 && y0 + y == in_h - 1) {
       // RGB loads read 4 bytes per pixel: give the image's last row a byte
@@ -93,34 +139,18 @@ void HorizontalPairs(const uint8_t* in, int in_w, int in_h, int y0, int rows, co
       last_row.push_back(0);
       src = last_row.data();
     }
-    uint8_t* dst = out + static_cast<size_t>(y) * out_w * C;
-    for (int g = 0; g < p.pairs; ++g) {
-      const int x0 = 2 * g;
-      const uint8_t* s0 = src + static_cast<size_t>(p.start[x0]) * C;
-      const uint8_t* s1 = src + static_cast<size_t>(p.start[x0 + 1]) * C;
-      const int32_t* w = p.w.data() + p.woff[g];
-      __m256i acc = half;
-      for (int j = 0; j < p.taps[g]; ++j) {
-        const __m128i a = _mm_cvtepu8_epi32(_mm_cvtsi32_si128(static_cast<int>(Load32(s0 + j * C))));
-        const __m128i b = _mm_cvtepu8_epi32(_mm_cvtsi32_si128(static_cast<int>(Load32(s1 + j * C))));
-        const __m256i v = _mm256_inserti128_si256(_mm256_castsi128_si256(a), b, 1);
-        const __m256i k = _mm256_permutevar8x32_epi32(
-            _mm256_castsi128_si256(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(w + 2 * j))),
-            spread);
-        acc = _mm256_add_epi32(acc, _mm256_mullo_epi32(v, k));
-      }
-      acc = _mm256_srai_epi32(acc, kPrecisionBits);
-      const __m128i w16 =
-          _mm_packs_epi32(_mm256_castsi256_si128(acc), _mm256_extracti128_si256(acc, 1));
-      const uint64_t both = static_cast<uint64_t>(_mm_cvtsi128_si64(_mm_packus_epi16(w16, w16)));
-      const uint32_t px[2] = {static_cast<uint32_t>(both), static_cast<uint32_t>(both >> 32)};
-      for (int h = 0; h < 2 && x0 + h < out_w; ++h) {
-        // A 4-byte store of an RGB pixel spills into the next pixel, which
-        // is written afterwards; not past the row's last pixel.
-        std::memcpy(dst + static_cast<size_t>(x0 + h) * C, &px[h],
-                    C == 4 || x0 + h + 1 < out_w ? 4 : 3);
-      }
-    }
+    return src;
+  };
+  int y = 0;
+  for (; y + 2 <= rows; y += 2) {
+    const uint8_t* src[2] = {source_row(y), source_row(y + 1)};
+    uint8_t* dst[2] = {out + y * out_stride, out + (y + 1) * out_stride};
+    for (int g = 0; g < p.pairs; ++g) PairRows<C, 2>(src, p, g, out_w, dst);
+  }
+  if (y < rows) {
+    const uint8_t* src[1] = {source_row(y)};
+    uint8_t* dst[1] = {out + y * out_stride};
+    for (int g = 0; g < p.pairs; ++g) PairRows<C, 1>(src, p, g, out_w, dst);
   }
 }
 
