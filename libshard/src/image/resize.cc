@@ -1,6 +1,7 @@
 // Separable resampling after Pillow's libImaging/Resample.c (see resize.h):
-// the same coefficient computation and fixed-point rounding, so 8-bit output
-// matches PIL.Image.resize to within one level. The 8-bit passes have a
+// the same coefficient computation, fixed-point rounding and pass order, so
+// 8-bit RGB output is PIL.Image.resize's byte for byte (alpha images within
+// one level: the premultiplication rounds differently). The 8-bit passes have a
 // plain reference implementation (here) and an AVX2 one (resize_avx2.cc)
 // that computes the same integers; 16-bit images use the reference passes
 // with 64-bit sums.
