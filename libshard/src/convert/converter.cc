@@ -106,6 +106,26 @@ std::string PlanId(const std::string& options_bytes, const Listing& listing,
   return Sha256Hex(text);
 }
 
+// Forwards to a file and keeps the CRC-32C of everything appended, so the
+// shard's whole-file checksum costs no second read.
+class Crc32cFile : public io::WritableFile {
+ public:
+  Crc32cFile(std::unique_ptr<io::WritableFile> file, uint32_t* crc)
+      : file_(std::move(file)), crc_(crc) {}
+  Status Append(std::string_view data) override {
+    *crc_ = crc32c::Extend(*crc_, data.data(), data.size());
+    return file_->Append(data);
+  }
+  Status Flush() override { return file_->Flush(); }
+  Status Sync() override { return file_->Sync(); }
+  Status Close() override { return file_->Close(); }
+  const std::string& name() const override { return file_->name(); }
+
+ private:
+  std::unique_ptr<io::WritableFile> file_;
+  uint32_t* crc_;
+};
+
 struct Work {
   size_t shard;     // position in plan.shards
   uint32_t sample;  // index into listing.samples
@@ -162,7 +182,11 @@ class ShardSink {
     record::WriterOptions wo;
     wo.write_index = true;
     wo.sync_on_close = o_.sync;
-    LIBSHARD_ASSIGN_OR_RETURN(writer_, record::RecordWriter::Create(temp_, wo));
+    crc_ = 0;
+    LIBSHARD_ASSIGN_OR_RETURN(auto data, io::NewPosixWritableFile(temp_));
+    LIBSHARD_ASSIGN_OR_RETURN(auto index, io::NewPosixWritableFile(temp_ + ".idx"));
+    writer_ = std::make_unique<record::RecordWriter>(
+        std::make_unique<Crc32cFile>(std::move(data), &crc_), std::move(index), wo);
     entry_.Clear();
     entry_.set_file(s.file);
     entry_.set_split(s.split);
@@ -179,15 +203,8 @@ class ShardSink {
     entry_.set_records(writer_->records_written());
     LIBSHARD_RETURN_IF_ERROR(writer_->Close());
     writer_.reset();
-    uint32_t crc = 0;
-    const uint64_t size = FileSize(temp_);
-    if (size > 0) {
-      LIBSHARD_ASSIGN_OR_RETURN(auto mapped,
-                                io::MappedFile::Open(temp_, io::AccessPattern::kSequential));
-      crc = crc32c::Value(mapped->data().data(), mapped->data().size());
-    }
-    entry_.set_bytes(size);
-    entry_.set_checksum("crc32c:" + Hex8(crc));
+    entry_.set_bytes(FileSize(temp_));
+    entry_.set_checksum("crc32c:" + Hex8(crc_));
     stats_.ToProto(entry_.mutable_stats());
     const std::string dir = o_.output + "/";
     const std::string state = dir + kStateDir + "/";
@@ -207,6 +224,7 @@ class ShardSink {
   const std::map<size_t, std::string>& plan_ids_;
   std::unique_ptr<record::RecordWriter> writer_;
   std::string temp_;
+  uint32_t crc_ = 0;
   ShardEntry entry_;
   StatsAccumulator stats_;
   std::vector<ShardEntry> entries_;
