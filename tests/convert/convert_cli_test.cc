@@ -42,45 +42,8 @@ bool EndsWith(const std::string& s, const std::string& end) {
   return s.size() >= end.size() && s.compare(s.size() - end.size(), end.size(), end) == 0;
 }
 
-// Every file under `dir` with its bytes; manifest.json with `run` cleared.
-std::map<std::string, std::string> Snapshot(const std::string& dir) {
-  std::map<std::string, std::string> out;
-  for (const std::string& rel : ListFilesRecursive(dir)) {
-    std::string bytes = ReadFileOrDie(dir + "/" + rel);
-    if (rel == "manifest.json") {
-      StatusOr<Manifest> m = convert::ReadManifest(dir + "/" + rel);
-      EXPECT_TRUE(m.ok()) << m.status();
-      if (m.ok()) {
-        m->clear_run();
-        bytes = convert::ManifestToJson(*m);
-      }
-    }
-    out[rel] = bytes;
-  }
-  return out;
-}
-
-// Compares two snapshots; returns the number of differing or missing files.
-int CountDifferences(const std::map<std::string, std::string>& want, const std::map<std::string, std::string>& got) {
-  int diffs = 0;
-  for (const auto& [k, v] : want) {
-    auto it = got.find(k);
-    if (it == got.end()) {
-      ADD_FAILURE() << k << " missing";
-      ++diffs;
-    } else if (it->second != v) {
-      ADD_FAILURE() << k << " differs";
-      ++diffs;
-    }
-  }
-  for (const auto& [k, v] : got) {
-    if (want.count(k) == 0) {
-      ADD_FAILURE() << k << " is extra";
-      ++diffs;
-    }
-  }
-  return diffs;
-}
+using testing::CountDifferences;
+std::map<std::string, std::string> Snapshot(const std::string& dir) { return testing::SnapshotDir(dir); }
 
 void ExpectNoTemporaries(const std::string& dir) {
   for (const std::string& f : ListFilesRecursive(dir)) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "libshard/convert/manifest_io.h"
 #include "libshard/image/encode.h"
 #include "libshard/record/record_reader.h"
 #include "testutil.h"
@@ -93,6 +94,42 @@ std::vector<std::string> ListFilesRecursive(const std::string& dir) {
   }
   std::sort(out.begin(), out.end());
   return out;
+}
+
+std::map<std::string, std::string> SnapshotDir(const std::string& dir) {
+  std::map<std::string, std::string> out;
+  for (const std::string& rel : ListFilesRecursive(dir)) {
+    std::string bytes = ReadFileOrDie(dir + "/" + rel);
+    if (rel.rfind("manifest", 0) == 0) {
+      StatusOr<Manifest> m = convert::ReadManifest(dir + "/" + rel);
+      EXPECT_TRUE(m.ok()) << m.status();
+      if (m.ok()) {
+        m->clear_run();
+        bytes = convert::ManifestToJson(*m);
+      }
+    }
+    out[rel] = std::move(bytes);
+  }
+  return out;
+}
+
+int CountDifferences(const std::map<std::string, std::string>& want,
+                     const std::map<std::string, std::string>& got) {
+  int diffs = 0;
+  for (const auto& [k, v] : want) {
+    auto it = got.find(k);
+    if (it == got.end() || it->second != v) {
+      ADD_FAILURE() << k << (it == got.end() ? " missing" : " differs");
+      ++diffs;
+    }
+  }
+  for (const auto& [k, v] : got) {
+    if (want.count(k) == 0) {
+      ADD_FAILURE() << k << " is extra";
+      ++diffs;
+    }
+  }
+  return diffs;
 }
 
 }  // namespace libshard::testing

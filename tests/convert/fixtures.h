@@ -5,6 +5,7 @@
 #define LIBSHARD_TESTS_CONVERT_FIXTURES_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,13 @@ void WriteTreeFile(const std::string& root, const std::string& rel, const std::s
 std::vector<std::string> ReadRecords(const std::string& path);
 // Every regular file under `dir` (relative paths, sorted), hidden ones too.
 std::vector<std::string> ListFilesRecursive(const std::string& dir);
+// Every file under `dir` with its bytes; manifest*.json with `run` cleared
+// (the one part of an output that differs between equal runs).
+std::map<std::string, std::string> SnapshotDir(const std::string& dir);
+// Adds a failure for each file missing, extra or different in `got`;
+// returns how many.
+int CountDifferences(const std::map<std::string, std::string>& want,
+                     const std::map<std::string, std::string>& got);
 
 }  // namespace libshard::testing
 
