@@ -448,6 +448,12 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
       entries.push_back(std::move(*e));
       ++result.shards_reused;
     } else {
+      // A shard to redo loses its old file first: its new entry is written
+      // before the new shard is renamed into place, and a crash in between
+      // must not leave the new entry beside the old bytes (equal sizes would
+      // make the next run reuse them).
+      ::unlink((o.output + "/" + s.file).c_str());
+      ::unlink((o.output + "/" + s.file + ".idx").c_str());
       todo.push_back(pos);
     }
   }
