@@ -39,24 +39,31 @@ struct Flags {
   std::optional<uint32_t> num_tasks, task_index;
 };
 
-// "128MiB", "64M", "1G", "1000": bytes.
+// "128MiB", "64M", "1G", "1.5G", "1000": bytes.
 StatusOr<uint64_t> ParseByteSize(const std::string& s) {
-  size_t pos = 0;
-  while (pos < s.size() && (isdigit(static_cast<unsigned char>(s[pos])) || s[pos] == '.')) ++pos;
-  if (pos == 0) return libshard::InvalidArgumentError("bad size '" + s + "'");
-  const double v = std::stod(s.substr(0, pos));
-  std::string unit = s.substr(pos);
-  double mult = 1;
+  const auto bad = [&s](const std::string& why) {
+    return libshard::InvalidArgumentError("--shard-size '" + s + "': " + why);
+  };
+  size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(s, &used);
+  } catch (const std::exception&) {
+    return bad("not a number");
+  }
+  const std::string unit = s.substr(used);
+  double mult = 0;
   if (unit == "" || unit == "B") mult = 1;
-  else if (unit == "K" || unit == "KiB" || unit == "k") mult = 1024.0;
+  else if (unit == "K" || unit == "k" || unit == "KiB") mult = 1024.0;
   else if (unit == "M" || unit == "MiB") mult = 1024.0 * 1024;
   else if (unit == "G" || unit == "GiB") mult = 1024.0 * 1024 * 1024;
   else if (unit == "KB") mult = 1e3;
   else if (unit == "MB") mult = 1e6;
   else if (unit == "GB") mult = 1e9;
-  else return libshard::InvalidArgumentError("bad size unit in '" + s + "' (use K, M, G, MiB, MB, ...)");
-  if (v * mult < 1) return libshard::InvalidArgumentError("size '" + s + "' must be positive");
-  return static_cast<uint64_t>(v * mult);
+  else return bad("unknown unit (use K, M, G, KiB, MiB, GiB, KB, MB, GB)");
+  const double bytes = v * mult;
+  if (!(bytes >= 1) || bytes > 1e15) return bad("out of range (1 byte .. 1 PB)");
+  return static_cast<uint64_t>(bytes);
 }
 
 // "224" or "512x496" (width x height).
@@ -115,6 +122,7 @@ Status BuildOptions(Flags& f) {
   if (f.on_error == "fail") o.fail_on_error = true;
   else if (f.on_error != "skip") return libshard::InvalidArgumentError("--on-error must be skip or fail");
   o.sync = !f.no_sync;
+  LIBSHARD_RETURN_IF_ERROR(convert::ValidateEncodeOptions(o.encode));
 
   uint32_t env_n = 0, env_i = 0;
   std::string source;
@@ -123,6 +131,12 @@ Status BuildOptions(Flags& f) {
   else if (from_env && env_n > 0) o.num_tasks = env_n;
   if (f.task_index) o.task_index = *f.task_index;
   else if (from_env) o.task_index = env_i;
+  if (o.num_tasks == 0) return libshard::InvalidArgumentError("--num-tasks must be at least 1");
+  if (o.task_index >= o.num_tasks) {
+    return libshard::InvalidArgumentError("--task-index: task index " + std::to_string(o.task_index) +
+                                          " is out of range for " + std::to_string(o.num_tasks) +
+                                          " tasks (0.." + std::to_string(o.num_tasks - 1) + ")");
+  }
   if (o.num_tasks > 1 && !f.quiet) {
     std::fprintf(stderr, "shard convert: task %u of %u (0-based)%s%s\n", o.task_index, o.num_tasks,
                  from_env && (!f.num_tasks || !f.task_index) ? ", from " : "",
