@@ -45,7 +45,8 @@ struct ConvertBenchFlags {
   std::string photos = LIBSHARD_SAMPLES_DIR "/photos";
   std::string python = "/usr/bin/python3";
   std::string pillow_script = LIBSHARD_TOOLS_DIR "/bench_pillow.py";
-  int count = 48;
+  int count = 48;   // distinct images
+  int copies = 8;   // files per distinct image (so a round is long enough to time)
   int rounds = 3;
   int threads = 2;
 };
@@ -118,7 +119,7 @@ double BareDecodeRate(const std::vector<std::string>& blobs, bool png, int threa
 // images/s of tools/bench_pillow.py, or a negative value.
 double PillowRate(const ConvertBenchFlags& f, const std::vector<std::string>& files, int procs) {
   std::string cmd = f.python + " " + f.pillow_script + " --procs " + std::to_string(procs) +
-                    " --passes " + std::to_string(f.rounds);
+                    " --passes 1";
   for (const auto& p : files) cmd += " " + p;
   FILE* pipe = ::popen(cmd.c_str(), "r");
   if (pipe == nullptr) return -1;
@@ -158,9 +159,10 @@ int Run(const ConvertBenchFlags& f) {
   }
   const fs::path tmp = fs::temp_directory_path() / ("shard-bench-convert-" + std::to_string(::getpid()));
   std::vector<std::vector<std::string>> rows;
-  std::printf("inputs: %d photos 512x496 (from %s), to 224x224 centre crop, bilinear, JPEG q90; "
-              "%d threads / processes; best of %d rounds\n\n",
-              f.count, f.photos.c_str(), f.threads, f.rounds);
+  std::printf("inputs: %d files per format (%d distinct 512x496 images cut from %s), to 224x224 "
+              "centre crop, bilinear, JPEG q90; %d threads / processes; best of %d rounds (Pillow: "
+              "one pass)\n\n",
+              f.count * f.copies, f.count, f.photos.c_str(), f.threads, f.rounds);
   bool ok = true;
   for (bool png : {true, false}) {
     const std::string kind = png ? "PNG" : "JPEG";
@@ -171,15 +173,17 @@ int Run(const ConvertBenchFlags& f) {
       img::JpegEncodeOptions jo;
       jo.quality = 90;
       auto bytes = png ? img::EncodePng((*inputs)[i]) : img::EncodeJpeg((*inputs)[i], jo);
-      char name[32];
-      std::snprintf(name, sizeof name, "%03zu.%s", i, png ? "png" : "jpg");
-      const std::string path = (dir / name).string();
-      if (!bytes.ok() || !WriteFile(path, *bytes).ok()) {
-        std::fprintf(stderr, "shard bench convert: cannot write %s\n", path.c_str());
-        return kExitFailure;
+      for (int c = 0; c < f.copies; ++c) {
+        char name[32];
+        std::snprintf(name, sizeof name, "%03zu-%02d.%s", i, c, png ? "png" : "jpg");
+        const std::string path = (dir / name).string();
+        if (!bytes.ok() || !WriteFile(path, *bytes).ok()) {
+          std::fprintf(stderr, "shard bench convert: cannot write %s\n", path.c_str());
+          return kExitFailure;
+        }
+        files.push_back(path);
+        blobs.push_back(*bytes);
       }
-      files.push_back(path);
-      blobs.push_back(*bytes);
     }
     const double floor1 = BareDecodeRate(blobs, png, 1, f.rounds);
     const double floorn = BareDecodeRate(blobs, png, f.threads, f.rounds);
@@ -223,7 +227,8 @@ void RegisterBenchConvert(CLI::App& bench, int* exit_code) {
   CLI::App* cmd = bench.add_subcommand(
       "convert", "images/s of shard convert on 512x496 photos vs Pillow and the bare decode floor");
   cmd->add_option("--photos", flags->photos, "folder of photos to cut inputs from")->capture_default_str();
-  cmd->add_option("--count", flags->count, "input images per format")->capture_default_str();
+  cmd->add_option("--count", flags->count, "distinct input images per format")->capture_default_str();
+  cmd->add_option("--copies", flags->copies, "files per distinct image")->capture_default_str();
   cmd->add_option("--rounds", flags->rounds, "timing rounds (best is kept)")->capture_default_str();
   cmd->add_option("--threads", flags->threads, "threads and Pillow processes")->capture_default_str();
   cmd->add_option("--python", flags->python, "Python with PIL for the baseline")->capture_default_str();
