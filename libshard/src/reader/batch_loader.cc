@@ -223,15 +223,22 @@ Status BatchLoader::Impl::DecodeImagePart(const ExampleView& ex, std::string_vie
     flip = opt.rrc.flip && (rng->Next() >> 63) != 0;
   }
 
-  image::Image out;
-  if (raw) {
-    LIBSHARD_ASSIGN_OR_RETURN(out, image::Transform(raw_img, spec));
+  image::DecodeOptions d;
+  d.channels = C == 1 ? image::ChannelMode::kGray : image::ChannelMode::kRgb;
+  if (!raw && spec.mode == image::ResizeMode::kNone && !spec.crop) {
+    // Already the batch's size: decode into a per-thread image, one copy.
+    thread_local image::Image decoded;
+    LIBSHARD_RETURN_IF_ERROR(image::DecodeImageInto(bytes, d, &decoded));
+    LIBSHARD_RETURN_IF_ERROR(CopyOut(decoded, W, H, C, dst, "the image"));
   } else {
-    image::DecodeOptions d;
-    d.channels = C == 1 ? image::ChannelMode::kGray : image::ChannelMode::kRgb;
-    LIBSHARD_ASSIGN_OR_RETURN(out, image::DecodeAndTransform(bytes, d, spec));
+    image::Image out;
+    if (raw) {
+      LIBSHARD_ASSIGN_OR_RETURN(out, image::Transform(raw_img, spec));
+    } else {
+      LIBSHARD_ASSIGN_OR_RETURN(out, image::DecodeAndTransform(bytes, d, spec));
+    }
+    LIBSHARD_RETURN_IF_ERROR(CopyOut(out, W, H, C, dst, "the image"));
   }
-  LIBSHARD_RETURN_IF_ERROR(CopyOut(out, W, H, C, dst, "the image"));
   if (flip) FlipHorizontal(dst, W, H, C);
 
   if (mdst != nullptr) {

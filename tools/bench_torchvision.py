@@ -1,0 +1,45 @@
+#!/usr/bin/python3
+"""The baseline for `shard bench read --decode`: torchvision's ImageFolder +
+DataLoader decoding the same JPEGs to uint8 tensors (PILToTensor, no
+resize: the images are already the target size). Prints one line
+"images/s <rate>" (best of --rounds epochs after one warm-up epoch), or
+"skipped: <why>" and exits 77 when torch/torchvision are missing.
+"""
+import argparse
+import sys
+import time
+
+try:
+    import torch
+    import torchvision
+    from torchvision import transforms
+except ImportError as e:
+    print("skipped: %s" % e)
+    sys.exit(77)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("folder")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--batch-size", type=int, default=64)
+    ap.add_argument("--rounds", type=int, default=3)
+    args = ap.parse_args()
+    torch.set_num_threads(1)
+    ds = torchvision.datasets.ImageFolder(args.folder, transform=transforms.PILToTensor())
+    dl = torch.utils.data.DataLoader(ds, batch_size=args.batch_size, num_workers=args.workers,
+                                     shuffle=False, persistent_workers=args.workers > 0)
+    best = 0.0
+    for r in range(args.rounds + 1):
+        n = 0
+        t0 = time.perf_counter()
+        for images, labels in dl:
+            n += images.shape[0]
+        rate = n / (time.perf_counter() - t0)
+        if r > 0:  # the first epoch starts the workers
+            best = max(best, rate)
+    print("images/s %.1f" % best)
+
+
+if __name__ == "__main__":
+    main()
