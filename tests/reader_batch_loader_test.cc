@@ -5,6 +5,7 @@
 #include <cstring>
 #include <filesystem>
 #include <set>
+#include <tuple>
 
 #include "libshard/image/decode.h"
 #include "libshard/image/pipeline.h"
@@ -205,6 +206,46 @@ TEST(BatchLoader, RandomResizedCropMatchesItsOwnCropAndFlip) {
     distinct.insert(std::vector<uint8_t>(out, out + 12 * 12 * 3));
   }
   EXPECT_GT(distinct.size(), 1u);
+}
+
+TEST(BatchLoader, CropDecodeGivesTheFullDecodesPixels) {
+  const std::string dir = testing::MakeTempDir();
+  for (auto [w, h, sub] : {std::tuple{300, 200, image::ChromaSubsampling::k420},
+                           std::tuple{257, 333, image::ChromaSubsampling::k444}}) {
+    // Photo-sized JPEGs so that the crops get DCT scaling and iMCU cropping.
+    const std::string path = dir + "/big" + std::to_string(w) + ".tfrecord";
+    {
+      auto wr = record::RecordWriter::Create(path);
+      for (int i = 0; i < 12; ++i) {
+        image::JpegEncodeOptions jo;
+        jo.subsampling = sub;
+        example::ExampleBuilder b;
+        b.AddBytes(keys::kEncoded, *image::EncodeJpeg(testing::PatternImage(w, h, 3, i), jo));
+        b.AddInt64(keys::kLabel, i);
+        ASSERT_TRUE((*wr)->Write(b.Serialize()).ok());
+      }
+      ASSERT_TRUE((*wr)->Close().ok());
+    }
+    std::shared_ptr<const Dataset> ds = std::move(*Dataset::Open({path}));
+    for (auto filter : {image::Filter::kBilinear, image::Filter::kLanczos3}) {
+      for (int channels : {3, 1}) {
+        LoaderOptions o;
+        o.batch_size = 12;
+        o.width = o.height = 32;
+        o.channels = channels;
+        o.filter = filter;
+        o.augment = Augment::kRandomResizedCrop;
+        o.order.seed = 11;
+        auto fast = BatchLoader::Create(ds, o);
+        o.crop_decode = false;
+        auto full = BatchLoader::Create(ds, o);
+        Batch a, b;
+        ASSERT_TRUE((*fast)->Next(&a).ok());
+        ASSERT_TRUE((*full)->Next(&b).ok());
+        EXPECT_EQ(std::memcmp(a.images, b.images, 12 * 32 * 32 * channels), 0) << w << " " << channels;
+      }
+    }
+  }
 }
 
 TEST(BatchLoader, MasksGetTheImagesGeometry) {

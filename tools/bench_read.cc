@@ -178,6 +178,25 @@ int RunDecodeBench(const BenchReadOptions& opt, const std::string& dir) {
     return kExitFailure;
   }
   const double loader_rate = jpegs.size() / loader_s;
+  // Random-resized-crop to 224 (as in ImageNet training), with and without
+  // decode-only-the-crop.
+  auto rrc_rate = [&](bool crop_decode) {
+    reader::LoaderOptions ro = lo;
+    ro.augment = reader::Augment::kRandomResizedCrop;
+    ro.crop_decode = crop_decode;
+    auto l = reader::BatchLoader::Create(dataset, ro);
+    if (!l.ok()) return -1.0;
+    const double s = BestSecondsPerCall(
+        [&] {
+          for (uint64_t b = 0; b < (*l)->batches_per_epoch(); ++b) {
+            reader::Batch batch;
+            if (!(*l)->Next(&batch).ok()) return;
+          }
+        },
+        opt.seconds);
+    return jpegs.size() / s;
+  };
+  const double rrc_full = rrc_rate(false), rrc_crop = rrc_rate(true);
 
   std::string why;
   const double tv_rate = RunTorchvision(opt.torchvision_script, dir + "/folder", opt.threads, opt.batch_size, &why);
@@ -195,6 +214,8 @@ int RunDecodeBench(const BenchReadOptions& opt, const std::string& dir) {
   }
   rows.push_back({"libshard BatchLoader, " + t + " threads", Fixed(loader_rate, 0), Fixed(loader_rate / bare_rate),
                   tv_rate > 0 ? Fixed(loader_rate / tv_rate) : "-"});
+  rows.push_back({"libshard, random-resized-crop, full decode", Fixed(rrc_full, 0), Fixed(rrc_full / bare_rate), "-"});
+  rows.push_back({"libshard, random-resized-crop, crop decode", Fixed(rrc_crop, 0), Fixed(rrc_crop / bare_rate), "-"});
   PrintTable({"what", "images/s", "x bare", "x torchvision"}, rows);
   std::cout << "loader vs bare x threads: " << Fixed(loader_rate / (bare_rate * opt.threads)) << "\n";
   return kExitOk;

@@ -20,6 +20,7 @@
 #include "libshard/image/pipeline.h"
 #include "libshard/image/probe.h"
 #include "libshard/image/raw_array.h"
+#include "image/codec_internal.h"
 
 namespace libshard::reader {
 namespace {
@@ -59,6 +60,47 @@ image::CropBox RandomResizedCropBox(int width, int height, const RandomResizedCr
     w = std::max(1, static_cast<int>(std::lround(h * o.ratio_max)));
   }
   return {(width - w) / 2, (height - h) / 2, w, h};
+}
+
+double FilterSupport(image::Filter f) {
+  switch (f) {
+    case image::Filter::kBox: return 0.5;
+    case image::Filter::kBicubic: return 2.0;
+    case image::Filter::kLanczos3: return 3.0;
+    default: return 1.0;
+  }
+}
+
+// Decode-only-the-crop for kStretch + crop on an upright 8-bit YCbCr/gray
+// JPEG: the same DCT scale and the same resample box (scaled by 1/d) as
+// DecodeAndTransform, over just the region the filter reads, so the result
+// is the same.
+Status DecodeJpegCrop(std::string_view bytes, const image::ImageInfo& info, const image::TransformSpec& spec,
+                      int channels, image::Image* out) {
+  const int d = image::ChooseJpegScale(info, spec);
+  const image::CropBox& c = *spec.crop;
+  const double bx0 = static_cast<double>(c.x) / d, by0 = static_cast<double>(c.y) / d;
+  const double bx1 = static_cast<double>(c.x + c.width) / d, by1 = static_cast<double>(c.y + c.height) / d;
+  const int sw = (info.width + d - 1) / d, sh = (info.height + d - 1) / d;
+  const double shrink = std::max({1.0, (bx1 - bx0) / spec.width, (by1 - by0) / spec.height});
+  const int margin = static_cast<int>(std::ceil(FilterSupport(spec.filter) * shrink)) + 2;
+  image::internal::JpegRegion r;
+  r.x = std::max(0, static_cast<int>(std::floor(bx0)) - margin);
+  r.y = std::max(0, static_cast<int>(std::floor(by0)) - margin);
+  r.width = std::min(sw, static_cast<int>(std::ceil(bx1)) + margin) - r.x;
+  r.height = std::min(sh, static_cast<int>(std::ceil(by1)) + margin) - r.y;
+  image::internal::JpegReadOptions jo;
+  jo.gray = channels == 1;
+  jo.scale_denom = d;
+  thread_local image::Image part;
+  LIBSHARD_RETURN_IF_ERROR(image::internal::DecodeJpegRegion(bytes, jo, &r, &part));
+  image::ResampleBox box;
+  box.x0 = bx0 - r.x;
+  box.y0 = by0 - r.y;
+  box.x1 = bx1 - r.x;
+  box.y1 = by1 - r.y;
+  LIBSHARD_ASSIGN_OR_RETURN(*out, image::Resample(part, box, spec.width, spec.height, spec.filter));
+  return Status::OK();
 }
 
 void FlipHorizontal(uint8_t* p, int width, int height, int channels) {
@@ -165,6 +207,7 @@ Status BatchLoader::Impl::DecodeImagePart(const ExampleView& ex, std::string_vie
   const int W = opt.width, H = opt.height, C = opt.channels;
   const bool raw = format == "raw" || format == "raw.zst";
   image::Image raw_img;
+  image::ImageInfo info;
   int src_w = 0, src_h = 0;
   if (raw) {
     LIBSHARD_ASSIGN_OR_RETURN(image::RawCompression comp, image::ParseRawFormat(format));
@@ -201,7 +244,7 @@ Status BatchLoader::Impl::DecodeImagePart(const ExampleView& ex, std::string_vie
     }
     LIBSHARD_ASSIGN_OR_RETURN(raw_img, image::DecodeRaw(bytes, rs, comp));
   } else {
-    LIBSHARD_ASSIGN_OR_RETURN(image::ImageInfo info, image::ProbeImage(bytes));
+    LIBSHARD_ASSIGN_OR_RETURN(info, image::ProbeImage(bytes));
     src_w = info.format == image::ImageFormat::kJpeg ? info.oriented_width() : info.width;
     src_h = info.format == image::ImageFormat::kJpeg ? info.oriented_height() : info.height;
   }
@@ -230,6 +273,11 @@ Status BatchLoader::Impl::DecodeImagePart(const ExampleView& ex, std::string_vie
     thread_local image::Image decoded;
     LIBSHARD_RETURN_IF_ERROR(image::DecodeImageInto(bytes, d, &decoded));
     LIBSHARD_RETURN_IF_ERROR(CopyOut(decoded, W, H, C, dst, "the image"));
+  } else if (!raw && spec.crop && opt.crop_decode && info.format == image::ImageFormat::kJpeg && !info.cmyk &&
+             info.orientation == 1 && info.bit_depth == 8) {
+    image::Image out;
+    LIBSHARD_RETURN_IF_ERROR(DecodeJpegCrop(bytes, info, spec, C, &out));
+    LIBSHARD_RETURN_IF_ERROR(CopyOut(out, W, H, C, dst, "the image"));
   } else {
     image::Image out;
     if (raw) {

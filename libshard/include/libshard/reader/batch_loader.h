@@ -28,6 +28,7 @@
 //     crop by default). kRandomResizedCrop: torchvision's RandomResizedCrop
 //     parameters (scale, ratio, 10 tries then a centre crop) pick a crop box
 //     that is resampled to H x W, then a horizontal flip with probability 1/2.
+//     For a JPEG only the crop's rows and columns are decoded (crop_decode).
 //   - raw arrays ("raw" / "raw.zst" in the format key, with shape and dtype
 //     keys): uint8 arrays of exactly H x W x C are decompressed straight into
 //     the batch; others are decoded and transformed as images.
@@ -100,6 +101,10 @@ struct LoaderOptions {
   // kNone: how an image of another size reaches H x W: kCenterCrop,
   // kStretch, kLetterbox or kCropOrPad. Default: kCenterCrop.
   image::ResizeMode resize = image::ResizeMode::kCenterCrop;
+  // kRandomResizedCrop on a JPEG: decode only the rows and iMCU columns the
+  // crop (plus the filter's reach) needs, at the DCT scale the crop allows,
+  // instead of the whole image. Same pixels as the full decode. Default: true.
+  bool crop_decode = true;
   // Resampling filter. Default: kBilinear.
   image::Filter filter = image::Filter::kBilinear;
   // Decode threads (including the loader's own producer thread). Default: 2.
