@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# The main job on the bundled sample folder: pack samples/images into TFRecord
-# shards (with indices), verify them as CI would, and summarize a shard.
+# The main job on the bundled sample folders: convert them into TFRecord
+# shards (indices, manifest.json, rejects.tsv), verify the shards against
+# their manifest as CI would, and summarize a shard.
+#   samples/images  Fashion-MNIST PNGs, SPLIT/CLASS/*.png (labels from folders)
+#   samples/photos  five photos (flat folder: unlabeled), resized to 224x224
 # Usage: samples/demo.sh [BUILD_DIR] [OUT_DIR]   (defaults: build, build/samples-out)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -8,6 +11,7 @@ build=${1:-$here/../build}
 out=${2:-$build/samples-out}
 shard=$build/tools/shard
 rm -rf "$out"
-"$build/samples/pack_folder" "$here/images" "$out"
-"$shard" verify "$out"
-"$shard" inspect -n 1 "$out"/images-train-00000-of-00001.tfrecord
+"$shard" convert "$here/images" -o "$out/fashion" --records-per-shard 32 --seed 1
+"$shard" convert "$here/photos" -o "$out/photos" --size 224 --resize-mode center-crop
+"$shard" verify "$out/fashion" "$out/photos"
+"$shard" inspect -n 1 "$out"/fashion/images-train-00000-of-00003.tfrecord

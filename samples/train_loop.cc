@@ -5,7 +5,7 @@
 // prints the mean loss per epoch, saves the loader's position half-way and
 // shows that a fresh loader restored there gives the same next batch.
 //
-//   train_loop [--epochs N] [--size S] SHARDS...
+//   train_loop [--epochs N] [--size S] [--split NAME] SHARDS_OR_MANIFEST...
 // Exits 1 if the loss did not go down (the tests run it on the samples).
 #include <cmath>
 #include <cstdio>
@@ -62,6 +62,7 @@ struct Model {
 
 int main(int argc, char** argv) {
   int epochs = 8, size = 28;
+  std::string split;
   std::vector<std::string> shards;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -69,18 +70,22 @@ int main(int argc, char** argv) {
       epochs = std::stoi(argv[++i]);
     } else if (a == "--size" && i + 1 < argc) {
       size = std::stoi(argv[++i]);
+    } else if (a == "--split" && i + 1 < argc) {
+      split = argv[++i];
     } else if (a.rfind("--", 0) == 0) {
-      std::cerr << "usage: train_loop [--epochs N] [--size S] SHARDS...\n";
+      std::cerr << "usage: train_loop [--epochs N] [--size S] [--split NAME] SHARDS_OR_MANIFEST...\n";
       return 2;
     } else {
       shards.push_back(a);
     }
   }
   if (shards.empty()) {
-    std::cerr << "usage: train_loop [--epochs N] [--size S] SHARDS...\n";
+    std::cerr << "usage: train_loop [--epochs N] [--size S] [--split NAME] SHARDS_OR_MANIFEST...\n";
     return 2;
   }
-  auto ds = reader::Dataset::Open(shards);
+  reader::DatasetOptions dopt;
+  dopt.split = split;  // for a manifest.json
+  auto ds = reader::Dataset::Open(shards, dopt);
   if (!ds.ok()) {
     std::cerr << "train_loop: " << ds.status() << "\n";
     return 1;

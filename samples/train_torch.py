@@ -3,7 +3,8 @@
 prints the loss per epoch; exits 1 if it did not go down, 77 (skip) if
 torch is not installed. Run with Debian's python3 (python3-torch):
 
-    PYTHONPATH=build/python samples/train_torch.py build/samples-out/images-train-*.tfrecord
+    shard convert samples/images -o /tmp/fashion
+    PYTHONPATH=build/python samples/train_torch.py --split train /tmp/fashion/manifest.json
 """
 import argparse
 import sys
@@ -23,12 +24,14 @@ def main():
     ap.add_argument("shards", nargs="+")
     ap.add_argument("--epochs", type=int, default=12)
     ap.add_argument("--batch-size", type=int, default=16)
+    ap.add_argument("--split", default="", help="the split of a manifest.json")
     args = ap.parse_args()
     torch.manual_seed(0)
     torch.set_num_threads(1)
 
     loader = libshard.Loader(args.shards, batch_size=args.batch_size, image_size=(28, 28), channels=1,
-                             shuffle=True, seed=0, threads=2, augment="random-resized-crop")
+                             shuffle=True, seed=0, threads=2, augment="random-resized-crop",
+                             split=args.split)
     # Pinned buffers would go here for a GPU: buffers=[(t.numpy(), l.numpy()) ...] of
     # torch.empty(..., dtype=torch.uint8).pin_memory() tensors.
     model = nn.Sequential(

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <string>
 
+#include "libshard/crc32c.h"
 #include "libshard/example/example_builder.h"
 #include "libshard/record/format.h"
 #include "libshard/record/record_writer.h"
@@ -133,7 +134,7 @@ TEST(VerifyCliTest, JsonForACleanFile) {
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.out.rfind("{\"files\":[{\"path\":\"" + dir + "/a.tfrecord\",\"compression\":\"none\",\"records\":2,"
                         "\"bytes\":" + std::to_string(size) + ",\"unchecked_bytes\":0,\"faults_omitted\":0,"
-                        "\"faults\":[]}],\"summary\":{\"files\":1,",
+                        "\"faults\":[]}],\"manifests\":[],\"summary\":{\"files\":1,",
                         0),
             0u)
       << r.out;
@@ -175,6 +176,98 @@ TEST(VerifyCliTest, UnreadableFileExitsTwoAfterCheckingTheOthers) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_TRUE(Contains(r.out, "a.tfrecord: at byte 0 (record 0): unreadable: not a regular file")) << r.out;
   EXPECT_TRUE(Contains(r.out, "2 files (1 with faults), 2 records")) << r.out;
+}
+
+// A folder as `shard convert` leaves it: two shards and a manifest.json
+// describing them (written by hand here, as protobuf's JSON printer does).
+std::string MakeConvertedFolder() {
+  const std::string dir = MakeTempDir();
+  std::string shards;
+  for (int i = 0; i < 2; ++i) {
+    const std::string name = "train-0000" + std::to_string(i) + "-of-00002.tfrecord";
+    MakeShard(dir + "/" + name, 3 + i);
+    EXPECT_EQ(Shard("index -q " + dir + "/" + name).exit_code, 0);
+    std::string data = ReadFileOrDie(dir + "/" + name);
+    char crc[24];
+    std::snprintf(crc, sizeof crc, "crc32c:%08x", crc32c::Value(data.data(), data.size()));
+    shards += std::string(i ? "," : "") + "{\"file\":\"" + name + "\",\"split\":\"train\",\"records\":\"" +
+              std::to_string(3 + i) + "\",\"bytes\":\"" + std::to_string(data.size()) + "\",\"checksum\":\"" +
+              crc + "\",\"index_file\":\"" + name + ".idx\"}";
+  }
+  WriteFileOrDie(dir + "/manifest.json",
+                 "{\"format\":\"libshard.manifest/1\",\"labels\":[{\"label\":\"0\",\"name\":\"a\"},"
+                 "{\"label\":\"1\",\"name\":\"b\"},{\"label\":\"2\",\"name\":\"c\"},"
+                 "{\"label\":\"3\",\"name\":\"d\"}],\"schema\":[{\"key\":\"image/encoded\",\"kind\":\"bytes\","
+                 "\"required\":true},{\"key\":\"image/class/label\",\"kind\":\"int64\",\"required\":true}],"
+                 "\"splits\":[{\"name\":\"train\",\"shards\":[" + shards + "]}],\"complete\":true}");
+  return dir;
+}
+
+TEST(VerifyCliTest, ManifestFoundInFolderArgument) {
+  const std::string dir = MakeConvertedFolder();
+  Result ok = Shard("verify " + dir);
+  EXPECT_EQ(ok.exit_code, 0) << ok.out << ok.err;
+  EXPECT_TRUE(Contains(ok.out, "2 files (0 with faults), 7 records")) << ok.out;
+  EXPECT_TRUE(Contains(ok.out, "(manifest " + dir + "/manifest.json)")) << ok.out;
+
+  // An unlisted shard and a missing one: set-level lines naming the file.
+  MakeShard(dir + "/stray.tfrecord", 1);
+  fs::remove(dir + "/train-00001-of-00002.tfrecord");
+  Result bad = Shard("verify " + dir);
+  EXPECT_EQ(bad.exit_code, 1) << bad.out << bad.err;
+  EXPECT_TRUE(Contains(bad.out, "shard verify: " + dir + "/train-00001-of-00002.tfrecord: manifest_shard_missing: "))
+      << bad.out;
+  EXPECT_TRUE(Contains(bad.out, "shard verify: " + dir + "/stray.tfrecord: manifest_shard_unlisted: ")) << bad.out;
+  // --no-manifest: the files alone are fine.
+  EXPECT_EQ(Shard("verify --no-manifest " + dir).exit_code, 0);
+}
+
+TEST(VerifyCliTest, ManifestOptionJsonAndPerRecordFaults) {
+  const std::string dir = MakeConvertedFolder();
+  // Labels run 0..3 in MakeShard: record 3 of the second shard (label 3) is in range;
+  // shrink the label map so that it is not.
+  std::string m = ReadFileOrDie(dir + "/manifest.json");
+  m.replace(m.find(",{\"label\":\"3\",\"name\":\"d\"}"), std::string(",{\"label\":\"3\",\"name\":\"d\"}").size(), "");
+  WriteFileOrDie(dir + "/manifest.json", m);
+  // Listed shards are checked without PATHS.
+  Result r = Shard("verify --json --manifest " + dir + "/manifest.json");
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(Contains(r.out, "\"kind\":\"manifest_label_out_of_range\"")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "\"record\":3")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "\"manifests\":[{\"path\":\"" + dir + "/manifest.json\",\"shards\":2,\"faults\":[]}]"))
+      << r.out;
+  Result human = Shard("verify --manifest " + dir + "/manifest.json");
+  EXPECT_TRUE(Contains(human.out, "train-00001-of-00002.tfrecord: at byte ")) << human.out;
+  EXPECT_TRUE(Contains(human.out, "(record 3): manifest_label_out_of_range: image/class/label 3 is not in the label map"))
+      << human.out;
+}
+
+TEST(VerifyCliTest, BadManifests) {
+  const std::string dir = MakeConvertedFolder();
+  Result missing = Shard("verify --manifest " + dir + "/nope.json " + dir + "/train-00000-of-00002.tfrecord");
+  EXPECT_EQ(missing.exit_code, 2) << missing.out;
+  EXPECT_TRUE(Contains(missing.out, dir + "/nope.json: manifest_unreadable: ")) << missing.out;
+  WriteFileOrDie(dir + "/manifest.json", "{\"format\": \"other/9\"}");
+  Result format = Shard("verify " + dir);
+  EXPECT_EQ(format.exit_code, 1);
+  EXPECT_TRUE(Contains(format.out, dir + "/manifest.json: manifest_format: format \"other/9\"")) << format.out;
+  WriteFileOrDie(dir + "/manifest.json", "not json");
+  Result invalid = Shard("verify " + dir);
+  EXPECT_EQ(invalid.exit_code, 1);
+  EXPECT_TRUE(Contains(invalid.out, dir + "/manifest.json: manifest_invalid: ")) << invalid.out;
+  EXPECT_EQ(Shard("verify").exit_code, 2);  // neither PATHS nor --manifest
+}
+
+TEST(VerifyCliTest, DecodeFindsUndecodableImages) {
+  const std::string dir = MakeTempDir();
+  // MakeShard's image/encoded bytes are not images: fine without --decode.
+  MakeShard(dir + "/a.tfrecord", 2);
+  EXPECT_EQ(Shard("verify " + dir + "/a.tfrecord").exit_code, 0);
+  Result r = Shard("verify --decode " + dir + "/a.tfrecord");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_TRUE(Contains(r.out, "a.tfrecord: at byte 0 (record 0): image_undecodable: ")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "(record 1): image_undecodable: ")) << r.out;
+  EXPECT_EQ(Shard("verify --decode --records-only " + dir + "/a.tfrecord").exit_code, 2);
 }
 
 TEST(VerifyCliTest, InteropFiles) {

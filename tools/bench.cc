@@ -11,6 +11,7 @@ void RegisterBench(CLI::App& app, int* exit_code) {
   RegisterBenchCrc(*bench, exit_code);
   RegisterBenchRead(*bench, exit_code);
   RegisterBenchCodec(*bench, exit_code);
+  RegisterBenchConvert(*bench, exit_code);
   RegisterBenchVerify(*bench, exit_code);
 }
 

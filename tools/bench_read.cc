@@ -48,7 +48,7 @@ struct BenchReadOptions {
   int threads = 2;
   size_t images = 512;
   size_t batch_size = 64;
-  std::string torchvision_script = LIBSHARD_SOURCE_DIR "/tools/bench_torchvision.py";
+  std::string torchvision_script = LIBSHARD_TOOLS_DIR "/bench_torchvision.py";
 };
 
 // A photo-like 224x224 image: smooth gradients, a few shapes and mild noise,

@@ -1,9 +1,11 @@
 // `shard verify [OPTIONS] PATHS...`: the CI gate for shards. Checks every
 // record's framing and CRCs, that each payload is a tf.Example, and a
-// `<shard>.idx` beside a plain shard; reports every fault with its file, byte
-// offset and record number, then a summary. Files, folders (searched for
-// shards recursively) and glob patterns are accepted. docs/verify.md
-// describes the output, the JSON schema, the fault kinds and the exit codes.
+// `<shard>.idx` beside a plain shard; with a manifest.json (--manifest, or
+// found in a folder argument) the set against it; with --decode every image.
+// Reports every fault with its file, byte offset and record number, then a
+// summary. Files, folders (searched for shards recursively) and glob patterns
+// are accepted. docs/verify.md describes the output, the JSON schema, the
+// fault kinds and the exit codes.
 //
 // Output: fault lines, per-file notes and the summary go to stdout (they are
 // the report; with --json one JSON document is all stdout holds); usage
@@ -27,6 +29,10 @@ namespace record = libshard::record;
 
 struct VerifyCliOptions {
   std::vector<std::string> paths;
+  std::string manifest;
+  bool no_manifest = false;
+  bool decode = false;
+  uint64_t max_pixels = 100'000'000;
   bool json = false;
   bool quiet = false;
   bool records_only = false;
@@ -49,9 +55,16 @@ struct Summary {
   double mb_per_s() const { return seconds > 0 ? bytes / seconds / 1e6 : 0; }
 };
 
-Summary Summarize(const std::vector<verify::FileResult>& results, double seconds) {
+Summary Summarize(const verify::SetResult& set, double seconds) {
+  const std::vector<verify::FileResult>& results = set.files;
   Summary s;
   s.seconds = seconds;
+  for (const auto& m : set.manifests) {
+    s.faults += m.faults.size();
+    for (const auto& f : m.faults) {
+      if (f.kind == verify::FaultKind::kManifestUnreadable) s.unreadable = true;
+    }
+  }
   for (const auto& r : results) {
     ++s.files;
     if (!r.ok()) ++s.files_with_faults;
@@ -64,7 +77,8 @@ Summary Summarize(const std::vector<verify::FileResult>& results, double seconds
   return s;
 }
 
-void PrintHuman(const std::vector<verify::FileResult>& results, const Summary& s, bool quiet) {
+void PrintHuman(const verify::SetResult& set, const Summary& s, bool quiet) {
+  const std::vector<verify::FileResult>& results = set.files;
   for (const auto& r : results) {
     for (const auto& f : r.faults) {
       std::cout << "shard verify: " << r.path << ": at byte " << f.offset << " (record " << f.record
@@ -82,16 +96,30 @@ void PrintHuman(const std::vector<verify::FileResult>& results, const Summary& s
                 << " left unchecked\n";
     }
   }
+  for (const auto& m : set.manifests) {
+    for (const auto& f : m.faults) {
+      std::cout << "shard verify: " << f.path << ": " << verify::FaultKindName(f.kind) << ": " << f.message;
+      if (f.path != m.path) std::cout << " (" << m.path << ")";
+      std::cout << "\n";
+    }
+  }
   if (quiet) return;
   char rate[32];
   std::snprintf(rate, sizeof rate, "%.1f", s.mb_per_s());
   std::cout << "shard verify: " << s.files << (s.files == 1 ? " file" : " files") << " (" << s.files_with_faults
             << " with faults), " << s.records << " records, " << s.bytes << " bytes checked";
   if (s.unchecked_bytes > 0) std::cout << ", " << s.unchecked_bytes << " bytes unchecked";
-  std::cout << ", " << s.faults << (s.faults == 1 ? " fault" : " faults") << ", " << rate << " MB/s\n";
+  std::cout << ", " << s.faults << (s.faults == 1 ? " fault" : " faults");
+  if (!set.manifests.empty()) {
+    std::cout << " (manifest" << (set.manifests.size() == 1 ? " " : "s ");
+    for (size_t i = 0; i < set.manifests.size(); ++i) std::cout << (i ? ", " : "") << set.manifests[i].path;
+    std::cout << ")";
+  }
+  std::cout << ", " << rate << " MB/s\n";
 }
 
-void PrintJson(const std::vector<verify::FileResult>& results, const Summary& s) {
+void PrintJson(const verify::SetResult& set, const Summary& s) {
+  const std::vector<verify::FileResult>& results = set.files;
   JsonWriter j(std::cout);
   j.BeginObject();
   j.Key("files");
@@ -115,6 +143,25 @@ void PrintJson(const std::vector<verify::FileResult>& results, const Summary& s)
       j.BeginObject();
       j.Field("offset", f.offset);
       j.Field("record", f.record);
+      j.Field("kind", verify::FaultKindName(f.kind));
+      j.Field("message", f.message);
+      j.EndObject();
+    }
+    j.EndArray();
+    j.EndObject();
+  }
+  j.EndArray();
+  j.Key("manifests");
+  j.BeginArray();
+  for (const auto& m : set.manifests) {
+    j.BeginObject();
+    j.Field("path", m.path);
+    j.Field("shards", m.shards);
+    j.Key("faults");
+    j.BeginArray();
+    for (const auto& f : m.faults) {
+      j.BeginObject();
+      j.Field("path", f.path);
       j.Field("kind", verify::FaultKindName(f.kind));
       j.Field("message", f.message);
       j.EndObject();
@@ -151,23 +198,43 @@ int RunVerify(const VerifyCliOptions& cli) {
   options.allow_empty = cli.allow_empty;
   options.threads = cli.threads;
   options.max_record_length = cli.max_record_length;
+  options.decode_images = cli.decode;
+  options.max_pixels = cli.max_pixels;
   if (libshard::Status s = verify::ValidateOptions(options); !s.ok()) {
     std::cerr << "shard verify: " << s.message() << "\n";
     return kExitUsage;
   }
-  auto paths = verify::ExpandPaths(cli.paths);
-  if (!paths.ok()) {
-    std::cerr << "shard verify: " << paths.status().message() << "\n";
+  if (cli.paths.empty() && cli.manifest.empty()) {
+    std::cerr << "shard verify: nothing to check: give PATHS or --manifest FILE\n";
     return kExitUsage;
   }
+  std::vector<std::string> paths;
+  if (!cli.paths.empty()) {
+    auto expanded = verify::ExpandPaths(cli.paths);
+    if (!expanded.ok()) {
+      std::cerr << "shard verify: " << expanded.status().message() << "\n";
+      return kExitUsage;
+    }
+    paths = std::move(*expanded);
+  }
+  std::vector<std::string> manifests;
+  if (!cli.manifest.empty()) manifests.push_back(cli.manifest);
+  if (!cli.no_manifest) {
+    for (std::string& m : verify::FindManifests(cli.paths)) manifests.push_back(std::move(m));
+  }
   auto start = std::chrono::steady_clock::now();
-  std::vector<verify::FileResult> results = verify::VerifyFiles(*paths, options);
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  Summary s = Summarize(results, seconds);
-  if (cli.json) {
-    PrintJson(results, s);
+  verify::SetResult set;
+  if (manifests.empty()) {
+    set.files = verify::VerifyFiles(paths, options);
   } else {
-    PrintHuman(results, s, cli.quiet);
+    set = verify::VerifySet(paths, manifests, options);
+  }
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  Summary s = Summarize(set, seconds);
+  if (cli.json) {
+    PrintJson(set, s);
+  } else {
+    PrintHuman(set, s, cli.quiet);
   }
   std::cout.flush();
   if (s.unreadable) return kExitUsage;
@@ -182,10 +249,22 @@ void RegisterVerify(CLI::App& app, int* exit_code) {
       "verify",
       "Check TFRecord shards: framing, both CRCs of every record, that each payload is a tf.Example,\n"
       "and FILE.idx beside a plain shard. PATHS are files, folders (searched recursively for *.tfrecord,\n"
-      "*.tfrecords, *.tfrecord.gz and *-NNNNN-of-NNNNN*) or glob patterns. Every fault is printed on stdout\n"
-      "as \"shard verify: FILE: at byte OFFSET (record N): KIND: MESSAGE\", then a summary.\n"
-      "Exit codes: 0 no fault, 1 faults found, 2 usage error or an unreadable file.");
-  cmd->add_option("paths", opt->paths, "Shard files, folders or glob patterns")->required();
+      "*.tfrecords, *.tfrecord.gz and *-NNNNN-of-NNNNN*) or glob patterns. A manifest.json (--manifest, or\n"
+      "found directly inside a folder argument) is checked too: every listed shard present with its record\n"
+      "count, size and CRC-32C, no unlisted shard in its folder, labels in its label map, its schema in\n"
+      "every record. --decode decodes every image, raw array and mask. Every fault is printed on stdout\n"
+      "as \"shard verify: FILE: at byte OFFSET (record N): KIND: MESSAGE\" (set-level manifest faults as\n"
+      "\"shard verify: FILE: KIND: MESSAGE\"), then a summary.\n"
+      "Exit codes: 0 no fault, 1 faults found, 2 usage error or an unreadable file or manifest.");
+  cmd->add_option("paths", opt->paths, "Shard files, folders or glob patterns (optional with --manifest)");
+  cmd->add_option("--manifest", opt->manifest,
+                  "manifest.json of the shard set: listed shards not among PATHS are checked too");
+  cmd->add_flag("--no-manifest", opt->no_manifest, "Do not use a manifest.json found in a folder argument");
+  auto* decode = cmd->add_flag("--decode", opt->decode,
+                               "Decode every image (JPEG, PNG, raw array) and mask; compare with image/height, "
+                               "image/width, image/channels");
+  cmd->add_option("--max-pixels", opt->max_pixels, "With --decode: larger images (width*height) are faults")
+      ->capture_default_str();
   cmd->add_flag("--json", opt->json, "Print one JSON document instead (schema: docs/verify.md)");
   cmd->add_option("--compression", opt->compression, "auto (detect per file), none, gzip or zlib")
       ->check(CLI::IsMember({"auto", "none", "gzip", "zlib"}))
@@ -194,7 +273,8 @@ void RegisterVerify(CLI::App& app, int* exit_code) {
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->add_flag("--records-only", opt->records_only,
-                "Check framing and CRCs only, not that payloads are tf.Examples (e.g. raw-record files)");
+                "Check framing and CRCs only, not that payloads are tf.Examples (e.g. raw-record files)")
+      ->excludes(decode);
   cmd->add_flag("--no-index", opt->no_index, "Do not compare FILE.idx with the shard");
   cmd->add_flag("--allow-empty", opt->allow_empty, "Accept files with no records (default: an empty_file fault)");
   cmd->add_option("--max-record-length", opt->max_record_length,

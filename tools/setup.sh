@@ -3,27 +3,48 @@
 # and builds libshard into BUILD_DIR (default: build).
 # Usage: tools/setup.sh [BUILD_DIR] [extra cmake args...]
 #        tools/setup.sh --deps-only
+#        tools/setup.sh --slurm    only Slurm and munge, for the Slurm tests
+#                                  (tests/slurm/; they start their own daemons)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
 packages=(
   build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
   libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev zlib1g-dev libzstd-dev
-  libprotobuf-dev protobuf-compiler libtbb-dev libgtest-dev libgmock-dev libcli11-dev
+  libprotobuf-dev protobuf-compiler libtbb-dev libgtest-dev libgmock-dev libcli11-dev libssl-dev
   pybind11-dev python3-dev python3-numpy python3-pil python3-pytest python3-protobuf
   python3-torch python3-torchvision
 )
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo=sudo
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo=sudo
+
+# install_missing PACKAGE...: apt-get installs those not installed yet.
+install_missing() {
+  local p missing=()
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  ((${#missing[@]})) || return 0
   echo "setup: installing ${missing[*]}"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+if [ "${1:-}" = "--slurm" ]; then
+  # The packages' scripts would start system daemons (and slurmctld fails
+  # without /etc/slurm/slurm.conf); the tests run private ones instead, so
+  # keep the services from starting where no policy-rc.d says otherwise.
+  policy=/usr/sbin/policy-rc.d
+  if [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\nexit 101\n' | $sudo tee "$policy" > /dev/null
+    $sudo chmod 755 "$policy"
+    trap '$sudo rm -f "$policy"' EXIT
+  fi
+  install_missing slurm-wlm munge
+  exit 0
 fi
+
+install_missing "${packages[@]}"
 [ "${1:-}" = "--deps-only" ] && exit 0
 
 build=${1:-$root/build}

@@ -12,6 +12,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1, 1);
   app.set_version_flag("--version", "shard " LIBSHARD_VERSION);
   int exit_code = shard_tool::kExitOk;
+  shard_tool::RegisterConvert(app, &exit_code);
+  shard_tool::RegisterMerge(app, &exit_code);
   shard_tool::RegisterInspect(app, &exit_code);
   shard_tool::RegisterIndex(app, &exit_code);
   shard_tool::RegisterVerify(app, &exit_code);

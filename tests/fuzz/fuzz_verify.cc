@@ -1,12 +1,15 @@
 // Fuzzes the verifier's entry point over arbitrary bytes, as plain data and
-// forced through the gzip/zlib path, and the index comparison with the input
-// as its own index text: it must never crash, hang or read out of bounds, and
-// its results must be self-consistent.
+// forced through the gzip/zlib path, with a manifest's record rules (schema,
+// label map), the whole-file checksum and, for some inputs, image decoding;
+// and the index comparison with the input as its own index text: it must
+// never crash, hang or read out of bounds, and its results must be
+// self-consistent.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
 
+#include "libshard/crc32c.h"
 #include "libshard/verify/verifier.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -16,11 +19,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   verify::VerifyOptions options;
   options.max_record_length = 1 << 20;
   options.max_faults_per_file = 4;
+  options.decode_images = (size & 2) != 0;
+  options.max_pixels = 1 << 16;  // keep decodes of forged headers small
+  verify::RecordRules rules;
+  rules.schema = {{"image/encoded", libshard::example::FeatureKind::kBytes, true},
+                  {"image/class/label", libshard::example::FeatureKind::kInt64, false}};
+  rules.labels = {0, 1, 2};
+  verify::FileChecks checks;
+  checks.rules = &rules;
+  checks.checksum = true;
   for (auto c : {record::Compression::kAuto, record::Compression::kNone, record::Compression::kGzip,
                  record::Compression::kZlib}) {
     options.compression = c;
     options.check_examples = (size & 1) == 0;
-    verify::FileResult r = verify::VerifyBuffer(buf, "fuzz", options);
+    verify::FileResult r = verify::VerifyBuffer(buf, "fuzz", options, checks);
+    if (r.crc32c != libshard::crc32c::Value(data, size) || r.file_size != size) std::abort();
     if (r.faults.size() > options.max_faults_per_file) std::abort();
     if (r.compression == record::Compression::kAuto) std::abort();
     if (r.compression == record::Compression::kNone) {

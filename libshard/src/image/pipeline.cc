@@ -20,7 +20,7 @@ StatusOr<Image> DecodeAndTransform(std::string_view bytes, const DecodeOptions& 
     oriented.width = w;
     oriented.height = h;
     oriented.orientation = 1;
-    d.jpeg_scale_denom = ChooseJpegScale(oriented, spec);
+    d.jpeg_scale_denom = ChooseJpegScale(oriented, spec, options.jpeg_min_filter_shrink);
   }
   thread_local Image decoded;
   LIBSHARD_RETURN_IF_ERROR(DecodeImageInto(bytes, d, &decoded));

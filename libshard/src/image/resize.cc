@@ -1,18 +1,26 @@
 // Separable resampling after Pillow's libImaging/Resample.c (see resize.h):
-// the same coefficient computation and fixed-point rounding, so 8-bit output
-// matches PIL.Image.resize to within one level.
+// the same coefficient computation, fixed-point rounding and pass order, so
+// 8-bit RGB output is PIL.Image.resize's byte for byte (alpha images within
+// one level: the premultiplication rounds differently). The 8-bit passes have a
+// plain reference implementation (here) and an AVX2 one (resize_avx2.cc)
+// that computes the same integers; 16-bit images use the reference passes
+// with 64-bit sums.
 #include "libshard/image/resize.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "image/resize_internal.h"
+
 namespace libshard::image {
 namespace {
 
-constexpr int kPrecisionBits = 32 - 8 - 2;
+using internal::Coeffs;
+using internal::kPrecisionBits;
 
 struct FilterDef {
   double (*fn)(double);
@@ -51,12 +59,6 @@ FilterDef GetFilter(Filter f) {
 
 // Per output sample: first source index, tap count, and ksize fixed-point
 // weights.
-struct Coeffs {
-  int ksize = 0;
-  std::vector<int> first;
-  std::vector<int> count;
-  std::vector<int32_t> weights;
-};
 
 Coeffs Precompute(int in_size, double in0, double in1, int out_size, const FilterDef& f) {
   const double scale = (in1 - in0) / out_size;
@@ -92,6 +94,37 @@ Coeffs Precompute(int in_size, double in0, double in1, int out_size, const Filte
     c.count[xx] = std::max(xmax, 0);
   }
   return c;
+}
+
+
+// The last few coefficient sets this thread computed. A converter resizes
+// image after image of the same size, and Lanczos weights cost two sin()
+// per tap. Least recently used is replaced, so the set returned by the
+// previous call survives this one (Separable holds two at once).
+const Coeffs& CachedCoeffs(int in_size, double in0, double in1, int out_size,
+                           const FilterDef& f) {
+  struct Entry {
+    int in_size = -1, out_size = -1;
+    double in0 = 0, in1 = 0, support = 0;
+    double (*fn)(double) = nullptr;
+    uint64_t used = 0;
+    Coeffs coeffs;
+  };
+  thread_local std::array<Entry, 4> cache;
+  thread_local uint64_t clock = 0;
+  ++clock;
+  Entry* victim = &cache[0];
+  for (Entry& e : cache) {
+    if (e.in_size == in_size && e.out_size == out_size && e.in0 == in0 && e.in1 == in1 &&
+        e.fn == f.fn && e.support == f.support) {
+      e.used = clock;
+      return e.coeffs;
+    }
+    if (e.used < victim->used) victim = &e;
+  }
+  *victim = Entry{in_size, out_size, in0, in1, f.support, f.fn, clock,
+                  Precompute(in_size, in0, in1, out_size, f)};
+  return victim->coeffs;
 }
 
 template <typename T>
@@ -133,11 +166,12 @@ void Horizontal(const T* in, int in_w, int y0, int rows, const Coeffs& cf, int o
   }
 }
 
-// Vertical pass; cf.first is relative to the first row of `in`.
-template <typename T, int C>
-void Vertical(const T* in, int w, const Coeffs& cf, int row_offset, int out_h, T* out) {
+
+// Vertical pass over rows of `stride` samples; cf.first is relative to
+// row_offset, the source row `in` starts at.
+template <typename T>
+void Vertical(const T* in, size_t stride, const Coeffs& cf, int row_offset, int out_h, T* out) {
   using A = typename Acc<T>::type;
-  const size_t stride = static_cast<size_t>(w) * C;
   for (int y = 0; y < out_h; ++y) {
     const int32_t* k = &cf.weights[static_cast<size_t>(y) * cf.ksize];
     const T* s = in + static_cast<size_t>(cf.first[y] - row_offset) * stride;
@@ -150,38 +184,78 @@ void Vertical(const T* in, int w, const Coeffs& cf, int row_offset, int out_h, T
   }
 }
 
-template <typename T, int C>
-void Separable(const Image& in, const ResampleBox& box, const FilterDef& f, Image* out) {
+template <typename T>
+void HorizontalAnyC(const T* in, int in_w, int in_h, int channels, int y0, int rows,
+                    const Coeffs& cf, int out_w, T* out) {
+  switch (channels) {
+    case 1: return Horizontal<T, 1>(in, in_w, y0, rows, cf, out_w, out);
+    case 2: return Horizontal<T, 2>(in, in_w, y0, rows, cf, out_w, out);
+    case 3: return Horizontal<T, 3>(in, in_w, y0, rows, cf, out_w, out);
+    default: return Horizontal<T, 4>(in, in_w, y0, rows, cf, out_w, out);
+  }
+}
+
+}  // namespace
+
+namespace internal {
+
+void HorizontalReference8(const uint8_t* in, int in_w, int in_h, int channels, int y0, int rows,
+                          const Coeffs& cf, int out_w, uint8_t* out) {
+  HorizontalAnyC<uint8_t>(in, in_w, in_h, channels, y0, rows, cf, out_w, out);
+}
+
+void VerticalReference8(const uint8_t* in, size_t stride, const Coeffs& cf, int row_offset,
+                        int out_h, uint8_t* out) {
+  Vertical<uint8_t>(in, stride, cf, row_offset, out_h, out);
+}
+
+}  // namespace internal
+
+namespace {
+
+// Pillow's order: the horizontal pass over only the source rows the vertical
+// windows touch (and, through the windows, only the columns the box needs),
+// then the vertical pass; the intermediate is rounded to the sample type, as
+// in Pillow, so the order is part of the result.
+template <typename T, typename H, typename V>
+void Separable(const Image& in, const ResampleBox& box, const FilterDef& f, H horizontal,
+               V vertical, Image* out) {
   const int out_w = out->width(), out_h = out->height();
+  const int c = in.channels();
   const bool need_h = out_w != in.width() || box.x0 != 0 || box.x1 != out_w;
   const bool need_v = out_h != in.height() || box.y0 != 0 || box.y1 != out_h;
-  const Coeffs ch = Precompute(in.width(), box.x0, box.x1, out_w, f);
-  const Coeffs cv = Precompute(in.height(), box.y0, box.y1, out_h, f);
   const T* src = reinterpret_cast<const T*>(in.data());
   T* dst = reinterpret_cast<T*>(out->data());
+  const size_t out_stride = static_cast<size_t>(out_w) * c;
   if (need_h && need_v) {
+    const Coeffs& ch = CachedCoeffs(in.width(), box.x0, box.x1, out_w, f);
+    const Coeffs& cv = CachedCoeffs(in.height(), box.y0, box.y1, out_h, f);
     const int y_first = cv.first[0];
     const int y_last = cv.first[out_h - 1] + cv.count[out_h - 1];
     thread_local std::vector<T> tmp;
-    tmp.resize(static_cast<size_t>(y_last - y_first) * out_w * C);
-    Horizontal<T, C>(src, in.width(), y_first, y_last - y_first, ch, out_w, tmp.data());
-    Vertical<T, C>(tmp.data(), out_w, cv, y_first, out_h, dst);
+    tmp.resize(static_cast<size_t>(y_last - y_first) * out_stride);
+    horizontal(src, in.width(), in.height(), c, y_first, y_last - y_first, ch, out_w, tmp.data());
+    vertical(tmp.data(), out_stride, cv, y_first, out_h, dst);
   } else if (need_h) {
-    Horizontal<T, C>(src, in.width(), 0, out_h, ch, out_w, dst);
+    const Coeffs& ch = CachedCoeffs(in.width(), box.x0, box.x1, out_w, f);
+    horizontal(src, in.width(), in.height(), c, 0, out_h, ch, out_w, dst);
   } else if (need_v) {
-    Vertical<T, C>(src, out_w, cv, 0, out_h, dst);
+    const Coeffs& cv = CachedCoeffs(in.height(), box.y0, box.y1, out_h, f);
+    vertical(src, out_stride, cv, 0, out_h, dst);
   } else {
     std::copy(in.data(), in.data() + in.byte_size(), out->data());
   }
 }
 
-template <typename T>
-void Dispatch(const Image& in, const ResampleBox& box, const FilterDef& f, Image* out) {
-  switch (in.channels()) {
-    case 1: return Separable<T, 1>(in, box, f, out);
-    case 2: return Separable<T, 2>(in, box, f, out);
-    case 3: return Separable<T, 3>(in, box, f, out);
-    default: return Separable<T, 4>(in, box, f, out);
+void Dispatch(ResampleImpl impl, const Image& in, const ResampleBox& box, const FilterDef& f,
+              Image* out) {
+  if (in.bit_depth() == 16) {
+    Separable<uint16_t>(in, box, f, HorizontalAnyC<uint16_t>, Vertical<uint16_t>, out);
+  } else if (impl == ResampleImpl::kAvx2) {
+    Separable<uint8_t>(in, box, f, internal::HorizontalAvx2, internal::VerticalAvx2, out);
+  } else {
+    Separable<uint8_t>(in, box, f, internal::HorizontalReference8, internal::VerticalReference8,
+                       out);
   }
 }
 
@@ -248,8 +322,34 @@ StatusOr<Filter> ParseFilter(std::string_view name) {
                               "' (expected nearest, area, bilinear, bicubic or lanczos3)");
 }
 
-StatusOr<Image> Resample(const Image& in, const ResampleBox& box, int out_width, int out_height,
-                         Filter filter) {
+const char* ResampleImplName(ResampleImpl impl) {
+  switch (impl) {
+    case ResampleImpl::kReference: return "reference";
+    case ResampleImpl::kAvx2: return "avx2";
+  }
+  return "?";
+}
+
+bool ResampleImplAvailable(ResampleImpl impl) {
+  switch (impl) {
+    case ResampleImpl::kReference: return true;
+    case ResampleImpl::kAvx2: return internal::CpuHasAvx2();
+  }
+  return false;
+}
+
+ResampleImpl ActiveResampleImpl() {
+  static const ResampleImpl active =
+      ResampleImplAvailable(ResampleImpl::kAvx2) ? ResampleImpl::kAvx2 : ResampleImpl::kReference;
+  return active;
+}
+
+StatusOr<Image> ResampleWith(ResampleImpl impl, const Image& in, const ResampleBox& box,
+                             int out_width, int out_height, Filter filter) {
+  if (!ResampleImplAvailable(impl)) {
+    return FailedPreconditionError(std::string("resize: implementation ") +
+                                   ResampleImplName(impl) + " is not available on this CPU");
+  }
   if (out_width <= 0 || out_height <= 0) {
     return InvalidArgumentError("resize: target size " + std::to_string(out_width) + "x" +
                                 std::to_string(out_height) + " is not positive");
@@ -280,19 +380,22 @@ StatusOr<Image> Resample(const Image& in, const ResampleBox& box, int out_width,
     Image pre = in;
     if (sixteen) {
       Premultiply<uint16_t>(&pre, true);
-      Dispatch<uint16_t>(pre, box, f, &out);
+      Dispatch(impl, pre, box, f, &out);
       Premultiply<uint16_t>(&out, false);
     } else {
       Premultiply<uint8_t>(&pre, true);
-      Dispatch<uint8_t>(pre, box, f, &out);
+      Dispatch(impl, pre, box, f, &out);
       Premultiply<uint8_t>(&out, false);
     }
-  } else if (sixteen) {
-    Dispatch<uint16_t>(in, box, f, &out);
   } else {
-    Dispatch<uint8_t>(in, box, f, &out);
+    Dispatch(impl, in, box, f, &out);
   }
   return out;
+}
+
+StatusOr<Image> Resample(const Image& in, const ResampleBox& box, int out_width, int out_height,
+                         Filter filter) {
+  return ResampleWith(ActiveResampleImpl(), in, box, out_width, out_height, filter);
 }
 
 StatusOr<Image> Resize(const Image& in, int out_width, int out_height, Filter filter) {

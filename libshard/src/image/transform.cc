@@ -226,7 +226,8 @@ StatusOr<ImageAndMask> ApplyGeometryPair(const Image& img, const Image& mask, co
   return out;
 }
 
-int ChooseJpegScale(const ImageInfo& info, const TransformSpec& spec) {
+int ChooseJpegScale(const ImageInfo& info, const TransformSpec& spec,
+                    double min_filter_shrink) {
   // CMYK -> RGB is not linear, so averaging before it (DCT scaling) differs
   // visibly from averaging after; nearest must pick real source pixels.
   if (info.format != ImageFormat::kJpeg || info.cmyk || spec.mode == ResizeMode::kNone ||
@@ -238,10 +239,11 @@ int ChooseJpegScale(const ImageInfo& info, const TransformSpec& spec) {
   const double fx = (g->box.x1 - g->box.x0) / g->scaled_width;
   const double fy = (g->box.y1 - g->box.y0) / g->scaled_height;
   const double f = std::min(fx, fy);
-  // As libvips: the DCT shrink is a sharp block shrink, so leave at least a
-  // factor of two for the filter to antialias.
-  // The box filter has no overlap between taps, so it needs far more room.
-  const double margin = spec.filter == Filter::kBox ? 8.0 : 2.0;
+  // The DCT shrink is sharp (libvips leaves the filter 2x to antialias;
+  // Pillow's draft() leaves 1x, the default). The box filter has no overlap
+  // between taps, so it keeps far more room whatever the caller asks.
+  const double margin =
+      spec.filter == Filter::kBox ? std::max(8.0, min_filter_shrink) : min_filter_shrink;
   for (int d : {8, 4, 2}) {
     if (f >= margin * d) return d;
   }

@@ -32,20 +32,38 @@ bool HasShardNumbering(std::string_view name) {
   return false;
 }
 
-// Appends the shards under `dir`, sorted by path.
-Status AddFolder(const std::string& dir, std::vector<std::string>* out) {
+}  // namespace
+
+StatusOr<std::vector<std::string>> FindShardFiles(const std::string& dir) {
   std::vector<std::string> found;
   std::error_code ec;
   fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec);
   for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
     std::error_code type_ec;
-    if (it->is_regular_file(type_ec) && LooksLikeShardName(it->path().filename().string())) {
+    const std::string name = it->path().filename().string();
+    if (!name.empty() && name[0] == '.') {  // hidden: e.g. the converter's .libshard/ state
+      if (it->is_directory(type_ec)) it.disable_recursion_pending();
+      continue;
+    }
+    if (it->is_regular_file(type_ec) && LooksLikeShardName(name)) {
       found.push_back(it->path().string());
     }
   }
   if (ec) return IOError("cannot list " + dir + ": " + ec.message());
-  if (found.empty()) return InvalidArgumentError(dir + ": no TFRecord files in this folder");
   std::sort(found.begin(), found.end());
+  return found;
+}
+
+namespace {
+
+// Appends the shards under `dir`, sorted by path.
+Status AddFolder(const std::string& dir, std::vector<std::string>* out) {
+  std::error_code ec;
+  LIBSHARD_ASSIGN_OR_RETURN(std::vector<std::string> found, FindShardFiles(dir));
+  // A folder with a manifest but no shards is for the manifest checks to judge.
+  if (found.empty() && !fs::is_regular_file(fs::path(dir) / "manifest.json", ec)) {
+    return InvalidArgumentError(dir + ": no TFRecord files in this folder");
+  }
   out->insert(out->end(), found.begin(), found.end());
   return Status::OK();
 }
@@ -102,6 +120,20 @@ StatusOr<std::vector<std::string>> ExpandPaths(const std::vector<std::string>& a
     if (seen.insert(p).second) unique.push_back(std::move(p));
   }
   return unique;
+}
+
+std::vector<std::string> FindManifests(const std::vector<std::string>& args) {
+  std::vector<std::string> found;
+  std::set<std::string> seen;
+  for (const std::string& arg : args) {
+    std::error_code ec;
+    if (!fs::is_directory(arg, ec)) continue;
+    fs::path manifest = fs::path(arg) / "manifest.json";
+    if (!fs::is_regular_file(manifest, ec)) continue;
+    std::string key = fs::weakly_canonical(manifest, ec).string();
+    if (seen.insert(ec ? manifest.string() : key).second) found.push_back(manifest.string());
+  }
+  return found;
 }
 
 }  // namespace libshard::verify

@@ -1,15 +1,27 @@
 #include "libshard/verify/verifier.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <system_error>
+
+#include "libshard/crc32c.h"
 
 #include "libshard/example/example_view.h"
 #include "libshard/io/mapped_file.h"
 #include "libshard/record/index.h"
 #include "libshard/record/record_reader.h"
+#include "record_checks.h"
 
 namespace libshard::verify {
 
@@ -57,6 +69,24 @@ std::string WhatItLooksLike(std::string_view head) {
   return "";
 }
 
+// Faults that stop the walk (or come instead of it).
+bool IsFramingFault(FaultKind kind) {
+  switch (kind) {
+    case FaultKind::kLengthCrcMismatch:
+    case FaultKind::kLengthTooLarge:
+    case FaultKind::kTruncatedHeader:
+    case FaultKind::kTruncatedData:
+    case FaultKind::kDataCrcMismatch:
+    case FaultKind::kNotTfrecord:
+    case FaultKind::kUnreadable:
+    case FaultKind::kCompressedStreamCorrupt:
+    case FaultKind::kEmptyFile:
+      return true;
+    default:
+      return false;
+  }
+}
+
 FaultKind KindOf(RecordFault fault) {
   switch (fault) {
     case RecordFault::kTruncatedHeader: return FaultKind::kTruncatedHeader;
@@ -70,17 +100,17 @@ FaultKind KindOf(RecordFault fault) {
   return FaultKind::kUnreadable;  // not reached: callers pass real faults
 }
 
-// Records a framing fault at `offset`. A first header that is not framing at
-// all (its CRC fails, or the file is shorter than a header) means the file is
-// not a TFRecord file: a flipped bit in the first length reads the same,
-// and the message keeps the detail.
+// Records a framing fault at `offset`. `detail` is what is wrong, without
+// "at byte N". A first header that is not framing at all (its CRC fails, or
+// the file is shorter than a header) means the file is not a TFRecord file:
+// a flipped bit in the first length reads the same, and the message keeps
+// the detail.
 void AddFramingFault(FileResult* r, const VerifyOptions& options, RecordFault fault, uint64_t offset,
-                     const std::string& message, std::string_view head) {
-  std::string detail = DetailOf(message, offset);
+                     std::string detail, std::string_view head) {
+  const std::string hint = " (is this a TFRecord file?)";
+  size_t pos = detail.find(hint);
+  if (pos != std::string::npos) detail.erase(pos, hint.size());
   if (offset == 0 && (fault == RecordFault::kLengthCrcMismatch || fault == RecordFault::kTruncatedHeader)) {
-    const std::string hint = " (is this a TFRecord file?)";
-    size_t pos = detail.find(hint);
-    if (pos != std::string::npos) detail.erase(pos, hint.size());
     std::string what = WhatItLooksLike(head.substr(0, 64));
     AddFault(r, options, 0, 0, FaultKind::kNotTfrecord,
              "not a TFRecord file" + (what.empty() ? "" : " (" + what + ")") + ": first record's " + detail);
@@ -89,53 +119,318 @@ void AddFramingFault(FileResult* r, const VerifyOptions& options, RecordFault fa
   AddFault(r, options, offset, r->records, KindOf(fault), std::move(detail));
 }
 
-// Checks one intact record; counts it.
-void OnRecord(const RecordView& rec, const VerifyOptions& options, FileResult* r) {
-  if (options.check_examples) {
-    auto ex = example::ExampleView::Parse(rec.data);
-    if (!ex.ok()) {
-      AddFault(r, options, rec.offset, r->records, FaultKind::kNotAnExample,
-               "payload of " + std::to_string(rec.data.size()) + " bytes is not a tf.Example: " +
-                   ex.status().message());
-    }
-  }
-  ++r->records;
-  r->bytes += rec.framed_size();
-}
-
 record::ReaderOptions ReaderOptionsFor(const VerifyOptions& options) {
   record::ReaderOptions ro;
   ro.max_record_length = options.max_record_length;
   return ro;
 }
 
-void WalkPlain(std::string_view data, const VerifyOptions& options, FileResult* r) {
+// Compares a DALI index with the records as they are walked; at most one
+// fault, held back until the walk ends (an index is compared only with
+// intact framing).
+class IndexComparer {
+ public:
+  // An index that does not parse gives its fault at Finish().
+  static IndexComparer Parse(std::string_view text, std::string name) {
+    IndexComparer c;
+    auto parsed = record::ParseIndex(text);
+    if (parsed.ok()) {
+      c.entries_ = std::move(*parsed);
+    } else {
+      c.fault_ = Fault{0, 0, FaultKind::kIndexMismatch, name + ": " + parsed.status().message()};
+    }
+    c.name_ = std::move(name);
+    return c;
+  }
+
+  void OnRecord(uint64_t i, uint64_t offset, uint64_t framed_size) {
+    if (fault_) return;
+    if (i >= entries_.size()) {
+      fault_ = Fault{offset, i, FaultKind::kIndexMismatch,
+                     name_ + " has " + std::to_string(entries_.size()) + " lines, but the shard has more records: "
+                     "record " + std::to_string(i) + " at byte " + std::to_string(offset) +
+                     " is not indexed (stale index?)"};
+    } else if (entries_[i].offset != offset || entries_[i].size != framed_size) {
+      fault_ = Fault{offset, i, FaultKind::kIndexMismatch,
+                     name_ + " line " + std::to_string(i + 1) + ": says \"" + std::to_string(entries_[i].offset) +
+                         " " + std::to_string(entries_[i].size) + "\", but record " + std::to_string(i) + " is \"" +
+                         std::to_string(offset) + " " + std::to_string(framed_size) + "\""};
+    }
+  }
+  // After the last record (`records` of them, ending at `end`).
+  std::optional<Fault> Finish(uint64_t records, uint64_t end) {
+    if (!fault_ && records < entries_.size()) {
+      const record::IndexEntry& e = entries_[records];
+      fault_ = Fault{end, records, FaultKind::kIndexMismatch,
+                     name_ + " line " + std::to_string(records + 1) + ": entry \"" + std::to_string(e.offset) + " " +
+                         std::to_string(e.size) + "\" is past the last record (the shard has " +
+                         std::to_string(records) + " records, the index " + std::to_string(entries_.size()) +
+                         " lines)"};
+    }
+    return std::move(fault_);
+  }
+
+ private:
+  std::vector<record::IndexEntry> entries_;
+  std::string name_;
+  std::optional<Fault> fault_;
+};
+
+// The payload checks of every intact record, and the count. Without
+// decoding, each record is checked as the walk reaches it (its bytes still
+// in cache). With decoding, the records are copied into batches whose images
+// are decoded in parallel (oneTBB, nested in the per-file tasks); faults are
+// then added in record order, so the result does not depend on threads.
+class RecordSink {
+ public:
+  RecordSink(const VerifyOptions& options, const RecordRules* rules, IndexComparer* index, FileResult* r)
+      : options_(options), rules_(rules), index_(index), r_(r) {}
+
+  void OnRecord(const RecordView& rec) {
+    if (index_ != nullptr) index_->OnRecord(r_->records, rec.offset, rec.framed_size());
+    if (options_.check_examples) {
+      if (options_.decode_images) {
+        if (jobs_used_ == jobs_.size()) jobs_.emplace_back();
+        Job& job = jobs_[jobs_used_++];
+        job.faults.clear();
+        job.offset = rec.offset;
+        job.record = r_->records;
+        job.example = Check(rec.data, job.offset, job.record, &job.faults);
+        if (job.example) job.payload.assign(rec.data.data(), rec.data.size());
+        batch_bytes_ += rec.data.size();
+        if (jobs_used_ >= kBatchRecords || batch_bytes_ >= kBatchBytes) Flush();
+      } else {
+        scratch_.clear();
+        Check(rec.data, rec.offset, r_->records, &scratch_);
+        for (Fault& f : scratch_) AddFault(r_, options_, f.offset, f.record, f.kind, std::move(f.message));
+      }
+    }
+    ++r_->records;
+    r_->bytes += rec.framed_size();
+  }
+
+  // Decodes what is pending; call before a framing fault is added, and at
+  // the end.
+  void Flush() {
+    if (jobs_used_ == 0) return;
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, jobs_used_, 1), [&](const tbb::blocked_range<size_t>& range) {
+      for (size_t i = range.begin(); i != range.end(); ++i) {
+        Job& job = jobs_[i];
+        if (!job.example) continue;
+        auto ex = example::ExampleView::Parse(job.payload);
+        if (ex.ok()) internal::CheckImages(*ex, options_, internal::RecordFaults{job.offset, job.record, &job.faults});
+      }
+    });
+    for (size_t i = 0; i < jobs_used_; ++i) {
+      for (Fault& f : jobs_[i].faults) AddFault(r_, options_, f.offset, f.record, f.kind, std::move(f.message));
+    }
+    jobs_used_ = 0;
+    batch_bytes_ = 0;
+  }
+
+ private:
+  // Enough records to keep the threads busy; bounded memory.
+  static constexpr size_t kBatchRecords = 256;
+  static constexpr size_t kBatchBytes = 64 << 20;
+
+  struct Job {
+    uint64_t offset = 0;
+    uint64_t record = 0;
+    bool example = false;
+    std::string payload;
+    std::vector<Fault> faults;
+  };
+
+  // Parses the payload and applies the rules; true when it is an Example.
+  bool Check(std::string_view payload, uint64_t offset, uint64_t record, std::vector<Fault>* out) {
+    auto ex = example::ExampleView::Parse(payload);
+    if (!ex.ok()) {
+      out->push_back(Fault{offset, record, FaultKind::kNotAnExample,
+                           "payload of " + std::to_string(payload.size()) + " bytes is not a tf.Example: " +
+                               ex.status().message()});
+      return false;
+    }
+    if (rules_ != nullptr) internal::CheckRules(*ex, *rules_, internal::RecordFaults{offset, record, out});
+    return true;
+  }
+
+  const VerifyOptions& options_;
+  const RecordRules* rules_;
+  IndexComparer* index_;
+  FileResult* r_;
+  std::vector<Fault> scratch_;
+  std::vector<Job> jobs_;
+  size_t jobs_used_ = 0;
+  size_t batch_bytes_ = 0;
+};
+
+// Sequential access to the bytes of a plain file: Ensure() gives the bytes
+// from `offset` on, at least `need` of them unless the data ends first.
+// Offsets never go backwards. The view is valid until the next call.
+class Window {
+ public:
+  virtual ~Window() = default;
+  virtual Status Ensure(uint64_t offset, uint64_t need, std::string_view* out) = 0;
+  virtual uint64_t size() const = 0;
+};
+
+class BufferWindow : public Window {
+ public:
+  explicit BufferWindow(std::string_view data) : data_(data) {}
+  Status Ensure(uint64_t offset, uint64_t need, std::string_view* out) override {
+    *out = offset < data_.size() ? data_.substr(offset) : std::string_view();
+    return Status::OK();
+  }
+  uint64_t size() const override { return data_.size(); }
+
+ private:
+  std::string_view data_;
+};
+
+// A file read with pread into one reusable buffer. Reading into a buffer
+// that stays in the L2 cache and checking the records while they are there
+// is faster than walking a fresh mmap of the file, whose page faults and
+// unmapping cost more than the copy. The buffer grows only for a record
+// longer than it. With `checksum`, a CRC-32C of the whole file is extended
+// over each read as it lands (the reads are strictly sequential).
+class FileWindow : public Window {
+ public:
+  static constexpr size_t kChunk = 256 << 10;
+
+  FileWindow(int fd, uint64_t size, bool checksum) : fd_(fd), size_(size), checksum_(checksum) {}
+  ~FileWindow() override { std::free(buf_); }
+  FileWindow(const FileWindow&) = delete;
+  FileWindow& operator=(const FileWindow&) = delete;
+
+  uint64_t size() const override { return size_; }
+
+  Status Ensure(uint64_t offset, uint64_t need, std::string_view* out) override {
+    if (offset >= size_) {
+      *out = std::string_view();
+      return Status::OK();
+    }
+    const uint64_t want_end = offset + std::min(need, size_ - offset);
+    const uint64_t have_end = base_ + filled_;
+    if (want_end > have_end) {
+      // Keep the bytes from `offset` on at the front, then read behind them.
+      const size_t keep = static_cast<size_t>(have_end - offset);
+      const uint64_t want = std::max<uint64_t>(kChunk, want_end - offset);
+      if (want > capacity_) {
+        const size_t capacity = static_cast<size_t>((want + 4095) & ~uint64_t{4095});
+        char* grown = static_cast<char*>(std::aligned_alloc(4096, capacity));
+        if (grown == nullptr) return ResourceExhaustedError("cannot allocate " + std::to_string(capacity) + " bytes");
+        if (keep > 0) std::memcpy(grown, buf_ + (offset - base_), keep);
+        std::free(buf_);
+        buf_ = grown;
+        capacity_ = capacity;
+      } else if (keep > 0) {
+        std::memmove(buf_, buf_ + (offset - base_), keep);
+      }
+      base_ = offset;
+      filled_ = keep;
+      while (base_ + filled_ < want_end) {
+        LIBSHARD_RETURN_IF_ERROR(ReadMore());
+        if (base_ + filled_ == size_) break;  // the file shrank under us
+      }
+    }
+    *out = std::string_view(buf_ + (offset - base_), static_cast<size_t>(base_ + filled_ - offset));
+    return Status::OK();
+  }
+
+  // The CRC-32C of the whole file, reading what the walk did not.
+  std::optional<uint32_t> FinishChecksum() {
+    while (base_ + filled_ < size_) {
+      base_ += filled_;
+      filled_ = 0;
+      if (capacity_ == 0 && !Ensure(base_, 1, &scratch_).ok()) return std::nullopt;
+      if (filled_ == 0 && !ReadMore().ok()) return std::nullopt;
+    }
+    return crc_;
+  }
+
+ private:
+  // One pread into the free part of the buffer (as much as fits).
+  Status ReadMore() {
+    const uint64_t at = base_ + filled_;
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(capacity_ - filled_, size_ - at));
+    for (;;) {
+      ssize_t got = ::pread(fd_, buf_ + filled_, n, static_cast<off_t>(at));
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0) return ErrnoError("read at byte " + std::to_string(at), errno);
+      if (got == 0) {
+        size_ = at;  // shorter than it was: the walk sees the end here
+        return Status::OK();
+      }
+      if (checksum_) crc_ = crc32c::Extend(crc_, buf_ + filled_, static_cast<size_t>(got));
+      filled_ += static_cast<size_t>(got);
+      return Status::OK();
+    }
+  }
+
+  int fd_;
+  uint64_t size_;
+  bool checksum_;
+  uint32_t crc_ = 0;
+  char* buf_ = nullptr;
+  size_t capacity_ = 0;
+  uint64_t base_ = 0;   // file offset of buf_[0]
+  size_t filled_ = 0;   // bytes of buf_ read from the file
+  std::string_view scratch_;
+};
+
+// Walks plain framing from byte 0. Returns after the last record or the
+// first framing fault (recorded, with unchecked_bytes).
+void WalkPlain(Window* window, const VerifyOptions& options, RecordSink* sink, FileResult* r) {
   const record::ReaderOptions ro = ReaderOptionsFor(options);
   uint64_t offset = 0;
   for (;;) {
-    RecordView rec;
-    RecordFault fault = record::DecodeRecordAt(data, offset, ro, &rec);
-    if (fault == RecordFault::kEndOfData) break;
-    if (fault != RecordFault::kNone) {
-      AddFramingFault(r, options, fault, offset, record::FaultStatus(fault, data, offset, ro).message(), data);
-      r->unchecked_bytes = data.size() - offset;
+    std::string_view win;
+    Status s = window->Ensure(offset, record::kHeaderSize, &win);
+    if (s.ok() && win.size() >= record::kHeaderSize) {
+      // The whole record, when its length can be trusted.
+      const uint64_t length = record::DecodeFixed64(win.data());
+      const bool length_ok =
+          crc32c::Mask(crc32c::Value(win.data(), record::kLengthSize)) == record::DecodeFixed32(win.data() + 8);
+      if (length_ok && length <= options.max_record_length && win.size() < length + record::kFramingOverhead) {
+        s = window->Ensure(offset, length + record::kFramingOverhead, &win);
+      }
+    }
+    if (!s.ok()) {
+      sink->Flush();
+      AddFault(r, options, offset, r->records, FaultKind::kUnreadable, s.message());
+      r->unchecked_bytes = window->size() - offset;
       return;
     }
-    OnRecord(rec, options, r);
+    RecordView rec;
+    RecordFault fault = record::DecodeRecordAt(win, 0, ro, &rec);
+    if (fault == RecordFault::kEndOfData) break;
+    if (fault != RecordFault::kNone) {
+      sink->Flush();
+      // Only a fault at byte 0 looks at the head; `win` is still valid here.
+      AddFramingFault(r, options, fault, offset, DetailOf(record::FaultStatus(fault, win, 0, ro).message(), 0),
+                      offset == 0 ? win : std::string_view());
+      r->unchecked_bytes = window->size() - offset;
+      return;
+    }
+    rec.offset = offset;
+    sink->OnRecord(rec);
     offset = rec.end_offset();
   }
+  sink->Flush();
 }
 
-void WalkStream(std::string_view data, Compression compression, const VerifyOptions& options, FileResult* r) {
+void WalkStream(std::string_view data, Compression compression, const VerifyOptions& options, RecordSink* sink,
+                FileResult* r) {
   auto reader = record::RecordStreamReader::OpenBuffer(data, r->path, compression, ReaderOptionsFor(options));
   RecordView rec;
   for (;;) {
     const uint64_t offset = reader->offset();
     Status s = reader->Next(&rec);
     if (s.ok()) {
-      OnRecord(rec, options, r);
+      sink->OnRecord(rec);
       continue;
     }
+    sink->Flush();
     if (s.code() == StatusCode::kOutOfRange) return;
     r->unchecked_bytes = std::nullopt;
     std::string message = StripPrefix(s.message(), r->path);
@@ -146,16 +441,27 @@ void WalkStream(std::string_view data, Compression compression, const VerifyOpti
                std::move(message));
     } else {
       // The uncompressed head is gone; the message still says what is wrong.
-      AddFramingFault(r, options, fault, offset, message, std::string_view());
+      AddFramingFault(r, options, fault, offset, DetailOf(message, offset), std::string_view());
     }
     return;
   }
 }
 
 bool HasFramingFault(const FileResult& r) {
-  return std::any_of(r.faults.begin(), r.faults.end(), [](const Fault& f) {
-    return f.kind != FaultKind::kNotAnExample && f.kind != FaultKind::kIndexMismatch;
-  });
+  return std::any_of(r.faults.begin(), r.faults.end(), [](const Fault& f) { return IsFramingFault(f.kind); });
+}
+
+void AddEmptyFault(FileResult* r, const VerifyOptions& options, bool no_bytes) {
+  if (r->records == 0 && r->faults.empty() && !options.allow_empty) {
+    AddFault(r, options, 0, 0, FaultKind::kEmptyFile,
+             no_bytes ? "empty file: no records" : "no records in the uncompressed stream");
+  }
+}
+
+// Adds the comparer's fault, if the framing was intact.
+void FinishIndex(IndexComparer* index, FileResult* r) {
+  if (index == nullptr || HasFramingFault(*r)) return;
+  if (auto f = index->Finish(r->records, r->bytes)) r->faults.push_back(std::move(*f));  // beyond the cap: one at most
 }
 
 }  // namespace
@@ -173,6 +479,21 @@ const char* FaultKindName(FaultKind kind) {
     case FaultKind::kNotTfrecord: return "not_tfrecord";
     case FaultKind::kUnreadable: return "unreadable";
     case FaultKind::kCompressedStreamCorrupt: return "compressed_stream_corrupt";
+    case FaultKind::kManifestUnreadable: return "manifest_unreadable";
+    case FaultKind::kManifestInvalid: return "manifest_invalid";
+    case FaultKind::kManifestFormat: return "manifest_format";
+    case FaultKind::kManifestShardMissing: return "manifest_shard_missing";
+    case FaultKind::kManifestShardUnlisted: return "manifest_shard_unlisted";
+    case FaultKind::kManifestRecordCount: return "manifest_record_count";
+    case FaultKind::kManifestSize: return "manifest_size";
+    case FaultKind::kManifestChecksum: return "manifest_checksum";
+    case FaultKind::kManifestLabelOutOfRange: return "manifest_label_out_of_range";
+    case FaultKind::kManifestSchema: return "manifest_schema";
+    case FaultKind::kImageUndecodable: return "image_undecodable";
+    case FaultKind::kImageSizeMismatch: return "image_size_mismatch";
+    case FaultKind::kRawArrayInvalid: return "raw_array_invalid";
+    case FaultKind::kMaskUndecodable: return "mask_undecodable";
+    case FaultKind::kMaskSizeMismatch: return "mask_size_mismatch";
   }
   return "unknown";
 }
@@ -180,6 +501,10 @@ const char* FaultKindName(FaultKind kind) {
 Status ValidateOptions(const VerifyOptions& options) {
   if (options.max_faults_per_file < 1) return InvalidArgumentError("max_faults_per_file must be at least 1");
   if (options.threads < 0) return InvalidArgumentError("threads must be 0 (automatic) or positive");
+  if (options.decode_images && !options.check_examples) {
+    return InvalidArgumentError("decode_images needs check_examples (images live in tf.Examples)");
+  }
+  if (options.max_pixels < 1) return InvalidArgumentError("max_pixels must be at least 1");
   return Status::OK();
 }
 
@@ -187,75 +512,73 @@ bool FileResult::Has(FaultKind kind) const {
   return std::any_of(faults.begin(), faults.end(), [kind](const Fault& f) { return f.kind == kind; });
 }
 
-FileResult VerifyBuffer(std::string_view data, std::string name, const VerifyOptions& options) {
+FileResult VerifyBuffer(std::string_view data, std::string name, const VerifyOptions& options,
+                        const FileChecks& checks) {
   FileResult r;
   r.path = std::move(name);
+  r.file_size = data.size();
+  if (checks.checksum) r.crc32c = crc32c::Value(data.data(), data.size());
   Compression c = options.compression;
   if (c == Compression::kAuto) c = record::DetectCompression(data.substr(0, record::kHeaderSize));
   r.compression = c;
+  RecordSink sink(options, checks.rules, nullptr, &r);
   if (c == Compression::kNone) {
-    WalkPlain(data, options, &r);
+    BufferWindow window(data);
+    WalkPlain(&window, options, &sink, &r);
   } else {
-    WalkStream(data, c, options, &r);
+    WalkStream(data, c, options, &sink, &r);
   }
-  if (r.records == 0 && r.faults.empty() && !options.allow_empty) {
-    AddFault(&r, options, 0, 0, FaultKind::kEmptyFile,
-             data.empty() ? "empty file: no records" : "no records in the uncompressed stream");
-  }
+  AddEmptyFault(&r, options, data.empty());
   return r;
 }
 
 void CheckIndexText(std::string_view shard, std::string_view index_text, const std::string& index_name,
                     FileResult* result) {
   if (HasFramingFault(*result)) return;
-  VerifyOptions options;
-  options.max_faults_per_file = ~uint64_t{0};  // the caller's cap was applied to the walk already
-  auto parsed = record::ParseIndex(index_text);
-  if (!parsed.ok()) {
-    AddFault(result, options, 0, 0, FaultKind::kIndexMismatch, index_name + ": " + parsed.status().message());
-    return;
-  }
-  const std::vector<record::IndexEntry>& entries = *parsed;
+  IndexComparer index = IndexComparer::Parse(index_text, index_name);
   record::ReaderOptions ro;
   ro.verify_data_crc = false;  // the walk checked them
   ro.max_record_length = ~uint64_t{0};
-  uint64_t offset = 0;
-  for (uint64_t i = 0;; ++i) {
-    RecordView rec;
-    RecordFault fault = record::DecodeRecordAt(shard, offset, ro, &rec);
-    if (fault != RecordFault::kNone) {
-      if (i < entries.size()) {
-        AddFault(result, options, offset, i, FaultKind::kIndexMismatch,
-                 index_name + " line " + std::to_string(i + 1) + ": entry \"" + std::to_string(entries[i].offset) +
-                     " " + std::to_string(entries[i].size) + "\" is past the last record (the shard has " +
-                     std::to_string(i) + " records, the index " + std::to_string(entries.size()) + " lines)");
-      }
-      return;
-    }
-    if (i >= entries.size()) {
-      AddFault(result, options, offset, i, FaultKind::kIndexMismatch,
-               index_name + " has " + std::to_string(entries.size()) + " lines, but the shard has more records: "
-               "record " + std::to_string(i) + " at byte " + std::to_string(offset) + " is not indexed (stale index?)");
-      return;
-    }
-    if (entries[i].offset != rec.offset || entries[i].size != rec.framed_size()) {
-      AddFault(result, options, offset, i, FaultKind::kIndexMismatch,
-               index_name + " line " + std::to_string(i + 1) + ": says \"" + std::to_string(entries[i].offset) + " " +
-                   std::to_string(entries[i].size) + "\", but record " + std::to_string(i) + " is \"" +
-                   std::to_string(rec.offset) + " " + std::to_string(rec.framed_size()) + "\"");
-      return;
-    }
+  uint64_t offset = 0, i = 0;
+  RecordView rec;
+  for (; record::DecodeRecordAt(shard, offset, ro, &rec) == RecordFault::kNone; ++i) {
+    index.OnRecord(i, rec.offset, rec.framed_size());
     offset = rec.end_offset();
   }
+  if (auto f = index.Finish(i, offset)) result->faults.push_back(std::move(*f));
 }
 
-FileResult VerifyFile(const std::string& path, const VerifyOptions& options) {
+namespace {
+
+// The index beside a plain shard, as a comparer; a fault when it cannot be
+// read or parsed. nullptr when there is none (or it is not to be checked).
+std::unique_ptr<IndexComparer> OpenIndex(const std::string& path, const VerifyOptions& options, FileResult* r) {
+  if (!options.check_index) return nullptr;
+  const std::string idx = record::IndexPathFor(path);
+  std::error_code ec;
+  if (!std::filesystem::exists(idx, ec)) return nullptr;
+  auto text = io::ReadFileToString(idx);
+  if (!text.ok()) {
+    r->faults.push_back(Fault{0, 0, FaultKind::kUnreadable, "index " + text.status().message()});
+    return nullptr;
+  }
+  return std::make_unique<IndexComparer>(IndexComparer::Parse(*text, idx));
+}
+
+struct FdCloser {
+  int fd;
+  ~FdCloser() { ::close(fd); }
+};
+
+}  // namespace
+
+FileResult VerifyFile(const std::string& path, const VerifyOptions& options, const FileChecks& checks) {
+  FileResult r;
+  r.path = path;
   auto unreadable = [&](std::string message) {
-    FileResult r;
-    r.path = path;
     r.unchecked_bytes = std::nullopt;
     AddFault(&r, options, 0, 0, FaultKind::kUnreadable, std::move(message));
-    return r;
+    return std::move(r);
   };
   // Opening a FIFO or a device could block for ever: look before opening.
   std::error_code ec;
@@ -263,23 +586,39 @@ FileResult VerifyFile(const std::string& path, const VerifyOptions& options) {
   if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st)) {
     return unreadable("not a regular file");
   }
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return unreadable(StripPrefix(ErrnoError("open " + path, errno).message(), path));
+  FdCloser closer{fd};
+  struct stat sb;
+  if (::fstat(fd, &sb) != 0) return unreadable(StripPrefix(ErrnoError("stat " + path, errno).message(), path));
+  if (!S_ISREG(sb.st_mode)) return unreadable("not a regular file");
+  r.file_size = static_cast<uint64_t>(sb.st_size);
+  ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);  // advisory only
+
+  FileWindow window(fd, r.file_size, checks.checksum);
+  std::string_view head;
+  if (Status s = window.Ensure(0, record::kHeaderSize, &head); !s.ok()) {
+    return unreadable(StripPrefix(s.message(), path));
+  }
+  Compression c = options.compression;
+  if (c == Compression::kAuto) c = record::DetectCompression(head.substr(0, record::kHeaderSize));
+  r.compression = c;
+  if (c == Compression::kNone) {
+    std::unique_ptr<IndexComparer> index = OpenIndex(path, options, &r);
+    RecordSink sink(options, checks.rules, index.get(), &r);
+    WalkPlain(&window, options, &sink, &r);
+    AddEmptyFault(&r, options, r.file_size == 0);
+    FinishIndex(index.get(), &r);
+    if (checks.checksum) r.crc32c = window.FinishChecksum();
+    return r;
+  }
+  // gzip / zlib: inflated from a mapping of the whole file.
   auto mapped = io::MappedFile::Open(path, io::AccessPattern::kSequential);
   if (!mapped.ok()) return unreadable(StripPrefix(mapped.status().message(), path));
-  std::string_view data = (*mapped)->data();
-  FileResult r = VerifyBuffer(data, path, options);
-  if (options.check_index && r.compression == Compression::kNone) {
-    const std::string idx = record::IndexPathFor(path);
-    std::error_code ec;
-    if (std::filesystem::exists(idx, ec)) {
-      auto text = io::ReadFileToString(idx);
-      if (!text.ok()) {
-        AddFault(&r, options, 0, 0, FaultKind::kUnreadable, "index " + text.status().message());
-      } else {
-        CheckIndexText(data, *text, idx, &r);
-      }
-    }
-  }
-  return r;
+  VerifyOptions forced = options;
+  forced.compression = c;
+  FileResult z = VerifyBuffer((*mapped)->data(), path, forced, checks);
+  return z;
 }
 
 }  // namespace libshard::verify

@@ -13,7 +13,14 @@
 //   kBicubic   cubic convolution a = -0.5 (support 2)
 //   kLanczos3  sinc windowed by sinc, 3 lobes (support 3)
 // Images with alpha are resampled premultiplied (as Pillow does), so
-// transparent pixels do not bleed colour.
+// transparent pixels do not bleed colour. Only the source rows and columns
+// the filter windows touch are read.
+//
+// 8-bit images have two implementations that give identical bytes: the
+// plain scalar reference, and AVX2 (vertical pass 8 samples per register;
+// horizontal pass two RGB/RGBA pixels per register, gray and gray+alpha use
+// the reference's horizontal pass), picked at run time when the CPU has it.
+// 16-bit images and kNearest always use portable code.
 //
 //   StatusOr<Image> small = Resize(img, 224, 224, Filter::kLanczos3);
 //
@@ -49,6 +56,19 @@ StatusOr<Image> Resample(const Image& in, const ResampleBox& box, int out_width,
 
 // The whole image to out_width x out_height.
 StatusOr<Image> Resize(const Image& in, int out_width, int out_height, Filter filter);
+
+// The 8-bit resampling implementations, for tests and benchmarks; Resample()
+// uses ActiveResampleImpl().
+enum class ResampleImpl { kReference, kAvx2 };
+// "reference", "avx2".
+const char* ResampleImplName(ResampleImpl impl);
+bool ResampleImplAvailable(ResampleImpl impl);
+// The fastest implementation available on this CPU.
+ResampleImpl ActiveResampleImpl();
+// Resample() with the given implementation; kFailedPrecondition when the
+// CPU lacks it.
+StatusOr<Image> ResampleWith(ResampleImpl impl, const Image& in, const ResampleBox& box,
+                             int out_width, int out_height, Filter filter);
 
 }  // namespace libshard::image
 

@@ -25,9 +25,14 @@
 //   - Results of VerifyFiles are in the order of `paths`, whatever the number
 //     of threads; each FileResult is the same bytes for any thread count.
 //
-// Extension point: checks of a whole shard set against the converter's
-// manifest.json will return further Fault kinds (manifest_*) at the set
-// level; per-file checks stay here.
+// A shard set written by `shard convert` carries a manifest.json
+// (proto/libshard/manifest.proto). VerifySet() checks the files against it:
+// set-level faults (a listed shard missing, an unlisted one, a record count,
+// size or checksum that differs) come back as SetFaults naming the file;
+// per-record checks (labels inside the label map, the schema's keys and
+// kinds) run during the same walk as the framing and come back as Faults of
+// the file, with offset and record. With VerifyOptions::decode_images every
+// image, raw array and mask is decoded as well.
 //
 // Thread-safety: all functions are pure apart from reading the named files;
 // they may be called concurrently.
@@ -40,6 +45,7 @@
 #include <string_view>
 #include <vector>
 
+#include "libshard/example/example_view.h"
 #include "libshard/record/format.h"
 #include "libshard/record/stream_reader.h"
 #include "libshard/status.h"
@@ -67,8 +73,18 @@ struct VerifyOptions {
   // counted (FileResult::faults_omitted). Must be at least 1. Default: 100.
   uint64_t max_faults_per_file = 100;
   // Files checked at the same time (VerifyFiles); 0 lets oneTBB choose (one
-  // per core). Default: 0.
+  // per core). With decode_images, records of one file are decoded on the
+  // same threads too. Default: 0.
   int threads = 0;
+  // Decode every image (`image/encoded`: JPEG, PNG or a raw array) and
+  // segmentation mask, and compare their sizes with `image/height`,
+  // `image/width` and `image/channels`. Records without `image/encoded` are
+  // not decoded. Needs check_examples. Default: false.
+  bool decode_images = false;
+  // Largest width * height decoded (checked from the header before any
+  // pixel buffer is allocated); larger images are image_undecodable.
+  // Default: 100'000'000.
+  uint64_t max_pixels = 100'000'000;
 };
 
 // Checks the options once; InvalidArgument names the bad field.
@@ -87,6 +103,23 @@ enum class FaultKind {
   kNotTfrecord,              // the first header is not TFRecord framing at all
   kUnreadable,               // the file (or its index) cannot be opened or read
   kCompressedStreamCorrupt,  // the gzip/zlib stream is corrupt or truncated
+  // Against a manifest (VerifySet). Set-level kinds come as SetFaults.
+  kManifestUnreadable,       // the manifest cannot be opened or read (set)
+  kManifestInvalid,          // the manifest does not parse, or an entry makes no sense (set)
+  kManifestFormat,           // `format` is not "libshard.manifest/1" (set)
+  kManifestShardMissing,     // a listed shard (or its listed index file) does not exist (set)
+  kManifestShardUnlisted,    // a shard in the manifest's folder that it does not list (set)
+  kManifestRecordCount,      // the shard's record count differs from the manifest's (set)
+  kManifestSize,             // the shard's size in bytes differs from the manifest's (set)
+  kManifestChecksum,         // the shard's CRC-32C differs from the manifest's (set)
+  kManifestLabelOutOfRange,  // `image/class/label` not in the manifest's labels[]
+  kManifestSchema,           // a required feature missing, or a feature of the wrong kind
+  // With decode_images.
+  kImageUndecodable,         // `image/encoded` does not decode (or its format is unknown)
+  kImageSizeMismatch,        // decoded size differs from image/height, image/width or image/channels
+  kRawArrayInvalid,          // a raw array's shape/dtype missing or bad, or bytes not of that shape
+  kMaskUndecodable,          // the segmentation mask does not decode (or its format is unknown)
+  kMaskSizeMismatch,         // the mask's size differs from the image's
 };
 
 // "length_crc_mismatch", "not_an_example", ... (the names in docs/verify.md).
@@ -111,6 +144,12 @@ struct FileResult {
   // walk reached the end; unknown (nullopt) for a compressed file that
   // stopped early, whose remaining uncompressed size is not known.
   std::optional<uint64_t> unchecked_bytes = 0;
+  // Size of the file as stored (compressed for gzip/zlib); for VerifyBuffer
+  // the buffer's size.
+  uint64_t file_size = 0;
+  // CRC-32C (unmasked) of the whole file as stored, when asked for
+  // (FileChecks::checksum) and the file could be read to its end.
+  std::optional<uint32_t> crc32c;
   std::vector<Fault> faults;   // in file order, at most max_faults_per_file
   uint64_t faults_omitted = 0;  // faults found beyond max_faults_per_file
 
@@ -120,9 +159,30 @@ struct FileResult {
   bool Has(FaultKind kind) const;
 };
 
+// What every record of a file must hold beyond being a tf.Example: the
+// label map and the schema of a manifest.
+struct FeatureRule {
+  std::string key;
+  example::FeatureKind kind = example::FeatureKind::kBytes;
+  bool required = false;
+};
+struct RecordRules {
+  std::vector<FeatureRule> schema;  // every record: required keys present, kinds as stated
+  // Values `image/class/label` may take, sorted; empty: not checked.
+  std::vector<int64_t> labels;
+  std::string source;  // where the rules come from (the manifest), for messages
+};
+
+// Extra per-file checks (VerifySet fills them from a manifest).
+struct FileChecks {
+  const RecordRules* rules = nullptr;  // borrowed; nullptr: none
+  bool checksum = false;               // compute FileResult::crc32c
+};
+
 // Verifies a whole file held in memory (`data` is borrowed for the call
 // only). `name` becomes FileResult::path. No index check.
-FileResult VerifyBuffer(std::string_view data, std::string name, const VerifyOptions& options);
+FileResult VerifyBuffer(std::string_view data, std::string name, const VerifyOptions& options,
+                        const FileChecks& checks = {});
 
 // Compares index text (DALI `offset size` lines) with the plain shard in
 // `shard` and appends at most one kIndexMismatch fault to `result`, naming
@@ -131,25 +191,75 @@ FileResult VerifyBuffer(std::string_view data, std::string name, const VerifyOpt
 void CheckIndexText(std::string_view shard, std::string_view index_text, const std::string& index_name,
                     FileResult* result);
 
-// Verifies the file at `path` (memory-mapped), and its `.idx` when present
-// and options.check_index is set.
-FileResult VerifyFile(const std::string& path, const VerifyOptions& options);
+// Verifies the file at `path`, and its `.idx` when present and
+// options.check_index is set. A plain file is read sequentially with pread
+// into one reusable buffer (cache-sized, grown only for a longer record); a
+// gzip/zlib file is memory-mapped.
+FileResult VerifyFile(const std::string& path, const VerifyOptions& options, const FileChecks& checks = {});
 
 // Verifies `paths` in parallel (options.threads); results in `paths` order.
-std::vector<FileResult> VerifyFiles(const std::vector<std::string>& paths, const VerifyOptions& options);
+// `checks`, when not empty, has one entry per path.
+std::vector<FileResult> VerifyFiles(const std::vector<std::string>& paths, const VerifyOptions& options,
+                                    const std::vector<FileChecks>& checks = {});
+
+// The version a manifest's `format` must carry.
+inline constexpr char kManifestFormat[] = "libshard.manifest/1";
+
+// A set-level fault: about a whole file (a shard, or the manifest itself).
+struct SetFault {
+  std::string path;  // the shard (as the manifest lists it, joined to its folder) or the manifest
+  FaultKind kind = FaultKind::kManifestInvalid;
+  std::string message;
+};
+
+struct ManifestResult {
+  std::string path;          // the manifest, as given or found
+  uint64_t shards = 0;       // shards it lists
+  std::vector<SetFault> faults;
+};
+
+struct SetResult {
+  // Files in `paths` order, then listed shards that `paths` did not hold,
+  // in manifest order.
+  std::vector<FileResult> files;
+  std::vector<ManifestResult> manifests;  // in `manifests` order
+  uint64_t fault_count() const;           // file faults (omitted ones too) and set faults
+};
+
+// Verifies `paths` (as VerifyFiles) and checks them against each manifest
+// (a manifest.json, parsed with protobuf's JSON parser into
+// libshard::Manifest; unknown fields are ignored): every listed shard exists
+// and has the listed record count, size and CRC-32C; its listed index file
+// exists; every file in the manifest's folder (recursively) that looks like
+// a shard is listed; the records of listed shards hold the manifest's label
+// map and schema. Listed shards missing from `paths` are verified too. A
+// manifest that cannot be read, parsed or is of another format is a
+// SetFault, and only that is checked of it.
+SetResult VerifySet(const std::vector<std::string>& paths, const std::vector<std::string>& manifests,
+                    const VerifyOptions& options);
+
+// The `manifest.json` directly inside each folder among `args`, in argument
+// order, duplicates dropped.
+std::vector<std::string> FindManifests(const std::vector<std::string>& args);
 
 // True for file names that look like shards: `*.tfrecord`, `*.tfrecords`,
 // `*.tfrecord.gz`, `*.tfrecords.gz`, or containing `-NNNNN-of-NNNNN` (five
 // or more digits each); never `*.idx`.
 bool LooksLikeShardName(std::string_view file_name);
 
+// Every file under `dir` (recursively; hidden files and folders, such as the
+// converter's .libshard/ state, skipped) whose name LooksLikeShardName,
+// sorted by path. IOError when the folder cannot be listed.
+StatusOr<std::vector<std::string>> FindShardFiles(const std::string& dir);
+
 // Expands command-line arguments into files, in argument order, duplicates
 // dropped: a file is taken as given (whatever its name); a folder gives every
-// file under it (recursively) whose name LooksLikeShardName, sorted by path;
+// file under it (recursively, hidden files and folders skipped) whose name
+// LooksLikeShardName, sorted by path;
 // an argument with `*`, `?` or `[` is a glob(3) pattern whose matches are
 // taken as files or folders. An argument that matches nothing (a missing
-// file, a folder without shards, a glob without matches) is InvalidArgument
-// naming it.
+// file, a folder without shards and without a manifest.json, a glob without
+// matches) is InvalidArgument naming it.
 StatusOr<std::vector<std::string>> ExpandPaths(const std::vector<std::string>& args);
 
 }  // namespace libshard::verify

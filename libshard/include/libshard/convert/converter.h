@@ -1,0 +1,133 @@
+// The converter behind `shard convert`: listing -> plan -> a oneTBB pipeline
+// (read -> decode/transform/encode in parallel -> write in order) -> shards,
+// indices, manifest.
+//
+// Output folder layout (docs/convert.md):
+//   PREFIX-SPLIT-NNNNN-of-MMMMM.tfrecord      the shards
+//   PREFIX-SPLIT-NNNNN-of-MMMMM.tfrecord.idx  DALI index, written as records land
+//   manifest.json                             written last (single run)
+//   manifest.task-IIIII-of-NNNNN.json         a task's partial manifest
+//   rejects.tsv                               path <TAB> reason, every reject
+//   .libshard/<shard>.json                    each finished shard's entry
+//   .libshard/<shard>.partial[.idx]           a shard being written
+//
+// Safety: a shard is written under .libshard/, fsynced, and renamed into
+// place only when complete, after its entry; a killed run leaves at most
+// .partial files, which the next run deletes. Run again with the same
+// options, a conversion keeps every shard whose entry is present, whose size
+// matches and whose plan_id (what decides its bytes) is unchanged, and
+// redoes the rest: the result is byte-identical to an uninterrupted run.
+// Determinism: shards are byte-identical for any thread count; statistics
+// are exact integer sums.
+// Memory: bounded by the tokens in flight (4 per thread), not the dataset.
+//
+//   ConvertOptions o;
+//   o.input = "OCT2017/train";
+//   o.output = "shards";
+//   o.encode.transform = {... 224x224 centre crop ...};
+//   StatusOr<ConvertResult> r = Convert(o, [](const Progress& p) { ... });
+//
+// Errors: a bad option or unreadable input is kInvalidArgument/kNotFound
+// before anything is written; an I/O error (a full disk) stops the run with
+// the file named; with fail_on_error the first rejected input stops the run
+// (kAborted-like kFailedPrecondition naming the file). Rejected inputs are
+// not errors: they are in ConvertResult and manifest.json.
+// Thread-safety: one Convert at a time per output folder (tasks of a split
+// run write disjoint files and may share a folder).
+#ifndef LIBSHARD_CONVERT_CONVERTER_H_
+#define LIBSHARD_CONVERT_CONVERTER_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "libshard/convert/sample_encoder.h"
+#include "libshard/convert/shard_plan.h"
+#include "libshard/convert/source_listing.h"
+#include "libshard/manifest.pb.h"
+#include "libshard/status.h"
+
+namespace libshard::convert {
+
+struct ConvertOptions {
+  // A folder (class per sub-folder, optional split folders) or a CSV/TSV
+  // manifest file. Default: "" (required).
+  std::string input;
+  // Output folder, created if missing. Default: "" (required).
+  std::string output;
+  // Labels file, val split, masks. Default: ListOptions{}.
+  ListOptions list;
+  // Prefix (empty: the input folder's name), shard size, seed, shuffle.
+  // Default: PlanOptions{}.
+  PlanOptions plan;
+  // Decode/transform/encode. Default: EncodeOptions{}.
+  EncodeOptions encode;
+  // class_dict.csv for colour masks (name,r,g,b). Default: "" (index masks).
+  std::string mask_labels_file;
+  // Stop at the first rejected input instead of skipping it. Default: false.
+  bool fail_on_error = false;
+  // Worker threads; 0 = one per core. Does not change the output. Default: 0.
+  int threads = 0;
+  // Task split: this run writes the shards of task task_index only.
+  // Default: 1 task.
+  uint32_t num_tasks = 1;
+  // Default: 0.
+  uint32_t task_index = 0;
+  // fsync shards and entries before renaming them. Default: true.
+  bool sync = true;
+};
+
+struct Progress {
+  uint64_t done = 0;        // samples finished by this run (written or rejected)
+  uint64_t total = 0;       // samples this run has to do
+  uint64_t rejected = 0;
+  uint64_t bytes_read = 0;  // source bytes
+  uint64_t bytes_written = 0;
+  uint32_t shards_done = 0;
+  uint32_t shards_total = 0;  // shards this run writes (reused ones excluded)
+};
+using ProgressFn = std::function<void(const Progress&)>;
+
+struct ConvertResult {
+  Manifest manifest;          // what was written (partial for a task)
+  std::string manifest_path;
+  uint32_t shards_written = 0;
+  uint32_t shards_reused = 0;  // complete shards kept from an earlier run
+  uint64_t rejected = 0;       // every reject, the reused shards' included
+};
+
+StatusOr<ConvertResult> Convert(const ConvertOptions& options, const ProgressFn& progress = {});
+
+// What a conversion would do, without writing anything.
+struct DryRunReport {
+  Listing listing;
+  ShardPlan plan;
+  // (split, class or "", count), sorted.
+  struct ClassCount {
+    std::string split, class_name;
+    uint64_t count = 0;
+  };
+  std::vector<ClassCount> counts;
+  std::vector<NamedCount> formats;  // by content: jpeg, png, unknown
+  // Inputs worth a look: CMYK/YCCK, progressive, 16-bit, alpha,
+  // EXIF-rotated, undecodable (header does not probe). path -> reasons.
+  std::vector<Reject> risky;
+};
+StatusOr<DryRunReport> DryRun(const ConvertOptions& options);
+
+// The options as written to the manifest (everything that shapes the output).
+ConvertOptions Normalized(const ConvertOptions& options);
+ConversionOptions ToProto(const ConvertOptions& options);
+
+// The keys every record carries (and optional ones), for the manifest.
+std::vector<FeatureSpec> RecordSchema(const ConvertOptions& options, bool labeled, bool masks);
+
+// The engine's task defaults: SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN and
+// SLURM_ARRAY_TASK_COUNT, or JOB_COMPLETION_INDEX (Kubernetes; N must be
+// given). Returns false when none is set; *source names the variables used.
+bool TaskFromEnvironment(uint32_t* num_tasks, uint32_t* task_index, std::string* source);
+
+}  // namespace libshard::convert
+
+#endif  // LIBSHARD_CONVERT_CONVERTER_H_

@@ -1,0 +1,58 @@
+// manifest.json and the per-shard entries: reading, writing, and assembling
+// a Manifest from shard entries (the same function for a single run, a task
+// of a split run, and `shard merge`, which is why their results agree).
+//
+// JSON is protobuf's (proto3 JSON mapping, snake_case field names, default
+// values printed, two-space indent). Files are written to a temporary name
+// beside the target, fsynced, then renamed.
+//
+//   StatusOr<Manifest> m = ReadManifest("out/manifest.json");
+//   Manifest built = AssembleManifest(options, labels, schema, entries, rejects, true);
+//
+// Errors: kNotFound (no such file), kInvalidArgument (not JSON of the
+// schema, or a `format` other than kManifestFormat), I/O errors naming the
+// file.
+// Thread-safety: pure functions apart from the named files.
+#ifndef LIBSHARD_CONVERT_MANIFEST_IO_H_
+#define LIBSHARD_CONVERT_MANIFEST_IO_H_
+
+#include <string>
+#include <vector>
+
+#include "libshard/manifest.pb.h"
+#include "libshard/status.h"
+
+namespace libshard::convert {
+
+inline constexpr char kManifestFormat[] = "libshard.manifest/1";
+inline constexpr char kManifestName[] = "manifest.json";
+// Hidden folder in the output where shard entries and temporary files live.
+inline constexpr char kStateDir[] = ".libshard";
+
+std::string ManifestToJson(const Manifest& m);
+std::string ShardEntryToJson(const ShardEntry& e);
+StatusOr<Manifest> ReadManifest(const std::string& path);
+StatusOr<ShardEntry> ReadShardEntry(const std::string& path);
+// Writes `text` to `path` via `path.tmp`, fsync and rename.
+Status WriteFileAtomically(const std::string& path, const std::string& text);
+
+// rejects.tsv: a header line "path<TAB>reason", then one line per reject of
+// `m` (tabs and line breaks in reasons become spaces), written atomically.
+Status WriteRejectsTsv(const std::string& path, const Manifest& m);
+
+// "manifest.task-00002-of-00007.json"
+std::string TaskManifestName(uint32_t task_index, uint32_t num_tasks);
+
+// A manifest from shard entries: splits in name order, shards by index,
+// split and total statistics summed exactly, rejects (the shards' plus
+// `listing_rejects`) de-duplicated and sorted by path. stats.rejected counts
+// every reject. `run` is left empty for the caller.
+StatusOr<Manifest> AssembleManifest(const ConversionOptions& options,
+                                    const std::vector<LabelEntry>& labels,
+                                    const std::vector<FeatureSpec>& schema,
+                                    std::vector<ShardEntry> shards,
+                                    const std::vector<Reject>& listing_rejects, bool complete);
+
+}  // namespace libshard::convert
+
+#endif  // LIBSHARD_CONVERT_MANIFEST_IO_H_

@@ -1,0 +1,46 @@
+// Merging the outputs of a conversion split into tasks (`shard convert
+// --num-tasks N --task-index I`, e.g. a Slurm array job) into one
+// manifest.json, as `shard merge OUT` does.
+//
+// MergeTasks reads every OUT/manifest.task-IIIII-of-NNNNN.json, checks that
+// all N tasks are there and were run with the same options, that every
+// shard they list is present and complete (size and whole-file CRC-32C as
+// recorded, index file present), and that every split has all of its shards
+// 0..M-1; then it assembles manifest.json and rejects.tsv with
+// AssembleManifest, exactly as a single run does, so the merged manifest
+// equals a single run's apart from `run`.
+//
+//   StatusOr<MergeResult> r = MergeTasks("out");
+//   if (!r.ok()) ...              // I/O or unreadable manifests
+//   else if (!r->problems.empty()) for (auto& p : r->problems) Print(p);
+//
+// Errors: kNotFound when OUT has no task manifest, kInvalidArgument for an
+// unreadable manifest. Missing tasks and missing or damaged shards are not
+// errors: they are listed in MergeResult::problems, and nothing is written.
+// Thread-safety: one merge per folder at a time.
+#ifndef LIBSHARD_CONVERT_MERGE_H_
+#define LIBSHARD_CONVERT_MERGE_H_
+
+#include <string>
+#include <vector>
+
+#include "libshard/manifest.pb.h"
+#include "libshard/status.h"
+
+namespace libshard::convert {
+
+struct MergeResult {
+  // What is missing or wrong, one line each (task numbers, shard files);
+  // empty when the merge was written.
+  std::vector<std::string> problems;
+  uint32_t tasks = 0;
+  uint32_t shards = 0;
+  Manifest manifest;          // when problems is empty
+  std::string manifest_path;  // when written
+};
+
+StatusOr<MergeResult> MergeTasks(const std::string& output_dir);
+
+}  // namespace libshard::convert
+
+#endif  // LIBSHARD_CONVERT_MERGE_H_

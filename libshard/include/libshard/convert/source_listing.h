@@ -1,0 +1,94 @@
+// Source listing: the samples a conversion reads, found in a folder tree or a
+// CSV/TSV manifest, with labels, splits and masks resolved, in a canonical
+// order (sorted by split, then relative path, byte-wise) so the listing is the
+// same on every machine for the same input.
+//
+// Folder layouts (ListFolder):
+//   ROOT/CLASS/**/FILE             one sub-folder per class, labels 0..K-1 in
+//                                  sorted class-name order (or --labels FILE)
+//   ROOT/SPLIT/CLASS/**/FILE       SPLIT one of train, val, validation, valid,
+//                                  test: the top level becomes the splits
+//   ROOT/FILE, ROOT/SPLIT/FILE     flat folders: unlabeled samples
+// In a folder that has class sub-folders, a file beside them belongs to no
+// class and is rejected. Names starting with '.' are skipped; symbolic links
+// are followed, and a directory reached twice (a link loop) is walked once.
+// Every other file is a candidate: one that is not an image is rejected
+// later, by the converter, not here. With `val_fraction` > 0, an input
+// without split folders is split by a hash of each relative path (stable
+// across runs and machines): a sample goes to "val" when
+// Fnv1a64(path) / 2^64 < val_fraction.
+//
+// A CSV/TSV manifest (ReadManifestCsv) has a header naming the columns
+// `path,label[,mask][,split]` (any order; TSV when the file name ends in .tsv
+// or the header has a tab). Paths are relative to the manifest's folder.
+// Labels are integers, or class names (then numbered 0..K-1 in sorted order);
+// an empty label means unlabeled.
+//
+// Masks (`masks` option): the mask of ROOT/REL/STEM.EXT is the first of
+// MASKS/REL/STEM{suffix}.{png,PNG} and MASKS/STEM{suffix}.{png,PNG} that
+// exists; a sample without one is rejected.
+//
+//   ListOptions opts;
+//   opts.val_fraction = 0.1;
+//   StatusOr<Listing> listing = ListFolder("OCT2017/train", opts);
+//
+// Errors: kNotFound / kInvalidArgument for an unreadable root, labels file or
+// manifest (naming it and, for a CSV, the line). Unreadable sub-folders and
+// files outside classes are Listing::rejects, not errors.
+// Thread-safety: pure functions apart from reading the file system.
+#ifndef LIBSHARD_CONVERT_SOURCE_LISTING_H_
+#define LIBSHARD_CONVERT_SOURCE_LISTING_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "libshard/status.h"
+
+namespace libshard::convert {
+
+struct SourceSample {
+  std::string path;       // relative to the root, '/'-separated
+  std::string split;      // "train" when the input has no splits
+  int64_t label = -1;     // -1: unlabeled
+  std::string mask_path;  // path to open (not root-relative); empty: no mask
+  uint64_t size = 0;      // file size in bytes at listing time
+};
+
+struct ListingReject {
+  std::string path;
+  std::string reason;
+};
+
+struct Listing {
+  std::string root;                      // folder the paths are relative to
+  std::vector<SourceSample> samples;     // canonical order
+  std::vector<std::string> class_names;  // label i is class_names[i]; empty: unlabeled
+  std::vector<std::string> splits;       // sorted split names that have samples
+  std::vector<ListingReject> rejects;    // sorted by path
+};
+
+struct ListOptions {
+  // Class names, one per line (label = line number from 0). Empty: the
+  // sorted class folder names. Default: "".
+  std::string labels_file;
+  // Deterministic hash split of an input without split folders into "train"
+  // and "val". Must be in [0, 1). Default: 0 (no split).
+  double val_fraction = 0;
+  // Folder of segmentation masks. Default: "" (no masks).
+  std::string masks;
+  // Appended to the image stem to find its mask, e.g. "_L" for CamVid.
+  // Default: "".
+  std::string mask_suffix;
+};
+
+StatusOr<Listing> ListFolder(const std::string& root, const ListOptions& options);
+StatusOr<Listing> ReadManifestCsv(const std::string& csv_path, const ListOptions& options);
+
+// The 64-bit FNV-1a hash (used for the val split; stable by definition).
+uint64_t Fnv1a64(std::string_view s);
+
+}  // namespace libshard::convert
+
+#endif  // LIBSHARD_CONVERT_SOURCE_LISTING_H_

@@ -1,0 +1,195 @@
+#include "libshard/convert/dataset_stats.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace libshard::convert {
+namespace {
+
+// 48 lanes: a multiple of 1, 2, 3 and 4 channels, so lane l always holds
+// channel l % channels, and the inner loop vectorises.
+constexpr int kLanes = 48;
+
+void Add8(const uint8_t* p, size_t n, int channels, uint64_t* sum, unsigned __int128* sq) {
+  size_t i = 0;
+  // uint32 lanes: 255^2 * 16384 < 2^32, so flush every 16384 blocks.
+  while (n - i >= kLanes) {
+    uint32_t s[kLanes] = {}, q[kLanes] = {};
+    size_t blocks = std::min<size_t>((n - i) / kLanes, 16384);
+    for (size_t b = 0; b < blocks; ++b, i += kLanes) {
+      for (int l = 0; l < kLanes; ++l) {
+        uint32_t v = p[i + l];
+        s[l] += v;
+        q[l] += v * v;
+      }
+    }
+    for (int l = 0; l < kLanes; ++l) {
+      sum[l % channels] += s[l];
+      sq[l % channels] += q[l];
+    }
+  }
+  for (; i < n; ++i) {
+    uint32_t v = p[i];
+    sum[i % channels] += v;
+    sq[i % channels] += v * v;
+  }
+}
+
+void Add16(const uint16_t* p, size_t n, int channels, uint64_t* sum, unsigned __int128* sq) {
+  for (size_t i = 0; i < n; ++i) {
+    uint64_t v = p[i];
+    sum[i % channels] += v;
+    sq[i % channels] += v * v;
+  }
+}
+
+template <typename K>
+void Bump(std::map<K, uint64_t>* m, const K& k, uint64_t n) {
+  if (n != 0) (*m)[k] += n;
+}
+
+}  // namespace
+
+std::string U128ToString(unsigned __int128 v) {
+  if (v == 0) return "0";
+  std::string s;
+  while (v != 0) {
+    s.push_back(static_cast<char>('0' + static_cast<int>(v % 10)));
+    v /= 10;
+  }
+  std::reverse(s.begin(), s.end());
+  return s;
+}
+
+bool ParseU128(const std::string& s, unsigned __int128* v) {
+  if (s.empty() || s.size() > 39) return false;
+  unsigned __int128 x = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+    unsigned __int128 next = x * 10 + static_cast<unsigned>(c - '0');
+    if (next / 10 != x) return false;
+    x = next;
+  }
+  *v = x;
+  return true;
+}
+
+void StatsAccumulator::AddPixels(const image::Image& img) {
+  const int c = img.channels();
+  if (c < 1 || c > kMaxChannels || img.empty()) return;
+  uint64_t sum[kMaxChannels] = {};
+  unsigned __int128 sq[kMaxChannels] = {};
+  const size_t n = static_cast<size_t>(img.width()) * img.height() * c;
+  if (img.bit_depth() == 16) {
+    Add16(img.samples16(), n, c, sum, sq);
+  } else {
+    Add8(img.data(), n, c, sum, sq);
+  }
+  const uint64_t per_channel = n / c;
+  for (int k = 0; k < c; ++k) {
+    channels_[k].count += per_channel;
+    channels_[k].sum += sum[k];
+    channels_[k].sum_squares += sq[k];
+  }
+  used_channels_ = std::max(used_channels_, c);
+}
+
+void StatsAccumulator::AddSource(const std::string& format, int width, int height,
+                                 uint64_t bytes) {
+  ++formats_[format];
+  ++sizes_[std::to_string(width) + "x" + std::to_string(height)];
+  source_bytes_ += bytes;
+}
+
+void StatsAccumulator::AddConverted(bool passed_through, uint64_t output_bytes) {
+  ++converted_;
+  passed_through_ += passed_through ? 1 : 0;
+  output_bytes_ += output_bytes;
+}
+
+void StatsAccumulator::Merge(const StatsAccumulator& o) {
+  for (int k = 0; k < kMaxChannels; ++k) {
+    channels_[k].count += o.channels_[k].count;
+    channels_[k].sum += o.channels_[k].sum;
+    channels_[k].sum_squares += o.channels_[k].sum_squares;
+  }
+  used_channels_ = std::max(used_channels_, o.used_channels_);
+  converted_ += o.converted_;
+  rejected_ += o.rejected_;
+  passed_through_ += o.passed_through_;
+  source_bytes_ += o.source_bytes_;
+  output_bytes_ += o.output_bytes_;
+  for (const auto& [k, n] : o.labels_) Bump(&labels_, k, n);
+  for (const auto& [k, n] : o.formats_) Bump(&formats_, k, n);
+  for (const auto& [k, n] : o.sizes_) Bump(&sizes_, k, n);
+}
+
+void StatsAccumulator::ToProto(DatasetStats* out) const {
+  out->Clear();
+  out->set_converted(converted_);
+  out->set_rejected(rejected_);
+  out->set_passed_through(passed_through_);
+  out->set_source_bytes(source_bytes_);
+  out->set_output_bytes(output_bytes_);
+  for (int k = 0; k < used_channels_; ++k) {
+    const Channel& ch = channels_[k];
+    ChannelStats* p = out->add_channels();
+    p->set_count(ch.count);
+    p->set_sum(ch.sum);
+    p->set_sum_squares(U128ToString(ch.sum_squares));
+    if (ch.count > 0) {
+      const long double n = static_cast<long double>(ch.count);
+      const long double mean = static_cast<long double>(ch.sum) / n;
+      long double var = static_cast<long double>(ch.sum_squares) / n - mean * mean;
+      if (var < 0) var = 0;
+      p->set_mean(static_cast<double>(mean));
+      p->set_std(static_cast<double>(std::sqrt(var)));
+    }
+  }
+  for (const auto& [label, n] : labels_) {
+    LabelCount* l = out->add_labels();
+    l->set_label(label);
+    l->set_count(n);
+  }
+  for (const auto& [name, n] : formats_) {
+    NamedCount* f = out->add_source_formats();
+    f->set_name(name);
+    f->set_count(n);
+  }
+  std::vector<std::pair<std::string, uint64_t>> sizes(sizes_.begin(), sizes_.end());
+  std::stable_sort(sizes.begin(), sizes.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  for (const auto& [name, n] : sizes) {
+    NamedCount* f = out->add_source_sizes();
+    f->set_name(name);
+    f->set_count(n);
+  }
+}
+
+StatusOr<StatsAccumulator> StatsAccumulator::FromProto(const DatasetStats& in) {
+  StatsAccumulator a;
+  a.converted_ = in.converted();
+  a.rejected_ = in.rejected();
+  a.passed_through_ = in.passed_through();
+  a.source_bytes_ = in.source_bytes();
+  a.output_bytes_ = in.output_bytes();
+  if (in.channels_size() > kMaxChannels) {
+    return InvalidArgumentError("stats: more than 4 channels");
+  }
+  for (int k = 0; k < in.channels_size(); ++k) {
+    const ChannelStats& c = in.channels(k);
+    a.channels_[k].count = c.count();
+    a.channels_[k].sum = c.sum();
+    if (!ParseU128(c.sum_squares(), &a.channels_[k].sum_squares)) {
+      return InvalidArgumentError("stats: bad sum_squares '" + c.sum_squares() + "'");
+    }
+  }
+  a.used_channels_ = in.channels_size();
+  for (const LabelCount& l : in.labels()) Bump(&a.labels_, l.label(), l.count());
+  for (const NamedCount& f : in.source_formats()) Bump(&a.formats_, f.name(), f.count());
+  for (const NamedCount& f : in.source_sizes()) Bump(&a.sizes_, f.name(), f.count());
+  return a;
+}
+
+}  // namespace libshard::convert

@@ -1,0 +1,141 @@
+#include "libshard/convert/merge.h"
+
+#include <sys/stat.h>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "libshard/convert/manifest_io.h"
+#include "libshard/crc32c.h"
+#include "libshard/io/mapped_file.h"
+
+namespace libshard::convert {
+namespace {
+
+namespace fs = std::filesystem;
+
+// "crc32c:xxxxxxxx" of a file, or the reason it cannot be read.
+StatusOr<std::string> FileChecksum(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return NotFoundError(path + ": missing");
+  uint32_t crc = 0;
+  if (st.st_size > 0) {
+    LIBSHARD_ASSIGN_OR_RETURN(auto m, io::MappedFile::Open(path, io::AccessPattern::kSequential));
+    crc = crc32c::Value(m->data().data(), m->data().size());
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "crc32c:%08x", crc);
+  return std::string(buf);
+}
+
+}  // namespace
+
+StatusOr<MergeResult> MergeTasks(const std::string& dir) {
+  const auto t0 = std::chrono::steady_clock::now();
+  MergeResult result;
+  std::map<uint32_t, Manifest> tasks;  // by index
+  std::set<uint32_t> task_counts;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    unsigned index = 0, count = 0;
+    const std::string name = it->path().filename().string();
+    char tail = 0;
+    if (std::sscanf(name.c_str(), "manifest.task-%5u-of-%5u.jso%c", &index, &count, &tail) != 3 ||
+        name != TaskManifestName(index, count)) {
+      continue;
+    }
+    LIBSHARD_ASSIGN_OR_RETURN(Manifest m, ReadManifest(it->path().string()));
+    task_counts.insert(count);
+    tasks[index] = std::move(m);
+  }
+  if (ec) return NotFoundError(dir + ": cannot read folder: " + ec.message());
+  if (tasks.empty()) {
+    return NotFoundError(dir + ": no task manifests (manifest.task-IIIII-of-NNNNN.json); run "
+                               "`shard convert --num-tasks N --task-index I` first");
+  }
+  if (task_counts.size() > 1) {
+    result.problems.push_back("task manifests from runs with different task counts: " +
+                              std::to_string(*task_counts.begin()) + " and " +
+                              std::to_string(*task_counts.rbegin()) + "; remove the stale ones");
+    return result;
+  }
+  const uint32_t n = *task_counts.begin();
+  result.tasks = n;
+  const Manifest& first = tasks.begin()->second;
+  const std::string options = first.options().SerializeAsString();
+  for (uint32_t i = 0; i < n; ++i) {
+    auto it = tasks.find(i);
+    if (it == tasks.end()) {
+      result.problems.push_back("task " + std::to_string(i) + " of " + std::to_string(n) +
+                                ": no " + TaskManifestName(i, n) + " (not run, or not finished)");
+    } else if (it->second.options().SerializeAsString() != options) {
+      result.problems.push_back("task " + std::to_string(i) +
+                                ": converted with different options than task " +
+                                std::to_string(tasks.begin()->first));
+    }
+  }
+
+  std::vector<ShardEntry> shards;
+  std::vector<Reject> rejects;
+  std::map<std::string, std::pair<uint32_t, std::set<uint32_t>>> splits;  // count, indices
+  for (const auto& [index, m] : tasks) {
+    for (const Reject& r : m.rejects()) rejects.push_back(r);
+    for (const SplitEntry& s : m.splits()) {
+      for (const ShardEntry& e : s.shards()) {
+        auto& [count, seen] = splits[e.split()];
+        count = e.count();
+        seen.insert(e.index());
+        const std::string path = dir + "/" + e.file();
+        StatusOr<std::string> sum = FileChecksum(path);
+        if (!sum.ok()) {
+          result.problems.push_back("task " + std::to_string(index) + ": shard " + e.file() +
+                                    " is missing");
+        } else if (*sum != e.checksum()) {
+          result.problems.push_back("task " + std::to_string(index) + ": shard " + e.file() +
+                                    " is damaged or incomplete (" + *sum + ", manifest says " +
+                                    e.checksum() + ")");
+        } else if (!fs::exists(dir + "/" + e.index_file())) {
+          result.problems.push_back("task " + std::to_string(index) + ": index " +
+                                    e.index_file() + " is missing");
+        }
+        shards.push_back(e);
+      }
+    }
+  }
+  for (const auto& [split, cs] : splits) {
+    for (uint32_t i = 0; i < cs.first; ++i) {
+      if (!cs.second.count(i)) {
+        char buf[64];
+        std::snprintf(buf, sizeof(buf), "%05u-of-%05u", i, cs.first);
+        result.problems.push_back("split " + split + ": shard " + buf + " is in no task manifest");
+      }
+    }
+  }
+  result.shards = static_cast<uint32_t>(shards.size());
+  if (!result.problems.empty()) return result;
+
+  std::vector<LabelEntry> labels(first.labels().begin(), first.labels().end());
+  std::vector<FeatureSpec> schema(first.schema().begin(), first.schema().end());
+  LIBSHARD_ASSIGN_OR_RETURN(result.manifest,
+                            AssembleManifest(first.options(), labels, schema, std::move(shards),
+                                             rejects, /*complete=*/true));
+  RunInfo* run = result.manifest.mutable_run();
+  std::time_t t = std::time(nullptr);
+  std::tm tm;
+  gmtime_r(&t, &tm);
+  char started[32];
+  std::strftime(started, sizeof(started), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  run->set_started(started);
+  run->set_num_tasks(n);
+  run->set_seconds(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  LIBSHARD_RETURN_IF_ERROR(WriteRejectsTsv(dir + "/rejects.tsv", result.manifest));
+  result.manifest_path = dir + "/" + kManifestName;
+  LIBSHARD_RETURN_IF_ERROR(WriteFileAtomically(result.manifest_path, ManifestToJson(result.manifest)));
+  return result;
+}
+
+}  // namespace libshard::convert

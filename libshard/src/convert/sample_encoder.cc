@@ -1,0 +1,171 @@
+#include "libshard/convert/sample_encoder.h"
+
+#include <openssl/evp.h>
+
+#include "libshard/example/example_builder.h"
+#include "libshard/example/image_keys.h"
+#include "libshard/image/pipeline.h"
+
+namespace libshard::convert {
+namespace {
+
+using image::Image;
+using image::OutputFormat;
+
+StatusOr<std::string> EncodeAs(const Image& img, const EncodeOptions& o, OutputFormat format,
+                               std::string* format_name) {
+  switch (format) {
+    case OutputFormat::kJpeg:
+      *format_name = "jpeg";
+      return image::EncodeJpeg(img, o.jpeg);
+    case OutputFormat::kPng:
+      *format_name = "png";
+      return image::EncodePng(img, o.png);
+    case OutputFormat::kRaw:
+      *format_name = image::RawFormatName(image::RawCompressionFor(o.raw));
+      return image::EncodeRaw(img, o.raw);
+  }
+  return InternalError("unknown output format");
+}
+
+// The mask as a 1-channel index image of the (oriented) source size.
+StatusOr<Image> DecodeMask(std::string_view bytes, const EncodeOptions& o) {
+  if (o.mask_labels == nullptr) return image::DecodeIndexMask(bytes, o.decode.max_pixels);
+  image::DecodeOptions d;
+  d.max_pixels = o.decode.max_pixels;
+  d.channels = image::ChannelMode::kRgb;
+  LIBSHARD_ASSIGN_OR_RETURN(Image rgb, image::DecodeImage(bytes, d));
+  return o.mask_labels->Apply(rgb, o.mask_options);
+}
+
+}  // namespace
+
+std::string Sha256Hex(std::string_view bytes) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_Digest(bytes.data(), bytes.size(), md, &len, EVP_sha256(), nullptr);
+  static const char kHex[] = "0123456789abcdef";
+  std::string hex(2 * len, '0');
+  for (unsigned i = 0; i < len; ++i) {
+    hex[2 * i] = kHex[md[i] >> 4];
+    hex[2 * i + 1] = kHex[md[i] & 15];
+  }
+  return hex;
+}
+
+const char* ColorspaceName(int channels) {
+  switch (channels) {
+    case 1: return "Grayscale";
+    case 2: return "GrayscaleAlpha";
+    case 3: return "RGB";
+    case 4: return "RGBA";
+  }
+  return "unknown";
+}
+
+Status ValidateEncodeOptions(const EncodeOptions& o) {
+  if (o.jpeg.quality < 1 || o.jpeg.quality > 100) {
+    return InvalidArgumentError("JPEG quality must be 1..100, not " +
+                                std::to_string(o.jpeg.quality));
+  }
+  if (o.raw.zstd_level < 0 || o.raw.zstd_level > 22) {
+    return InvalidArgumentError("zstd level must be 0..22, not " +
+                                std::to_string(o.raw.zstd_level));
+  }
+  if (o.png.compression_level < 0 || o.png.compression_level > 9) {
+    return InvalidArgumentError("PNG compression level must be 0..9");
+  }
+  if (o.transform.mode != image::ResizeMode::kNone &&
+      (o.transform.width <= 0 || o.transform.height <= 0)) {
+    return InvalidArgumentError(std::string("resize mode ") +
+                                image::ResizeModeName(o.transform.mode) + " needs a size");
+  }
+  return Status::OK();
+}
+
+Status EncodeSample(const SourceSample& sample, std::string_view class_name,
+                    std::string_view bytes, std::string_view mask_bytes,
+                    const EncodeOptions& o, EncodedSample* out, StatsAccumulator* stats) {
+  LIBSHARD_ASSIGN_OR_RETURN(out->source, image::ProbeImage(bytes));
+  const image::ImageInfo& info = out->source;
+  image::DecodeOptions decode = o.decode;
+  decode.keep_16bit = o.format == OutputFormat::kRaw;
+  decode.jpeg_scale_denom = 1;
+  const bool oriented = info.format == image::ImageFormat::kJpeg && decode.apply_orientation;
+  const int src_w = oriented ? info.oriented_width() : info.width;
+  const int src_h = oriented ? info.oriented_height() : info.height;
+  LIBSHARD_ASSIGN_OR_RETURN(image::Geometry geometry, image::PlanGeometry(src_w, src_h, o.transform));
+
+  const bool has_mask = !sample.mask_path.empty();
+  image::PassThroughDecision pass =
+      image::DecidePassThrough(info, decode, geometry, o.format, o.reencode);
+  out->passed_through = pass.pass_through && !has_mask;
+
+  thread_local Image decoded;
+  Image output, mask;
+  std::string encoded, format_name;
+  if (out->passed_through) {
+    LIBSHARD_RETURN_IF_ERROR(image::DecodeImageInto(bytes, decode, &decoded));
+    encoded.assign(bytes.data(), bytes.size());
+    format_name = "jpeg";
+  } else {
+    if (has_mask) {
+      LIBSHARD_RETURN_IF_ERROR(image::DecodeImageInto(bytes, decode, &decoded));
+      LIBSHARD_ASSIGN_OR_RETURN(Image raw_mask, DecodeMask(mask_bytes, o));
+      if (raw_mask.width() != decoded.width() || raw_mask.height() != decoded.height()) {
+        return InvalidArgumentError(
+            "mask " + sample.mask_path + " is " + std::to_string(raw_mask.width()) + "x" +
+            std::to_string(raw_mask.height()) + ", image is " + std::to_string(decoded.width()) +
+            "x" + std::to_string(decoded.height()));
+      }
+      LIBSHARD_ASSIGN_OR_RETURN(
+          image::ImageAndMask both,
+          image::ApplyGeometryPair(decoded, raw_mask, geometry, o.transform,
+                                   o.mask_options.ignore_index));
+      output = std::move(both.image);
+      mask = std::move(both.mask);
+    } else {
+      LIBSHARD_ASSIGN_OR_RETURN(output, image::DecodeAndTransform(bytes, decode, o.transform));
+    }
+    LIBSHARD_ASSIGN_OR_RETURN(encoded, EncodeAs(output, o, o.format, &format_name));
+  }
+  const Image& pixels = out->passed_through ? decoded : output;
+
+  thread_local example::ExampleBuilder b;
+  b.Clear();
+  b.AddBytes(keys::kEncoded, encoded);
+  b.AddBytes(keys::kFormat, format_name);
+  b.AddInt64(keys::kHeight, pixels.height());
+  b.AddInt64(keys::kWidth, pixels.width());
+  b.AddInt64(keys::kChannels, pixels.channels());
+  b.AddBytes(keys::kColorspace, ColorspaceName(pixels.channels()));
+  if (o.format == OutputFormat::kRaw) {
+    const int64_t shape[3] = {pixels.height(), pixels.width(), pixels.channels()};
+    b.AddInt64List(keys::kShape, shape, 3);
+    b.AddBytes(keys::kDtype, image::RawDtypeName(pixels.bit_depth()));
+  }
+  if (sample.label >= 0) {
+    b.AddInt64(keys::kLabel, sample.label);
+    b.AddBytes(keys::kText, class_name);
+  }
+  b.AddBytes(keys::kFilename, sample.path);
+  b.AddBytes(keys::kSha256, Sha256Hex(bytes));
+  if (has_mask) {
+    std::string mask_format;
+    const OutputFormat mf = o.format == OutputFormat::kRaw ? OutputFormat::kRaw : OutputFormat::kPng;
+    LIBSHARD_ASSIGN_OR_RETURN(std::string mask_encoded, EncodeAs(mask, o, mf, &mask_format));
+    b.AddBytes(keys::kMaskEncoded, mask_encoded);
+    b.AddBytes(keys::kMaskFormat, mask_format);
+  }
+  out->record.clear();
+  b.SerializeTo(&out->record);
+  out->image_bytes = encoded.size();
+
+  stats->AddPixels(pixels);
+  if (sample.label >= 0) stats->AddLabel(sample.label);
+  stats->AddSource(image::ImageFormatName(info.format), info.width, info.height, bytes.size());
+  stats->AddConverted(out->passed_through, encoded.size());
+  return Status::OK();
+}
+
+}  // namespace libshard::convert

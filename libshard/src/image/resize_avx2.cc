@@ -1,0 +1,239 @@
+// The AVX2 resampling passes. Compiled with -mavx2 in its own object library
+// and reached only after a run-time CPU check (resize.cc), so the rest of the
+// library runs on any x86-64.
+//
+// Bit-exactness with the reference comes from doing the same integer
+// arithmetic: 32-bit lanes, vpmulld of a widened sample by its 22-bit weight,
+// a 32-bit sum that starts at half a unit, an arithmetic shift, and a
+// saturating pack (which clips to 0..255 exactly as the reference does). The
+// order of the additions does not matter for integers.
+//
+// Vertical pass: output row y = sum_i w_i * input row (first + i), eight
+// samples per register across the row, 32 samples per step.
+// Horizontal pass (RGB, RGBA): two output pixels per register, one in each
+// 128-bit half with its 3 or 4 channels in 32-bit lanes (the fourth lane of
+// RGB is a neighbouring sample, computed and dropped). Gray and gray+alpha
+// rows use the reference pass.
+#include <algorithm>
+#include <cstring>
+
+#include "image/resize_internal.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace libshard::image::internal {
+
+#if defined(__x86_64__)
+
+bool CpuHasAvx2() {
+  static const bool has = __builtin_cpu_supports("avx2");
+  return has;
+}
+
+namespace {
+
+uint32_t Load32(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+// Output pixels 2g and 2g + 1 share one loop of taps[g] taps. The shorter
+// window is padded with zero weights, its start moved left where the padded
+// window would run past the end of the row, so every load stays in the row.
+struct PairPlan {
+  int pairs = 0;
+  std::vector<int> taps;      // per pair
+  std::vector<int> start;     // per pixel slot (2 * pairs), in pixels
+  std::vector<size_t> woff;   // per pair: offset of its weights in w
+  std::vector<int32_t> w;     // per pair, per tap: {weight of 2g, weight of 2g + 1}
+};
+
+void MakePairPlan(const Coeffs& cf, int in_w, int out_w, PairPlan* p) {
+  p->pairs = (out_w + 1) / 2;
+  p->taps.assign(p->pairs, 0);
+  p->start.assign(2 * static_cast<size_t>(p->pairs), 0);
+  p->woff.assign(p->pairs, 0);
+  p->w.clear();
+  for (int g = 0; g < p->pairs; ++g) {
+    const int xs[2] = {2 * g, std::min(2 * g + 1, out_w - 1)};
+    const int taps = std::max(cf.count[xs[0]], cf.count[xs[1]]);
+    p->taps[g] = taps;
+    p->woff[g] = p->w.size();
+    p->w.resize(p->w.size() + 2 * static_cast<size_t>(taps), 0);
+    for (int h = 0; h < 2; ++h) {
+      const int x = xs[h];
+      const int start = std::min(cf.first[x], in_w - taps);
+      const int shift = cf.first[x] - start;
+      p->start[2 * g + h] = start;
+      for (int i = 0; i < cf.count[x]; ++i) {
+        p->w[p->woff[g] + 2 * static_cast<size_t>(i + shift) + h] =
+            cf.weights[static_cast<size_t>(x) * cf.ksize + i];
+      }
+    }
+  }
+}
+
+
+// One pair of output pixels for `R` rows at once (R = 1 or 2): the weights
+// are loaded and spread once for both rows.
+template <int C, int R>
+void PairRows(const uint8_t* const* src, const PairPlan& p, int g, int out_w,
+              uint8_t* const* dst) {
+  const __m256i spread = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);
+  const int x0 = 2 * g;
+  const size_t o0 = static_cast<size_t>(p.start[x0]) * C;
+  const size_t o1 = static_cast<size_t>(p.start[x0 + 1]) * C;
+  const int32_t* w = p.w.data() + p.woff[g];
+  __m256i acc[R];
+  for (int r = 0; r < R; ++r) acc[r] = _mm256_set1_epi32(1 << (kPrecisionBits - 1));
+  for (int j = 0; j < p.taps[g]; ++j) {
+    const __m256i k = _mm256_permutevar8x32_epi32(
+        _mm256_castsi128_si256(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(w + 2 * j))),
+        spread);
+    for (int r = 0; r < R; ++r) {
+      const __m128i a = _mm_cvtepu8_epi32(_mm_cvtsi32_si128(static_cast<int>(Load32(src[r] + o0 + j * C))));
+      const __m128i b = _mm_cvtepu8_epi32(_mm_cvtsi32_si128(static_cast<int>(Load32(src[r] + o1 + j * C))));
+      const __m256i v = _mm256_inserti128_si256(_mm256_castsi128_si256(a), b, 1);
+      acc[r] = _mm256_add_epi32(acc[r], _mm256_mullo_epi32(v, k));
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    const __m256i sh = _mm256_srai_epi32(acc[r], kPrecisionBits);
+    const __m128i w16 = _mm_packs_epi32(_mm256_castsi256_si128(sh), _mm256_extracti128_si256(sh, 1));
+    __m128i bytes = _mm_packus_epi16(w16, w16);
+    if (C == 3) {
+      // Drop each pixel's fourth lane: r0 g0 b0 r1 g1 b1.
+      bytes = _mm_shuffle_epi8(bytes, _mm_setr_epi8(0, 1, 2, 4, 5, 6, -1, -1, -1, -1, -1, -1,
+                                                    -1, -1, -1, -1));
+    }
+    const uint64_t both = static_cast<uint64_t>(_mm_cvtsi128_si64(bytes));
+    uint8_t* d = dst[r] + static_cast<size_t>(x0) * C;
+    if (x0 + 2 < out_w || (C == 4 && x0 + 2 == out_w)) {
+      // Both pixels with one 8-byte store; for RGB it spills two bytes into
+      // the next pair, which is written afterwards.
+      std::memcpy(d, &both, 8);
+    } else if (x0 + 2 == out_w) {  // RGB, the row's last two pixels
+      std::memcpy(d, &both, 6);
+    } else {  // the row's last pixel, alone
+      std::memcpy(d, &both, C);
+    }
+  }
+}
+
+template <int C>
+void HorizontalPairs(const uint8_t* in, int in_w, int in_h, int y0, int rows, const PairPlan& p,
+                     int out_w, uint8_t* out) {
+  static_assert(C == 3 || C == 4);
+  thread_local std::vector<uint8_t> last_row;
+  const size_t in_stride = static_cast<size_t>(in_w) * C;
+  const size_t out_stride = static_cast<size_t>(out_w) * C;
+  auto source_row = [&](int y) {
+    const uint8_t* src = in + static_cast<size_t>(y0 + y) * in_stride;
+    if (C == 3 && y0 + y == in_h - 1) {
+      // RGB loads read 4 bytes per pixel: give the image's last row a byte
+      // of slack rather than read past the buffer.
+      last_row.assign(src, src + in_stride);
+      last_row.push_back(0);
+      src = last_row.data();
+    }
+    return src;
+  };
+  int y = 0;
+  for (; y + 2 <= rows; y += 2) {
+    const uint8_t* src[2] = {source_row(y), source_row(y + 1)};
+    uint8_t* dst[2] = {out + y * out_stride, out + (y + 1) * out_stride};
+    for (int g = 0; g < p.pairs; ++g) PairRows<C, 2>(src, p, g, out_w, dst);
+  }
+  if (y < rows) {
+    const uint8_t* src[1] = {source_row(y)};
+    uint8_t* dst[1] = {out + y * out_stride};
+    for (int g = 0; g < p.pairs; ++g) PairRows<C, 1>(src, p, g, out_w, dst);
+  }
+}
+
+}  // namespace
+
+void HorizontalAvx2(const uint8_t* in, int in_w, int in_h, int channels, int y0, int rows,
+                    const Coeffs& cf, int out_w, uint8_t* out) {
+  if (channels < 3) {
+    HorizontalReference8(in, in_w, in_h, channels, y0, rows, cf, out_w, out);
+    return;
+  }
+  thread_local PairPlan plan;
+  MakePairPlan(cf, in_w, out_w, &plan);
+  if (channels == 3) {
+    HorizontalPairs<3>(in, in_w, in_h, y0, rows, plan, out_w, out);
+  } else {
+    HorizontalPairs<4>(in, in_w, in_h, y0, rows, plan, out_w, out);
+  }
+}
+
+void VerticalAvx2(const uint8_t* in, size_t stride, const Coeffs& cf, int row_offset, int out_h,
+                  uint8_t* out) {
+  const __m256i half = _mm256_set1_epi32(1 << (kPrecisionBits - 1));
+  // packs/packus work within 128-bit halves; this puts the 8-sample groups
+  // back in order.
+  const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  auto widen = [](const uint8_t* p) {
+    return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+  };
+  for (int y = 0; y < out_h; ++y) {
+    const int32_t* k = &cf.weights[static_cast<size_t>(y) * cf.ksize];
+    const uint8_t* s = in + static_cast<size_t>(cf.first[y] - row_offset) * stride;
+    const int n = cf.count[y];
+    uint8_t* d = out + static_cast<size_t>(y) * stride;
+    size_t x = 0;
+    for (; x + 32 <= stride; x += 32) {
+      __m256i a0 = half, a1 = half, a2 = half, a3 = half;
+      for (int i = 0; i < n; ++i) {
+        const __m256i kk = _mm256_set1_epi32(k[i]);
+        const uint8_t* r = s + i * stride + x;
+        a0 = _mm256_add_epi32(a0, _mm256_mullo_epi32(widen(r), kk));
+        a1 = _mm256_add_epi32(a1, _mm256_mullo_epi32(widen(r + 8), kk));
+        a2 = _mm256_add_epi32(a2, _mm256_mullo_epi32(widen(r + 16), kk));
+        a3 = _mm256_add_epi32(a3, _mm256_mullo_epi32(widen(r + 24), kk));
+      }
+      const __m256i p01 = _mm256_packs_epi32(_mm256_srai_epi32(a0, kPrecisionBits),
+                                             _mm256_srai_epi32(a1, kPrecisionBits));
+      const __m256i p23 = _mm256_packs_epi32(_mm256_srai_epi32(a2, kPrecisionBits),
+                                             _mm256_srai_epi32(a3, kPrecisionBits));
+      const __m256i bytes = _mm256_permutevar8x32_epi32(_mm256_packus_epi16(p01, p23), order);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + x), bytes);
+    }
+    for (; x + 8 <= stride; x += 8) {
+      __m256i a = half;
+      for (int i = 0; i < n; ++i) {
+        a = _mm256_add_epi32(a, _mm256_mullo_epi32(widen(s + i * stride + x),
+                                                   _mm256_set1_epi32(k[i])));
+      }
+      a = _mm256_srai_epi32(a, kPrecisionBits);
+      const __m128i w16 = _mm_packs_epi32(_mm256_castsi256_si128(a), _mm256_extracti128_si256(a, 1));
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(d + x), _mm_packus_epi16(w16, w16));
+    }
+    for (; x < stride; ++x) {
+      int32_t acc = 1 << (kPrecisionBits - 1);
+      for (int i = 0; i < n; ++i) acc += static_cast<int32_t>(s[i * stride + x]) * k[i];
+      acc >>= kPrecisionBits;
+      d[x] = static_cast<uint8_t>(acc < 0 ? 0 : acc > 255 ? 255 : acc);
+    }
+  }
+}
+
+#else  // !__x86_64__
+
+bool CpuHasAvx2() { return false; }
+void HorizontalAvx2(const uint8_t* in, int in_w, int in_h, int channels, int y0, int rows,
+                    const Coeffs& cf, int out_w, uint8_t* out) {
+  HorizontalReference8(in, in_w, in_h, channels, y0, rows, cf, out_w, out);
+}
+void VerticalAvx2(const uint8_t* in, size_t stride, const Coeffs& cf, int row_offset, int out_h,
+                  uint8_t* out) {
+  VerticalReference8(in, stride, cf, row_offset, out_h, out);
+}
+
+#endif
+
+}  // namespace libshard::image::internal

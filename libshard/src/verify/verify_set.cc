@@ -1,0 +1,248 @@
+// VerifySet: a shard set against its manifest.json. The per-file walk does
+// the per-record checks (labels, schema) and the whole-file CRC-32C; this
+// file loads the manifest, decides which files to walk with which rules,
+// and compares what the walk found with what the manifest lists.
+#include <google/protobuf/util/json_util.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <set>
+#include <system_error>
+
+#include "libshard/io/mapped_file.h"
+#include "libshard/manifest.pb.h"
+#include "libshard/verify/verifier.h"
+
+namespace libshard::verify {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// A manifest.json is small (a shard entry is about a kilobyte); anything
+// far larger is not one.
+constexpr uint64_t kMaxManifestBytes = uint64_t{1} << 30;
+
+struct ListedShard {
+  std::string path;  // the manifest's folder joined with `file`
+  const ShardEntry* entry = nullptr;
+};
+
+struct LoadedManifest {
+  ManifestResult result;
+  bool ok = false;
+  Manifest proto;
+  fs::path dir;
+  RecordRules rules;
+  std::vector<ListedShard> shards;
+};
+
+// The canonical form of a path, to tell whether two names are one file.
+std::string Key(const std::string& path) {
+  std::error_code ec;
+  fs::path p = fs::weakly_canonical(path, ec);
+  return ec ? fs::path(path).lexically_normal().string() : p.string();
+}
+
+bool ParseKind(const std::string& name, example::FeatureKind* kind) {
+  if (name == "bytes") *kind = example::FeatureKind::kBytes;
+  else if (name == "int64") *kind = example::FeatureKind::kInt64;
+  else if (name == "float") *kind = example::FeatureKind::kFloat;
+  else return false;
+  return true;
+}
+
+// Parses "crc32c:xxxxxxxx" (8 hex digits, either case).
+bool ParseChecksum(const std::string& text, uint32_t* crc) {
+  const std::string prefix = "crc32c:";
+  if (text.size() != prefix.size() + 8 || text.compare(0, prefix.size(), prefix) != 0) return false;
+  uint32_t v = 0;
+  for (size_t i = prefix.size(); i < text.size(); ++i) {
+    char c = text[i];
+    int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    if (d < 0) return false;
+    v = (v << 4) | static_cast<uint32_t>(d);
+  }
+  *crc = v;
+  return true;
+}
+
+std::string Hex(uint32_t crc) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "crc32c:%08x", crc);
+  return buf;
+}
+
+void Add(ManifestResult* m, std::string path, FaultKind kind, std::string message) {
+  m->faults.push_back(SetFault{std::move(path), kind, std::move(message)});
+}
+
+LoadedManifest Load(const std::string& path) {
+  LoadedManifest m;
+  m.result.path = path;
+  auto text = io::ReadFileToString(path, kMaxManifestBytes);
+  if (!text.ok()) {
+    Add(&m.result, path, FaultKind::kManifestUnreadable, text.status().message());
+    return m;
+  }
+  google::protobuf::util::JsonParseOptions jo;
+  jo.ignore_unknown_fields = true;  // `format` says what must be there
+  auto parsed = google::protobuf::util::JsonStringToMessage(*text, &m.proto, jo);
+  if (!parsed.ok()) {
+    Add(&m.result, path, FaultKind::kManifestInvalid,
+        "not a libshard manifest (JSON of libshard.Manifest): " + std::string(parsed.message()));
+    return m;
+  }
+  if (m.proto.format() != kManifestFormat) {
+    Add(&m.result, path, FaultKind::kManifestFormat,
+        "format \"" + m.proto.format() + "\" is not \"" + kManifestFormat + "\"");
+    return m;
+  }
+  m.dir = fs::path(path).parent_path();
+  m.rules.source = path;
+  for (const FeatureSpec& spec : m.proto.schema()) {
+    FeatureRule rule;
+    rule.key = spec.key();
+    rule.required = spec.required();
+    if (spec.key().empty() || !ParseKind(spec.kind(), &rule.kind)) {
+      Add(&m.result, path, FaultKind::kManifestInvalid,
+          "schema entry \"" + spec.key() + "\": kind \"" + spec.kind() + "\" is not bytes, int64 or float");
+      continue;
+    }
+    m.rules.schema.push_back(std::move(rule));
+  }
+  for (const LabelEntry& l : m.proto.labels()) m.rules.labels.push_back(l.label());
+  std::sort(m.rules.labels.begin(), m.rules.labels.end());
+  m.rules.labels.erase(std::unique(m.rules.labels.begin(), m.rules.labels.end()), m.rules.labels.end());
+  std::set<std::string> seen;
+  for (const SplitEntry& split : m.proto.splits()) {
+    for (const ShardEntry& shard : split.shards()) {
+      if (shard.file().empty()) {
+        Add(&m.result, path, FaultKind::kManifestInvalid, "split \"" + split.name() + "\" lists a shard without a file");
+        continue;
+      }
+      const std::string joined = (m.dir / shard.file()).string();
+      if (!seen.insert(Key(joined)).second) {
+        Add(&m.result, joined, FaultKind::kManifestInvalid, "listed more than once");
+        continue;
+      }
+      m.shards.push_back(ListedShard{joined, &shard});
+    }
+  }
+  m.result.shards = m.shards.size();
+  m.ok = true;
+  return m;
+}
+
+// Compares a walked shard with its entry.
+void Compare(const ListedShard& listed, const FileResult& r, ManifestResult* m) {
+  const ShardEntry& e = *listed.entry;
+  if (r.Has(FaultKind::kUnreadable)) return;  // the file's own fault says it all
+  if (r.records != e.records()) {
+    Add(m, listed.path, FaultKind::kManifestRecordCount,
+        "the manifest lists " + std::to_string(e.records()) + " records, the shard has " + std::to_string(r.records) +
+            (r.unchecked_bytes.value_or(1) == 0 ? "" : " intact ones"));
+  }
+  if (r.file_size != e.bytes()) {
+    Add(m, listed.path, FaultKind::kManifestSize,
+        "the manifest lists " + std::to_string(e.bytes()) + " bytes, the file has " + std::to_string(r.file_size));
+  }
+  uint32_t want = 0;
+  if (!ParseChecksum(e.checksum(), &want)) {
+    Add(m, listed.path, FaultKind::kManifestInvalid,
+        "checksum \"" + e.checksum() + "\" is not of the form crc32c:xxxxxxxx");
+  } else if (r.crc32c.has_value() && *r.crc32c != want) {
+    Add(m, listed.path, FaultKind::kManifestChecksum,
+        "the manifest lists " + e.checksum() + ", the file's CRC-32C is " + Hex(*r.crc32c));
+  }
+  if (!e.index_file().empty()) {
+    const std::string idx = (fs::path(listed.path).parent_path() / e.index_file()).string();
+    std::error_code ec;
+    if (!fs::exists(idx, ec)) Add(m, idx, FaultKind::kManifestShardMissing, "index file listed by the manifest is missing");
+  }
+}
+
+// Files under the manifest's folder that look like shards but are not listed.
+void FindUnlisted(const LoadedManifest& m, const std::set<std::string>& listed, ManifestResult* result) {
+  const fs::path dir = m.dir.empty() ? fs::path(".") : m.dir;
+  StatusOr<std::vector<std::string>> all = FindShardFiles(dir.string());
+  if (!all.ok()) {
+    Add(result, dir.string(), FaultKind::kManifestUnreadable, all.status().message());
+    return;
+  }
+  std::vector<std::string> found;
+  for (const std::string& path : *all) {
+    if (listed.count(Key(path)) == 0) {
+      found.push_back(m.dir.empty() ? fs::path(path).lexically_relative(".").string() : path);
+    }
+  }
+  for (const std::string& f : found) {
+    Add(result, f, FaultKind::kManifestShardUnlisted, "a shard in the manifest's folder that it does not list");
+  }
+}
+
+}  // namespace
+
+uint64_t SetResult::fault_count() const {
+  uint64_t n = 0;
+  for (const FileResult& f : files) n += f.fault_count();
+  for (const ManifestResult& m : manifests) n += m.faults.size();
+  return n;
+}
+
+SetResult VerifySet(const std::vector<std::string>& paths, const std::vector<std::string>& manifests,
+                    const VerifyOptions& options) {
+  std::vector<std::unique_ptr<LoadedManifest>> loaded;
+  std::set<std::string> manifest_keys;
+  for (const std::string& path : manifests) {
+    if (!manifest_keys.insert(Key(path)).second) continue;
+    loaded.push_back(std::make_unique<LoadedManifest>(Load(path)));
+  }
+  // Which file gets which rules: a listed shard those of its manifest.
+  std::vector<std::string> all = paths;
+  std::map<std::string, size_t> index_of;  // Key -> position in `all`
+  for (size_t i = 0; i < all.size(); ++i) index_of.emplace(Key(all[i]), i);
+  std::vector<FileChecks> checks(all.size());
+  // For each manifest, the position in `all` of each listed shard (or npos when missing).
+  std::vector<std::vector<size_t>> positions(loaded.size());
+  for (size_t m = 0; m < loaded.size(); ++m) {
+    LoadedManifest& man = *loaded[m];
+    if (!man.ok) continue;
+    for (const ListedShard& s : man.shards) {
+      std::error_code ec;
+      if (!fs::exists(s.path, ec)) {
+        Add(&man.result, s.path, FaultKind::kManifestShardMissing, "listed by the manifest, but not there");
+        positions[m].push_back(std::string::npos);
+        continue;
+      }
+      auto [it, added] = index_of.emplace(Key(s.path), all.size());
+      if (added) {
+        all.push_back(s.path);
+        checks.emplace_back();
+      }
+      checks[it->second].rules = &man.rules;
+      checks[it->second].checksum = true;
+      positions[m].push_back(it->second);
+    }
+  }
+  SetResult out;
+  out.files = VerifyFiles(all, options, checks);
+  for (size_t m = 0; m < loaded.size(); ++m) {
+    LoadedManifest& man = *loaded[m];
+    if (man.ok) {
+      std::set<std::string> listed;
+      for (size_t k = 0; k < man.shards.size(); ++k) {
+        listed.insert(Key(man.shards[k].path));
+        if (positions[m][k] != std::string::npos) Compare(man.shards[k], out.files[positions[m][k]], &man.result);
+      }
+      FindUnlisted(man, listed, &man.result);
+    }
+    out.manifests.push_back(std::move(man.result));
+  }
+  return out;
+}
+
+}  // namespace libshard::verify

@@ -1,0 +1,352 @@
+// `shard convert` as a user runs it: every exit code, rejects.tsv, the dry
+// run (text and JSON), task runs, kill -9 and resume (byte-identical to an
+// uninterrupted run), and a full disk (ulimit -f).
+#include <gtest/gtest.h>
+#include <google/protobuf/struct.pb.h>
+#include <google/protobuf/util/json_util.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <thread>
+
+#include "fixtures.h"
+#include "libshard/convert/manifest_io.h"
+#include "testutil.h"
+
+extern char** environ;
+
+namespace libshard {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::JpegBytes;
+using testing::ListFilesRecursive;
+using testing::MakeTempDir;
+using testing::PngBytes;
+using testing::ReadFileOrDie;
+using testing::ReadRecords;
+using testing::WriteTreeFile;
+using Result = testing::CommandResult;
+
+Result Shard(const std::string& args) { return testing::RunCommand(std::string(SHARD_BIN) + " " + args); }
+
+bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+bool EndsWith(const std::string& s, const std::string& end) {
+  return s.size() >= end.size() && s.compare(s.size() - end.size(), end.size(), end) == 0;
+}
+
+using testing::CountDifferences;
+std::map<std::string, std::string> Snapshot(const std::string& dir) { return testing::SnapshotDir(dir); }
+
+void ExpectNoTemporaries(const std::string& dir) {
+  for (const std::string& f : ListFilesRecursive(dir)) {
+    EXPECT_FALSE(Contains(f, ".partial")) << f;
+    EXPECT_FALSE(EndsWith(f, ".tmp")) << f;
+  }
+}
+
+// Every shard under its final name is complete: it reads to a clean end
+// with every CRC checked (and passes `shard verify` when `with_cli`), and
+// holds the records its entry says.
+void ExpectFinalShardsComplete(const std::string& dir, bool with_cli = true) {
+  for (const std::string& f : ListFilesRecursive(dir)) {
+    if (!EndsWith(f, ".tfrecord")) continue;
+    if (with_cli) {
+      Result v = Shard("verify -q " + dir + "/" + f);
+      EXPECT_EQ(v.exit_code, 0) << f << ": " << v.out << v.err;
+    }
+    StatusOr<ShardEntry> e = convert::ReadShardEntry(dir + "/.libshard/" + f + ".json");
+    ASSERT_TRUE(e.ok()) << f << ": " << e.status();
+    EXPECT_EQ(ReadRecords(dir + "/" + f).size(), e->records()) << f;
+    EXPECT_EQ(fs::file_size(dir + "/" + f), e->bytes()) << f;
+  }
+}
+
+void MakeSmallTree(const std::string& root) {
+  WriteTreeFile(root, "cat/a.png", PngBytes(12, 10, 3, 1));
+  WriteTreeFile(root, "cat/b.jpg", JpegBytes(16, 16, 3, 2));
+  WriteTreeFile(root, "dog/c.png", PngBytes(9, 14, 1, 3));
+  WriteTreeFile(root, "dog/d.jpg", JpegBytes(20, 12, 3, 4));
+}
+
+// n small PNGs in 4 classes.
+void MakeManyImages(const std::string& root, int n, int size) {
+  for (int i = 0; i < n; ++i) {
+    WriteTreeFile(root, "class" + std::to_string(i % 4) + "/" + std::to_string(i) + ".png", PngBytes(size, size, 3, i));
+  }
+}
+
+TEST(ConvertCliTest, AllConvertedExitsZero) {
+  const std::string dir = MakeTempDir();
+  MakeSmallTree(dir + "/in");
+  Result r = Shard("convert " + dir + "/in -o " + dir + "/out --size 8 --records-per-shard 3");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Contains(r.err, "4 converted")) << r.err;
+  StatusOr<Manifest> m = convert::ReadManifest(dir + "/out/manifest.json");
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->stats().converted(), 4u);
+  EXPECT_EQ(m->options().width(), 8);
+  EXPECT_EQ(m->options().resize_mode(), "center-crop");
+  EXPECT_TRUE(fs::exists(dir + "/out/in-train-00000-of-00002.tfrecord"));
+  EXPECT_EQ(ReadFileOrDie(dir + "/out/rejects.tsv"), "path\treason\n");
+  ExpectFinalShardsComplete(dir + "/out");
+  // --json prints the manifest on stdout.
+  r = Shard("convert -q --json " + dir + "/in -o " + dir + "/out2 --prefix p");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  Manifest printed;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(r.out, &printed).ok()) << r.out;
+  EXPECT_EQ(printed.options().prefix(), "p");
+  EXPECT_EQ(printed.stats().converted(), 4u);
+}
+
+TEST(ConvertCliTest, RejectedInputExitsThreeAndIsListed) {
+  const std::string dir = MakeTempDir();
+  MakeSmallTree(dir + "/in");
+  WriteTreeFile(dir + "/in", "dog/readme.txt", "this is not an image");
+  Result r = Shard("convert " + dir + "/in -o " + dir + "/out");
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_TRUE(Contains(r.err, "rejected dog/readme.txt")) << r.err;
+  const std::string tsv = ReadFileOrDie(dir + "/out/rejects.tsv");
+  ASSERT_TRUE(Contains(tsv, "\ndog/readme.txt\t")) << tsv;
+  const std::string reason = tsv.substr(tsv.find("dog/readme.txt\t") + 15);
+  EXPECT_GT(reason.size(), 2u) << tsv;  // a reason, not an empty field
+  StatusOr<Manifest> m = convert::ReadManifest(dir + "/out/manifest.json");
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(m->stats().converted(), 4u);
+  ASSERT_EQ(m->rejects_size(), 1);
+  EXPECT_EQ(m->rejects(0).path(), "dog/readme.txt");
+  // Run again: the same exit code (the reject is remembered by its shard).
+  r = Shard("convert -q " + dir + "/in -o " + dir + "/out");
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+}
+
+TEST(ConvertCliTest, FatalErrorsExitOne) {
+  const std::string dir = MakeTempDir();
+  Result r = Shard("convert " + dir + "/missing -o " + dir + "/out");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(Contains(r.err, dir + "/missing")) << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/out"));
+
+  MakeSmallTree(dir + "/in");
+  WriteTreeFile(dir + "/in", "dog/zzz.png", "PNG? no");
+  r = Shard("convert --on-error fail " + dir + "/in -o " + dir + "/out");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(Contains(r.err, dir + "/in/dog/zzz.png")) << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/out/manifest.json"));
+  ExpectNoTemporaries(dir + "/out");
+  ExpectFinalShardsComplete(dir + "/out");
+
+  // An unreadable labels file is fatal too.
+  r = Shard("convert " + dir + "/in -o " + dir + "/out3 --labels " + dir + "/nolabels.txt");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(Contains(r.err, "nolabels.txt")) << r.err;
+}
+
+TEST(ConvertCliTest, UsageErrorsExitTwo) {
+  const std::string dir = MakeTempDir();
+  MakeSmallTree(dir + "/in");
+  const std::string io = dir + "/in -o " + dir + "/out ";
+  for (const std::string& args :
+       {io + "--bogus", io + "--size abc", io + "--size 0", io + "--size 10x", io + "--size 70000",
+        io + "--format gif", io + "--on-error maybe", io + "--channels cmyk", io + "--shard-size 12Q",
+        io + "--resize-mode stretch", io + "--filter sinc", io + "--val-fraction 1.5", dir + "/in",
+        io + "--shard-size .", io + "--shard-size 1.2.3", io + "--shard-size 99999999999999999999999G",
+        io + "--quality 0", io + "--zstd-level 23", io + "--num-tasks 0",
+        io + "--num-tasks 2 --task-index 2"}) {
+    Result r = Shard("convert " + args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;
+    EXPECT_FALSE(r.err.empty()) << args;
+  }
+  EXPECT_FALSE(fs::exists(dir + "/out"));
+  Result help = Shard("convert --help");
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_TRUE(Contains(help.out, "Exit codes")) << help.out;
+}
+
+TEST(ConvertCliTest, DryRunWritesNothingAndPrintsCounts) {
+  const std::string dir = MakeTempDir();
+  MakeSmallTree(dir + "/in");
+  Result r = Shard("convert --dry-run " + dir + "/in -o " + dir + "/out --records-per-shard 1");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/out"));
+  EXPECT_TRUE(Contains(r.out, "dry run: 4 samples")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "2 classes")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "shards: train 4")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "formats: jpeg 2 png 2")) << r.out;
+}
+
+const google::protobuf::Value& Field(const google::protobuf::Struct& s, const std::string& key) {
+  static const google::protobuf::Value kNull;
+  auto it = s.fields().find(key);
+  if (it == s.fields().end()) {
+    ADD_FAILURE() << "no field " << key;
+    return kNull;
+  }
+  return it->second;
+}
+
+TEST(ConvertCliTest, DryRunJsonFlagsRiskyInputs) {
+  const std::string dir = MakeTempDir();
+  const std::string in = dir + "/in";
+  WriteTreeFile(in, "a/plain.jpg", JpegBytes(16, 16, 3, 1));
+  WriteTreeFile(in, "a/progressive.jpg", JpegBytes(16, 16, 3, 2, /*progressive=*/true));
+  WriteTreeFile(in, "a/deep.png", PngBytes(6, 6, 3, 3, 16));
+  WriteTreeFile(in, "b/alpha.png", PngBytes(6, 6, 4, 4));
+  WriteTreeFile(in, "b/rotated.jpg", testing::WithExifOrientation(JpegBytes(16, 8, 3, 5), 6));
+  WriteTreeFile(in, "b/broken.png", "\x89PNG\r\n\x1a\n garbage");
+  WriteTreeFile(in, "stray.txt", "x");
+  Result r = Shard("convert --dry-run --json " + in + " -o " + dir + "/out");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/out"));
+  google::protobuf::Struct json;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(r.out, &json).ok()) << r.out;
+  EXPECT_EQ(Field(json, "samples").number_value(), 6);
+  EXPECT_EQ(Field(json, "input").string_value(), in);
+  const auto& classes = Field(json, "classes").list_value().values();
+  ASSERT_EQ(classes.size(), 2);
+  EXPECT_EQ(classes[0].string_value(), "a");
+  const auto& formats = Field(json, "formats").struct_value();
+  EXPECT_EQ(Field(formats, "jpeg").number_value(), 3);
+  EXPECT_EQ(Field(formats, "png").number_value(), 2);
+  EXPECT_EQ(Field(formats, "unknown").number_value(), 1);
+  std::map<std::string, std::string> risky;
+  for (const auto& v : Field(json, "risky").list_value().values()) {
+    risky[Field(v.struct_value(), "path").string_value()] = Field(v.struct_value(), "reason").string_value();
+  }
+  EXPECT_EQ(risky.size(), 5u);
+  EXPECT_EQ(risky.count("a/plain.jpg"), 0u);
+  EXPECT_TRUE(Contains(risky["a/progressive.jpg"], "progressive")) << risky["a/progressive.jpg"];
+  EXPECT_TRUE(Contains(risky["a/deep.png"], "16-bit")) << risky["a/deep.png"];
+  EXPECT_TRUE(Contains(risky["b/alpha.png"], "alpha")) << risky["b/alpha.png"];
+  EXPECT_TRUE(Contains(risky["b/rotated.jpg"], "EXIF-rotated (orientation 6)")) << risky["b/rotated.jpg"];
+  EXPECT_TRUE(Contains(risky["b/broken.png"], "undecodable")) << risky["b/broken.png"];
+  const auto& rejects = Field(json, "rejects").list_value().values();
+  ASSERT_EQ(rejects.size(), 1);
+  EXPECT_EQ(Field(rejects[0].struct_value(), "path").string_value(), "stray.txt");
+  const auto& shards = Field(json, "shards").list_value().values();
+  ASSERT_EQ(shards.size(), 1);
+  EXPECT_EQ(Field(shards[0].struct_value(), "file").string_value(), "in-train-00000-of-00001.tfrecord");
+  EXPECT_EQ(Field(shards[0].struct_value(), "samples").number_value(), 6);
+}
+
+TEST(ConvertCliTest, TaskRunWritesItsOwnManifest) {
+  const std::string dir = MakeTempDir();
+  MakeSmallTree(dir + "/in");
+  Result whole = Shard("convert -q " + dir + "/in -o " + dir + "/whole --records-per-shard 1");
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  for (int t = 0; t < 3; ++t) {
+    Result r = Shard("convert -q " + dir + "/in -o " + dir + "/tasks --records-per-shard 1 --num-tasks 3 --task-index " +
+                     std::to_string(t));
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(fs::exists(dir + "/tasks/" + convert::TaskManifestName(t, 3)));
+  }
+  EXPECT_FALSE(fs::exists(dir + "/tasks/manifest.json"));
+  for (int i = 0; i < 4; ++i) {
+    const std::string f = "/in-train-0000" + std::to_string(i) + "-of-00004.tfrecord";
+    EXPECT_EQ(ReadFileOrDie(dir + "/tasks" + f), ReadFileOrDie(dir + "/whole" + f)) << f;
+  }
+  Result bad = Shard("convert -q " + dir + "/in -o " + dir + "/bad --num-tasks 2 --task-index 2");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_TRUE(Contains(bad.err, "task index 2")) << bad.err;
+}
+
+// Starts `shard convert ARGS...` without a shell, so that the pid is the
+// converter's own.
+pid_t Spawn(const std::vector<std::string>& args) {
+  std::vector<char*> argv;
+  argv.push_back(const_cast<char*>(SHARD_BIN));
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, SHARD_BIN, &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  EXPECT_EQ(rc, 0);
+  return rc == 0 ? pid : -1;
+}
+
+TEST(ConvertCliTest, KillNineAndResumeGivesTheSameBytes) {
+  const std::string dir = MakeTempDir();
+  const std::string in = dir + "/in";
+  MakeManyImages(in, 160, 12);
+  auto args = [&](const std::string& out) {
+    return std::vector<std::string>{"convert", "-q", in, "-o", out, "--records-per-shard", "4", "--threads", "2", "--size", "10"};
+  };
+  const std::string ref_dir = dir + "/ref";
+  std::string cmd = "convert -q " + in + " -o " + ref_dir + " --records-per-shard 4 --threads 2 --size 10";
+  ASSERT_EQ(Shard(cmd).exit_code, 0);
+  const std::map<std::string, std::string> ref = Snapshot(ref_dir);
+  ASSERT_EQ(ref.count("manifest.json"), 1u);
+
+  // Delays 0..300 ms from a fixed LCG: the run is killed at different points.
+  constexpr int kRounds = 6;
+  uint32_t state = 12345;
+  int interrupted = 0;
+  for (int round = 0; round < kRounds; ++round) {
+    state = state * 1103515245u + 12345u;
+    const int delay_ms = round == 0 ? 0 : static_cast<int>((state >> 8) % 301);
+    const std::string out = dir + "/out";
+    fs::remove_all(out);
+    pid_t pid = Spawn(args(out));
+    ASSERT_GT(pid, 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+    ::kill(pid, SIGKILL);
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    const bool killed = WIFSIGNALED(status);
+    interrupted += killed;
+    if (killed && fs::exists(out)) {
+      // What a killed run leaves: complete shards under final names only.
+      EXPECT_FALSE(fs::exists(out + "/manifest.json") && !fs::exists(out + "/rejects.tsv"));
+      ExpectFinalShardsComplete(out, /*with_cli=*/false);
+    }
+    Result resumed = Shard("convert -q " + in + " -o " + out + " --records-per-shard 4 --threads 2 --size 10");
+    ASSERT_EQ(resumed.exit_code, 0) << "round " << round << " (" << delay_ms << " ms): " << resumed.err;
+    EXPECT_EQ(CountDifferences(ref, Snapshot(out)), 0) << "round " << round << " killed after " << delay_ms << " ms";
+    ExpectNoTemporaries(out);
+  }
+  ::testing::Test::RecordProperty("interrupted_runs", interrupted);
+  std::printf("kill-and-resume: %d of %d runs were killed before they finished\n", interrupted, kRounds);
+}
+
+TEST(ConvertCliTest, DiskFullFailsNamingTheFileAndLeavesNoIncompleteShard) {
+  const std::string dir = MakeTempDir();
+  const std::string in = dir + "/in";
+  MakeManyImages(in, 120, 24);
+  const std::string flags = " --records-per-shard 6 --format png --threads 2";
+  const std::string ref_dir = dir + "/ref";
+  ASSERT_EQ(Shard("convert -q " + in + " -o " + ref_dir + flags).exit_code, 0);
+  uint64_t total = 0;
+  for (const std::string& f : ListFilesRecursive(ref_dir)) total += fs::file_size(ref_dir + "/" + f);
+  // A file size limit well under one shard's size... and under the total.
+  const uint64_t shard_bytes = fs::file_size(ref_dir + "/in-train-00000-of-00020.tfrecord");
+  ASSERT_GT(total, 8 * shard_bytes);
+  const uint64_t limit_kib = std::max<uint64_t>(1, shard_bytes / 2 / 1024);
+  const std::string out = dir + "/out";
+  Result r = testing::RunCommand("bash -c 'ulimit -f " + std::to_string(limit_kib) + "; trap \"\" XFSZ; exec " +
+                                 SHARD_BIN + " convert -q " + in + " -o " + out + flags + "'");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_TRUE(Contains(r.err, out + "/")) << r.err;
+  EXPECT_TRUE(Contains(r.err, "File too large") || Contains(r.err, "EFBIG") || Contains(r.err, "too large"))
+      << r.err;
+  EXPECT_FALSE(fs::exists(out + "/manifest.json"));
+  ExpectNoTemporaries(out);
+  ExpectFinalShardsComplete(out);
+  // Space again: the run completes and matches an uninterrupted one.
+  Result again = Shard("convert -q " + in + " -o " + out + flags);
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(CountDifferences(Snapshot(ref_dir), Snapshot(out)), 0);
+}
+
+}  // namespace
+}  // namespace libshard

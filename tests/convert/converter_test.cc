@@ -1,0 +1,591 @@
+// The converter as a library: manifest contents checked against the shards
+// themselves (records, checksums, sizes, statistics recomputed by decoding
+// every record), read-back with the record reader, ExampleView and protobuf,
+// indices, determinism across thread counts, resume, option changes, task
+// splits, fail-on-error and all-rejected runs.
+#include "libshard/convert/converter.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "fixtures.h"
+#include "libshard/convert/manifest_io.h"
+#include "libshard/crc32c.h"
+#include "libshard/example/example_view.h"
+#include "libshard/example/image_keys.h"
+#include "libshard/record/index.h"
+#include "tensorflow/core/example/example.pb.h"
+#include "testutil.h"
+
+namespace libshard::convert {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::JpegBytes;
+using testing::ListFilesRecursive;
+using testing::MakeTempDir;
+using testing::PngBytes;
+using testing::ReadFileOrDie;
+using testing::ReadRecords;
+using testing::WriteFileOrDie;
+using testing::WriteTreeFile;
+
+bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// train/{a,b,c} with 6 images each, val/{a,c} with 3 each: PNG (gray, RGB,
+// RGBA) and JPEG (gray, RGB) of assorted sizes; plus a text file in a class
+// (rejected by the converter) and a file beside the class folders (rejected
+// by the listing).
+constexpr int kTrainImages = 18, kValImages = 6;
+void MakeTree(const std::string& root) {
+  int k = 0;
+  auto add = [&](const std::string& dir, int n) {
+    for (int i = 0; i < n; ++i, ++k) {
+      const int w = 9 + (k * 7) % 23, h = 7 + (k * 5) % 19;
+      std::string name = dir + "/img" + std::to_string(k);
+      switch (k % 5) {
+        case 0: WriteTreeFile(root, name + ".png", PngBytes(w, h, 3, k)); break;
+        case 1: WriteTreeFile(root, name + ".jpg", JpegBytes(w, h, 3, k)); break;
+        case 2: WriteTreeFile(root, name + ".png", PngBytes(w, h, 1, k)); break;
+        case 3: WriteTreeFile(root, name + ".jpeg", JpegBytes(w, h, 1, k)); break;
+        case 4: WriteTreeFile(root, name + ".png", PngBytes(w, h, 4, k)); break;
+      }
+    }
+  };
+  add("train/a", 6);
+  add("train/b", 6);
+  add("train/c", 6);
+  add("val/a", 3);
+  add("val/c", 3);
+  WriteTreeFile(root, "train/b/notes.txt", "not an image\n");
+  WriteTreeFile(root, "train/stray.png", PngBytes(4, 4, 3, 99));
+}
+
+ConvertOptions Options(const std::string& in, const std::string& out) {
+  ConvertOptions o;
+  o.input = in;
+  o.output = out;
+  o.plan.records_per_shard = 4;
+  o.plan.prefix = "t";
+  o.sync = false;
+  o.threads = 2;
+  return o;
+}
+
+std::string Hex8(uint32_t v) {
+  char buf[16];
+  std::snprintf(buf, sizeof(buf), "%08x", v);
+  return buf;
+}
+
+std::map<std::string, std::string> Snapshot(const std::string& dir) { return testing::SnapshotDir(dir); }
+
+void ExpectSameFiles(const std::map<std::string, std::string>& a, const std::map<std::string, std::string>& b) {
+  EXPECT_EQ(testing::CountDifferences(a, b), 0);
+}
+
+class ConverterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    base_ = MakeTempDir();
+    in_ = base_ + "/in";
+    MakeTree(in_);
+  }
+  void TearDown() override { fs::remove_all(base_); }
+  std::string base_, in_;
+};
+
+TEST_F(ConverterTest, ManifestMatchesTheShards) {
+  ConvertOptions o = Options(in_, base_ + "/out");
+  o.encode.format = image::OutputFormat::kPng;  // lossless: records decode to the pixels counted
+  uint64_t last_done = 0, last_total = 0;
+  StatusOr<ConvertResult> r = Convert(o, [&](const Progress& p) {
+    EXPECT_GE(p.done, last_done);
+    last_done = p.done;
+    last_total = p.total;
+  });
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(last_done, last_total);
+  EXPECT_EQ(last_total, uint64_t{kTrainImages + kValImages + 1});
+  EXPECT_EQ(r->manifest_path, o.output + "/manifest.json");
+  EXPECT_EQ(r->rejected, 2u);
+  EXPECT_EQ(r->shards_reused, 0u);
+  StatusOr<Manifest> m = ReadManifest(r->manifest_path);
+  ASSERT_TRUE(m.ok()) << m.status();
+  {
+    Manifest a = *m, b = r->manifest;
+    EXPECT_EQ(ManifestToJson(a), ManifestToJson(b));
+  }
+  EXPECT_EQ(m->format(), "libshard.manifest/1");
+  EXPECT_TRUE(m->complete());
+  EXPECT_EQ(m->options().prefix(), "t");
+  EXPECT_EQ(m->options().format(), "png");
+  EXPECT_EQ(m->options().records_per_shard(), 4u);
+  ASSERT_EQ(m->labels_size(), 3);
+  EXPECT_EQ(m->labels(0).name(), "a");
+  EXPECT_EQ(m->labels(2).name(), "c");
+  EXPECT_EQ(m->labels(2).label(), 2);
+  const std::vector<FeatureSpec> schema = RecordSchema(Normalized(o), true, false);
+  ASSERT_EQ(m->schema_size(), static_cast<int>(schema.size()));
+  for (size_t i = 0; i < schema.size(); ++i) {
+    EXPECT_EQ(m->schema(i).SerializeAsString(), schema[i].SerializeAsString());
+  }
+  // Rejects: the listing's and the converter's, sorted by path.
+  ASSERT_EQ(m->rejects_size(), 2);
+  EXPECT_EQ(m->rejects(0).path(), "train/b/notes.txt");
+  EXPECT_EQ(m->rejects(1).path(), "train/stray.png");
+  EXPECT_EQ(m->stats().rejected(), 2u);
+  const std::string tsv = ReadFileOrDie(o.output + "/rejects.tsv");
+  EXPECT_EQ(tsv.substr(0, 12), "path\treason\n");
+  EXPECT_TRUE(Contains(tsv, "\ntrain/b/notes.txt\t")) << tsv;
+  EXPECT_TRUE(Contains(tsv, "\ntrain/stray.png\tfile outside any class folder\n")) << tsv;
+
+  ASSERT_EQ(m->splits_size(), 2);
+  EXPECT_EQ(m->splits(0).name(), "train");
+  EXPECT_EQ(m->splits(1).name(), "val");
+  EXPECT_EQ(m->splits(0).records(), uint64_t{kTrainImages});
+  EXPECT_EQ(m->splits(1).records(), uint64_t{kValImages});
+  EXPECT_EQ(m->splits(0).shard_count(), 5u);  // ceil(19 planned / 4)
+  EXPECT_EQ(m->splits(1).shard_count(), 2u);
+
+  // Recompute everything from the shard files.
+  std::vector<uint64_t> sum(3), sq_lo(3), count(3);
+  std::map<int64_t, uint64_t> labels;
+  std::set<std::string> filenames;
+  uint64_t total_records = 0, output_bytes = 0;
+  for (const SplitEntry& split : m->splits()) {
+    uint64_t split_records = 0;
+    ASSERT_EQ(split.shards_size(), static_cast<int>(split.shard_count()));
+    for (int si = 0; si < split.shards_size(); ++si) {
+      const ShardEntry& e = split.shards(si);
+      EXPECT_EQ(e.index(), static_cast<uint32_t>(si));
+      EXPECT_EQ(e.file(), ShardFileName("t", split.name(), e.index(), e.count()));
+      const std::string path = o.output + "/" + e.file();
+      const std::string data = ReadFileOrDie(path);
+      EXPECT_EQ(e.bytes(), data.size()) << e.file();
+      EXPECT_EQ(e.checksum(), "crc32c:" + Hex8(crc32c::Value(data.data(), data.size()))) << e.file();
+      EXPECT_EQ(e.index_file(), e.file() + ".idx");
+      StatusOr<std::vector<record::IndexEntry>> idx =
+          record::ParseIndex(ReadFileOrDie(o.output + "/" + e.index_file()));
+      ASSERT_TRUE(idx.ok()) << idx.status();
+      EXPECT_TRUE(record::CheckIndex(data, *idx).ok()) << e.file();
+      EXPECT_EQ(e.plan_id().size(), 64u);
+      const std::vector<std::string> recs = ReadRecords(path);
+      EXPECT_EQ(recs.size(), e.records()) << e.file();
+      EXPECT_EQ(idx->size(), e.records());
+      EXPECT_EQ(e.planned(), e.records() + e.rejects_size());
+      EXPECT_EQ(e.stats().converted(), e.records());
+      split_records += recs.size();
+      for (const std::string& rec : recs) {
+        StatusOr<example::ExampleView> ex = example::ExampleView::Parse(rec);
+        ASSERT_TRUE(ex.ok()) << ex.status();
+        tensorflow::Example pb;
+        ASSERT_TRUE(pb.ParseFromString(rec));
+        const auto& f = pb.features().feature();
+        const std::string& filename = f.at(keys::kFilename).bytes_list().value(0);
+        EXPECT_EQ(filename.rfind(split.name() + "/", 0), 0u) << filename;
+        EXPECT_TRUE(filenames.insert(filename).second) << filename << " twice";
+        const int64_t label = f.at(keys::kLabel).int64_list().value(0);
+        ++labels[label];
+        EXPECT_EQ(f.at(keys::kText).bytes_list().value(0), m->labels(label).name());
+        EXPECT_EQ(filename.substr(split.name().size() + 1, 2), m->labels(label).name() + "/");
+        const std::string source = ReadFileOrDie(in_ + "/" + filename);
+        EXPECT_EQ(f.at(keys::kSha256).bytes_list().value(0), Sha256Hex(source));
+        const std::string& encoded = f.at(keys::kEncoded).bytes_list().value(0);
+        output_bytes += encoded.size();
+        example::FeatureView enc;
+        ASSERT_TRUE(ex->Find(keys::kEncoded, &enc));
+        EXPECT_EQ(enc.bytes(0), encoded);
+        StatusOr<image::Image> img = image::DecodeImage(encoded);
+        ASSERT_TRUE(img.ok()) << img.status();
+        ASSERT_EQ(img->channels(), 3);
+        EXPECT_EQ(img->width(), f.at(keys::kWidth).int64_list().value(0));
+        for (size_t i = 0; i < img->byte_size(); ++i) {
+          const uint64_t v = img->data()[i];
+          sum[i % 3] += v;
+          sq_lo[i % 3] += v * v;
+          count[i % 3] += 1;
+        }
+      }
+    }
+    EXPECT_EQ(split.records(), split_records);
+    EXPECT_EQ(split.stats().converted(), split_records);
+    total_records += split_records;
+  }
+  EXPECT_EQ(filenames.size(), size_t{kTrainImages + kValImages});
+  EXPECT_EQ(total_records, m->stats().converted());
+  EXPECT_EQ(output_bytes, m->stats().output_bytes());
+  ASSERT_EQ(m->stats().channels_size(), 3);
+  for (int k = 0; k < 3; ++k) {
+    const ChannelStats& ch = m->stats().channels(k);
+    EXPECT_EQ(ch.count(), count[k]);
+    EXPECT_EQ(ch.sum(), sum[k]);
+    EXPECT_EQ(ch.sum_squares(), std::to_string(sq_lo[k]));
+    EXPECT_NEAR(ch.mean(), static_cast<double>(sum[k]) / count[k], 1e-9 * 255);
+  }
+  ASSERT_EQ(m->stats().labels_size(), 3);
+  for (const LabelCount& lc : m->stats().labels()) EXPECT_EQ(lc.count(), labels[lc.label()]) << lc.label();
+  EXPECT_EQ(labels[0], 9u);  // train/a 6 + val/a 3
+  EXPECT_EQ(labels[1], 6u);
+  uint64_t source_bytes = 0;
+  for (const std::string& f : filenames) source_bytes += fs::file_size(in_ + "/" + f);
+  EXPECT_EQ(m->stats().source_bytes(), source_bytes);
+  EXPECT_EQ(m->stats().passed_through(), 0u);
+  // Nothing temporary left behind.
+  for (const std::string& f : ListFilesRecursive(o.output)) {
+    EXPECT_FALSE(Contains(f, ".partial")) << f;
+    EXPECT_FALSE(Contains(f, ".tmp")) << f;
+  }
+  // Each shard has its entry in the state folder.
+  for (const SplitEntry& split : m->splits()) {
+    for (const ShardEntry& e : split.shards()) {
+      StatusOr<ShardEntry> on_disk = ReadShardEntry(o.output + "/.libshard/" + e.file() + ".json");
+      ASSERT_TRUE(on_disk.ok()) << on_disk.status();
+      EXPECT_EQ(on_disk->SerializeAsString(), e.SerializeAsString());
+    }
+  }
+}
+
+TEST_F(ConverterTest, JpegPassThroughIsCounted) {
+  ConvertOptions o = Options(in_, base_ + "/out");
+  StatusOr<ConvertResult> r = Convert(o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  // k % 5 == 1 are colour JPEGs (RGB out: passed through); gray JPEGs become RGB.
+  uint64_t colour_jpegs = 0;
+  for (const std::string& f : ListFilesRecursive(in_)) colour_jpegs += f.size() > 4 && f.substr(f.size() - 4) == ".jpg";
+  EXPECT_EQ(r->manifest.stats().passed_through(), colour_jpegs);
+  EXPECT_GT(colour_jpegs, 0u);
+}
+
+TEST_F(ConverterTest, ThreadCountDoesNotChangeTheOutput) {
+  std::map<std::string, std::string> first;
+  for (int threads : {1, 2, 3}) {
+    ConvertOptions o = Options(in_, base_ + "/out" + std::to_string(threads));
+    o.threads = threads;
+    o.encode.transform.mode = image::ResizeMode::kCenterCrop;
+    o.encode.transform.width = o.encode.transform.height = 8;
+    StatusOr<ConvertResult> r = Convert(o);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->manifest.run().threads(), threads);
+    std::map<std::string, std::string> snap = Snapshot(o.output);
+    if (threads == 1) {
+      first = snap;
+      EXPECT_EQ(first.count("manifest.json"), 1u);
+      EXPECT_EQ(first.count("t-train-00004-of-00005.tfrecord.idx"), 1u);
+    } else {
+      ExpectSameFiles(first, snap);
+    }
+  }
+}
+
+TEST_F(ConverterTest, ResumeKeepsCompleteShardsAndRedoesTheRest) {
+  const ConvertOptions ref_o = Options(in_, base_ + "/ref");
+  ASSERT_TRUE(Convert(ref_o).ok());
+  const std::map<std::string, std::string> ref = Snapshot(ref_o.output);
+
+  const ConvertOptions o = Options(in_, base_ + "/out");
+  StatusOr<ConvertResult> r = Convert(o);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->shards_written, 7u);
+  const std::string out = o.output;
+
+  // 1. A shard deleted.
+  fs::remove(out + "/t-train-00002-of-00005.tfrecord");
+  r = Convert(o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->shards_reused, 6u);
+  EXPECT_EQ(r->shards_written, 1u);
+  EXPECT_EQ(r->rejected, 2u);  // the reused shards' rejects count too
+  ExpectSameFiles(ref, Snapshot(out));
+
+  // 2. A damaged entry, a truncated shard, and a killed run's leftovers.
+  WriteFileOrDie(out + "/.libshard/t-val-00001-of-00002.tfrecord.json", "{ not json");
+  const std::string shard0 = out + "/t-train-00000-of-00005.tfrecord";
+  fs::resize_file(shard0, fs::file_size(shard0) - 3);
+  WriteFileOrDie(out + "/.libshard/t-train-00003-of-00005.tfrecord.partial", "half a shard");
+  WriteFileOrDie(out + "/.libshard/t-train-00003-of-00005.tfrecord.partial.idx", "0 10\n");
+  r = Convert(o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->shards_written, 2u);
+  EXPECT_EQ(r->shards_reused, 5u);
+  ExpectSameFiles(ref, Snapshot(out));
+
+  // 3. Nothing to do: everything reused, same result.
+  r = Convert(o);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->shards_written, 0u);
+  EXPECT_EQ(r->shards_reused, 7u);
+  ExpectSameFiles(ref, Snapshot(out));
+}
+
+TEST_F(ConverterTest, ChangedOptionRedoesEveryShard) {
+  ConvertOptions o = Options(in_, base_ + "/out");
+  o.encode.reencode = image::ReencodeMode::kAlways;
+  StatusOr<ConvertResult> r = Convert(o);
+  ASSERT_TRUE(r.ok());
+  const std::string before = ReadFileOrDie(o.output + "/t-train-00000-of-00005.tfrecord");
+  const std::string plan_before = r->manifest.splits(0).shards(0).plan_id();
+  o.encode.jpeg.quality = 50;
+  r = Convert(o);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->shards_reused, 0u);
+  EXPECT_EQ(r->shards_written, 7u);
+  EXPECT_NE(r->manifest.splits(0).shards(0).plan_id(), plan_before);
+  EXPECT_EQ(r->manifest.options().quality(), 50);
+  EXPECT_NE(ReadFileOrDie(o.output + "/t-train-00000-of-00005.tfrecord"), before);
+  // A changed source file (its size) redoes only its shard.
+  fs::path victim;
+  for (const std::string& f : ListFilesRecursive(in_)) {
+    if (f.rfind("val/", 0) == 0) {
+      victim = in_ + "/" + f;
+      break;
+    }
+  }
+  WriteFileOrDie(victim.string(), PngBytes(31, 17, 3, 1234));
+  r = Convert(o);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->shards_written, 1u);
+  EXPECT_EQ(r->shards_reused, 6u);
+}
+
+TEST_F(ConverterTest, TaskSplitUnionEqualsASingleRun) {
+  const ConvertOptions single = Options(in_, base_ + "/single");
+  StatusOr<ConvertResult> whole = Convert(single);
+  ASSERT_TRUE(whole.ok());
+  std::map<std::string, std::string> ref;
+  for (const auto& [k, v] : Snapshot(single.output)) {
+    if (Contains(k, ".tfrecord")) ref[k] = v;
+  }
+  ASSERT_EQ(ref.size(), 7u * 3);  // shard, idx, entry
+  for (uint32_t n : {2u, 3u}) {
+    const std::string dir = base_ + "/tasks" + std::to_string(n);
+    uint64_t converted = 0;
+    uint32_t written = 0;
+    for (uint32_t t = 0; t < n; ++t) {
+      ConvertOptions o = Options(in_, dir);  // tasks share one folder
+      o.num_tasks = n;
+      o.task_index = t;
+      o.threads = 1 + t % 2;
+      StatusOr<ConvertResult> r = Convert(o);
+      ASSERT_TRUE(r.ok()) << r.status();
+      EXPECT_EQ(r->manifest_path, dir + "/" + TaskManifestName(t, n));
+      EXPECT_FALSE(r->manifest.complete());
+      EXPECT_EQ(r->manifest.run().num_tasks(), n);
+      StatusOr<Manifest> m = ReadManifest(r->manifest_path);
+      ASSERT_TRUE(m.ok());
+      converted += m->stats().converted();
+      written += r->shards_written;
+    }
+    EXPECT_EQ(written, 7u);
+    EXPECT_EQ(converted, whole->manifest.stats().converted());
+    EXPECT_FALSE(fs::exists(dir + "/manifest.json"));
+    std::map<std::string, std::string> got;
+    for (const auto& [k, v] : Snapshot(dir)) {
+      if (Contains(k, ".tfrecord")) got[k] = v;
+    }
+    ExpectSameFiles(ref, got);
+    // The task entries assemble into the single run's manifest.
+    std::vector<ShardEntry> entries;
+    for (const auto& [k, v] : got) {
+      if (k.size() > 5 && k.substr(k.size() - 5) == ".json") {
+        StatusOr<ShardEntry> e = ReadShardEntry(dir + "/" + k);
+        ASSERT_TRUE(e.ok());
+        entries.push_back(*e);
+      }
+    }
+    std::vector<LabelEntry> labels(whole->manifest.labels().begin(), whole->manifest.labels().end());
+    std::vector<FeatureSpec> schema(whole->manifest.schema().begin(), whole->manifest.schema().end());
+    std::vector<Reject> listing_rejects = {whole->manifest.rejects(1)};  // the listing's
+    StatusOr<Manifest> merged =
+        AssembleManifest(whole->manifest.options(), labels, schema, entries, listing_rejects, true);
+    ASSERT_TRUE(merged.ok()) << merged.status();
+    Manifest expect = whole->manifest;
+    expect.clear_run();
+    EXPECT_EQ(ManifestToJson(*merged), ManifestToJson(expect));
+  }
+  ConvertOptions bad = Options(in_, base_ + "/bad");
+  bad.num_tasks = 2;
+  bad.task_index = 2;
+  EXPECT_EQ(Convert(bad).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_FALSE(fs::exists(bad.output));
+}
+
+TEST_F(ConverterTest, FailOnErrorStopsNamingTheFileAndLeavesNoIncompleteShard) {
+  // Without the listing reject, so the converter's own check is reached.
+  fs::remove(in_ + "/train/stray.png");
+  ConvertOptions o = Options(in_, base_ + "/out");
+  o.fail_on_error = true;
+  o.plan.shuffle = false;
+  StatusOr<ConvertResult> r = Convert(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(Contains(r.status().message(), in_ + "/train/b/notes.txt")) << r.status();
+  EXPECT_FALSE(fs::exists(o.output + "/manifest.json"));
+  // Shards finished before the bad input may stay; each is complete.
+  int complete = 0;
+  for (const std::string& f : ListFilesRecursive(o.output)) {
+    EXPECT_FALSE(Contains(f, ".partial")) << f;
+    if (f.size() > 9 && f.substr(f.size() - 9) == ".tfrecord") {
+      StatusOr<ShardEntry> e = ReadShardEntry(o.output + "/.libshard/" + f + ".json");
+      ASSERT_TRUE(e.ok()) << f;
+      EXPECT_EQ(ReadRecords(o.output + "/" + f).size(), e->records()) << f;
+      EXPECT_EQ(e->records(), e->planned()) << f;
+      ++complete;
+    }
+  }
+  // Unshuffled, train/b/notes.txt is the 13th sample: shards 0..2 hold 0..11.
+  EXPECT_LE(complete, 3);
+  EXPECT_FALSE(fs::exists(o.output + "/t-train-00003-of-00005.tfrecord"));
+
+  // A listing reject fails before anything is written.
+  WriteTreeFile(in_, "train/stray.png", PngBytes(4, 4, 3, 1));
+  o.output = base_ + "/out2";
+  r = Convert(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(Contains(r.status().message(), "train/stray.png")) << r.status();
+  EXPECT_FALSE(fs::exists(o.output));
+}
+
+TEST(ConverterRejectTest, EverythingRejected) {
+  const std::string base = MakeTempDir();
+  for (int i = 0; i < 5; ++i) WriteTreeFile(base + "/in", "c" + std::to_string(i % 2) + "/f" + std::to_string(i) + ".txt", "text " + std::to_string(i));
+  ConvertOptions o = Options(base + "/in", base + "/out");
+  StatusOr<ConvertResult> r = Convert(o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->rejected, 5u);
+  EXPECT_EQ(r->manifest.stats().converted(), 0u);
+  EXPECT_EQ(r->manifest.stats().rejected(), 5u);
+  EXPECT_EQ(r->manifest.stats().channels_size(), 0);
+  for (const Reject& x : r->manifest.rejects()) EXPECT_FALSE(x.reason().empty());
+  // Shards still exist (empty), so the plan's names hold.
+  for (const SplitEntry& s : r->manifest.splits()) {
+    for (const ShardEntry& e : s.shards()) {
+      EXPECT_EQ(e.records(), 0u);
+      EXPECT_EQ(fs::file_size(o.output + "/" + e.file()), 0u);
+      EXPECT_EQ(e.checksum(), "crc32c:00000000");
+    }
+  }
+  fs::remove_all(base);
+}
+
+TEST(ConverterRejectTest, BadOptionsWriteNothing) {
+  const std::string base = MakeTempDir();
+  WriteTreeFile(base + "/in", "c/a.png", PngBytes(4, 4, 3, 1));
+  ConvertOptions o = Options(base + "/missing", base + "/out");
+  EXPECT_EQ(Convert(o).status().code(), StatusCode::kNotFound);
+  o.input = base + "/in";
+  o.encode.jpeg.quality = 101;
+  EXPECT_EQ(Convert(o).status().code(), StatusCode::kInvalidArgument);
+  o = Options(base + "/in", "");
+  EXPECT_EQ(Convert(o).status().code(), StatusCode::kInvalidArgument);
+  o = Options("", base + "/out");
+  EXPECT_EQ(Convert(o).status().code(), StatusCode::kInvalidArgument);
+  o = Options(base + "/in", base + "/out");
+  o.threads = -1;
+  EXPECT_EQ(Convert(o).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_FALSE(fs::exists(base + "/out"));
+  fs::remove_all(base);
+}
+
+TEST(ConverterRejectTest, DefaultPrefixIsTheInputFolderName) {
+  const std::string base = MakeTempDir();
+  WriteTreeFile(base + "/pets", "cat/a.png", PngBytes(4, 4, 3, 1));
+  ConvertOptions o;
+  o.input = base + "/pets/";
+  o.output = base + "/out";
+  o.sync = false;
+  StatusOr<ConvertResult> r = Convert(o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(fs::exists(base + "/out/pets-train-00000-of-00001.tfrecord"));
+  EXPECT_EQ(r->manifest.options().prefix(), "pets");
+  // CSV input: the manifest file's stem.
+  WriteFileOrDie(base + "/pets/list.csv", "path,label\ncat/a.png,0\n");
+  o.input = base + "/pets/list.csv";
+  o.output = base + "/out2";
+  r = Convert(o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(fs::exists(base + "/out2/list-train-00000-of-00001.tfrecord"));
+  EXPECT_EQ(r->manifest.options().manifest_csv(), o.input);
+  fs::remove_all(base);
+}
+
+TEST(ConverterRejectTest, DryRunWritesNothing) {
+  const std::string base = MakeTempDir();
+  WriteTreeFile(base + "/in", "c/a.png", PngBytes(4, 4, 3, 1));
+  WriteTreeFile(base + "/in", "c/b.jpg", JpegBytes(16, 16, 3, 1, /*progressive=*/true));
+  WriteTreeFile(base + "/in", "d/x.txt", "hello");
+  ConvertOptions o = Options(base + "/in", base + "/out");
+  StatusOr<DryRunReport> r = DryRun(o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(fs::exists(base + "/out"));
+  EXPECT_EQ(r->listing.samples.size(), 3u);
+  ASSERT_EQ(r->counts.size(), 2u);
+  EXPECT_EQ(r->counts[0].class_name, "c");
+  EXPECT_EQ(r->counts[0].count, 2u);
+  ASSERT_EQ(r->formats.size(), 3u);
+  EXPECT_EQ(r->formats[0].name(), "jpeg");
+  EXPECT_EQ(r->formats[2].name(), "unknown");
+  ASSERT_EQ(r->risky.size(), 2u);
+  EXPECT_EQ(r->risky[0].path(), "c/b.jpg");
+  EXPECT_TRUE(Contains(r->risky[0].reason(), "progressive"));
+  EXPECT_EQ(r->risky[1].path(), "d/x.txt");
+  EXPECT_TRUE(Contains(r->risky[1].reason(), "undecodable"));
+  fs::remove_all(base);
+}
+
+}  // namespace
+}  // namespace libshard::convert
+
+namespace libshard::convert {
+namespace {
+
+// A run with changed options that stops after a shard's new entry is written
+// but before the shard itself is renamed into place (here: its index cannot
+// be renamed, as a crash at that point would leave it) must not let the next
+// run pair the new entry with the old shard. Records of equal size (raw
+// arrays of one geometry, names of one length) make the old and new shards
+// the same size, so only content tells them apart.
+TEST(ConverterResumeTest, StaleShardIsNotReusedWithANewEntry) {
+  const std::string base = MakeTempDir();
+  for (int i = 0; i < 24; ++i) {
+    char name[32];
+    std::snprintf(name, sizeof(name), "c%d/%03d.png", i % 4, i);
+    WriteTreeFile(base + "/in", name, PngBytes(16, 16, 3, i));
+  }
+  auto options = [&](const std::string& out, uint64_t seed) {
+    ConvertOptions o = Options(base + "/in", out);
+    o.encode.format = image::OutputFormat::kRaw;
+    o.encode.raw.zstd_level = 0;
+    o.encode.transform.mode = image::ResizeMode::kStretch;
+    o.encode.transform.width = o.encode.transform.height = 8;
+    o.plan.seed = seed;
+    return o;
+  };
+  const std::string a = base + "/a", b = base + "/b";
+  ASSERT_TRUE(Convert(options(a, 1)).ok());
+  ASSERT_TRUE(Convert(options(b, 2)).ok());
+  const std::string x = "/t-train-00001-of-00006.tfrecord";
+  ASSERT_EQ(fs::file_size(a + x), fs::file_size(b + x));  // the premise
+  ASSERT_NE(ReadFileOrDie(a + x), ReadFileOrDie(b + x));
+
+  // Seed 2 over the seed-1 output, stopped after shard 1's entry is written.
+  const std::string old_idx = ReadFileOrDie(a + x + ".idx");
+  fs::remove(a + x + ".idx");
+  WriteTreeFile(a, x.substr(1) + ".idx/blocker", "");
+  StatusOr<ConvertResult> r = Convert(options(a, 2));
+  ASSERT_FALSE(r.ok());
+  fs::remove_all(a + x + ".idx");
+  WriteFileOrDie(a + x + ".idx", old_idx);  // as a crash before the rename leaves it
+
+  r = Convert(options(a, 2));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(ReadFileOrDie(a + x) == ReadFileOrDie(b + x)) << "stale shard reused";
+  EXPECT_TRUE(ReadFileOrDie(a + x + ".idx") == ReadFileOrDie(b + x + ".idx"));
+  fs::remove_all(base);
+}
+
+}  // namespace
+}  // namespace libshard::convert

@@ -1,0 +1,135 @@
+#include "fixtures.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "libshard/convert/manifest_io.h"
+#include "libshard/image/encode.h"
+#include "libshard/record/record_reader.h"
+#include "testutil.h"
+
+namespace libshard::testing {
+
+namespace fs = std::filesystem;
+
+image::Image RandomImage(int width, int height, int channels, int bit_depth, uint32_t seed) {
+  image::Image img(width, height, channels, bit_depth);
+  uint64_t state = seed * 0x9e3779b97f4a7c15ull + 1;
+  const size_t n = static_cast<size_t>(width) * height * channels;
+  for (size_t i = 0; i < n; ++i) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    const uint32_t v = static_cast<uint32_t>(state >> 33);
+    if (bit_depth == 16) {
+      img.samples16()[i] = static_cast<uint16_t>(v);
+    } else {
+      img.data()[i] = static_cast<uint8_t>(v);
+    }
+  }
+  return img;
+}
+
+std::string PngBytes(int width, int height, int channels, uint32_t seed, int bit_depth) {
+  StatusOr<std::string> png = image::EncodePng(RandomImage(width, height, channels, bit_depth, seed));
+  EXPECT_TRUE(png.ok()) << png.status();
+  return png.ok() ? *png : "";
+}
+
+std::string JpegBytes(int width, int height, int channels, uint32_t seed, bool progressive) {
+  // Smooth content, so that JPEG sizes stay small and realistic.
+  image::Image img(width, height, channels);
+  for (int y = 0; y < height; ++y) {
+    for (int x = 0; x < width; ++x) {
+      for (int c = 0; c < channels; ++c) {
+        img.row(y)[x * channels + c] = static_cast<uint8_t>((x * 3 + y * 5 + c * 60 + seed * 37) & 255);
+      }
+    }
+  }
+  image::JpegEncodeOptions o;
+  o.progressive = progressive;
+  StatusOr<std::string> jpeg = image::EncodeJpeg(img, o);
+  EXPECT_TRUE(jpeg.ok()) << jpeg.status();
+  return jpeg.ok() ? *jpeg : "";
+}
+
+std::string WithExifOrientation(const std::string& jpeg, int orientation) {
+  std::string tiff("MM\0\x2a\0\0\0\x08", 8);   // big-endian, IFD0 at offset 8
+  tiff += std::string("\0\x01", 2);              // one entry
+  tiff += std::string("\x01\x12\0\x03\0\0\0\x01", 8);  // Orientation, SHORT, count 1
+  tiff += static_cast<char>(0);
+  tiff += static_cast<char>(orientation);
+  tiff += std::string(2, '\0');  // value padding
+  tiff += std::string(4, '\0');  // no next IFD
+  const std::string payload = std::string("Exif\0\0", 6) + tiff;
+  const size_t len = payload.size() + 2;
+  std::string seg = "\xFF\xE1";
+  seg += static_cast<char>(len >> 8);
+  seg += static_cast<char>(len & 255);
+  seg += payload;
+  return jpeg.substr(0, 2) + seg + jpeg.substr(2);
+}
+
+void WriteTreeFile(const std::string& root, const std::string& rel, const std::string& contents) {
+  const fs::path p = fs::path(root) / rel;
+  fs::create_directories(p.parent_path());
+  WriteFileOrDie(p.string(), contents);
+}
+
+std::vector<std::string> ReadRecords(const std::string& path) {
+  const std::string data = ReadFileOrDie(path);
+  record::RecordReader reader(data);
+  record::RecordView rec;
+  std::vector<std::string> out;
+  Status s;
+  while ((s = reader.Next(&rec)).ok()) out.emplace_back(rec.data);
+  EXPECT_EQ(s.code(), StatusCode::kOutOfRange) << path << ": " << s;
+  return out;
+}
+
+std::vector<std::string> ListFilesRecursive(const std::string& dir) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    if (e.is_regular_file()) out.push_back(fs::relative(e.path(), dir).string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::map<std::string, std::string> SnapshotDir(const std::string& dir) {
+  std::map<std::string, std::string> out;
+  for (const std::string& rel : ListFilesRecursive(dir)) {
+    std::string bytes = ReadFileOrDie(dir + "/" + rel);
+    if (rel.rfind("manifest", 0) == 0) {
+      StatusOr<Manifest> m = convert::ReadManifest(dir + "/" + rel);
+      EXPECT_TRUE(m.ok()) << m.status();
+      if (m.ok()) {
+        m->clear_run();
+        bytes = convert::ManifestToJson(*m);
+      }
+    }
+    out[rel] = std::move(bytes);
+  }
+  return out;
+}
+
+int CountDifferences(const std::map<std::string, std::string>& want,
+                     const std::map<std::string, std::string>& got) {
+  int diffs = 0;
+  for (const auto& [k, v] : want) {
+    auto it = got.find(k);
+    if (it == got.end() || it->second != v) {
+      ADD_FAILURE() << k << (it == got.end() ? " missing" : " differs");
+      ++diffs;
+    }
+  }
+  for (const auto& [k, v] : got) {
+    if (want.count(k) == 0) {
+      ADD_FAILURE() << k << " is extra";
+      ++diffs;
+    }
+  }
+  return diffs;
+}
+
+}  // namespace libshard::testing

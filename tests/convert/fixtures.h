@@ -1,0 +1,40 @@
+// Small real images and folder trees for the convert tests: PNG/JPEG bytes
+// made with the project's encoders, a hand-written EXIF APP1 segment, and
+// reading back the records of a shard.
+#ifndef LIBSHARD_TESTS_CONVERT_FIXTURES_H_
+#define LIBSHARD_TESTS_CONVERT_FIXTURES_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "libshard/image/image.h"
+
+namespace libshard::testing {
+
+// A deterministic pseudo-random image (values from `seed`).
+image::Image RandomImage(int width, int height, int channels, int bit_depth, uint32_t seed);
+// PNG / JPEG bytes of RandomImage (JPEG: 8-bit, 1 or 3 channels).
+std::string PngBytes(int width, int height, int channels, uint32_t seed, int bit_depth = 8);
+std::string JpegBytes(int width, int height, int channels, uint32_t seed, bool progressive = false);
+// `jpeg` with an APP1 Exif segment (big-endian TIFF, one IFD entry:
+// Orientation = `orientation`) inserted right after SOI.
+std::string WithExifOrientation(const std::string& jpeg, int orientation);
+// Writes `contents` at root/rel, creating the parent folders.
+void WriteTreeFile(const std::string& root, const std::string& rel, const std::string& contents);
+// The payloads of every record of a TFRecord file; fails the test on damage.
+std::vector<std::string> ReadRecords(const std::string& path);
+// Every regular file under `dir` (relative paths, sorted), hidden ones too.
+std::vector<std::string> ListFilesRecursive(const std::string& dir);
+// Every file under `dir` with its bytes; manifest*.json with `run` cleared
+// (the one part of an output that differs between equal runs).
+std::map<std::string, std::string> SnapshotDir(const std::string& dir);
+// Adds a failure for each file missing, extra or different in `got`;
+// returns how many.
+int CountDifferences(const std::map<std::string, std::string>& want,
+                     const std::map<std::string, std::string>& got);
+
+}  // namespace libshard::testing
+
+#endif  // LIBSHARD_TESTS_CONVERT_FIXTURES_H_

@@ -1,0 +1,415 @@
+// Source listing: every folder layout, labels files, the val split, CSV/TSV
+// manifests and mask matching, on trees of real PNG/JPEG files.
+#include "libshard/convert/source_listing.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <set>
+
+#include "fixtures.h"
+#include "testutil.h"
+
+namespace libshard::convert {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::JpegBytes;
+using testing::MakeTempDir;
+using testing::PngBytes;
+using testing::WriteFileOrDie;
+using testing::WriteTreeFile;
+
+bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+std::vector<std::string> Paths(const Listing& l) {
+  std::vector<std::string> out;
+  for (const SourceSample& s : l.samples) out.push_back(s.path);
+  return out;
+}
+
+const ListingReject* FindReject(const Listing& l, const std::string& path) {
+  for (const ListingReject& r : l.rejects) {
+    if (r.path == path) return &r;
+  }
+  return nullptr;
+}
+
+const SourceSample* FindSample(const Listing& l, const std::string& path) {
+  for (const SourceSample& s : l.samples) {
+    if (s.path == path) return &s;
+  }
+  return nullptr;
+}
+
+TEST(SourceListingTest, ClassPerFolderLabelsAreSortedNames) {
+  const std::string root = MakeTempDir();
+  const std::string png = PngBytes(5, 4, 3, 1);
+  WriteTreeFile(root, "zebra/a.png", png);
+  WriteTreeFile(root, "ant/b.jpg", JpegBytes(8, 8, 3, 2));
+  WriteTreeFile(root, "ant/c.png", png);
+  WriteTreeFile(root, "moth/d.txt", "not an image");  // a candidate: rejected later, by the converter
+  StatusOr<Listing> l = ListFolder(root + "/", ListOptions{});
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(l->root, root);
+  EXPECT_EQ(l->class_names, (std::vector<std::string>{"ant", "moth", "zebra"}));
+  EXPECT_EQ(Paths(*l), (std::vector<std::string>{"ant/b.jpg", "ant/c.png", "moth/d.txt", "zebra/a.png"}));
+  EXPECT_EQ(l->samples[0].label, 0);
+  EXPECT_EQ(l->samples[1].label, 0);
+  EXPECT_EQ(l->samples[2].label, 1);
+  EXPECT_EQ(l->samples[3].label, 2);
+  EXPECT_EQ(l->samples[3].size, png.size());
+  EXPECT_EQ(l->splits, (std::vector<std::string>{"train"}));
+  for (const SourceSample& s : l->samples) {
+    EXPECT_EQ(s.split, "train");
+    EXPECT_TRUE(s.mask_path.empty());
+  }
+  EXPECT_TRUE(l->rejects.empty());
+}
+
+TEST(SourceListingTest, SplitFoldersBecomeSplits) {
+  const std::string root = MakeTempDir();
+  const std::string png = PngBytes(4, 4, 1, 3);
+  WriteTreeFile(root, "train/cat/1.png", png);
+  WriteTreeFile(root, "train/dog/2.png", png);
+  WriteTreeFile(root, "val/dog/3.png", png);
+  WriteTreeFile(root, "test/cat/4.png", png);
+  WriteTreeFile(root, "extra/cat/5.png", png);  // not a split name
+  WriteTreeFile(root, "README", "text");        // a file beside splits
+  StatusOr<Listing> l = ListFolder(root, ListOptions{});
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(l->splits, (std::vector<std::string>{"test", "train", "val"}));
+  EXPECT_EQ(l->class_names, (std::vector<std::string>{"cat", "dog"}));
+  ASSERT_EQ(l->samples.size(), 4u);
+  // Sorted by split, then path.
+  EXPECT_EQ(Paths(*l), (std::vector<std::string>{"test/cat/4.png", "train/cat/1.png", "train/dog/2.png",
+                                                 "val/dog/3.png"}));
+  EXPECT_EQ(l->samples[0].split, "test");
+  EXPECT_EQ(l->samples[0].label, 0);
+  EXPECT_EQ(l->samples[3].split, "val");
+  EXPECT_EQ(l->samples[3].label, 1);
+  ASSERT_NE(FindReject(*l, "extra"), nullptr);
+  ASSERT_NE(FindReject(*l, "README"), nullptr);
+  EXPECT_TRUE(Contains(FindReject(*l, "README")->reason, "beside the split folders"));
+}
+
+TEST(SourceListingTest, FlatFoldersAreUnlabeled) {
+  const std::string root = MakeTempDir();
+  WriteTreeFile(root, "b.png", PngBytes(3, 3, 3, 1));
+  WriteTreeFile(root, "a.jpg", JpegBytes(8, 8, 1, 1));
+  StatusOr<Listing> l = ListFolder(root, ListOptions{});
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(Paths(*l), (std::vector<std::string>{"a.jpg", "b.png"}));
+  EXPECT_TRUE(l->class_names.empty());
+  for (const SourceSample& s : l->samples) EXPECT_EQ(s.label, -1);
+
+  // Flat split folders: unlabeled samples per split.
+  const std::string root2 = MakeTempDir() + "_splits";
+  WriteTreeFile(root2, "train/x.png", PngBytes(3, 3, 3, 1));
+  WriteTreeFile(root2, "val/y.png", PngBytes(3, 3, 3, 2));
+  StatusOr<Listing> l2 = ListFolder(root2, ListOptions{});
+  ASSERT_TRUE(l2.ok()) << l2.status();
+  EXPECT_EQ(Paths(*l2), (std::vector<std::string>{"train/x.png", "val/y.png"}));
+  EXPECT_EQ(l2->samples[1].split, "val");
+  EXPECT_EQ(l2->samples[1].label, -1);
+  fs::remove_all(root2);
+}
+
+TEST(SourceListingTest, FileBesideClassFoldersIsRejected) {
+  const std::string root = MakeTempDir();
+  WriteTreeFile(root, "cat/1.png", PngBytes(3, 3, 3, 1));
+  WriteTreeFile(root, "stray.png", PngBytes(3, 3, 3, 2));
+  StatusOr<Listing> l = ListFolder(root, ListOptions{});
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(Paths(*l), (std::vector<std::string>{"cat/1.png"}));
+  const ListingReject* r = FindReject(*l, "stray.png");
+  ASSERT_NE(r, nullptr);
+  EXPECT_TRUE(Contains(r->reason, "outside any class")) << r->reason;
+}
+
+TEST(SourceListingTest, HiddenFilesAndFoldersAreSkipped) {
+  const std::string root = MakeTempDir();
+  const std::string png = PngBytes(3, 3, 3, 1);
+  WriteTreeFile(root, "cat/1.png", png);
+  WriteTreeFile(root, "cat/.DS_Store", "junk");
+  WriteTreeFile(root, "cat/.thumbs/2.png", png);
+  WriteTreeFile(root, ".git/objects/x.png", png);
+  WriteTreeFile(root, ".hiddenclass/3.png", png);
+  StatusOr<Listing> l = ListFolder(root, ListOptions{});
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(Paths(*l), (std::vector<std::string>{"cat/1.png"}));
+  EXPECT_EQ(l->class_names, (std::vector<std::string>{"cat"}));
+  EXPECT_TRUE(l->rejects.empty());
+}
+
+TEST(SourceListingTest, NestedFoldersInsideAClassKeepItsLabel) {
+  const std::string root = MakeTempDir();
+  const std::string png = PngBytes(3, 3, 3, 1);
+  WriteTreeFile(root, "a/x/y/deep.png", png);
+  WriteTreeFile(root, "a/top.png", png);
+  WriteTreeFile(root, "b/z/1.png", png);
+  StatusOr<Listing> l = ListFolder(root, ListOptions{});
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(Paths(*l), (std::vector<std::string>{"a/top.png", "a/x/y/deep.png", "b/z/1.png"}));
+  EXPECT_EQ(FindSample(*l, "a/x/y/deep.png")->label, 0);
+  EXPECT_EQ(FindSample(*l, "b/z/1.png")->label, 1);
+  EXPECT_EQ(l->class_names, (std::vector<std::string>{"a", "b"}));
+}
+
+TEST(SourceListingTest, SymlinkLoopIsWalkedOnce) {
+  const std::string root = MakeTempDir();
+  const std::string png = PngBytes(3, 3, 3, 1);
+  WriteTreeFile(root, "cat/sub/1.png", png);
+  WriteTreeFile(root, "dog/2.png", png);
+  // Links to ancestors: the class folder itself and the root.
+  ASSERT_EQ(::symlink("..", (root + "/cat/sub/up").c_str()), 0);
+  ASSERT_EQ(::symlink(root.c_str(), (root + "/dog/root").c_str()), 0);
+  StatusOr<Listing> l = ListFolder(root, ListOptions{});
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(Paths(*l), (std::vector<std::string>{"cat/sub/1.png", "dog/2.png"}));
+  // A link to a sibling file is followed like a file.
+  ASSERT_EQ(::symlink((root + "/dog/2.png").c_str(), (root + "/cat/alias.png").c_str()), 0);
+  l = ListFolder(root, ListOptions{});
+  ASSERT_TRUE(l.ok()) << l.status();
+  ASSERT_NE(FindSample(*l, "cat/alias.png"), nullptr);
+  EXPECT_EQ(FindSample(*l, "cat/alias.png")->size, png.size());
+}
+
+TEST(SourceListingTest, BrokenSymlinkIsRejected) {
+  const std::string root = MakeTempDir();
+  WriteTreeFile(root, "cat/1.png", PngBytes(3, 3, 3, 1));
+  ASSERT_EQ(::symlink((root + "/nowhere.png").c_str(), (root + "/cat/broken.png").c_str()), 0);
+  StatusOr<Listing> l = ListFolder(root, ListOptions{});
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(Paths(*l), (std::vector<std::string>{"cat/1.png"}));
+  const ListingReject* r = FindReject(*l, "cat/broken.png");
+  ASSERT_NE(r, nullptr);
+  EXPECT_TRUE(Contains(r->reason, "cannot stat")) << r->reason;
+}
+
+TEST(SourceListingTest, MissingRootIsNotFound) {
+  StatusOr<Listing> l = ListFolder(MakeTempDir() + "/nope", ListOptions{});
+  ASSERT_FALSE(l.ok());
+  EXPECT_EQ(l.status().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(Contains(l.status().message(), "nope"));
+}
+
+TEST(SourceListingTest, LabelsFileSetsOrderAndRejectsUnknownClasses) {
+  const std::string root = MakeTempDir() + "/data";
+  const std::string png = PngBytes(3, 3, 3, 1);
+  WriteTreeFile(root, "apple/1.png", png);
+  WriteTreeFile(root, "pear/2.png", png);
+  WriteTreeFile(root, "kiwi/3.png", png);
+  const std::string labels = root + "/../labels.txt";
+  WriteFileOrDie(labels, "pear\r\n\napple\nbanana\n");
+  ListOptions o;
+  o.labels_file = labels;
+  StatusOr<Listing> l = ListFolder(root, o);
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(l->class_names, (std::vector<std::string>{"pear", "apple", "banana"}));
+  EXPECT_EQ(Paths(*l), (std::vector<std::string>{"apple/1.png", "pear/2.png"}));
+  EXPECT_EQ(FindSample(*l, "pear/2.png")->label, 0);
+  EXPECT_EQ(FindSample(*l, "apple/1.png")->label, 1);
+  const ListingReject* r = FindReject(*l, "kiwi/3.png");
+  ASSERT_NE(r, nullptr);
+  EXPECT_TRUE(Contains(r->reason, "'kiwi'")) << r->reason;
+  EXPECT_TRUE(Contains(r->reason, labels)) << r->reason;
+
+  WriteFileOrDie(labels, "pear\napple\npear\n");
+  l = ListFolder(root, o);
+  ASSERT_FALSE(l.ok());
+  EXPECT_TRUE(Contains(l.status().message(), labels + ":3")) << l.status();
+  o.labels_file = root + "/missing.txt";
+  EXPECT_FALSE(ListFolder(root, o).ok());
+}
+
+TEST(SourceListingTest, ValFractionIsDeterministicAndRoughlyTheFraction) {
+  const std::string root = MakeTempDir();
+  for (int i = 0; i < 400; ++i) WriteTreeFile(root, "c" + std::to_string(i % 2) + "/" + std::to_string(i) + ".png", "x");
+  ListOptions o;
+  o.val_fraction = 0.25;
+  StatusOr<Listing> a = ListFolder(root, o);
+  StatusOr<Listing> b = ListFolder(root, o);
+  ASSERT_TRUE(a.ok() && b.ok()) << a.status();
+  ASSERT_EQ(a->samples.size(), 400u);
+  EXPECT_EQ(a->splits, (std::vector<std::string>{"train", "val"}));
+  int val = 0;
+  for (size_t i = 0; i < a->samples.size(); ++i) {
+    const SourceSample& s = a->samples[i];
+    EXPECT_EQ(s.path, b->samples[i].path);
+    EXPECT_EQ(s.split, b->samples[i].split);
+    // The documented rule: Fnv1a64(path) / 2^64 < fraction.
+    const bool expect_val = static_cast<long double>(Fnv1a64(s.path)) < 0.25L * 18446744073709551616.0L;
+    EXPECT_EQ(s.split == "val", expect_val) << s.path;
+    val += s.split == "val";
+  }
+  EXPECT_GT(val, 60);   // 100 expected; a binomial sd is ~8.7
+  EXPECT_LT(val, 140);
+  // The canonical order: all train, then all val.
+  EXPECT_EQ(a->samples.front().split, "train");
+  EXPECT_EQ(a->samples.back().split, "val");
+
+  o.val_fraction = 1.0;
+  EXPECT_EQ(ListFolder(root, o).status().code(), StatusCode::kInvalidArgument);
+  o.val_fraction = -0.1;
+  EXPECT_EQ(ListFolder(root, o).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(SourceListingTest, Fnv1a64KnownAnswers) {
+  // Published FNV-1a 64 test vectors.
+  EXPECT_EQ(Fnv1a64(""), 0xcbf29ce484222325ull);
+  EXPECT_EQ(Fnv1a64("a"), 0xaf63dc4c8601ec8cull);
+  EXPECT_EQ(Fnv1a64("foobar"), 0x85944171f73967e8ull);
+}
+
+TEST(SourceListingTest, ValFractionRefusedWithSplitFolders) {
+  const std::string root = MakeTempDir();
+  WriteTreeFile(root, "train/cat/1.png", "x");
+  ListOptions o;
+  o.val_fraction = 0.1;
+  StatusOr<Listing> l = ListFolder(root, o);
+  ASSERT_FALSE(l.ok());
+  EXPECT_EQ(l.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(Contains(l.status().message(), "split folders")) << l.status();
+}
+
+class CsvTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = MakeTempDir();
+    WriteTreeFile(dir_, "img/a.png", PngBytes(3, 3, 3, 1));
+    WriteTreeFile(dir_, "img/b.jpg", JpegBytes(8, 8, 3, 1));
+    WriteTreeFile(dir_, "img/c d.png", PngBytes(3, 3, 3, 2));
+  }
+  StatusOr<Listing> Read(const std::string& name, const std::string& text, ListOptions o = {}) {
+    WriteFileOrDie(dir_ + "/" + name, text);
+    return ReadManifestCsv(dir_ + "/" + name, o);
+  }
+  std::string dir_;
+};
+
+TEST_F(CsvTest, IntegerLabels) {
+  StatusOr<Listing> l = Read("m.csv", "path,label\r\nimg/b.jpg,7\nimg/a.png,0\n\nimg/c d.png,\n");
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(l->root, dir_);
+  EXPECT_TRUE(l->class_names.empty());
+  EXPECT_EQ(Paths(*l), (std::vector<std::string>{"img/a.png", "img/b.jpg", "img/c d.png"}));
+  EXPECT_EQ(l->samples[0].label, 0);
+  EXPECT_EQ(l->samples[1].label, 7);
+  EXPECT_EQ(l->samples[2].label, -1);  // empty label: unlabeled
+  EXPECT_EQ(l->samples[0].split, "train");
+}
+
+TEST_F(CsvTest, ClassNameLabelsAndSplitColumn) {
+  StatusOr<Listing> l = Read("m.csv", "split,label,path\ntrain,zebra,img/a.png\nval,ant,img/b.jpg\ntrain,ant,img/c d.png\n");
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(l->class_names, (std::vector<std::string>{"ant", "zebra"}));
+  EXPECT_EQ(l->splits, (std::vector<std::string>{"train", "val"}));
+  EXPECT_EQ(Paths(*l), (std::vector<std::string>{"img/a.png", "img/c d.png", "img/b.jpg"}));
+  EXPECT_EQ(l->samples[0].label, 1);
+  EXPECT_EQ(l->samples[1].label, 0);
+  EXPECT_EQ(l->samples[2].split, "val");
+  ListOptions o;
+  o.val_fraction = 0.5;
+  EXPECT_EQ(Read("m2.csv", "path,label,split\nimg/a.png,0,train\n", o).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
+TEST_F(CsvTest, TsvAndQuotedFields) {
+  StatusOr<Listing> l = Read("m.tsv", "path\tlabel\nimg/a.png\t1\n\"img/c d.png\"\t2\n");
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(Paths(*l), (std::vector<std::string>{"img/a.png", "img/c d.png"}));
+  EXPECT_EQ(l->samples[1].label, 2);
+  // A header with a tab makes a .txt file TSV too.
+  l = Read("m.txt", "path\tlabel\nimg/a.png\t3\n");
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(l->samples[0].label, 3);
+  // Quotes around a field with the separator and a doubled quote inside.
+  WriteTreeFile(dir_, "img/x,\"y\".png", PngBytes(3, 3, 3, 3));
+  l = Read("q.csv", "path,label\n\"img/x,\"\"y\"\".png\",\"a,b\"\n");
+  ASSERT_TRUE(l.ok()) << l.status();
+  ASSERT_EQ(l->samples.size(), 1u);
+  EXPECT_EQ(l->samples[0].path, "img/x,\"y\".png");
+  EXPECT_EQ(l->class_names, (std::vector<std::string>{"a,b"}));
+}
+
+TEST_F(CsvTest, MissingFileIsRejectedWithLineNumber) {
+  StatusOr<Listing> l = Read("m.csv", "path,label\nimg/a.png,0\nimg/gone.png,1\n");
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(Paths(*l), (std::vector<std::string>{"img/a.png"}));
+  const ListingReject* r = FindReject(*l, "img/gone.png");
+  ASSERT_NE(r, nullptr);
+  EXPECT_TRUE(Contains(r->reason, "m.csv:3")) << r->reason;
+  EXPECT_TRUE(Contains(r->reason, "no such file")) << r->reason;
+}
+
+TEST_F(CsvTest, BadHeaderNamesLineOne) {
+  StatusOr<Listing> l = Read("m.csv", "file,label\nimg/a.png,0\n");
+  ASSERT_FALSE(l.ok());
+  EXPECT_EQ(l.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(Contains(l.status().message(), "m.csv:1:")) << l.status();
+  EXPECT_TRUE(Contains(l.status().message(), "'file'")) << l.status();
+  l = Read("n.csv", "label,mask\n0,x.png\n");
+  ASSERT_FALSE(l.ok());
+  EXPECT_TRUE(Contains(l.status().message(), "n.csv:1:")) << l.status();
+  l = Read("e.csv", "");
+  ASSERT_FALSE(l.ok());
+  EXPECT_TRUE(Contains(l.status().message(), "e.csv:1:")) << l.status();
+}
+
+TEST_F(CsvTest, WrongFieldCountNamesTheLine) {
+  StatusOr<Listing> l = Read("m.csv", "path,label\nimg/a.png,0\nimg/b.jpg,1,extra\n");
+  ASSERT_FALSE(l.ok());
+  EXPECT_EQ(l.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(Contains(l.status().message(), "m.csv:3:")) << l.status();
+  EXPECT_TRUE(Contains(l.status().message(), "3 fields")) << l.status();
+}
+
+TEST_F(CsvTest, NegativeLabelIsAnError) {
+  StatusOr<Listing> l = Read("m.csv", "path,label\nimg/a.png,-2\n");
+  ASSERT_FALSE(l.ok());
+  EXPECT_TRUE(Contains(l.status().message(), "m.csv:2")) << l.status();
+}
+
+TEST(SourceListingMaskTest, MasksMatchedByPathAndByStemWithSuffix) {
+  const std::string base = MakeTempDir();
+  const std::string root = base + "/images", masks = base + "/masks";
+  WriteTreeFile(root, "road/a.jpg", JpegBytes(8, 8, 3, 1));
+  WriteTreeFile(root, "road/b.png", PngBytes(4, 4, 3, 1));
+  WriteTreeFile(root, "sky/c.png", PngBytes(4, 4, 3, 2));
+  WriteTreeFile(masks, "road/a_L.png", PngBytes(8, 8, 1, 1));  // by relative path
+  WriteTreeFile(masks, "b_L.PNG", PngBytes(4, 4, 1, 2));       // by stem, upper-case extension
+  WriteTreeFile(masks, "c.png", PngBytes(4, 4, 1, 3));         // no suffix: not a match
+  ListOptions o;
+  o.masks = masks;
+  o.mask_suffix = "_L";
+  StatusOr<Listing> l = ListFolder(root, o);
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(Paths(*l), (std::vector<std::string>{"road/a.jpg", "road/b.png"}));
+  EXPECT_EQ(l->samples[0].mask_path, masks + "/road/a_L.png");
+  EXPECT_EQ(l->samples[1].mask_path, masks + "/b_L.PNG");
+  const ListingReject* r = FindReject(*l, "sky/c.png");
+  ASSERT_NE(r, nullptr);
+  EXPECT_TRUE(Contains(r->reason, "no mask c_L.png")) << r->reason;
+  // The path match wins over the stem match.
+  WriteTreeFile(masks, "a_L.png", PngBytes(8, 8, 1, 9));
+  l = ListFolder(root, o);
+  ASSERT_TRUE(l.ok());
+  EXPECT_EQ(l->samples[0].mask_path, masks + "/road/a_L.png");
+}
+
+TEST(SourceListingMaskTest, CsvMaskColumn) {
+  const std::string dir = MakeTempDir();
+  WriteTreeFile(dir, "a.png", PngBytes(4, 4, 3, 1));
+  WriteTreeFile(dir, "m/a.png", PngBytes(4, 4, 1, 1));
+  WriteFileOrDie(dir + "/list.csv", "path,mask\na.png,m/a.png\n");
+  StatusOr<Listing> l = ReadManifestCsv(dir + "/list.csv", ListOptions{});
+  ASSERT_TRUE(l.ok()) << l.status();
+  ASSERT_EQ(l->samples.size(), 1u);
+  EXPECT_EQ(l->samples[0].mask_path, dir + "/m/a.png");
+  EXPECT_EQ(l->samples[0].label, -1);
+}
+
+}  // namespace
+}  // namespace libshard::convert

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# The Slurm evidence for distributed conversion: samples/slurm/submit.sh
+# converts samples/images as a 3-task array job plus a dependent merge job on a
+# real local Slurm (local_slurm.sh); both must end COMPLETED, and the merged
+# output must equal a single-process `shard convert` with the same options:
+# every .tfrecord and .idx byte for byte, manifest.json apart from its `run`.
+# Environment (ctest sets it): SHARD (the shard program), LIBSHARD_SOURCE_DIR,
+# LIBSHARD_TEST_TMPDIR; SLURM_CONVERT_OPTIONS overrides the convert options.
+# Skips (77) while `shard convert`/`shard merge` do not exist yet.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+export SHARD=${SHARD:-shard}
+if [ -z "${LOCAL_SLURM_DIR:-}" ]; then
+  # `shard SUB --help` for an unknown SUB prints the general help and exits 0,
+  # so look for the subcommands in that and for --num-tasks in convert's.
+  commands=$("$SHARD" --help 2>&1) || true
+  if ! grep -qE '^ +convert ' <<< "$commands" || ! grep -qE '^ +merge ' <<< "$commands" ||
+     ! "$SHARD" convert --help 2>&1 | grep -q -- '--num-tasks'; then
+    echo "slurm_convert_test: SKIPPED: $SHARD has no 'convert --num-tasks' and 'merge' yet" >&2
+    exit 77
+  fi
+  exec bash "$here/local_slurm.sh" bash "$0" "$@"
+fi
+# shellcheck source=tests/slurm/lib.sh
+source "$here/lib.sh"
+
+src=${LIBSHARD_SOURCE_DIR:-$here/../..}
+work=${LIBSHARD_TEST_TMPDIR:-$LOCAL_SLURM_DIR}/slurm_convert_test
+# Small shards, so that each of the 3 tasks gets several.
+read -r -a options <<< "${SLURM_CONVERT_OPTIONS:---size 64 --records-per-shard 8}"
+rm -rf "$work"
+mkdir -p "$work"
+
+read -r array merge < <(SLURM_LOGS=$work/logs "$src/samples/slurm/submit.sh" \
+  "$src/samples/images" "$work/slurm" 3 "${options[@]}")
+[ -n "$merge" ] || fail "submit.sh printed no job ids"
+slurm_wait_jobs 600 "$array" "$merge"
+tail -n 3 "$work"/logs/*.out
+slurm_expect_state COMPLETED "$array" "$merge"
+
+# The same conversion in one process, outside any Slurm job.
+env -u SLURM_ARRAY_TASK_ID -u SLURM_ARRAY_TASK_COUNT -u SLURM_ARRAY_TASK_MIN -u JOB_COMPLETION_INDEX \
+  "$SHARD" convert "$src/samples/images" -o "$work/single" "${options[@]}" > "$work/single.log" 2>&1 ||
+  { cat "$work/single.log" >&2; fail "single-process shard convert failed"; }
+
+list() { (cd "$1" && find . -type f \( -name '*.tfrecord' -o -name '*.idx' \) | sort); }
+[ -n "$(list "$work/single")" ] || fail "the single run wrote no shards"
+[ "$(list "$work/slurm")" = "$(list "$work/single")" ] ||
+  fail "shard files differ:"$'\n'"$(diff <(list "$work/slurm") <(list "$work/single"))"
+count=0
+while read -r f; do
+  cmp "$work/slurm/$f" "$work/single/$f" || fail "$f differs"
+  count=$((count + 1))
+done < <(list "$work/single")
+
+/usr/bin/python3 - "$work/slurm/manifest.json" "$work/single/manifest.json" << 'PY' || fail "manifest.json differs"
+import json, sys
+merged, single = (json.load(open(p)) for p in sys.argv[1:])
+for m in (merged, single):
+    m.pop("run", None)
+if merged != single:
+    keys = sorted(k for k in set(merged) | set(single) if merged.get(k) != single.get(k))
+    print("manifest.json fields that differ (apart from run):", ", ".join(keys), file=sys.stderr)
+    sys.exit(1)
+PY
+echo "ok: array job $array (3 tasks) + merge job $merge == single run: $count shard and index files identical, manifests equal apart from run"
+echo "slurm_convert_test: 1 passed, 0 failed"

@@ -1,0 +1,333 @@
+// `shard convert INPUT -o OUT`: an image folder (or CSV manifest) to TFRecord
+// shards, indices, manifest.json and rejects.tsv. The work is in
+// libshard/convert/converter.h; this file maps flags to options, draws the
+// progress bar and prints the summary.
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "commands.h"
+#include "json_writer.h"
+#include "libshard/convert/converter.h"
+#include "libshard/convert/manifest_io.h"
+#include "progress.h"
+
+namespace shard_tool {
+namespace {
+
+namespace convert = libshard::convert;
+namespace image = libshard::image;
+using libshard::Status;
+using libshard::StatusOr;
+
+constexpr int kExitRejected = 3;
+
+struct Flags {
+  convert::ConvertOptions o;
+  std::string size, shard_size = "128MiB", resize_mode, filter = "bilinear", format = "jpeg";
+  std::string reencode = "auto", on_error = "skip", channels = "rgb", alpha = "composite";
+  std::string unknown_color = "error";
+  int quality = 90, zstd_level = 3;
+  uint64_t seed = 0;
+  bool no_shuffle = false, dry_run = false, json = false, quiet = false, verbose = false;
+  bool no_sync = false;
+  std::optional<uint32_t> num_tasks, task_index;
+};
+
+// "128MiB", "64M", "1G", "1.5G", "1000": bytes.
+StatusOr<uint64_t> ParseByteSize(const std::string& s) {
+  const auto bad = [&s](const std::string& why) {
+    return libshard::InvalidArgumentError("--shard-size '" + s + "': " + why);
+  };
+  size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(s, &used);
+  } catch (const std::exception&) {
+    return bad("not a number");
+  }
+  const std::string unit = s.substr(used);
+  double mult = 0;
+  if (unit == "" || unit == "B") mult = 1;
+  else if (unit == "K" || unit == "k" || unit == "KiB") mult = 1024.0;
+  else if (unit == "M" || unit == "MiB") mult = 1024.0 * 1024;
+  else if (unit == "G" || unit == "GiB") mult = 1024.0 * 1024 * 1024;
+  else if (unit == "KB") mult = 1e3;
+  else if (unit == "MB") mult = 1e6;
+  else if (unit == "GB") mult = 1e9;
+  else return bad("unknown unit (use K, M, G, KiB, MiB, GiB, KB, MB, GB)");
+  const double bytes = v * mult;
+  if (!(bytes >= 1) || bytes > 1e15) return bad("out of range (1 byte .. 1 PB)");
+  return static_cast<uint64_t>(bytes);
+}
+
+// "224" or "512x496" (width x height).
+Status ParseImageSize(const std::string& s, int* w, int* h) {
+  size_t x = s.find('x');
+  try {
+    size_t used = 0;
+    if (x == std::string::npos) {
+      *w = *h = std::stoi(s, &used);
+      if (used != s.size()) throw std::invalid_argument(s);
+    } else {
+      *w = std::stoi(s.substr(0, x), &used);
+      if (used != x) throw std::invalid_argument(s);
+      *h = std::stoi(s.substr(x + 1), &used);
+      if (used != s.size() - x - 1) throw std::invalid_argument(s);
+    }
+  } catch (const std::exception&) {
+    return libshard::InvalidArgumentError("--size: expected N or WxH, got '" + s + "'");
+  }
+  if (*w <= 0 || *h <= 0 || *w > 65535 || *h > 65535) {
+    return libshard::InvalidArgumentError("--size: " + s + " is out of range");
+  }
+  return Status::OK();
+}
+
+Status BuildOptions(Flags& f) {
+  convert::ConvertOptions& o = f.o;
+  LIBSHARD_ASSIGN_OR_RETURN(o.plan.shard_size_bytes, ParseByteSize(f.shard_size));
+  o.plan.seed = f.seed;
+  o.plan.shuffle = !f.no_shuffle;
+  image::TransformSpec& t = o.encode.transform;
+  if (!f.size.empty()) {
+    LIBSHARD_RETURN_IF_ERROR(ParseImageSize(f.size, &t.width, &t.height));
+    t.mode = image::ResizeMode::kCenterCrop;
+  }
+  if (!f.resize_mode.empty()) {
+    LIBSHARD_ASSIGN_OR_RETURN(t.mode, image::ParseResizeMode(f.resize_mode));
+  }
+  if (t.mode != image::ResizeMode::kNone && f.size.empty()) {
+    return libshard::InvalidArgumentError("--resize-mode " + f.resize_mode + " needs --size");
+  }
+  LIBSHARD_ASSIGN_OR_RETURN(t.filter, image::ParseFilter(f.filter));
+  LIBSHARD_ASSIGN_OR_RETURN(o.encode.format, image::ParseOutputFormat(f.format));
+  LIBSHARD_ASSIGN_OR_RETURN(o.encode.reencode, image::ParseReencodeMode(f.reencode));
+  o.encode.jpeg.quality = f.quality;
+  o.encode.raw.zstd_level = f.zstd_level;
+  if (f.channels == "rgb") o.encode.decode.channels = image::ChannelMode::kRgb;
+  else if (f.channels == "gray") o.encode.decode.channels = image::ChannelMode::kGray;
+  else if (f.channels == "auto") o.encode.decode.channels = image::ChannelMode::kAuto;
+  else return libshard::InvalidArgumentError("--channels must be rgb, gray or auto");
+  if (f.alpha == "composite") o.encode.decode.alpha = image::AlphaMode::kComposite;
+  else if (f.alpha == "keep") o.encode.decode.alpha = image::AlphaMode::kKeep;
+  else return libshard::InvalidArgumentError("--alpha must be composite or keep");
+  if (f.unknown_color == "ignore") o.encode.mask_options.unknown = image::UnknownColor::kIgnore;
+  else if (f.unknown_color != "error") return libshard::InvalidArgumentError("--unknown-color must be error or ignore");
+  if (f.on_error == "fail") o.fail_on_error = true;
+  else if (f.on_error != "skip") return libshard::InvalidArgumentError("--on-error must be skip or fail");
+  o.sync = !f.no_sync;
+  LIBSHARD_RETURN_IF_ERROR(convert::ValidateEncodeOptions(o.encode));
+
+  uint32_t env_n = 0, env_i = 0;
+  std::string source;
+  const bool from_env = convert::TaskFromEnvironment(&env_n, &env_i, &source);
+  if (f.num_tasks) o.num_tasks = *f.num_tasks;
+  else if (from_env && env_n > 0) o.num_tasks = env_n;
+  if (f.task_index) o.task_index = *f.task_index;
+  else if (from_env) o.task_index = env_i;
+  if (o.num_tasks == 0) return libshard::InvalidArgumentError("--num-tasks must be at least 1");
+  if (o.task_index >= o.num_tasks) {
+    return libshard::InvalidArgumentError("--task-index: task index " + std::to_string(o.task_index) +
+                                          " is out of range for " + std::to_string(o.num_tasks) +
+                                          " tasks (0.." + std::to_string(o.num_tasks - 1) + ")");
+  }
+  if (o.num_tasks > 1 && !f.quiet) {
+    std::fprintf(stderr, "shard convert: task %u of %u (0-based)%s%s\n", o.task_index, o.num_tasks,
+                 from_env && (!f.num_tasks || !f.task_index) ? ", from " : "",
+                 from_env && (!f.num_tasks || !f.task_index) ? source.c_str() : "");
+  }
+  return Status::OK();
+}
+
+int RunDryRun(const Flags& f) {
+  StatusOr<convert::DryRunReport> r = convert::DryRun(f.o);
+  if (!r.ok()) {
+    std::cerr << "shard convert: " << r.status().message() << "\n";
+    return kExitFailure;
+  }
+  const convert::Listing& l = r->listing;
+  if (f.json) {
+    JsonWriter w(std::cout);
+    w.BeginObject();
+    w.Field("input", l.root);
+    w.Field("samples", static_cast<uint64_t>(l.samples.size()));
+    w.Key("classes");
+    w.BeginArray();
+    for (const std::string& c : l.class_names) w.String(c);
+    w.EndArray();
+    w.Key("counts");
+    w.BeginArray();
+    for (const auto& c : r->counts) {
+      w.BeginObject();
+      w.Field("split", c.split);
+      w.Field("class", c.class_name);
+      w.Field("count", c.count);
+      w.EndObject();
+    }
+    w.EndArray();
+    w.Key("formats");
+    w.BeginObject();
+    for (const auto& c : r->formats) w.Field(c.name(), static_cast<uint64_t>(c.count()));
+    w.EndObject();
+    w.Key("shards");
+    w.BeginArray();
+    for (const auto& s : r->plan.shards) {
+      w.BeginObject();
+      w.Field("file", s.file);
+      w.Field("split", s.split);
+      w.Field("samples", static_cast<uint64_t>(s.samples.size()));
+      w.EndObject();
+    }
+    w.EndArray();
+    w.Key("risky");
+    w.BeginArray();
+    for (const auto& x : r->risky) {
+      w.BeginObject();
+      w.Field("path", x.path());
+      w.Field("reason", x.reason());
+      w.EndObject();
+    }
+    w.EndArray();
+    w.Key("rejects");
+    w.BeginArray();
+    for (const auto& x : l.rejects) {
+      w.BeginObject();
+      w.Field("path", x.path);
+      w.Field("reason", x.reason);
+      w.EndObject();
+    }
+    w.EndArray();
+    w.EndObject();
+    std::cout << "\n";
+    return kExitOk;
+  }
+  std::printf("dry run: %zu samples in %s, %zu classes; nothing written\n", l.samples.size(),
+              l.root.c_str(), l.class_names.size());
+  std::printf("%-12s %-24s %8s\n", "split", "class", "samples");
+  for (const auto& c : r->counts) {
+    std::printf("%-12s %-24s %8llu\n", c.split.c_str(), c.class_name.empty() ? "(unlabeled)" : c.class_name.c_str(),
+                static_cast<unsigned long long>(c.count));
+  }
+  std::printf("formats:");
+  for (const auto& c : r->formats) std::printf(" %s %llu", c.name().c_str(), static_cast<unsigned long long>(c.count()));
+  std::map<std::string, int> per_split;
+  for (const auto& s : r->plan.shards) ++per_split[s.split];
+  std::printf("\nshards:");
+  for (const auto& [split, n] : per_split) std::printf(" %s %d", split.c_str(), n);
+  std::printf("\n");
+  const size_t show = f.verbose ? r->risky.size() : std::min<size_t>(r->risky.size(), 20);
+  std::printf("risky inputs: %zu\n", r->risky.size());
+  for (size_t i = 0; i < show; ++i) {
+    std::printf("  %s: %s\n", r->risky[i].path().c_str(), r->risky[i].reason().c_str());
+  }
+  if (show < r->risky.size()) std::printf("  ... %zu more (-v lists all)\n", r->risky.size() - show);
+  std::printf("rejected while listing: %zu\n", l.rejects.size());
+  for (const auto& x : l.rejects) std::printf("  %s: %s\n", x.path.c_str(), x.reason.c_str());
+  return kExitOk;
+}
+
+int Run(Flags& f) {
+  Status s = BuildOptions(f);
+  if (!s.ok()) {
+    std::cerr << "shard convert: " << s.message() << "\n";
+    return kExitUsage;
+  }
+  if (f.dry_run) return RunDryRun(f);
+
+  ProgressBar bar(stderr, !f.quiet);
+  StatusOr<convert::ConvertResult> r =
+      convert::Convert(f.o, [&](const convert::Progress& p) {
+        bar.Update(p.done, p.total, p.bytes_read, p.rejected);
+      });
+  bar.Finish();
+  if (!r.ok()) {
+    std::cerr << "shard convert: " << r.status().message() << "\n";
+    return kExitFailure;
+  }
+  const libshard::Manifest& m = r->manifest;
+  const libshard::DatasetStats& st = m.stats();
+  const libshard::RunInfo& run = m.run();
+  if (!m.rejects().empty() && !f.quiet) {
+    const int show = f.verbose ? m.rejects_size() : std::min(m.rejects_size(), 20);
+    for (int i = 0; i < show; ++i) {
+      std::fprintf(stderr, "shard convert: rejected %s: %s\n", m.rejects(i).path().c_str(),
+                   m.rejects(i).reason().c_str());
+    }
+    if (show < m.rejects_size()) {
+      std::fprintf(stderr, "shard convert: ... %d more rejects in %s/rejects.tsv\n",
+                   m.rejects_size() - show, f.o.output.c_str());
+    }
+  }
+  if (!f.quiet) {
+    const double secs = run.seconds() > 0 ? run.seconds() : 1e-9;
+    std::fprintf(stderr,
+                 "shard convert: %llu converted (%llu passed through), %llu rejected, %u shards "
+                 "written, %u kept from an earlier run, %.1f s (%.0f img/s, %.1f MB/s in) -> %s\n",
+                 static_cast<unsigned long long>(st.converted()),
+                 static_cast<unsigned long long>(st.passed_through()),
+                 static_cast<unsigned long long>(st.rejected()), r->shards_written, r->shards_reused,
+                 run.seconds(), st.converted() / secs, st.source_bytes() / secs / 1e6,
+                 r->manifest_path.c_str());
+  }
+  if (f.json) std::cout << convert::ManifestToJson(m);
+  return r->rejected > 0 ? kExitRejected : kExitOk;
+}
+
+}  // namespace
+
+void RegisterConvert(CLI::App& app, int* exit_code) {
+  auto flags = std::make_shared<Flags>();
+  CLI::App* cmd = app.add_subcommand(
+      "convert",
+      "Convert an image folder or CSV manifest to TFRecord shards, .idx indices, manifest.json "
+      "and rejects.tsv.\n"
+      "Exit codes: 0 every input converted, 3 some inputs rejected (the rest converted; see "
+      "rejects.tsv), 1 fatal error (nothing half-written is left under a shard's name), 2 usage.");
+  Flags& f = *flags;
+  cmd->add_option("input", f.o.input,
+                  "folder (CLASS/*, SPLIT/CLASS/*, or flat) or a CSV/TSV manifest "
+                  "(path,label[,mask][,split])")
+      ->required();
+  cmd->add_option("-o,--output", f.o.output, "output folder (created; reruns resume)")->required();
+  cmd->add_option("--prefix", f.o.plan.prefix, "shard name prefix (default: input folder name)");
+  cmd->add_option("--labels", f.o.list.labels_file, "class names, one per line, in label order");
+  cmd->add_option("--val-fraction", f.o.list.val_fraction,
+                  "send this fraction to split 'val' by hashing the relative path")
+      ->check(CLI::Range(0.0, 0.999999));
+  cmd->add_option("--masks", f.o.list.masks, "folder of segmentation masks (matched by path/stem)");
+  cmd->add_option("--mask-suffix", f.o.list.mask_suffix, "mask name = image stem + this (e.g. _L)");
+  cmd->add_option("--mask-labels", f.o.mask_labels_file, "class_dict.csv (name,r,g,b) for colour masks");
+  cmd->add_option("--unknown-color", f.unknown_color, "colour-mask colour not in the map: error|ignore")
+      ->capture_default_str();
+  cmd->add_option("--shard-size", f.shard_size, "target shard size (e.g. 128MiB, 1G)")->capture_default_str();
+  cmd->add_option("--records-per-shard", f.o.plan.records_per_shard, "exact records per shard (overrides --shard-size)");
+  cmd->add_option("--seed", f.seed, "shuffle seed")->capture_default_str();
+  cmd->add_flag("--no-shuffle", f.no_shuffle, "keep the sorted order");
+  cmd->add_option("--size", f.size, "output size N (NxN) or WxH; implies --resize-mode center-crop");
+  cmd->add_option("--resize-mode", f.resize_mode, "stretch|center-crop|keep-ratio|letterbox|crop-or-pad");
+  cmd->add_option("--filter", f.filter, "nearest|box|bilinear|bicubic|lanczos3")->capture_default_str();
+  cmd->add_option("--format", f.format, "jpeg|png|raw (raw = zstd array unless --zstd-level 0)")->capture_default_str();
+  cmd->add_option("--quality", f.quality, "JPEG quality 1..100")->capture_default_str();
+  cmd->add_option("--zstd-level", f.zstd_level, "raw arrays: 0 stored, 1..22 zstd")->capture_default_str();
+  cmd->add_option("--reencode", f.reencode, "auto (copy JPEGs that need no change) | always")->capture_default_str();
+  cmd->add_option("--channels", f.channels, "rgb|gray|auto (auto keeps gray sources gray)")->capture_default_str();
+  cmd->add_option("--alpha", f.alpha, "composite (over white) | keep")->capture_default_str();
+  cmd->add_option("--on-error", f.on_error, "skip (reject and go on) | fail (stop at the first bad input)")->capture_default_str();
+  cmd->add_option("--threads", f.o.threads, "worker threads (0 = all cores); the output is the same for any value");
+  cmd->add_option("--num-tasks", f.num_tasks, "split the work into N tasks (default: from SLURM_ARRAY_TASK_COUNT)");
+  cmd->add_option("--task-index", f.task_index, "this task, 0..N-1 (default: from SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX)");
+  cmd->add_flag("--dry-run", f.dry_run, "write nothing; print counts, formats, the shard plan and risky inputs");
+  cmd->add_flag("--json", f.json, "with --dry-run: the report as JSON; else print the manifest to stdout");
+  cmd->add_flag("--no-sync", f.no_sync, "skip fsync before renames (faster, unsafe on power loss)");
+  cmd->add_flag("-q,--quiet", f.quiet, "no progress bar or summary");
+  cmd->add_flag("-v,--verbose", f.verbose, "list every reject and risky input");
+  cmd->callback([flags, exit_code] { *exit_code = Run(*flags); });
+}
+
+}  // namespace shard_tool
