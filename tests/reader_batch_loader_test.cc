@@ -7,6 +7,7 @@
 #include <set>
 #include <tuple>
 
+#include "libshard/example/example_view.h"
 #include "libshard/image/decode.h"
 #include "libshard/image/pipeline.h"
 #include "reader_fixtures.h"
@@ -326,6 +327,60 @@ TEST(BatchLoader, ABadSampleFailsItsBatchNamingTheRecord) {
   EXPECT_EQ((*loader)->Next(&batch), s);  // sticky until Seek
   ASSERT_TRUE((*loader)->Seek({0, 0}).ok());
   EXPECT_TRUE((*loader)->Next(&batch).ok());
+}
+
+TEST(BatchLoader, ReadsTensorFlowWrittenFilesThroughAKeyMapping) {
+  // tfx's CIFAR-10 sample (PNG under "image", label "label") and flowers
+  // sample (JPEGs of assorted sizes under "image_raw").
+  const std::string cifar = testing::SharedPath("interop/tfrecord/tfx_cifar10_train.tfrecord");
+  const std::string flowers = testing::SharedPath("interop/tfrecord/tfx_flowers_jpeg.tfrecord");
+  if (cifar.empty() || flowers.empty()) GTEST_SKIP() << "shared interop data not found";
+  DatasetOptions dopt;
+  dopt.keys.image = "image";
+  dopt.keys.label = "label";
+  std::shared_ptr<const Dataset> ds = std::move(*Dataset::Open({cifar}, dopt));
+  ASSERT_EQ(ds->size(), 128u);
+  LoaderOptions o;
+  o.batch_size = 50;
+  o.width = o.height = 32;
+  auto loader = BatchLoader::Create(ds, o);
+  ASSERT_TRUE(loader.ok());
+  RecordBuffer buf;
+  for (uint64_t b = 0; b < 3; ++b) {
+    Batch batch;
+    ASSERT_TRUE((*loader)->Next(&batch).ok());
+    for (size_t i = 0; i < batch.size; ++i) {
+      std::string_view rec;
+      ASSERT_TRUE(ds->ReadRecord(b * 50 + i, &buf, &rec).ok());
+      auto ex = example::ExampleView::Parse(rec);
+      example::FeatureView img, label;
+      ASSERT_TRUE(ex->Find("image", &img) && ex->Find("label", &label));
+      auto ref = image::DecodeImage(img.bytes(0));
+      ASSERT_TRUE(ref.ok());
+      EXPECT_EQ(std::memcmp(batch.images + i * 3072, ref->data(), 3072), 0);
+      EXPECT_EQ(batch.labels[i], label.int64(0));
+    }
+  }
+  dopt.keys.image = "image_raw";
+  ds = std::move(*Dataset::Open({flowers}, dopt));
+  ASSERT_EQ(ds->size(), 25u);
+  o.batch_size = 25;
+  o.width = o.height = 64;
+  loader = BatchLoader::Create(ds, o);
+  Batch batch;
+  ASSERT_TRUE((*loader)->Next(&batch).ok());
+  image::TransformSpec spec;
+  spec.mode = image::ResizeMode::kCenterCrop;
+  spec.width = spec.height = 64;
+  for (size_t i = 0; i < 25; ++i) {
+    std::string_view rec;
+    ASSERT_TRUE(ds->ReadRecord(i, &buf, &rec).ok());
+    example::FeatureView img;
+    ASSERT_TRUE(example::ExampleView::Parse(rec)->Find("image_raw", &img));
+    auto ref = image::DecodeAndTransform(img.bytes(0), {}, spec);
+    ASSERT_TRUE(ref.ok());
+    EXPECT_EQ(std::memcmp(batch.images + i * 64 * 64 * 3, ref->data(), 64 * 64 * 3), 0) << i;
+  }
 }
 
 TEST(BatchLoader, RejectsBadOptions) {

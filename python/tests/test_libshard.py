@@ -136,3 +136,28 @@ def test_loader_key_mapping_for_tf_written_files(tmp_path):
     assert labels.tolist() == [7]
     with pytest.raises(OSError, match="image/encoded"):
         list(libshard.Loader(str(path), batch_size=1, image_size=(8, 8)))
+
+
+def shared_path(rel):
+    root = os.environ.get("LIBSHARD_SHARED_DIR",
+                          os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared"))
+    p = os.path.join(root, rel)
+    return p if os.path.exists(p) else None
+
+
+def test_tensorflow_written_cifar10_pixels_equal_pillow():
+    path = shared_path("interop/tfrecord/tfx_cifar10_train.tfrecord")
+    if path is None:
+        pytest.skip("shared interop data not found")
+    reader = libshard.ShardReader(path)
+    assert len(reader) == 128
+    loader = libshard.Loader(path, batch_size=32, image_size=(32, 32), keys={"image": "image", "label": "label"})
+    n = 0
+    for images, labels in loader:
+        for i in range(len(labels)):
+            ex = reader.example(n)
+            ref = np.asarray(Image.open(io.BytesIO(ex["image"][0])).convert("RGB"))
+            np.testing.assert_array_equal(images[i], ref)
+            assert labels[i] == ex["label"][0]
+            n += 1
+    assert n == 128
