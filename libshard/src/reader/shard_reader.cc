@@ -189,6 +189,10 @@ Status ShardReader::BuildTable() {
               why = "entry at byte " + std::to_string(e.offset) + " is not contiguous";
               break;
             }
+            if (e.size - record::kFramingOverhead > options_.max_record_length) {
+              why = "entry at byte " + std::to_string(e.offset) + " exceeds the record length limit";
+              break;
+            }
             expect = e.offset + e.size;
           }
           if (why.empty() && expect != file_size_) {
