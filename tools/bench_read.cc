@@ -78,9 +78,13 @@ libshard::image::Image PhotoLike(int seed) {
 // Runs the torchvision baseline; returns images/s, or a negative value
 // (with *why set) when it could not run.
 double RunTorchvision(const std::string& script, const std::string& folder, int workers, size_t batch,
-                      std::string* why) {
-  const std::string cmd = "/usr/bin/python3 " + script + " " + folder + " --workers " + std::to_string(workers) +
-                          " --batch-size " + std::to_string(batch) + " 2>&1";
+                      std::string* why, const std::string& libshard_shard = "") {
+  std::string cmd = "/usr/bin/python3 " + script + " " + folder + " --workers " + std::to_string(workers) +
+                    " --batch-size " + std::to_string(batch) + " 2>&1";
+  if (!libshard_shard.empty()) {
+    cmd = "PYTHONPATH=" LIBSHARD_PYTHON_DIR " " + cmd.substr(0, cmd.size() - 5) + " --libshard " + libshard_shard +
+          " 2>&1";
+  }
   FILE* p = ::popen(cmd.c_str(), "r");
   if (p == nullptr) {
     *why = "cannot start python3";
@@ -200,6 +204,9 @@ int RunDecodeBench(const BenchReadOptions& opt, const std::string& dir) {
 
   std::string why;
   const double tv_rate = RunTorchvision(opt.torchvision_script, dir + "/folder", opt.threads, opt.batch_size, &why);
+  std::string py_why;
+  const double py_rate =
+      RunTorchvision(opt.torchvision_script, dir + "/folder", opt.threads, opt.batch_size, &py_why, shard);
 
   std::cout << "\n" << jpegs.size() << " JPEGs 224x224 q90, " << jpeg_bytes / jpegs.size()
             << " bytes on average, to uint8 batches of " << opt.batch_size << "\n";
@@ -214,6 +221,12 @@ int RunDecodeBench(const BenchReadOptions& opt, const std::string& dir) {
   }
   rows.push_back({"libshard BatchLoader, " + t + " threads", Fixed(loader_rate, 0), Fixed(loader_rate / bare_rate),
                   tv_rate > 0 ? Fixed(loader_rate / tv_rate) : "-"});
+  if (py_rate > 0) {
+    rows.push_back({"libshard.Loader from Python, " + t + " threads (numpy copy per batch)", Fixed(py_rate, 0),
+                    Fixed(py_rate / bare_rate), tv_rate > 0 ? Fixed(py_rate / tv_rate) : "-"});
+  } else {
+    rows.push_back({"libshard.Loader from Python: " + py_why, "-", "-", "-"});
+  }
   rows.push_back({"libshard, random-resized-crop, full decode", Fixed(rrc_full, 0), Fixed(rrc_full / bare_rate), "-"});
   rows.push_back({"libshard, random-resized-crop, crop decode", Fixed(rrc_crop, 0), Fixed(rrc_crop / bare_rate), "-"});
   PrintTable({"what", "images/s", "x bare", "x torchvision"}, rows);

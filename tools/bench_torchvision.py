@@ -4,6 +4,10 @@ DataLoader decoding the same JPEGs to uint8 tensors (PILToTensor, no
 resize: the images are already the target size). Prints one line
 "images/s <rate>" (best of --rounds epochs after one warm-up epoch), or
 "skipped: <why>" and exits 77 when torch/torchvision are missing.
+
+With --libshard SHARD it times libshard.Loader from Python on the shard of
+the same JPEGs instead (a fresh numpy copy per batch, as a training script
+gets them), printing "libshard images/s <rate>".
 """
 import argparse
 import sys
@@ -24,7 +28,22 @@ def main():
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--libshard", metavar="SHARD")
     args = ap.parse_args()
+    if args.libshard:
+        import libshard
+        loader = libshard.Loader(args.libshard, batch_size=args.batch_size, image_size=(224, 224),
+                                 threads=args.workers)
+        best = 0.0
+        for r in range(args.rounds + 1):
+            n = 0
+            t0 = time.perf_counter()
+            for images, labels in loader:
+                n += images.shape[0]
+            if r > 0:
+                best = max(best, n / (time.perf_counter() - t0))
+        print("libshard images/s %.1f" % best)
+        return
     torch.set_num_threads(1)
     ds = torchvision.datasets.ImageFolder(args.folder, transform=transforms.PILToTensor())
     dl = torch.utils.data.DataLoader(ds, batch_size=args.batch_size, num_workers=args.workers,
