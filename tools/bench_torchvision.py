@@ -2,7 +2,7 @@
 """The baseline for `shard bench read --decode`: torchvision's ImageFolder +
 DataLoader decoding the same JPEGs to uint8 tensors (PILToTensor, no
 resize: the images are already the target size). Prints one line
-"images/s <rate>" (best of --rounds epochs after one warm-up epoch), or
+"images/s <rate>" (over --epochs epochs after one warm-up epoch), or
 "skipped: <why>" and exits 77 when torch/torchvision are missing.
 
 With --libshard SHARD it times libshard.Loader from Python on the shard of
@@ -22,42 +22,40 @@ except ImportError as e:
     sys.exit(77)
 
 
+def rate(batches, epochs):
+    """images/s over `epochs` consecutive epochs of `batches`, timed as a
+    whole after a warm-up epoch (which starts the DataLoader workers / the
+    loader's threads). Timing each epoch alone and keeping the best would let
+    batches prefetched between epochs inflate short epochs."""
+    for _ in batches:
+        pass
+    n = 0
+    t0 = time.perf_counter()
+    for _ in range(epochs):
+        for images, _ in batches:
+            n += images.shape[0]
+    return n / (time.perf_counter() - t0)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("folder")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--batch-size", type=int, default=64)
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--epochs", type=int, default=4)
     ap.add_argument("--libshard", metavar="SHARD")
     args = ap.parse_args()
     if args.libshard:
         import libshard
         loader = libshard.Loader(args.libshard, batch_size=args.batch_size, image_size=(224, 224),
                                  threads=args.workers)
-        best = 0.0
-        for r in range(args.rounds + 1):
-            n = 0
-            t0 = time.perf_counter()
-            for images, labels in loader:
-                n += images.shape[0]
-            if r > 0:
-                best = max(best, n / (time.perf_counter() - t0))
-        print("libshard images/s %.1f" % best)
+        print("libshard images/s %.1f" % rate(loader, args.epochs))
         return
     torch.set_num_threads(1)
     ds = torchvision.datasets.ImageFolder(args.folder, transform=transforms.PILToTensor())
     dl = torch.utils.data.DataLoader(ds, batch_size=args.batch_size, num_workers=args.workers,
                                      shuffle=False, persistent_workers=args.workers > 0)
-    best = 0.0
-    for r in range(args.rounds + 1):
-        n = 0
-        t0 = time.perf_counter()
-        for images, labels in dl:
-            n += images.shape[0]
-        rate = n / (time.perf_counter() - t0)
-        if r > 0:  # the first epoch starts the workers
-            best = max(best, rate)
-    print("images/s %.1f" % best)
+    print("images/s %.1f" % rate(dl, args.epochs))
 
 
 if __name__ == "__main__":
