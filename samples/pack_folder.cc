@@ -1,8 +1,10 @@
 // pack_folder: a minimal example of the libshard write API. It packs a
 // class-per-folder image tree (ROOT/<split>/<class>/<file>) into one TFRecord
 // shard per split, the image bytes passed through unchanged, with a DALI
-// index beside each shard. `shard convert` (decode, resize, re-encode,
-// parallel, resumable) is the real tool; this shows the library underneath.
+// index beside each shard, and the converter's Example keys
+// (example/image_keys.h; channels/colorspace describe the stored image).
+// `shard convert` (decode, resize, re-encode, parallel, resumable) is the
+// real tool; this shows the library underneath.
 //
 //   pack_folder samples/images out/
 #include <algorithm>
@@ -12,6 +14,8 @@
 #include <vector>
 
 #include "libshard/example/example_builder.h"
+#include "libshard/example/image_keys.h"
+#include "libshard/image/probe.h"
 #include "libshard/io/mapped_file.h"
 #include "libshard/record/record_writer.h"
 
@@ -43,12 +47,21 @@ libshard::Status PackSplit(const fs::path& root, const std::string& split, const
     std::sort(files.begin(), files.end());
     for (const fs::path& file : files) {
       LIBSHARD_ASSIGN_OR_RETURN(std::string bytes, libshard::io::ReadFileToString(file.string()));
+      // The converter's keys (example/image_keys.h), so the reader's loader
+      // and TF/DALI pipelines find sizes and labels where they expect them.
+      LIBSHARD_ASSIGN_OR_RETURN(libshard::image::ImageInfo info, libshard::image::ProbeImage(bytes));
+      const bool gray = info.channels <= 2 && !info.palette;
+      namespace keys = libshard::keys;
       example.Clear();
-      example.AddBytes("image/encoded", bytes);
-      example.AddBytes("image/format", file.extension() == ".png" ? "png" : "jpeg");
-      example.AddInt64("image/class/label", static_cast<int64_t>(label));
-      example.AddBytes("image/class/text", classes[label]);
-      example.AddBytes("image/filename", fs::relative(file, root).string());
+      example.AddBytes(keys::kEncoded, bytes);
+      example.AddBytes(keys::kFormat, info.format == libshard::image::ImageFormat::kPng ? "png" : "jpeg");
+      example.AddInt64(keys::kHeight, info.oriented_height());
+      example.AddInt64(keys::kWidth, info.oriented_width());
+      example.AddInt64(keys::kChannels, gray ? 1 : 3);
+      example.AddBytes(keys::kColorspace, gray ? "Grayscale" : "RGB");
+      example.AddInt64(keys::kLabel, static_cast<int64_t>(label));
+      example.AddBytes(keys::kText, classes[label]);
+      example.AddBytes(keys::kFilename, fs::relative(file, root).string());
       record.clear();
       example.SerializeTo(&record);
       LIBSHARD_RETURN_IF_ERROR(writer->Write(record));

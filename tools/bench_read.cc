@@ -2,7 +2,17 @@
 // Example view go over whole shards, against `cat SHARDS > /dev/null` of the
 // same files measured in the same run (page cache warm). Without files, a
 // temporary shard of synthetic records is written first.
+//
+// With --decode it also measures the training path on synthetic 224x224
+// JPEGs written in the same run: the reader's BatchLoader (uint8 batches,
+// --threads threads) against the bare libjpeg-turbo decode (tjDecompress2,
+// one thread) and, when torch is installed, torchvision's ImageFolder +
+// DataLoader with --threads workers over the same JPEGs as files
+// (tools/bench_torchvision.py).
+#include <turbojpeg.h>
 #include <unistd.h>
+
+#include <cmath>
 
 #include <cstdio>
 #include <filesystem>
@@ -13,9 +23,15 @@
 
 #include "bench_util.h"
 #include "commands.h"
+#include "libshard/example/example_builder.h"
 #include "libshard/example/example_view.h"
+#include "libshard/example/image_keys.h"
+#include "libshard/image/encode.h"
 #include "libshard/io/mapped_file.h"
+#include "libshard/reader/batch_loader.h"
+#include "libshard/reader/shard_reader.h"
 #include "libshard/record/record_reader.h"
+#include "libshard/record/record_writer.h"
 
 namespace shard_tool {
 namespace {
@@ -28,7 +44,195 @@ struct BenchReadOptions {
   size_t records = 4096;
   size_t record_bytes = 100 * 1024;
   double seconds = 0.5;
+  bool decode = false;
+  int threads = 2;
+  size_t images = 512;
+  size_t batch_size = 64;
+  std::string torchvision_script = LIBSHARD_TOOLS_DIR "/bench_torchvision.py";
 };
+
+// A photo-like 224x224 image: smooth gradients, a few shapes and mild noise,
+// so the JPEG's size and decode cost resemble a real photo's (~20-30 KB).
+libshard::image::Image PhotoLike(int seed) {
+  libshard::image::Image img(224, 224, 3);
+  uint64_t r = 0x9E3779B97F4A7C15ull * (seed + 1);
+  for (int y = 0; y < 224; ++y) {
+    for (int x = 0; x < 224; ++x) {
+      r ^= r << 13;
+      r ^= r >> 7;
+      r ^= r << 17;
+      const int noise = static_cast<int>(r & 31) - 16;
+      const double cx = x - 112 - seed % 50, cy = y - 112 + seed % 30;
+      const bool disc = cx * cx + cy * cy < 60 * 60;
+      for (int c = 0; c < 3; ++c) {
+        int v = static_cast<int>(128 + 90 * std::sin((x * (c + 1) + seed * 7) / 23.0) *
+                                           std::cos((y * (3 - c) + seed) / 31.0));
+        if (disc) v = 255 - v;
+        img.row(y)[x * 3 + c] = static_cast<uint8_t>(std::clamp(v + noise, 0, 255));
+      }
+    }
+  }
+  return img;
+}
+
+// Runs the torchvision baseline; returns images/s, or a negative value
+// (with *why set) when it could not run.
+double RunTorchvision(const std::string& script, const std::string& folder, int workers, size_t batch,
+                      std::string* why, const std::string& libshard_shard = "") {
+  std::string cmd = "/usr/bin/python3 " + script + " " + folder + " --workers " + std::to_string(workers) +
+                    " --batch-size " + std::to_string(batch) + " 2>&1";
+  if (!libshard_shard.empty()) {
+    cmd = "PYTHONPATH=" LIBSHARD_PYTHON_DIR " " + cmd.substr(0, cmd.size() - 5) + " --libshard " + libshard_shard +
+          " 2>&1";
+  }
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (p == nullptr) {
+    *why = "cannot start python3";
+    return -1;
+  }
+  std::string out;
+  char buf[512];
+  while (std::fgets(buf, sizeof buf, p)) out += buf;
+  ::pclose(p);
+  const size_t at = out.rfind("images/s ");
+  if (at == std::string::npos) {
+    *why = out.substr(0, 200);
+    while (!why->empty() && why->back() == '\n') why->pop_back();
+    return -1;
+  }
+  return std::atof(out.c_str() + at + 9);
+}
+
+int RunDecodeBench(const BenchReadOptions& opt, const std::string& dir) {
+  namespace reader = libshard::reader;
+  namespace fs = std::filesystem;
+  // The JPEGs, once as a shard and once as an ImageFolder tree.
+  const std::string shard = dir + "/jpeg.tfrecord";
+  std::vector<std::string> jpegs;
+  {
+    auto w = record::RecordWriter::Create(shard, {true, false});
+    if (!w.ok()) {
+      std::cerr << "shard bench read: " << w.status() << "\n";
+      return kExitFailure;
+    }
+    libshard::image::JpegEncodeOptions jo;
+    jo.quality = 90;
+    for (size_t i = 0; i < opt.images; ++i) {
+      auto j = libshard::image::EncodeJpeg(PhotoLike(static_cast<int>(i)), jo);
+      if (!j.ok()) return kExitFailure;
+      const std::string cls = dir + "/folder/class" + std::to_string(i % 4);
+      fs::create_directories(cls);
+      std::FILE* f = std::fopen((cls + "/" + std::to_string(i) + ".jpg").c_str(), "wb");
+      if (f == nullptr) return kExitFailure;
+      std::fwrite(j->data(), 1, j->size(), f);
+      std::fclose(f);
+      libshard::example::ExampleBuilder b;
+      b.AddBytes(libshard::keys::kEncoded, *j);
+      b.AddBytes(libshard::keys::kFormat, "jpeg");
+      b.AddInt64(libshard::keys::kLabel, static_cast<int64_t>(i % 4));
+      if (!(*w)->Write(b.Serialize()).ok()) return kExitFailure;
+      jpegs.push_back(std::move(*j));
+    }
+    if (!(*w)->Close().ok()) return kExitFailure;
+  }
+  size_t jpeg_bytes = 0;
+  for (const auto& j : jpegs) jpeg_bytes += j.size();
+
+  // Bare libjpeg-turbo, one thread.
+  tjhandle tj = tjInitDecompress();
+  std::vector<unsigned char> pixels(224 * 224 * 3);
+  const double bare_s = BestSecondsPerCall(
+      [&] {
+        for (const auto& j : jpegs) {
+          tjDecompress2(tj, reinterpret_cast<const unsigned char*>(j.data()), j.size(), pixels.data(), 224, 0, 224,
+                        TJPF_RGB, 0);
+        }
+      },
+      opt.seconds);
+  tjDestroy(tj);
+  const double bare_rate = jpegs.size() / bare_s;
+
+  // The loader: one epoch of uint8 batches, best of the rounds.
+  auto ds = reader::Dataset::Open({shard});
+  if (!ds.ok()) {
+    std::cerr << "shard bench read: " << ds.status() << "\n";
+    return kExitFailure;
+  }
+  std::shared_ptr<const reader::Dataset> dataset = std::move(*ds);
+  reader::LoaderOptions lo;
+  lo.batch_size = opt.batch_size;
+  lo.threads = opt.threads;
+  auto loader = reader::BatchLoader::Create(dataset, lo);
+  if (!loader.ok()) {
+    std::cerr << "shard bench read: " << loader.status() << "\n";
+    return kExitFailure;
+  }
+  Status err;
+  const double loader_s = BestSecondsPerCall(
+      [&] {
+        for (uint64_t b = 0; b < (*loader)->batches_per_epoch(); ++b) {
+          reader::Batch batch;
+          Status s = (*loader)->Next(&batch);
+          if (!s.ok()) err = s;
+        }
+      },
+      opt.seconds);
+  if (!err.ok()) {
+    std::cerr << "shard bench read: " << err << "\n";
+    return kExitFailure;
+  }
+  const double loader_rate = jpegs.size() / loader_s;
+  // Random-resized-crop to 224 (as in ImageNet training), with and without
+  // decode-only-the-crop.
+  auto rrc_rate = [&](bool crop_decode) {
+    reader::LoaderOptions ro = lo;
+    ro.augment = reader::Augment::kRandomResizedCrop;
+    ro.crop_decode = crop_decode;
+    auto l = reader::BatchLoader::Create(dataset, ro);
+    if (!l.ok()) return -1.0;
+    const double s = BestSecondsPerCall(
+        [&] {
+          for (uint64_t b = 0; b < (*l)->batches_per_epoch(); ++b) {
+            reader::Batch batch;
+            if (!(*l)->Next(&batch).ok()) return;
+          }
+        },
+        opt.seconds);
+    return jpegs.size() / s;
+  };
+  const double rrc_full = rrc_rate(false), rrc_crop = rrc_rate(true);
+
+  std::string why;
+  const double tv_rate = RunTorchvision(opt.torchvision_script, dir + "/folder", opt.threads, opt.batch_size, &why);
+  std::string py_why;
+  const double py_rate =
+      RunTorchvision(opt.torchvision_script, dir + "/folder", opt.threads, opt.batch_size, &py_why, shard);
+
+  std::cout << "\n" << jpegs.size() << " JPEGs 224x224 q90, " << jpeg_bytes / jpegs.size()
+            << " bytes on average, to uint8 batches of " << opt.batch_size << "\n";
+  std::vector<std::vector<std::string>> rows;
+  const std::string t = std::to_string(opt.threads);
+  rows.push_back({"bare tjDecompress2, 1 thread", Fixed(bare_rate, 0), "1.00", "-"});
+  if (tv_rate > 0) {
+    rows.push_back({"torchvision ImageFolder + DataLoader, " + t + " workers", Fixed(tv_rate, 0),
+                    Fixed(tv_rate / bare_rate), "1.00"});
+  } else {
+    rows.push_back({"torchvision baseline: " + why, "-", "-", "-"});
+  }
+  rows.push_back({"libshard BatchLoader, " + t + " threads", Fixed(loader_rate, 0), Fixed(loader_rate / bare_rate),
+                  tv_rate > 0 ? Fixed(loader_rate / tv_rate) : "-"});
+  if (py_rate > 0) {
+    rows.push_back({"libshard.Loader from Python, " + t + " threads (numpy copy per batch)", Fixed(py_rate, 0),
+                    Fixed(py_rate / bare_rate), tv_rate > 0 ? Fixed(py_rate / tv_rate) : "-"});
+  } else {
+    rows.push_back({"libshard.Loader from Python: " + py_why, "-", "-", "-"});
+  }
+  rows.push_back({"libshard, random-resized-crop, full decode", Fixed(rrc_full, 0), Fixed(rrc_full / bare_rate), "-"});
+  rows.push_back({"libshard, random-resized-crop, crop decode", Fixed(rrc_crop, 0), Fixed(rrc_crop / bare_rate), "-"});
+  PrintTable({"what", "images/s", "x bare", "x torchvision"}, rows);
+  std::cout << "loader vs bare x threads: " << Fixed(loader_rate / (bare_rate * opt.threads)) << "\n";
+  return kExitOk;
+}
 
 int RunBenchRead(BenchReadOptions opt) {
   std::string temp_dir;
@@ -86,6 +290,42 @@ int RunBenchRead(BenchReadOptions opt) {
   };
   double frame_s = BestSecondsPerCall([&] { walk(false); }, opt.seconds);
   double parse_s = BestSecondsPerCall([&] { walk(true); }, opt.seconds);
+  // The training reader: a fresh ShardReader per pass (so every record's CRC
+  // is checked on first touch and the .idx or scan is paid), then every record
+  // by number.
+  auto reader_walk = [&](libshard::reader::IoMode io) {
+    libshard::reader::ShardReaderOptions ro;
+    ro.io = io;
+    ro.access = libshard::reader::AccessHint::kSequential;
+    libshard::reader::RecordBuffer buf;
+    for (const auto& f : opt.files) {
+      auto r = libshard::reader::ShardReader::Open(f, ro);
+      if (!r.ok()) continue;
+      std::string_view v;
+      for (size_t i = 0; i < (*r)->size(); ++i) {
+        if ((*r)->Read(i, &buf, &v).ok()) sink = sink + v.size();
+      }
+    }
+  };
+  double mmap_s = BestSecondsPerCall([&] { reader_walk(libshard::reader::IoMode::kMmap); }, opt.seconds);
+  double pread_s = BestSecondsPerCall([&] { reader_walk(libshard::reader::IoMode::kPread); }, opt.seconds);
+  // Later epochs: readers kept open, mappings warm, every CRC already checked
+  // on first touch; each Read() still checks the file size and the header.
+  std::vector<std::unique_ptr<libshard::reader::ShardReader>> open_readers;
+  for (const auto& f : opt.files) {
+    auto r = libshard::reader::ShardReader::Open(f, {});
+    if (r.ok()) open_readers.push_back(std::move(*r));
+  }
+  auto warm_walk = [&] {
+    std::string_view v;
+    for (const auto& r : open_readers) {
+      for (size_t i = 0; i < r->size(); ++i) {
+        if (r->Read(i, nullptr, &v).ok()) sink = sink + v.size();
+      }
+    }
+  };
+  warm_walk();  // the first touch checks the CRCs
+  double warm_s = BestSecondsPerCall(warm_walk, opt.seconds);
   std::vector<std::vector<std::string>> rows;
   auto row = [&](const std::string& what, double s) {
     rows.push_back({what, Fixed(records / s / 1e3, 1), Fixed(total / s / 1e9), Fixed(cat_best / s)});
@@ -93,10 +333,22 @@ int RunBenchRead(BenchReadOptions opt) {
   if (cat_best > 0) row("cat > /dev/null (baseline)", cat_best);
   row("framing + CRC32C, 1 thread", frame_s);
   row("framing + CRC32C + Example view, 1 thread", parse_s);
+  row("ShardReader mmap (open + index + CRC on first touch), 1 thread", mmap_s);
+  row("ShardReader pread (open + index + CRC), 1 thread", pread_s);
+  row("ShardReader mmap, later epochs (CRCs checked before), 1 thread", warm_s);
   std::cout << opt.files.size() << " file(s), " << records << " records, " << total << " bytes, page cache warm\n";
   PrintTable({"what", "krecords/s", "GB/s", "x cat"}, rows);
+  int rc = kExitOk;
+  if (opt.decode) {
+    const std::string dir = temp_dir.empty()
+        ? (std::filesystem::temp_directory_path() / ("shard_bench_decode_" + std::to_string(getpid()))).string()
+        : temp_dir;
+    std::filesystem::create_directories(dir);
+    rc = RunDecodeBench(opt, dir);
+    if (temp_dir.empty()) std::filesystem::remove_all(dir);
+  }
   if (!temp_dir.empty()) std::filesystem::remove_all(temp_dir);
-  return kExitOk;
+  return rc;
 }
 
 }  // namespace
@@ -109,6 +361,14 @@ void RegisterBenchRead(CLI::App& bench, int* exit_code) {
   cmd->add_option("--records", opt->records, "Records in the synthetic shard")->capture_default_str();
   cmd->add_option("--record-bytes", opt->record_bytes, "Payload bytes per synthetic record")->capture_default_str();
   cmd->add_option("--seconds", opt->seconds, "Minimum seconds per timing round")->capture_default_str();
+  cmd->add_flag("--decode", opt->decode,
+                "Also time JPEG -> uint8 batches (BatchLoader) vs bare libjpeg-turbo and torchvision");
+  cmd->add_option("--threads", opt->threads, "--decode: loader threads and torchvision workers")
+      ->capture_default_str();
+  cmd->add_option("--images", opt->images, "--decode: synthetic 224x224 JPEGs")->capture_default_str();
+  cmd->add_option("--batch-size", opt->batch_size, "--decode: batch size")->capture_default_str();
+  cmd->add_option("--torchvision-script", opt->torchvision_script, "--decode: the baseline script")
+      ->capture_default_str();
   cmd->callback([opt, exit_code] { *exit_code = RunBenchRead(*opt); });
 }
 

@@ -3,6 +3,7 @@
 // decode costs no handle set-up. setjmp/longjmp stay inside this file.
 #include <jerror.h>
 
+#include <algorithm>
 #include <csetjmp>
 #include <cstdio>
 #include <string>
@@ -55,7 +56,7 @@ struct JpegDecoder {
 // The part that may longjmp; only C data is touched between setjmp and the
 // libjpeg calls. Returns false on a libjpeg error.
 bool RunDecode(JpegDecoder* d, const unsigned char* data, size_t size,
-               const JpegReadOptions& opt, Image* out) {
+               const JpegReadOptions& opt, JpegRegion* region, Image* out) {
   jpeg_decompress_struct* cinfo = &d->cinfo;
   if (setjmp(d->err.jmp)) {
     jpeg_abort_decompress(cinfo);
@@ -73,6 +74,27 @@ bool RunDecode(JpegDecoder* d, const unsigned char* data, size_t size,
   cinfo->scale_num = 1;
   cinfo->scale_denom = static_cast<unsigned int>(opt.scale_denom);
   jpeg_start_decompress(cinfo);
+  if (region != nullptr) {
+    // Clamp to the scaled image (a read past the last row would never end).
+    const int ow = static_cast<int>(cinfo->output_width), oh = static_cast<int>(cinfo->output_height);
+    region->x = std::min(region->x, ow - 1);
+    region->y = std::min(region->y, oh - 1);
+    region->width = std::min(region->width, ow - region->x);
+    region->height = std::min(region->height, oh - region->y);
+    JDIMENSION x = static_cast<JDIMENSION>(region->x), w = static_cast<JDIMENSION>(region->width);
+    if (x > 0 || w < cinfo->output_width) jpeg_crop_scanline(cinfo, &x, &w);
+    region->x = static_cast<int>(x);
+    region->width = static_cast<int>(w);
+    out->Reset(region->width, region->height, cinfo->output_components, 8);
+    if (d->rows.size() < 1) d->rows.resize(1);
+    if (region->y > 0) jpeg_skip_scanlines(cinfo, static_cast<JDIMENSION>(region->y));
+    for (int y = 0; y < region->height;) {
+      d->rows[0] = out->row(y);
+      y += static_cast<int>(jpeg_read_scanlines(cinfo, d->rows.data(), 1));
+    }
+    jpeg_abort_decompress(cinfo);  // the rows below the region are not needed
+    return true;
+  }
   out->Reset(static_cast<int>(cinfo->output_width), static_cast<int>(cinfo->output_height),
              cinfo->output_components, 8);
   const size_t n = cinfo->output_height;
@@ -86,15 +108,13 @@ bool RunDecode(JpegDecoder* d, const unsigned char* data, size_t size,
   return true;
 }
 
-}  // namespace
-
-Status DecodeJpeg(std::string_view bytes, const JpegReadOptions& options, Image* out) {
+Status Decode(std::string_view bytes, const JpegReadOptions& options, JpegRegion* region, Image* out) {
   thread_local JpegDecoder decoder;
   decoder.err.warnings = 0;
   decoder.err.truncated = false;
   decoder.err.first_warning[0] = '\0';
   const bool ok = RunDecode(&decoder, reinterpret_cast<const unsigned char*>(bytes.data()),
-                            bytes.size(), options, out);
+                            bytes.size(), options, region, out);
   if (!ok) {
     char msg[JMSG_LENGTH_MAX];
     (*decoder.err.pub.format_message)(reinterpret_cast<j_common_ptr>(&decoder.cinfo), msg);
@@ -115,6 +135,19 @@ Status DecodeJpeg(std::string_view bytes, const JpegReadOptions& options, Image*
     return DataLossError(std::string("JPEG: ") + decoder.err.first_warning);
   }
   return Status::OK();
+}
+
+}  // namespace
+
+Status DecodeJpeg(std::string_view bytes, const JpegReadOptions& options, Image* out) {
+  return Decode(bytes, options, nullptr, out);
+}
+
+Status DecodeJpegRegion(std::string_view bytes, const JpegReadOptions& options, JpegRegion* region, Image* out) {
+  if (region->x < 0 || region->y < 0 || region->width <= 0 || region->height <= 0) {
+    return InvalidArgumentError("JPEG region: empty or negative");
+  }
+  return Decode(bytes, options, region, out);
 }
 
 }  // namespace libshard::image::internal

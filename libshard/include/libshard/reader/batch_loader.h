@@ -1,0 +1,181 @@
+// BatchLoader: contiguous uint8 image batches (N x H x W x C) and int64
+// labels from a Dataset, decoded by a pool of oneTBB threads into a ring of
+// reusable buffers, `prefetch` batches ahead of the consumer.
+//
+//   LoaderOptions o;
+//   o.batch_size = 64; o.height = o.width = 224; o.threads = 2;
+//   o.order.kind = OrderKind::kShuffle; o.order.seed = 1;
+//   o.augment = Augment::kRandomResizedCrop;
+//   LIBSHARD_ASSIGN_OR_RETURN(auto loader, BatchLoader::Create(dataset, o));
+//   for (uint64_t b = 0; b < loader->batches_per_epoch() * epochs; ++b) {
+//     Batch batch;
+//     LIBSHARD_RETURN_IF_ERROR(loader->Next(&batch));
+//     Train(batch.images, batch.labels, batch.size);
+//   }
+//   Position saved = loader->position();   // ... later: loader->Seek(saved)
+//
+// The stream of batches runs epoch after epoch; each Batch says its (epoch,
+// index). Batch contents are a pure function of the dataset, the options and
+// the position: the sample order comes from SampleOrder (seed, epoch), and
+// each sample's augmentation from (seed, epoch, sample number) — never from
+// thread timing. So Seek(position()) after a restart gives exactly the same
+// following batches, whatever `threads` is.
+//
+// Per sample (keys from DatasetOptions::keys):
+//   - JPEG / PNG: decoded with image::DecodeAndTransform (JPEG DCT scaling
+//     when the plan shrinks 2x or more). Augment::kNone: an image already
+//     H x W is copied as decoded; another size goes through `resize` (centre
+//     crop by default). kRandomResizedCrop: torchvision's RandomResizedCrop
+//     parameters (scale, ratio, 10 tries then a centre crop) pick a crop box
+//     that is resampled to H x W, then a horizontal flip with probability 1/2.
+//     For a JPEG only the crop's rows and columns are decoded (crop_decode).
+//   - raw arrays ("raw" / "raw.zst" in the format key, with shape and dtype
+//     keys): uint8 arrays of exactly H x W x C are decompressed straight into
+//     the batch; others are decoded and transformed as images.
+//   - with `masks`, the segmentation mask (1 channel) gets the same geometry
+//     with nearest-neighbour sampling into an N x H x W buffer.
+//   - the label is the int64 label key's first value, or -1 when absent.
+// A sample that fails to decode fails its batch: Next() returns the error,
+// naming the shard file, record number and offset; later calls repeat it
+// until Seek().
+//
+// Buffers: by default the loader allocates prefetch + 1 slots. A caller may
+// supply its own (e.g. pinned host memory for GPU copies): the ring is then
+// those buffers, used in order; each must hold batch_size full samples and
+// outlive the loader.
+//
+// Lifetime: a Batch's pointers are valid until the next Next(), Seek() or the
+// loader's destruction. Thread-safety: one consumer thread; the loader's own
+// threads are internal.
+#ifndef LIBSHARD_READER_BATCH_LOADER_H_
+#define LIBSHARD_READER_BATCH_LOADER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "libshard/image/resize.h"
+#include "libshard/image/transform.h"
+#include "libshard/reader/dataset.h"
+#include "libshard/reader/sample_order.h"
+#include "libshard/status.h"
+
+namespace libshard::reader {
+
+enum class Augment { kNone, kRandomResizedCrop };
+// "none" / "random-resized-crop".
+const char* AugmentName(Augment a);
+StatusOr<Augment> ParseAugment(std::string_view name);
+
+struct RandomResizedCropOptions {
+  // Fraction of the image area kept, [min, max]. Default: 0.08.
+  double scale_min = 0.08;
+  // Default: 1.0.
+  double scale_max = 1.0;
+  // Aspect ratio (w / h) range, sampled log-uniformly. Default: 3/4.
+  double ratio_min = 3.0 / 4.0;
+  // Default: 4/3.
+  double ratio_max = 4.0 / 3.0;
+  // Horizontal flip with probability 1/2. Default: true.
+  bool flip = true;
+};
+
+struct LoaderOptions {
+  // Samples per batch. Default: 32.
+  size_t batch_size = 32;
+  // Output height in pixels. Default: 224.
+  int height = 224;
+  // Output width in pixels. Default: 224.
+  int width = 224;
+  // Output channels: 1 (gray, Pillow "L" weights) or 3 (RGB). Default: 3.
+  int channels = 3;
+  // Order and partition (its batch_size is replaced by the one above).
+  // Default: sequential, rank 0 of 1.
+  OrderOptions order;
+  // Default: kNone.
+  Augment augment = Augment::kNone;
+  // kRandomResizedCrop parameters. Default: torchvision's.
+  RandomResizedCropOptions rrc;
+  // kNone: how an image of another size reaches H x W: kCenterCrop,
+  // kStretch, kLetterbox or kCropOrPad. Default: kCenterCrop.
+  image::ResizeMode resize = image::ResizeMode::kCenterCrop;
+  // kRandomResizedCrop on a JPEG: decode only the rows and iMCU columns the
+  // crop (plus the filter's reach) needs, at the DCT scale the crop allows,
+  // instead of the whole image. Same pixels as the full decode. Default: true.
+  bool crop_decode = true;
+  // Resampling filter. Default: kBilinear.
+  image::Filter filter = image::Filter::kBilinear;
+  // Decode threads (including the loader's own producer thread). Default: 2.
+  int threads = 2;
+  // Batches decoded ahead when the loader owns the buffers. Default: 2.
+  size_t prefetch = 2;
+  // Also produce segmentation masks. Default: false.
+  bool masks = false;
+  // Mask value for padded pixels (letterbox / crop-or-pad). Default: 0.
+  uint8_t mask_fill = 0;
+};
+
+// Caller-owned memory for one batch: images batch_size*H*W*C bytes, labels
+// batch_size values, masks batch_size*H*W bytes (only with options.masks).
+struct BatchBuffers {
+  uint8_t* images = nullptr;
+  int64_t* labels = nullptr;
+  uint8_t* masks = nullptr;
+};
+
+struct Position {
+  uint64_t epoch = 0;
+  uint64_t batch = 0;  // index within the epoch
+  friend bool operator==(const Position& a, const Position& b) {
+    return a.epoch == b.epoch && a.batch == b.batch;
+  }
+};
+
+struct Batch {
+  const uint8_t* images = nullptr;  // size x H x W x C
+  const int64_t* labels = nullptr;  // size
+  const uint8_t* masks = nullptr;   // size x H x W, or null
+  size_t size = 0;                  // samples (short only for a last batch)
+  Position position;                // which batch this is
+  size_t slot = 0;                  // which ring buffer holds it
+};
+
+class BatchLoader {
+ public:
+  // InvalidArgument for bad options (sizes, channels, threads, resize mode,
+  // a null caller buffer) and the SampleOrder::Create errors.
+  static StatusOr<std::unique_ptr<BatchLoader>> Create(std::shared_ptr<const Dataset> dataset,
+                                                       const LoaderOptions& options,
+                                                       std::vector<BatchBuffers> buffers = {});
+  ~BatchLoader();
+  BatchLoader(const BatchLoader&) = delete;
+  BatchLoader& operator=(const BatchLoader&) = delete;
+
+  uint64_t batches_per_epoch() const;
+  const SampleOrder& order() const;
+  const LoaderOptions& options() const;
+  // The position of the batch the next Next() returns.
+  Position position() const;
+  // Moves to `p` (batch may equal batches_per_epoch(), meaning the next epoch's
+  // start); drops prefetched batches. InvalidArgument if the batch is past that.
+  Status Seek(Position p);
+  // Blocks until the next batch is ready. OutOfRange when the order has no
+  // batches at all (an empty dataset).
+  Status Next(Batch* out);
+
+  // Decodes global sample `sample` as it would appear at `epoch` into
+  // image (H*W*C bytes) / mask (H*W bytes or null). For tests and tools.
+  Status DecodeSample(uint64_t sample, uint64_t epoch, uint8_t* image, uint8_t* mask, int64_t* label) const;
+
+  struct Impl;
+
+ private:
+  explicit BatchLoader(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace libshard::reader
+
+#endif  // LIBSHARD_READER_BATCH_LOADER_H_

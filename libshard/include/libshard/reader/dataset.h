@@ -1,0 +1,114 @@
+// Dataset: an ordered set of shards opened for training, addressed by a
+// global sample number (shards in the given order, records in file order),
+// with the Example keys to read labels and images from.
+//
+//   DatasetOptions opts;
+//   LIBSHARD_ASSIGN_OR_RETURN(auto ds, Dataset::Open({"out/manifest.json"}, opts));   // split "train"
+//   LIBSHARD_ASSIGN_OR_RETURN(auto ds2, Dataset::Open({"out/*.tfrecord"}, opts));     // a glob
+//   RecordBuffer buf;
+//   std::string_view rec;
+//   LIBSHARD_RETURN_IF_ERROR(ds->ReadRecord(12345, &buf, &rec));
+//
+// Sources, each argument one of:
+//   - a file ending in ".json": the converter's manifest.json (manifest.proto,
+//     format "libshard.manifest/1"; other formats are refused). The shards of
+//     `options.split` (all splits when empty) are opened, in manifest order,
+//     relative to the manifest's folder; the label map comes with it and each
+//     shard's record count is checked against the manifest;
+//   - a shard file, a folder (its shards, recursively, sorted) or a glob, as
+//     `shard verify` expands them (verify/verifier.h ExpandPaths).
+//
+// Keys: `options.keys` names the features read (defaults: example/image_keys.h,
+// the converter's keys). TensorFlow-written files with other names work by
+// changing them, e.g. keys.label = "label", keys.image = "image_raw".
+//
+// Thread-safety: after Open() the dataset is immutable; ReadRecord() may be
+// called from many threads, each with its own RecordBuffer.
+#ifndef LIBSHARD_READER_DATASET_H_
+#define LIBSHARD_READER_DATASET_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "libshard/example/image_keys.h"
+#include "libshard/reader/shard_reader.h"
+#include "libshard/status.h"
+
+namespace libshard::reader {
+
+// The Example keys a loader reads.
+struct KeyMap {
+  // Encoded image (JPEG, PNG or raw array). Default: "image/encoded".
+  std::string image = keys::kEncoded;
+  // int64 class label; a record without it gets label -1. Default: "image/class/label".
+  std::string label = keys::kLabel;
+  // "jpeg"/"png"/"raw"/"raw.zst"; absent means detect by content. Default: "image/format".
+  std::string format = keys::kFormat;
+  // Raw arrays: [height, width, channels]. Default: "image/shape".
+  std::string shape = keys::kShape;
+  // Raw arrays: "uint8" / "uint16". Default: "image/dtype".
+  std::string dtype = keys::kDtype;
+  // Segmentation mask bytes. Default: "image/segmentation/class/encoded".
+  std::string mask = keys::kMaskEncoded;
+  // Mask format ("png", "raw", "raw.zst"). Default: "image/segmentation/class/format".
+  std::string mask_format = keys::kMaskFormat;
+};
+
+struct DatasetOptions {
+  // How each shard is read. Default: mmap, CRC on first touch, .idx used.
+  ShardReaderOptions shard;
+  // Feature names. Default: the converter's (image_keys.h).
+  KeyMap keys;
+  // manifest.json sources: the split to open, "" for all. Default: "".
+  std::string split;
+};
+
+struct LabelName {
+  int64_t label = 0;
+  std::string name;
+};
+
+class Dataset {
+ public:
+  // Opens every shard named by `sources` (see the file comment). Errors name
+  // the source: InvalidArgument (nothing matched, a bad manifest), and the
+  // ShardReader::Open errors.
+  static StatusOr<std::unique_ptr<Dataset>> Open(const std::vector<std::string>& sources,
+                                                 const DatasetOptions& options = {});
+  Dataset(const Dataset&) = delete;
+  Dataset& operator=(const Dataset&) = delete;
+
+  // Total records over all shards.
+  uint64_t size() const { return starts_.empty() ? 0 : starts_.back(); }
+  size_t num_shards() const { return shards_.size(); }
+  const ShardReader& shard(size_t i) const { return *shards_[i]; }
+  const DatasetOptions& options() const { return options_; }
+  // The label map of a manifest (empty for plain files).
+  const std::vector<LabelName>& labels() const { return labels_; }
+
+  // Which shard and record a global sample number is (sample < size()).
+  struct Location {
+    size_t shard = 0;
+    size_t record = 0;
+  };
+  Location Locate(uint64_t sample) const;
+
+  // The record bytes of a global sample (ShardReader::Read semantics).
+  Status ReadRecord(uint64_t sample, RecordBuffer* buf, std::string_view* out) const;
+
+ private:
+  Dataset() = default;
+  Status AddShard(const std::string& path, int64_t expected_records);
+
+  DatasetOptions options_;
+  std::vector<std::unique_ptr<ShardReader>> shards_;
+  std::vector<uint64_t> starts_;  // starts_[i]: first sample of shard i; back(): total
+  std::vector<LabelName> labels_;
+};
+
+}  // namespace libshard::reader
+
+#endif  // LIBSHARD_READER_DATASET_H_

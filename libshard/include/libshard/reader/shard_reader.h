@@ -1,0 +1,154 @@
+// ShardReader: random access to the records of one plain TFRecord shard, for
+// training. Records are found through the shard's DALI `.idx` when it is
+// present and consistent with the file (else the framing is scanned once at
+// open), and are read either from a read-only memory mapping (zero-copy) or
+// with pread(2) into a caller's reusable buffer (optionally O_DIRECT).
+//
+//   ShardReaderOptions opts;                 // mmap, CRC checked on first touch
+//   LIBSHARD_ASSIGN_OR_RETURN(auto shard, ShardReader::Open("a.tfrecord", opts));
+//   RecordBuffer buf;                        // one per thread; unused with mmap
+//   std::string_view rec;
+//   for (size_t i = 0; i < shard->size(); ++i) {
+//     LIBSHARD_RETURN_IF_ERROR(shard->Read(i, &buf, &rec));
+//     Use(rec);
+//   }
+//
+// Which I/O mode (docs/reader.md says more):
+//   kMmap   the default. Views point into the mapping: no copy, no allocation.
+//           Best when the shards fit in the page cache or are read many times.
+//   kPread  copies each record into a RecordBuffer. Pick it for datasets much
+//           larger than memory (the mapping's pages then churn the page cache
+//           and the process's page tables), for network file systems, and for
+//           files that other processes may shrink. With `direct_io` the reads
+//           bypass the page cache (O_DIRECT), so one pass over a huge dataset
+//           does not evict everything else; records are then read in 4 KiB
+//           aligned blocks.
+//
+// Damage: every error is DataLoss (or IOError) naming the file and the byte
+// offset of the record, never a crash. In mmap mode Read() re-checks the
+// file's size (fstat) before handing out a view, so a file truncated while
+// mapped gives DataLoss instead of SIGBUS. (A file shrunk between that check
+// and the caller's use of the view can still fault: files that may be
+// rewritten under the reader belong in kPread mode.)
+//
+// CRCs: the length CRC is checked whenever a header is decoded. With
+// `verify_crc` the data CRC is checked the first time each record is read in
+// mmap mode (later reads of the same record skip it), and on every read in
+// pread mode (the bytes are fresh each time).
+//
+// Lifetime: a view from Read() is valid while the reader lives (mmap) or until
+// the buffer is reused or destroyed (pread).
+// Thread-safety: Open() results are immutable apart from the first-touch CRC
+// flags (atomics): Read() may be called from many threads at once, each with
+// its own RecordBuffer.
+#ifndef LIBSHARD_READER_SHARD_READER_H_
+#define LIBSHARD_READER_SHARD_READER_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "libshard/record/format.h"
+#include "libshard/record/index.h"
+#include "libshard/status.h"
+
+namespace libshard::reader {
+
+enum class IoMode { kMmap, kPread };
+// "mmap" / "pread".
+const char* IoModeName(IoMode mode);
+StatusOr<IoMode> ParseIoMode(std::string_view name);
+
+// How records will be visited; passed to madvise (mmap) or posix_fadvise
+// (pread).
+enum class AccessHint { kNormal, kSequential, kRandom };
+
+struct ShardReaderOptions {
+  // Where record bytes come from. Default: kMmap.
+  IoMode io = IoMode::kMmap;
+  // kPread only: open with O_DIRECT (bypass the page cache). Falls back to
+  // buffered reads when the file system refuses O_DIRECT. Default: false.
+  bool direct_io = false;
+  // Check each record's data CRC (see the file comment for when). Default: true.
+  bool verify_crc = true;
+  // Use `<shard>.idx` when present and consistent. Default: true.
+  bool use_index = true;
+  // Access pattern advice for the kernel. Default: kNormal.
+  AccessHint access = AccessHint::kNormal;
+  // Records claiming more bytes are corrupt. Default: kDefaultMaxRecordLength (1 GiB).
+  uint64_t max_record_length = record::kDefaultMaxRecordLength;
+};
+
+// A reusable buffer for kPread reads (aligned for O_DIRECT). Not shared
+// between threads. Empty and unused in kMmap mode.
+class RecordBuffer {
+ public:
+  RecordBuffer() = default;
+  ~RecordBuffer();
+  RecordBuffer(const RecordBuffer&) = delete;
+  RecordBuffer& operator=(const RecordBuffer&) = delete;
+  // Makes room for `n` bytes (contents not kept); returns the storage.
+  char* Reserve(size_t n);
+  size_t capacity() const { return cap_; }
+
+ private:
+  char* data_ = nullptr;
+  size_t cap_ = 0;
+};
+
+// How the record table was obtained.
+enum class IndexSource { kIndexFile, kScan };
+
+class ShardReader {
+ public:
+  // Opens `path` and builds the record table. Errors: NotFound/IOError for the
+  // file, DataLoss (file and offset) when a scan meets a truncated or corrupt
+  // record, InvalidArgument for bad options or a compressed shard.
+  static StatusOr<std::unique_ptr<ShardReader>> Open(const std::string& path,
+                                                     const ShardReaderOptions& options = {});
+  ~ShardReader();
+  ShardReader(const ShardReader&) = delete;
+  ShardReader& operator=(const ShardReader&) = delete;
+
+  // Number of records.
+  size_t size() const { return entries_.size(); }
+  const std::string& path() const { return path_; }
+  // The file's size when opened.
+  uint64_t file_size() const { return file_size_; }
+  IndexSource index_source() const { return index_source_; }
+  // Why an existing .idx was not used ("" when it was, or there was none).
+  const std::string& index_rejected_reason() const { return index_rejected_; }
+  const record::IndexEntry& entry(size_t i) const { return entries_[i]; }
+  const ShardReaderOptions& options() const { return options_; }
+
+  // Record `i`'s payload into *out (see Lifetime above). `buf` may be null in
+  // kMmap mode. Errors: OutOfRange for i >= size(); DataLoss naming the file
+  // and offset (truncated file, bad CRC, index disagreeing with the framing);
+  // IOError for a failed read.
+  Status Read(size_t i, RecordBuffer* buf, std::string_view* out) const;
+
+ private:
+  ShardReader() = default;
+  Status BuildTable();
+  Status ReadHeaderAt(uint64_t offset, uint64_t* length) const;
+  Status CheckFileSize(uint64_t end, uint64_t offset) const;
+
+  std::string path_;
+  ShardReaderOptions options_;
+  int fd_ = -1;
+  const char* map_ = nullptr;
+  uint64_t file_size_ = 0;
+  IndexSource index_source_ = IndexSource::kScan;
+  std::string index_rejected_;
+  std::vector<record::IndexEntry> entries_;
+  // 1 once record i's data CRC has been checked (kMmap + verify_crc).
+  std::unique_ptr<std::atomic<uint8_t>[]> checked_;
+};
+
+}  // namespace libshard::reader
+
+#endif  // LIBSHARD_READER_SHARD_READER_H_

@@ -1,0 +1,99 @@
+#include "libshard/reader/dataset.h"
+
+#include <google/protobuf/util/json_util.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "libshard/io/mapped_file.h"
+#include "libshard/manifest.pb.h"
+#include "libshard/verify/verifier.h"
+
+namespace libshard::reader {
+namespace {
+
+constexpr char kManifestFormat[] = "libshard.manifest/1";
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+}  // namespace
+
+Status Dataset::AddShard(const std::string& path, int64_t expected_records) {
+  LIBSHARD_ASSIGN_OR_RETURN(auto shard, ShardReader::Open(path, options_.shard));
+  if (expected_records >= 0 && shard->size() != static_cast<uint64_t>(expected_records)) {
+    return DataLossError(path + ": " + std::to_string(shard->size()) + " records, the manifest says " +
+                         std::to_string(expected_records));
+  }
+  if (starts_.empty()) starts_.push_back(0);
+  starts_.push_back(starts_.back() + shard->size());
+  shards_.push_back(std::move(shard));
+  return Status::OK();
+}
+
+StatusOr<std::unique_ptr<Dataset>> Dataset::Open(const std::vector<std::string>& sources,
+                                                 const DatasetOptions& options) {
+  std::unique_ptr<Dataset> ds(new Dataset());
+  ds->options_ = options;
+  if (sources.empty()) return InvalidArgumentError("no shards given");
+  std::vector<std::string> plain;
+  auto flush_plain = [&]() -> Status {
+    if (plain.empty()) return Status::OK();
+    LIBSHARD_ASSIGN_OR_RETURN(std::vector<std::string> files, verify::ExpandPaths(plain));
+    plain.clear();
+    for (const auto& f : files) LIBSHARD_RETURN_IF_ERROR(ds->AddShard(f, -1));
+    return Status::OK();
+  };
+  for (const std::string& src : sources) {
+    if (!EndsWith(src, ".json")) {
+      plain.push_back(src);
+      continue;
+    }
+    LIBSHARD_RETURN_IF_ERROR(flush_plain());
+    LIBSHARD_ASSIGN_OR_RETURN(std::string text, io::ReadFileToString(src, uint64_t{1} << 30));
+    libshard::Manifest m;
+    google::protobuf::util::JsonParseOptions jo;
+    jo.ignore_unknown_fields = true;
+    auto st = google::protobuf::util::JsonStringToMessage(text, &m, jo);
+    if (!st.ok()) return InvalidArgumentError(src + ": not a libshard manifest: " + std::string(st.message()));
+    if (m.format() != kManifestFormat) {
+      return InvalidArgumentError(src + ": manifest format \"" + m.format() + "\", expected \"" + kManifestFormat +
+                                  "\"");
+    }
+    const std::filesystem::path dir = std::filesystem::path(src).parent_path();
+    bool found_split = options.split.empty();
+    for (const auto& split : m.splits()) {
+      if (!options.split.empty() && split.name() != options.split) continue;
+      found_split = true;
+      for (const auto& sh : split.shards()) {
+        LIBSHARD_RETURN_IF_ERROR(
+            ds->AddShard((dir / sh.file()).string(), static_cast<int64_t>(sh.records())));
+      }
+    }
+    if (!found_split) return InvalidArgumentError(src + ": no split named \"" + options.split + "\"");
+    if (ds->labels_.empty()) {
+      for (const auto& l : m.labels()) ds->labels_.push_back({l.label(), l.name()});
+    }
+  }
+  LIBSHARD_RETURN_IF_ERROR(flush_plain());
+  if (ds->starts_.empty()) ds->starts_.push_back(0);
+  return ds;
+}
+
+Dataset::Location Dataset::Locate(uint64_t sample) const {
+  // starts_ is sorted; find the last start <= sample among non-empty shards.
+  auto it = std::upper_bound(starts_.begin(), starts_.end(), sample);
+  size_t shard = static_cast<size_t>(it - starts_.begin()) - 1;
+  return {shard, static_cast<size_t>(sample - starts_[shard])};
+}
+
+Status Dataset::ReadRecord(uint64_t sample, RecordBuffer* buf, std::string_view* out) const {
+  if (sample >= size()) {
+    return OutOfRangeError("sample " + std::to_string(sample) + " of a dataset of " + std::to_string(size()));
+  }
+  const Location loc = Locate(sample);
+  return shards_[loc.shard]->Read(loc.record, buf, out);
+}
+
+}  // namespace libshard::reader

@@ -1,0 +1,305 @@
+#include "libshard/reader/shard_reader.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "libshard/crc32c.h"
+#include "libshard/io/mapped_file.h"
+#include "libshard/record/record_reader.h"
+
+namespace libshard::reader {
+namespace {
+
+constexpr size_t kDirectAlign = 4096;
+
+uint64_t Load64(const char* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;  // little-endian hosts only, as the rest of libshard
+}
+uint32_t Load32(const char* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+std::string At(const std::string& path, uint64_t offset) {
+  return path + ": record at byte " + std::to_string(offset);
+}
+
+// pread until `n` bytes or end of file; returns bytes read or -errno.
+int64_t PreadFull(int fd, char* dst, size_t n, uint64_t offset) {
+  size_t done = 0;
+  while (done < n) {
+    ssize_t r = ::pread(fd, dst + done, n - done, static_cast<off_t>(offset + done));
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      return -errno;
+    }
+    if (r == 0) break;
+    done += static_cast<size_t>(r);
+  }
+  return static_cast<int64_t>(done);
+}
+
+}  // namespace
+
+const char* IoModeName(IoMode mode) { return mode == IoMode::kPread ? "pread" : "mmap"; }
+
+StatusOr<IoMode> ParseIoMode(std::string_view name) {
+  if (name == "mmap") return IoMode::kMmap;
+  if (name == "pread") return IoMode::kPread;
+  return InvalidArgumentError("unknown I/O mode \"" + std::string(name) + "\" (expected mmap or pread)");
+}
+
+RecordBuffer::~RecordBuffer() { std::free(data_); }
+
+char* RecordBuffer::Reserve(size_t n) {
+  if (n > cap_) {
+    std::free(data_);
+    size_t cap = (n + kDirectAlign - 1) / kDirectAlign * kDirectAlign;
+    data_ = static_cast<char*>(std::aligned_alloc(kDirectAlign, cap));
+    cap_ = data_ ? cap : 0;
+  }
+  return data_;
+}
+
+StatusOr<std::unique_ptr<ShardReader>> ShardReader::Open(const std::string& path,
+                                                         const ShardReaderOptions& options) {
+  if (options.max_record_length == 0) return InvalidArgumentError("max_record_length must be > 0");
+  std::unique_ptr<ShardReader> r(new ShardReader());
+  r->path_ = path;
+  r->options_ = options;
+  int flags = O_RDONLY | O_CLOEXEC;
+  if (options.io == IoMode::kPread && options.direct_io) flags |= O_DIRECT;
+  r->fd_ = ::open(path.c_str(), flags);
+  if (r->fd_ < 0 && (flags & O_DIRECT) && errno == EINVAL) {
+    r->options_.direct_io = false;  // file system without O_DIRECT: buffered reads
+    r->fd_ = ::open(path.c_str(), flags & ~O_DIRECT);
+  }
+  if (r->fd_ < 0) return ErrnoError("open " + path, errno);
+  struct stat st;
+  if (::fstat(r->fd_, &st) != 0) return ErrnoError("stat " + path, errno);
+  if (!S_ISREG(st.st_mode)) return InvalidArgumentError(path + ": not a regular file");
+  r->file_size_ = static_cast<uint64_t>(st.st_size);
+  if (options.io == IoMode::kMmap && r->file_size_ > 0) {
+    void* addr = ::mmap(nullptr, r->file_size_, PROT_READ, MAP_SHARED, r->fd_, 0);
+    if (addr == MAP_FAILED) return ErrnoError("mmap " + path, errno);
+    r->map_ = static_cast<const char*>(addr);
+    int advice = options.access == AccessHint::kSequential ? MADV_SEQUENTIAL
+                 : options.access == AccessHint::kRandom   ? MADV_RANDOM
+                                                           : MADV_NORMAL;
+    ::madvise(addr, r->file_size_, advice);  // advisory only
+  } else if (options.io == IoMode::kPread) {
+    int advice = options.access == AccessHint::kSequential ? POSIX_FADV_SEQUENTIAL
+                 : options.access == AccessHint::kRandom   ? POSIX_FADV_RANDOM
+                                                           : POSIX_FADV_NORMAL;
+    ::posix_fadvise(r->fd_, 0, 0, advice);
+  }
+  LIBSHARD_RETURN_IF_ERROR(r->BuildTable());
+  if (options.io == IoMode::kMmap && options.verify_crc) {
+    r->checked_.reset(new std::atomic<uint8_t>[r->entries_.size()]);
+    for (size_t i = 0; i < r->entries_.size(); ++i) r->checked_[i].store(0, std::memory_order_relaxed);
+  }
+  return r;
+}
+
+ShardReader::~ShardReader() {
+  if (map_ != nullptr) ::munmap(const_cast<char*>(map_), file_size_);
+  if (fd_ >= 0) ::close(fd_);
+}
+
+// Reads and checks the 12-byte header at `offset`: length CRC, length limit,
+// and that the whole record fits in the file as opened.
+Status ShardReader::ReadHeaderAt(uint64_t offset, uint64_t* length) const {
+  char stack[record::kHeaderSize];
+  const char* h = nullptr;
+  const uint64_t remaining = file_size_ - offset;
+  if (remaining < record::kHeaderSize) {
+    return DataLossError(At(path_, offset) + ": truncated record: header needs 12 bytes, " +
+                         std::to_string(remaining) + " remain");
+  }
+  if (map_ != nullptr) {
+    h = map_ + offset;
+  } else {
+    RecordBuffer aligned;
+    const char* p = stack;
+    if (options_.direct_io) {
+      uint64_t start = offset / kDirectAlign * kDirectAlign;
+      char* b = aligned.Reserve(2 * kDirectAlign);
+      if (b == nullptr) return ResourceExhaustedError("out of memory");
+      int64_t n = PreadFull(fd_, b, 2 * kDirectAlign, start);
+      if (n < 0) return ErrnoError("read " + path_, static_cast<int>(-n));
+      if (static_cast<uint64_t>(n) < offset - start + record::kHeaderSize)
+        return DataLossError(At(path_, offset) + ": truncated record: file shrank while open");
+      p = b + (offset - start);
+    } else {
+      int64_t n = PreadFull(fd_, stack, sizeof stack, offset);
+      if (n < 0) return ErrnoError("read " + path_, static_cast<int>(-n));
+      if (n < static_cast<int64_t>(sizeof stack))
+        return DataLossError(At(path_, offset) + ": truncated record: file shrank while open");
+    }
+    std::memcpy(stack, p, sizeof stack);
+    h = stack;
+  }
+  const uint64_t len = Load64(h);
+  if (crc32c::Mask(crc32c::Value(h, record::kLengthSize)) != Load32(h + record::kLengthSize)) {
+    return DataLossError(At(path_, offset) + ": corrupted record: length CRC mismatch" +
+                         (offset == 0 ? " (is this a TFRecord file?)" : ""));
+  }
+  if (len > options_.max_record_length) {
+    return DataLossError(At(path_, offset) + ": corrupted record: length " + std::to_string(len) +
+                         " exceeds the limit of " + std::to_string(options_.max_record_length) + " bytes");
+  }
+  if (len + record::kFramingOverhead > remaining) {
+    return DataLossError(At(path_, offset) + ": truncated record: length " + std::to_string(len) + " needs " +
+                         std::to_string(len + record::kFramingOverhead) + " bytes, " + std::to_string(remaining) +
+                         " remain");
+  }
+  *length = len;
+  return Status::OK();
+}
+
+Status ShardReader::BuildTable() {
+  if (options_.use_index) {
+    const std::string idx_path = record::IndexPathFor(path_);
+    struct stat st;
+    if (::stat(idx_path.c_str(), &st) == 0) {
+      std::string why;
+      auto text = io::ReadFileToString(idx_path, uint64_t{1} << 32);
+      if (!text.ok()) {
+        why = text.status().message();
+      } else {
+        auto parsed = record::ParseIndex(*text);
+        if (!parsed.ok()) {
+          why = parsed.status().message();
+        } else {
+          // Cheap consistency checks: contiguous from 0 to the file's end,
+          // plausible sizes, and the first and last headers agree. Every other
+          // header is checked against its entry when the record is first read.
+          uint64_t expect = 0;
+          for (const auto& e : *parsed) {
+            if (e.offset != expect || e.size < record::kFramingOverhead) {
+              why = "entry at byte " + std::to_string(e.offset) + " is not contiguous";
+              break;
+            }
+            if (e.size - record::kFramingOverhead > options_.max_record_length) {
+              why = "entry at byte " + std::to_string(e.offset) + " exceeds the record length limit";
+              break;
+            }
+            expect = e.offset + e.size;
+          }
+          if (why.empty() && expect != file_size_) {
+            why = "index covers " + std::to_string(expect) + " bytes, the file has " + std::to_string(file_size_);
+          }
+          for (size_t k : {size_t{0}, parsed->size() - 1}) {
+            if (!why.empty() || parsed->empty()) break;
+            const auto& e = (*parsed)[k];
+            uint64_t len = 0;
+            Status s = ReadHeaderAt(e.offset, &len);
+            if (!s.ok()) {
+              why = s.message();
+            } else if (len + record::kFramingOverhead != e.size) {
+              why = "entry at byte " + std::to_string(e.offset) + " disagrees with the record's header";
+            }
+          }
+          if (why.empty()) {
+            entries_ = std::move(*parsed);
+            index_source_ = IndexSource::kIndexFile;
+            return Status::OK();
+          }
+        }
+      }
+      index_rejected_ = idx_path + ": " + why;
+    }
+  }
+  index_source_ = IndexSource::kScan;
+  entries_.clear();
+  uint64_t offset = 0;
+  while (offset < file_size_) {
+    uint64_t len = 0;
+    LIBSHARD_RETURN_IF_ERROR(ReadHeaderAt(offset, &len));
+    entries_.push_back({offset, len + record::kFramingOverhead});
+    offset += len + record::kFramingOverhead;
+  }
+  return Status::OK();
+}
+
+Status ShardReader::CheckFileSize(uint64_t end, uint64_t offset) const {
+  struct stat st;
+  if (::fstat(fd_, &st) != 0) return ErrnoError("stat " + path_, errno);
+  if (static_cast<uint64_t>(st.st_size) < end) {
+    return DataLossError(At(path_, offset) + ": truncated record: the file shrank to " +
+                         std::to_string(st.st_size) + " bytes while open (the record ends at byte " +
+                         std::to_string(end) + ")");
+  }
+  return Status::OK();
+}
+
+Status ShardReader::Read(size_t i, RecordBuffer* buf, std::string_view* out) const {
+  if (i >= entries_.size()) {
+    return OutOfRangeError(path_ + ": record " + std::to_string(i) + " of " + std::to_string(entries_.size()));
+  }
+  const record::IndexEntry& e = entries_[i];
+  record::ReaderOptions ro;
+  ro.max_record_length = options_.max_record_length;
+  record::RecordView view;
+  if (map_ != nullptr) {
+    LIBSHARD_RETURN_IF_ERROR(CheckFileSize(e.offset + e.size, e.offset));
+    const bool check = checked_ != nullptr && checked_[i].load(std::memory_order_relaxed) == 0;
+    ro.verify_data_crc = check;
+    const std::string_view all(map_, file_size_);
+    const record::RecordFault f = record::DecodeRecordAt(all, e.offset, ro, &view);
+    if (f != record::RecordFault::kNone) return record::FaultStatus(f, all, e.offset, ro).WithContext(path_);
+    if (view.framed_size() != e.size) {
+      return DataLossError(At(path_, e.offset) + ": the index says " + std::to_string(e.size) +
+                           " bytes, the header " + std::to_string(view.framed_size()) + " (stale index?)");
+    }
+    if (check) checked_[i].store(1, std::memory_order_relaxed);
+    *out = view.data;
+    return Status::OK();
+  }
+  if (buf == nullptr) return InvalidArgumentError("ShardReader::Read: pread mode needs a RecordBuffer");
+  uint64_t start = e.offset, skip = 0, want = e.size;
+  if (options_.direct_io) {
+    start = e.offset / kDirectAlign * kDirectAlign;
+    skip = e.offset - start;
+    want = (skip + e.size + kDirectAlign - 1) / kDirectAlign * kDirectAlign;
+  }
+  char* p = buf->Reserve(want);
+  if (p == nullptr) return ResourceExhaustedError(path_ + ": cannot allocate " + std::to_string(want) + " bytes");
+  const int64_t n = PreadFull(fd_, p, want, start);
+  if (n < 0) return ErrnoError("read " + path_, static_cast<int>(-n));
+  if (static_cast<uint64_t>(n) < skip + e.size) {
+    return DataLossError(At(path_, e.offset) + ": truncated record: the file ends at byte " +
+                         std::to_string(start + n) + ", the record at byte " + std::to_string(e.offset + e.size) +
+                         " (shrank while open?)");
+  }
+  ro.verify_data_crc = options_.verify_crc;
+  const std::string_view rec(p + skip, e.size);
+  const record::RecordFault f = record::DecodeRecordAt(rec, 0, ro, &view);
+  if (f == record::RecordFault::kTruncatedData || f == record::RecordFault::kNone) {
+    if (f != record::RecordFault::kNone || view.framed_size() != e.size) {
+      return DataLossError(At(path_, e.offset) + ": the index says " + std::to_string(e.size) +
+                           " bytes, the header disagrees (stale index?)");
+    }
+  } else {
+    std::string msg = record::FaultStatus(f, rec, 0, ro).message();
+    // FaultStatus counts from the record; say where it is in the file instead.
+    const size_t cut = msg.find(" at byte 0");
+    if (cut != std::string::npos) msg.replace(cut, 10, "");
+    const size_t hint = msg.find(" (is this a TFRecord file?)");
+    if (hint != std::string::npos && e.offset != 0) msg.erase(hint);
+    return DataLossError(At(path_, e.offset) + ": " + msg);
+  }
+  *out = view.data;
+  return Status::OK();
+}
+
+}  // namespace libshard::reader

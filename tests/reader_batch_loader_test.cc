@@ -1,0 +1,403 @@
+#include "libshard/reader/batch_loader.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <set>
+#include <tuple>
+
+#include "libshard/example/example_view.h"
+#include "libshard/image/decode.h"
+#include "libshard/image/pipeline.h"
+#include "reader_fixtures.h"
+#include "testutil.h"
+
+namespace libshard::reader {
+namespace {
+
+using testing::FixtureOptions;
+using testing::WriteImageShard;
+
+struct Written {
+  std::shared_ptr<const Dataset> ds;
+  std::vector<std::string> encoded;  // by global sample number
+};
+
+Written MakeDataset(const std::string& dir, const FixtureOptions& fo = {}, int shards = 2, int per_shard = 10) {
+  Written w;
+  std::vector<std::string> files;
+  for (int s = 0; s < shards; ++s) {
+    const std::string path = dir + "/d-" + std::to_string(s) + ".tfrecord";
+    auto enc = WriteImageShard(path, per_shard, s * per_shard, fo);
+    w.encoded.insert(w.encoded.end(), enc.begin(), enc.end());
+    files.push_back(path);
+  }
+  auto ds = Dataset::Open(files);
+  EXPECT_TRUE(ds.ok()) << ds.status();
+  w.ds = std::move(*ds);
+  return w;
+}
+
+std::vector<uint8_t> Copy(const Batch& b, const LoaderOptions& o) {
+  const size_t n = b.size * o.height * o.width * o.channels;
+  std::vector<uint8_t> v(b.images, b.images + n);
+  for (size_t i = 0; i < b.size; ++i) {
+    const uint8_t* p = reinterpret_cast<const uint8_t*>(&b.labels[i]);
+    v.insert(v.end(), p, p + 8);
+  }
+  return v;
+}
+
+TEST(BatchLoader, PixelsEqualDecodeImageWhenNoResizeIsNeeded) {
+  const std::string dir = testing::MakeTempDir();
+  FixtureOptions fo;
+  fo.width = 32;
+  fo.height = 24;
+  Written w = MakeDataset(dir, fo);
+  LoaderOptions o;
+  o.batch_size = 8;
+  o.width = 32;
+  o.height = 24;
+  o.threads = 2;
+  auto loader = BatchLoader::Create(w.ds, o);
+  ASSERT_TRUE(loader.ok()) << loader.status();
+  ASSERT_EQ((*loader)->batches_per_epoch(), 3u);  // 20 samples: 8 + 8 + 4
+  uint64_t sample = 0;
+  for (uint64_t b = 0; b < 3; ++b) {
+    Batch batch;
+    ASSERT_TRUE((*loader)->Next(&batch).ok());
+    EXPECT_EQ(batch.position.epoch, 0u);
+    EXPECT_EQ(batch.position.batch, b);
+    EXPECT_EQ(batch.size, b < 2 ? 8u : 4u);
+    for (size_t i = 0; i < batch.size; ++i, ++sample) {
+      auto ref = image::DecodeImage(w.encoded[sample]);
+      ASSERT_TRUE(ref.ok());
+      ASSERT_EQ(ref->byte_size(), 32u * 24 * 3);
+      EXPECT_EQ(std::memcmp(batch.images + i * ref->byte_size(), ref->data(), ref->byte_size()), 0) << sample;
+      EXPECT_EQ(batch.labels[i], static_cast<int64_t>(sample));
+    }
+  }
+  Batch next;  // the stream goes on into epoch 1
+  ASSERT_TRUE((*loader)->Next(&next).ok());
+  EXPECT_EQ(next.position.epoch, 1u);
+  EXPECT_EQ(next.position.batch, 0u);
+}
+
+TEST(BatchLoader, ResizedPixelsEqualTheImagePipeline) {
+  const std::string dir = testing::MakeTempDir();
+  FixtureOptions fo;
+  fo.width = 64;
+  fo.height = 48;
+  fo.format = "png";
+  Written w = MakeDataset(dir, fo, 1, 5);
+  LoaderOptions o;
+  o.batch_size = 5;
+  o.width = o.height = 16;
+  o.channels = 1;
+  auto loader = BatchLoader::Create(w.ds, o);
+  ASSERT_TRUE(loader.ok());
+  Batch batch;
+  ASSERT_TRUE((*loader)->Next(&batch).ok());
+  image::TransformSpec spec;
+  spec.mode = image::ResizeMode::kCenterCrop;
+  spec.width = spec.height = 16;
+  image::DecodeOptions d;
+  d.channels = image::ChannelMode::kGray;
+  for (size_t i = 0; i < 5; ++i) {
+    auto ref = image::DecodeAndTransform(w.encoded[i], d, spec);
+    ASSERT_TRUE(ref.ok());
+    EXPECT_EQ(std::memcmp(batch.images + i * 256, ref->data(), 256), 0) << i;
+  }
+}
+
+TEST(BatchLoader, RawArraysGoStraightIntoTheBatch) {
+  for (const char* fmt : {"raw", "raw.zst"}) {
+    const std::string dir = testing::MakeTempDir() + "/" + fmt;
+    std::filesystem::create_directories(dir);
+    FixtureOptions fo;
+    fo.format = fmt;
+    Written w = MakeDataset(dir, fo, 1, 4);
+    LoaderOptions o;
+    o.batch_size = 4;
+    o.width = fo.width;
+    o.height = fo.height;
+    auto loader = BatchLoader::Create(w.ds, o);
+    ASSERT_TRUE(loader.ok());
+    Batch batch;
+    ASSERT_TRUE((*loader)->Next(&batch).ok());
+    for (int i = 0; i < 4; ++i) {
+      image::Image ref = testing::PatternImage(fo.width, fo.height, 3, i);
+      EXPECT_EQ(std::memcmp(batch.images + i * ref.byte_size(), ref.data(), ref.byte_size()), 0) << fmt << i;
+    }
+  }
+}
+
+TEST(BatchLoader, ResumeGivesIdenticalBatchesWhateverTheThreads) {
+  const std::string dir = testing::MakeTempDir();
+  Written w = MakeDataset(dir, {}, 3, 10);
+  LoaderOptions o;
+  o.batch_size = 4;
+  o.width = o.height = 16;
+  o.augment = Augment::kRandomResizedCrop;
+  o.order.kind = OrderKind::kShuffle;
+  o.order.seed = 5;
+  o.order.rank = 1;
+  o.order.world_size = 2;  // 15 samples per rank, 4 batches per epoch
+  o.threads = 2;
+  auto a = BatchLoader::Create(w.ds, o);
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_EQ((*a)->batches_per_epoch(), 4u);
+  std::vector<std::vector<uint8_t>> ref;
+  Position saved;
+  for (int i = 0; i < 10; ++i) {  // into epoch 2
+    if (i == 6) saved = (*a)->position();
+    Batch b;
+    ASSERT_TRUE((*a)->Next(&b).ok());
+    ref.push_back(Copy(b, o));
+  }
+  EXPECT_EQ(saved.epoch, 1u);
+  EXPECT_EQ(saved.batch, 2u);
+  EXPECT_NE(ref[0], ref[4]);  // epochs differ (shuffle and augmentation)
+  o.threads = 1;
+  o.prefetch = 1;
+  auto b = BatchLoader::Create(w.ds, o);
+  ASSERT_TRUE((*b)->Seek(saved).ok());
+  for (int i = 6; i < 10; ++i) {
+    Batch batch;
+    ASSERT_TRUE((*b)->Next(&batch).ok());
+    EXPECT_EQ(Copy(batch, o), ref[i]) << i;
+  }
+  // Seeking the first loader back works too, mid-stream.
+  ASSERT_TRUE((*a)->Seek({0, 1}).ok());
+  Batch again;
+  ASSERT_TRUE((*a)->Next(&again).ok());
+  EXPECT_EQ(Copy(again, o), ref[1]);
+  EXPECT_EQ((*a)->Seek({0, 5}).code(), StatusCode::kInvalidArgument);
+}
+
+TEST(BatchLoader, RandomResizedCropMatchesItsOwnCropAndFlip) {
+  const std::string dir = testing::MakeTempDir();
+  FixtureOptions fo;
+  fo.format = "png";  // lossless, so the crop can be checked exactly
+  fo.width = 40;
+  fo.height = 30;
+  Written w = MakeDataset(dir, fo, 1, 6);
+  LoaderOptions o;
+  o.batch_size = 6;
+  o.width = o.height = 12;
+  o.augment = Augment::kRandomResizedCrop;
+  o.rrc.scale_min = o.rrc.scale_max = 0.3;
+  o.filter = image::Filter::kNearest;
+  auto loader = BatchLoader::Create(w.ds, o);
+  Batch batch;
+  ASSERT_TRUE((*loader)->Next(&batch).ok());
+  // Each output pixel must exist in the source image (nearest sampling) and
+  // different samples get different crops.
+  std::set<std::vector<uint8_t>> distinct;
+  for (int i = 0; i < 6; ++i) {
+    auto src = image::DecodeImage(w.encoded[i]);
+    std::set<uint32_t> colours;
+    for (size_t p = 0; p < src->byte_size(); p += 3)
+      colours.insert(src->data()[p] | src->data()[p + 1] << 8 | src->data()[p + 2] << 16);
+    const uint8_t* out = batch.images + i * 12 * 12 * 3;
+    for (size_t p = 0; p < 12 * 12 * 3; p += 3) {
+      EXPECT_TRUE(colours.count(out[p] | out[p + 1] << 8 | out[p + 2] << 16)) << i;
+    }
+    distinct.insert(std::vector<uint8_t>(out, out + 12 * 12 * 3));
+  }
+  EXPECT_GT(distinct.size(), 1u);
+}
+
+TEST(BatchLoader, CropDecodeGivesTheFullDecodesPixels) {
+  const std::string dir = testing::MakeTempDir();
+  for (auto [w, h, sub] : {std::tuple{300, 200, image::ChromaSubsampling::k420},
+                           std::tuple{257, 333, image::ChromaSubsampling::k444}}) {
+    // Photo-sized JPEGs so that the crops get DCT scaling and iMCU cropping.
+    const std::string path = dir + "/big" + std::to_string(w) + ".tfrecord";
+    {
+      auto wr = record::RecordWriter::Create(path);
+      for (int i = 0; i < 12; ++i) {
+        image::JpegEncodeOptions jo;
+        jo.subsampling = sub;
+        example::ExampleBuilder b;
+        b.AddBytes(keys::kEncoded, *image::EncodeJpeg(testing::PatternImage(w, h, 3, i), jo));
+        b.AddInt64(keys::kLabel, i);
+        ASSERT_TRUE((*wr)->Write(b.Serialize()).ok());
+      }
+      ASSERT_TRUE((*wr)->Close().ok());
+    }
+    std::shared_ptr<const Dataset> ds = std::move(*Dataset::Open({path}));
+    for (auto filter : {image::Filter::kBilinear, image::Filter::kLanczos3}) {
+      for (int channels : {3, 1}) {
+        LoaderOptions o;
+        o.batch_size = 12;
+        o.width = o.height = 32;
+        o.channels = channels;
+        o.filter = filter;
+        o.augment = Augment::kRandomResizedCrop;
+        o.order.seed = 11;
+        auto fast = BatchLoader::Create(ds, o);
+        o.crop_decode = false;
+        auto full = BatchLoader::Create(ds, o);
+        Batch a, b;
+        ASSERT_TRUE((*fast)->Next(&a).ok());
+        ASSERT_TRUE((*full)->Next(&b).ok());
+        EXPECT_EQ(std::memcmp(a.images, b.images, 12 * 32 * 32 * channels), 0) << w << " " << channels;
+      }
+    }
+  }
+}
+
+TEST(BatchLoader, MasksGetTheImagesGeometry) {
+  const std::string dir = testing::MakeTempDir();
+  FixtureOptions fo;
+  fo.masks = true;
+  fo.width = 32;
+  fo.height = 24;
+  Written w = MakeDataset(dir, fo, 1, 3);
+  LoaderOptions o;
+  o.batch_size = 3;
+  o.width = 32;
+  o.height = 24;
+  o.masks = true;
+  auto loader = BatchLoader::Create(w.ds, o);
+  Batch batch;
+  ASSERT_TRUE((*loader)->Next(&batch).ok());
+  ASSERT_NE(batch.masks, nullptr);
+  for (int i = 0; i < 3; ++i)
+    for (int y = 0; y < 24; ++y)
+      for (int x = 0; x < 32; ++x) ASSERT_EQ(batch.masks[i * 768 + y * 32 + x], (x / 4 + y / 4 + i) % 5);
+  // Resized with nearest: every mask value stays a class value.
+  o.width = o.height = 16;
+  o.augment = Augment::kRandomResizedCrop;
+  loader = BatchLoader::Create(w.ds, o);
+  ASSERT_TRUE((*loader)->Next(&batch).ok());
+  for (int i = 0; i < 3 * 256; ++i) EXPECT_LT(batch.masks[i], 5);
+}
+
+TEST(BatchLoader, CallerBuffersAreFilledInTurn) {
+  const std::string dir = testing::MakeTempDir();
+  Written w = MakeDataset(dir, {}, 1, 8);
+  LoaderOptions o;
+  o.batch_size = 2;
+  o.width = 32;
+  o.height = 24;
+  std::vector<std::vector<uint8_t>> images(3, std::vector<uint8_t>(2 * 32 * 24 * 3));
+  std::vector<std::vector<int64_t>> labels(3, std::vector<int64_t>(2));
+  std::vector<BatchBuffers> bufs;
+  for (int i = 0; i < 3; ++i) bufs.push_back({images[i].data(), labels[i].data(), nullptr});
+  auto loader = BatchLoader::Create(w.ds, o, bufs);
+  ASSERT_TRUE(loader.ok());
+  for (int b = 0; b < 4; ++b) {
+    Batch batch;
+    ASSERT_TRUE((*loader)->Next(&batch).ok());
+    EXPECT_EQ(batch.images, images[b % 3].data());
+    EXPECT_EQ(batch.labels[1], 2 * b + 1);
+  }
+  bufs[1].labels = nullptr;
+  EXPECT_EQ(BatchLoader::Create(w.ds, o, bufs).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(BatchLoader, ABadSampleFailsItsBatchNamingTheRecord) {
+  const std::string dir = testing::MakeTempDir();
+  Written w = MakeDataset(dir, {}, 1, 4);
+  // Append a record whose image is not an image.
+  {
+    const std::string path = dir + "/bad.tfrecord";
+    auto wr = record::RecordWriter::Create(path);
+    example::ExampleBuilder b;
+    b.AddBytes(keys::kEncoded, "definitely not a jpeg");
+    b.AddInt64(keys::kLabel, 1);
+    ASSERT_TRUE((*wr)->Write(b.Serialize()).ok());
+    ASSERT_TRUE((*wr)->Close().ok());
+  }
+  auto ds = Dataset::Open({dir + "/d-0.tfrecord", dir + "/bad.tfrecord"});
+  ASSERT_TRUE(ds.ok());
+  LoaderOptions o;
+  o.batch_size = 4;
+  o.width = 32;
+  o.height = 24;
+  auto loader = BatchLoader::Create(std::move(*ds), o);
+  Batch batch;
+  ASSERT_TRUE((*loader)->Next(&batch).ok());
+  Status s = (*loader)->Next(&batch);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("bad.tfrecord: record 0 at byte 0"), std::string::npos) << s;
+  EXPECT_EQ((*loader)->Next(&batch), s);  // sticky until Seek
+  ASSERT_TRUE((*loader)->Seek({0, 0}).ok());
+  EXPECT_TRUE((*loader)->Next(&batch).ok());
+}
+
+TEST(BatchLoader, ReadsTensorFlowWrittenFilesThroughAKeyMapping) {
+  // tfx's CIFAR-10 sample (PNG under "image", label "label") and flowers
+  // sample (JPEGs of assorted sizes under "image_raw").
+  const std::string cifar = testing::SharedPath("interop/tfrecord/tfx_cifar10_train.tfrecord");
+  const std::string flowers = testing::SharedPath("interop/tfrecord/tfx_flowers_jpeg.tfrecord");
+  if (cifar.empty() || flowers.empty()) GTEST_SKIP() << "shared interop data not found";
+  DatasetOptions dopt;
+  dopt.keys.image = "image";
+  dopt.keys.label = "label";
+  std::shared_ptr<const Dataset> ds = std::move(*Dataset::Open({cifar}, dopt));
+  ASSERT_EQ(ds->size(), 128u);
+  LoaderOptions o;
+  o.batch_size = 50;
+  o.width = o.height = 32;
+  auto loader = BatchLoader::Create(ds, o);
+  ASSERT_TRUE(loader.ok());
+  RecordBuffer buf;
+  for (uint64_t b = 0; b < 3; ++b) {
+    Batch batch;
+    ASSERT_TRUE((*loader)->Next(&batch).ok());
+    for (size_t i = 0; i < batch.size; ++i) {
+      std::string_view rec;
+      ASSERT_TRUE(ds->ReadRecord(b * 50 + i, &buf, &rec).ok());
+      auto ex = example::ExampleView::Parse(rec);
+      example::FeatureView img, label;
+      ASSERT_TRUE(ex->Find("image", &img) && ex->Find("label", &label));
+      auto ref = image::DecodeImage(img.bytes(0));
+      ASSERT_TRUE(ref.ok());
+      EXPECT_EQ(std::memcmp(batch.images + i * 3072, ref->data(), 3072), 0);
+      EXPECT_EQ(batch.labels[i], label.int64(0));
+    }
+  }
+  dopt.keys.image = "image_raw";
+  ds = std::move(*Dataset::Open({flowers}, dopt));
+  ASSERT_EQ(ds->size(), 25u);
+  o.batch_size = 25;
+  o.width = o.height = 64;
+  loader = BatchLoader::Create(ds, o);
+  Batch batch;
+  ASSERT_TRUE((*loader)->Next(&batch).ok());
+  image::TransformSpec spec;
+  spec.mode = image::ResizeMode::kCenterCrop;
+  spec.width = spec.height = 64;
+  for (size_t i = 0; i < 25; ++i) {
+    std::string_view rec;
+    ASSERT_TRUE(ds->ReadRecord(i, &buf, &rec).ok());
+    example::FeatureView img;
+    ASSERT_TRUE(example::ExampleView::Parse(rec)->Find("image_raw", &img));
+    auto ref = image::DecodeAndTransform(img.bytes(0), {}, spec);
+    ASSERT_TRUE(ref.ok());
+    EXPECT_EQ(std::memcmp(batch.images + i * 64 * 64 * 3, ref->data(), 64 * 64 * 3), 0) << i;
+  }
+}
+
+TEST(BatchLoader, RejectsBadOptions) {
+  const std::string dir = testing::MakeTempDir();
+  Written w = MakeDataset(dir, {}, 1, 2);
+  LoaderOptions o;
+  o.channels = 4;
+  EXPECT_EQ(BatchLoader::Create(w.ds, o).status().code(), StatusCode::kInvalidArgument);
+  o = {};
+  o.resize = image::ResizeMode::kKeepRatio;
+  EXPECT_EQ(BatchLoader::Create(w.ds, o).status().code(), StatusCode::kInvalidArgument);
+  o = {};
+  o.threads = 0;
+  EXPECT_FALSE(BatchLoader::Create(w.ds, o).ok());
+  EXPECT_EQ(ParseAugment("random-resized-crop").value(), Augment::kRandomResizedCrop);
+  EXPECT_FALSE(ParseAugment("mixup").ok());
+}
+
+}  // namespace
+}  // namespace libshard::reader

@@ -1,0 +1,81 @@
+#include "libshard/reader/dataset.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "reader_fixtures.h"
+#include "testutil.h"
+
+namespace libshard::reader {
+namespace {
+
+TEST(Dataset, OpensListGlobAndFolderInOrder) {
+  const std::string dir = testing::MakeTempDir();
+  auto a = testing::WritePlainShard(dir + "/a-00000.tfrecord", 3);
+  auto b = testing::WritePlainShard(dir + "/a-00001.tfrecord", 0);
+  auto c = testing::WritePlainShard(dir + "/a-00002.tfrecord", 4);
+  for (const std::vector<std::string>& src :
+       {std::vector<std::string>{dir + "/a-00000.tfrecord", dir + "/a-00001.tfrecord", dir + "/a-00002.tfrecord"},
+        std::vector<std::string>{dir + "/a-*.tfrecord"}, std::vector<std::string>{dir}}) {
+    auto ds = Dataset::Open(src);
+    ASSERT_TRUE(ds.ok()) << ds.status();
+    ASSERT_EQ((*ds)->size(), 7u);
+    ASSERT_EQ((*ds)->num_shards(), 3u);
+    RecordBuffer buf;
+    std::string_view v;
+    for (uint64_t i = 0; i < 7; ++i) {
+      ASSERT_TRUE((*ds)->ReadRecord(i, &buf, &v).ok());
+      EXPECT_EQ(v, i < 3 ? a[i] : c[i - 3]);
+    }
+    EXPECT_EQ((*ds)->Locate(3).shard, 2u);
+    EXPECT_EQ((*ds)->ReadRecord(7, &buf, &v).code(), StatusCode::kOutOfRange);
+  }
+  EXPECT_EQ(Dataset::Open({dir + "/nothing-*.tfrecord"}).status().code(), StatusCode::kInvalidArgument);
+}
+
+// A manifest as protobuf's JSON printer writes it (64-bit counts as strings).
+std::string Manifest(const std::string& format, const std::string& records_b) {
+  return R"({"format": ")" + format + R"(", "labels": [{"label": "0", "name": "cat"}, {"label": "1", "name": "dog"}],
+  "splits": [
+   {"name": "train", "records": "5", "shards": [
+     {"file": "train-00000-of-00002.tfrecord", "records": "2"},
+     {"file": "sub/train-00001-of-00002.tfrecord", "records": ")" + records_b + R"("}]},
+   {"name": "val", "records": "1", "shards": [{"file": "val-00000-of-00001.tfrecord", "records": "1"}]}],
+  "some_future_field": 1})";
+}
+
+TEST(Dataset, OpensTheConvertersManifest) {
+  const std::string dir = testing::MakeTempDir();
+  std::filesystem::create_directories(dir + "/sub");
+  testing::WritePlainShard(dir + "/train-00000-of-00002.tfrecord", 2);
+  testing::WritePlainShard(dir + "/sub/train-00001-of-00002.tfrecord", 3);
+  testing::WritePlainShard(dir + "/val-00000-of-00001.tfrecord", 1);
+  testing::WriteFileOrDie(dir + "/manifest.json", Manifest("libshard.manifest/1", "3"));
+  DatasetOptions o;
+  o.split = "train";
+  auto ds = Dataset::Open({dir + "/manifest.json"}, o);
+  ASSERT_TRUE(ds.ok()) << ds.status();
+  EXPECT_EQ((*ds)->size(), 5u);
+  ASSERT_EQ((*ds)->labels().size(), 2u);
+  EXPECT_EQ((*ds)->labels()[1].name, "dog");
+  o.split = "";
+  EXPECT_EQ((*Dataset::Open({dir + "/manifest.json"}, o))->size(), 6u);
+  o.split = "test";
+  EXPECT_EQ(Dataset::Open({dir + "/manifest.json"}, o).status().code(), StatusCode::kInvalidArgument);
+
+  o.split = "train";
+  testing::WriteFileOrDie(dir + "/manifest.json", Manifest("libshard.manifest/2", "3"));
+  auto bad = Dataset::Open({dir + "/manifest.json"}, o);
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("libshard.manifest/2"), std::string::npos);
+  testing::WriteFileOrDie(dir + "/manifest.json", Manifest("libshard.manifest/1", "4"));
+  bad = Dataset::Open({dir + "/manifest.json"}, o);
+  EXPECT_EQ(bad.status().code(), StatusCode::kDataLoss);
+  EXPECT_NE(bad.status().message().find("sub/train-00001-of-00002.tfrecord"), std::string::npos) << bad.status();
+  testing::WriteFileOrDie(dir + "/manifest.json", "{not json");
+  EXPECT_EQ(Dataset::Open({dir + "/manifest.json"}, o).status().code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace libshard::reader

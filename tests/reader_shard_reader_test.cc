@@ -1,0 +1,238 @@
+#include "libshard/reader/shard_reader.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "libshard/record/index.h"
+#include "reader_fixtures.h"
+#include "testutil.h"
+
+namespace libshard::reader {
+namespace {
+
+using testing::WritePlainShard;
+
+class ShardReaderTest : public ::testing::TestWithParam<IoMode> {
+ protected:
+  ShardReaderOptions Opts() const {
+    ShardReaderOptions o;
+    o.io = GetParam();
+    return o;
+  }
+};
+
+TEST_P(ShardReaderTest, ReadsEveryRecordByNumberInAnyOrder) {
+  const std::string dir = testing::MakeTempDir();
+  const std::string path = dir + "/a.tfrecord";
+  auto recs = WritePlainShard(path, 50);
+  auto r = ShardReader::Open(path, Opts());
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ((*r)->size(), 50u);
+  EXPECT_EQ((*r)->index_source(), IndexSource::kIndexFile);
+  RecordBuffer buf;
+  std::string_view v;
+  for (int i = 49; i >= 0; i -= 3) {
+    ASSERT_TRUE((*r)->Read(i, &buf, &v).ok());
+    EXPECT_EQ(v, recs[i]);
+  }
+  for (int i = 0; i < 50; ++i) {  // second touch (CRC already checked in mmap)
+    ASSERT_TRUE((*r)->Read(i, &buf, &v).ok());
+    EXPECT_EQ(v, recs[i]);
+  }
+  EXPECT_EQ((*r)->Read(50, &buf, &v).code(), StatusCode::kOutOfRange);
+}
+
+TEST_P(ShardReaderTest, ScansWhenThereIsNoIndex) {
+  const std::string dir = testing::MakeTempDir();
+  const std::string path = dir + "/a.tfrecord";
+  auto recs = WritePlainShard(path, 20, /*write_index=*/false);
+  auto r = ShardReader::Open(path, Opts());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ((*r)->index_source(), IndexSource::kScan);
+  EXPECT_EQ((*r)->index_rejected_reason(), "");
+  ASSERT_EQ((*r)->size(), 20u);
+  RecordBuffer buf;
+  std::string_view v;
+  ASSERT_TRUE((*r)->Read(7, &buf, &v).ok());
+  EXPECT_EQ(v, recs[7]);
+}
+
+TEST_P(ShardReaderTest, IgnoresAStaleIndex) {
+  const std::string dir = testing::MakeTempDir();
+  const std::string path = dir + "/a.tfrecord";
+  WritePlainShard(path, 10);
+  const std::string idx = testing::ReadFileOrDie(path + ".idx");
+  auto recs = WritePlainShard(path, 12, /*write_index=*/false);  // rewritten, index now stale
+  testing::WriteFileOrDie(path + ".idx", idx);
+  auto r = ShardReader::Open(path, Opts());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ((*r)->index_source(), IndexSource::kScan);
+  EXPECT_NE((*r)->index_rejected_reason().find(".idx"), std::string::npos);
+  ASSERT_EQ((*r)->size(), 12u);
+  RecordBuffer buf;
+  std::string_view v;
+  ASSERT_TRUE((*r)->Read(11, &buf, &v).ok());
+  EXPECT_EQ(v, recs[11]);
+  // A malformed index is ignored too, and use_index=false skips it.
+  testing::WriteFileOrDie(path + ".idx", "garbage\n");
+  r = ShardReader::Open(path, Opts());
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ((*r)->index_source(), IndexSource::kScan);
+  auto o = Opts();
+  o.use_index = false;
+  WritePlainShard(path, 12, /*write_index=*/true);
+  r = ShardReader::Open(path, o);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ((*r)->index_source(), IndexSource::kScan);
+}
+
+TEST_P(ShardReaderTest, IndexDisagreeingWithTheFirstHeaderIsRejectedAtOpen) {
+  const std::string dir = testing::MakeTempDir();
+  const std::string path = dir + "/a.tfrecord";
+  WritePlainShard(path, 3, /*write_index=*/false);
+  auto built = record::BuildIndex(testing::ReadFileOrDie(path));
+  ASSERT_TRUE(built.ok());
+  auto e = *built;  // merge records 0 and 1 into one bogus entry
+  e[0].size += e[1].size;
+  e.erase(e.begin() + 1);
+  // First entry now disagrees with its header: rejected at open.
+  testing::WriteFileOrDie(path + ".idx", record::FormatIndex(e));
+  auto r = ShardReader::Open(path, Opts());
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ((*r)->index_source(), IndexSource::kScan);
+  EXPECT_EQ((*r)->size(), 3u);
+}
+
+TEST_P(ShardReaderTest, IndexWrongOnlyInsideIsCaughtOnRead) {
+  const std::string dir = testing::MakeTempDir();
+  const std::string path = dir + "/a.tfrecord";
+  auto recs = WritePlainShard(path, 4, /*write_index=*/false);
+  auto built = record::BuildIndex(testing::ReadFileOrDie(path));
+  ASSERT_TRUE(built.ok());
+  auto e = *built;  // move the boundary between records 1 and 2 by 8 bytes
+  e[1].size += 8;
+  e[2].offset += 8;
+  e[2].size -= 8;
+  testing::WriteFileOrDie(path + ".idx", record::FormatIndex(e));
+  auto r = ShardReader::Open(path, Opts());
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ((*r)->index_source(), IndexSource::kIndexFile);
+  RecordBuffer buf;
+  std::string_view v;
+  ASSERT_TRUE((*r)->Read(0, &buf, &v).ok());
+  EXPECT_EQ(v, recs[0]);
+  for (size_t i : {size_t{1}, size_t{2}}) {
+    Status s = (*r)->Read(i, &buf, &v);
+    EXPECT_EQ(s.code(), StatusCode::kDataLoss) << s;
+    EXPECT_NE(s.message().find("byte " + std::to_string(e[i].offset)), std::string::npos) << s;
+  }
+  ASSERT_TRUE((*r)->Read(3, &buf, &v).ok());
+  EXPECT_EQ(v, recs[3]);
+}
+
+TEST_P(ShardReaderTest, CrcFaultNamesFileAndOffset) {
+  const std::string dir = testing::MakeTempDir();
+  const std::string path = dir + "/a.tfrecord";
+  auto recs = WritePlainShard(path, 5);
+  auto idx = record::ParseIndex(testing::ReadFileOrDie(path + ".idx"));
+  ASSERT_TRUE(idx.ok());
+  std::string bytes = testing::ReadFileOrDie(path);
+  const uint64_t off = (*idx)[3].offset;
+  bytes[off + 12 + 2] ^= 0x40;  // a payload byte of record 3
+  testing::WriteFileOrDie(path, bytes);
+  auto r = ShardReader::Open(path, Opts());
+  ASSERT_TRUE(r.ok()) << r.status();
+  RecordBuffer buf;
+  std::string_view v;
+  EXPECT_TRUE((*r)->Read(2, &buf, &v).ok());
+  Status s = (*r)->Read(3, &buf, &v);
+  EXPECT_EQ(s.code(), StatusCode::kDataLoss);
+  EXPECT_NE(s.message().find(path), std::string::npos) << s;
+  EXPECT_NE(s.message().find("byte " + std::to_string(off)), std::string::npos) << s;
+  EXPECT_NE(s.message().find("data CRC"), std::string::npos) << s;
+  // verify_crc = false hands the damaged bytes out.
+  auto o = Opts();
+  o.verify_crc = false;
+  auto r2 = ShardReader::Open(path, o);
+  ASSERT_TRUE(r2.ok());
+  EXPECT_TRUE((*r2)->Read(3, &buf, &v).ok());
+  EXPECT_NE(v, recs[3]);
+}
+
+TEST_P(ShardReaderTest, CorruptFramingWithoutIndexFailsOpenWithOffset) {
+  const std::string dir = testing::MakeTempDir();
+  const std::string path = dir + "/a.tfrecord";
+  WritePlainShard(path, 5, /*write_index=*/false);
+  std::string bytes = testing::ReadFileOrDie(path);
+  testing::WriteFileOrDie(path, bytes.substr(0, bytes.size() - 7));
+  auto r = ShardReader::Open(path, Opts());
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kDataLoss);
+  EXPECT_NE(r.status().message().find(path), std::string::npos);
+  EXPECT_NE(r.status().message().find("truncated"), std::string::npos) << r.status();
+}
+
+TEST_P(ShardReaderTest, FileTruncatedUnderTheReaderGivesAnErrorNotSigbus) {
+  const std::string dir = testing::MakeTempDir();
+  const std::string path = dir + "/a.tfrecord";
+  auto recs = WritePlainShard(path, 200);  // ~500 KB: many pages
+  auto r = ShardReader::Open(path, Opts());
+  ASSERT_TRUE(r.ok());
+  const uint64_t cut = (*r)->entry(100).offset + 5;
+  ASSERT_EQ(::truncate(path.c_str(), static_cast<off_t>(cut)), 0);
+  RecordBuffer buf;
+  std::string_view v;
+  ASSERT_TRUE((*r)->Read(10, &buf, &v).ok());
+  EXPECT_EQ(v, recs[10]);
+  for (size_t i : {size_t{100}, size_t{150}, size_t{199}}) {
+    Status s = (*r)->Read(i, &buf, &v);
+    EXPECT_EQ(s.code(), StatusCode::kDataLoss) << s;
+    EXPECT_NE(s.message().find(path), std::string::npos) << s;
+    EXPECT_NE(s.message().find("byte " + std::to_string((*r)->entry(i).offset)), std::string::npos) << s;
+  }
+}
+
+TEST_P(ShardReaderTest, EmptyAndNotTFRecordFiles) {
+  const std::string dir = testing::MakeTempDir();
+  testing::WriteFileOrDie(dir + "/empty.tfrecord", "");
+  auto r = ShardReader::Open(dir + "/empty.tfrecord", Opts());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ((*r)->size(), 0u);
+  testing::WriteFileOrDie(dir + "/text.tfrecord", "hello, this is not a shard at all");
+  r = ShardReader::Open(dir + "/text.tfrecord", Opts());
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("is this a TFRecord file?"), std::string::npos) << r.status();
+  EXPECT_EQ(ShardReader::Open(dir + "/missing", Opts()).status().code(), StatusCode::kNotFound);
+}
+
+INSTANTIATE_TEST_SUITE_P(IoModes, ShardReaderTest, ::testing::Values(IoMode::kMmap, IoMode::kPread),
+                         [](const auto& info) { return std::string(IoModeName(info.param)); });
+
+TEST(ShardReaderModes, MmapPreadAndDirectGiveTheSameBytes) {
+  const std::string dir = testing::MakeTempDir();
+  const std::string path = dir + "/a.tfrecord";
+  WritePlainShard(path, 64);
+  ShardReaderOptions m, p, d;
+  p.io = IoMode::kPread;
+  d.io = IoMode::kPread;
+  d.direct_io = true;  // falls back to buffered where O_DIRECT is refused (tmpfs)
+  auto rm = ShardReader::Open(path, m), rp = ShardReader::Open(path, p), rd = ShardReader::Open(path, d);
+  ASSERT_TRUE(rm.ok() && rp.ok() && rd.ok()) << rd.status();
+  RecordBuffer b1, b2;
+  for (size_t i = 0; i < 64; ++i) {
+    std::string_view a, b, c;
+    ASSERT_TRUE((*rm)->Read(i, nullptr, &a).ok());
+    ASSERT_TRUE((*rp)->Read(i, &b1, &b).ok());
+    ASSERT_TRUE((*rd)->Read(i, &b2, &c).ok());
+    EXPECT_EQ(a, b);
+    EXPECT_EQ(a, c);
+  }
+  EXPECT_EQ(ParseIoMode("pread").value(), IoMode::kPread);
+  EXPECT_FALSE(ParseIoMode("mmapp").ok());
+}
+
+}  // namespace
+}  // namespace libshard::reader
