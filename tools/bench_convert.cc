@@ -174,7 +174,7 @@ int Run(const ConvertBenchFlags& f) {
       jo.quality = 90;
       auto bytes = png ? img::EncodePng((*inputs)[i]) : img::EncodeJpeg((*inputs)[i], jo);
       for (int c = 0; c < f.copies; ++c) {
-        char name[32];
+        char name[64];
         std::snprintf(name, sizeof name, "%03zu-%02d.%s", i, c, png ? "png" : "jpg");
         const std::string path = (dir / name).string();
         if (!bytes.ok() || !WriteFile(path, *bytes).ok()) {
