@@ -230,6 +230,31 @@ TEST(ShardReaderModes, MmapPreadAndDirectGiveTheSameBytes) {
     EXPECT_EQ(a, b);
     EXPECT_EQ(a, c);
   }
+  // Sequential pread with a small readahead: records straddle the blocks.
+  for (bool direct : {false, true}) {
+    ShardReaderOptions q;
+    q.io = IoMode::kPread;
+    q.access = AccessHint::kSequential;
+    q.readahead_bytes = 10000;
+    q.direct_io = direct;
+    auto rq = ShardReader::Open(path, q);
+    ASSERT_TRUE(rq.ok());
+    RecordBuffer b3;
+    for (size_t i = 0; i < 64; ++i) {
+      std::string_view a, c;
+      ASSERT_TRUE((*rm)->Read(i, nullptr, &a).ok());
+      ASSERT_TRUE((*rq)->Read(i, &b3, &c).ok()) << i;
+      EXPECT_EQ(a, c) << i;
+    }
+    std::string_view a, c;  // backwards, and a buffer moving between readers
+    ASSERT_TRUE((*rq)->Read(3, &b3, &c).ok());
+    ASSERT_TRUE((*rm)->Read(3, nullptr, &a).ok());
+    EXPECT_EQ(a, c);
+    ASSERT_TRUE((*rp)->Read(5, &b3, &c).ok());
+    ASSERT_TRUE((*rq)->Read(4, &b3, &c).ok());
+    ASSERT_TRUE((*rm)->Read(4, nullptr, &a).ok());
+    EXPECT_EQ(a, c);
+  }
   EXPECT_EQ(ParseIoMode("pread").value(), IoMode::kPread);
   EXPECT_FALSE(ParseIoMode("mmapp").ok());
 }

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -17,6 +18,7 @@ namespace libshard::reader {
 namespace {
 
 constexpr size_t kDirectAlign = 4096;
+constexpr size_t kScanBlock = 256 * 1024;  // pread scan: headers per read
 
 uint64_t Load64(const char* p) {
   uint64_t v;
@@ -61,6 +63,8 @@ StatusOr<IoMode> ParseIoMode(std::string_view name) {
 RecordBuffer::~RecordBuffer() { std::free(data_); }
 
 char* RecordBuffer::Reserve(size_t n) {
+  owner_ = 0;  // the contents are about to change
+  len_ = 0;
   if (n > cap_) {
     std::free(data_);
     size_t cap = (n + kDirectAlign - 1) / kDirectAlign * kDirectAlign;
@@ -73,7 +77,9 @@ char* RecordBuffer::Reserve(size_t n) {
 StatusOr<std::unique_ptr<ShardReader>> ShardReader::Open(const std::string& path,
                                                          const ShardReaderOptions& options) {
   if (options.max_record_length == 0) return InvalidArgumentError("max_record_length must be > 0");
+  static std::atomic<uint64_t> next_id{1};
   std::unique_ptr<ShardReader> r(new ShardReader());
+  r->id_ = next_id.fetch_add(1, std::memory_order_relaxed);
   r->path_ = path;
   r->options_ = options;
   int flags = O_RDONLY | O_CLOEXEC;
@@ -117,8 +123,7 @@ ShardReader::~ShardReader() {
 
 // Reads and checks the 12-byte header at `offset`: length CRC, length limit,
 // and that the whole record fits in the file as opened.
-Status ShardReader::ReadHeaderAt(uint64_t offset, uint64_t* length) const {
-  char stack[record::kHeaderSize];
+Status ShardReader::ReadHeaderAt(uint64_t offset, uint64_t* length, RecordBuffer* block) const {
   const char* h = nullptr;
   const uint64_t remaining = file_size_ - offset;
   if (remaining < record::kHeaderSize) {
@@ -128,25 +133,24 @@ Status ShardReader::ReadHeaderAt(uint64_t offset, uint64_t* length) const {
   if (map_ != nullptr) {
     h = map_ + offset;
   } else {
-    RecordBuffer aligned;
-    const char* p = stack;
-    if (options_.direct_io) {
-      uint64_t start = offset / kDirectAlign * kDirectAlign;
-      char* b = aligned.Reserve(2 * kDirectAlign);
-      if (b == nullptr) return ResourceExhaustedError("out of memory");
-      int64_t n = PreadFull(fd_, b, 2 * kDirectAlign, start);
+    // Headers come out of a block read into `block` (a scan walks it without
+    // a syscall per record), aligned for O_DIRECT.
+    if (!(block->owner_ == id_ && offset >= block->start_ &&
+          offset + record::kHeaderSize <= block->start_ + block->len_)) {
+      const uint64_t start = options_.direct_io ? offset / kDirectAlign * kDirectAlign : offset;
+      const uint64_t want = kScanBlock;
+      char* b = block->Reserve(want);
+      if (b == nullptr) return ResourceExhaustedError(path_ + ": cannot allocate a scan buffer");
+      const int64_t n = PreadFull(fd_, b, want, start);
       if (n < 0) return ErrnoError("read " + path_, static_cast<int>(-n));
-      if (static_cast<uint64_t>(n) < offset - start + record::kHeaderSize)
-        return DataLossError(At(path_, offset) + ": truncated record: file shrank while open");
-      p = b + (offset - start);
-    } else {
-      int64_t n = PreadFull(fd_, stack, sizeof stack, offset);
-      if (n < 0) return ErrnoError("read " + path_, static_cast<int>(-n));
-      if (n < static_cast<int64_t>(sizeof stack))
-        return DataLossError(At(path_, offset) + ": truncated record: file shrank while open");
+      if (static_cast<uint64_t>(n) < offset - start + record::kHeaderSize) {
+        return DataLossError(At(path_, offset) + ": truncated record: the file shrank while open");
+      }
+      block->owner_ = id_;
+      block->start_ = start;
+      block->len_ = static_cast<uint64_t>(n);
     }
-    std::memcpy(stack, p, sizeof stack);
-    h = stack;
+    h = block->data_ + (offset - block->start_);
   }
   const uint64_t len = Load64(h);
   if (crc32c::Mask(crc32c::Value(h, record::kLengthSize)) != Load32(h + record::kLengthSize)) {
@@ -198,11 +202,12 @@ Status ShardReader::BuildTable() {
           if (why.empty() && expect != file_size_) {
             why = "index covers " + std::to_string(expect) + " bytes, the file has " + std::to_string(file_size_);
           }
+          RecordBuffer block;
           for (size_t k : {size_t{0}, parsed->size() - 1}) {
             if (!why.empty() || parsed->empty()) break;
             const auto& e = (*parsed)[k];
             uint64_t len = 0;
-            Status s = ReadHeaderAt(e.offset, &len);
+            Status s = ReadHeaderAt(e.offset, &len, &block);
             if (!s.ok()) {
               why = s.message();
             } else if (len + record::kFramingOverhead != e.size) {
@@ -222,9 +227,10 @@ Status ShardReader::BuildTable() {
   index_source_ = IndexSource::kScan;
   entries_.clear();
   uint64_t offset = 0;
+  RecordBuffer block;
   while (offset < file_size_) {
     uint64_t len = 0;
-    LIBSHARD_RETURN_IF_ERROR(ReadHeaderAt(offset, &len));
+    LIBSHARD_RETURN_IF_ERROR(ReadHeaderAt(offset, &len, &block));
     entries_.push_back({offset, len + record::kFramingOverhead});
     offset += len + record::kFramingOverhead;
   }
@@ -266,20 +272,35 @@ Status ShardReader::Read(size_t i, RecordBuffer* buf, std::string_view* out) con
     return Status::OK();
   }
   if (buf == nullptr) return InvalidArgumentError("ShardReader::Read: pread mode needs a RecordBuffer");
-  uint64_t start = e.offset, skip = 0, want = e.size;
-  if (options_.direct_io) {
-    start = e.offset / kDirectAlign * kDirectAlign;
+  const char* p = nullptr;
+  uint64_t skip = 0;
+  if (buf->owner_ == id_ && e.offset >= buf->start_ && e.offset + e.size <= buf->start_ + buf->len_) {
+    p = buf->data_;  // read ahead by an earlier call
+    skip = e.offset - buf->start_;
+  } else {
+    uint64_t start = e.offset, want = e.size;
+    if (options_.access == AccessHint::kSequential && want < options_.readahead_bytes) {
+      want = std::min<uint64_t>(options_.readahead_bytes, file_size_ - e.offset);
+      want = std::max<uint64_t>(want, e.size);
+    }
+    if (options_.direct_io) {
+      start = e.offset / kDirectAlign * kDirectAlign;
+      want = (e.offset - start + want + kDirectAlign - 1) / kDirectAlign * kDirectAlign;
+    }
     skip = e.offset - start;
-    want = (skip + e.size + kDirectAlign - 1) / kDirectAlign * kDirectAlign;
-  }
-  char* p = buf->Reserve(want);
-  if (p == nullptr) return ResourceExhaustedError(path_ + ": cannot allocate " + std::to_string(want) + " bytes");
-  const int64_t n = PreadFull(fd_, p, want, start);
-  if (n < 0) return ErrnoError("read " + path_, static_cast<int>(-n));
-  if (static_cast<uint64_t>(n) < skip + e.size) {
-    return DataLossError(At(path_, e.offset) + ": truncated record: the file ends at byte " +
-                         std::to_string(start + n) + ", the record at byte " + std::to_string(e.offset + e.size) +
-                         " (shrank while open?)");
+    char* dst = buf->Reserve(want);
+    if (dst == nullptr) return ResourceExhaustedError(path_ + ": cannot allocate " + std::to_string(want) + " bytes");
+    const int64_t n = PreadFull(fd_, dst, want, start);
+    if (n < 0) return ErrnoError("read " + path_, static_cast<int>(-n));
+    if (static_cast<uint64_t>(n) < skip + e.size) {
+      return DataLossError(At(path_, e.offset) + ": truncated record: the file ends at byte " +
+                           std::to_string(start + n) + ", the record at byte " +
+                           std::to_string(e.offset + e.size) + " (shrank while open?)");
+    }
+    buf->owner_ = id_;
+    buf->start_ = start;
+    buf->len_ = static_cast<uint64_t>(n);
+    p = dst;
   }
   ro.verify_data_crc = options_.verify_crc;
   const std::string_view rec(p + skip, e.size);

@@ -37,7 +37,7 @@
 // pread mode (the bytes are fresh each time).
 //
 // Lifetime: a view from Read() is valid while the reader lives (mmap) or until
-// the buffer is reused or destroyed (pread).
+// the buffer is used for another Read() or destroyed (pread).
 // Thread-safety: Open() results are immutable apart from the first-touch CRC
 // flags (atomics): Read() may be called from many threads at once, each with
 // its own RecordBuffer.
@@ -81,6 +81,12 @@ struct ShardReaderOptions {
   AccessHint access = AccessHint::kNormal;
   // Records claiming more bytes are corrupt. Default: kDefaultMaxRecordLength (1 GiB).
   uint64_t max_record_length = record::kDefaultMaxRecordLength;
+  // kPread with access = kSequential: read at least this many bytes per call,
+  // so the records that follow come along and later Read()s of them are
+  // served from the RecordBuffer without a syscall (bytes read ahead are
+  // served as they were when read). Ignored for other access hints (a random
+  // read would waste the rest). Default: 256 KiB (stays in L2 for the CRC).
+  size_t readahead_bytes = size_t{256} << 10;
 };
 
 // A reusable buffer for kPread reads (aligned for O_DIRECT). Not shared
@@ -96,8 +102,13 @@ class RecordBuffer {
   size_t capacity() const { return cap_; }
 
  private:
+  friend class ShardReader;
   char* data_ = nullptr;
   size_t cap_ = 0;
+  // Which bytes of which reader's file the buffer holds (readahead); 0: none.
+  uint64_t owner_ = 0;
+  uint64_t start_ = 0;
+  uint64_t len_ = 0;
 };
 
 // How the record table was obtained.
@@ -134,11 +145,13 @@ class ShardReader {
  private:
   ShardReader() = default;
   Status BuildTable();
-  Status ReadHeaderAt(uint64_t offset, uint64_t* length) const;
+  // Checks the header at `offset`; in pread mode reads through `block`.
+  Status ReadHeaderAt(uint64_t offset, uint64_t* length, RecordBuffer* block) const;
   Status CheckFileSize(uint64_t end, uint64_t offset) const;
 
   std::string path_;
   ShardReaderOptions options_;
+  uint64_t id_ = 0;  // unique per reader, names a RecordBuffer's contents
   int fd_ = -1;
   const char* map_ = nullptr;
   uint64_t file_size_ = 0;
