@@ -241,8 +241,10 @@ int Run(Flags& f) {
   if (f.dry_run) return RunDryRun(f);
 
   ProgressBar bar(stderr, !f.quiet);
+  convert::Progress last;  // this run's own work (shards kept from an earlier run excluded)
   StatusOr<convert::ConvertResult> r =
       convert::Convert(f.o, [&](const convert::Progress& p) {
+        last = p;
         bar.Update(p.done, p.total, p.bytes_read, p.rejected);
       });
   bar.Finish();
@@ -268,11 +270,12 @@ int Run(Flags& f) {
     const double secs = run.seconds() > 0 ? run.seconds() : 1e-9;
     std::fprintf(stderr,
                  "shard convert: %llu converted (%llu passed through), %llu rejected, %u shards "
-                 "written, %u kept from an earlier run, %.1f s (%.0f img/s, %.1f MB/s in) -> %s\n",
+                 "written, %u kept from an earlier run, %.1f s (this run: %.0f img/s, %.1f MB/s in) "
+                 "-> %s\n",
                  static_cast<unsigned long long>(st.converted()),
                  static_cast<unsigned long long>(st.passed_through()),
                  static_cast<unsigned long long>(st.rejected()), r->shards_written, r->shards_reused,
-                 run.seconds(), st.converted() / secs, st.source_bytes() / secs / 1e6,
+                 run.seconds(), last.done / secs, last.bytes_read / secs / 1e6,
                  r->manifest_path.c_str());
   }
   if (f.json) std::cout << convert::ManifestToJson(m);

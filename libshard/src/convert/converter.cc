@@ -3,7 +3,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <oneapi/tbb/global_control.h>
 #include <oneapi/tbb/parallel_for.h>
 #include <oneapi/tbb/parallel_pipeline.h>
 #include <oneapi/tbb/task_arena.h>
@@ -15,8 +14,6 @@
 #include <filesystem>
 #include <map>
 #include <memory>
-#include <mutex>
-#include <set>
 
 #include "libshard/convert/manifest_io.h"
 #include "libshard/crc32c.h"
