@@ -1,5 +1,5 @@
 // CRC-32C: one parameterized suite run over every implementation this CPU
-// has (portable slice-by-8, SSE4.2 three-stream), checked against published
+// has (portable slice-by-8, SSE4.2 three-stream, AVX-512 folding), checked against published
 // known answers and against a bit-at-a-time reference written here from the
 // polynomial alone.
 #include "libshard/crc32c.h"
@@ -96,8 +96,10 @@ TEST_P(Crc32cTest, RandomBuffersMatchReference) {
   std::mt19937_64 rng(GetParam() == Impl::kPortable ? 11 : 12);
   std::vector<size_t> lengths;
   for (size_t n = 0; n <= 1100; ++n) lengths.push_back(n);
-  // Around the block thresholds: 3 * 256 and 3 * 4096 bytes.
-  for (size_t edge : {size_t{768}, size_t{1536}, size_t{12288}, size_t{24576}, size_t{36864}}) {
+  // Around the block thresholds: 3 * 256 and 3 * 4096 bytes (three-stream),
+  // 256 + k * 256 (folding).
+  for (size_t edge : {size_t{768}, size_t{1536}, size_t{12288}, size_t{24576}, size_t{36864}, size_t{2048},
+                      size_t{65536}}) {
     for (size_t d = 0; d < 10; ++d) {
       lengths.push_back(edge + d);
       lengths.push_back(edge - 1 - d);
@@ -126,9 +128,14 @@ TEST_P(Crc32cTest, AgreesWithActiveImplementation) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllImpls, Crc32cTest, ::testing::Values(Impl::kPortable, Impl::kSse42),
+INSTANTIATE_TEST_SUITE_P(AllImpls, Crc32cTest, ::testing::Values(Impl::kPortable, Impl::kSse42, Impl::kAvx512),
                          [](const ::testing::TestParamInfo<Impl>& info) {
-                           return info.param == Impl::kPortable ? "Portable" : "Sse42";
+                           switch (info.param) {
+                             case Impl::kPortable: return "Portable";
+                             case Impl::kSse42: return "Sse42";
+                             case Impl::kAvx512: return "Avx512";
+                           }
+                           return "Unknown";
                          });
 
 TEST(Crc32cMaskTest, RoundTrip) {
@@ -162,11 +169,19 @@ TEST(Crc32cImplTest, ActiveIsAvailable) {
   EXPECT_TRUE(ImplAvailable(ActiveImpl()));
   EXPECT_STREQ(ImplName(Impl::kPortable), "portable");
   EXPECT_STREQ(ImplName(Impl::kSse42), "sse4.2");
+  EXPECT_STREQ(ImplName(Impl::kAvx512), "avx512-vpclmulqdq");
+  // The fastest available one is active.
+  if (ImplAvailable(Impl::kAvx512)) {
+    EXPECT_EQ(ActiveImpl(), Impl::kAvx512);
+  } else if (ImplAvailable(Impl::kSse42)) {
+    EXPECT_EQ(ActiveImpl(), Impl::kSse42);
+  } else {
+    EXPECT_EQ(ActiveImpl(), Impl::kPortable);
+  }
 #if defined(__x86_64__)
   // Every x86-64 CPU this project targets has SSE4.2; say so if one does not,
   // since the fast path then goes untested.
   if (!ImplAvailable(Impl::kSse42)) GTEST_SKIP() << "SSE4.2 path not tested on this CPU";
-  EXPECT_EQ(ActiveImpl(), Impl::kSse42);
 #endif
 }
 

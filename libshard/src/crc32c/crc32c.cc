@@ -61,12 +61,19 @@ uint32_t ExtendPortable(uint32_t crc, const uint8_t* p, size_t n) {
   return ~c;
 }
 
+uint32_t XPowModP(uint64_t n) {
+  uint32_t r = 0x80000000u;  // x^0
+  for (uint64_t i = 0; i < n; ++i) r = (r >> 1) ^ ((r & 1u) ? kPolyReflected : 0u);
+  return r;
+}
+
 }  // namespace internal
 
 const char* ImplName(Impl impl) {
   switch (impl) {
     case Impl::kPortable: return "portable";
     case Impl::kSse42: return "sse4.2";
+    case Impl::kAvx512: return "avx512-vpclmulqdq";
   }
   return "unknown";
 }
@@ -75,24 +82,32 @@ bool ImplAvailable(Impl impl) {
   switch (impl) {
     case Impl::kPortable: return true;
     case Impl::kSse42: return internal::CpuHasSse42();
+    case Impl::kAvx512: return internal::CpuHasAvx512Clmul();
   }
   return false;
 }
 
 Impl ActiveImpl() {
-  static const Impl active = ImplAvailable(Impl::kSse42) ? Impl::kSse42 : Impl::kPortable;
+  static const Impl active = ImplAvailable(Impl::kAvx512) ? Impl::kAvx512
+                             : ImplAvailable(Impl::kSse42) ? Impl::kSse42
+                                                           : Impl::kPortable;
   return active;
 }
 
 uint32_t ExtendWith(Impl impl, uint32_t crc, const void* data, size_t n) {
   const auto* p = static_cast<const uint8_t*>(data);
-  if (impl == Impl::kSse42) return internal::ExtendSse42(crc, p, n);
+  switch (impl) {
+    case Impl::kAvx512: return internal::ExtendAvx512(crc, p, n);
+    case Impl::kSse42: return internal::ExtendSse42(crc, p, n);
+    case Impl::kPortable: break;
+  }
   return internal::ExtendPortable(crc, p, n);
 }
 
 uint32_t Extend(uint32_t crc, const void* data, size_t n) {
-  static const auto fn = ActiveImpl() == Impl::kSse42 ? &internal::ExtendSse42
-                                                      : &internal::ExtendPortable;
+  static const auto fn = ActiveImpl() == Impl::kAvx512  ? &internal::ExtendAvx512
+                         : ActiveImpl() == Impl::kSse42 ? &internal::ExtendSse42
+                                                        : &internal::ExtendPortable;
   return fn(crc, static_cast<const uint8_t*>(data), n);
 }
 

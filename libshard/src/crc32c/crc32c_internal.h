@@ -15,6 +15,14 @@ uint32_t ExtendPortable(uint32_t crc, const uint8_t* data, size_t n);
 // SSE4.2 and PCLMULQDQ.
 uint32_t ExtendSse42(uint32_t crc, const uint8_t* data, size_t n);
 bool CpuHasSse42();
+// Defined only when built for x86-64; must only be called when
+// CpuHasAvx512Clmul() (AVX-512F, VPCLMULQDQ and the SSE4.2 path's features).
+uint32_t ExtendAvx512(uint32_t crc, const uint8_t* data, size_t n);
+bool CpuHasAvx512Clmul();
+
+// x^n mod P in the reflected 32-bit form (bit i holds the coefficient of
+// x^(31-i)): the multipliers that shift a CRC over zero bytes.
+uint32_t XPowModP(uint64_t n);
 
 }  // namespace libshard::crc32c::internal
 

@@ -31,13 +31,6 @@ bool CpuHasSse42() {
 
 namespace {
 
-// x^n mod P in the reflected 32-bit form (bit i holds the coefficient of x^(31-i)).
-uint32_t XPowModP(uint64_t n) {
-  uint32_t r = 0x80000000u;  // x^0
-  for (uint64_t i = 0; i < n; ++i) r = (r >> 1) ^ ((r & 1u) ? kPolyReflected : 0u);
-  return r;
-}
-
 // Multiplier constants for recombining three streams of `block` bytes.
 struct ShiftConstants {
   explicit ShiftConstants(size_t block)
