@@ -6,6 +6,8 @@
 //   * the bare decode floor: libpng's simplified API (PNG) or TurboJPEG
 //     (JPEG) decoding the same files to RGB on the same number of threads,
 //     with nothing else.
+// For JPEG it also times the codec work shrink-on-load cannot avoid (1/2-scale
+// decode + 224x224 encode) and a 1/8-scale decode (~ the Huffman decoding).
 // Inputs are made from the photos in samples/photos (public domain / CC0),
 // cropped and mirrored into distinct 512x496 images, written as PNG and as
 // JPEG q90 into a temporary folder (page cache warm).
@@ -116,6 +118,40 @@ double BareDecodeRate(const std::vector<std::string>& blobs, bool png, int threa
   return blobs.size() / best;
 }
 
+// The JPEG codec work a shrink-on-load conversion cannot avoid, on the same
+// files and threads: TurboJPEG decoding at 1/`denom` scale and, with
+// `encode`, compressing a 224x224 window of the result at q90 4:2:0 (no
+// resize, hashing, statistics or I/O). At 1/8 scale the decode is almost
+// only the Huffman (entropy) decoding, which every scale pays in full.
+double JpegCodecFloorRate(const std::vector<std::string>& blobs, int denom, bool encode, int threads,
+                          int rounds) {
+  auto one = [denom, encode](const std::string& b) {
+    thread_local tjhandle dh = tjInitDecompress();
+    thread_local tjhandle ch = tjInitCompress();
+    thread_local std::vector<uint8_t> buf;
+    thread_local unsigned char* jpeg = nullptr;
+    thread_local unsigned long jpeg_cap = 0;
+    int w, h, sub, cs;
+    auto* src = reinterpret_cast<const unsigned char*>(b.data());
+    if (tjDecompressHeader3(dh, src, b.size(), &w, &h, &sub, &cs) != 0) return;
+    const int sw = (w + denom - 1) / denom, sh = (h + denom - 1) / denom;
+    buf.resize(static_cast<size_t>(sw) * sh * 3);
+    if (tjDecompress2(dh, src, b.size(), buf.data(), sw, 0, sh, TJPF_RGB, 0) != 0 || !encode) return;
+    const int ow = std::min(sw, 224), oh = std::min(sh, 224);
+    unsigned long size = jpeg_cap;
+    tjCompress2(ch, buf.data(), ow, sw * 3, oh, TJPF_RGB, &jpeg, &size, TJSAMP_420, 90, 0);
+    jpeg_cap = std::max(jpeg_cap, size);
+  };
+  tbb::task_arena arena(threads);
+  double best = 1e300;
+  for (int r = 0; r < rounds; ++r) {
+    auto t0 = Clock::now();
+    arena.execute([&] { tbb::parallel_for(size_t{0}, blobs.size(), [&](size_t i) { one(blobs[i]); }); });
+    best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count());
+  }
+  return blobs.size() / best;
+}
+
 // images/s of tools/bench_pillow.py, or a negative value.
 double PillowRate(const ConvertBenchFlags& f, const std::vector<std::string>& files, int procs) {
   std::string cmd = f.python + " " + f.pillow_script + " --procs " + std::to_string(procs) +
@@ -187,6 +223,8 @@ int Run(const ConvertBenchFlags& f) {
     }
     const double floor1 = BareDecodeRate(blobs, png, 1, f.rounds);
     const double floorn = BareDecodeRate(blobs, png, f.threads, f.rounds);
+    const double entropyn = png ? 0 : JpegCodecFloorRate(blobs, 8, false, f.threads, f.rounds);
+    const double codecn = png ? 0 : JpegCodecFloorRate(blobs, 2, true, f.threads, f.rounds);
     const double pillow = PillowRate(f, files, f.threads);
     auto c1 = ConvertRate((tmp / (png ? "png" : "jpeg")).string(), (tmp / "out").string(), 1,
                           f.rounds, files.size());
@@ -205,6 +243,12 @@ int Run(const ConvertBenchFlags& f) {
     rows.push_back({kind, std::string(png ? "libpng+zlib" : "libjpeg-turbo") + " decode only, " + t +
                               " threads (floor)",
                     Fixed(floorn, 0), vs_pillow(floorn), "1.00"});
+    if (!png) {
+      rows.push_back({kind, "libjpeg-turbo 1/8-scale decode (~Huffman only), " + t + " threads",
+                      Fixed(entropyn, 0), vs_pillow(entropyn), Fixed(entropyn / floorn)});
+      rows.push_back({kind, "libjpeg-turbo 1/2-scale decode + 224 q90 encode, no resize, " + t + " threads",
+                      Fixed(codecn, 0), vs_pillow(codecn), Fixed(codecn / floorn)});
+    }
     rows.push_back({kind, "shard convert, 1 thread", Fixed(*c1, 0), vs_pillow(*c1),
                     Fixed(*c1 / floorn)});
     rows.push_back({kind, "shard convert, " + t + " threads", Fixed(*cn, 0), vs_pillow(*cn),
