@@ -79,12 +79,12 @@ libshard::image::Image PhotoLike(int seed) {
 // Runs the torchvision baseline; returns images/s, or a negative value
 // (with *why set) when it could not run.
 double RunTorchvision(const std::string& script, const std::string& folder, int workers, size_t batch,
-                      std::string* why, const std::string& libshard_shard = "") {
+                      std::string* why, const std::string& libshard_shard = "", bool buffers = false) {
   std::string cmd = "/usr/bin/python3 " + script + " " + folder + " --workers " + std::to_string(workers) +
                     " --batch-size " + std::to_string(batch) + " 2>&1";
   if (!libshard_shard.empty()) {
     cmd = "PYTHONPATH=" LIBSHARD_PYTHON_DIR " " + cmd.substr(0, cmd.size() - 5) + " --libshard " + libshard_shard +
-          " 2>&1";
+          (buffers ? " --buffers" : "") + " 2>&1";
   }
   FILE* p = ::popen(cmd.c_str(), "r");
   if (p == nullptr) {
@@ -208,6 +208,9 @@ int RunDecodeBench(const BenchReadOptions& opt, const std::string& dir) {
   std::string py_why;
   const double py_rate =
       RunTorchvision(opt.torchvision_script, dir + "/folder", opt.threads, opt.batch_size, &py_why, shard);
+  std::string pyb_why;
+  const double pyb_rate =
+      RunTorchvision(opt.torchvision_script, dir + "/folder", opt.threads, opt.batch_size, &pyb_why, shard, true);
 
   std::cout << "\n" << jpegs.size() << " JPEGs 224x224 q90, " << jpeg_bytes / jpegs.size()
             << " bytes on average, to uint8 batches of " << opt.batch_size << "\n";
@@ -227,6 +230,12 @@ int RunDecodeBench(const BenchReadOptions& opt, const std::string& dir) {
                     Fixed(py_rate / bare_rate), tv_rate > 0 ? Fixed(py_rate / tv_rate) : "-"});
   } else {
     rows.push_back({"libshard.Loader from Python: " + py_why, "-", "-", "-"});
+  }
+  if (pyb_rate > 0) {
+    rows.push_back({"libshard.Loader from Python, " + t + " threads (caller buffers, no copy)", Fixed(pyb_rate, 0),
+                    Fixed(pyb_rate / bare_rate), tv_rate > 0 ? Fixed(pyb_rate / tv_rate) : "-"});
+  } else {
+    rows.push_back({"libshard.Loader from Python, caller buffers: " + pyb_why, "-", "-", "-"});
   }
   rows.push_back({"libshard, random-resized-crop, full decode", Fixed(rrc_full, 0), Fixed(rrc_full / bare_rate), "-"});
   rows.push_back({"libshard, random-resized-crop, crop decode", Fixed(rrc_crop, 0), Fixed(rrc_crop / bare_rate), "-"});

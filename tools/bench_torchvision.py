@@ -7,7 +7,9 @@ resize: the images are already the target size). Prints one line
 
 With --libshard SHARD it times libshard.Loader from Python on the shard of
 the same JPEGs instead (a fresh numpy copy per batch, as a training script
-gets them), printing "libshard images/s <rate>".
+gets them), printing "libshard images/s <rate>". With --buffers the loader
+fills caller-supplied arrays instead (three of them, as a training script
+passes pinned tensors), and yields views of them: no copy per batch.
 """
 import argparse
 import sys
@@ -44,11 +46,17 @@ def main():
     ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--epochs", type=int, default=4)
     ap.add_argument("--libshard", metavar="SHARD")
+    ap.add_argument("--buffers", action="store_true", help="with --libshard: caller-supplied batch buffers")
     args = ap.parse_args()
     if args.libshard:
         import libshard
+        bufs = None
+        if args.buffers:
+            import numpy as np
+            bufs = [(np.empty((args.batch_size, 224, 224, 3), np.uint8), np.empty(args.batch_size, np.int64))
+                    for _ in range(3)]
         loader = libshard.Loader(args.libshard, batch_size=args.batch_size, image_size=(224, 224),
-                                 threads=args.workers)
+                                 threads=args.workers, buffers=bufs)
         print("libshard images/s %.1f" % rate(loader, args.epochs))
         return
     torch.set_num_threads(1)
