@@ -8,8 +8,9 @@
 // use: on x86-64 with AVX-512 and VPCLMULQDQ, carry-less folding of 256 bytes
 // per step (faster than one core reads the page cache); else SSE4.2 `crc32`
 // over three independent streams (hiding the instruction's latency)
-// recombined with PCLMULQDQ; else a portable slice-by-8 table. All implementations give identical results; the named ones are
-// exposed so tests and benchmarks can run each.
+// recombined with PCLMULQDQ; else a portable slice-by-8 table. All
+// implementations give identical results; the named ones are exposed so tests
+// and benchmarks can run each.
 //
 // Thread-safety: all functions are pure and may be called concurrently.
 #ifndef LIBSHARD_CRC32C_H_
