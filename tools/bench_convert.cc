@@ -86,6 +86,19 @@ libshard::StatusOr<std::vector<img::Image>> MakeInputs(const ConvertBenchFlags& 
   return out;
 }
 
+// Items/s of `fn` over every blob on `threads` threads, best of `rounds`.
+template <typename Fn>
+double BestRate(const std::vector<std::string>& blobs, int threads, int rounds, const Fn& fn) {
+  tbb::task_arena arena(threads);
+  double best = 1e300;
+  for (int r = 0; r < rounds; ++r) {
+    auto t0 = Clock::now();
+    arena.execute([&] { tbb::parallel_for(size_t{0}, blobs.size(), [&](size_t i) { fn(blobs[i]); }); });
+    best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count());
+  }
+  return blobs.size() / best;
+}
+
 double BareDecodeRate(const std::vector<std::string>& blobs, bool png, int threads, int rounds) {
   auto decode_one = [png](const std::string& b) {
     thread_local std::vector<uint8_t> buf;
@@ -106,16 +119,7 @@ double BareDecodeRate(const std::vector<std::string>& blobs, bool png, int threa
       tjDecompress2(h, src, b.size(), buf.data(), w, 0, hh, TJPF_RGB, 0);
     }
   };
-  tbb::task_arena arena(threads);
-  double best = 1e300;
-  for (int r = 0; r < rounds; ++r) {
-    auto t0 = Clock::now();
-    arena.execute([&] {
-      tbb::parallel_for(size_t{0}, blobs.size(), [&](size_t i) { decode_one(blobs[i]); });
-    });
-    best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count());
-  }
-  return blobs.size() / best;
+  return BestRate(blobs, threads, rounds, decode_one);
 }
 
 // The JPEG codec work a shrink-on-load conversion cannot avoid, on the same
@@ -142,14 +146,7 @@ double JpegCodecFloorRate(const std::vector<std::string>& blobs, int denom, bool
     tjCompress2(ch, buf.data(), ow, sw * 3, oh, TJPF_RGB, &jpeg, &size, TJSAMP_420, 90, 0);
     jpeg_cap = std::max(jpeg_cap, size);
   };
-  tbb::task_arena arena(threads);
-  double best = 1e300;
-  for (int r = 0; r < rounds; ++r) {
-    auto t0 = Clock::now();
-    arena.execute([&] { tbb::parallel_for(size_t{0}, blobs.size(), [&](size_t i) { one(blobs[i]); }); });
-    best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count());
-  }
-  return blobs.size() / best;
+  return BestRate(blobs, threads, rounds, one);
 }
 
 // images/s of tools/bench_pillow.py, or a negative value.
