@@ -24,8 +24,7 @@ using testing::WriteFileOrDie;
 
 using Result = testing::CommandResult;
 
-// Runs `shard ARGS`, capturing stdout and stderr.
-Result Shard(const std::string& args) { return testing::RunCommand(std::string(SHARD_BIN) + " " + args); }
+using testing::RunShard;
 
 // Writes a shard of n small Examples; returns its path.
 std::string MakeShard(const std::string& dir, int n) {
@@ -43,38 +42,38 @@ std::string MakeShard(const std::string& dir, int n) {
 }
 
 TEST(ShardCliTest, HelpGoesToStdoutWithExitZero) {
-  Result r = Shard("--help");
+  Result r = RunShard("--help");
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find("inspect"), std::string::npos);
   EXPECT_NE(r.out.find("index"), std::string::npos);
   EXPECT_NE(r.out.find("bench"), std::string::npos);
   EXPECT_EQ(r.err, "");
   for (const char* sub : {"inspect", "index", "verify", "bench", "bench crc", "bench read", "bench verify"}) {
-    Result s = Shard(std::string(sub) + " --help");
+    Result s = RunShard(std::string(sub) + " --help");
     EXPECT_EQ(s.exit_code, 0) << sub;
     EXPECT_NE(s.out.find("Usage"), std::string::npos) << sub;
   }
 }
 
 TEST(ShardCliTest, BadFlagGivesUsageOnStderrAndExitTwo) {
-  Result r = Shard("inspect --no-such-flag x");
+  Result r = RunShard("inspect --no-such-flag x");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.out, "");
   EXPECT_NE(r.err.find("--no-such-flag"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("usage: shard inspect"), std::string::npos) << r.err;
-  EXPECT_EQ(Shard("").exit_code, 2);
-  EXPECT_EQ(Shard("no-such-subcommand").exit_code, 2);
+  EXPECT_EQ(RunShard("").exit_code, 2);
+  EXPECT_EQ(RunShard("no-such-subcommand").exit_code, 2);
 }
 
 TEST(ShardCliTest, InspectCountsRecordsAndKeys) {
   const std::string dir = MakeTempDir();
   const std::string shard = MakeShard(dir, 5);
-  Result r = Shard("inspect --json " + shard);
+  Result r = RunShard("inspect --json " + shard);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("\"records\":5"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("{\"key\":\"image/class/label\",\"kind\":\"int64_list\",\"records\":5"), std::string::npos)
       << r.out;
-  Result text = Shard("inspect " + shard);
+  Result text = RunShard("inspect " + shard);
   EXPECT_EQ(text.exit_code, 0);
   EXPECT_NE(text.out.find("5 records (5 tf.Example)"), std::string::npos) << text.out;
 }
@@ -84,7 +83,7 @@ TEST(ShardCliTest, InspectReportsDamageWithOffsetAndExitOne) {
   const std::string shard = MakeShard(dir, 3);
   std::string bytes = ReadFileOrDie(shard);
   WriteFileOrDie(shard, bytes.substr(0, bytes.size() - 5));
-  Result r = Shard("inspect --json " + shard);
+  Result r = RunShard("inspect --json " + shard);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.out.find("\"records\":2"), std::string::npos) << r.out;
   // Records are 16 + ~117 bytes; the third starts after the first two.
@@ -92,16 +91,16 @@ TEST(ShardCliTest, InspectReportsDamageWithOffsetAndExitOne) {
   ASSERT_TRUE(entries.ok());
   const std::string at = "truncated record at byte " + std::to_string((*entries)[2].offset);
   EXPECT_NE(r.err.find(at), std::string::npos) << r.err;
-  EXPECT_EQ(Shard("inspect " + dir + "/missing.tfrecord").exit_code, 2);
+  EXPECT_EQ(RunShard("inspect " + dir + "/missing.tfrecord").exit_code, 2);
 }
 
 TEST(ShardCliTest, InspectReadsTensorFlowFiles) {
   const std::string dir = SharedPath("interop/tfrecord");
   if (dir.empty()) GTEST_SKIP() << "shared interop data not found (set LIBSHARD_SHARED_DIR)";
-  Result r = Shard("inspect --json " + dir + "/tfx_cifar10_train.tfrecord");
+  Result r = RunShard("inspect --json " + dir + "/tfx_cifar10_train.tfrecord");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("\"records\":128"), std::string::npos);
-  Result gz = Shard("inspect --json " + dir + "/tfx_penguin_train.tfrecord.gz");
+  Result gz = RunShard("inspect --json " + dir + "/tfx_penguin_train.tfrecord.gz");
   EXPECT_EQ(gz.exit_code, 0) << gz.err;
   EXPECT_NE(gz.out.find("\"compression\":\"gzip\""), std::string::npos);
   EXPECT_NE(gz.out.find("\"records\":234"), std::string::npos);
@@ -110,17 +109,17 @@ TEST(ShardCliTest, InspectReadsTensorFlowFiles) {
 TEST(ShardCliTest, IndexWritesDaliIndexAndChecksIt) {
   const std::string dir = MakeTempDir();
   const std::string shard = MakeShard(dir, 4);
-  Result r = Shard("index " + shard);
+  Result r = RunShard("index " + shard);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto expected = record::BuildIndex(ReadFileOrDie(shard));
   ASSERT_TRUE(expected.ok());
   EXPECT_EQ(ReadFileOrDie(shard + ".idx"), record::FormatIndex(*expected));
   EXPECT_FALSE(fs::exists(shard + ".idx.tmp"));
-  EXPECT_EQ(Shard("index --check " + shard).exit_code, 0);
+  EXPECT_EQ(RunShard("index --check " + shard).exit_code, 0);
   // A stale index (one line missing) is caught.
   std::string idx = ReadFileOrDie(shard + ".idx");
   WriteFileOrDie(shard + ".idx", idx.substr(0, idx.rfind('\n', idx.size() - 2) + 1));
-  Result stale = Shard("index --check " + shard);
+  Result stale = RunShard("index --check " + shard);
   EXPECT_EQ(stale.exit_code, 1);
   EXPECT_NE(stale.err.find("index has 3 entries"), std::string::npos) << stale.err;
 }
@@ -134,7 +133,7 @@ TEST(ShardCliTest, InspectJsonEscapesKeys) {
   b.AddInt64("say \"hi\"\n\\\x01", 1);
   ASSERT_TRUE((*writer)->Write(b.Serialize()).ok());
   ASSERT_TRUE((*writer)->Close().ok());
-  Result r = Shard("inspect --json " + path);
+  Result r = RunShard("inspect --json " + path);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("\"key\":\"say \\\"hi\\\"\\n\\\\\\u0001\""), std::string::npos) << r.out;
 }
@@ -143,7 +142,7 @@ TEST(ShardCliTest, IndexRefusesCompressedFile) {
   const std::string dir = MakeTempDir();
   const std::string path = dir + "/c.tfrecord.gz";
   WriteFileOrDie(path, std::string("\x1f\x8b\x08\x00", 4) + std::string(20, '\0'));
-  Result r = Shard("index " + path);
+  Result r = RunShard("index " + path);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find(path + ": is gzip-compressed; an index addresses uncompressed records"), std::string::npos)
       << r.err;
@@ -159,7 +158,7 @@ TEST(ShardCliTest, IndexRefusesCorruptFileAndWritesNothing) {
   const uint64_t second = (*entries)[1].offset;
   bytes[second + 20] ^= 0x01;  // a data byte of the second record
   WriteFileOrDie(shard, bytes);
-  Result r = Shard("index " + shard);
+  Result r = RunShard("index " + shard);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find(shard + ": corrupted record at byte " + std::to_string(second) + ": data CRC mismatch"),
             std::string::npos)

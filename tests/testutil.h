@@ -29,6 +29,14 @@ struct CommandResult {
 // Runs `command_line` through /bin/sh, capturing stdout and stderr.
 CommandResult RunCommand(const std::string& command_line);
 
+#ifdef SHARD_BIN
+// Runs the `shard` tool under test (targets that define SHARD_BIN) with `args`.
+inline CommandResult RunShard(const std::string& args) { return RunCommand(std::string(SHARD_BIN) + " " + args); }
+#endif
+
+// Whether `part` occurs in `text`.
+inline bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
 }  // namespace libshard::testing
 
 #endif  // LIBSHARD_TESTS_TESTUTIL_H_

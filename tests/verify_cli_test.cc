@@ -27,10 +27,9 @@ using testing::WriteFileOrDie;
 
 using Result = testing::CommandResult;
 
-// Runs `shard ARGS`, capturing stdout and stderr.
-Result Shard(const std::string& args) { return testing::RunCommand(std::string(SHARD_BIN) + " " + args); }
+using testing::RunShard;
 
-bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using testing::Contains;
 
 // Writes a shard of n Examples at `path`; returns the offset of record 1.
 uint64_t MakeShard(const std::string& path, int n) {
@@ -56,35 +55,35 @@ void FlipByte(const std::string& path, uint64_t offset) {
 }
 
 TEST(VerifyCliTest, HelpListsExitCodesAndOptions) {
-  Result r = Shard("verify --help");
+  Result r = RunShard("verify --help");
   EXPECT_EQ(r.exit_code, 0);
   for (const char* s : {"Exit codes", "--json", "--compression", "--threads", "--records-only", "-q"}) {
     EXPECT_TRUE(Contains(r.out, s)) << s;
   }
-  EXPECT_TRUE(Contains(Shard("--help").out, "verify"));
+  EXPECT_TRUE(Contains(RunShard("--help").out, "verify"));
 }
 
 TEST(VerifyCliTest, UsageErrorsExitTwo) {
   const std::string dir = MakeTempDir();
-  Result missing = Shard("verify " + dir + "/nope.tfrecord");
+  Result missing = RunShard("verify " + dir + "/nope.tfrecord");
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_TRUE(Contains(missing.err, dir + "/nope.tfrecord"));
   EXPECT_EQ(missing.out, "");
-  EXPECT_EQ(Shard("verify").exit_code, 2);
-  EXPECT_EQ(Shard("verify --compression lz4 " + dir).exit_code, 2);
-  EXPECT_EQ(Shard("verify '" + dir + "/*.tfrecord'").exit_code, 2);  // glob without matches
-  EXPECT_EQ(Shard("verify " + dir).exit_code, 2);                    // folder without shards
+  EXPECT_EQ(RunShard("verify").exit_code, 2);
+  EXPECT_EQ(RunShard("verify --compression lz4 " + dir).exit_code, 2);
+  EXPECT_EQ(RunShard("verify '" + dir + "/*.tfrecord'").exit_code, 2);  // glob without matches
+  EXPECT_EQ(RunShard("verify " + dir).exit_code, 2);                    // folder without shards
 }
 
 TEST(VerifyCliTest, CleanShardExitsZeroWithSummary) {
   const std::string dir = MakeTempDir();
   MakeShard(dir + "/a.tfrecord", 5);
-  Result r = Shard("verify " + dir + "/a.tfrecord");
+  Result r = RunShard("verify " + dir + "/a.tfrecord");
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_TRUE(Contains(r.out, "1 file (0 with faults), 5 records")) << r.out;
   EXPECT_TRUE(Contains(r.out, "0 faults")) << r.out;
   EXPECT_TRUE(Contains(r.out, "MB/s")) << r.out;
-  Result q = Shard("verify -q " + dir + "/a.tfrecord");
+  Result q = RunShard("verify -q " + dir + "/a.tfrecord");
   EXPECT_EQ(q.exit_code, 0);
   EXPECT_EQ(q.out, "");
 }
@@ -95,7 +94,7 @@ TEST(VerifyCliTest, DamagedShardNamesFileOffsetRecordAndUncheckedBytes) {
   const uint64_t second = MakeShard(path, 3);
   FlipByte(path, second + 3);  // the length of record 1
   const uint64_t size = fs::file_size(path);
-  Result r = Shard("verify " + path);
+  Result r = RunShard("verify " + path);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_TRUE(Contains(r.out, "shard verify: " + path + ": at byte " + std::to_string(second) +
                                   " (record 1): length_crc_mismatch: length CRC mismatch"))
@@ -111,7 +110,7 @@ TEST(VerifyCliTest, SeveralFilesOneDamagedInArgumentOrder) {
   for (const char* name : {"c.tfrecord", "a.tfrecord", "b.tfrecord"}) MakeShard(dir + "/" + name, 4);
   std::string a = ReadFileOrDie(dir + "/a.tfrecord");
   WriteFileOrDie(dir + "/a.tfrecord", a.substr(0, a.size() - 7));  // truncated inside the last record's data
-  Result r = Shard("verify --json --threads 2 " + dir + "/c.tfrecord " + dir);
+  Result r = RunShard("verify --json --threads 2 " + dir + "/c.tfrecord " + dir);
   EXPECT_EQ(r.exit_code, 1) << r.err;
   // c first (as given), then the folder's files sorted (a, b; c once).
   size_t pc = r.out.find("/c.tfrecord"), pa = r.out.find("/a.tfrecord"), pb = r.out.find("/b.tfrecord");
@@ -130,7 +129,7 @@ TEST(VerifyCliTest, JsonForACleanFile) {
   const std::string dir = MakeTempDir();
   MakeShard(dir + "/a.tfrecord", 2);
   const uint64_t size = fs::file_size(dir + "/a.tfrecord");
-  Result r = Shard("verify --json " + dir + "/a.tfrecord");
+  Result r = RunShard("verify --json " + dir + "/a.tfrecord");
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.out.rfind("{\"files\":[{\"path\":\"" + dir + "/a.tfrecord\",\"compression\":\"none\",\"records\":2,"
                         "\"bytes\":" + std::to_string(size) + ",\"unchecked_bytes\":0,\"faults_omitted\":0,"
@@ -144,27 +143,27 @@ TEST(VerifyCliTest, JsonForACleanFile) {
 TEST(VerifyCliTest, NotATfrecordEmptyFileAndStaleIndex) {
   const std::string dir = MakeTempDir();
   WriteFileOrDie(dir + "/image.png", std::string("\x89PNG\r\n\x1a\n\0\0\0\rIHDR", 16));
-  Result png = Shard("verify " + dir + "/image.png");
+  Result png = RunShard("verify " + dir + "/image.png");
   EXPECT_EQ(png.exit_code, 1);
   EXPECT_TRUE(Contains(png.out, "at byte 0 (record 0): not_tfrecord: not a TFRecord file (looks like a PNG"))
       << png.out;
 
   WriteFileOrDie(dir + "/empty.tfrecord", "");
-  Result empty = Shard("verify " + dir + "/empty.tfrecord");
+  Result empty = RunShard("verify " + dir + "/empty.tfrecord");
   EXPECT_EQ(empty.exit_code, 1);
   EXPECT_TRUE(Contains(empty.out, "empty_file")) << empty.out;
-  EXPECT_EQ(Shard("verify --allow-empty " + dir + "/empty.tfrecord").exit_code, 0);
+  EXPECT_EQ(RunShard("verify --allow-empty " + dir + "/empty.tfrecord").exit_code, 0);
 
   const std::string shard = dir + "/s.tfrecord";
   MakeShard(shard, 3);
-  EXPECT_EQ(Shard("index -q " + shard).exit_code, 0);
-  EXPECT_EQ(Shard("verify " + shard).exit_code, 0);
+  EXPECT_EQ(RunShard("index -q " + shard).exit_code, 0);
+  EXPECT_EQ(RunShard("verify " + shard).exit_code, 0);
   std::string idx = ReadFileOrDie(shard + ".idx");
   WriteFileOrDie(shard + ".idx", idx.substr(0, idx.find('\n') + 1));
-  Result stale = Shard("verify " + shard);
+  Result stale = RunShard("verify " + shard);
   EXPECT_EQ(stale.exit_code, 1);
   EXPECT_TRUE(Contains(stale.out, "(record 1): index_mismatch: " + shard + ".idx has 1 lines")) << stale.out;
-  EXPECT_EQ(Shard("verify --no-index " + shard).exit_code, 0);
+  EXPECT_EQ(RunShard("verify --no-index " + shard).exit_code, 0);
 }
 
 TEST(VerifyCliTest, UnreadableFileExitsTwoAfterCheckingTheOthers) {
@@ -172,7 +171,7 @@ TEST(VerifyCliTest, UnreadableFileExitsTwoAfterCheckingTheOthers) {
   MakeShard(dir + "/b.tfrecord", 2);
   // A FIFO: opening it would block; it must be refused without hanging.
   ASSERT_EQ(::mkfifo((dir + "/a.tfrecord").c_str(), 0600), 0);
-  Result r = Shard("verify " + dir + "/a.tfrecord " + dir + "/b.tfrecord");
+  Result r = RunShard("verify " + dir + "/a.tfrecord " + dir + "/b.tfrecord");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_TRUE(Contains(r.out, "a.tfrecord: at byte 0 (record 0): unreadable: not a regular file")) << r.out;
   EXPECT_TRUE(Contains(r.out, "2 files (1 with faults), 2 records")) << r.out;
@@ -186,7 +185,7 @@ std::string MakeConvertedFolder() {
   for (int i = 0; i < 2; ++i) {
     const std::string name = "train-0000" + std::to_string(i) + "-of-00002.tfrecord";
     MakeShard(dir + "/" + name, 3 + i);
-    EXPECT_EQ(Shard("index -q " + dir + "/" + name).exit_code, 0);
+    EXPECT_EQ(RunShard("index -q " + dir + "/" + name).exit_code, 0);
     std::string data = ReadFileOrDie(dir + "/" + name);
     char crc[24];
     std::snprintf(crc, sizeof crc, "crc32c:%08x", crc32c::Value(data.data(), data.size()));
@@ -205,7 +204,7 @@ std::string MakeConvertedFolder() {
 
 TEST(VerifyCliTest, ManifestFoundInFolderArgument) {
   const std::string dir = MakeConvertedFolder();
-  Result ok = Shard("verify " + dir);
+  Result ok = RunShard("verify " + dir);
   EXPECT_EQ(ok.exit_code, 0) << ok.out << ok.err;
   EXPECT_TRUE(Contains(ok.out, "2 files (0 with faults), 7 records")) << ok.out;
   EXPECT_TRUE(Contains(ok.out, "(manifest " + dir + "/manifest.json)")) << ok.out;
@@ -213,13 +212,13 @@ TEST(VerifyCliTest, ManifestFoundInFolderArgument) {
   // An unlisted shard and a missing one: set-level lines naming the file.
   MakeShard(dir + "/stray.tfrecord", 1);
   fs::remove(dir + "/train-00001-of-00002.tfrecord");
-  Result bad = Shard("verify " + dir);
+  Result bad = RunShard("verify " + dir);
   EXPECT_EQ(bad.exit_code, 1) << bad.out << bad.err;
   EXPECT_TRUE(Contains(bad.out, "shard verify: " + dir + "/train-00001-of-00002.tfrecord: manifest_shard_missing: "))
       << bad.out;
   EXPECT_TRUE(Contains(bad.out, "shard verify: " + dir + "/stray.tfrecord: manifest_shard_unlisted: ")) << bad.out;
   // --no-manifest: the files alone are fine.
-  EXPECT_EQ(Shard("verify --no-manifest " + dir).exit_code, 0);
+  EXPECT_EQ(RunShard("verify --no-manifest " + dir).exit_code, 0);
 }
 
 TEST(VerifyCliTest, ManifestOptionJsonAndPerRecordFaults) {
@@ -230,13 +229,13 @@ TEST(VerifyCliTest, ManifestOptionJsonAndPerRecordFaults) {
   m.replace(m.find(",{\"label\":\"3\",\"name\":\"d\"}"), std::string(",{\"label\":\"3\",\"name\":\"d\"}").size(), "");
   WriteFileOrDie(dir + "/manifest.json", m);
   // Listed shards are checked without PATHS.
-  Result r = Shard("verify --json --manifest " + dir + "/manifest.json");
+  Result r = RunShard("verify --json --manifest " + dir + "/manifest.json");
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_TRUE(Contains(r.out, "\"kind\":\"manifest_label_out_of_range\"")) << r.out;
   EXPECT_TRUE(Contains(r.out, "\"record\":3")) << r.out;
   EXPECT_TRUE(Contains(r.out, "\"manifests\":[{\"path\":\"" + dir + "/manifest.json\",\"shards\":2,\"faults\":[]}]"))
       << r.out;
-  Result human = Shard("verify --manifest " + dir + "/manifest.json");
+  Result human = RunShard("verify --manifest " + dir + "/manifest.json");
   EXPECT_TRUE(Contains(human.out, "train-00001-of-00002.tfrecord: at byte ")) << human.out;
   EXPECT_TRUE(Contains(human.out, "(record 3): manifest_label_out_of_range: image/class/label 3 is not in the label map"))
       << human.out;
@@ -244,46 +243,46 @@ TEST(VerifyCliTest, ManifestOptionJsonAndPerRecordFaults) {
 
 TEST(VerifyCliTest, BadManifests) {
   const std::string dir = MakeConvertedFolder();
-  Result missing = Shard("verify --manifest " + dir + "/nope.json " + dir + "/train-00000-of-00002.tfrecord");
+  Result missing = RunShard("verify --manifest " + dir + "/nope.json " + dir + "/train-00000-of-00002.tfrecord");
   EXPECT_EQ(missing.exit_code, 2) << missing.out;
   EXPECT_TRUE(Contains(missing.out, dir + "/nope.json: manifest_unreadable: ")) << missing.out;
   WriteFileOrDie(dir + "/manifest.json", "{\"format\": \"other/9\"}");
-  Result format = Shard("verify " + dir);
+  Result format = RunShard("verify " + dir);
   EXPECT_EQ(format.exit_code, 1);
   EXPECT_TRUE(Contains(format.out, dir + "/manifest.json: manifest_format: format \"other/9\"")) << format.out;
   WriteFileOrDie(dir + "/manifest.json", "not json");
-  Result invalid = Shard("verify " + dir);
+  Result invalid = RunShard("verify " + dir);
   EXPECT_EQ(invalid.exit_code, 1);
   EXPECT_TRUE(Contains(invalid.out, dir + "/manifest.json: manifest_invalid: ")) << invalid.out;
-  EXPECT_EQ(Shard("verify").exit_code, 2);  // neither PATHS nor --manifest
+  EXPECT_EQ(RunShard("verify").exit_code, 2);  // neither PATHS nor --manifest
 }
 
 TEST(VerifyCliTest, DecodeFindsUndecodableImages) {
   const std::string dir = MakeTempDir();
   // MakeShard's image/encoded bytes are not images: fine without --decode.
   MakeShard(dir + "/a.tfrecord", 2);
-  EXPECT_EQ(Shard("verify " + dir + "/a.tfrecord").exit_code, 0);
-  Result r = Shard("verify --decode " + dir + "/a.tfrecord");
+  EXPECT_EQ(RunShard("verify " + dir + "/a.tfrecord").exit_code, 0);
+  Result r = RunShard("verify --decode " + dir + "/a.tfrecord");
   EXPECT_EQ(r.exit_code, 1) << r.out;
   EXPECT_TRUE(Contains(r.out, "a.tfrecord: at byte 0 (record 0): image_undecodable: ")) << r.out;
   EXPECT_TRUE(Contains(r.out, "(record 1): image_undecodable: ")) << r.out;
-  EXPECT_EQ(Shard("verify --decode --records-only " + dir + "/a.tfrecord").exit_code, 2);
+  EXPECT_EQ(RunShard("verify --decode --records-only " + dir + "/a.tfrecord").exit_code, 2);
 }
 
 TEST(VerifyCliTest, InteropFiles) {
   const std::string dir = SharedPath("interop/tfrecord");
   if (dir.empty()) GTEST_SKIP() << "shared interop data not found (LIBSHARD_SHARED_DIR)";
   // By default the Beam files' raw records "foo" / "bar" are not_an_example faults ...
-  Result all = Shard("verify " + dir);
+  Result all = RunShard("verify " + dir);
   EXPECT_EQ(all.exit_code, 1);
   EXPECT_TRUE(Contains(all.out, "beam_foo.tfrecord: at byte 0 (record 0): not_an_example")) << all.out;
   EXPECT_TRUE(Contains(all.out, "beam_foo_bar.tfrecord: at byte 19 (record 1): not_an_example")) << all.out;
   EXPECT_TRUE(Contains(all.out, "8 files (2 with faults), 1618 records")) << all.out;
   // ... and clean when only the framing is checked.
-  EXPECT_EQ(Shard("verify --records-only " + dir).exit_code, 0);
+  EXPECT_EQ(RunShard("verify --records-only " + dir).exit_code, 0);
   // Everything else is clean; gzip files auto-detected and named explicitly.
-  EXPECT_EQ(Shard("verify '" + dir + "/tfx_*'").exit_code, 0);
-  Result gz = Shard("verify --json --compression gzip '" + dir + "/*.gz'");
+  EXPECT_EQ(RunShard("verify '" + dir + "/tfx_*'").exit_code, 0);
+  Result gz = RunShard("verify --json --compression gzip '" + dir + "/*.gz'");
   EXPECT_EQ(gz.exit_code, 0) << gz.out;
   EXPECT_TRUE(Contains(gz.out, "\"compression\":\"gzip\"")) << gz.out;
 }

@@ -34,9 +34,9 @@ using testing::ReadRecords;
 using testing::WriteTreeFile;
 using Result = testing::CommandResult;
 
-Result Shard(const std::string& args) { return testing::RunCommand(std::string(SHARD_BIN) + " " + args); }
+using testing::RunShard;
 
-bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using testing::Contains;
 
 bool EndsWith(const std::string& s, const std::string& end) {
   return s.size() >= end.size() && s.compare(s.size() - end.size(), end.size(), end) == 0;
@@ -59,7 +59,7 @@ void ExpectFinalShardsComplete(const std::string& dir, bool with_cli = true) {
   for (const std::string& f : ListFilesRecursive(dir)) {
     if (!EndsWith(f, ".tfrecord")) continue;
     if (with_cli) {
-      Result v = Shard("verify -q " + dir + "/" + f);
+      Result v = RunShard("verify -q " + dir + "/" + f);
       EXPECT_EQ(v.exit_code, 0) << f << ": " << v.out << v.err;
     }
     StatusOr<ShardEntry> e = convert::ReadShardEntry(dir + "/.libshard/" + f + ".json");
@@ -86,7 +86,7 @@ void MakeManyImages(const std::string& root, int n, int size) {
 TEST(ConvertCliTest, AllConvertedExitsZero) {
   const std::string dir = MakeTempDir();
   MakeSmallTree(dir + "/in");
-  Result r = Shard("convert " + dir + "/in -o " + dir + "/out --size 8 --records-per-shard 3");
+  Result r = RunShard("convert " + dir + "/in -o " + dir + "/out --size 8 --records-per-shard 3");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(Contains(r.err, "4 converted")) << r.err;
   StatusOr<Manifest> m = convert::ReadManifest(dir + "/out/manifest.json");
@@ -98,7 +98,7 @@ TEST(ConvertCliTest, AllConvertedExitsZero) {
   EXPECT_EQ(ReadFileOrDie(dir + "/out/rejects.tsv"), "path\treason\n");
   ExpectFinalShardsComplete(dir + "/out");
   // --json prints the manifest on stdout.
-  r = Shard("convert -q --json " + dir + "/in -o " + dir + "/out2 --prefix p");
+  r = RunShard("convert -q --json " + dir + "/in -o " + dir + "/out2 --prefix p");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err, "");
   Manifest printed;
@@ -111,7 +111,7 @@ TEST(ConvertCliTest, RejectedInputExitsThreeAndIsListed) {
   const std::string dir = MakeTempDir();
   MakeSmallTree(dir + "/in");
   WriteTreeFile(dir + "/in", "dog/readme.txt", "this is not an image");
-  Result r = Shard("convert " + dir + "/in -o " + dir + "/out");
+  Result r = RunShard("convert " + dir + "/in -o " + dir + "/out");
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_TRUE(Contains(r.err, "rejected dog/readme.txt")) << r.err;
   const std::string tsv = ReadFileOrDie(dir + "/out/rejects.tsv");
@@ -124,20 +124,20 @@ TEST(ConvertCliTest, RejectedInputExitsThreeAndIsListed) {
   ASSERT_EQ(m->rejects_size(), 1);
   EXPECT_EQ(m->rejects(0).path(), "dog/readme.txt");
   // Run again: the same exit code (the reject is remembered by its shard).
-  r = Shard("convert -q " + dir + "/in -o " + dir + "/out");
+  r = RunShard("convert -q " + dir + "/in -o " + dir + "/out");
   EXPECT_EQ(r.exit_code, 3) << r.err;
 }
 
 TEST(ConvertCliTest, FatalErrorsExitOne) {
   const std::string dir = MakeTempDir();
-  Result r = Shard("convert " + dir + "/missing -o " + dir + "/out");
+  Result r = RunShard("convert " + dir + "/missing -o " + dir + "/out");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_TRUE(Contains(r.err, dir + "/missing")) << r.err;
   EXPECT_FALSE(fs::exists(dir + "/out"));
 
   MakeSmallTree(dir + "/in");
   WriteTreeFile(dir + "/in", "dog/zzz.png", "PNG? no");
-  r = Shard("convert --on-error fail " + dir + "/in -o " + dir + "/out");
+  r = RunShard("convert --on-error fail " + dir + "/in -o " + dir + "/out");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_TRUE(Contains(r.err, dir + "/in/dog/zzz.png")) << r.err;
   EXPECT_FALSE(fs::exists(dir + "/out/manifest.json"));
@@ -145,7 +145,7 @@ TEST(ConvertCliTest, FatalErrorsExitOne) {
   ExpectFinalShardsComplete(dir + "/out");
 
   // An unreadable labels file is fatal too.
-  r = Shard("convert " + dir + "/in -o " + dir + "/out3 --labels " + dir + "/nolabels.txt");
+  r = RunShard("convert " + dir + "/in -o " + dir + "/out3 --labels " + dir + "/nolabels.txt");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_TRUE(Contains(r.err, "nolabels.txt")) << r.err;
 }
@@ -161,12 +161,12 @@ TEST(ConvertCliTest, UsageErrorsExitTwo) {
         io + "--shard-size .", io + "--shard-size 1.2.3", io + "--shard-size 99999999999999999999999G",
         io + "--quality 0", io + "--zstd-level 23", io + "--num-tasks 0",
         io + "--num-tasks 2 --task-index 2"}) {
-    Result r = Shard("convert " + args);
+    Result r = RunShard("convert " + args);
     EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;
     EXPECT_FALSE(r.err.empty()) << args;
   }
   EXPECT_FALSE(fs::exists(dir + "/out"));
-  Result help = Shard("convert --help");
+  Result help = RunShard("convert --help");
   EXPECT_EQ(help.exit_code, 0);
   EXPECT_TRUE(Contains(help.out, "Exit codes")) << help.out;
 }
@@ -174,7 +174,7 @@ TEST(ConvertCliTest, UsageErrorsExitTwo) {
 TEST(ConvertCliTest, DryRunWritesNothingAndPrintsCounts) {
   const std::string dir = MakeTempDir();
   MakeSmallTree(dir + "/in");
-  Result r = Shard("convert --dry-run " + dir + "/in -o " + dir + "/out --records-per-shard 1");
+  Result r = RunShard("convert --dry-run " + dir + "/in -o " + dir + "/out --records-per-shard 1");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_FALSE(fs::exists(dir + "/out"));
   EXPECT_TRUE(Contains(r.out, "dry run: 4 samples")) << r.out;
@@ -203,7 +203,7 @@ TEST(ConvertCliTest, DryRunJsonFlagsRiskyInputs) {
   WriteTreeFile(in, "b/rotated.jpg", testing::WithExifOrientation(JpegBytes(16, 8, 3, 5), 6));
   WriteTreeFile(in, "b/broken.png", "\x89PNG\r\n\x1a\n garbage");
   WriteTreeFile(in, "stray.txt", "x");
-  Result r = Shard("convert --dry-run --json " + in + " -o " + dir + "/out");
+  Result r = RunShard("convert --dry-run --json " + in + " -o " + dir + "/out");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_FALSE(fs::exists(dir + "/out"));
   google::protobuf::Struct json;
@@ -240,10 +240,10 @@ TEST(ConvertCliTest, DryRunJsonFlagsRiskyInputs) {
 TEST(ConvertCliTest, TaskRunWritesItsOwnManifest) {
   const std::string dir = MakeTempDir();
   MakeSmallTree(dir + "/in");
-  Result whole = Shard("convert -q " + dir + "/in -o " + dir + "/whole --records-per-shard 1");
+  Result whole = RunShard("convert -q " + dir + "/in -o " + dir + "/whole --records-per-shard 1");
   ASSERT_EQ(whole.exit_code, 0) << whole.err;
   for (int t = 0; t < 3; ++t) {
-    Result r = Shard("convert -q " + dir + "/in -o " + dir + "/tasks --records-per-shard 1 --num-tasks 3 --task-index " +
+    Result r = RunShard("convert -q " + dir + "/in -o " + dir + "/tasks --records-per-shard 1 --num-tasks 3 --task-index " +
                      std::to_string(t));
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_TRUE(fs::exists(dir + "/tasks/" + convert::TaskManifestName(t, 3)));
@@ -253,7 +253,7 @@ TEST(ConvertCliTest, TaskRunWritesItsOwnManifest) {
     const std::string f = "/in-train-0000" + std::to_string(i) + "-of-00004.tfrecord";
     EXPECT_EQ(ReadFileOrDie(dir + "/tasks" + f), ReadFileOrDie(dir + "/whole" + f)) << f;
   }
-  Result bad = Shard("convert -q " + dir + "/in -o " + dir + "/bad --num-tasks 2 --task-index 2");
+  Result bad = RunShard("convert -q " + dir + "/in -o " + dir + "/bad --num-tasks 2 --task-index 2");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_TRUE(Contains(bad.err, "task index 2")) << bad.err;
 }
@@ -284,7 +284,7 @@ TEST(ConvertCliTest, KillNineAndResumeGivesTheSameBytes) {
   };
   const std::string ref_dir = dir + "/ref";
   std::string cmd = "convert -q " + in + " -o " + ref_dir + " --records-per-shard 4 --threads 2 --size 10";
-  ASSERT_EQ(Shard(cmd).exit_code, 0);
+  ASSERT_EQ(RunShard(cmd).exit_code, 0);
   const std::map<std::string, std::string> ref = Snapshot(ref_dir);
   ASSERT_EQ(ref.count("manifest.json"), 1u);
 
@@ -310,7 +310,7 @@ TEST(ConvertCliTest, KillNineAndResumeGivesTheSameBytes) {
       EXPECT_FALSE(fs::exists(out + "/manifest.json") && !fs::exists(out + "/rejects.tsv"));
       ExpectFinalShardsComplete(out, /*with_cli=*/false);
     }
-    Result resumed = Shard("convert -q " + in + " -o " + out + " --records-per-shard 4 --threads 2 --size 10");
+    Result resumed = RunShard("convert -q " + in + " -o " + out + " --records-per-shard 4 --threads 2 --size 10");
     ASSERT_EQ(resumed.exit_code, 0) << "round " << round << " (" << delay_ms << " ms): " << resumed.err;
     EXPECT_EQ(CountDifferences(ref, Snapshot(out)), 0) << "round " << round << " killed after " << delay_ms << " ms";
     ExpectNoTemporaries(out);
@@ -325,7 +325,7 @@ TEST(ConvertCliTest, DiskFullFailsNamingTheFileAndLeavesNoIncompleteShard) {
   MakeManyImages(in, 120, 24);
   const std::string flags = " --records-per-shard 6 --format png --threads 2";
   const std::string ref_dir = dir + "/ref";
-  ASSERT_EQ(Shard("convert -q " + in + " -o " + ref_dir + flags).exit_code, 0);
+  ASSERT_EQ(RunShard("convert -q " + in + " -o " + ref_dir + flags).exit_code, 0);
   uint64_t total = 0;
   for (const std::string& f : ListFilesRecursive(ref_dir)) total += fs::file_size(ref_dir + "/" + f);
   // A file size limit well under one shard's size... and under the total.
@@ -343,7 +343,7 @@ TEST(ConvertCliTest, DiskFullFailsNamingTheFileAndLeavesNoIncompleteShard) {
   ExpectNoTemporaries(out);
   ExpectFinalShardsComplete(out);
   // Space again: the run completes and matches an uninterrupted one.
-  Result again = Shard("convert -q " + in + " -o " + out + flags);
+  Result again = RunShard("convert -q " + in + " -o " + out + flags);
   EXPECT_EQ(again.exit_code, 0) << again.err;
   EXPECT_EQ(CountDifferences(Snapshot(ref_dir), Snapshot(out)), 0);
 }

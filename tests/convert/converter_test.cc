@@ -33,7 +33,7 @@ using testing::ReadRecords;
 using testing::WriteFileOrDie;
 using testing::WriteTreeFile;
 
-bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using testing::Contains;
 
 // train/{a,b,c} with 6 images each, val/{a,c} with 3 each: PNG (gray, RGB,
 // RGBA) and JPEG (gray, RGB) of assorted sizes; plus a text file in a class

@@ -25,9 +25,7 @@ using testing::PngBytes;
 using testing::ReadFileOrDie;
 using testing::WriteTreeFile;
 
-bool Contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using testing::Contains;
 
 class MergeTest : public ::testing::Test {
  protected:

@@ -21,7 +21,7 @@ using testing::PngBytes;
 using testing::WriteFileOrDie;
 using testing::WriteTreeFile;
 
-bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using testing::Contains;
 
 std::vector<std::string> Paths(const Listing& l) {
   std::vector<std::string> out;
