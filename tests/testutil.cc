@@ -2,10 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -49,6 +51,39 @@ void WriteFileOrDie(const std::string& path, const std::string& contents) {
   if (!out) ADD_FAILURE() << "cannot write " << path;
 }
 
+namespace {
+
+// Removes the directories MakeTempDir() made for a test when that test
+// passes; a failed test keeps them (and names them) for a post-mortem.
+class TempDirCleaner : public ::testing::EmptyTestEventListener {
+ public:
+  static TempDirCleaner& Get() {
+    static TempDirCleaner* cleaner = [] {
+      auto* c = new TempDirCleaner;  // the listener list owns it
+      ::testing::UnitTest::GetInstance()->listeners().Append(c);
+      return c;
+    }();
+    return *cleaner;
+  }
+  void Add(const fs::path& dir) { dirs_.push_back(dir); }
+  void OnTestEnd(const ::testing::TestInfo& info) override {
+    for (const fs::path& dir : dirs_) {
+      if (info.result()->Failed()) {
+        std::fprintf(stderr, "kept %s for the failed test\n", dir.c_str());
+      } else {
+        std::error_code ec;
+        fs::remove_all(dir, ec);
+      }
+    }
+    dirs_.clear();
+  }
+
+ private:
+  std::vector<fs::path> dirs_;
+};
+
+}  // namespace
+
 std::string MakeTempDir() {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
   std::string name = info ? std::string(info->test_suite_name()) + "." + info->name() : "libshard";
@@ -58,6 +93,7 @@ std::string MakeTempDir() {
   fs::path dir = fs::temp_directory_path() / ("libshard_test_" + std::to_string(::getpid()) + "_" + name);
   fs::remove_all(dir);
   fs::create_directories(dir);
+  TempDirCleaner::Get().Add(dir);
   return dir.string();
 }
 

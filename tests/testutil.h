@@ -18,7 +18,8 @@ std::string SourceDir();
 // Whole file contents; fails the current test (and returns "") on error.
 std::string ReadFileOrDie(const std::string& path);
 void WriteFileOrDie(const std::string& path, const std::string& contents);
-// A fresh, empty directory unique to the running test, under $TMPDIR.
+// A fresh, empty directory unique to the running test, under $TMPDIR;
+// removed when the test ends if it passed (kept, and named, if it failed).
 std::string MakeTempDir();
 
 struct CommandResult {
