@@ -93,7 +93,7 @@ Status Dataset::ReadRecord(uint64_t sample, RecordBuffer* buf, std::string_view*
     return OutOfRangeError("sample " + std::to_string(sample) + " of a dataset of " + std::to_string(size()));
   }
   const Location loc = Locate(sample);
-  return shards_[loc.shard]->Read(loc.record, buf, out);
+  return shards_[loc.shard]->ReadCopy(loc.record, buf, out);
 }
 
 }  // namespace libshard::reader

@@ -96,7 +96,8 @@ class Dataset {
   };
   Location Locate(uint64_t sample) const;
 
-  // The record bytes of a global sample (ShardReader::Read semantics).
+  // The record bytes of a global sample, copied into `buf` (ShardReader::ReadCopy
+  // semantics: a shard shrunk while open is DataLoss, never SIGBUS).
   Status ReadRecord(uint64_t sample, RecordBuffer* buf, std::string_view* out) const;
 
  private:
