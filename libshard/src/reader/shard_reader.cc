@@ -92,12 +92,15 @@ StatusOr<std::unique_ptr<ShardReader>> ShardReader::Open(const std::string& path
     if (!fd.ok()) return fd.status();
     r->fd_ = std::move(*fd);
     r->file_size_ = id.size;
+    r->identity_ = id;
+    r->open_flags_ = r->options_.direct_io ? O_DIRECT : 0;
     int advice = options.access == AccessHint::kSequential ? POSIX_FADV_SEQUENTIAL
                  : options.access == AccessHint::kRandom   ? POSIX_FADV_RANDOM
                                                            : POSIX_FADV_NORMAL;
     ::posix_fadvise(r->fd_.get(), 0, 0, advice);
   }
   LIBSHARD_RETURN_IF_ERROR(r->BuildTable());
+  if (r->fd_.valid() && options.open_files != nullptr) options.open_files->Put(r->id_, std::move(r->fd_));
   if (options.io == IoMode::kMmap && options.verify_crc) {
     r->checked_.reset(new std::atomic<uint8_t>[r->entries_.size()]);
     for (size_t i = 0; i < r->entries_.size(); ++i) r->checked_[i].store(0, std::memory_order_relaxed);
@@ -105,7 +108,17 @@ StatusOr<std::unique_ptr<ShardReader>> ShardReader::Open(const std::string& path
   return r;
 }
 
-ShardReader::~ShardReader() = default;
+ShardReader::~ShardReader() {
+  if (options_.open_files != nullptr) options_.open_files->Erase(id_);
+}
+
+StatusOr<ShardReader::Fd> ShardReader::Descriptor() const {
+  if (fd_.valid()) return Fd{fd_.get(), nullptr};
+  if (options_.open_files == nullptr) return FailedPreconditionError(path_ + ": no open descriptor");
+  LIBSHARD_ASSIGN_OR_RETURN(auto held, options_.open_files->Get(id_, path_, identity_, open_flags_));
+  const int fd = held->get();
+  return Fd{fd, std::move(held)};
+}
 
 // Reads and checks the 12-byte header at `offset`: length CRC, length limit,
 // and that the whole record fits in the file as opened.
@@ -129,7 +142,8 @@ Status ShardReader::ReadHeaderAt(uint64_t offset, uint64_t* length, RecordBuffer
       const uint64_t want = kScanBlock;
       char* b = block->Reserve(want);
       if (b == nullptr) return ResourceExhaustedError(path_ + ": cannot allocate a scan buffer");
-      const int64_t n = io::PreadFull(fd_.get(), b, want, start);
+      LIBSHARD_ASSIGN_OR_RETURN(Fd fd, Descriptor());
+      const int64_t n = io::PreadFull(fd.fd, b, want, start);
       if (n < 0) return ErrnoError("read " + path_, static_cast<int>(-n));
       if (static_cast<uint64_t>(n) < offset - start + record::kHeaderSize) {
         return DataLossError(At(path_, offset) + ": truncated record: the file shrank while open");
@@ -291,7 +305,8 @@ Status ShardReader::Read(size_t i, RecordBuffer* buf, std::string_view* out) con
     skip = e.offset - start;
     char* dst = buf->Reserve(want);
     if (dst == nullptr) return ResourceExhaustedError(path_ + ": cannot allocate " + std::to_string(want) + " bytes");
-    const int64_t n = io::PreadFull(fd_.get(), dst, want, start);
+    LIBSHARD_ASSIGN_OR_RETURN(Fd fd, Descriptor());
+    const int64_t n = io::PreadFull(fd.fd, dst, want, start);
     if (n < 0) return ErrnoError("read " + path_, static_cast<int>(-n));
     if (static_cast<uint64_t>(n) < skip + e.size) {
       return DataLossError(At(path_, e.offset) + ": truncated record: the file ends at byte " +

@@ -35,7 +35,7 @@
 //
 // Files: only regular files are opened (a FIFO or device is refused, never
 // waited on). mmap mode holds no open descriptor after Open(); pread mode
-// holds one per reader.
+// holds one per reader, or shares a capped set (options.open_files).
 //
 // CRCs: the length CRC is checked whenever a header is decoded. With
 // `verify_crc` the data CRC is checked the first time each record is read in
@@ -60,6 +60,7 @@
 
 #include "libshard/io/mapped_file.h"
 #include "libshard/io/open_file.h"
+#include "libshard/io/open_file_cache.h"
 #include "libshard/record/format.h"
 #include "libshard/record/index.h"
 #include "libshard/status.h"
@@ -95,6 +96,12 @@ struct ShardReaderOptions {
   // served as they were when read). Ignored for other access hints (a random
   // read would waste the rest). Default: 256 KiB (stays in L2 for the CRC).
   size_t readahead_bytes = size_t{256} << 10;
+  // kPread: keep the descriptor in this shared cache instead of holding it,
+  // so many readers together hold at most its capacity open (an evicted
+  // file is reopened on its next read, and must still be the same file).
+  // Dataset sets one up (DatasetOptions::max_open_files). Null: the reader
+  // keeps its own descriptor open. Default: null.
+  std::shared_ptr<io::OpenFileCache> open_files;
 };
 
 // A reusable buffer for kPread reads (aligned for O_DIRECT). Not shared
@@ -162,12 +169,20 @@ class ShardReader {
   // Checks the header at `offset`; in pread mode reads through `block`.
   Status ReadHeaderAt(uint64_t offset, uint64_t* length, RecordBuffer* block) const;
   Status CheckFileSize(uint64_t end, uint64_t offset) const;
+  // kPread: the descriptor to read from, held open while `held` lives.
+  struct Fd {
+    int fd;
+    std::shared_ptr<const io::ScopedFd> held;
+  };
+  StatusOr<Fd> Descriptor() const;
   Status DecodeCopied(const record::IndexEntry& e, const char* rec, bool verify_crc, std::string_view* out) const;
 
   std::string path_;
   ShardReaderOptions options_;
   uint64_t id_ = 0;  // unique per reader, names a RecordBuffer's contents
-  io::ScopedFd fd_;                        // kPread
+  io::ScopedFd fd_;                        // kPread without open_files
+  io::FileIdentity identity_;              // the file as opened
+  int open_flags_ = 0;                     // extra flags for reopening (O_DIRECT)
   std::unique_ptr<io::MappedFile> file_;  // kMmap
   const char* map_ = nullptr;             // file_'s bytes; null when empty or kPread
   uint64_t file_size_ = 0;
