@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <string>
 
+#include "libshard/convert/manifest_io.h"
 #include "libshard/io/mapped_file.h"
 #include "libshard/io/open_file.h"
 #include "libshard/reader/dataset.h"
@@ -100,6 +101,14 @@ TEST(FifoTest, DatasetFromFifoManifestFails) {
   EXPECT_EQ(ds.status().message(), fifo + ": is a FIFO, not a regular file");
 }
 
+TEST(FifoTest, TaskManifestFifoFailsToRead) {
+  // merge reads each task manifest with ReadManifest.
+  const std::string fifo = MakeFifo(MakeTempDir() + "/manifest.task-00000-of-00002.json");
+  auto m = convert::ReadManifest(fifo);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().message(), fifo + ": is a FIFO, not a regular file");
+}
+
 // --- the command line ---------------------------------------------------------
 
 TEST(FifoCliTest, InspectAndIndexRefuseAFifo) {
@@ -135,6 +144,15 @@ TEST(FifoCliTest, VerifyManifestFifo) {
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.exit_code, 124) << "hung";
   EXPECT_TRUE(Contains(r.out + r.err, fifo + ": is a FIFO, not a regular file")) << r.out << r.err;
+}
+
+TEST(FifoCliTest, ConvertOfAFifoInputReturns) {
+  const std::string dir = MakeTempDir();
+  const std::string fifo = MakeFifo(dir + "/list.csv");
+  auto r = Shard("convert " + fifo + " -o " + dir + "/out");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.exit_code, 124) << "hung";
+  EXPECT_TRUE(Contains(r.err, fifo)) << r.err;
 }
 
 TEST(FifoCliTest, ConvertLabelsAndMaskLabelsFifo) {

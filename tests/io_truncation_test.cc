@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <iostream>
 #include <memory>
 #include <random>
 #include <string>
@@ -125,6 +126,7 @@ TEST_P(ShardReaderRaceTest, TruncationWhileReadingIsDataLoss) {
   const std::string path = dir + "/a.tfrecord";
   const std::string bytes = RandomRecords(32, 32 << 10, 2);
   std::mt19937 rng(3);
+  int faults = 0;  // races the fault guard caught (the rest: the size check or a short pread)
   for (int race = 0; race < kRaces; ++race) {
     testing::WriteFileOrDie(path, bytes);
     reader::ShardReaderOptions o;
@@ -138,7 +140,10 @@ TEST_P(ShardReaderRaceTest, TruncationWhileReadingIsDataLoss) {
     }
     ASSERT_EQ(s.code(), StatusCode::kDataLoss) << s;
     EXPECT_TRUE(Contains(s.message(), path + ": ")) << s;
+    faults += Contains(s.message(), "file shrank while mapped (fault at offset ");
   }
+  std::cerr << reader::IoModeName(mode) << (copy ? " ReadCopy" : " Read") << ": " << faults << " of " << kRaces
+            << " races ended in a recovered SIGBUS\n";
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, ShardReaderRaceTest,
