@@ -23,6 +23,7 @@
 #include "libshard/reader/dataset.h"
 #include "libshard/reader/shard_reader.h"
 #include "libshard/record/record_writer.h"
+#include "deflate_testutil.h"
 #include "reader_fixtures.h"
 #include "testutil.h"
 
@@ -48,21 +49,6 @@ std::string RandomRecords(int n, size_t size, uint32_t seed) {
   }
   EXPECT_TRUE((*writer)->Close().ok());
   return testing::ReadFileOrDie(path);
-}
-
-std::string Gzip(const std::string& data) {
-  z_stream z;
-  std::memset(&z, 0, sizeof z);
-  EXPECT_EQ(deflateInit2(&z, 1, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
-  std::string out(deflateBound(&z, data.size()), '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  z.avail_in = static_cast<uInt>(data.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  EXPECT_EQ(deflate(&z, Z_FINISH), Z_STREAM_END);
-  out.resize(z.total_out);
-  deflateEnd(&z);
-  return out;
 }
 
 // Truncates `path` to kTruncatedSize after `delay` on another thread.
@@ -209,7 +195,7 @@ TEST(ToolRaceTest, IndexOfAShrinkingFile) {
 
 TEST(ToolRaceTest, VerifyOfAShrinkingGzipFile) {
   const std::string path = MakeTempDir() + "/big.tfrecord.gz";
-  RaceTool("verify", path, Gzip(RandomRecords(64, 256 << 10, 7)));
+  RaceTool("verify", path, testing::Deflate(RandomRecords(64, 256 << 10, 7), 16 + MAX_WBITS, 1));
 }
 
 }  // namespace
