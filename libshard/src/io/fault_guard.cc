@@ -45,10 +45,15 @@ bool InGuardedRange(uintptr_t a) {
 }
 
 void OnSigbus(int sig, siginfo_t* info, void* context) {
-  internal::GuardFrame* frame = t_frame;
-  if (frame != nullptr && info != nullptr && InGuardedRange(reinterpret_cast<uintptr_t>(info->si_addr))) {
-    frame->fault_addr = info->si_addr;
-    siglongjmp(frame->env, 1);
+  // The range first: reading the thread_local may allocate (in a dlopen'ed
+  // module, on a thread that never entered a guard), which only a thread that
+  // set a recovery point has already done.
+  if (info != nullptr && InGuardedRange(reinterpret_cast<uintptr_t>(info->si_addr))) {
+    internal::GuardFrame* frame = t_frame;
+    if (frame != nullptr) {
+      frame->fault_addr = info->si_addr;
+      siglongjmp(frame->env, 1);
+    }
   }
   // Not ours: hand it to whoever was there before.
   if (g_previous.sa_flags & SA_SIGINFO) {
