@@ -101,7 +101,7 @@ class PyShardReader {
     if (i < 0) i += n;
     if (i < 0 || i >= n) throw py::index_error("record index out of range");
     std::string_view v;
-    Check(reader_->Read(static_cast<size_t>(i), &buf_, &v));
+    Check(reader_->ReadCopy(static_cast<size_t>(i), &buf_, &v));
     return v;
   }
   py::bytes GetItem(int64_t i) {

@@ -153,6 +153,11 @@ class CheckIndexTest : public ::testing::Test {
     Status s = CheckIndex(shard_, entries);
     EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition) << s;
     EXPECT_TRUE(HasSubstr(s.message(), text));
+    // `shard index --check` compares with the shard's walked index instead:
+    // the same verdict, word for word.
+    Status t = CheckIndexAgainst(index_, entries);
+    EXPECT_EQ(t.code(), s.code());
+    EXPECT_EQ(t.message(), s.message());
   }
   std::string shard_;
   std::string index_text_;
@@ -162,6 +167,8 @@ class CheckIndexTest : public ::testing::Test {
 TEST_F(CheckIndexTest, AcceptsTheRightIndex) {
   EXPECT_TRUE(CheckIndex(shard_, index_).ok());
   EXPECT_TRUE(CheckIndex("", {}).ok());
+  EXPECT_TRUE(CheckIndexAgainst(index_, index_).ok());
+  EXPECT_TRUE(CheckIndexAgainst({}, {}).ok());
 }
 
 TEST_F(CheckIndexTest, TooFewEntries) {
@@ -208,6 +215,38 @@ TEST_F(CheckIndexTest, DamagedFramingIsDataLoss) {
   damaged = shard_;
   damaged[index_[1].offset + 20] ^= 4;
   EXPECT_TRUE(CheckIndex(damaged, index_).ok());
+}
+
+TEST(BuildIndexOfFileTest, StreamsTheFileWithBuildIndexsVerdicts) {
+  const std::string dir = testing::MakeTempDir();
+  std::string index_text;
+  const std::string shard = WriteShard({"zero", std::string(300, 'x'), "two", ""}, &index_text);
+  testing::WriteFileOrDie(dir + "/a.tfrecord", shard);
+  auto built = BuildIndexOfFile(dir + "/a.tfrecord");
+  ASSERT_TRUE(built.ok()) << built.status();
+  EXPECT_EQ(FormatIndex(*built), index_text);
+  testing::WriteFileOrDie(dir + "/empty.tfrecord", "");
+  auto empty = BuildIndexOfFile(dir + "/empty.tfrecord");
+  ASSERT_TRUE(empty.ok()) << empty.status();
+  EXPECT_TRUE(empty->empty());
+  // A data byte of record 1 flipped; the tail cut short.
+  std::string flipped = shard;
+  flipped[20 + 12 + 5] ^= 1;
+  testing::WriteFileOrDie(dir + "/f.tfrecord", flipped);
+  auto bad = BuildIndexOfFile(dir + "/f.tfrecord");
+  EXPECT_EQ(bad.status().code(), StatusCode::kDataLoss);
+  EXPECT_EQ(bad.status().message(), dir + "/f.tfrecord: " + BuildIndex(flipped).status().message());
+  testing::WriteFileOrDie(dir + "/t.tfrecord", shard.substr(0, shard.size() - 3));
+  auto cut = BuildIndexOfFile(dir + "/t.tfrecord");
+  EXPECT_EQ(cut.status().code(), StatusCode::kDataLoss);
+  EXPECT_TRUE(HasSubstr(cut.status().message(), dir + "/t.tfrecord: truncated record at byte " +
+                                                     std::to_string(shard.size() - 16)))
+      << cut.status();
+  testing::WriteFileOrDie(dir + "/c.tfrecord.gz", std::string("\x1f\x8b\x08\x00", 4) + std::string(20, '\0'));
+  auto gz = BuildIndexOfFile(dir + "/c.tfrecord.gz");
+  EXPECT_EQ(gz.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(gz.status().message(), dir + "/c.tfrecord.gz: is gzip-compressed; an index addresses uncompressed "
+                                         "records, so decompress it first");
 }
 
 }  // namespace

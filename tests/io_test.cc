@@ -1,10 +1,21 @@
-// Tests of the file layer: MappedFile, ReadFileToString, writable files and
-// RenameFile.
+// Tests of the file layer: MappedFile, ReadFileToString, the fault guard,
+// writable files and RenameFile.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <fcntl.h>
+#include <unistd.h>
 
+#include <atomic>
+#include <cstring>
 #include <filesystem>
+#include <thread>
+#include <vector>
 #include <string>
 
+#include "libshard/crc32c.h"
+#include "libshard/io/fault_guard.h"
 #include "libshard/io/mapped_file.h"
 #include "libshard/io/writable_file.h"
 #include "testutil.h"
@@ -153,6 +164,119 @@ TEST(RenameFileTest, RelativePathInCurrentDirectory) {
   std::filesystem::current_path(cwd);
   EXPECT_TRUE(s.ok()) << s;
   EXPECT_EQ(ReadFileOrDie(dir + "/r"), "x");
+}
+
+// A SIGBUS handler of the program's own, installed before libshard maps
+// anything (at static initialisation), that libshard's handler must chain to.
+constexpr int kProgramHandlerExit = 42;
+void ProgramSigbusHandler(int) { _exit(kProgramHandlerExit); }
+const bool kProgramHandlerInstalled = [] {
+  struct sigaction sa;
+  std::memset(&sa, 0, sizeof sa);
+  sa.sa_handler = ProgramSigbusHandler;
+  sigemptyset(&sa.sa_mask);
+  return sigaction(SIGBUS, &sa, nullptr) == 0;
+}();
+
+std::string PatternFile(size_t n) {
+  std::string s(n, '\0');
+  for (size_t i = 0; i < n; ++i) s[i] = static_cast<char>(i * 131 + 7);
+  return s;
+}
+
+TEST(FaultGuardTest, LostPagesAreDataLossNamingTheOffset) {
+  const std::string path = MakeTempDir() + "/f";
+  const std::string contents = PatternFile(64 << 10);
+  WriteFileOrDie(path, contents);
+  auto file = MappedFile::Open(path);
+  ASSERT_TRUE(file.ok()) << file.status();
+  ASSERT_EQ(::truncate(path.c_str(), 4096), 0);
+  char buf[100];
+  ASSERT_TRUE(GuardedCopy(**file, 100, sizeof buf, buf).ok());
+  EXPECT_EQ(std::string(buf, sizeof buf), contents.substr(100, sizeof buf));
+  Status lost = GuardedCopy(**file, 8192, sizeof buf, buf);
+  EXPECT_EQ(lost.code(), StatusCode::kDataLoss);
+  EXPECT_EQ(lost.message(), path + ": file shrank while mapped (fault at offset 8192)");
+  // A CRC over the whole mapping faults at the first lost page.
+  uint32_t crc = 0;
+  const char* p = (*file)->data().data();
+  Status whole = WithFaultGuard(**file, [&] { crc = crc32c::Value(p, (*file)->size()); });
+  EXPECT_EQ(whole.message(), path + ": file shrank while mapped (fault at offset 4096)");
+  // Repeated faults on the same thread keep being recovered.
+  for (int i = 0; i < 100; ++i) {
+    int ran = 0;
+    ASSERT_TRUE(WithFaultGuard(**file, [&] { ++ran; }).ok());
+    ASSERT_EQ(ran, 1);
+    ASSERT_EQ(GuardedCopy(**file, 60000, 10, buf).code(), StatusCode::kDataLoss);
+  }
+  EXPECT_EQ(GuardedCopy(**file, 65530, 10, buf).code(), StatusCode::kInvalidArgument);
+}
+
+TEST(FaultGuardTest, ConcurrentGuardsOnManyThreads) {
+  const std::string path = MakeTempDir() + "/f";
+  WriteFileOrDie(path, PatternFile(1 << 20));
+  auto file = MappedFile::Open(path);
+  ASSERT_TRUE(file.ok()) << file.status();
+  ASSERT_EQ(::truncate(path.c_str(), 0), 0);
+  std::vector<std::thread> threads;
+  std::atomic<int> data_loss{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      char buf[64];
+      for (int i = 0; i < 200; ++i) {
+        if (GuardedCopy(**file, static_cast<uint64_t>((t * 200 + i) * 1000), sizeof buf, buf).code() ==
+            StatusCode::kDataLoss) {
+          data_loss.fetch_add(1);
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(data_loss.load(), 800);
+}
+
+// In a child process (a SIGBUS that is not libshard's must end it).
+int ExitOfChild(void (*body)(const std::string&), const std::string& path) {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    body(path);
+    _exit(0);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+TEST(FaultGuardTest, OtherSigbusReachesTheProgramsHandler) {
+  ASSERT_TRUE(kProgramHandlerInstalled);
+  const std::string path = MakeTempDir() + "/f";
+  WriteFileOrDie(path, PatternFile(64 << 10));
+  // A mapping that is not libshard's, touched past the end while libshard's
+  // handler is installed (a MappedFile is open, even inside a guard).
+  EXPECT_EQ(ExitOfChild(
+                [](const std::string& p) {
+                  auto ours = MappedFile::Open(p);
+                  if (!ours.ok()) _exit(1);
+                  int fd = ::open(p.c_str(), O_RDONLY);
+                  void* theirs = ::mmap(nullptr, 64 << 10, PROT_READ, MAP_SHARED, fd, 0);
+                  if (::truncate(p.c_str(), 0) != 0) _exit(2);
+                  char c = 0;
+                  Status s = WithFaultGuard(**ours, [&] { c = static_cast<volatile char*>(theirs)[8192]; });
+                  _exit(3 + (c & 0));
+                },
+                path),
+            kProgramHandlerExit);
+  // libshard's own range read without a guard is not libshard's to recover.
+  WriteFileOrDie(path, PatternFile(64 << 10));
+  EXPECT_EQ(ExitOfChild(
+                [](const std::string& p) {
+                  auto ours = MappedFile::Open(p);
+                  if (!ours.ok() || ::truncate(p.c_str(), 0) != 0) _exit(1);
+                  volatile char c = (*ours)->data()[8192];
+                  _exit(3 + (c & 0));
+                },
+                path),
+            kProgramHandlerExit);
 }
 
 }  // namespace

@@ -1,11 +1,14 @@
 #include "libshard/reader/shard_reader.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 
+#include "libshard/reader/dataset.h"
 #include "libshard/record/index.h"
 #include "reader_fixtures.h"
 #include "testutil.h"
@@ -257,6 +260,86 @@ TEST(ShardReaderModes, MmapPreadAndDirectGiveTheSameBytes) {
   }
   EXPECT_EQ(ParseIoMode("pread").value(), IoMode::kPread);
   EXPECT_FALSE(ParseIoMode("mmapp").ok());
+}
+
+// Open files: a dataset of many shards must not need a descriptor per shard.
+// In a child process whose RLIMIT_NOFILE is 64, open 200 shards and read every
+// record twice (evicted pread descriptors are reopened); the child's exit code
+// says what failed.
+int ReadAllUnderFileLimit(const std::string& dir, IoMode mode, size_t max_open_files) {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    struct rlimit rl = {64, 64};
+    if (::setrlimit(RLIMIT_NOFILE, &rl) != 0) _exit(10);
+    DatasetOptions o;
+    o.shard.io = mode;
+    o.max_open_files = max_open_files;
+    auto ds = Dataset::Open({dir}, o);
+    if (!ds.ok()) {
+      std::fprintf(stderr, "open: %s\n", ds.status().ToString().c_str());
+      _exit(11);
+    }
+    if ((*ds)->num_shards() != 200 || (*ds)->size() != 400) _exit(12);
+    RecordBuffer buf;
+    std::string_view v;
+    for (int pass = 0; pass < 2; ++pass) {
+      for (uint64_t i = 0; i < (*ds)->size(); ++i) {
+        Status s = (*ds)->ReadRecord(i, &buf, &v);
+        if (!s.ok()) {
+          std::fprintf(stderr, "read %llu: %s\n", static_cast<unsigned long long>(i), s.ToString().c_str());
+          _exit(13);
+        }
+        if (v.substr(0, 7) != "record-") _exit(14);
+      }
+    }
+    _exit(0);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+TEST(OpenFilesTest, TwoHundredShardsUnderALimitOf64Descriptors) {
+  const std::string dir = testing::MakeTempDir();
+  char name[64];
+  for (int i = 0; i < 200; ++i) {
+    std::snprintf(name, sizeof name, "/s-%05d-of-00200.tfrecord", i);
+    WritePlainShard(dir + name, 2);
+  }
+  EXPECT_EQ(ReadAllUnderFileLimit(dir, IoMode::kMmap, 64), 0);   // mmap: no descriptor kept at all
+  EXPECT_EQ(ReadAllUnderFileLimit(dir, IoMode::kPread, 32), 0);  // pread: at most 32 (+ reads in flight)
+  // Without a cap that fits, pread mode runs out of descriptors, with a clear error.
+  EXPECT_EQ(ReadAllUnderFileLimit(dir, IoMode::kPread, 1000), 11);
+}
+
+TEST(OpenFilesTest, EvictedDescriptorIsReopenedAndMustBeTheSameFile) {
+  const std::string dir = testing::MakeTempDir();
+  auto recs_a = WritePlainShard(dir + "/a.tfrecord", 3);
+  auto recs_b = WritePlainShard(dir + "/b.tfrecord", 3);
+  ShardReaderOptions o;
+  o.io = IoMode::kPread;
+  o.open_files = std::make_shared<io::OpenFileCache>(1);
+  auto a = ShardReader::Open(dir + "/a.tfrecord", o);
+  auto b = ShardReader::Open(dir + "/b.tfrecord", o);  // evicts a's descriptor
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(o.open_files->open_count(), 1u);
+  RecordBuffer buf;
+  std::string_view v;
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE((*a)->Read(i, &buf, &v).ok());
+    EXPECT_EQ(v, recs_a[i]);
+    ASSERT_TRUE((*b)->Read(i, &buf, &v).ok());
+    EXPECT_EQ(v, recs_b[i]);
+    EXPECT_EQ(o.open_files->open_count(), 1u);
+  }
+  // b's descriptor is open now; replacing a's file by rename is caught on reopen.
+  WritePlainShard(dir + "/c.tfrecord", 3);
+  std::filesystem::rename(dir + "/c.tfrecord", dir + "/a.tfrecord");
+  Status s = (*a)->Read(0, &buf, &v);
+  EXPECT_EQ(s.code(), StatusCode::kDataLoss);
+  EXPECT_EQ(s.message(), dir + "/a.tfrecord: the file was replaced since it was opened");
+  b->reset();
+  EXPECT_EQ(o.open_files->open_count(), 0u);
 }
 
 }  // namespace

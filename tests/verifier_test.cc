@@ -15,6 +15,7 @@
 #include "libshard/record/format.h"
 #include "libshard/record/index.h"
 #include "libshard/record/record_writer.h"
+#include "deflate_testutil.h"
 #include "testutil.h"
 
 namespace libshard::verify {
@@ -47,20 +48,7 @@ std::string MakeExample(int i, size_t bytes) {
   return b.Serialize();
 }
 
-// gzip (wbits 16+15) or zlib (15) compression of `data`.
-std::string Deflate(const std::string& data, int wbits) {
-  z_stream z{};
-  EXPECT_EQ(deflateInit2(&z, 6, Z_DEFLATED, wbits, 8, Z_DEFAULT_STRATEGY), Z_OK);
-  std::string out(deflateBound(&z, data.size()) + 64, '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  z.avail_in = static_cast<uInt>(data.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  EXPECT_EQ(deflate(&z, Z_FINISH), Z_STREAM_END);
-  out.resize(z.total_out);
-  deflateEnd(&z);
-  return out;
-}
+using ::libshard::testing::Deflate;
 
 // The only fault of `r`, which must exist.
 const Fault& OnlyFault(const FileResult& r) {

@@ -173,7 +173,7 @@ TEST(VerifyCliTest, UnreadableFileExitsTwoAfterCheckingTheOthers) {
   ASSERT_EQ(::mkfifo((dir + "/a.tfrecord").c_str(), 0600), 0);
   Result r = RunShard("verify " + dir + "/a.tfrecord " + dir + "/b.tfrecord");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_TRUE(Contains(r.out, "a.tfrecord: at byte 0 (record 0): unreadable: not a regular file")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "a.tfrecord: at byte 0 (record 0): unreadable: is a FIFO, not a regular file")) << r.out;
   EXPECT_TRUE(Contains(r.out, "2 files (1 with faults), 2 records")) << r.out;
 }
 

@@ -14,11 +14,9 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <iostream>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -28,6 +26,7 @@
 #include "libshard/image/pipeline.h"
 #include "libshard/image/resize.h"
 #include "libshard/image/transform.h"
+#include "libshard/io/mapped_file.h"
 
 namespace shard_tool {
 namespace {
@@ -78,12 +77,11 @@ libshard::Status LoadInputs(const std::string& dir, Inputs* in) {
   if (ec) return libshard::ErrnoError(dir, ec.value());
   std::sort(files.begin(), files.end());
   for (const auto& p : files) {
-    std::ifstream f(p, std::ios::binary);
-    std::ostringstream ss;
-    ss << f.rdbuf();
-    const img::ImageFormat fmt = img::DetectFormat(ss.str());
-    if (fmt == img::ImageFormat::kPng) in->png.push_back(ss.str());
-    if (fmt == img::ImageFormat::kJpeg) in->jpeg.push_back(ss.str());
+    auto bytes = libshard::io::ReadFileToString(p.string());  // regular files only: a FIFO is skipped, not waited on
+    if (!bytes.ok()) continue;
+    const img::ImageFormat fmt = img::DetectFormat(*bytes);
+    if (fmt == img::ImageFormat::kPng) in->png.push_back(*bytes);
+    if (fmt == img::ImageFormat::kJpeg) in->jpeg.push_back(*bytes);
   }
   if (in->png.empty() || in->jpeg.empty()) {
     return libshard::InvalidArgumentError(dir + ": needs at least one PNG and one JPEG file");

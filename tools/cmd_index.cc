@@ -11,7 +11,6 @@
 #include "libshard/io/mapped_file.h"
 #include "libshard/io/writable_file.h"
 #include "libshard/record/index.h"
-#include "libshard/record/stream_reader.h"
 
 namespace shard_tool {
 namespace {
@@ -39,21 +38,14 @@ Status WriteIndexAtomically(const std::string& path, const std::vector<record::I
 }
 
 Status IndexOne(const std::string& file, const IndexOptions& opt, uint64_t* records) {
-  LIBSHARD_ASSIGN_OR_RETURN(auto mapped, io::MappedFile::Open(file, io::AccessPattern::kSequential));
-  std::string_view data = mapped->data();
-  record::Compression c = record::DetectCompression(data.substr(0, record::kHeaderSize));
-  if (c != record::Compression::kNone) {
-    return libshard::InvalidArgumentError(std::string("is ") + record::CompressionName(c) +
-                                          "-compressed; an index addresses uncompressed records, so "
-                                          "decompress it first");
-  }
-  LIBSHARD_ASSIGN_OR_RETURN(auto entries, record::BuildIndex(data));
+  // Read as a stream, not mapped: a file shrinking meanwhile is an error.
+  LIBSHARD_ASSIGN_OR_RETURN(auto entries, record::BuildIndexOfFile(file));
   *records = entries.size();
   const std::string idx = record::IndexPathFor(file);
   if (opt.check) {
     LIBSHARD_ASSIGN_OR_RETURN(std::string text, io::ReadFileToString(idx));
     LIBSHARD_ASSIGN_OR_RETURN(auto existing, record::ParseIndex(text));
-    Status s = record::CheckIndex(data, existing);
+    Status s = record::CheckIndexAgainst(entries, existing);
     return s.WithContext(idx);
   }
   return WriteIndexAtomically(idx, entries);

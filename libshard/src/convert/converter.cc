@@ -358,10 +358,9 @@ StatusOr<DryRunReport> DryRun(const ConvertOptions& in) {
   tbb::parallel_for(size_t{0}, l.samples.size(), [&](size_t i) {
     const std::string path = l.root + "/" + l.samples[i].path;
     std::string head(1 << 20, '\0');
-    FILE* f = std::fopen(path.c_str(), "rb");
-    size_t n = f ? std::fread(head.data(), 1, head.size(), f) : 0;
-    if (f) std::fclose(f);
-    head.resize(n);
+    auto f = io::OpenForRead(path);  // regular files only: never blocks on a FIFO
+    const int64_t n = f.ok() ? io::PreadFull(f->get(), head.data(), head.size(), 0) : 0;
+    head.resize(static_cast<size_t>(std::max<int64_t>(n, 0)));
     StatusOr<image::ImageInfo> info = image::ProbeImage(head);
     if (!info.ok()) {
       formats[i] = "unknown";

@@ -11,7 +11,7 @@
 
 #include "libshard/convert/manifest_io.h"
 #include "libshard/crc32c.h"
-#include "libshard/io/mapped_file.h"
+#include "libshard/io/open_file.h"
 
 namespace libshard::convert {
 namespace {
@@ -22,11 +22,7 @@ namespace fs = std::filesystem;
 StatusOr<std::string> FileChecksum(const std::string& path) {
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) return NotFoundError(path + ": missing");
-  uint32_t crc = 0;
-  if (st.st_size > 0) {
-    LIBSHARD_ASSIGN_OR_RETURN(auto m, io::MappedFile::Open(path, io::AccessPattern::kSequential));
-    crc = crc32c::Value(m->data().data(), m->data().size());
-  }
+  LIBSHARD_ASSIGN_OR_RETURN(uint32_t crc, io::Crc32cOfFile(path));  // pread: no SIGBUS if it shrinks
   char buf[32];
   std::snprintf(buf, sizeof(buf), "crc32c:%08x", crc);
   return std::string(buf);

@@ -7,77 +7,48 @@
 
 #include <cerrno>
 
+#include "libshard/io/fault_guard.h"
+#include "libshard/io/open_file.h"
+
 namespace libshard::io {
-namespace {
-
-// Opens a regular file for reading; sets *size. The caller closes the fd.
-StatusOr<int> OpenRegularFile(const std::string& path, uint64_t* size) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return ErrnoError("open " + path, errno);
-  struct stat st;
-  if (::fstat(fd, &st) != 0) {
-    int err = errno;
-    ::close(fd);
-    return ErrnoError("stat " + path, err);
-  }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return InvalidArgumentError(path + ": not a regular file");
-  }
-  *size = static_cast<uint64_t>(st.st_size);
-  return fd;
-}
-
-}  // namespace
 
 StatusOr<std::unique_ptr<MappedFile>> MappedFile::Open(const std::string& path, AccessPattern pattern) {
-  uint64_t size = 0;
-  LIBSHARD_ASSIGN_OR_RETURN(int fd, OpenRegularFile(path, &size));
+  FileIdentity id;
+  LIBSHARD_ASSIGN_OR_RETURN(ScopedFd fd, OpenForRead(path, &id));
+  const uint64_t size = id.size;
   void* addr = nullptr;
   if (size > 0) {
-    addr = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (addr == MAP_FAILED) {
-      int err = errno;
-      ::close(fd);
-      return ErrnoError("mmap " + path, err);
-    }
+    addr = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd.get(), 0);
+    if (addr == MAP_FAILED) return ErrnoError("mmap " + path, errno);
     int advice = pattern == AccessPattern::kSequential ? MADV_SEQUENTIAL
                  : pattern == AccessPattern::kRandom   ? MADV_RANDOM
                                                        : MADV_NORMAL;
     ::madvise(addr, size, advice);  // advisory only; failure is harmless
+    AddGuardedRange(addr, size);
   }
-  ::close(fd);  // the mapping keeps the file referenced
-  return std::unique_ptr<MappedFile>(new MappedFile(path, addr, size));
+  // fd closes here: the mapping keeps the file referenced.
+  return std::unique_ptr<MappedFile>(new MappedFile(path, addr, id));
 }
 
 MappedFile::~MappedFile() {
-  if (addr_ != nullptr) ::munmap(addr_, size_);
+  if (addr_ != nullptr) {
+    RemoveGuardedRange(addr_);
+    ::munmap(addr_, size_);
+  }
 }
 
 StatusOr<std::string> ReadFileToString(const std::string& path, uint64_t max_bytes) {
-  uint64_t size = 0;
-  LIBSHARD_ASSIGN_OR_RETURN(int fd, OpenRegularFile(path, &size));
-  if (size > max_bytes) {
-    ::close(fd);
-    return ResourceExhaustedError(path + ": file of " + std::to_string(size) +
+  FileIdentity id;
+  LIBSHARD_ASSIGN_OR_RETURN(ScopedFd fd, OpenForRead(path, &id));
+  if (id.size > max_bytes) {
+    return ResourceExhaustedError(path + ": file of " + std::to_string(id.size) +
                                   " bytes exceeds the limit of " + std::to_string(max_bytes));
   }
   std::string out;
-  out.resize(static_cast<size_t>(size));
-  size_t done = 0;
-  while (done < out.size()) {
-    ssize_t n = ::read(fd, out.data() + done, out.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int err = errno;
-      ::close(fd);
-      return ErrnoError("read " + path, err);
-    }
-    if (n == 0) break;  // file shrank meanwhile
-    done += static_cast<size_t>(n);
-  }
-  out.resize(done);
-  ::close(fd);
+  out.resize(static_cast<size_t>(id.size));
+  const int64_t n = PreadFull(fd.get(), out.data(), out.size(), 0);
+  if (n < 0) return ErrnoError("read " + path, static_cast<int>(-n));
+  out.resize(static_cast<size_t>(n));  // shorter when the file shrank meanwhile
   return out;
 }
 

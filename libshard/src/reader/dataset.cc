@@ -37,6 +37,10 @@ StatusOr<std::unique_ptr<Dataset>> Dataset::Open(const std::vector<std::string>&
   std::unique_ptr<Dataset> ds(new Dataset());
   ds->options_ = options;
   if (sources.empty()) return InvalidArgumentError("no shards given");
+  if (options.max_open_files < 1) return InvalidArgumentError("max_open_files must be at least 1");
+  if (options.shard.io == IoMode::kPread && options.shard.open_files == nullptr) {
+    ds->options_.shard.open_files = std::make_shared<io::OpenFileCache>(options.max_open_files);
+  }
   std::vector<std::string> plain;
   auto flush_plain = [&]() -> Status {
     if (plain.empty()) return Status::OK();
@@ -93,7 +97,7 @@ Status Dataset::ReadRecord(uint64_t sample, RecordBuffer* buf, std::string_view*
     return OutOfRangeError("sample " + std::to_string(sample) + " of a dataset of " + std::to_string(size()));
   }
   const Location loc = Locate(sample);
-  return shards_[loc.shard]->Read(loc.record, buf, out);
+  return shards_[loc.shard]->ReadCopy(loc.record, buf, out);
 }
 
 }  // namespace libshard::reader

@@ -11,7 +11,9 @@
 #include <cstring>
 
 #include "libshard/crc32c.h"
+#include "libshard/io/fault_guard.h"
 #include "libshard/io/mapped_file.h"
+#include "libshard/io/open_file.h"
 #include "libshard/record/record_reader.h"
 
 namespace libshard::reader {
@@ -33,21 +35,6 @@ uint32_t Load32(const char* p) {
 
 std::string At(const std::string& path, uint64_t offset) {
   return path + ": record at byte " + std::to_string(offset);
-}
-
-// pread until `n` bytes or end of file; returns bytes read or -errno.
-int64_t PreadFull(int fd, char* dst, size_t n, uint64_t offset) {
-  size_t done = 0;
-  while (done < n) {
-    ssize_t r = ::pread(fd, dst + done, n - done, static_cast<off_t>(offset + done));
-    if (r < 0) {
-      if (errno == EINTR) continue;
-      return -errno;
-    }
-    if (r == 0) break;
-    done += static_cast<size_t>(r);
-  }
-  return static_cast<int64_t>(done);
 }
 
 }  // namespace
@@ -82,33 +69,38 @@ StatusOr<std::unique_ptr<ShardReader>> ShardReader::Open(const std::string& path
   r->id_ = next_id.fetch_add(1, std::memory_order_relaxed);
   r->path_ = path;
   r->options_ = options;
-  int flags = O_RDONLY | O_CLOEXEC;
-  if (options.io == IoMode::kPread && options.direct_io) flags |= O_DIRECT;
-  r->fd_ = ::open(path.c_str(), flags);
-  if (r->fd_ < 0 && (flags & O_DIRECT) && errno == EINVAL) {
-    r->options_.direct_io = false;  // file system without O_DIRECT: buffered reads
-    r->fd_ = ::open(path.c_str(), flags & ~O_DIRECT);
-  }
-  if (r->fd_ < 0) return ErrnoError("open " + path, errno);
-  struct stat st;
-  if (::fstat(r->fd_, &st) != 0) return ErrnoError("stat " + path, errno);
-  if (!S_ISREG(st.st_mode)) return InvalidArgumentError(path + ": not a regular file");
-  r->file_size_ = static_cast<uint64_t>(st.st_size);
-  if (options.io == IoMode::kMmap && r->file_size_ > 0) {
-    void* addr = ::mmap(nullptr, r->file_size_, PROT_READ, MAP_SHARED, r->fd_, 0);
-    if (addr == MAP_FAILED) return ErrnoError("mmap " + path, errno);
-    r->map_ = static_cast<const char*>(addr);
-    int advice = options.access == AccessHint::kSequential ? MADV_SEQUENTIAL
-                 : options.access == AccessHint::kRandom   ? MADV_RANDOM
-                                                           : MADV_NORMAL;
-    ::madvise(addr, r->file_size_, advice);  // advisory only
-  } else if (options.io == IoMode::kPread) {
+  if (options.io == IoMode::kMmap) {
+    const io::AccessPattern pattern = options.access == AccessHint::kSequential ? io::AccessPattern::kSequential
+                                      : options.access == AccessHint::kRandom   ? io::AccessPattern::kRandom
+                                                                                : io::AccessPattern::kNormal;
+    // The mapping needs no descriptor: MappedFile closes it, so a dataset of
+    // many shards holds no open files in this mode.
+    LIBSHARD_ASSIGN_OR_RETURN(r->file_, io::MappedFile::Open(path, pattern));
+    r->file_size_ = r->file_->size();
+    r->map_ = r->file_size_ > 0 ? r->file_->data().data() : nullptr;
+  } else {
+    io::FileIdentity id;
+    auto fd = io::OpenForRead(path, &id, options.direct_io ? O_DIRECT : 0);
+    if (!fd.ok() && options.direct_io) {
+      // A file system without O_DIRECT (EINVAL): buffered reads.
+      auto buffered = io::OpenForRead(path, &id);
+      if (buffered.ok()) {
+        r->options_.direct_io = false;
+        fd = std::move(buffered);
+      }
+    }
+    if (!fd.ok()) return fd.status();
+    r->fd_ = std::move(*fd);
+    r->file_size_ = id.size;
+    r->identity_ = id;
+    r->open_flags_ = r->options_.direct_io ? O_DIRECT : 0;
     int advice = options.access == AccessHint::kSequential ? POSIX_FADV_SEQUENTIAL
                  : options.access == AccessHint::kRandom   ? POSIX_FADV_RANDOM
                                                            : POSIX_FADV_NORMAL;
-    ::posix_fadvise(r->fd_, 0, 0, advice);
+    ::posix_fadvise(r->fd_.get(), 0, 0, advice);
   }
   LIBSHARD_RETURN_IF_ERROR(r->BuildTable());
+  if (r->fd_.valid() && options.open_files != nullptr) options.open_files->Put(r->id_, std::move(r->fd_));
   if (options.io == IoMode::kMmap && options.verify_crc) {
     r->checked_.reset(new std::atomic<uint8_t>[r->entries_.size()]);
     for (size_t i = 0; i < r->entries_.size(); ++i) r->checked_[i].store(0, std::memory_order_relaxed);
@@ -117,8 +109,15 @@ StatusOr<std::unique_ptr<ShardReader>> ShardReader::Open(const std::string& path
 }
 
 ShardReader::~ShardReader() {
-  if (map_ != nullptr) ::munmap(const_cast<char*>(map_), file_size_);
-  if (fd_ >= 0) ::close(fd_);
+  if (options_.open_files != nullptr) options_.open_files->Erase(id_);
+}
+
+StatusOr<ShardReader::Fd> ShardReader::Descriptor() const {
+  if (fd_.valid()) return Fd{fd_.get(), nullptr};
+  if (options_.open_files == nullptr) return FailedPreconditionError(path_ + ": no open descriptor");
+  LIBSHARD_ASSIGN_OR_RETURN(auto held, options_.open_files->Get(id_, path_, identity_, open_flags_));
+  const int fd = held->get();
+  return Fd{fd, std::move(held)};
 }
 
 // Reads and checks the 12-byte header at `offset`: length CRC, length limit,
@@ -130,8 +129,10 @@ Status ShardReader::ReadHeaderAt(uint64_t offset, uint64_t* length, RecordBuffer
     return DataLossError(At(path_, offset) + ": truncated record: header needs 12 bytes, " +
                          std::to_string(remaining) + " remain");
   }
+  char header[record::kHeaderSize];
   if (map_ != nullptr) {
-    h = map_ + offset;
+    LIBSHARD_RETURN_IF_ERROR(io::GuardedCopy(*file_, offset, record::kHeaderSize, header));
+    h = header;
   } else {
     // Headers come out of a block read into `block` (a scan walks it without
     // a syscall per record), aligned for O_DIRECT.
@@ -141,7 +142,8 @@ Status ShardReader::ReadHeaderAt(uint64_t offset, uint64_t* length, RecordBuffer
       const uint64_t want = kScanBlock;
       char* b = block->Reserve(want);
       if (b == nullptr) return ResourceExhaustedError(path_ + ": cannot allocate a scan buffer");
-      const int64_t n = PreadFull(fd_, b, want, start);
+      LIBSHARD_ASSIGN_OR_RETURN(Fd fd, Descriptor());
+      const int64_t n = io::PreadFull(fd.fd, b, want, start);
       if (n < 0) return ErrnoError("read " + path_, static_cast<int>(-n));
       if (static_cast<uint64_t>(n) < offset - start + record::kHeaderSize) {
         return DataLossError(At(path_, offset) + ": truncated record: the file shrank while open");
@@ -179,6 +181,8 @@ Status ShardReader::BuildTable() {
       auto text = io::ReadFileToString(idx_path, uint64_t{1} << 32);
       if (!text.ok()) {
         why = text.status().message();
+        const std::string named = idx_path + ": ";  // said once, below
+        if (why.compare(0, named.size(), named) == 0) why.erase(0, named.size());
       } else {
         auto parsed = record::ParseIndex(*text);
         if (!parsed.ok()) {
@@ -237,9 +241,17 @@ Status ShardReader::BuildTable() {
   return Status::OK();
 }
 
+// mmap mode: pages past a shrunk file's end fault (the guard catches that),
+// but the rest of the last page reads as zeros, so the size is checked too.
+// A path that no longer names the mapped file (unlinked or replaced) cannot
+// tell: the mapping keeps the old file alive.
 Status ShardReader::CheckFileSize(uint64_t end, uint64_t offset) const {
   struct stat st;
-  if (::fstat(fd_, &st) != 0) return ErrnoError("stat " + path_, errno);
+  if (::stat(path_.c_str(), &st) != 0) return Status::OK();
+  if (static_cast<uint64_t>(st.st_dev) != file_->identity().device ||
+      static_cast<uint64_t>(st.st_ino) != file_->identity().inode) {
+    return Status::OK();
+  }
   if (static_cast<uint64_t>(st.st_size) < end) {
     return DataLossError(At(path_, offset) + ": truncated record: the file shrank to " +
                          std::to_string(st.st_size) + " bytes while open (the record ends at byte " +
@@ -253,15 +265,18 @@ Status ShardReader::Read(size_t i, RecordBuffer* buf, std::string_view* out) con
     return OutOfRangeError(path_ + ": record " + std::to_string(i) + " of " + std::to_string(entries_.size()));
   }
   const record::IndexEntry& e = entries_[i];
-  record::ReaderOptions ro;
-  ro.max_record_length = options_.max_record_length;
-  record::RecordView view;
   if (map_ != nullptr) {
     LIBSHARD_RETURN_IF_ERROR(CheckFileSize(e.offset + e.size, e.offset));
     const bool check = checked_ != nullptr && checked_[i].load(std::memory_order_relaxed) == 0;
+    record::ReaderOptions ro;
+    ro.max_record_length = options_.max_record_length;
     ro.verify_data_crc = check;
     const std::string_view all(map_, file_size_);
-    const record::RecordFault f = record::DecodeRecordAt(all, e.offset, ro, &view);
+    record::RecordView view;
+    record::RecordFault f = record::RecordFault::kNone;
+    // The header and (on first touch) the CRC read the mapping: guarded.
+    LIBSHARD_RETURN_IF_ERROR(
+        io::WithFaultGuard(*file_, [&] { f = record::DecodeRecordAt(all, e.offset, ro, &view); }));
     if (f != record::RecordFault::kNone) return record::FaultStatus(f, all, e.offset, ro).WithContext(path_);
     if (view.framed_size() != e.size) {
       return DataLossError(At(path_, e.offset) + ": the index says " + std::to_string(e.size) +
@@ -290,7 +305,8 @@ Status ShardReader::Read(size_t i, RecordBuffer* buf, std::string_view* out) con
     skip = e.offset - start;
     char* dst = buf->Reserve(want);
     if (dst == nullptr) return ResourceExhaustedError(path_ + ": cannot allocate " + std::to_string(want) + " bytes");
-    const int64_t n = PreadFull(fd_, dst, want, start);
+    LIBSHARD_ASSIGN_OR_RETURN(Fd fd, Descriptor());
+    const int64_t n = io::PreadFull(fd.fd, dst, want, start);
     if (n < 0) return ErrnoError("read " + path_, static_cast<int>(-n));
     if (static_cast<uint64_t>(n) < skip + e.size) {
       return DataLossError(At(path_, e.offset) + ": truncated record: the file ends at byte " +
@@ -302,8 +318,32 @@ Status ShardReader::Read(size_t i, RecordBuffer* buf, std::string_view* out) con
     buf->len_ = static_cast<uint64_t>(n);
     p = dst;
   }
-  ro.verify_data_crc = options_.verify_crc;
-  const std::string_view rec(p + skip, e.size);
+  return DecodeCopied(e, p + skip, options_.verify_crc, out);
+}
+
+Status ShardReader::ReadCopy(size_t i, RecordBuffer* buf, std::string_view* out) const {
+  if (map_ == nullptr || i >= entries_.size()) return Read(i, buf, out);  // pread copies anyway
+  if (buf == nullptr) return InvalidArgumentError("ShardReader::ReadCopy needs a RecordBuffer");
+  const record::IndexEntry& e = entries_[i];
+  char* dst = buf->Reserve(e.size);
+  if (dst == nullptr) return ResourceExhaustedError(path_ + ": cannot allocate " + std::to_string(e.size) + " bytes");
+  LIBSHARD_RETURN_IF_ERROR(io::GuardedCopy(*file_, e.offset, e.size, dst));
+  // After the copy: a shrink that happened before or during it shows here.
+  LIBSHARD_RETURN_IF_ERROR(CheckFileSize(e.offset + e.size, e.offset));
+  const bool check = checked_ != nullptr && checked_[i].load(std::memory_order_relaxed) == 0;
+  LIBSHARD_RETURN_IF_ERROR(DecodeCopied(e, dst, check, out));
+  if (check) checked_[i].store(1, std::memory_order_relaxed);
+  return Status::OK();
+}
+
+// Checks the framed record copied to `rec` (e.size bytes) against its entry.
+Status ShardReader::DecodeCopied(const record::IndexEntry& e, const char* p, bool verify_crc,
+                                 std::string_view* out) const {
+  record::ReaderOptions ro;
+  ro.max_record_length = options_.max_record_length;
+  ro.verify_data_crc = verify_crc;
+  record::RecordView view;
+  const std::string_view rec(p, e.size);
   const record::RecordFault f = record::DecodeRecordAt(rec, 0, ro, &view);
   if (f == record::RecordFault::kTruncatedData || f == record::RecordFault::kNone) {
     if (f != record::RecordFault::kNone || view.framed_size() != e.size) {

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "libshard/crc32c.h"
+#include "libshard/io/open_file.h"
 #include "libshard/record/format.h"
 
 namespace libshard::record {
@@ -67,11 +68,10 @@ class InputSource : public ByteSource {
 
 class FdSource final : public InputSource {
  public:
-  FdSource(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
-  ~FdSource() override { ::close(fd_); }
+  FdSource(std::string path, io::ScopedFd fd) : path_(std::move(path)), fd_(std::move(fd)) {}
   StatusOr<size_t> Read(char* dst, size_t n) override {
     for (;;) {
-      ssize_t r = ::read(fd_, dst, n);
+      ssize_t r = ::read(fd_.get(), dst, n);
       if (r >= 0) {
         consumed_ += static_cast<uint64_t>(r);
         return static_cast<size_t>(r);
@@ -83,7 +83,7 @@ class FdSource final : public InputSource {
 
  private:
   std::string path_;
-  int fd_;
+  io::ScopedFd fd_;
   uint64_t consumed_ = 0;
 };
 
@@ -291,19 +291,20 @@ std::unique_ptr<RecordStreamReader> MakeReader(std::string name, std::unique_ptr
 StatusOr<std::unique_ptr<RecordStreamReader>> RecordStreamReader::Open(const std::string& path,
                                                                        Compression compression,
                                                                        ReaderOptions options) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return ErrnoError("open " + path, errno);
+  LIBSHARD_ASSIGN_OR_RETURN(io::ScopedFd fd, io::OpenForRead(path));
+  return OpenFd(std::move(fd), path, compression, options);
+}
+
+StatusOr<std::unique_ptr<RecordStreamReader>> RecordStreamReader::OpenFd(io::ScopedFd fd, const std::string& name,
+                                                                         Compression compression,
+                                                                         ReaderOptions options) {
   if (compression == Compression::kAuto) {
     char head[kHeaderSize];
-    ssize_t n = ::pread(fd, head, sizeof head, 0);
-    if (n < 0) {
-      int err = errno;
-      ::close(fd);
-      return ErrnoError("read " + path, err);
-    }
+    const int64_t n = io::PreadFull(fd.get(), head, sizeof head, 0);
+    if (n < 0) return ErrnoError("read " + name, static_cast<int>(-n));
     compression = DetectCompression(std::string_view(head, static_cast<size_t>(n)));
   }
-  return MakeReader(path, std::make_unique<FdSource>(path, fd), compression, options);
+  return MakeReader(name, std::make_unique<FdSource>(name, std::move(fd)), compression, options);
 }
 
 std::unique_ptr<RecordStreamReader> RecordStreamReader::OpenBuffer(std::string_view data, std::string name,

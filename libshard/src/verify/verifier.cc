@@ -419,9 +419,8 @@ void WalkPlain(Window* window, const VerifyOptions& options, RecordSink* sink, F
   sink->Flush();
 }
 
-void WalkStream(std::string_view data, Compression compression, const VerifyOptions& options, RecordSink* sink,
+void WalkStream(record::RecordStreamReader* reader, const VerifyOptions& options, RecordSink* sink,
                 FileResult* r) {
-  auto reader = record::RecordStreamReader::OpenBuffer(data, r->path, compression, ReaderOptionsFor(options));
   RecordView rec;
   for (;;) {
     const uint64_t offset = reader->offset();
@@ -526,7 +525,8 @@ FileResult VerifyBuffer(std::string_view data, std::string name, const VerifyOpt
     BufferWindow window(data);
     WalkPlain(&window, options, &sink, &r);
   } else {
-    WalkStream(data, c, options, &sink, &r);
+    auto reader = record::RecordStreamReader::OpenBuffer(data, r.path, c, ReaderOptionsFor(options));
+    WalkStream(reader.get(), options, &sink, &r);
   }
   AddEmptyFault(&r, options, data.empty());
   return r;
@@ -565,11 +565,6 @@ std::unique_ptr<IndexComparer> OpenIndex(const std::string& path, const VerifyOp
   return std::make_unique<IndexComparer>(IndexComparer::Parse(*text, idx));
 }
 
-struct FdCloser {
-  int fd;
-  ~FdCloser() { ::close(fd); }
-};
-
 }  // namespace
 
 FileResult VerifyFile(const std::string& path, const VerifyOptions& options, const FileChecks& checks) {
@@ -580,19 +575,12 @@ FileResult VerifyFile(const std::string& path, const VerifyOptions& options, con
     AddFault(&r, options, 0, 0, FaultKind::kUnreadable, std::move(message));
     return std::move(r);
   };
-  // Opening a FIFO or a device could block for ever: look before opening.
-  std::error_code ec;
-  auto st = std::filesystem::status(path, ec);
-  if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st)) {
-    return unreadable("not a regular file");
-  }
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return unreadable(StripPrefix(ErrnoError("open " + path, errno).message(), path));
-  FdCloser closer{fd};
-  struct stat sb;
-  if (::fstat(fd, &sb) != 0) return unreadable(StripPrefix(ErrnoError("stat " + path, errno).message(), path));
-  if (!S_ISREG(sb.st_mode)) return unreadable("not a regular file");
-  r.file_size = static_cast<uint64_t>(sb.st_size);
+  // Regular files only; a FIFO or device is refused without blocking.
+  io::FileIdentity id;
+  auto opened = io::OpenForRead(path, &id);
+  if (!opened.ok()) return unreadable(StripPrefix(opened.status().message(), path));
+  const int fd = opened->get();
+  r.file_size = id.size;
   ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);  // advisory only
 
   FileWindow window(fd, r.file_size, checks.checksum);
@@ -612,13 +600,22 @@ FileResult VerifyFile(const std::string& path, const VerifyOptions& options, con
     if (checks.checksum) r.crc32c = window.FinishChecksum();
     return r;
   }
-  // gzip / zlib: inflated from a mapping of the whole file.
-  auto mapped = io::MappedFile::Open(path, io::AccessPattern::kSequential);
-  if (!mapped.ok()) return unreadable(StripPrefix(mapped.status().message(), path));
-  VerifyOptions forced = options;
-  forced.compression = c;
-  FileResult z = VerifyBuffer((*mapped)->data(), path, forced, checks);
-  return z;
+  // gzip / zlib: inflated as read (read(2), no mapping: a file shrinking
+  // meanwhile cuts the stream short, a fault, never SIGBUS).
+  auto reader = record::RecordStreamReader::OpenFd(std::move(*opened), path, c, ReaderOptionsFor(options));
+  if (!reader.ok()) return unreadable(StripPrefix(reader.status().message(), path));
+  RecordSink sink(options, checks.rules, nullptr, &r);
+  WalkStream(reader->get(), options, &sink, &r);
+  AddEmptyFault(&r, options, r.file_size == 0);
+  if (checks.checksum) {
+    auto crc = io::Crc32cOfFile(path);
+    if (crc.ok()) {
+      r.crc32c = *crc;
+    } else {
+      AddFault(&r, options, 0, r.records, FaultKind::kUnreadable, StripPrefix(crc.status().message(), path));
+    }
+  }
+  return r;
 }
 
 }  // namespace libshard::verify

@@ -5,10 +5,13 @@
 //   LIBSHARD_ASSIGN_OR_RETURN(auto file, libshard::io::MappedFile::Open(path));
 //   std::string_view bytes = file->data();
 //
+// Only regular files are opened (io/open_file.h: a FIFO or device is refused,
+// never waited on); the descriptor is closed once the file is mapped.
 // A file that another process shrinks while mapped makes touching the lost
-// pages raise SIGBUS; callers that must survive that (the training reader)
-// re-check size() against the file system before handing out views, or read
-// through pread instead. Empty files map to an empty view.
+// pages raise SIGBUS. Each mapping is registered with the fault guard
+// (io/fault_guard.h): reads made through WithFaultGuard/GuardedCopy turn that
+// into DataLoss; plain reads of data() still fault. Empty files map to an
+// empty view.
 //
 // Thread-safety: const methods may be called concurrently.
 #ifndef LIBSHARD_IO_MAPPED_FILE_H_
@@ -19,6 +22,7 @@
 #include <string>
 #include <string_view>
 
+#include "libshard/io/open_file.h"
 #include "libshard/status.h"
 
 namespace libshard::io {
@@ -37,16 +41,19 @@ class MappedFile {
   std::string_view data() const { return {static_cast<const char*>(addr_), size_}; }
   uint64_t size() const { return size_; }
   const std::string& path() const { return path_; }
+  // Size, device and inode of the file when it was mapped.
+  const FileIdentity& identity() const { return identity_; }
 
  private:
-  MappedFile(std::string path, void* addr, uint64_t size)
-      : path_(std::move(path)), addr_(addr), size_(size) {}
+  MappedFile(std::string path, void* addr, const FileIdentity& identity)
+      : path_(std::move(path)), addr_(addr), size_(identity.size), identity_(identity) {}
   std::string path_;
   void* addr_;
   uint64_t size_;
+  FileIdentity identity_;
 };
 
-// Reads a whole file. Fails with ResourceExhausted when it is larger than
+// Reads a whole file (with pread; regular files only, see OpenForRead). Fails with ResourceExhausted when it is larger than
 // `max_bytes`.
 StatusOr<std::string> ReadFileToString(const std::string& path, uint64_t max_bytes = uint64_t{1} << 32);
 

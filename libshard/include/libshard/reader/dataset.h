@@ -64,6 +64,11 @@ struct DatasetOptions {
   KeyMap keys;
   // manifest.json sources: the split to open, "" for all. Default: "".
   std::string split;
+  // pread mode: descriptors open at once over all shards; a shard whose
+  // descriptor was closed (least recently used) reopens it on its next read.
+  // mmap mode keeps none open after Open(). Must be >= 1 (ignored when
+  // shard.open_files is set). Default: 64.
+  size_t max_open_files = 64;
 };
 
 struct LabelName {
@@ -96,7 +101,8 @@ class Dataset {
   };
   Location Locate(uint64_t sample) const;
 
-  // The record bytes of a global sample (ShardReader::Read semantics).
+  // The record bytes of a global sample, copied into `buf` (ShardReader::ReadCopy
+  // semantics: a shard shrunk while open is DataLoss, never SIGBUS).
   Status ReadRecord(uint64_t sample, RecordBuffer* buf, std::string_view* out) const;
 
  private:

@@ -25,11 +25,17 @@
 //           aligned blocks.
 //
 // Damage: every error is DataLoss (or IOError) naming the file and the byte
-// offset of the record, never a crash. In mmap mode Read() re-checks the
-// file's size (fstat) before handing out a view, so a file truncated while
-// mapped gives DataLoss instead of SIGBUS. (A file shrunk between that check
-// and the caller's use of the view can still fault: files that may be
-// rewritten under the reader belong in kPread mode.)
+// offset of the record, never a crash. A file that shrinks while open is
+// DataLoss for the reads that reach past its new end, in both modes: in mmap
+// mode every access of the reader itself to the mapping (headers, CRCs,
+// ReadCopy's copy) runs under the fault guard (io/fault_guard.h), and the
+// file's size is re-checked. A view from Read() in mmap mode points into the
+// mapping, so touching it after the file shrank is the caller's risk (SIGBUS);
+// ReadCopy() copies the record under the guard and is always safe.
+//
+// Files: only regular files are opened (a FIFO or device is refused, never
+// waited on). mmap mode holds no open descriptor after Open(); pread mode
+// holds one per reader, or shares a capped set (options.open_files).
 //
 // CRCs: the length CRC is checked whenever a header is decoded. With
 // `verify_crc` the data CRC is checked the first time each record is read in
@@ -52,6 +58,9 @@
 #include <string_view>
 #include <vector>
 
+#include "libshard/io/mapped_file.h"
+#include "libshard/io/open_file.h"
+#include "libshard/io/open_file_cache.h"
 #include "libshard/record/format.h"
 #include "libshard/record/index.h"
 #include "libshard/status.h"
@@ -87,6 +96,12 @@ struct ShardReaderOptions {
   // served as they were when read). Ignored for other access hints (a random
   // read would waste the rest). Default: 256 KiB (stays in L2 for the CRC).
   size_t readahead_bytes = size_t{256} << 10;
+  // kPread: keep the descriptor in this shared cache instead of holding it,
+  // so many readers together hold at most its capacity open (an evicted
+  // file is reopened on its next read, and must still be the same file).
+  // Dataset sets one up (DatasetOptions::max_open_files). Null: the reader
+  // keeps its own descriptor open. Default: null.
+  std::shared_ptr<io::OpenFileCache> open_files;
 };
 
 // A reusable buffer for kPread reads (aligned for O_DIRECT). Not shared
@@ -142,18 +157,34 @@ class ShardReader {
   // IOError for a failed read.
   Status Read(size_t i, RecordBuffer* buf, std::string_view* out) const;
 
+  // Like Read(), but in mmap mode the record is copied into `buf` under the
+  // fault guard, so the view stays valid (until `buf` is reused) even if the
+  // file shrinks: a shrunk file is DataLoss for this read, never SIGBUS.
+  // `buf` is required in both modes. pread mode: same as Read().
+  Status ReadCopy(size_t i, RecordBuffer* buf, std::string_view* out) const;
+
  private:
   ShardReader() = default;
   Status BuildTable();
   // Checks the header at `offset`; in pread mode reads through `block`.
   Status ReadHeaderAt(uint64_t offset, uint64_t* length, RecordBuffer* block) const;
   Status CheckFileSize(uint64_t end, uint64_t offset) const;
+  // kPread: the descriptor to read from, held open while `held` lives.
+  struct Fd {
+    int fd;
+    std::shared_ptr<const io::ScopedFd> held;
+  };
+  StatusOr<Fd> Descriptor() const;
+  Status DecodeCopied(const record::IndexEntry& e, const char* rec, bool verify_crc, std::string_view* out) const;
 
   std::string path_;
   ShardReaderOptions options_;
   uint64_t id_ = 0;  // unique per reader, names a RecordBuffer's contents
-  int fd_ = -1;
-  const char* map_ = nullptr;
+  io::ScopedFd fd_;                        // kPread without open_files
+  io::FileIdentity identity_;              // the file as opened
+  int open_flags_ = 0;                     // extra flags for reopening (O_DIRECT)
+  std::unique_ptr<io::MappedFile> file_;  // kMmap
+  const char* map_ = nullptr;             // file_'s bytes; null when empty or kPread
   uint64_t file_size_ = 0;
   IndexSource index_source_ = IndexSource::kScan;
   std::string index_rejected_;

@@ -47,6 +47,16 @@ StatusOr<std::vector<IndexEntry>> BuildIndex(std::string_view shard, const Reade
 // (length CRCs) but not data CRCs. FailedPrecondition names the first mismatch.
 Status CheckIndex(std::string_view shard, const std::vector<IndexEntry>& entries);
 
+// BuildIndex of the file at `path`, read as a stream with read(2) (no
+// mapping: a file shrinking meanwhile is DataLoss, never SIGBUS; regular
+// files only). A gzip/zlib file is InvalidArgument "PATH: is gzip-compressed;
+// an index addresses uncompressed records, ...". Messages name the file.
+StatusOr<std::vector<IndexEntry>> BuildIndexOfFile(const std::string& path, const ReaderOptions& options = {});
+
+// CheckIndex of `entries` against the index `actual` of a shard that was
+// walked already (BuildIndexOfFile), with the same messages.
+Status CheckIndexAgainst(const std::vector<IndexEntry>& actual, const std::vector<IndexEntry>& entries);
+
 }  // namespace libshard::record
 
 #endif  // LIBSHARD_RECORD_INDEX_H_

@@ -12,7 +12,10 @@
 // DataLoss with the offset), except that rec.data is only valid until the
 // next call, and offsets count bytes of the uncompressed stream. Corrupt
 // compressed data is DataLoss naming the compressed byte offset. Messages are
-// prefixed with the file name.
+// prefixed with the file name. Files are read with read(2), never mapped, so
+// a file shrinking meanwhile ends the stream early (DataLoss for the record
+// cut short) instead of raising SIGBUS; only regular files are opened
+// (io::OpenForRead: a FIFO is refused, never waited on).
 //
 // Thread-safety: not thread-safe.
 #ifndef LIBSHARD_RECORD_STREAM_READER_H_
@@ -23,6 +26,7 @@
 #include <string>
 #include <string_view>
 
+#include "libshard/io/open_file.h"
 #include "libshard/record/record_reader.h"
 #include "libshard/status.h"
 
@@ -45,6 +49,11 @@ class RecordStreamReader {
   static StatusOr<std::unique_ptr<RecordStreamReader>> Open(const std::string& path,
                                                             Compression compression = Compression::kAuto,
                                                             ReaderOptions options = {});
+  // Reads an open file from its current position (taking ownership); `name`
+  // prefixes messages. kAuto looks at the first bytes with pread.
+  static StatusOr<std::unique_ptr<RecordStreamReader>> OpenFd(io::ScopedFd fd, const std::string& name,
+                                                              Compression compression = Compression::kAuto,
+                                                              ReaderOptions options = {});
   // Reads the file held in `data` (e.g. a mapped file or a fuzzer's input),
   // which must stay valid while the reader is used; `name` prefixes
   // messages. Never fails to open: damage surfaces from Next().
