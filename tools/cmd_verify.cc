@@ -249,7 +249,7 @@ void RegisterVerify(CLI::App& app, int* exit_code) {
       "verify",
       "Check TFRecord shards: framing, both CRCs of every record, that each payload is a tf.Example,\n"
       "and FILE.idx beside a plain shard. PATHS are files, folders (searched recursively for *.tfrecord,\n"
-      "*.tfrecords, *.tfrecord.gz and *-NNNNN-of-NNNNN*) or glob patterns. A manifest.json (--manifest, or\n"
+      "*.tfrecords, *.tfrecord.gz and names ending in -NNNNN-of-NNNNN) or glob patterns. A manifest.json (--manifest, or\n"
       "found directly inside a folder argument) is checked too: every listed shard present with its record\n"
       "count, size and CRC-32C, no unlisted shard in its folder, labels in its label map, its schema in\n"
       "every record. --decode decodes every image, raw array and mask. Every fault is printed on stdout\n"

@@ -246,13 +246,18 @@ TEST(ConvertCliTest, TaskRunWritesItsOwnManifest) {
     Result r = RunShard("convert -q " + dir + "/in -o " + dir + "/tasks --records-per-shard 1 --num-tasks 3 --task-index " +
                      std::to_string(t));
     EXPECT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_TRUE(fs::exists(dir + "/tasks/" + convert::TaskManifestName(t, 3)));
+    EXPECT_TRUE(fs::exists(dir + "/tasks/.libshard/" + convert::TaskManifestName(t, 3)));
   }
   EXPECT_FALSE(fs::exists(dir + "/tasks/manifest.json"));
   for (int i = 0; i < 4; ++i) {
     const std::string f = "/in-train-0000" + std::to_string(i) + "-of-00004.tfrecord";
     EXPECT_EQ(ReadFileOrDie(dir + "/tasks" + f), ReadFileOrDie(dir + "/whole" + f)) << f;
   }
+  // Merged, the folder verifies clean: no task manifest is taken for a shard.
+  Result merge = RunShard("merge -q " + dir + "/tasks");
+  ASSERT_EQ(merge.exit_code, 0) << merge.err;
+  Result verify = RunShard("verify " + dir + "/tasks");
+  EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
   Result bad = RunShard("convert -q " + dir + "/in -o " + dir + "/bad --num-tasks 2 --task-index 2");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_TRUE(Contains(bad.err, "task index 2")) << bad.err;

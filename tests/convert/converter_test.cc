@@ -371,7 +371,7 @@ TEST_F(ConverterTest, TaskSplitUnionEqualsASingleRun) {
       o.threads = 1 + t % 2;
       StatusOr<ConvertResult> r = Convert(o);
       ASSERT_TRUE(r.ok()) << r.status();
-      EXPECT_EQ(r->manifest_path, dir + "/" + TaskManifestName(t, n));
+      EXPECT_EQ(r->manifest_path, dir + "/.libshard/" + TaskManifestName(t, n));
       EXPECT_FALSE(r->manifest.complete());
       EXPECT_EQ(r->manifest.run().num_tasks(), n);
       StatusOr<Manifest> m = ReadManifest(r->manifest_path);
@@ -404,6 +404,11 @@ TEST_F(ConverterTest, TaskSplitUnionEqualsASingleRun) {
     ASSERT_TRUE(merged.ok()) << merged.status();
     Manifest expect = whole->manifest;
     expect.clear_run();
+    // The whole plan's fingerprint is the tasks' (entries carry their own).
+    StatusOr<Manifest> task0 = ReadManifest(TaskManifestPath(dir, 0, n));
+    ASSERT_TRUE(task0.ok());
+    EXPECT_EQ(task0->plan_id(), whole->manifest.plan_id());
+    merged->set_plan_id(task0->plan_id());
     EXPECT_EQ(ManifestToJson(*merged), ManifestToJson(expect));
   }
   ConvertOptions bad = Options(in_, base_ + "/bad");

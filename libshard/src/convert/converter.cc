@@ -435,9 +435,15 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
   std::vector<ShardEntry> entries;
   std::vector<size_t> todo;
   std::map<size_t, std::string> plan_ids;
+  // Every shard's plan_id, not only this task's: together they fingerprint
+  // the whole plan, which all tasks of one conversion must share.
+  std::string all_plan_ids;
+  for (size_t pos = 0; pos < plan.shards.size(); ++pos) {
+    plan_ids[pos] = PlanId(options_bytes, listing, plan.shards[pos]);
+    all_plan_ids += plan_ids[pos] + "\n";
+  }
   for (size_t pos : mine) {
     const PlannedShard& s = plan.shards[pos];
-    plan_ids[pos] = PlanId(options_bytes, listing, s);
     const std::string temp = o.output + "/" + kStateDir + "/" + s.file + ".partial";
     ::unlink(temp.c_str());
     ::unlink((temp + ".idx").c_str());
@@ -574,6 +580,7 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
   LIBSHARD_ASSIGN_OR_RETURN(
       result.manifest, AssembleManifest(options_proto, labels, RecordSchema(o, labeled, masks),
                                         std::move(entries), listing_rejects, single));
+  result.manifest.set_plan_id(Sha256Hex(all_plan_ids));
   RunInfo* run = result.manifest.mutable_run();
   run->set_started(started);
   run->set_seconds(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
@@ -586,7 +593,7 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
     LIBSHARD_RETURN_IF_ERROR(WriteRejectsTsv(o.output + "/rejects.tsv", result.manifest));
     result.manifest_path = o.output + "/" + kManifestName;
   } else {
-    result.manifest_path = o.output + "/" + TaskManifestName(o.task_index, o.num_tasks);
+    result.manifest_path = TaskManifestPath(o.output, o.task_index, o.num_tasks);
   }
   LIBSHARD_RETURN_IF_ERROR(
       WriteFileAtomically(result.manifest_path, ManifestToJson(result.manifest)));

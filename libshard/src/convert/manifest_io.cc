@@ -72,6 +72,11 @@ std::string TaskManifestName(uint32_t task_index, uint32_t num_tasks) {
   return buf;
 }
 
+std::string TaskManifestPath(const std::string& output_dir, uint32_t task_index,
+                             uint32_t num_tasks) {
+  return output_dir + "/" + kStateDir + "/" + TaskManifestName(task_index, num_tasks);
+}
+
 Status WriteRejectsTsv(const std::string& path, const Manifest& m) {
   std::string text = "path\treason\n";
   for (const Reject& r : m.rejects()) {

@@ -6,8 +6,8 @@
 //   PREFIX-SPLIT-NNNNN-of-MMMMM.tfrecord      the shards
 //   PREFIX-SPLIT-NNNNN-of-MMMMM.tfrecord.idx  DALI index, written as records land
 //   manifest.json                             written last (single run)
-//   manifest.task-IIIII-of-NNNNN.json         a task's partial manifest
 //   rejects.tsv                               path <TAB> reason, every reject
+//   .libshard/manifest.task-IIIII-of-NNNNN.json  a task's partial manifest
 //   .libshard/<shard>.json                    each finished shard's entry
 //   .libshard/<shard>.partial[.idx]           a shard being written
 //

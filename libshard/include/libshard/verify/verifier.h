@@ -243,8 +243,10 @@ SetResult VerifySet(const std::vector<std::string>& paths, const std::vector<std
 std::vector<std::string> FindManifests(const std::vector<std::string>& args);
 
 // True for file names that look like shards: `*.tfrecord`, `*.tfrecords`,
-// `*.tfrecord.gz`, `*.tfrecords.gz`, or containing `-NNNNN-of-NNNNN` (five
-// or more digits each); never `*.idx`.
+// `*.tfrecord.gz`, `*.tfrecords.gz`, or ending in `-NNNNN-of-NNNNN` (five or
+// more digits each; optionally followed by `.gz`), as TensorFlow's
+// `train-00000-of-01024` and TFDS's `mnist-train.tfrecord-00000-of-00001`;
+// never `*.idx` or another suffix (`manifest.task-00000-of-00003.json`).
 bool LooksLikeShardName(std::string_view file_name);
 
 // Every file under `dir` (recursively; hidden files and folders, such as the
