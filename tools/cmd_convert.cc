@@ -252,6 +252,16 @@ int Run(Flags& f) {
     std::cerr << "shard convert: " << r.status().message() << "\n";
     return kExitFailure;
   }
+  if (!r->removed_stale.empty() && !f.quiet) {
+    const size_t n = r->removed_stale.size(), show = f.verbose ? n : std::min<size_t>(n, 5);
+    std::string names;
+    for (size_t i = 0; i < show; ++i) names += (i ? ", " : "") + r->removed_stale[i];
+    if (show < n) names += ", ... (" + std::to_string(n - show) + " more; -v lists all)";
+    std::fprintf(stderr,
+                 "shard convert: removed %zu shard(s) of an earlier plan from %s (another shard count or "
+                 "split), with their index and entry: %s\n",
+                 n, f.o.output.c_str(), names.c_str());
+  }
   const libshard::Manifest& m = r->manifest;
   const libshard::DatasetStats& st = m.stats();
   const libshard::RunInfo& run = m.run();

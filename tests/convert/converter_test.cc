@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -349,6 +350,71 @@ TEST_F(ConverterTest, ChangedOptionRedoesEveryShard) {
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->shards_written, 1u);
   EXPECT_EQ(r->shards_reused, 6u);
+}
+
+// Issue 12 item 12: a re-plan (another --records-per-shard) used to leave
+// the earlier plan's shards, entries and .partial files; the Loader then
+// read duplicates.
+TEST_F(ConverterTest, RePlanRemovesTheEarlierPlansShards) {
+  const std::string out = base_ + "/out";
+  ConvertOptions o = Options(in_, out);
+  o.plan.records_per_shard = 2;  // train 19 inputs -> 10 shards, val 6 -> 3
+  ASSERT_TRUE(Convert(o).ok());
+  // A killed run of that plan would also have left a shard being written.
+  WriteFileOrDie(out + "/.libshard/t-train-00009-of-00010.tfrecord.partial", "half");
+  WriteFileOrDie(out + "/.libshard/t-train-00009-of-00010.tfrecord.partial.idx", "");
+  // Files that are not this conversion's shards stay: another prefix, a
+  // split name that merely starts like ours, anything else.
+  WriteFileOrDie(out + "/other-train-00000-of-00002.tfrecord", "x");
+  WriteFileOrDie(out + "/t-train-extra-00000-of-00002.tfrecord", "x");
+  WriteFileOrDie(out + "/notes.txt", "x");
+
+  o.plan.records_per_shard = 6;  // train -> 4 shards, val -> 1
+  StatusOr<ConvertResult> r = Convert(o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  std::vector<std::string> want_removed;
+  for (int i = 0; i < 10; ++i) want_removed.push_back("t-train-0000" + std::to_string(i) + "-of-00010.tfrecord");
+  for (int i = 0; i < 3; ++i) want_removed.push_back("t-val-0000" + std::to_string(i) + "-of-00003.tfrecord");
+  EXPECT_EQ(r->removed_stale, want_removed);
+
+  // Exactly the shards the manifest lists (with index and entry), nothing else of the earlier plan.
+  std::vector<std::string> want = {"manifest.json", "notes.txt", "other-train-00000-of-00002.tfrecord",
+                                   "rejects.tsv", "t-train-extra-00000-of-00002.tfrecord"};
+  for (const SplitEntry& split : r->manifest.splits()) {
+    for (const ShardEntry& e : split.shards()) {
+      want.push_back(e.file());
+      want.push_back(e.index_file());
+      want.push_back(".libshard/" + e.file() + ".json");
+    }
+  }
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(ListFilesRecursive(out), want);
+
+  // Without the two foreign files, verify finds nothing wrong and the Loader
+  // reads every converted sample exactly once.
+  fs::remove(out + "/other-train-00000-of-00002.tfrecord");
+  fs::remove(out + "/t-train-extra-00000-of-00002.tfrecord");
+  testing::FolderReadBack rb = testing::ReadBackFolder(out);
+  EXPECT_TRUE(rb.verify_faults.empty()) << rb.verify_faults[0];
+  EXPECT_EQ(rb.open_error, "");
+  EXPECT_EQ(rb.loader_samples, r->manifest.stats().converted());
+  EXPECT_EQ(rb.filenames.size(), r->manifest.stats().converted());
+  EXPECT_TRUE(rb.duplicates().empty()) << rb.duplicates()[0];
+
+  // A split the new plan no longer has goes too (its entries name it ours).
+  const std::string flat = base_ + "/flat";
+  for (const std::string& f : ListFilesRecursive(in_ + "/train")) {
+    WriteTreeFile(flat, f, ReadFileOrDie(in_ + "/train/" + f));
+  }
+  ConvertOptions t = Options(flat, out);
+  t.plan.records_per_shard = 6;
+  r = Convert(t);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->manifest.splits_size(), 1);
+  EXPECT_EQ(r->removed_stale, (std::vector<std::string>{"t-val-00000-of-00001.tfrecord"}));
+  EXPECT_FALSE(fs::exists(out + "/t-val-00000-of-00001.tfrecord"));
+  EXPECT_FALSE(fs::exists(out + "/.libshard/t-val-00000-of-00001.tfrecord.json"));
+  EXPECT_TRUE(testing::ReadBackFolder(out).verify_faults.empty());
 }
 
 TEST_F(ConverterTest, TaskSplitUnionEqualsASingleRun) {

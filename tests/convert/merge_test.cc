@@ -254,6 +254,7 @@ TEST_F(MergeTest, TasksThatPlannedDifferentInputsAreRefused) {
   StatusOr<ConvertResult> single = Convert(one);
   ASSERT_TRUE(single.ok());
   EXPECT_EQ(r->manifest.plan_id(), single->manifest.plan_id());
+  EXPECT_TRUE(testing::ReadBackFolder(dir).duplicates().empty());  // the rps-3 shards are gone
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <set>
 
 #include "libshard/convert/manifest_io.h"
 #include "libshard/crc32c.h"
@@ -248,6 +249,74 @@ std::optional<ShardEntry> ReusableShard(const ConvertOptions& o, const PlannedSh
   return *e;
 }
 
+// True when `rest` is "NNNNN-of-MMMMM.tfrecord" (five or more digits each).
+bool IsNumberedShardTail(std::string_view rest) {
+  auto digits = [&rest](size_t pos) {
+    size_t n = 0;
+    while (pos + n < rest.size() && rest[pos + n] >= '0' && rest[pos + n] <= '9') ++n;
+    return n;
+  };
+  const size_t a = digits(0);
+  if (a < 5 || rest.substr(a, 4) != "-of-") return false;
+  const size_t b = digits(a + 4);
+  return b >= 5 && rest.substr(a + 4 + b) == ".tfrecord";
+}
+
+// Shards of an earlier run into this folder under another plan (another
+// shard count, a split this plan no longer has) are removed with everything
+// of theirs: a shard is stale when it is not in this plan and either is named
+// PREFIX-SPLIT-NNNNN-of-MMMMM.tfrecord for a split of this plan, or has an
+// entry in .libshard/ that this prefix names. Returns the removed shard names.
+std::vector<std::string> RemoveStaleShards(const std::string& out, const std::string& prefix,
+                                           const ShardPlan& plan) {
+  std::set<std::string> planned, splits;
+  for (const PlannedShard& s : plan.shards) {
+    planned.insert(s.file);
+    splits.insert(s.split);
+  }
+  const std::string state = out + "/" + kStateDir;
+  // Shard names with a file of theirs here: the shard, its index, its entry,
+  // its temporary files.
+  std::set<std::string> candidates;
+  auto collect = [&candidates](const std::string& folder, std::initializer_list<const char*> suffixes) {
+    std::error_code ec;
+    for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      for (std::string_view suffix : suffixes) {
+        if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+          candidates.insert(name.substr(0, name.size() - suffix.size()));
+          break;
+        }
+      }
+    }
+  };
+  collect(out, {".idx", ""});
+  collect(state, {".json", ".json.tmp", ".partial", ".partial.idx"});
+  std::vector<std::string> removed;
+  for (const std::string& name : candidates) {
+    if (planned.count(name) || name.size() < 9 || name.compare(name.size() - 9, 9, ".tfrecord") != 0) continue;
+    bool stale = false;
+    for (const std::string& split : splits) {
+      const std::string head = prefix + "-" + split + "-";
+      if (name.compare(0, head.size(), head) == 0 && IsNumberedShardTail(std::string_view(name).substr(head.size()))) {
+        stale = true;
+      }
+    }
+    if (!stale && IsRegularFile(state + "/" + name + ".json")) {
+      StatusOr<ShardEntry> e = ReadShardEntry(state + "/" + name + ".json");
+      stale = e.ok() && e->file() == name && name == ShardFileName(prefix, e->split(), e->index(), e->count());
+    }
+    if (!stale) continue;
+    for (const std::string& path :
+         {out + "/" + name, out + "/" + name + ".idx", state + "/" + name + ".json",
+          state + "/" + name + ".json.tmp", state + "/" + name + ".partial", state + "/" + name + ".partial.idx"}) {
+      ::unlink(path.c_str());
+    }
+    removed.push_back(name);
+  }
+  return removed;
+}
+
 }  // namespace
 
 ConvertOptions Normalized(const ConvertOptions& in) {
@@ -430,8 +499,10 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
   const ConversionOptions options_proto = ToProto(o);
   const std::string options_bytes = options_proto.SerializeAsString();
 
-  // Keep complete shards of an earlier run; remove its leftovers.
+  // Keep complete shards of an earlier run; remove its leftovers and the
+  // shards of an earlier plan.
   ConvertResult result;
+  result.removed_stale = RemoveStaleShards(o.output, o.plan.prefix, plan);
   std::vector<ShardEntry> entries;
   std::vector<size_t> todo;
   std::map<size_t, std::string> plan_ids;

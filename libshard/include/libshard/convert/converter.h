@@ -17,6 +17,9 @@
 // options, a conversion keeps every shard whose entry is present, whose size
 // matches and whose plan_id (what decides its bytes) is unchanged, and
 // redoes the rest: the result is byte-identical to an uninterrupted run.
+// Run again with another plan (another shard count, a split gone), it first
+// removes the earlier plan's shards of this prefix (ConvertResult::
+// removed_stale), so the folder holds exactly the shards its manifest lists.
 // Determinism: shards are byte-identical for any thread count; statistics
 // are exact integer sums.
 // Memory: bounded by the tokens in flight (4 per thread), not the dataset.
@@ -95,6 +98,10 @@ struct ConvertResult {
   uint32_t shards_written = 0;
   uint32_t shards_reused = 0;  // complete shards kept from an earlier run
   uint64_t rejected = 0;       // every reject, the reused shards' included
+  // Shards of an earlier plan removed from the folder (another shard count
+  // for a split, or a split this plan does not have), with their index,
+  // entry and temporary files; sorted.
+  std::vector<std::string> removed_stale;
 };
 
 StatusOr<ConvertResult> Convert(const ConvertOptions& options, const ProgressFn& progress = {});
