@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -261,6 +262,33 @@ TEST(ConvertCliTest, TaskRunWritesItsOwnManifest) {
   Result bad = RunShard("convert -q " + dir + "/in -o " + dir + "/bad --num-tasks 2 --task-index 2");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_TRUE(Contains(bad.err, "task index 2")) << bad.err;
+}
+
+// A second writer (here: this test holding the folder's lock, as a running
+// conversion does) makes `shard convert` and `shard merge` fail at once.
+TEST(ConvertCliTest, SecondWriterFailsFastNamingTheFolder) {
+  const std::string dir = MakeTempDir();
+  MakeSmallTree(dir + "/in");
+  const std::string out = dir + "/out";
+  fs::create_directories(out + "/.libshard");
+  const int fd = ::open((out + "/.libshard/lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::flock(fd, LOCK_EX | LOCK_NB), 0);
+  const std::string busy = "shard convert: " + out +
+                           ": another `shard convert` or `shard merge` is writing to this output folder (it holds " +
+                           out + "/.libshard/lock); wait for it to end, or use another folder\n";
+  const auto t0 = std::chrono::steady_clock::now();
+  Result r = RunShard("convert -q " + dir + "/in -o " + out);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));  // no waiting
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, busy);
+  EXPECT_FALSE(fs::exists(out + "/manifest.json"));
+  Result m = RunShard("merge " + out);
+  EXPECT_EQ(m.exit_code, 1);
+  EXPECT_EQ(m.err, "shard merge" + busy.substr(std::string("shard convert").size()));
+  ::close(fd);
+  Result again = RunShard("convert -q " + dir + "/in -o " + out);
+  EXPECT_EQ(again.exit_code, 0) << again.err;
 }
 
 // Starts `shard convert ARGS...` without a shell, so that the pid is the

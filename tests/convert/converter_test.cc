@@ -7,6 +7,10 @@
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <map>
@@ -14,6 +18,7 @@
 
 #include "fixtures.h"
 #include "libshard/convert/manifest_io.h"
+#include "libshard/convert/merge.h"
 #include "libshard/crc32c.h"
 #include "libshard/example/example_view.h"
 #include "libshard/example/image_keys.h"
@@ -378,7 +383,7 @@ TEST_F(ConverterTest, RePlanRemovesTheEarlierPlansShards) {
   EXPECT_EQ(r->removed_stale, want_removed);
 
   // Exactly the shards the manifest lists (with index and entry), nothing else of the earlier plan.
-  std::vector<std::string> want = {"manifest.json", "notes.txt", "other-train-00000-of-00002.tfrecord",
+  std::vector<std::string> want = {".libshard/lock", "manifest.json", "notes.txt", "other-train-00000-of-00002.tfrecord",
                                    "rejects.tsv", "t-train-extra-00000-of-00002.tfrecord"};
   for (const SplitEntry& split : r->manifest.splits()) {
     for (const ShardEntry& e : split.shards()) {
@@ -415,6 +420,63 @@ TEST_F(ConverterTest, RePlanRemovesTheEarlierPlansShards) {
   EXPECT_FALSE(fs::exists(out + "/t-val-00000-of-00001.tfrecord"));
   EXPECT_FALSE(fs::exists(out + "/.libshard/t-val-00000-of-00001.tfrecord.json"));
   EXPECT_TRUE(testing::ReadBackFolder(out).verify_faults.empty());
+}
+
+// Holds flock(op) on `path` (created) until destroyed, as another process's
+// conversion would.
+class HeldLock {
+ public:
+  HeldLock(const std::string& path, int op) {
+    fs::create_directories(fs::path(path).parent_path());
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    EXPECT_GE(fd_, 0) << path;
+    EXPECT_EQ(::flock(fd_, op | LOCK_NB), 0) << path;
+  }
+  ~HeldLock() { ::close(fd_); }
+
+ private:
+  int fd_ = -1;
+};
+
+// Issue 12 item 13: two conversions into one folder corrupted each other.
+TEST_F(ConverterTest, SecondWriterOfAnOutputFolderIsRefused) {
+  const std::string out = base_ + "/out";
+  const std::string busy = out +
+                           ": another `shard convert` or `shard merge` is writing to this output folder (it holds " +
+                           out + "/.libshard/lock); wait for it to end, or use another folder";
+  {
+    HeldLock other(out + "/.libshard/lock", LOCK_EX);  // a single run or a merge
+    StatusOr<ConvertResult> r = Convert(Options(in_, out));
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
+    EXPECT_EQ(r.status().message(), busy);
+    ConvertOptions task = Options(in_, out);
+    task.num_tasks = 2;
+    EXPECT_EQ(Convert(task).status().message(), busy);
+    EXPECT_EQ(ListFilesRecursive(out), std::vector<std::string>{".libshard/lock"});  // nothing written
+  }
+  {
+    HeldLock task1(out + "/.libshard/lock", LOCK_SH);  // task 1 of 2 running
+    HeldLock own(out + "/.libshard/lock.task-00001-of-00002", LOCK_EX);
+    EXPECT_EQ(Convert(Options(in_, out)).status().message(), busy);  // a single run waits for the tasks
+    ConvertOptions o = Options(in_, out);
+    o.num_tasks = 2;
+    o.task_index = 0;
+    StatusOr<ConvertResult> r = Convert(o);  // another task of the split run may share the folder
+    EXPECT_TRUE(r.ok()) << r.status();
+    o.task_index = 1;  // but not the same task twice
+    r = Convert(o);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
+    EXPECT_EQ(r.status().message(), out + ": task 1 of 2 is already running into this output folder (it holds " +
+                                        out + "/.libshard/lock.task-00001-of-00002); wait for it to end");
+    // A merge needs every task finished.
+    StatusOr<MergeResult> m = MergeTasks(out);
+    ASSERT_FALSE(m.ok());
+    EXPECT_EQ(m.status().message(), busy);
+  }
+  // Released (the holder ended): the conversion runs.
+  EXPECT_TRUE(Convert(Options(in_, out)).ok());
 }
 
 TEST_F(ConverterTest, TaskSplitUnionEqualsASingleRun) {

@@ -17,6 +17,7 @@
 #include <set>
 
 #include "libshard/convert/manifest_io.h"
+#include "libshard/convert/output_lock.h"
 #include "libshard/crc32c.h"
 #include "libshard/example/image_keys.h"
 #include "libshard/io/mapped_file.h"
@@ -227,13 +228,6 @@ class ShardSink {
   StatsAccumulator stats_;
   std::vector<ShardEntry> entries_;
 };
-
-Status MakeDir(const std::string& path) {
-  std::error_code ec;
-  fs::create_directories(path, ec);
-  if (ec) return IOError(path + ": cannot create folder: " + ec.message());
-  return Status::OK();
-}
 
 // A complete shard from an earlier run with the same plan, or nothing.
 std::optional<ShardEntry> ReusableShard(const ConvertOptions& o, const PlannedShard& s,
@@ -495,7 +489,10 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
                                    listing.rejects[0].reason);
   }
 
-  LIBSHARD_RETURN_IF_ERROR(MakeDir(o.output + "/" + kStateDir));
+  // Held until Convert returns: one writer per output folder.
+  LIBSHARD_ASSIGN_OR_RETURN(
+      OutputLock lock, OutputLock::Acquire(o.output, o.num_tasks == 1 ? LockMode::kExclusive : LockMode::kTask,
+                                           o.task_index, o.num_tasks));
   const ConversionOptions options_proto = ToProto(o);
   const std::string options_bytes = options_proto.SerializeAsString();
 

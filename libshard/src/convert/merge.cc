@@ -10,6 +10,7 @@
 #include <set>
 
 #include "libshard/convert/manifest_io.h"
+#include "libshard/convert/output_lock.h"
 #include "libshard/crc32c.h"
 #include "libshard/io/mapped_file.h"
 
@@ -60,6 +61,8 @@ StatusOr<MergeResult> MergeTasks(const std::string& dir) {
     return Status::OK();
   };
   if (!fs::is_directory(dir)) return NotFoundError(dir + ": no such folder");
+  // Held until the merge returns: no conversion may write meanwhile.
+  LIBSHARD_ASSIGN_OR_RETURN(OutputLock lock, OutputLock::Acquire(dir, LockMode::kExclusive));
   LIBSHARD_RETURN_IF_ERROR(
       scan(dir + "/" + kStateDir, [&](const std::string& path, uint32_t index, uint32_t count) -> Status {
         LIBSHARD_ASSIGN_OR_RETURN(Manifest m, ReadManifest(path));

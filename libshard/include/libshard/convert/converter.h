@@ -35,8 +35,11 @@
 // the file named; with fail_on_error the first rejected input stops the run
 // (kAborted-like kFailedPrecondition naming the file). Rejected inputs are
 // not errors: they are in ConvertResult and manifest.json.
-// Thread-safety: one Convert at a time per output folder (tasks of a split
-// run write disjoint files and may share a folder).
+// Thread-safety: one writer per output folder, enforced (output_lock.h): a
+// single-task Convert holds OUT/.libshard/lock exclusively for its whole
+// run, and a second one (another process or thread) fails at once with
+// kFailedPrecondition naming the folder; the tasks of a split run share the
+// folder, each task exclusive to itself.
 #ifndef LIBSHARD_CONVERT_CONVERTER_H_
 #define LIBSHARD_CONVERT_CONVERTER_H_
 
