@@ -381,5 +381,39 @@ TEST(ConvertCliTest, DiskFullFailsNamingTheFileAndLeavesNoIncompleteShard) {
   EXPECT_EQ(CountDifferences(Snapshot(ref_dir), Snapshot(out)), 0);
 }
 
+// Issue 12 item 21: a full disk while writing a shard's entry, rejects.tsv
+// or manifest.json left its `.tmp` behind. Tiny shards (one 4x4 PNG each,
+// about 420 bytes) and a per-file size limit put the failure on each of
+// those files in turn.
+TEST(ConvertCliTest, DiskFullAtEachMetadataFileLeavesNoTemporaries) {
+  const std::string dir = MakeTempDir();
+  const std::string in = dir + "/in";
+  for (int i = 0; i < 8; ++i) WriteTreeFile(in, std::string(i % 2 ? "a" : "b") + "/" + std::to_string(i) + ".png", PngBytes(4, 4, 3, i));
+  const std::string flags = " --records-per-shard 1 --format png --threads 2";
+  struct Case {
+    const char* what;  // the file the limit stops
+    int limit_kib;
+    int strays;        // files outside any class folder: listing rejects, only in rejects.tsv and manifest.json
+  };
+  for (const Case& c : {Case{".libshard/in-train-00000-of-00008.tfrecord.json", 1, 0},
+                        Case{"rejects.tsv", 2, 60}, Case{"manifest.json", 4, 0}}) {
+    SCOPED_TRACE(c.what);
+    for (int i = 0; i < c.strays; ++i) {
+      WriteTreeFile(in, "stray_file_outside_any_class_folder_with_a_long_name_" + std::to_string(1000 + i) + ".png", "x");
+    }
+    const std::string out = dir + "/out" + std::to_string(c.limit_kib);
+    Result r = testing::RunCommand("bash -c 'ulimit -f " + std::to_string(c.limit_kib) + "; trap \"\" XFSZ; exec " +
+                                   SHARD_BIN + " convert -q " + in + " -o " + out + flags + "'");
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_TRUE(Contains(r.err, out + "/" + c.what + ".tmp")) << r.err;
+    EXPECT_FALSE(fs::exists(out + "/manifest.json"));
+    ExpectNoTemporaries(out);
+    ExpectFinalShardsComplete(out, /*with_cli=*/false);
+    for (int i = 0; i < c.strays; ++i) {
+      fs::remove(in + "/stray_file_outside_any_class_folder_with_a_long_name_" + std::to_string(1000 + i) + ".png");
+    }
+  }
+}
+
 }  // namespace
 }  // namespace libshard

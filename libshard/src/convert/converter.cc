@@ -163,13 +163,15 @@ class ShardSink {
     return Status::OK();
   }
 
-  // Removes the shard being written, if any.
+  // Removes the shard being written, if any (also one whose entry or
+  // renames failed).
   void Abort() {
-    if (writer_ == nullptr) return;
-    (void)writer_->Close();
+    if (writer_ != nullptr) (void)writer_->Close();
     writer_.reset();
+    if (temp_.empty()) return;
     ::unlink(temp_.c_str());
     ::unlink((temp_ + ".idx").c_str());
+    temp_.clear();
   }
 
   std::vector<ShardEntry>& entries() { return entries_; }
@@ -213,6 +215,7 @@ class ShardSink {
         WriteFileAtomically(state + entry_.file() + ".json", ShardEntryToJson(entry_)));
     LIBSHARD_RETURN_IF_ERROR(io::RenameFile(temp_ + ".idx", dir + entry_.index_file()));
     LIBSHARD_RETURN_IF_ERROR(io::RenameFile(temp_, dir + entry_.file()));
+    temp_.clear();
     entries_.push_back(entry_);
     return Status::OK();
   }
