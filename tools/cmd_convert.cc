@@ -123,6 +123,7 @@ Status BuildOptions(Flags& f) {
   else if (f.on_error != "skip") return libshard::InvalidArgumentError("--on-error must be skip or fail");
   o.sync = !f.no_sync;
   LIBSHARD_RETURN_IF_ERROR(convert::ValidateEncodeOptions(o.encode));
+  LIBSHARD_RETURN_IF_ERROR(convert::CheckOutputFolder(o));
 
   uint32_t env_n = 0, env_i = 0;
   std::string source;

@@ -291,6 +291,43 @@ TEST(ConvertCliTest, SecondWriterFailsFastNamingTheFolder) {
   EXPECT_EQ(again.exit_code, 0) << again.err;
 }
 
+// Issue 12 item 22: output equal to the input is refused (usage, exit 2);
+// output inside the input is left out of the listing, so a rerun does not
+// list its own shards (it gave 4 bogus rejects and an extra class).
+TEST(ConvertCliTest, OutputIsTheInputOrInsideIt) {
+  const std::string dir = MakeTempDir();
+  const std::string in = dir + "/in";
+  MakeSmallTree(in);
+  for (const std::string& out : {in, in + "/", in + "/../in/."}) {
+    Result r = RunShard("convert -q " + in + " -o " + out);
+    EXPECT_EQ(r.exit_code, 2) << out;
+    EXPECT_EQ(r.err, "shard convert: output folder " + out + " is the input folder " + in +
+                         "; write the shards to another folder (one inside the input is fine: it is left out of "
+                         "the listing)\n");
+    EXPECT_FALSE(fs::exists(in + "/.libshard"));
+    EXPECT_FALSE(fs::exists(in + "/manifest.json"));
+  }
+
+  Result outside = RunShard("convert -q " + in + " -o " + dir + "/outside --records-per-shard 2");
+  ASSERT_EQ(outside.exit_code, 0) << outside.err;
+  const std::string inside = in + "/shards";
+  for (int run = 0; run < 2; ++run) {
+    SCOPED_TRACE(run);
+    Result r = RunShard("convert " + in + " -o " + inside + " --records-per-shard 2");
+    EXPECT_EQ(r.exit_code, 0) << r.err;  // no rejects
+    StatusOr<Manifest> a = convert::ReadManifest(dir + "/outside/manifest.json");
+    StatusOr<Manifest> b = convert::ReadManifest(inside + "/manifest.json");
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_EQ(b->rejects_size(), 0);
+    EXPECT_EQ(b->labels_size(), a->labels_size());  // no class "shards"
+    EXPECT_EQ(b->plan_id(), a->plan_id());  // the same plan, byte for byte
+    EXPECT_EQ(b->stats().converted(), a->stats().converted());
+  }
+  for (const char* f : {"/in-train-00000-of-00002.tfrecord", "/in-train-00001-of-00002.tfrecord"}) {
+    EXPECT_EQ(ReadFileOrDie(inside + f), ReadFileOrDie(dir + "/outside" + f)) << f;
+  }
+}
+
 // Starts `shard convert ARGS...` without a shell, so that the pid is the
 // converter's own.
 pid_t Spawn(const std::vector<std::string>& args) {

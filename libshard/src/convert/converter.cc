@@ -59,7 +59,9 @@ std::string Hex8(uint32_t v) {
 
 StatusOr<Listing> ListInput(const ConvertOptions& o) {
   if (IsRegularFile(o.input)) return ReadManifestCsv(o.input, o.list);
-  return ListFolder(o.input, o.list);
+  ListOptions list = o.list;
+  list.exclude_dir = o.output;  // output inside the input: not listed
+  return ListFolder(o.input, list);
 }
 
 // The estimated output bytes per sample, for the shard count.
@@ -316,6 +318,23 @@ std::vector<std::string> RemoveStaleShards(const std::string& out, const std::st
 
 }  // namespace
 
+Status CheckOutputFolder(const ConvertOptions& o) {
+  struct stat in, out;
+  if (o.input.empty() || o.output.empty() || ::stat(o.input.c_str(), &in) != 0 || !S_ISDIR(in.st_mode)) {
+    return Status::OK();
+  }
+  std::error_code ec1, ec2;
+  const bool same = ::stat(o.output.c_str(), &out) == 0
+                        ? out.st_dev == in.st_dev && out.st_ino == in.st_ino
+                        : fs::weakly_canonical(o.output, ec1) == fs::weakly_canonical(o.input, ec2);
+  if (same) {
+    return InvalidArgumentError("output folder " + o.output + " is the input folder " + o.input +
+                                "; write the shards to another folder (one inside the input is fine: it is "
+                                "left out of the listing)");
+  }
+  return Status::OK();
+}
+
 ConvertOptions Normalized(const ConvertOptions& in) {
   ConvertOptions o = in;
   if (o.plan.prefix.empty()) o.plan.prefix = Basename(o.input);
@@ -472,6 +491,7 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
   if (o.input.empty()) return InvalidArgumentError("no input given");
   if (o.output.empty()) return InvalidArgumentError("no output folder given");
   if (o.threads < 0) return InvalidArgumentError("threads must be >= 0");
+  LIBSHARD_RETURN_IF_ERROR(CheckOutputFolder(o));
   LIBSHARD_RETURN_IF_ERROR(ValidateEncodeOptions(o.encode));
 
   std::optional<image::LabelMap> mask_map;

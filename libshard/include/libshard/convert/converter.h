@@ -109,6 +109,12 @@ struct ConvertResult {
 
 StatusOr<ConvertResult> Convert(const ConvertOptions& options, const ProgressFn& progress = {});
 
+// kInvalidArgument when the output folder is the input folder (the same
+// folder under any spelling). An output folder inside the input is fine:
+// the listing leaves it out (ListOptions::exclude_dir). Convert checks this
+// first; the CLI calls it to report a usage error.
+Status CheckOutputFolder(const ConvertOptions& options);
+
 // What a conversion would do, without writing anything.
 struct DryRunReport {
   Listing listing;
