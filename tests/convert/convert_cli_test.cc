@@ -328,6 +328,46 @@ TEST(ConvertCliTest, OutputIsTheInputOrInsideIt) {
   }
 }
 
+// Issue 16 item 15 (and the messages of item 13): --task-index alone, the
+// summary after a resume, the dry-run headline of `.`, the output format
+// and channel count in the dry run and the summary.
+TEST(ConvertCliTest, MessagesNameTasksResumeFolderAndOutputFormat) {
+  const std::string dir = MakeTempDir();
+  const std::string in = dir + "/in";
+  MakeSmallTree(in);
+  const std::string no_env = "env -u SLURM_ARRAY_TASK_ID -u SLURM_ARRAY_TASK_COUNT -u SLURM_ARRAY_TASK_MIN "
+                             "-u JOB_COMPLETION_INDEX ";
+  Result alone = testing::RunCommand(no_env + SHARD_BIN + " convert -q " + in + " -o " + dir + "/t --task-index 1");
+  EXPECT_EQ(alone.exit_code, 2);
+  EXPECT_EQ(alone.err, "shard convert: --task-index 1 needs --num-tasks N (the number of tasks the work is split "
+                       "into)\n");
+
+  const std::string out = dir + "/out";
+  Result first = RunShard("convert " + in + " -o " + out + " --records-per-shard 1");
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_TRUE(Contains(first.err, "shard convert: 4 converted in this run (4 shards written); ")) << first.err;
+  EXPECT_TRUE(Contains(first.err, "; jpeg quality 90 (JPEGs needing no change copied), 3 channels (rgb); "))
+      << first.err;
+  fs::remove(out + "/in-train-00002-of-00004.tfrecord");
+  Result resumed = RunShard("convert " + in + " -o " + out + " --records-per-shard 1 --channels gray --format png");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_TRUE(Contains(resumed.err, "shard convert: 4 converted in this run (4 shards written); ")) << resumed.err;
+  EXPECT_TRUE(Contains(resumed.err, "; png, 1 channel (gray); ")) << resumed.err;
+  fs::remove(out + "/in-train-00002-of-00004.tfrecord");
+  resumed = RunShard("convert " + in + " -o " + out + " --records-per-shard 1 --channels gray --format png");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_TRUE(Contains(resumed.err, "shard convert: 1 converted in this run (1 shards written); 3 kept from an "
+                                    "earlier run in 3 shard(s), 4 in all; "))
+      << resumed.err;
+
+  Result dry = testing::RunCommand("cd " + in + " && " + SHARD_BIN + " convert --dry-run . -o ../dry --channels auto");
+  ASSERT_EQ(dry.exit_code, 0) << dry.err;
+  EXPECT_TRUE(Contains(dry.out, "dry run: 4 samples in " + in + ", 2 classes; nothing written\n")) << dry.out;
+  EXPECT_TRUE(Contains(dry.out, "output: 1 shards in ../dry; jpeg quality 90 (JPEGs needing no change copied), 1 "
+                                "or 3 channels (auto: gray sources stay gray)\n"))
+      << dry.out;
+}
+
 // Starts `shard convert ARGS...` without a shell, so that the pid is the
 // converter's own.
 pid_t Spawn(const std::vector<std::string>& args) {

@@ -722,3 +722,117 @@ TEST(ConverterResumeTest, StaleShardIsNotReusedWithANewEntry) {
 
 }  // namespace
 }  // namespace libshard::convert
+
+namespace libshard::convert {
+namespace {
+
+// Issue 16 item 1: --channels and --alpha were missing from the manifest's
+// options and from plan_id, so a rerun into the same folder kept the old
+// shards ("2 kept", records still RGB). Each case flips one option that
+// changes output bytes: rerun into the folder of a `base` conversion, the
+// result must be a fresh conversion with the option, byte for byte, and
+// (where this input shows it) differ from the base shards.
+struct OptionFlip {
+  const char* name;
+  void (*base)(ConvertOptions*);  // the context the option acts in
+  void (*flip)(ConvertOptions*);
+  bool changes_bytes;  // on this input (masks are not part of it)
+};
+
+void Plain(ConvertOptions*) {}
+void Png(ConvertOptions* o) { o->encode.format = image::OutputFormat::kPng; }
+void Raw(ConvertOptions* o) { o->encode.format = image::OutputFormat::kRaw; }
+void Resized(ConvertOptions* o) {
+  o->encode.transform.mode = image::ResizeMode::kLetterbox;
+  o->encode.transform.width = 16;
+  o->encode.transform.height = 12;
+}
+
+const OptionFlip kFlips[] = {
+    {"channels_gray", Plain, [](ConvertOptions* o) { o->encode.decode.channels = image::ChannelMode::kGray; }, true},
+    {"channels_auto", Plain, [](ConvertOptions* o) { o->encode.decode.channels = image::ChannelMode::kAuto; }, true},
+    {"alpha_keep", Png, [](ConvertOptions* o) { o->encode.decode.alpha = image::AlphaMode::kKeep; }, true},
+    {"background", Plain, [](ConvertOptions* o) { o->encode.decode.background = {0, 128, 0}; }, true},
+    {"max_pixels", Plain, [](ConvertOptions* o) { o->encode.decode.max_pixels = 200; }, true},
+    {"apply_orientation", Plain, [](ConvertOptions* o) { o->encode.decode.apply_orientation = false; }, true},
+    {"strict_jpeg", Plain, [](ConvertOptions* o) { o->encode.decode.strict_jpeg = true; }, false},
+    {"format", Plain, Png, true},
+    {"quality", Plain, [](ConvertOptions* o) { o->encode.jpeg.quality = 50; }, true},
+    {"jpeg_subsampling", Plain, [](ConvertOptions* o) { o->encode.jpeg.subsampling = image::ChromaSubsampling::k444; }, true},
+    {"jpeg_progressive", Plain, [](ConvertOptions* o) { o->encode.jpeg.progressive = true; }, true},
+    {"jpeg_optimize_huffman", Plain, [](ConvertOptions* o) { o->encode.jpeg.optimize_huffman = true; }, true},
+    {"png_level", Png, [](ConvertOptions* o) { o->encode.png.compression_level = 0; }, true},
+    {"zstd_level", Raw, [](ConvertOptions* o) { o->encode.raw.zstd_level = 0; }, true},
+    {"reencode", Plain, [](ConvertOptions* o) { o->encode.reencode = image::ReencodeMode::kAuto; }, true},
+    {"size", Resized, [](ConvertOptions* o) { o->encode.transform.width = 10; }, true},
+    {"resize_mode", Resized, [](ConvertOptions* o) { o->encode.transform.mode = image::ResizeMode::kStretch; }, true},
+    {"filter", Resized, [](ConvertOptions* o) { o->encode.transform.filter = image::Filter::kNearest; }, true},
+    {"fill", Resized, [](ConvertOptions* o) { o->encode.transform.fill = {200, 10, 10, 255}; }, true},
+    {"crop", Plain, [](ConvertOptions* o) { o->encode.transform.crop = image::CropBox{1, 1, 5, 5}; }, true},
+    {"seed", Plain, [](ConvertOptions* o) { o->plan.seed = 5; }, true},
+    {"shuffle", Plain, [](ConvertOptions* o) { o->plan.shuffle = false; }, true},
+    {"mask_suffix", Plain, [](ConvertOptions* o) { o->list.mask_suffix = "_L"; }, false},
+    {"mask_ignore_index", Plain, [](ConvertOptions* o) { o->encode.mask_options.ignore_index = 7; }, false},
+    {"unknown_color", Plain, [](ConvertOptions* o) { o->encode.mask_options.unknown = image::UnknownColor::kIgnore; }, false},
+    {"on_error", Plain, [](ConvertOptions* o) { o->fail_on_error = true; }, false},
+};
+
+class OptionFlipTest : public ::testing::TestWithParam<OptionFlip> {
+ protected:
+  static void SetUpTestSuite() {
+    base_ = new std::string(MakeTempDir());
+    MakeTree(*base_ + "/in");
+    fs::remove(*base_ + "/in/train/b/notes.txt");  // so that fail_on_error converts
+    fs::remove(*base_ + "/in/train/stray.png");
+    WriteTreeFile(*base_ + "/in", "train/c/rotated.jpg", testing::WithExifOrientation(JpegBytes(16, 8, 3, 5), 6));
+  }
+  static void TearDownTestSuite() {
+    fs::remove_all(*base_);
+    delete base_;
+  }
+  // The shards and indices of `dir`.
+  static std::map<std::string, std::string> Shards(const std::string& dir) {
+    std::map<std::string, std::string> out;
+    for (const auto& [k, v] : Snapshot(dir)) {
+      if (k[0] != '.' && Contains(k, ".tfrecord")) out[k] = v;
+    }
+    return out;
+  }
+  static std::string* base_;
+};
+std::string* OptionFlipTest::base_ = nullptr;
+
+TEST_P(OptionFlipTest, RerunWithTheOptionFlippedRewritesTheShards) {
+  const OptionFlip& c = GetParam();
+  const std::string dir = *base_ + "/" + c.name;
+  ConvertOptions o = Options(*base_ + "/in", dir + "/rerun");
+  o.encode.reencode = image::ReencodeMode::kAlways;
+  c.base(&o);
+  StatusOr<ConvertResult> before = Convert(o);
+  ASSERT_TRUE(before.ok()) << before.status();
+  const auto base_shards = Shards(o.output);
+
+  c.flip(&o);
+  StatusOr<ConvertResult> after = Convert(o);
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_EQ(after->shards_reused, 0u);
+  EXPECT_NE(after->manifest.plan_id(), before->manifest.plan_id());
+  EXPECT_NE(after->manifest.options().SerializeAsString(), before->manifest.options().SerializeAsString());
+  ConvertOptions fresh = o;
+  fresh.output = dir + "/fresh";
+  StatusOr<ConvertResult> want = Convert(fresh);
+  ASSERT_TRUE(want.ok()) << want.status();
+  EXPECT_EQ(testing::CountDifferences(Shards(fresh.output), Shards(o.output)), 0);
+  EXPECT_EQ(after->manifest.plan_id(), want->manifest.plan_id());
+  if (c.changes_bytes) EXPECT_NE(Shards(o.output), base_shards);
+  // And a second rerun with the same options keeps everything.
+  StatusOr<ConvertResult> again = Convert(o);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->shards_written, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryOutputOption, OptionFlipTest, ::testing::ValuesIn(kFlips),
+                         [](const ::testing::TestParamInfo<OptionFlip>& i) { return std::string(i.param.name); });
+
+}  // namespace
+}  // namespace libshard::convert

@@ -367,6 +367,31 @@ ConversionOptions ToProto(const ConvertOptions& o) {
   p.set_on_error(o.fail_on_error ? "fail" : "skip");
   p.set_unknown_color(o.encode.mask_options.unknown == image::UnknownColor::kIgnore ? "ignore"
                                                                                      : "error");
+  // Every other option that changes a byte of output (tests/convert/
+  // converter_test.cc EveryOutputOptionIsInThePlan flips each one).
+  const image::DecodeOptions& d = o.encode.decode;
+  p.set_channels(d.channels == image::ChannelMode::kRgb    ? "rgb"
+                 : d.channels == image::ChannelMode::kGray ? "gray"
+                                                           : "auto");
+  p.set_alpha(d.alpha == image::AlphaMode::kKeep ? "keep" : "composite");
+  p.set_mask_suffix(o.list.mask_suffix);
+  p.set_png_level(o.encode.png.compression_level);
+  p.set_jpeg_subsampling(o.encode.jpeg.subsampling == image::ChromaSubsampling::k444 ? "4:4:4" : "4:2:0");
+  p.set_jpeg_progressive(o.encode.jpeg.progressive);
+  p.set_jpeg_optimize_huffman(o.encode.jpeg.optimize_huffman);
+  auto join = [](std::initializer_list<int> v) {
+    std::string s;
+    for (int x : v) s += (s.empty() ? "" : ",") + std::to_string(x);
+    return s;
+  };
+  p.set_background(join({d.background[0], d.background[1], d.background[2]}));
+  const auto& fill = o.encode.transform.fill;
+  p.set_fill(join({fill[0], fill[1], fill[2], fill[3]}));
+  if (const auto& c = o.encode.transform.crop) p.set_crop(join({c->x, c->y, c->width, c->height}));
+  p.set_max_pixels(d.max_pixels);
+  p.set_apply_orientation(d.apply_orientation);
+  p.set_strict_jpeg(d.strict_jpeg);
+  p.set_mask_ignore_index(o.encode.mask_options.ignore_index);
   return p;
 }
 
