@@ -59,6 +59,7 @@ Summary Summarize(const verify::SetResult& set, double seconds) {
   const std::vector<verify::FileResult>& results = set.files;
   Summary s;
   s.seconds = seconds;
+  s.faults += set.name_set_faults.size();
   for (const auto& m : set.manifests) {
     s.faults += m.faults.size();
     for (const auto& f : m.faults) {
@@ -103,6 +104,9 @@ void PrintHuman(const verify::SetResult& set, const Summary& s, bool quiet) {
       std::cout << "\n";
     }
   }
+  for (const auto& f : set.name_set_faults) {
+    std::cout << "shard verify: " << f.path << ": " << verify::FaultKindName(f.kind) << ": " << f.message << "\n";
+  }
   if (quiet) return;
   char rate[32];
   std::snprintf(rate, sizeof rate, "%.1f", s.mb_per_s());
@@ -116,6 +120,9 @@ void PrintHuman(const verify::SetResult& set, const Summary& s, bool quiet) {
     std::cout << ")";
   }
   std::cout << ", " << rate << " MB/s\n";
+  if (set.no_manifest) {
+    std::cout << "shard verify: no manifest.json given or found: sets checked by their -NNNNN-of-MMMMM names only\n";
+  }
 }
 
 void PrintJson(const verify::SetResult& set, const Summary& s) {
@@ -181,6 +188,17 @@ void PrintJson(const verify::SetResult& set, const Summary& s) {
   j.Field("seconds", s.seconds);
   j.Field("mb_per_s", s.mb_per_s());
   j.EndObject();
+  j.Field("no_manifest", set.no_manifest);
+  j.Key("sets");
+  j.BeginArray();
+  for (const auto& f : set.name_set_faults) {
+    j.BeginObject();
+    j.Field("path", f.path);
+    j.Field("kind", verify::FaultKindName(f.kind));
+    j.Field("message", f.message);
+    j.EndObject();
+  }
+  j.EndArray();
   j.EndObject();
   std::cout << "\n";
 }
@@ -223,12 +241,7 @@ int RunVerify(const VerifyCliOptions& cli) {
     for (std::string& m : verify::FindManifests(cli.paths)) manifests.push_back(std::move(m));
   }
   auto start = std::chrono::steady_clock::now();
-  verify::SetResult set;
-  if (manifests.empty()) {
-    set.files = verify::VerifyFiles(paths, options);
-  } else {
-    set = verify::VerifySet(paths, manifests, options);
-  }
+  verify::SetResult set = verify::VerifySet(paths, manifests, options);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   Summary s = Summarize(set, seconds);
   if (cli.json) {

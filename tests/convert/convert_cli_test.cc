@@ -368,6 +368,39 @@ TEST(ConvertCliTest, MessagesNameTasksResumeFolderAndOutputFormat) {
       << dry.out;
 }
 
+// Issue 16 item 2, from the command line: a killed conversion's folder (no
+// manifest.json, 6 of 20 shards) fails `shard verify`, which says that it
+// had no manifest, in text and JSON.
+TEST(ConvertCliTest, VerifyWithoutManifestChecksNumberedSets) {
+  const std::string dir = MakeTempDir();
+  MakeManyImages(dir + "/in", 20, 8);
+  const std::string out = dir + "/out";
+  ASSERT_EQ(RunShard("convert -q " + dir + "/in -o " + out + " --records-per-shard 1").exit_code, 0);
+  Result whole = RunShard("verify " + out);
+  EXPECT_EQ(whole.exit_code, 0) << whole.out;
+  fs::remove(out + "/manifest.json");
+  for (int i = 6; i < 20; ++i) {
+    char name[64];
+    std::snprintf(name, sizeof name, "/in-train-%05d-of-00020.tfrecord", i);
+    fs::remove(out + name);
+  }
+  Result r = RunShard("verify " + out);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(Contains(r.out, "shard verify: " + out +
+                                  "/in-train-*-of-00020.tfrecord: set_incomplete: 6 of the 20 shards of this set are "
+                                  "here; 14 missing (00006, "))
+      << r.out;
+  EXPECT_TRUE(Contains(r.out, "shard verify: 6 files (0 with faults), 6 records,")) << r.out;
+  EXPECT_TRUE(Contains(r.out, " 1 fault, ")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "shard verify: no manifest.json given or found: sets checked by their -NNNNN-of-MMMMM "
+                              "names only\n"))
+      << r.out;
+  Result j = RunShard("verify --json " + out);
+  EXPECT_EQ(j.exit_code, 1);
+  EXPECT_TRUE(Contains(j.out, "\"no_manifest\":true")) << j.out;
+  EXPECT_TRUE(Contains(j.out, "\"kind\":\"set_incomplete\"")) << j.out;
+}
+
 // Starts `shard convert ARGS...` without a shell, so that the pid is the
 // converter's own.
 pid_t Spawn(const std::vector<std::string>& args) {
