@@ -11,6 +11,7 @@
 // the report; with --json one JSON document is all stdout holds); usage
 // errors go to stderr.
 #include <chrono>
+#include <filesystem>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -242,6 +243,18 @@ int RunVerify(const VerifyCliOptions& cli) {
   }
   auto start = std::chrono::steady_clock::now();
   verify::SetResult set = verify::VerifySet(paths, manifests, options);
+  if (set.no_manifest) {
+    // The shard sets of folder arguments are checked by their names; a file
+    // named on its own is not held to its siblings.
+    std::vector<std::string> in_folders;
+    for (const std::string& arg : cli.paths) {
+      std::error_code ec;
+      if (!std::filesystem::is_directory(arg, ec)) continue;
+      auto found = verify::FindShardFiles(arg);
+      if (found.ok()) in_folders.insert(in_folders.end(), found->begin(), found->end());
+    }
+    set.name_set_faults = verify::CheckNumberedSets(in_folders);
+  }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   Summary s = Summarize(set, seconds);
   if (cli.json) {

@@ -395,6 +395,9 @@ TEST(ConvertCliTest, VerifyWithoutManifestChecksNumberedSets) {
   EXPECT_TRUE(Contains(r.out, "shard verify: no manifest.json given or found: sets checked by their -NNNNN-of-MMMMM "
                               "names only\n"))
       << r.out;
+  // A shard named on its own is not held to its siblings.
+  Result one = RunShard("verify " + out + "/in-train-00000-of-00020.tfrecord");
+  EXPECT_EQ(one.exit_code, 0) << one.out;
   Result j = RunShard("verify --json " + out);
   EXPECT_EQ(j.exit_code, 1);
   EXPECT_TRUE(Contains(j.out, "\"no_manifest\":true")) << j.out;

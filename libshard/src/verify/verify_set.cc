@@ -263,7 +263,6 @@ SetResult VerifySet(const std::vector<std::string>& paths, const std::vector<std
   if (manifests.empty()) {
     SetResult out;
     out.files = VerifyFiles(paths, options);
-    out.name_set_faults = CheckNumberedSets(paths);
     out.no_manifest = true;
     return out;
   }

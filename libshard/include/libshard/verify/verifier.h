@@ -225,7 +225,8 @@ struct SetResult {
   // in manifest order.
   std::vector<FileResult> files;
   std::vector<ManifestResult> manifests;  // in `manifests` order
-  // With no manifest at all: CheckNumberedSets(paths); empty otherwise.
+  // With no manifest at all, the caller's CheckNumberedSets of the files
+  // found in folder arguments (a file named alone is not held to its set).
   std::vector<SetFault> name_set_faults;
   bool no_manifest = false;              // no manifest was given or found
   uint64_t fault_count() const;          // file faults (omitted ones too) and set faults
@@ -240,8 +241,8 @@ struct SetResult {
 // plans). Sorted by path.
 std::vector<SetFault> CheckNumberedSets(const std::vector<std::string>& paths);
 
-// With `manifests` empty: VerifyFiles(paths) and CheckNumberedSets(paths),
-// no_manifest set. Otherwise:
+// With `manifests` empty: VerifyFiles(paths), no_manifest set (the caller
+// may add CheckNumberedSets). Otherwise:
 // Verifies `paths` (as VerifyFiles) and checks them against each manifest
 // (a manifest.json, parsed with protobuf's JSON parser into
 // libshard::Manifest; unknown fields are ignored): every listed shard exists
