@@ -126,6 +126,19 @@ void PrintHuman(const verify::SetResult& set, const Summary& s, bool quiet) {
   }
 }
 
+// Set-level faults as a JSON array of {path, kind, message}.
+void SetFaultsJson(const std::vector<verify::SetFault>& faults, JsonWriter& j) {
+  j.BeginArray();
+  for (const auto& f : faults) {
+    j.BeginObject();
+    j.Field("path", f.path);
+    j.Field("kind", verify::FaultKindName(f.kind));
+    j.Field("message", f.message);
+    j.EndObject();
+  }
+  j.EndArray();
+}
+
 void PrintJson(const verify::SetResult& set, const Summary& s) {
   const std::vector<verify::FileResult>& results = set.files;
   JsonWriter j(std::cout);
@@ -166,15 +179,7 @@ void PrintJson(const verify::SetResult& set, const Summary& s) {
     j.Field("path", m.path);
     j.Field("shards", m.shards);
     j.Key("faults");
-    j.BeginArray();
-    for (const auto& f : m.faults) {
-      j.BeginObject();
-      j.Field("path", f.path);
-      j.Field("kind", verify::FaultKindName(f.kind));
-      j.Field("message", f.message);
-      j.EndObject();
-    }
-    j.EndArray();
+    SetFaultsJson(m.faults, j);
     j.EndObject();
   }
   j.EndArray();
@@ -191,15 +196,7 @@ void PrintJson(const verify::SetResult& set, const Summary& s) {
   j.EndObject();
   j.Field("no_manifest", set.no_manifest);
   j.Key("sets");
-  j.BeginArray();
-  for (const auto& f : set.name_set_faults) {
-    j.BeginObject();
-    j.Field("path", f.path);
-    j.Field("kind", verify::FaultKindName(f.kind));
-    j.Field("message", f.message);
-    j.EndObject();
-  }
-  j.EndArray();
+  SetFaultsJson(set.name_set_faults, j);
   j.EndObject();
   std::cout << "\n";
 }
