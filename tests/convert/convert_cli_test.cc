@@ -404,6 +404,26 @@ TEST(ConvertCliTest, VerifyWithoutManifestChecksNumberedSets) {
   EXPECT_TRUE(Contains(j.out, "\"kind\":\"set_incomplete\"")) << j.out;
 }
 
+// Issue 12 item 12 from the command line: the re-plan says what it removed.
+TEST(ConvertCliTest, RePlanSaysWhichShardsItRemoved) {
+  const std::string dir = MakeTempDir();
+  MakeSmallTree(dir + "/in");
+  const std::string out = dir + "/out";
+  ASSERT_EQ(RunShard("convert -q " + dir + "/in -o " + out + " --records-per-shard 1").exit_code, 0);
+  Result r = RunShard("convert " + dir + "/in -o " + out + " --records-per-shard 2");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Contains(r.err, "shard convert: removed 4 shard(s) of an earlier plan from " + out +
+                                  " (another shard count or split), with their index and entry: "
+                                  "in-train-00000-of-00004.tfrecord, in-train-00001-of-00004.tfrecord, "
+                                  "in-train-00002-of-00004.tfrecord, in-train-00003-of-00004.tfrecord\n"))
+      << r.err;
+  EXPECT_FALSE(fs::exists(out + "/in-train-00000-of-00004.tfrecord"));
+  EXPECT_FALSE(fs::exists(out + "/in-train-00000-of-00004.tfrecord.idx"));
+  EXPECT_FALSE(fs::exists(out + "/.libshard/in-train-00000-of-00004.tfrecord.json"));
+  Result v = RunShard("verify " + out);
+  EXPECT_EQ(v.exit_code, 0) << v.out;
+}
+
 // Starts `shard convert ARGS...` without a shell, so that the pid is the
 // converter's own.
 pid_t Spawn(const std::vector<std::string>& args) {
