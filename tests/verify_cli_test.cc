@@ -217,8 +217,14 @@ TEST(VerifyCliTest, ManifestFoundInFolderArgument) {
   EXPECT_TRUE(Contains(bad.out, "shard verify: " + dir + "/train-00001-of-00002.tfrecord: manifest_shard_missing: "))
       << bad.out;
   EXPECT_TRUE(Contains(bad.out, "shard verify: " + dir + "/stray.tfrecord: manifest_shard_unlisted: ")) << bad.out;
-  // --no-manifest: the files alone are fine.
-  EXPECT_EQ(RunShard("verify --no-manifest " + dir).exit_code, 0);
+  // --no-manifest: the files alone are fine, but their names show the set
+  // lacks shard 00001 of 00002.
+  Result names = RunShard("verify --no-manifest " + dir);
+  EXPECT_EQ(names.exit_code, 1);
+  EXPECT_TRUE(Contains(names.out, "shard verify: " + dir + "/train-*-of-00002.tfrecord: set_incomplete: 1 of the 2 "
+                                  "shards of this set are here; 1 missing (00001); no manifest.json to say more\n"))
+      << names.out;
+  EXPECT_TRUE(Contains(names.out, "2 files (0 with faults)")) << names.out;
 }
 
 TEST(VerifyCliTest, ManifestOptionJsonAndPerRecordFaults) {

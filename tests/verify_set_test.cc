@@ -447,6 +447,38 @@ Sample RawSample(const image::Image& img, int zstd_level) {
   return s;
 }
 
+// Issue 16 item 2: a folder without manifest.json holding 6 of 20 shards
+// (a killed conversion) passed. The names alone say a set is incomplete.
+TEST(NumberedSetTest, IncompleteSetsFromNamesAlone) {
+  std::vector<std::string> paths;
+  for (int i : {0, 1, 2, 3, 4, 5}) paths.push_back("d/x-train-0000" + std::to_string(i) + "-of-00020.tfrecord");
+  for (int i : {0, 1}) paths.push_back("d/x-val-0000" + std::to_string(i) + "-of-00002.tfrecord");  // complete
+  paths.push_back("d/other.tfrecord");                                                               // no numbering
+  paths.push_back("e/y-00000-of-00003");
+  paths.push_back("e/y-00001-of-00003");
+  paths.push_back("e/y-00002-of-00003");
+  paths.push_back("e/y-00003-of-00003");  // beyond its set
+  paths.push_back("e/y-00000-of-00001");  // another conversion's
+  std::vector<SetFault> faults = CheckNumberedSets(paths);
+  ASSERT_EQ(faults.size(), 3u);
+  EXPECT_EQ(faults[0].path, "d/x-train-*-of-00020.tfrecord");
+  EXPECT_EQ(faults[0].kind, FaultKind::kSetIncomplete);
+  EXPECT_EQ(faults[0].message,
+            "6 of the 20 shards of this set are here; 14 missing (00006, 00007, 00008, 00009, 00010, 00011, 00012, "
+            "00013, 00014, 00015, ...); no manifest.json to say more");
+  EXPECT_EQ(faults[1].path, "e/y-*-of-*");
+  EXPECT_EQ(faults[1].message,
+            "shards of sets of different sizes (00001 and 00003) under one name: shards of two conversions; no "
+            "manifest.json to say which is current");
+  EXPECT_EQ(faults[2].path, "e/y-00003-of-00003");
+  EXPECT_EQ(faults[2].message,
+            "shard number 00003 is beyond its set of 00003 (numbers run from 0 to M-1); no manifest.json to say more");
+  EXPECT_STREQ(FaultKindName(FaultKind::kSetIncomplete), "set_incomplete");
+  // A huge stated count costs no more than the names given.
+  EXPECT_EQ(CheckNumberedSets({"z-00000-of-99999999999999"})[0].message.substr(0, 40),
+            "1 of the 99999999999999 shards of this s");
+}
+
 TEST_F(DecodeTest, GoodImagesArraysAndMasks) {
   Sample with_png_mask = JpegSample(1, 1);
   with_png_mask.mask = Png(Pattern(8, 6, 1));

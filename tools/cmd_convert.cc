@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -123,6 +124,7 @@ Status BuildOptions(Flags& f) {
   else if (f.on_error != "skip") return libshard::InvalidArgumentError("--on-error must be skip or fail");
   o.sync = !f.no_sync;
   LIBSHARD_RETURN_IF_ERROR(convert::ValidateEncodeOptions(o.encode));
+  LIBSHARD_RETURN_IF_ERROR(convert::CheckOutputFolder(o));
 
   uint32_t env_n = 0, env_i = 0;
   std::string source;
@@ -131,6 +133,10 @@ Status BuildOptions(Flags& f) {
   else if (from_env && env_n > 0) o.num_tasks = env_n;
   if (f.task_index) o.task_index = *f.task_index;
   else if (from_env) o.task_index = env_i;
+  if (f.task_index && !f.num_tasks && !(from_env && env_n > 0)) {
+    return libshard::InvalidArgumentError("--task-index " + std::to_string(*f.task_index) +
+                                          " needs --num-tasks N (the number of tasks the work is split into)");
+  }
   if (o.num_tasks == 0) return libshard::InvalidArgumentError("--num-tasks must be at least 1");
   if (o.task_index >= o.num_tasks) {
     return libshard::InvalidArgumentError("--task-index: task index " + std::to_string(o.task_index) +
@@ -145,6 +151,25 @@ Status BuildOptions(Flags& f) {
   return Status::OK();
 }
 
+// What the records will hold, e.g. "jpeg quality 90, 3 channels (rgb)".
+std::string OutputDescription(const convert::ConvertOptions& o) {
+  std::string format = image::OutputFormatName(o.encode.format);
+  if (o.encode.format == image::OutputFormat::kJpeg) {
+    format += " quality " + std::to_string(o.encode.jpeg.quality);
+    if (o.encode.reencode == image::ReencodeMode::kAuto) format += " (JPEGs needing no change copied)";
+  } else if (o.encode.format == image::OutputFormat::kRaw) {
+    format += o.encode.raw.zstd_level == 0 ? " (stored)" : " (zstd level " + std::to_string(o.encode.raw.zstd_level) + ")";
+  }
+  std::string channels;
+  switch (o.encode.decode.channels) {
+    case image::ChannelMode::kRgb: channels = "3 channels (rgb)"; break;
+    case image::ChannelMode::kGray: channels = "1 channel (gray)"; break;
+    case image::ChannelMode::kAuto: channels = "1 or 3 channels (auto: gray sources stay gray)"; break;
+  }
+  if (o.encode.decode.alpha == image::AlphaMode::kKeep) channels += ", +1 alpha where the source has it";
+  return format + ", " + channels;
+}
+
 int RunDryRun(const Flags& f) {
   StatusOr<convert::DryRunReport> r = convert::DryRun(f.o);
   if (!r.ok()) {
@@ -156,6 +181,9 @@ int RunDryRun(const Flags& f) {
     JsonWriter w(std::cout);
     w.BeginObject();
     w.Field("input", l.root);
+    w.Field("output", f.o.output);
+    w.Field("output_format", image::OutputFormatName(f.o.encode.format));
+    w.Field("output_description", OutputDescription(f.o));
     w.Field("samples", static_cast<uint64_t>(l.samples.size()));
     w.Key("classes");
     w.BeginArray();
@@ -207,8 +235,13 @@ int RunDryRun(const Flags& f) {
     std::cout << "\n";
     return kExitOk;
   }
+  std::error_code ec;
+  std::string input = std::filesystem::absolute(l.root, ec).lexically_normal().string();
+  while (input.size() > 1 && input.back() == '/') input.pop_back();
   std::printf("dry run: %zu samples in %s, %zu classes; nothing written\n", l.samples.size(),
-              l.root.c_str(), l.class_names.size());
+              (ec ? l.root : input).c_str(), l.class_names.size());
+  std::printf("output: %zu shards in %s; %s\n", r->plan.shards.size(), f.o.output.c_str(),
+              OutputDescription(f.o).c_str());
   std::printf("%-12s %-24s %8s\n", "split", "class", "samples");
   for (const auto& c : r->counts) {
     std::printf("%-12s %-24s %8llu\n", c.split.c_str(), c.class_name.empty() ? "(unlabeled)" : c.class_name.c_str(),
@@ -252,6 +285,16 @@ int Run(Flags& f) {
     std::cerr << "shard convert: " << r.status().message() << "\n";
     return kExitFailure;
   }
+  if (!r->removed_stale.empty() && !f.quiet) {
+    const size_t n = r->removed_stale.size(), show = f.verbose ? n : std::min<size_t>(n, 5);
+    std::string names;
+    for (size_t i = 0; i < show; ++i) names += (i ? ", " : "") + r->removed_stale[i];
+    if (show < n) names += ", ... (" + std::to_string(n - show) + " more; -v lists all)";
+    std::fprintf(stderr,
+                 "shard convert: removed %zu shard(s) of an earlier plan from %s (another shard count or "
+                 "split), with their index and entry: %s\n",
+                 n, f.o.output.c_str(), names.c_str());
+  }
   const libshard::Manifest& m = r->manifest;
   const libshard::DatasetStats& st = m.stats();
   const libshard::RunInfo& run = m.run();
@@ -268,15 +311,21 @@ int Run(Flags& f) {
   }
   if (!f.quiet) {
     const double secs = run.seconds() > 0 ? run.seconds() : 1e-9;
+    // `last` counts this run's own samples; the manifest's stats all of them.
+    const uint64_t now = last.done - last.rejected;
+    const uint64_t kept = st.converted() > now ? st.converted() - now : 0;
+    std::string resumed;
+    if (r->shards_reused > 0) {
+      resumed = "; " + std::to_string(kept) + " kept from an earlier run in " + std::to_string(r->shards_reused) +
+                " shard(s), " + std::to_string(st.converted()) + " in all";
+    }
     std::fprintf(stderr,
-                 "shard convert: %llu converted (%llu passed through), %llu rejected, %u shards "
-                 "written, %u kept from an earlier run, %.1f s (this run: %.0f img/s, %.1f MB/s in) "
-                 "-> %s\n",
-                 static_cast<unsigned long long>(st.converted()),
+                 "shard convert: %llu converted in this run (%u shards written)%s; %llu passed through, "
+                 "%llu rejected; %s; %.1f s (this run: %.0f img/s, %.1f MB/s in) -> %s\n",
+                 static_cast<unsigned long long>(now), r->shards_written, resumed.c_str(),
                  static_cast<unsigned long long>(st.passed_through()),
-                 static_cast<unsigned long long>(st.rejected()), r->shards_written, r->shards_reused,
-                 run.seconds(), last.done / secs, last.bytes_read / secs / 1e6,
-                 r->manifest_path.c_str());
+                 static_cast<unsigned long long>(st.rejected()), OutputDescription(f.o).c_str(), run.seconds(),
+                 last.done / secs, last.bytes_read / secs / 1e6, r->manifest_path.c_str());
   }
   if (f.json) std::cout << convert::ManifestToJson(m);
   return r->rejected > 0 ? kExitRejected : kExitOk;
@@ -297,7 +346,10 @@ void RegisterConvert(CLI::App& app, int* exit_code) {
                   "folder (CLASS/*, SPLIT/CLASS/*, or flat) or a CSV/TSV manifest "
                   "(path,label[,mask][,split])")
       ->required();
-  cmd->add_option("-o,--output", f.o.output, "output folder (created; reruns resume)")->required();
+  cmd->add_option("-o,--output", f.o.output,
+                  "output folder (created; reruns resume, a rerun with another plan removes the earlier plan's "
+                  "shards; one writer at a time)")
+      ->required();
   cmd->add_option("--prefix", f.o.plan.prefix, "shard name prefix (default: input folder name)");
   cmd->add_option("--labels", f.o.list.labels_file, "class names, one per line, in label order");
   cmd->add_option("--val-fraction", f.o.list.val_fraction,

@@ -45,9 +45,10 @@ void RegisterMerge(CLI::App& app, int* exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "merge",
       "Combine the task outputs of `shard convert --num-tasks N` in OUT into one manifest.json "
-      "(and rejects.tsv), after checking that every task ran and every shard is complete.\n"
-      "Exit codes: 0 merged, 1 something missing or damaged (each named; nothing written), "
-      "2 usage.");
+      "(and rejects.tsv), after checking that every task ran, all planned the same conversion "
+      "(plan_id), and every shard is complete. Task manifests are read from OUT/.libshard/.\n"
+      "Exit codes: 0 merged, 1 something missing, damaged or planned differently, or another convert/merge "
+      "writing to OUT (each named; nothing written), 2 usage.");
   cmd->add_option("output", flags->dir, "the output folder the tasks wrote to")->required();
   cmd->add_flag("-q,--quiet", flags->quiet, "no summary line");
   cmd->callback([flags, exit_code] { *exit_code = Run(*flags); });

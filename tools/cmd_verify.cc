@@ -11,6 +11,7 @@
 // the report; with --json one JSON document is all stdout holds); usage
 // errors go to stderr.
 #include <chrono>
+#include <filesystem>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -59,6 +60,7 @@ Summary Summarize(const verify::SetResult& set, double seconds) {
   const std::vector<verify::FileResult>& results = set.files;
   Summary s;
   s.seconds = seconds;
+  s.faults += set.name_set_faults.size();
   for (const auto& m : set.manifests) {
     s.faults += m.faults.size();
     for (const auto& f : m.faults) {
@@ -103,6 +105,9 @@ void PrintHuman(const verify::SetResult& set, const Summary& s, bool quiet) {
       std::cout << "\n";
     }
   }
+  for (const auto& f : set.name_set_faults) {
+    std::cout << "shard verify: " << f.path << ": " << verify::FaultKindName(f.kind) << ": " << f.message << "\n";
+  }
   if (quiet) return;
   char rate[32];
   std::snprintf(rate, sizeof rate, "%.1f", s.mb_per_s());
@@ -116,6 +121,22 @@ void PrintHuman(const verify::SetResult& set, const Summary& s, bool quiet) {
     std::cout << ")";
   }
   std::cout << ", " << rate << " MB/s\n";
+  if (set.no_manifest) {
+    std::cout << "shard verify: no manifest.json given or found: sets checked by their -NNNNN-of-MMMMM names only\n";
+  }
+}
+
+// Set-level faults as a JSON array of {path, kind, message}.
+void SetFaultsJson(const std::vector<verify::SetFault>& faults, JsonWriter& j) {
+  j.BeginArray();
+  for (const auto& f : faults) {
+    j.BeginObject();
+    j.Field("path", f.path);
+    j.Field("kind", verify::FaultKindName(f.kind));
+    j.Field("message", f.message);
+    j.EndObject();
+  }
+  j.EndArray();
 }
 
 void PrintJson(const verify::SetResult& set, const Summary& s) {
@@ -158,15 +179,7 @@ void PrintJson(const verify::SetResult& set, const Summary& s) {
     j.Field("path", m.path);
     j.Field("shards", m.shards);
     j.Key("faults");
-    j.BeginArray();
-    for (const auto& f : m.faults) {
-      j.BeginObject();
-      j.Field("path", f.path);
-      j.Field("kind", verify::FaultKindName(f.kind));
-      j.Field("message", f.message);
-      j.EndObject();
-    }
-    j.EndArray();
+    SetFaultsJson(m.faults, j);
     j.EndObject();
   }
   j.EndArray();
@@ -181,6 +194,9 @@ void PrintJson(const verify::SetResult& set, const Summary& s) {
   j.Field("seconds", s.seconds);
   j.Field("mb_per_s", s.mb_per_s());
   j.EndObject();
+  j.Field("no_manifest", set.no_manifest);
+  j.Key("sets");
+  SetFaultsJson(set.name_set_faults, j);
   j.EndObject();
   std::cout << "\n";
 }
@@ -223,11 +239,18 @@ int RunVerify(const VerifyCliOptions& cli) {
     for (std::string& m : verify::FindManifests(cli.paths)) manifests.push_back(std::move(m));
   }
   auto start = std::chrono::steady_clock::now();
-  verify::SetResult set;
-  if (manifests.empty()) {
-    set.files = verify::VerifyFiles(paths, options);
-  } else {
-    set = verify::VerifySet(paths, manifests, options);
+  verify::SetResult set = verify::VerifySet(paths, manifests, options);
+  if (set.no_manifest) {
+    // The shard sets of folder arguments are checked by their names; a file
+    // named on its own is not held to its siblings.
+    std::vector<std::string> in_folders;
+    for (const std::string& arg : cli.paths) {
+      std::error_code ec;
+      if (!std::filesystem::is_directory(arg, ec)) continue;
+      auto found = verify::FindShardFiles(arg);
+      if (found.ok()) in_folders.insert(in_folders.end(), found->begin(), found->end());
+    }
+    set.name_set_faults = verify::CheckNumberedSets(in_folders);
   }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   Summary s = Summarize(set, seconds);
@@ -249,7 +272,7 @@ void RegisterVerify(CLI::App& app, int* exit_code) {
       "verify",
       "Check TFRecord shards: framing, both CRCs of every record, that each payload is a tf.Example,\n"
       "and FILE.idx beside a plain shard. PATHS are files, folders (searched recursively for *.tfrecord,\n"
-      "*.tfrecords, *.tfrecord.gz and *-NNNNN-of-NNNNN*) or glob patterns. A manifest.json (--manifest, or\n"
+      "*.tfrecords, *.tfrecord.gz and names ending in -NNNNN-of-NNNNN) or glob patterns. A manifest.json (--manifest, or\n"
       "found directly inside a folder argument) is checked too: every listed shard present with its record\n"
       "count, size and CRC-32C, no unlisted shard in its folder, labels in its label map, its schema in\n"
       "every record. --decode decodes every image, raw array and mask. Every fault is printed on stdout\n"

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -246,16 +247,181 @@ TEST(ConvertCliTest, TaskRunWritesItsOwnManifest) {
     Result r = RunShard("convert -q " + dir + "/in -o " + dir + "/tasks --records-per-shard 1 --num-tasks 3 --task-index " +
                      std::to_string(t));
     EXPECT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_TRUE(fs::exists(dir + "/tasks/" + convert::TaskManifestName(t, 3)));
+    EXPECT_TRUE(fs::exists(dir + "/tasks/.libshard/" + convert::TaskManifestName(t, 3)));
   }
   EXPECT_FALSE(fs::exists(dir + "/tasks/manifest.json"));
   for (int i = 0; i < 4; ++i) {
     const std::string f = "/in-train-0000" + std::to_string(i) + "-of-00004.tfrecord";
     EXPECT_EQ(ReadFileOrDie(dir + "/tasks" + f), ReadFileOrDie(dir + "/whole" + f)) << f;
   }
+  // Merged, the folder verifies clean: no task manifest is taken for a shard.
+  Result merge = RunShard("merge -q " + dir + "/tasks");
+  ASSERT_EQ(merge.exit_code, 0) << merge.err;
+  Result verify = RunShard("verify " + dir + "/tasks");
+  EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
   Result bad = RunShard("convert -q " + dir + "/in -o " + dir + "/bad --num-tasks 2 --task-index 2");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_TRUE(Contains(bad.err, "task index 2")) << bad.err;
+}
+
+// A second writer (here: this test holding the folder's lock, as a running
+// conversion does) makes `shard convert` and `shard merge` fail at once.
+TEST(ConvertCliTest, SecondWriterFailsFastNamingTheFolder) {
+  const std::string dir = MakeTempDir();
+  MakeSmallTree(dir + "/in");
+  const std::string out = dir + "/out";
+  fs::create_directories(out + "/.libshard");
+  const int fd = ::open((out + "/.libshard/lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::flock(fd, LOCK_EX | LOCK_NB), 0);
+  const std::string busy = "shard convert: " + out +
+                           ": another `shard convert` or `shard merge` is writing to this output folder (it holds " +
+                           out + "/.libshard/lock); wait for it to end, or use another folder\n";
+  const auto t0 = std::chrono::steady_clock::now();
+  Result r = RunShard("convert -q " + dir + "/in -o " + out);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));  // no waiting
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, busy);
+  EXPECT_FALSE(fs::exists(out + "/manifest.json"));
+  Result m = RunShard("merge " + out);
+  EXPECT_EQ(m.exit_code, 1);
+  EXPECT_EQ(m.err, "shard merge" + busy.substr(std::string("shard convert").size()));
+  ::close(fd);
+  Result again = RunShard("convert -q " + dir + "/in -o " + out);
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+}
+
+// Issue 12 item 22: output equal to the input is refused (usage, exit 2);
+// output inside the input is left out of the listing, so a rerun does not
+// list its own shards (it gave 4 bogus rejects and an extra class).
+TEST(ConvertCliTest, OutputIsTheInputOrInsideIt) {
+  const std::string dir = MakeTempDir();
+  const std::string in = dir + "/in";
+  MakeSmallTree(in);
+  for (const std::string& out : {in, in + "/", in + "/../in/."}) {
+    Result r = RunShard("convert -q " + in + " -o " + out);
+    EXPECT_EQ(r.exit_code, 2) << out;
+    EXPECT_EQ(r.err, "shard convert: output folder " + out + " is the input folder " + in +
+                         "; write the shards to another folder (one inside the input is fine: it is left out of "
+                         "the listing)\n");
+    EXPECT_FALSE(fs::exists(in + "/.libshard"));
+    EXPECT_FALSE(fs::exists(in + "/manifest.json"));
+  }
+
+  Result outside = RunShard("convert -q " + in + " -o " + dir + "/outside --records-per-shard 2");
+  ASSERT_EQ(outside.exit_code, 0) << outside.err;
+  const std::string inside = in + "/shards";
+  for (int run = 0; run < 2; ++run) {
+    SCOPED_TRACE(run);
+    Result r = RunShard("convert " + in + " -o " + inside + " --records-per-shard 2");
+    EXPECT_EQ(r.exit_code, 0) << r.err;  // no rejects
+    StatusOr<Manifest> a = convert::ReadManifest(dir + "/outside/manifest.json");
+    StatusOr<Manifest> b = convert::ReadManifest(inside + "/manifest.json");
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_EQ(b->rejects_size(), 0);
+    EXPECT_EQ(b->labels_size(), a->labels_size());  // no class "shards"
+    EXPECT_EQ(b->plan_id(), a->plan_id());  // the same plan, byte for byte
+    EXPECT_EQ(b->stats().converted(), a->stats().converted());
+  }
+  for (const char* f : {"/in-train-00000-of-00002.tfrecord", "/in-train-00001-of-00002.tfrecord"}) {
+    EXPECT_EQ(ReadFileOrDie(inside + f), ReadFileOrDie(dir + "/outside" + f)) << f;
+  }
+}
+
+// Issue 16 item 15 (and the messages of item 13): --task-index alone, the
+// summary after a resume, the dry-run headline of `.`, the output format
+// and channel count in the dry run and the summary.
+TEST(ConvertCliTest, MessagesNameTasksResumeFolderAndOutputFormat) {
+  const std::string dir = MakeTempDir();
+  const std::string in = dir + "/in";
+  MakeSmallTree(in);
+  const std::string no_env = "env -u SLURM_ARRAY_TASK_ID -u SLURM_ARRAY_TASK_COUNT -u SLURM_ARRAY_TASK_MIN "
+                             "-u JOB_COMPLETION_INDEX ";
+  Result alone = testing::RunCommand(no_env + SHARD_BIN + " convert -q " + in + " -o " + dir + "/t --task-index 1");
+  EXPECT_EQ(alone.exit_code, 2);
+  EXPECT_EQ(alone.err, "shard convert: --task-index 1 needs --num-tasks N (the number of tasks the work is split "
+                       "into)\n");
+
+  const std::string out = dir + "/out";
+  Result first = RunShard("convert " + in + " -o " + out + " --records-per-shard 1");
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_TRUE(Contains(first.err, "shard convert: 4 converted in this run (4 shards written); ")) << first.err;
+  EXPECT_TRUE(Contains(first.err, "; jpeg quality 90 (JPEGs needing no change copied), 3 channels (rgb); "))
+      << first.err;
+  fs::remove(out + "/in-train-00002-of-00004.tfrecord");
+  Result resumed = RunShard("convert " + in + " -o " + out + " --records-per-shard 1 --channels gray --format png");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_TRUE(Contains(resumed.err, "shard convert: 4 converted in this run (4 shards written); ")) << resumed.err;
+  EXPECT_TRUE(Contains(resumed.err, "; png, 1 channel (gray); ")) << resumed.err;
+  fs::remove(out + "/in-train-00002-of-00004.tfrecord");
+  resumed = RunShard("convert " + in + " -o " + out + " --records-per-shard 1 --channels gray --format png");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_TRUE(Contains(resumed.err, "shard convert: 1 converted in this run (1 shards written); 3 kept from an "
+                                    "earlier run in 3 shard(s), 4 in all; "))
+      << resumed.err;
+
+  Result dry = testing::RunCommand("cd " + in + " && " + SHARD_BIN + " convert --dry-run . -o ../dry --channels auto");
+  ASSERT_EQ(dry.exit_code, 0) << dry.err;
+  EXPECT_TRUE(Contains(dry.out, "dry run: 4 samples in " + in + ", 2 classes; nothing written\n")) << dry.out;
+  EXPECT_TRUE(Contains(dry.out, "output: 1 shards in ../dry; jpeg quality 90 (JPEGs needing no change copied), 1 "
+                                "or 3 channels (auto: gray sources stay gray)\n"))
+      << dry.out;
+}
+
+// Issue 16 item 2, from the command line: a killed conversion's folder (no
+// manifest.json, 6 of 20 shards) fails `shard verify`, which says that it
+// had no manifest, in text and JSON.
+TEST(ConvertCliTest, VerifyWithoutManifestChecksNumberedSets) {
+  const std::string dir = MakeTempDir();
+  MakeManyImages(dir + "/in", 20, 8);
+  const std::string out = dir + "/out";
+  ASSERT_EQ(RunShard("convert -q " + dir + "/in -o " + out + " --records-per-shard 1").exit_code, 0);
+  Result whole = RunShard("verify " + out);
+  EXPECT_EQ(whole.exit_code, 0) << whole.out;
+  fs::remove(out + "/manifest.json");
+  for (int i = 6; i < 20; ++i) {
+    char name[64];
+    std::snprintf(name, sizeof name, "/in-train-%05d-of-00020.tfrecord", i);
+    fs::remove(out + name);
+  }
+  Result r = RunShard("verify " + out);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(Contains(r.out, "shard verify: " + out +
+                                  "/in-train-*-of-00020.tfrecord: set_incomplete: 6 of the 20 shards of this set are "
+                                  "here; 14 missing (00006, "))
+      << r.out;
+  EXPECT_TRUE(Contains(r.out, "shard verify: 6 files (0 with faults), 6 records,")) << r.out;
+  EXPECT_TRUE(Contains(r.out, " 1 fault, ")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "shard verify: no manifest.json given or found: sets checked by their -NNNNN-of-MMMMM "
+                              "names only\n"))
+      << r.out;
+  // A shard named on its own is not held to its siblings.
+  Result one = RunShard("verify " + out + "/in-train-00000-of-00020.tfrecord");
+  EXPECT_EQ(one.exit_code, 0) << one.out;
+  Result j = RunShard("verify --json " + out);
+  EXPECT_EQ(j.exit_code, 1);
+  EXPECT_TRUE(Contains(j.out, "\"no_manifest\":true")) << j.out;
+  EXPECT_TRUE(Contains(j.out, "\"kind\":\"set_incomplete\"")) << j.out;
+}
+
+// Issue 12 item 12 from the command line: the re-plan says what it removed.
+TEST(ConvertCliTest, RePlanSaysWhichShardsItRemoved) {
+  const std::string dir = MakeTempDir();
+  MakeSmallTree(dir + "/in");
+  const std::string out = dir + "/out";
+  ASSERT_EQ(RunShard("convert -q " + dir + "/in -o " + out + " --records-per-shard 1").exit_code, 0);
+  Result r = RunShard("convert " + dir + "/in -o " + out + " --records-per-shard 2");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Contains(r.err, "shard convert: removed 4 shard(s) of an earlier plan from " + out +
+                                  " (another shard count or split), with their index and entry: "
+                                  "in-train-00000-of-00004.tfrecord, in-train-00001-of-00004.tfrecord, "
+                                  "in-train-00002-of-00004.tfrecord, in-train-00003-of-00004.tfrecord\n"))
+      << r.err;
+  EXPECT_FALSE(fs::exists(out + "/in-train-00000-of-00004.tfrecord"));
+  EXPECT_FALSE(fs::exists(out + "/in-train-00000-of-00004.tfrecord.idx"));
+  EXPECT_FALSE(fs::exists(out + "/.libshard/in-train-00000-of-00004.tfrecord.json"));
+  Result v = RunShard("verify " + out);
+  EXPECT_EQ(v.exit_code, 0) << v.out;
 }
 
 // Starts `shard convert ARGS...` without a shell, so that the pid is the
@@ -346,6 +512,40 @@ TEST(ConvertCliTest, DiskFullFailsNamingTheFileAndLeavesNoIncompleteShard) {
   Result again = RunShard("convert -q " + in + " -o " + out + flags);
   EXPECT_EQ(again.exit_code, 0) << again.err;
   EXPECT_EQ(CountDifferences(Snapshot(ref_dir), Snapshot(out)), 0);
+}
+
+// Issue 12 item 21: a full disk while writing a shard's entry, rejects.tsv
+// or manifest.json left its `.tmp` behind. Tiny shards (one 4x4 PNG each,
+// about 420 bytes) and a per-file size limit put the failure on each of
+// those files in turn.
+TEST(ConvertCliTest, DiskFullAtEachMetadataFileLeavesNoTemporaries) {
+  const std::string dir = MakeTempDir();
+  const std::string in = dir + "/in";
+  for (int i = 0; i < 8; ++i) WriteTreeFile(in, std::string(i % 2 ? "a" : "b") + "/" + std::to_string(i) + ".png", PngBytes(4, 4, 3, i));
+  const std::string flags = " --records-per-shard 1 --format png --threads 2";
+  struct Case {
+    const char* what;  // the file the limit stops
+    int limit_kib;
+    int strays;        // files outside any class folder: listing rejects, only in rejects.tsv and manifest.json
+  };
+  for (const Case& c : {Case{".libshard/in-train-00000-of-00008.tfrecord.json", 1, 0},
+                        Case{"rejects.tsv", 2, 60}, Case{"manifest.json", 4, 0}}) {
+    SCOPED_TRACE(c.what);
+    for (int i = 0; i < c.strays; ++i) {
+      WriteTreeFile(in, "stray_file_outside_any_class_folder_with_a_long_name_" + std::to_string(1000 + i) + ".png", "x");
+    }
+    const std::string out = dir + "/out" + std::to_string(c.limit_kib);
+    Result r = testing::RunCommand("bash -c 'ulimit -f " + std::to_string(c.limit_kib) + "; trap \"\" XFSZ; exec " +
+                                   SHARD_BIN + " convert -q " + in + " -o " + out + flags + "'");
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_TRUE(Contains(r.err, out + "/" + c.what + ".tmp")) << r.err;
+    EXPECT_FALSE(fs::exists(out + "/manifest.json"));
+    ExpectNoTemporaries(out);
+    ExpectFinalShardsComplete(out, /*with_cli=*/false);
+    for (int i = 0; i < c.strays; ++i) {
+      fs::remove(in + "/stray_file_outside_any_class_folder_with_a_long_name_" + std::to_string(1000 + i) + ".png");
+    }
+  }
 }
 
 }  // namespace

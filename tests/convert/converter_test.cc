@@ -7,12 +7,18 @@
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <set>
 
 #include "fixtures.h"
 #include "libshard/convert/manifest_io.h"
+#include "libshard/convert/merge.h"
 #include "libshard/crc32c.h"
 #include "libshard/example/example_view.h"
 #include "libshard/example/image_keys.h"
@@ -351,6 +357,128 @@ TEST_F(ConverterTest, ChangedOptionRedoesEveryShard) {
   EXPECT_EQ(r->shards_reused, 6u);
 }
 
+// Issue 12 item 12: a re-plan (another --records-per-shard) used to leave
+// the earlier plan's shards, entries and .partial files; the Loader then
+// read duplicates.
+TEST_F(ConverterTest, RePlanRemovesTheEarlierPlansShards) {
+  const std::string out = base_ + "/out";
+  ConvertOptions o = Options(in_, out);
+  o.plan.records_per_shard = 2;  // train 19 inputs -> 10 shards, val 6 -> 3
+  ASSERT_TRUE(Convert(o).ok());
+  // A killed run of that plan would also have left a shard being written.
+  WriteFileOrDie(out + "/.libshard/t-train-00009-of-00010.tfrecord.partial", "half");
+  WriteFileOrDie(out + "/.libshard/t-train-00009-of-00010.tfrecord.partial.idx", "");
+  // Files that are not this conversion's shards stay: another prefix, a
+  // split name that merely starts like ours, anything else.
+  WriteFileOrDie(out + "/other-train-00000-of-00002.tfrecord", "x");
+  WriteFileOrDie(out + "/t-train-extra-00000-of-00002.tfrecord", "x");
+  WriteFileOrDie(out + "/notes.txt", "x");
+
+  o.plan.records_per_shard = 6;  // train -> 4 shards, val -> 1
+  StatusOr<ConvertResult> r = Convert(o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  std::vector<std::string> want_removed;
+  for (int i = 0; i < 10; ++i) want_removed.push_back("t-train-0000" + std::to_string(i) + "-of-00010.tfrecord");
+  for (int i = 0; i < 3; ++i) want_removed.push_back("t-val-0000" + std::to_string(i) + "-of-00003.tfrecord");
+  EXPECT_EQ(r->removed_stale, want_removed);
+
+  // Exactly the shards the manifest lists (with index and entry), nothing else of the earlier plan.
+  std::vector<std::string> want = {".libshard/lock", "manifest.json", "notes.txt", "other-train-00000-of-00002.tfrecord",
+                                   "rejects.tsv", "t-train-extra-00000-of-00002.tfrecord"};
+  for (const SplitEntry& split : r->manifest.splits()) {
+    for (const ShardEntry& e : split.shards()) {
+      want.push_back(e.file());
+      want.push_back(e.index_file());
+      want.push_back(".libshard/" + e.file() + ".json");
+    }
+  }
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(ListFilesRecursive(out), want);
+
+  // Without the two foreign files, verify finds nothing wrong and the Loader
+  // reads every converted sample exactly once.
+  fs::remove(out + "/other-train-00000-of-00002.tfrecord");
+  fs::remove(out + "/t-train-extra-00000-of-00002.tfrecord");
+  testing::FolderReadBack rb = testing::ReadBackFolder(out);
+  EXPECT_TRUE(rb.verify_faults.empty()) << rb.verify_faults[0];
+  EXPECT_EQ(rb.open_error, "");
+  EXPECT_EQ(rb.loader_samples, r->manifest.stats().converted());
+  EXPECT_EQ(rb.filenames.size(), r->manifest.stats().converted());
+  EXPECT_TRUE(rb.duplicates().empty()) << rb.duplicates()[0];
+
+  // A split the new plan no longer has goes too (its entries name it ours).
+  const std::string flat = base_ + "/flat";
+  for (const std::string& f : ListFilesRecursive(in_ + "/train")) {
+    WriteTreeFile(flat, f, ReadFileOrDie(in_ + "/train/" + f));
+  }
+  ConvertOptions t = Options(flat, out);
+  t.plan.records_per_shard = 6;
+  r = Convert(t);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->manifest.splits_size(), 1);
+  EXPECT_EQ(r->removed_stale, (std::vector<std::string>{"t-val-00000-of-00001.tfrecord"}));
+  EXPECT_FALSE(fs::exists(out + "/t-val-00000-of-00001.tfrecord"));
+  EXPECT_FALSE(fs::exists(out + "/.libshard/t-val-00000-of-00001.tfrecord.json"));
+  EXPECT_TRUE(testing::ReadBackFolder(out).verify_faults.empty());
+}
+
+// Holds flock(op) on `path` (created) until destroyed, as another process's
+// conversion would.
+class HeldLock {
+ public:
+  HeldLock(const std::string& path, int op) {
+    fs::create_directories(fs::path(path).parent_path());
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    EXPECT_GE(fd_, 0) << path;
+    EXPECT_EQ(::flock(fd_, op | LOCK_NB), 0) << path;
+  }
+  ~HeldLock() { ::close(fd_); }
+
+ private:
+  int fd_ = -1;
+};
+
+// Issue 12 item 13: two conversions into one folder corrupted each other.
+TEST_F(ConverterTest, SecondWriterOfAnOutputFolderIsRefused) {
+  const std::string out = base_ + "/out";
+  const std::string busy = out +
+                           ": another `shard convert` or `shard merge` is writing to this output folder (it holds " +
+                           out + "/.libshard/lock); wait for it to end, or use another folder";
+  {
+    HeldLock other(out + "/.libshard/lock", LOCK_EX);  // a single run or a merge
+    StatusOr<ConvertResult> r = Convert(Options(in_, out));
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
+    EXPECT_EQ(r.status().message(), busy);
+    ConvertOptions task = Options(in_, out);
+    task.num_tasks = 2;
+    EXPECT_EQ(Convert(task).status().message(), busy);
+    EXPECT_EQ(ListFilesRecursive(out), std::vector<std::string>{".libshard/lock"});  // nothing written
+  }
+  {
+    HeldLock task1(out + "/.libshard/lock", LOCK_SH);  // task 1 of 2 running
+    HeldLock own(out + "/.libshard/lock.task-00001-of-00002", LOCK_EX);
+    EXPECT_EQ(Convert(Options(in_, out)).status().message(), busy);  // a single run waits for the tasks
+    ConvertOptions o = Options(in_, out);
+    o.num_tasks = 2;
+    o.task_index = 0;
+    StatusOr<ConvertResult> r = Convert(o);  // another task of the split run may share the folder
+    EXPECT_TRUE(r.ok()) << r.status();
+    o.task_index = 1;  // but not the same task twice
+    r = Convert(o);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
+    EXPECT_EQ(r.status().message(), out + ": task 1 of 2 is already running into this output folder (it holds " +
+                                        out + "/.libshard/lock.task-00001-of-00002); wait for it to end");
+    // A merge needs every task finished.
+    StatusOr<MergeResult> m = MergeTasks(out);
+    ASSERT_FALSE(m.ok());
+    EXPECT_EQ(m.status().message(), busy);
+  }
+  // Released (the holder ended): the conversion runs.
+  EXPECT_TRUE(Convert(Options(in_, out)).ok());
+}
+
 TEST_F(ConverterTest, TaskSplitUnionEqualsASingleRun) {
   const ConvertOptions single = Options(in_, base_ + "/single");
   StatusOr<ConvertResult> whole = Convert(single);
@@ -371,7 +499,7 @@ TEST_F(ConverterTest, TaskSplitUnionEqualsASingleRun) {
       o.threads = 1 + t % 2;
       StatusOr<ConvertResult> r = Convert(o);
       ASSERT_TRUE(r.ok()) << r.status();
-      EXPECT_EQ(r->manifest_path, dir + "/" + TaskManifestName(t, n));
+      EXPECT_EQ(r->manifest_path, dir + "/.libshard/" + TaskManifestName(t, n));
       EXPECT_FALSE(r->manifest.complete());
       EXPECT_EQ(r->manifest.run().num_tasks(), n);
       StatusOr<Manifest> m = ReadManifest(r->manifest_path);
@@ -404,6 +532,11 @@ TEST_F(ConverterTest, TaskSplitUnionEqualsASingleRun) {
     ASSERT_TRUE(merged.ok()) << merged.status();
     Manifest expect = whole->manifest;
     expect.clear_run();
+    // The whole plan's fingerprint is the tasks' (entries carry their own).
+    StatusOr<Manifest> task0 = ReadManifest(TaskManifestPath(dir, 0, n));
+    ASSERT_TRUE(task0.ok());
+    EXPECT_EQ(task0->plan_id(), whole->manifest.plan_id());
+    merged->set_plan_id(task0->plan_id());
     EXPECT_EQ(ManifestToJson(*merged), ManifestToJson(expect));
   }
   ConvertOptions bad = Options(in_, base_ + "/bad");
@@ -586,6 +719,120 @@ TEST(ConverterResumeTest, StaleShardIsNotReusedWithANewEntry) {
   EXPECT_TRUE(ReadFileOrDie(a + x + ".idx") == ReadFileOrDie(b + x + ".idx"));
   fs::remove_all(base);
 }
+
+}  // namespace
+}  // namespace libshard::convert
+
+namespace libshard::convert {
+namespace {
+
+// Issue 16 item 1: --channels and --alpha were missing from the manifest's
+// options and from plan_id, so a rerun into the same folder kept the old
+// shards ("2 kept", records still RGB). Each case flips one option that
+// changes output bytes: rerun into the folder of a `base` conversion, the
+// result must be a fresh conversion with the option, byte for byte, and
+// (where this input shows it) differ from the base shards.
+struct OptionFlip {
+  const char* name;
+  void (*base)(ConvertOptions*);  // the context the option acts in
+  void (*flip)(ConvertOptions*);
+  bool changes_bytes;  // on this input (masks are not part of it)
+};
+
+void Plain(ConvertOptions*) {}
+void Png(ConvertOptions* o) { o->encode.format = image::OutputFormat::kPng; }
+void Raw(ConvertOptions* o) { o->encode.format = image::OutputFormat::kRaw; }
+void Resized(ConvertOptions* o) {
+  o->encode.transform.mode = image::ResizeMode::kLetterbox;
+  o->encode.transform.width = 16;
+  o->encode.transform.height = 12;
+}
+
+const OptionFlip kFlips[] = {
+    {"channels_gray", Plain, [](ConvertOptions* o) { o->encode.decode.channels = image::ChannelMode::kGray; }, true},
+    {"channels_auto", Plain, [](ConvertOptions* o) { o->encode.decode.channels = image::ChannelMode::kAuto; }, true},
+    {"alpha_keep", Png, [](ConvertOptions* o) { o->encode.decode.alpha = image::AlphaMode::kKeep; }, true},
+    {"background", Plain, [](ConvertOptions* o) { o->encode.decode.background = {0, 128, 0}; }, true},
+    {"max_pixels", Plain, [](ConvertOptions* o) { o->encode.decode.max_pixels = 200; }, true},
+    {"apply_orientation", Plain, [](ConvertOptions* o) { o->encode.decode.apply_orientation = false; }, true},
+    {"strict_jpeg", Plain, [](ConvertOptions* o) { o->encode.decode.strict_jpeg = true; }, false},
+    {"format", Plain, Png, true},
+    {"quality", Plain, [](ConvertOptions* o) { o->encode.jpeg.quality = 50; }, true},
+    {"jpeg_subsampling", Plain, [](ConvertOptions* o) { o->encode.jpeg.subsampling = image::ChromaSubsampling::k444; }, true},
+    {"jpeg_progressive", Plain, [](ConvertOptions* o) { o->encode.jpeg.progressive = true; }, true},
+    {"jpeg_optimize_huffman", Plain, [](ConvertOptions* o) { o->encode.jpeg.optimize_huffman = true; }, true},
+    {"png_level", Png, [](ConvertOptions* o) { o->encode.png.compression_level = 0; }, true},
+    {"zstd_level", Raw, [](ConvertOptions* o) { o->encode.raw.zstd_level = 0; }, true},
+    {"reencode", Plain, [](ConvertOptions* o) { o->encode.reencode = image::ReencodeMode::kAuto; }, true},
+    {"size", Resized, [](ConvertOptions* o) { o->encode.transform.width = 10; }, true},
+    {"resize_mode", Resized, [](ConvertOptions* o) { o->encode.transform.mode = image::ResizeMode::kStretch; }, true},
+    {"filter", Resized, [](ConvertOptions* o) { o->encode.transform.filter = image::Filter::kNearest; }, true},
+    {"fill", Resized, [](ConvertOptions* o) { o->encode.transform.fill = {200, 10, 10, 255}; }, true},
+    {"crop", Plain, [](ConvertOptions* o) { o->encode.transform.crop = image::CropBox{1, 1, 5, 5}; }, true},
+    {"seed", Plain, [](ConvertOptions* o) { o->plan.seed = 5; }, true},
+    {"shuffle", Plain, [](ConvertOptions* o) { o->plan.shuffle = false; }, true},
+    {"mask_suffix", Plain, [](ConvertOptions* o) { o->list.mask_suffix = "_L"; }, false},
+    {"mask_ignore_index", Plain, [](ConvertOptions* o) { o->encode.mask_options.ignore_index = 7; }, false},
+    {"unknown_color", Plain, [](ConvertOptions* o) { o->encode.mask_options.unknown = image::UnknownColor::kIgnore; }, false},
+    {"on_error", Plain, [](ConvertOptions* o) { o->fail_on_error = true; }, false},
+};
+
+class OptionFlipTest : public ::testing::TestWithParam<OptionFlip> {
+ protected:
+  static void SetUpTestSuite() {
+    base_ = new std::string(MakeTempDir());
+    MakeTree(*base_ + "/in");
+    fs::remove(*base_ + "/in/train/b/notes.txt");  // so that fail_on_error converts
+    fs::remove(*base_ + "/in/train/stray.png");
+    WriteTreeFile(*base_ + "/in", "train/c/rotated.jpg", testing::WithExifOrientation(JpegBytes(16, 8, 3, 5), 6));
+  }
+  static void TearDownTestSuite() {
+    fs::remove_all(*base_);
+    delete base_;
+  }
+  // The shards and indices of `dir`.
+  static std::map<std::string, std::string> Shards(const std::string& dir) {
+    std::map<std::string, std::string> out;
+    for (const auto& [k, v] : Snapshot(dir)) {
+      if (k[0] != '.' && Contains(k, ".tfrecord")) out[k] = v;
+    }
+    return out;
+  }
+  static std::string* base_;
+};
+std::string* OptionFlipTest::base_ = nullptr;
+
+TEST_P(OptionFlipTest, RerunWithTheOptionFlippedRewritesTheShards) {
+  const OptionFlip& c = GetParam();
+  const std::string dir = *base_ + "/" + c.name;
+  ConvertOptions o = Options(*base_ + "/in", dir + "/rerun");
+  o.encode.reencode = image::ReencodeMode::kAlways;
+  c.base(&o);
+  StatusOr<ConvertResult> before = Convert(o);
+  ASSERT_TRUE(before.ok()) << before.status();
+  const auto base_shards = Shards(o.output);
+
+  c.flip(&o);
+  StatusOr<ConvertResult> after = Convert(o);
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_EQ(after->shards_reused, 0u);
+  EXPECT_NE(after->manifest.plan_id(), before->manifest.plan_id());
+  EXPECT_NE(after->manifest.options().SerializeAsString(), before->manifest.options().SerializeAsString());
+  ConvertOptions fresh = o;
+  fresh.output = dir + "/fresh";
+  StatusOr<ConvertResult> want = Convert(fresh);
+  ASSERT_TRUE(want.ok()) << want.status();
+  EXPECT_EQ(testing::CountDifferences(Shards(fresh.output), Shards(o.output)), 0);
+  EXPECT_EQ(after->manifest.plan_id(), want->manifest.plan_id());
+  if (c.changes_bytes) EXPECT_NE(Shards(o.output), base_shards);
+  // And a second rerun with the same options keeps everything.
+  StatusOr<ConvertResult> again = Convert(o);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->shards_written, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryOutputOption, OptionFlipTest, ::testing::ValuesIn(kFlips),
+                         [](const ::testing::TestParamInfo<OptionFlip>& i) { return std::string(i.param.name); });
 
 }  // namespace
 }  // namespace libshard::convert

@@ -6,8 +6,12 @@
 #include <filesystem>
 
 #include "libshard/convert/manifest_io.h"
+#include "libshard/example/example_view.h"
+#include "libshard/example/image_keys.h"
 #include "libshard/image/encode.h"
+#include "libshard/reader/batch_loader.h"
 #include "libshard/record/record_reader.h"
+#include "libshard/verify/verifier.h"
 #include "testutil.h"
 
 namespace libshard::testing {
@@ -130,6 +134,68 @@ int CountDifferences(const std::map<std::string, std::string>& want,
     }
   }
   return diffs;
+}
+
+std::vector<std::string> FolderReadBack::duplicates() const {
+  std::vector<std::string> out;
+  for (const auto& [name, n] : filenames) {
+    if (n > 1) out.push_back(name);
+  }
+  return out;
+}
+
+FolderReadBack ReadBackFolder(const std::string& dir) {
+  FolderReadBack out;
+  StatusOr<std::vector<std::string>> paths = verify::ExpandPaths({dir});
+  if (!paths.ok()) {
+    out.verify_faults.push_back(paths.status().message());
+  } else {
+    const std::vector<std::string> manifests = verify::FindManifests({dir});
+    out.manifests = manifests.size();
+    verify::SetResult set = verify::VerifySet(*paths, manifests, verify::VerifyOptions());
+    for (const verify::FileResult& f : set.files) {
+      for (const verify::Fault& fault : f.faults) out.verify_faults.push_back(f.path + ": " + fault.message);
+    }
+    for (const verify::ManifestResult& m : set.manifests) {
+      for (const verify::SetFault& fault : m.faults) out.verify_faults.push_back(fault.path + ": " + fault.message);
+    }
+  }
+  StatusOr<std::unique_ptr<reader::Dataset>> ds = reader::Dataset::Open({dir});
+  if (!ds.ok()) {
+    out.open_error = ds.status().message();
+    return out;
+  }
+  std::shared_ptr<const reader::Dataset> dataset(std::move(*ds));
+  reader::RecordBuffer buf;
+  for (uint64_t i = 0; i < dataset->size(); ++i) {
+    std::string_view rec;
+    Status st = dataset->ReadRecord(i, &buf, &rec);
+    EXPECT_TRUE(st.ok()) << st;
+    if (!st.ok()) continue;
+    StatusOr<example::ExampleView> ex = example::ExampleView::Parse(rec);
+    example::FeatureView name;
+    EXPECT_TRUE(ex.ok() && ex->Find(keys::kFilename, &name) && name.size() == 1) << "record " << i;
+    if (ex.ok() && name.size() == 1) ++out.filenames[std::string(name.bytes(0))];
+  }
+  reader::LoaderOptions lo;
+  lo.batch_size = 4;
+  lo.height = lo.width = 8;
+  lo.threads = 1;
+  StatusOr<std::unique_ptr<reader::BatchLoader>> loader = reader::BatchLoader::Create(dataset, lo);
+  if (!loader.ok()) {
+    out.open_error = loader.status().message();
+    return out;
+  }
+  for (uint64_t b = 0; b < (*loader)->batches_per_epoch(); ++b) {
+    reader::Batch batch;
+    Status st = (*loader)->Next(&batch);
+    if (!st.ok()) {
+      out.open_error = st.message();
+      break;
+    }
+    out.loader_samples += batch.size;
+  }
+  return out;
 }
 
 }  // namespace libshard::testing

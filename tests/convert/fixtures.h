@@ -35,6 +35,22 @@ std::map<std::string, std::string> SnapshotDir(const std::string& dir);
 int CountDifferences(const std::map<std::string, std::string>& want,
                      const std::map<std::string, std::string>& got);
 
+// What the readers make of a converted output folder, as a user would run
+// them: `shard verify OUT` (VerifySet over the folder's shards and its
+// manifest.json) and the Loader on the folder (reader::Dataset +
+// BatchLoader, one epoch).
+struct FolderReadBack {
+  std::vector<std::string> verify_faults;  // "path: message", empty when clean
+  uint64_t manifests = 0;                  // manifest.json files checked
+  std::string open_error;                  // the Loader's, empty when it opened
+  uint64_t loader_samples = 0;             // samples in one Loader epoch
+  // image/filename of every record of the folder's shards, with its count.
+  std::map<std::string, int> filenames;
+  // Names present more than once.
+  std::vector<std::string> duplicates() const;
+};
+FolderReadBack ReadBackFolder(const std::string& dir);
+
 }  // namespace libshard::testing
 
 #endif  // LIBSHARD_TESTS_CONVERT_FIXTURES_H_

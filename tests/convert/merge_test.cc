@@ -66,7 +66,7 @@ class MergeTest : public ::testing::Test {
   std::map<std::string, std::string> Outputs(const std::string& dir) const {
     std::map<std::string, std::string> out;
     for (const auto& [k, v] : testing::SnapshotDir(dir)) {
-      if (k[0] == '.' || Contains(k, "manifest.task-")) continue;
+      if (k[0] == '.') continue;
       out[k] = v;
     }
     return out;
@@ -91,7 +91,31 @@ TEST_F(MergeTest, TasksPlusMergeEqualOneRun) {
     EXPECT_TRUE(r->manifest.complete());
     EXPECT_EQ(r->manifest.run().num_tasks(), n);
     EXPECT_EQ(testing::CountDifferences(want, Outputs(dir)), 0);
+    // The merged folder is what readers see: verify finds no fault (no task
+    // manifest taken for a shard) and the Loader reads every sample once.
+    EXPECT_FALSE(fs::exists(dir + "/" + TaskManifestName(0, n)));
+    EXPECT_TRUE(fs::exists(TaskManifestPath(dir, 0, n)));
+    testing::FolderReadBack rb = testing::ReadBackFolder(dir);
+    EXPECT_EQ(rb.manifests, 1u);
+    EXPECT_TRUE(rb.verify_faults.empty()) << rb.verify_faults[0];
+    EXPECT_EQ(rb.open_error, "");
+    EXPECT_EQ(rb.loader_samples, r->manifest.stats().converted());
+    EXPECT_EQ(rb.filenames.size(), r->manifest.stats().converted());
+    EXPECT_TRUE(rb.duplicates().empty());
   }
+}
+
+TEST_F(MergeTest, TaskManifestsOfAnOlderVersionAreNamed) {
+  const std::string dir = base_ + "/out";
+  RunTask(dir, 2, 0);
+  RunTask(dir, 2, 1);
+  for (uint32_t i = 0; i < 2; ++i) fs::rename(TaskManifestPath(dir, i, 2), dir + "/" + TaskManifestName(i, 2));
+  StatusOr<MergeResult> r = MergeTasks(dir);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(r.status().message(), dir + "/" + TaskManifestName(0, 2) +
+                                      ": a task manifest of an older libshard (they now live in " + dir +
+                                      "/.libshard/); re-run the tasks with this version");
 }
 
 TEST_F(MergeTest, MissingTaskIsNamedAndNothingIsWritten) {
@@ -117,8 +141,8 @@ TEST_F(MergeTest, MissingTaskIsNamedAndNothingIsWritten) {
 TEST_F(MergeTest, MissingAndDamagedShardsAreNamed) {
   const std::string dir = base_ + "/out";
   for (uint32_t i = 0; i < 2; ++i) RunTask(dir, 2, i);
-  StatusOr<Manifest> m0 = ReadManifest(dir + "/" + TaskManifestName(0, 2));
-  StatusOr<Manifest> m1 = ReadManifest(dir + "/" + TaskManifestName(1, 2));
+  StatusOr<Manifest> m0 = ReadManifest(TaskManifestPath(dir, 0, 2));
+  StatusOr<Manifest> m1 = ReadManifest(TaskManifestPath(dir, 1, 2));
   ASSERT_TRUE(m0.ok() && m1.ok());
   const std::string gone = m0->splits(0).shards(0).file();
   const std::string hurt = m1->splits(0).shards(0).file();
@@ -172,6 +196,65 @@ TEST_F(MergeTest, TasksWithDifferentOptionsAreRefused) {
   ASSERT_TRUE(r.ok());
   ASSERT_FALSE(r->problems.empty());
   EXPECT_TRUE(Contains(r->problems[0], "different options")) << r->problems[0];
+}
+
+// Issue 12 item 11: task 0 runs, one image is added to the input, task 1
+// runs; both plans have the same shard counts, so before the plan
+// fingerprint the merge wrote a manifest with duplicated and missing samples.
+TEST_F(MergeTest, TasksThatPlannedDifferentInputsAreRefused) {
+  const std::string dir = base_ + "/out";
+  auto run = [&](uint32_t task, uint64_t records_per_shard) {
+    ConvertOptions o = Options(dir);
+    o.num_tasks = 2;
+    o.task_index = task;
+    o.plan.records_per_shard = records_per_shard;
+    StatusOr<ConvertResult> r = Convert(o);
+    ASSERT_TRUE(r.ok()) << r.status();
+  };
+  run(0, 4);
+  WriteTreeFile(base_ + "/in", "train/a/added.png", PngBytes(11, 9, 3, 99));  // train: 18 -> 19 inputs
+  run(1, 4);
+  StatusOr<Manifest> m0 = ReadManifest(TaskManifestPath(dir, 0, 2));
+  StatusOr<Manifest> m1 = ReadManifest(TaskManifestPath(dir, 1, 2));
+  ASSERT_TRUE(m0.ok() && m1.ok());
+  ASSERT_EQ(m0->splits_size(), m1->splits_size());
+  for (int i = 0; i < m0->splits_size(); ++i) {
+    ASSERT_EQ(m0->splits(i).shard_count(), m1->splits(i).shard_count());  // the same shard names
+  }
+  ASSERT_EQ(m0->plan_id().size(), 64u);
+  ASSERT_NE(m0->plan_id(), m1->plan_id());
+
+  StatusOr<MergeResult> r = MergeTasks(dir);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->problems.size(), 1u);
+  EXPECT_EQ(r->problems[0], "task 1: planned a different conversion than task 0 (plan " +
+                                m1->plan_id().substr(0, 12) + " vs " + m0->plan_id().substr(0, 12) +
+                                "): the input changed between the task runs; re-run every task");
+  EXPECT_FALSE(fs::exists(dir + "/manifest.json"));
+  EXPECT_FALSE(fs::exists(dir + "/rejects.tsv"));
+
+  // The same with another --records-per-shard for task 1 (the issue's
+  // exact run) is refused too, by its options.
+  run(1, 3);
+  r = MergeTasks(dir);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_FALSE(r->problems.empty());
+  EXPECT_TRUE(Contains(r->problems[0], "task 1")) << r->problems[0];
+  EXPECT_FALSE(fs::exists(dir + "/manifest.json"));
+
+  // Re-running every task on the new input merges, and the plan is the
+  // single run's.
+  run(0, 4);
+  run(1, 4);
+  r = MergeTasks(dir);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->problems.empty()) << r->problems[0];
+  ConvertOptions one = Options(base_ + "/single");
+  one.plan.records_per_shard = 4;
+  StatusOr<ConvertResult> single = Convert(one);
+  ASSERT_TRUE(single.ok());
+  EXPECT_EQ(r->manifest.plan_id(), single->manifest.plan_id());
+  EXPECT_TRUE(testing::ReadBackFolder(dir).duplicates().empty());  // the rps-3 shards are gone
 }
 
 }  // namespace

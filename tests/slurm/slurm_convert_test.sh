@@ -4,8 +4,12 @@
 # real local Slurm (local_slurm.sh); both must end COMPLETED, and the merged
 # output must equal a single-process `shard convert` with the same options:
 # every .tfrecord and .idx byte for byte, manifest.json apart from its `run`.
+# The merged folder is then what readers see: `shard verify OUT` exits 0 (no
+# task manifest taken for a shard), and the Python Loader (when the module is
+# built: LIBSHARD_PYTHONPATH) reads every sample of the manifest exactly once.
 # Environment (ctest sets it): SHARD (the shard program), LIBSHARD_SOURCE_DIR,
-# LIBSHARD_TEST_TMPDIR; SLURM_CONVERT_OPTIONS overrides the convert options.
+# LIBSHARD_TEST_TMPDIR, LIBSHARD_PYTHONPATH; SLURM_CONVERT_OPTIONS overrides the
+# convert options.
 # Skips (77) while `shard convert`/`shard merge` do not exist yet.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -63,5 +67,25 @@ if merged != single:
     print("manifest.json fields that differ (apart from run):", ", ".join(keys), file=sys.stderr)
     sys.exit(1)
 PY
-echo "ok: array job $array (3 tasks) + merge job $merge == single run: $count shard and index files identical, manifests equal apart from run"
+
+[ ! -e "$work/slurm/manifest.task-00000-of-00003.json" ] || fail "a task manifest beside the shards"
+[ -f "$work/slurm/.libshard/manifest.task-00000-of-00003.json" ] || fail "no task manifest in .libshard/"
+"$SHARD" verify "$work/slurm" > "$work/verify.log" 2>&1 ||
+  { cat "$work/verify.log" >&2; fail "shard verify of the merged folder failed"; }
+loader=skipped
+if compgen -G "${LIBSHARD_PYTHONPATH:-/nonexistent}/libshard*.so" > /dev/null; then
+  PYTHONPATH=$LIBSHARD_PYTHONPATH /usr/bin/python3 - "$work/slurm" << 'PY' || fail "the Loader on the merged folder"
+import json, sys
+import libshard
+out = sys.argv[1]
+want = int(json.load(open(out + "/manifest.json"))["stats"]["converted"])
+loader = libshard.Loader([out], batch_size=4, image_size=(16, 16), threads=1)
+assert loader.num_samples == want, (loader.num_samples, want)
+seen = sum(len(labels) for _, labels in loader)
+assert seen == want, (seen, want)
+print("loader: %d samples, as the manifest lists" % seen)
+PY
+  loader=ok
+fi
+echo "ok: array job $array (3 tasks) + merge job $merge == single run: $count shard and index files identical, manifests equal apart from run; shard verify ok; Loader $loader"
 echo "slurm_convert_test: 1 passed, 0 failed"

@@ -14,8 +14,10 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <set>
 
 #include "libshard/convert/manifest_io.h"
+#include "libshard/convert/output_lock.h"
 #include "libshard/crc32c.h"
 #include "libshard/example/image_keys.h"
 #include "libshard/io/mapped_file.h"
@@ -57,7 +59,9 @@ std::string Hex8(uint32_t v) {
 
 StatusOr<Listing> ListInput(const ConvertOptions& o) {
   if (IsRegularFile(o.input)) return ReadManifestCsv(o.input, o.list);
-  return ListFolder(o.input, o.list);
+  ListOptions list = o.list;
+  list.exclude_dir = o.output;  // output inside the input: not listed
+  return ListFolder(o.input, list);
 }
 
 // The estimated output bytes per sample, for the shard count.
@@ -161,13 +165,15 @@ class ShardSink {
     return Status::OK();
   }
 
-  // Removes the shard being written, if any.
+  // Removes the shard being written, if any (also one whose entry or
+  // renames failed).
   void Abort() {
-    if (writer_ == nullptr) return;
-    (void)writer_->Close();
+    if (writer_ != nullptr) (void)writer_->Close();
     writer_.reset();
+    if (temp_.empty()) return;
     ::unlink(temp_.c_str());
     ::unlink((temp_ + ".idx").c_str());
+    temp_.clear();
   }
 
   std::vector<ShardEntry>& entries() { return entries_; }
@@ -211,6 +217,7 @@ class ShardSink {
         WriteFileAtomically(state + entry_.file() + ".json", ShardEntryToJson(entry_)));
     LIBSHARD_RETURN_IF_ERROR(io::RenameFile(temp_ + ".idx", dir + entry_.index_file()));
     LIBSHARD_RETURN_IF_ERROR(io::RenameFile(temp_, dir + entry_.file()));
+    temp_.clear();
     entries_.push_back(entry_);
     return Status::OK();
   }
@@ -227,13 +234,6 @@ class ShardSink {
   std::vector<ShardEntry> entries_;
 };
 
-Status MakeDir(const std::string& path) {
-  std::error_code ec;
-  fs::create_directories(path, ec);
-  if (ec) return IOError(path + ": cannot create folder: " + ec.message());
-  return Status::OK();
-}
-
 // A complete shard from an earlier run with the same plan, or nothing.
 std::optional<ShardEntry> ReusableShard(const ConvertOptions& o, const PlannedShard& s,
                                         const std::string& plan_id) {
@@ -248,7 +248,92 @@ std::optional<ShardEntry> ReusableShard(const ConvertOptions& o, const PlannedSh
   return *e;
 }
 
+// True when `rest` is "NNNNN-of-MMMMM.tfrecord" (five or more digits each).
+bool IsNumberedShardTail(std::string_view rest) {
+  auto digits = [&rest](size_t pos) {
+    size_t n = 0;
+    while (pos + n < rest.size() && rest[pos + n] >= '0' && rest[pos + n] <= '9') ++n;
+    return n;
+  };
+  const size_t a = digits(0);
+  if (a < 5 || rest.substr(a, 4) != "-of-") return false;
+  const size_t b = digits(a + 4);
+  return b >= 5 && rest.substr(a + 4 + b) == ".tfrecord";
+}
+
+// Shards of an earlier run into this folder under another plan (another
+// shard count, a split this plan no longer has) are removed with everything
+// of theirs: a shard is stale when it is not in this plan and either is named
+// PREFIX-SPLIT-NNNNN-of-MMMMM.tfrecord for a split of this plan, or has an
+// entry in .libshard/ that this prefix names. Returns the removed shard names.
+std::vector<std::string> RemoveStaleShards(const std::string& out, const std::string& prefix,
+                                           const ShardPlan& plan) {
+  std::set<std::string> planned, splits;
+  for (const PlannedShard& s : plan.shards) {
+    planned.insert(s.file);
+    splits.insert(s.split);
+  }
+  const std::string state = out + "/" + kStateDir;
+  // Shard names with a file of theirs here: the shard, its index, its entry,
+  // its temporary files.
+  std::set<std::string> candidates;
+  auto collect = [&candidates](const std::string& folder, std::initializer_list<const char*> suffixes) {
+    std::error_code ec;
+    for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      for (std::string_view suffix : suffixes) {
+        if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+          candidates.insert(name.substr(0, name.size() - suffix.size()));
+          break;
+        }
+      }
+    }
+  };
+  collect(out, {".idx", ""});
+  collect(state, {".json", ".json.tmp", ".partial", ".partial.idx"});
+  std::vector<std::string> removed;
+  for (const std::string& name : candidates) {
+    if (planned.count(name) || name.size() < 9 || name.compare(name.size() - 9, 9, ".tfrecord") != 0) continue;
+    bool stale = false;
+    for (const std::string& split : splits) {
+      const std::string head = prefix + "-" + split + "-";
+      if (name.compare(0, head.size(), head) == 0 && IsNumberedShardTail(std::string_view(name).substr(head.size()))) {
+        stale = true;
+      }
+    }
+    if (!stale && IsRegularFile(state + "/" + name + ".json")) {
+      StatusOr<ShardEntry> e = ReadShardEntry(state + "/" + name + ".json");
+      stale = e.ok() && e->file() == name && name == ShardFileName(prefix, e->split(), e->index(), e->count());
+    }
+    if (!stale) continue;
+    for (const std::string& path :
+         {out + "/" + name, out + "/" + name + ".idx", state + "/" + name + ".json",
+          state + "/" + name + ".json.tmp", state + "/" + name + ".partial", state + "/" + name + ".partial.idx"}) {
+      ::unlink(path.c_str());
+    }
+    removed.push_back(name);
+  }
+  return removed;
+}
+
 }  // namespace
+
+Status CheckOutputFolder(const ConvertOptions& o) {
+  struct stat in, out;
+  if (o.input.empty() || o.output.empty() || ::stat(o.input.c_str(), &in) != 0 || !S_ISDIR(in.st_mode)) {
+    return Status::OK();
+  }
+  std::error_code ec1, ec2;
+  const bool same = ::stat(o.output.c_str(), &out) == 0
+                        ? out.st_dev == in.st_dev && out.st_ino == in.st_ino
+                        : fs::weakly_canonical(o.output, ec1) == fs::weakly_canonical(o.input, ec2);
+  if (same) {
+    return InvalidArgumentError("output folder " + o.output + " is the input folder " + o.input +
+                                "; write the shards to another folder (one inside the input is fine: it is "
+                                "left out of the listing)");
+  }
+  return Status::OK();
+}
 
 ConvertOptions Normalized(const ConvertOptions& in) {
   ConvertOptions o = in;
@@ -282,6 +367,31 @@ ConversionOptions ToProto(const ConvertOptions& o) {
   p.set_on_error(o.fail_on_error ? "fail" : "skip");
   p.set_unknown_color(o.encode.mask_options.unknown == image::UnknownColor::kIgnore ? "ignore"
                                                                                      : "error");
+  // Every other option that changes a byte of output (tests/convert/
+  // converter_test.cc EveryOutputOptionIsInThePlan flips each one).
+  const image::DecodeOptions& d = o.encode.decode;
+  p.set_channels(d.channels == image::ChannelMode::kRgb    ? "rgb"
+                 : d.channels == image::ChannelMode::kGray ? "gray"
+                                                           : "auto");
+  p.set_alpha(d.alpha == image::AlphaMode::kKeep ? "keep" : "composite");
+  p.set_mask_suffix(o.list.mask_suffix);
+  p.set_png_level(o.encode.png.compression_level);
+  p.set_jpeg_subsampling(o.encode.jpeg.subsampling == image::ChromaSubsampling::k444 ? "4:4:4" : "4:2:0");
+  p.set_jpeg_progressive(o.encode.jpeg.progressive);
+  p.set_jpeg_optimize_huffman(o.encode.jpeg.optimize_huffman);
+  auto join = [](std::initializer_list<int> v) {
+    std::string s;
+    for (int x : v) s += (s.empty() ? "" : ",") + std::to_string(x);
+    return s;
+  };
+  p.set_background(join({d.background[0], d.background[1], d.background[2]}));
+  const auto& fill = o.encode.transform.fill;
+  p.set_fill(join({fill[0], fill[1], fill[2], fill[3]}));
+  if (const auto& c = o.encode.transform.crop) p.set_crop(join({c->x, c->y, c->width, c->height}));
+  p.set_max_pixels(d.max_pixels);
+  p.set_apply_orientation(d.apply_orientation);
+  p.set_strict_jpeg(d.strict_jpeg);
+  p.set_mask_ignore_index(o.encode.mask_options.ignore_index);
   return p;
 }
 
@@ -405,6 +515,7 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
   if (o.input.empty()) return InvalidArgumentError("no input given");
   if (o.output.empty()) return InvalidArgumentError("no output folder given");
   if (o.threads < 0) return InvalidArgumentError("threads must be >= 0");
+  LIBSHARD_RETURN_IF_ERROR(CheckOutputFolder(o));
   LIBSHARD_RETURN_IF_ERROR(ValidateEncodeOptions(o.encode));
 
   std::optional<image::LabelMap> mask_map;
@@ -425,18 +536,29 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
                                    listing.rejects[0].reason);
   }
 
-  LIBSHARD_RETURN_IF_ERROR(MakeDir(o.output + "/" + kStateDir));
+  // Held until Convert returns: one writer per output folder.
+  LIBSHARD_ASSIGN_OR_RETURN(
+      OutputLock lock, OutputLock::Acquire(o.output, o.num_tasks == 1 ? LockMode::kExclusive : LockMode::kTask,
+                                           o.task_index, o.num_tasks));
   const ConversionOptions options_proto = ToProto(o);
   const std::string options_bytes = options_proto.SerializeAsString();
 
-  // Keep complete shards of an earlier run; remove its leftovers.
+  // Keep complete shards of an earlier run; remove its leftovers and the
+  // shards of an earlier plan.
   ConvertResult result;
+  result.removed_stale = RemoveStaleShards(o.output, o.plan.prefix, plan);
   std::vector<ShardEntry> entries;
   std::vector<size_t> todo;
   std::map<size_t, std::string> plan_ids;
+  // Every shard's plan_id, not only this task's: together they fingerprint
+  // the whole plan, which all tasks of one conversion must share.
+  std::string all_plan_ids;
+  for (size_t pos = 0; pos < plan.shards.size(); ++pos) {
+    plan_ids[pos] = PlanId(options_bytes, listing, plan.shards[pos]);
+    all_plan_ids += plan_ids[pos] + "\n";
+  }
   for (size_t pos : mine) {
     const PlannedShard& s = plan.shards[pos];
-    plan_ids[pos] = PlanId(options_bytes, listing, s);
     const std::string temp = o.output + "/" + kStateDir + "/" + s.file + ".partial";
     ::unlink(temp.c_str());
     ::unlink((temp + ".idx").c_str());
@@ -573,6 +695,7 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
   LIBSHARD_ASSIGN_OR_RETURN(
       result.manifest, AssembleManifest(options_proto, labels, RecordSchema(o, labeled, masks),
                                         std::move(entries), listing_rejects, single));
+  result.manifest.set_plan_id(Sha256Hex(all_plan_ids));
   RunInfo* run = result.manifest.mutable_run();
   run->set_started(started);
   run->set_seconds(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
@@ -585,7 +708,7 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
     LIBSHARD_RETURN_IF_ERROR(WriteRejectsTsv(o.output + "/rejects.tsv", result.manifest));
     result.manifest_path = o.output + "/" + kManifestName;
   } else {
-    result.manifest_path = o.output + "/" + TaskManifestName(o.task_index, o.num_tasks);
+    result.manifest_path = TaskManifestPath(o.output, o.task_index, o.num_tasks);
   }
   LIBSHARD_RETURN_IF_ERROR(
       WriteFileAtomically(result.manifest_path, ManifestToJson(result.manifest)));

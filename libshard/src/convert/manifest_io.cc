@@ -1,6 +1,7 @@
 #include "libshard/convert/manifest_io.h"
 
 #include <google/protobuf/util/json_util.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -57,19 +58,28 @@ StatusOr<ShardEntry> ReadShardEntry(const std::string& path) {
 
 Status WriteFileAtomically(const std::string& path, const std::string& text) {
   const std::string tmp = path + ".tmp";
-  {
+  Status st = [&]() -> Status {
     LIBSHARD_ASSIGN_OR_RETURN(auto f, io::NewPosixWritableFile(tmp));
     LIBSHARD_RETURN_IF_ERROR(f->Append(text));
     LIBSHARD_RETURN_IF_ERROR(f->Sync());
     LIBSHARD_RETURN_IF_ERROR(f->Close());
-  }
-  return io::RenameFile(tmp, path);
+    return io::RenameFile(tmp, path);
+  }();
+  // A full disk must not leave the temporary behind (the target keeps its
+  // earlier contents, if any).
+  if (!st.ok()) ::unlink(tmp.c_str());
+  return st;
 }
 
 std::string TaskManifestName(uint32_t task_index, uint32_t num_tasks) {
   char buf[64];
   std::snprintf(buf, sizeof(buf), "manifest.task-%05u-of-%05u.json", task_index, num_tasks);
   return buf;
+}
+
+std::string TaskManifestPath(const std::string& output_dir, uint32_t task_index,
+                             uint32_t num_tasks) {
+  return output_dir + "/" + kStateDir + "/" + TaskManifestName(task_index, num_tasks);
 }
 
 Status WriteRejectsTsv(const std::string& path, const Manifest& m) {

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "libshard/convert/manifest_io.h"
+#include "libshard/convert/output_lock.h"
 #include "libshard/crc32c.h"
 #include "libshard/io/open_file.h"
 
@@ -35,23 +36,49 @@ StatusOr<MergeResult> MergeTasks(const std::string& dir) {
   MergeResult result;
   std::map<uint32_t, Manifest> tasks;  // by index
   std::set<uint32_t> task_counts;
-  std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    unsigned index = 0, count = 0;
-    const std::string name = it->path().filename().string();
-    char tail = 0;
-    if (std::sscanf(name.c_str(), "manifest.task-%5u-of-%5u.jso%c", &index, &count, &tail) != 3 ||
-        name != TaskManifestName(index, count)) {
-      continue;
+  // Task manifests live in OUT/.libshard/. Older versions wrote them beside
+  // the shards, without the plan fingerprint merge needs: those are named,
+  // not read.
+  auto scan = [](const std::string& folder, const auto& each) -> Status {
+    std::error_code ec;
+    for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+      unsigned index = 0, count = 0;
+      const std::string name = it->path().filename().string();
+      char tail = 0;
+      if (std::sscanf(name.c_str(), "manifest.task-%5u-of-%5u.jso%c", &index, &count, &tail) != 3 ||
+          name != TaskManifestName(index, count)) {
+        continue;
+      }
+      LIBSHARD_RETURN_IF_ERROR(each(it->path().string(), index, count));
     }
-    LIBSHARD_ASSIGN_OR_RETURN(Manifest m, ReadManifest(it->path().string()));
-    task_counts.insert(count);
-    tasks[index] = std::move(m);
-  }
-  if (ec) return NotFoundError(dir + ": cannot read folder: " + ec.message());
+    if (ec && ec != std::errc::no_such_file_or_directory) {
+      return IOError(folder + ": cannot read folder: " + ec.message());
+    }
+    return Status::OK();
+  };
+  if (!fs::is_directory(dir)) return NotFoundError(dir + ": no such folder");
+  // Held until the merge returns: no conversion may write meanwhile.
+  LIBSHARD_ASSIGN_OR_RETURN(OutputLock lock, OutputLock::Acquire(dir, LockMode::kExclusive));
+  LIBSHARD_RETURN_IF_ERROR(
+      scan(dir + "/" + kStateDir, [&](const std::string& path, uint32_t index, uint32_t count) -> Status {
+        LIBSHARD_ASSIGN_OR_RETURN(Manifest m, ReadManifest(path));
+        task_counts.insert(count);
+        tasks[index] = std::move(m);
+        return Status::OK();
+      }));
   if (tasks.empty()) {
-    return NotFoundError(dir + ": no task manifests (manifest.task-IIIII-of-NNNNN.json); run "
-                               "`shard convert --num-tasks N --task-index I` first");
+    std::string old;
+    LIBSHARD_RETURN_IF_ERROR(scan(dir, [&](const std::string& path, uint32_t, uint32_t) {
+      if (old.empty()) old = path;
+      return Status::OK();
+    }));
+    if (!old.empty()) {
+      return NotFoundError(old + ": a task manifest of an older libshard (they now live in " + dir +
+                           "/" + kStateDir + "/); re-run the tasks with this version");
+    }
+    return NotFoundError(dir + ": no task manifests (" + kStateDir +
+                         "/manifest.task-IIIII-of-NNNNN.json); run "
+                         "`shard convert --num-tasks N --task-index I` first");
   }
   if (task_counts.size() > 1) {
     result.problems.push_back("task manifests from runs with different task counts: " +
@@ -72,7 +99,18 @@ StatusOr<MergeResult> MergeTasks(const std::string& dir) {
       result.problems.push_back("task " + std::to_string(i) +
                                 ": converted with different options than task " +
                                 std::to_string(tasks.begin()->first));
+    } else if (it->second.plan_id() != first.plan_id()) {
+      result.problems.push_back(
+          "task " + std::to_string(i) + ": planned a different conversion than task " +
+          std::to_string(tasks.begin()->first) + " (plan " + it->second.plan_id().substr(0, 12) +
+          " vs " + first.plan_id().substr(0, 12) +
+          "): the input changed between the task runs; re-run every task");
     }
+  }
+  if (first.plan_id().empty()) {
+    result.problems.push_back("task " + std::to_string(tasks.begin()->first) +
+                              ": its manifest has no plan_id (written by an older libshard); "
+                              "re-run every task");
   }
 
   std::vector<ShardEntry> shards;
@@ -119,6 +157,7 @@ StatusOr<MergeResult> MergeTasks(const std::string& dir) {
   LIBSHARD_ASSIGN_OR_RETURN(result.manifest,
                             AssembleManifest(first.options(), labels, schema, std::move(shards),
                                              rejects, /*complete=*/true));
+  result.manifest.set_plan_id(first.plan_id());
   RunInfo* run = result.manifest.mutable_run();
   std::time_t t = std::time(nullptr);
   std::tm tm;

@@ -29,10 +29,18 @@ struct Entry {
   uint64_t size = 0;
 };
 
-// The non-hidden entries of `dir`, sorted by name, following symbolic links.
-// Broken links and entries that cannot be stat'ed go to *rejects.
+// A folder's identity, for ListOptions::exclude_dir.
+struct FolderId {
+  dev_t dev = 0;
+  ino_t ino = 0;
+  bool set = false;
+};
+
+// The non-hidden entries of `dir`, sorted by name, following symbolic links,
+// without the folder `skip`. Broken links and entries that cannot be
+// stat'ed go to *rejects.
 Status ReadDir(const std::string& dir, const std::string& rel, std::vector<Entry>* out,
-               std::vector<ListingReject>* rejects) {
+               std::vector<ListingReject>* rejects, const FolderId& skip) {
   std::error_code ec;
   fs::directory_iterator it(dir, ec);
   if (ec) return NotFoundError(dir + ": cannot read folder: " + ec.message());
@@ -47,6 +55,7 @@ Status ReadDir(const std::string& dir, const std::string& rel, std::vector<Entry
       continue;
     }
     if (S_ISDIR(st.st_mode)) {
+      if (skip.set && st.st_dev == skip.dev && st.st_ino == skip.ino) continue;
       out->push_back({name, true, 0});
     } else if (S_ISREG(st.st_mode)) {
       out->push_back({name, false, static_cast<uint64_t>(st.st_size)});
@@ -61,7 +70,7 @@ Status ReadDir(const std::string& dir, const std::string& rel, std::vector<Entry
 
 class Walker {
  public:
-  explicit Walker(std::string root) : root_(std::move(root)) {}
+  Walker(std::string root, FolderId skip) : root_(std::move(root)), skip_(skip) {}
 
   // Every regular file under ROOT/rel (recursively), as (rel path, size).
   void Walk(const std::string& rel, std::vector<std::pair<std::string, uint64_t>>* files,
@@ -74,7 +83,7 @@ class Walker {
     }
     if (!visited_.insert({st.st_dev, st.st_ino}).second) return;  // a link loop
     std::vector<Entry> entries;
-    Status s = ReadDir(dir, rel, &entries, rejects);
+    Status s = ReadDir(dir, rel, &entries, rejects, skip_);
     if (!s.ok()) {
       rejects->push_back({rel, s.message()});
       return;
@@ -98,6 +107,7 @@ class Walker {
 
  private:
   std::string root_;
+  FolderId skip_;
   std::set<std::pair<dev_t, ino_t>> visited_;
 };
 
@@ -272,11 +282,17 @@ StatusOr<Listing> ListFolder(const std::string& root_in, const ListOptions& opti
   }
   Listing listing;
   listing.root = root;
-  Walker walker(root);
+  FolderId skip;
+  struct stat excluded;
+  if (!options.exclude_dir.empty() && ::stat(options.exclude_dir.c_str(), &excluded) == 0 &&
+      S_ISDIR(excluded.st_mode)) {
+    skip = {excluded.st_dev, excluded.st_ino, true};
+  }
+  Walker walker(root, skip);
   walker.MarkVisited("");
 
   std::vector<Entry> top;
-  LIBSHARD_RETURN_IF_ERROR(ReadDir(root, "", &top, &listing.rejects));
+  LIBSHARD_RETURN_IF_ERROR(ReadDir(root, "", &top, &listing.rejects, skip));
   bool has_splits = false;
   for (const Entry& e : top) has_splits |= e.is_dir && IsSplitName(e.name);
 
@@ -310,7 +326,7 @@ StatusOr<Listing> ListFolder(const std::string& root_in, const ListOptions& opti
       entries = top;
     } else {
       walker.MarkVisited(rel);
-      Status s = ReadDir(root + "/" + rel, rel, &entries, &listing.rejects);
+      Status s = ReadDir(root + "/" + rel, rel, &entries, &listing.rejects, skip);
       if (!s.ok()) {
         listing.rejects.push_back({rel, s.message()});
         continue;

@@ -17,8 +17,13 @@ bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
-// Finds "-DDDDD-of-DDDDD" (five or more digits each) in `name`.
+// True when `name` ends in "-DDDDD-of-DDDDD" (five or more digits each),
+// optionally followed by ".gz": TensorFlow's "train-00000-of-01024" and
+// TFDS's "mnist-train.tfrecord-00000-of-00001". Numbered names with another
+// suffix (a task manifest "manifest.task-00000-of-00003.json", a ".partial")
+// are not shards.
 bool HasShardNumbering(std::string_view name) {
+  if (EndsWith(name, ".gz")) name.remove_suffix(3);
   auto digits = [&](size_t pos) {
     size_t n = 0;
     while (pos + n < name.size() && name[pos + n] >= '0' && name[pos + n] <= '9') ++n;
@@ -27,7 +32,8 @@ bool HasShardNumbering(std::string_view name) {
   for (size_t pos = name.find('-'); pos != std::string_view::npos; pos = name.find('-', pos + 1)) {
     size_t a = digits(pos + 1);
     if (a < 5 || name.substr(pos + 1 + a, 4) != "-of-") continue;
-    if (digits(pos + 1 + a + 4) >= 5) return true;
+    const size_t b = digits(pos + 1 + a + 4);
+    if (b >= 5 && pos + 1 + a + 4 + b == name.size()) return true;
   }
   return false;
 }

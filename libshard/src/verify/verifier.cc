@@ -488,6 +488,7 @@ const char* FaultKindName(FaultKind kind) {
     case FaultKind::kManifestChecksum: return "manifest_checksum";
     case FaultKind::kManifestLabelOutOfRange: return "manifest_label_out_of_range";
     case FaultKind::kManifestSchema: return "manifest_schema";
+    case FaultKind::kSetIncomplete: return "set_incomplete";
     case FaultKind::kImageUndecodable: return "image_undecodable";
     case FaultKind::kImageSizeMismatch: return "image_size_mismatch";
     case FaultKind::kRawArrayInvalid: return "raw_array_invalid";

@@ -9,8 +9,10 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <regex>
 #include <set>
 #include <system_error>
+#include <tuple>
 
 #include "libshard/io/mapped_file.h"
 #include "libshard/manifest.pb.h"
@@ -187,14 +189,83 @@ void FindUnlisted(const LoadedManifest& m, const std::set<std::string>& listed, 
 }  // namespace
 
 uint64_t SetResult::fault_count() const {
-  uint64_t n = 0;
+  uint64_t n = name_set_faults.size();
   for (const FileResult& f : files) n += f.fault_count();
   for (const ManifestResult& m : manifests) n += m.faults.size();
   return n;
 }
 
+std::vector<SetFault> CheckNumberedSets(const std::vector<std::string>& paths) {
+  // HEAD-NNNNN-of-MMMMMTAIL; the greedy HEAD takes the last numbering.
+  static const std::regex kNumbered("^(.*)-([0-9]{5,})-of-([0-9]{5,})(.*)$");
+  struct Set {
+    std::string width;  // MMMMM as written
+    std::set<uint64_t> numbers;
+  };
+  // (folder, HEAD, TAIL) -> MMMMM -> numbers present
+  std::map<std::tuple<std::string, std::string, std::string>, std::map<uint64_t, Set>> sets;
+  std::vector<SetFault> faults;
+  for (const std::string& path : paths) {
+    const fs::path p(path);
+    const std::string name = p.filename().string();
+    std::smatch m;
+    if (!std::regex_match(name, m, kNumbered) || m[2].length() > 18 || m[3].length() > 18) continue;
+    const uint64_t n = std::stoull(m[2].str()), count = std::stoull(m[3].str());
+    Set& set = sets[{p.parent_path().string(), m[1].str(), m[4].str()}][count];
+    set.width = m[3].str();
+    set.numbers.insert(n);
+    if (n >= count) {
+      faults.push_back({path, FaultKind::kSetIncomplete,
+                        "shard number " + m[2].str() + " is beyond its set of " + m[3].str() +
+                            " (numbers run from 0 to M-1); no manifest.json to say more"});
+    }
+  }
+  for (const auto& [key, by_count] : sets) {
+    const auto& [dir, head, tail] = key;
+    const std::string in_dir = dir.empty() ? "" : dir + "/";
+    if (by_count.size() > 1) {
+      std::string counts;
+      for (const auto& [count, set] : by_count) counts += (counts.empty() ? "" : " and ") + set.width;
+      faults.push_back({in_dir + head + "-*-of-*" + tail, FaultKind::kSetIncomplete,
+                        "shards of sets of different sizes (" + counts +
+                            ") under one name: shards of two conversions; no manifest.json to say which is current"});
+    }
+    for (const auto& [count, set] : by_count) {
+      // Bounded work whatever MMMMM says: the first ten missing numbers lie
+      // within the present ones plus ten.
+      const uint64_t present = static_cast<uint64_t>(
+          std::distance(set.numbers.begin(), set.numbers.lower_bound(count)));
+      if (present == count) continue;
+      const uint64_t missing = count - present;
+      std::string list;
+      char buf[32];
+      int listed = 0;
+      for (uint64_t i = 0; i < count && listed < 10; ++i) {
+        if (set.numbers.count(i)) continue;
+        std::snprintf(buf, sizeof buf, "%0*llu", static_cast<int>(set.width.size()),
+                      static_cast<unsigned long long>(i));
+        list += (listed++ ? ", " : "") + std::string(buf);
+      }
+      if (missing > 10) list += ", ...";
+      faults.push_back({in_dir + head + "-*-of-" + set.width + tail, FaultKind::kSetIncomplete,
+                        std::to_string(present) + " of the " + std::to_string(count) + " shards of this set are here; " +
+                            std::to_string(missing) + " missing (" + list +
+                            "); no manifest.json to say more"});
+    }
+  }
+  std::sort(faults.begin(), faults.end(),
+            [](const SetFault& a, const SetFault& b) { return a.path < b.path; });
+  return faults;
+}
+
 SetResult VerifySet(const std::vector<std::string>& paths, const std::vector<std::string>& manifests,
                     const VerifyOptions& options) {
+  if (manifests.empty()) {
+    SetResult out;
+    out.files = VerifyFiles(paths, options);
+    out.no_manifest = true;
+    return out;
+  }
   std::vector<std::unique_ptr<LoadedManifest>> loaded;
   std::set<std::string> manifest_keys;
   for (const std::string& path : manifests) {

@@ -6,8 +6,8 @@
 //   PREFIX-SPLIT-NNNNN-of-MMMMM.tfrecord      the shards
 //   PREFIX-SPLIT-NNNNN-of-MMMMM.tfrecord.idx  DALI index, written as records land
 //   manifest.json                             written last (single run)
-//   manifest.task-IIIII-of-NNNNN.json         a task's partial manifest
 //   rejects.tsv                               path <TAB> reason, every reject
+//   .libshard/manifest.task-IIIII-of-NNNNN.json  a task's partial manifest
 //   .libshard/<shard>.json                    each finished shard's entry
 //   .libshard/<shard>.partial[.idx]           a shard being written
 //
@@ -17,6 +17,9 @@
 // options, a conversion keeps every shard whose entry is present, whose size
 // matches and whose plan_id (what decides its bytes) is unchanged, and
 // redoes the rest: the result is byte-identical to an uninterrupted run.
+// Run again with another plan (another shard count, a split gone), it first
+// removes the earlier plan's shards of this prefix (ConvertResult::
+// removed_stale), so the folder holds exactly the shards its manifest lists.
 // Determinism: shards are byte-identical for any thread count; statistics
 // are exact integer sums.
 // Memory: bounded by the tokens in flight (4 per thread), not the dataset.
@@ -32,8 +35,11 @@
 // the file named; with fail_on_error the first rejected input stops the run
 // (kAborted-like kFailedPrecondition naming the file). Rejected inputs are
 // not errors: they are in ConvertResult and manifest.json.
-// Thread-safety: one Convert at a time per output folder (tasks of a split
-// run write disjoint files and may share a folder).
+// Thread-safety: one writer per output folder, enforced (output_lock.h): a
+// single-task Convert holds OUT/.libshard/lock exclusively for its whole
+// run, and a second one (another process or thread) fails at once with
+// kFailedPrecondition naming the folder; the tasks of a split run share the
+// folder, each task exclusive to itself.
 #ifndef LIBSHARD_CONVERT_CONVERTER_H_
 #define LIBSHARD_CONVERT_CONVERTER_H_
 
@@ -95,9 +101,19 @@ struct ConvertResult {
   uint32_t shards_written = 0;
   uint32_t shards_reused = 0;  // complete shards kept from an earlier run
   uint64_t rejected = 0;       // every reject, the reused shards' included
+  // Shards of an earlier plan removed from the folder (another shard count
+  // for a split, or a split this plan does not have), with their index,
+  // entry and temporary files; sorted.
+  std::vector<std::string> removed_stale;
 };
 
 StatusOr<ConvertResult> Convert(const ConvertOptions& options, const ProgressFn& progress = {});
+
+// kInvalidArgument when the output folder is the input folder (the same
+// folder under any spelling). An output folder inside the input is fine:
+// the listing leaves it out (ListOptions::exclude_dir). Convert checks this
+// first; the CLI calls it to report a usage error.
+Status CheckOutputFolder(const ConvertOptions& options);
 
 // What a conversion would do, without writing anything.
 struct DryRunReport {

@@ -42,6 +42,11 @@ Status WriteRejectsTsv(const std::string& path, const Manifest& m);
 
 // "manifest.task-00002-of-00007.json"
 std::string TaskManifestName(uint32_t task_index, uint32_t num_tasks);
+// Where task `task_index` of `num_tasks` keeps its partial manifest:
+// OUT/.libshard/manifest.task-IIIII-of-NNNNN.json (inside the hidden state
+// folder, so that no reader or verifier takes it for a shard).
+std::string TaskManifestPath(const std::string& output_dir, uint32_t task_index,
+                             uint32_t num_tasks);
 
 // A manifest from shard entries: splits in name order, shards by index,
 // split and total statistics summed exactly, rejects (the shards' plus

@@ -17,7 +17,8 @@
 // Errors: kNotFound when OUT has no task manifest, kInvalidArgument for an
 // unreadable manifest. Missing tasks and missing or damaged shards are not
 // errors: they are listed in MergeResult::problems, and nothing is written.
-// Thread-safety: one merge per folder at a time.
+// Thread-safety: holds OUT/.libshard/lock exclusively (output_lock.h): a
+// merge while a task or another merge runs fails with kFailedPrecondition.
 #ifndef LIBSHARD_CONVERT_MERGE_H_
 #define LIBSHARD_CONVERT_MERGE_H_
 

@@ -81,6 +81,12 @@ struct ListOptions {
   // Appended to the image stem to find its mask, e.g. "_L" for CamVid.
   // Default: "".
   std::string mask_suffix;
+  // A folder left out of a folder listing wherever it appears under the
+  // input (matched by device and inode, so any spelling of the path works):
+  // `shard convert` passes its output folder, so that output inside the
+  // input never lists its own shards. Ignored when it does not exist.
+  // Default: "" (none).
+  std::string exclude_dir;
 };
 
 StatusOr<Listing> ListFolder(const std::string& root, const ListOptions& options);

@@ -114,6 +114,8 @@ enum class FaultKind {
   kManifestChecksum,         // the shard's CRC-32C differs from the manifest's (set)
   kManifestLabelOutOfRange,  // `image/class/label` not in the manifest's labels[]
   kManifestSchema,           // a required feature missing, or a feature of the wrong kind
+  // Without a manifest (VerifySet with none): from the file names alone.
+  kSetIncomplete,            // a -NNNNN-of-MMMMM set lacks numbers, has one >= M, or mixes counts (set)
   // With decode_images.
   kImageUndecodable,         // `image/encoded` does not decode (or its format is unknown)
   kImageSizeMismatch,        // decoded size differs from image/height, image/width or image/channels
@@ -223,9 +225,24 @@ struct SetResult {
   // in manifest order.
   std::vector<FileResult> files;
   std::vector<ManifestResult> manifests;  // in `manifests` order
-  uint64_t fault_count() const;           // file faults (omitted ones too) and set faults
+  // With no manifest at all, the caller's CheckNumberedSets of the files
+  // found in folder arguments (a file named alone is not held to its set).
+  std::vector<SetFault> name_set_faults;
+  bool no_manifest = false;              // no manifest was given or found
+  uint64_t fault_count() const;          // file faults (omitted ones too) and set faults
 };
 
+// Without a manifest, the one set check the names allow: files among
+// `paths` named HEAD-NNNNN-of-MMMMM[TAIL] (five or more digits each) form a
+// set per folder, HEAD, MMMMM and TAIL, which must hold every number 0..M-1.
+// One kSetIncomplete SetFault per incomplete set (path: the folder's
+// HEAD-*-of-MMMMMTAIL, naming the missing numbers), per file numbered M or
+// more, and per HEAD/TAIL in one folder with two counts (shards of two
+// plans). Sorted by path.
+std::vector<SetFault> CheckNumberedSets(const std::vector<std::string>& paths);
+
+// With `manifests` empty: VerifyFiles(paths), no_manifest set (the caller
+// may add CheckNumberedSets). Otherwise:
 // Verifies `paths` (as VerifyFiles) and checks them against each manifest
 // (a manifest.json, parsed with protobuf's JSON parser into
 // libshard::Manifest; unknown fields are ignored): every listed shard exists
@@ -243,8 +260,10 @@ SetResult VerifySet(const std::vector<std::string>& paths, const std::vector<std
 std::vector<std::string> FindManifests(const std::vector<std::string>& args);
 
 // True for file names that look like shards: `*.tfrecord`, `*.tfrecords`,
-// `*.tfrecord.gz`, `*.tfrecords.gz`, or containing `-NNNNN-of-NNNNN` (five
-// or more digits each); never `*.idx`.
+// `*.tfrecord.gz`, `*.tfrecords.gz`, or ending in `-NNNNN-of-NNNNN` (five or
+// more digits each; optionally followed by `.gz`), as TensorFlow's
+// `train-00000-of-01024` and TFDS's `mnist-train.tfrecord-00000-of-00001`;
+// never `*.idx` or another suffix (`manifest.task-00000-of-00003.json`).
 bool LooksLikeShardName(std::string_view file_name);
 
 // Every file under `dir` (recursively; hidden files and folders, such as the
