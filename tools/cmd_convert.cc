@@ -4,13 +4,16 @@
 // progress bar and prints the summary.
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
 
+#include "cli_checks.h"
 #include "commands.h"
 #include "json_writer.h"
 #include "libshard/convert/converter.h"
@@ -89,8 +92,32 @@ Status ParseImageSize(const std::string& s, int* w, int* h) {
   return Status::OK();
 }
 
+// A path argument the conversion reads: it must exist and be readable, else
+// the run is a usage error (exit 2), not a failure.
+Status CheckReadable(const std::string& flag, const std::string& path) {
+  if (path.empty()) return Status::OK();
+  if (::access(path.c_str(), R_OK) != 0) {
+    return libshard::InvalidArgumentError(flag + path + ": cannot read: " + std::strerror(errno));
+  }
+  return Status::OK();
+}
+
+// The exit code for a failed conversion. Converter's contract: a bad option
+// or an unreadable input (listing, CSV, labels file, prefix, split names)
+// is kInvalidArgument or kNotFound, returned before anything is written:
+// those are usage errors; the rest (a full disk, --on-error fail) failures.
+int ExitCodeFor(const Status& s) {
+  const libshard::StatusCode c = s.code();
+  return c == libshard::StatusCode::kInvalidArgument || c == libshard::StatusCode::kNotFound ? kExitUsage
+                                                                                              : kExitFailure;
+}
+
 Status BuildOptions(Flags& f) {
   convert::ConvertOptions& o = f.o;
+  LIBSHARD_RETURN_IF_ERROR(CheckReadable("", o.input));
+  LIBSHARD_RETURN_IF_ERROR(CheckReadable("--labels ", o.list.labels_file));
+  LIBSHARD_RETURN_IF_ERROR(CheckReadable("--masks ", o.list.masks));
+  LIBSHARD_RETURN_IF_ERROR(CheckReadable("--mask-labels ", o.mask_labels_file));
   LIBSHARD_ASSIGN_OR_RETURN(o.plan.shard_size_bytes, ParseByteSize(f.shard_size));
   o.plan.seed = f.seed;
   o.plan.shuffle = !f.no_shuffle;
@@ -149,7 +176,7 @@ int RunDryRun(const Flags& f) {
   StatusOr<convert::DryRunReport> r = convert::DryRun(f.o);
   if (!r.ok()) {
     std::cerr << "shard convert: " << r.status().message() << "\n";
-    return kExitFailure;
+    return ExitCodeFor(r.status());
   }
   const convert::Listing& l = r->listing;
   if (f.json) {
@@ -250,7 +277,7 @@ int Run(Flags& f) {
   bar.Finish();
   if (!r.ok()) {
     std::cerr << "shard convert: " << r.status().message() << "\n";
-    return kExitFailure;
+    return ExitCodeFor(r.status());
   }
   const libshard::Manifest& m = r->manifest;
   const libshard::DatasetStats& st = m.stats();
@@ -291,7 +318,9 @@ void RegisterConvert(CLI::App& app, int* exit_code) {
       "Convert an image folder or CSV manifest to TFRecord shards, .idx indices, manifest.json "
       "and rejects.tsv.\n"
       "Exit codes: 0 every input converted, 3 some inputs rejected (the rest converted; see "
-      "rejects.tsv), 1 fatal error (nothing half-written is left under a shard's name), 2 usage.");
+      "rejects.tsv), 1 fatal error while converting (nothing half-written is left under a shard's "
+      "name), 2 usage error or an unreadable or invalid argument (a missing input, a bad CSV, a "
+      "bad --prefix), before anything is written.");
   Flags& f = *flags;
   cmd->add_option("input", f.o.input,
                   "folder (CLASS/*, SPLIT/CLASS/*, or flat) or a CSV/TSV manifest "
@@ -302,29 +331,39 @@ void RegisterConvert(CLI::App& app, int* exit_code) {
   cmd->add_option("--labels", f.o.list.labels_file, "class names, one per line, in label order");
   cmd->add_option("--val-fraction", f.o.list.val_fraction,
                   "send this fraction to split 'val' by hashing the relative path")
-      ->check(CLI::Range(0.0, 0.999999));
+      ->check(NumberIn(0.0, 0.999999));
   cmd->add_option("--masks", f.o.list.masks, "folder of segmentation masks (matched by path/stem)");
   cmd->add_option("--mask-suffix", f.o.list.mask_suffix, "mask name = image stem + this (e.g. _L)");
   cmd->add_option("--mask-labels", f.o.mask_labels_file, "class_dict.csv (name,r,g,b) for colour masks");
   cmd->add_option("--unknown-color", f.unknown_color, "colour-mask colour not in the map: error|ignore")
       ->capture_default_str();
   cmd->add_option("--shard-size", f.shard_size, "target shard size (e.g. 128MiB, 1G)")->capture_default_str();
-  cmd->add_option("--records-per-shard", f.o.plan.records_per_shard, "exact records per shard (overrides --shard-size)");
-  cmd->add_option("--seed", f.seed, "shuffle seed")->capture_default_str();
+  cmd->add_option("--records-per-shard", f.o.plan.records_per_shard,
+                  "exact records per shard, 1..4294967295 (overrides --shard-size)")
+      ->check(IntegerIn(1, 4294967295));
+  cmd->add_option("--seed", f.seed, "shuffle seed, 0..2^64-1")->check(Uint64Any())->capture_default_str();
   cmd->add_flag("--no-shuffle", f.no_shuffle, "keep the sorted order");
   cmd->add_option("--size", f.size, "output size N (NxN) or WxH; implies --resize-mode center-crop");
   cmd->add_option("--resize-mode", f.resize_mode, "stretch|center-crop|keep-ratio|letterbox|crop-or-pad");
   cmd->add_option("--filter", f.filter, "nearest|box|bilinear|bicubic|lanczos3")->capture_default_str();
   cmd->add_option("--format", f.format, "jpeg|png|raw (raw = zstd array unless --zstd-level 0)")->capture_default_str();
-  cmd->add_option("--quality", f.quality, "JPEG quality 1..100")->capture_default_str();
-  cmd->add_option("--zstd-level", f.zstd_level, "raw arrays: 0 stored, 1..22 zstd")->capture_default_str();
+  cmd->add_option("--quality", f.quality, "JPEG quality 1..100")->check(IntegerIn(1, 100))->capture_default_str();
+  cmd->add_option("--zstd-level", f.zstd_level, "raw arrays: 0 stored, 1..22 zstd")
+      ->check(IntegerIn(0, 22))
+      ->capture_default_str();
   cmd->add_option("--reencode", f.reencode, "auto (copy JPEGs that need no change) | always")->capture_default_str();
   cmd->add_option("--channels", f.channels, "rgb|gray|auto (auto keeps gray sources gray)")->capture_default_str();
   cmd->add_option("--alpha", f.alpha, "composite (over white) | keep")->capture_default_str();
   cmd->add_option("--on-error", f.on_error, "skip (reject and go on) | fail (stop at the first bad input)")->capture_default_str();
-  cmd->add_option("--threads", f.o.threads, "worker threads (0 = all cores); the output is the same for any value");
-  cmd->add_option("--num-tasks", f.num_tasks, "split the work into N tasks (default: from SLURM_ARRAY_TASK_COUNT)");
-  cmd->add_option("--task-index", f.task_index, "this task, 0..N-1 (default: from SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX)");
+  cmd->add_option("--threads", f.o.threads,
+                  "worker threads, 1..256 (0 = one per core); the output is the same for any value")
+      ->check(IntegerIn(0, kMaxThreads));
+  cmd->add_option("--num-tasks", f.num_tasks,
+                  "split the work into N tasks, 1..99999 (default: from SLURM_ARRAY_TASK_COUNT)")
+      ->check(IntegerIn(1, kMaxShards));
+  cmd->add_option("--task-index", f.task_index,
+                  "this task, 0..N-1 (default: from SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX)")
+      ->check(IntegerIn(0, kMaxShards - 1));
   cmd->add_flag("--dry-run", f.dry_run, "write nothing; print counts, formats, the shard plan and risky inputs");
   cmd->add_flag("--json", f.json, "with --dry-run: the report as JSON; else print the manifest to stdout");
   cmd->add_flag("--no-sync", f.no_sync, "skip fsync before renames (faster, unsafe on power loss)");

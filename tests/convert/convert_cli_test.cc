@@ -30,6 +30,7 @@ using testing::ListFilesRecursive;
 using testing::MakeTempDir;
 using testing::PngBytes;
 using testing::ReadFileOrDie;
+using testing::WriteFileOrDie;
 using testing::ReadRecords;
 using testing::WriteTreeFile;
 using Result = testing::CommandResult;
@@ -130,24 +131,41 @@ TEST(ConvertCliTest, RejectedInputExitsThreeAndIsListed) {
 
 TEST(ConvertCliTest, FatalErrorsExitOne) {
   const std::string dir = MakeTempDir();
-  Result r = RunShard("convert " + dir + "/missing -o " + dir + "/out");
-  EXPECT_EQ(r.exit_code, 1);
-  EXPECT_TRUE(Contains(r.err, dir + "/missing")) << r.err;
-  EXPECT_FALSE(fs::exists(dir + "/out"));
-
   MakeSmallTree(dir + "/in");
   WriteTreeFile(dir + "/in", "dog/zzz.png", "PNG? no");
-  r = RunShard("convert --on-error fail " + dir + "/in -o " + dir + "/out");
+  Result r = RunShard("convert --on-error fail " + dir + "/in -o " + dir + "/out");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_TRUE(Contains(r.err, dir + "/in/dog/zzz.png")) << r.err;
   EXPECT_FALSE(fs::exists(dir + "/out/manifest.json"));
   ExpectNoTemporaries(dir + "/out");
   ExpectFinalShardsComplete(dir + "/out");
+}
 
-  // An unreadable labels file is fatal too.
-  r = RunShard("convert " + dir + "/in -o " + dir + "/out3 --labels " + dir + "/nolabels.txt");
-  EXPECT_EQ(r.exit_code, 1);
-  EXPECT_TRUE(Contains(r.err, "nolabels.txt")) << r.err;
+// README: 2 = usage error or unreadable argument. These returned 1.
+TEST(ConvertCliTest, UnreadableOrInvalidArgumentsExitTwoBeforeWriting) {
+  const std::string dir = MakeTempDir();
+  MakeSmallTree(dir + "/in");
+  WriteFileOrDie(dir + "/bad.csv", "path,label\nin/cat/a.png,0,extra\n");
+  WriteFileOrDie(dir + "/badhead.csv", "file,label\nin/cat/a.png,0\n");
+  const std::string out = " -o " + dir + "/out";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {dir + "/missing" + out, dir + "/missing: cannot read: No such file or directory"},
+      {dir + "/in" + out + " --labels " + dir + "/nolabels.txt", "--labels " + dir + "/nolabels.txt: cannot read"},
+      {dir + "/in" + out + " --masks " + dir + "/nomasks", "--masks " + dir + "/nomasks: cannot read"},
+      {dir + "/in" + out + " --mask-labels " + dir + "/none.csv", "--mask-labels " + dir + "/none.csv: cannot read"},
+      {dir + "/bad.csv" + out, dir + "/bad.csv:2: 3 fields, header has 2"},
+      {dir + "/badhead.csv" + out, dir + "/badhead.csv:1: unknown column 'file'"},
+      {dir + "/in" + out + " --prefix a/b", "shard prefix 'a/b' contains '/'"},
+      {dir + "/in" + out + " --threads -1", "--threads: '-1' is out of range"},
+  };
+  for (const auto& [args, message] : cases) {
+    for (const char* dry : {"", " --dry-run"}) {
+      Result r = RunShard("convert " + args + dry);
+      EXPECT_EQ(r.exit_code, 2) << args << dry << "\n" << r.err;
+      EXPECT_TRUE(Contains(r.err, message)) << args << dry << "\n" << r.err;
+      EXPECT_FALSE(fs::exists(dir + "/out")) << args << dry;
+    }
+  }
 }
 
 TEST(ConvertCliTest, UsageErrorsExitTwo) {

@@ -405,7 +405,7 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
   const ConvertOptions o = Normalized(in);
   if (o.input.empty()) return InvalidArgumentError("no input given");
   if (o.output.empty()) return InvalidArgumentError("no output folder given");
-  if (o.threads < 0) return InvalidArgumentError("threads must be >= 0");
+  if (o.threads < 0 || o.threads > 256) return InvalidArgumentError("threads must be in 0..256 (0: one per core)");
   LIBSHARD_RETURN_IF_ERROR(ValidateEncodeOptions(o.encode));
 
   std::optional<image::LabelMap> mask_map;

@@ -21,8 +21,10 @@
 //   po.prefix = "oct";
 //   StatusOr<ShardPlan> plan = MakeShardPlan(listing, po);
 //
-// Errors: kInvalidArgument for a bad option (empty prefix, zero sizes, a
-// task index out of range).
+// Errors: kInvalidArgument for a bad option (a prefix that is empty, contains
+// '/' or a control character or starts with '.'; a split name that is empty,
+// "." or "..", or contains '/' or a control character; zero sizes; a task
+// index out of range). Any records_per_shard from 1 to 2^64-1 is valid.
 // Thread-safety: pure functions.
 #ifndef LIBSHARD_CONVERT_SHARD_PLAN_H_
 #define LIBSHARD_CONVERT_SHARD_PLAN_H_
@@ -66,6 +68,11 @@ struct ShardPlan {
 };
 
 StatusOr<ShardPlan> MakeShardPlan(const Listing& listing, const PlanOptions& options);
+
+// OK when `name` may be one part of a file name: not empty, not "." or "..",
+// no '/' and no control character (tab, newline, DEL...). Otherwise
+// kInvalidArgument naming `what` ("split name", "shard prefix").
+Status ValidateNamePart(const std::string& what, const std::string& name);
 
 // "PREFIX-SPLIT-00003-of-00010.tfrecord"
 std::string ShardFileName(const std::string& prefix, const std::string& split, uint32_t index,
