@@ -221,6 +221,10 @@ int RunDryRun(const Flags& f) {
       w.EndObject();
     }
     w.EndArray();
+    w.Key("warnings");
+    w.BeginArray();
+    for (const std::string& x : l.warnings) w.String(x);
+    w.EndArray();
     w.Key("rejects");
     w.BeginArray();
     for (const auto& x : l.rejects) {
@@ -234,6 +238,7 @@ int RunDryRun(const Flags& f) {
     std::cout << "\n";
     return kExitOk;
   }
+  for (const std::string& w : l.warnings) std::fprintf(stderr, "shard convert: warning: %s\n", w.c_str());
   std::printf("dry run: %zu samples in %s, %zu classes; nothing written\n", l.samples.size(),
               l.root.c_str(), l.class_names.size());
   std::printf("%-12s %-24s %8s\n", "split", "class", "samples");
@@ -278,6 +283,9 @@ int Run(Flags& f) {
   if (!r.ok()) {
     std::cerr << "shard convert: " << r.status().message() << "\n";
     return ExitCodeFor(r.status());
+  }
+  if (!f.quiet) {
+    for (const std::string& w : r->warnings) std::fprintf(stderr, "shard convert: warning: %s\n", w.c_str());
   }
   const libshard::Manifest& m = r->manifest;
   const libshard::DatasetStats& st = m.stats();
@@ -327,8 +335,20 @@ void RegisterConvert(CLI::App& app, int* exit_code) {
                   "(path,label[,mask][,split])")
       ->required();
   cmd->add_option("-o,--output", f.o.output, "output folder (created; reruns resume)")->required();
-  cmd->add_option("--prefix", f.o.plan.prefix, "shard name prefix (default: input folder name)");
-  cmd->add_option("--labels", f.o.list.labels_file, "class names, one per line, in label order");
+  cmd->add_option("--prefix", f.o.plan.prefix,
+                  "shard name prefix (default: input folder name); not empty, no '/', not starting with '.'")
+      ->check(CLI::Validator(
+          [](std::string& s) { return s.empty() ? std::string("the prefix is empty") : std::string(); },
+          "NAME"));
+  cmd->add_option("--labels", f.o.list.labels_file,
+                  "class names, one per line, in label order (a CSV's labels are then all names)");
+  cmd->add_option("--path-col", f.o.list.path_column, "CSV column of the image paths")->capture_default_str();
+  cmd->add_option("--label-col", f.o.list.label_column, "CSV column of the labels")->capture_default_str();
+  cmd->add_option("--mask-col", f.o.list.mask_column, "CSV column of the mask paths")->capture_default_str();
+  cmd->add_option("--split-col", f.o.list.split_column, "CSV column of the split names")->capture_default_str();
+  cmd->add_option("--split", f.o.list.default_split,
+                  "split of an input without split folders (or of a CSV row without one)")
+      ->capture_default_str();
   cmd->add_option("--val-fraction", f.o.list.val_fraction,
                   "send this fraction to split 'val' by hashing the relative path")
       ->check(NumberIn(0.0, 0.999999));

@@ -189,6 +189,102 @@ TEST(ConvertCliTest, UsageErrorsExitTwo) {
   EXPECT_TRUE(Contains(help.out, "Exit codes")) << help.out;
 }
 
+TEST(ConvertCliTest, BadPrefixesAndHeaderOnlyCsvExitTwo) {
+  const std::string dir = MakeTempDir();
+  MakeSmallTree(dir + "/in");
+  WriteFileOrDie(dir + "/only_header.csv", "path,label\n");
+  const std::string io = dir + "/in -o " + dir + "/out ";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {io + "--prefix ''", "--prefix: the prefix is empty"},
+      {io + "--prefix ..", "shard prefix '..' is not a name"},
+      {io + "--prefix .x", "shard prefix '.x' starts with '.': its shards would be hidden files"},
+      {io + "--prefix a/b", "shard prefix 'a/b' contains '/'"},
+      {io + "--split ../x", "split name '../x' contains '/'"},
+      {dir + "/only_header.csv -o " + dir + "/out", dir + "/only_header.csv: no samples (only a header)"},
+  };
+  for (const auto& [args, message] : cases) {
+    Result r = RunShard("convert " + args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;
+    EXPECT_TRUE(Contains(r.err, message)) << args << "\n" << r.err;
+  }
+  EXPECT_FALSE(fs::exists(dir + "/out"));
+}
+
+// "empty = unlabeled" used to give shards that verify rejected (the label
+// key was required by the schema but missing from the unlabeled records).
+TEST(ConvertCliTest, CsvWithAnEmptyLabelPassesVerify) {
+  const std::string dir = MakeTempDir();
+  WriteTreeFile(dir, "img/a.png", PngBytes(6, 6, 3, 1));
+  WriteTreeFile(dir, "img/b.png", PngBytes(6, 6, 3, 2));
+  WriteTreeFile(dir, "img/c.png", PngBytes(6, 6, 3, 3));
+  WriteFileOrDie(dir + "/list.csv", "path,label\nimg/a.png,3\nimg/b.png,\nimg/c.png,0\n");
+  Result r = RunShard("convert -q " + dir + "/list.csv -o " + dir + "/out");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Result v = RunShard("verify " + dir + "/out");
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+  StatusOr<Manifest> m = convert::ReadManifest(dir + "/out/manifest.json");
+  ASSERT_TRUE(m.ok()) << m.status();
+  bool found = false;
+  for (const FeatureSpec& f : m->schema()) {
+    if (f.key() == "image/class/label") {
+      found = true;
+      EXPECT_FALSE(f.required());
+    }
+  }
+  EXPECT_TRUE(found);
+  // All labeled: the label stays required.
+  WriteFileOrDie(dir + "/all.csv", "path,label\nimg/a.png,3\nimg/c.png,0\n");
+  ASSERT_EQ(RunShard("convert -q " + dir + "/all.csv -o " + dir + "/out2").exit_code, 0);
+  m = convert::ReadManifest(dir + "/out2/manifest.json");
+  ASSERT_TRUE(m.ok());
+  for (const FeatureSpec& f : m->schema()) {
+    if (f.key() == "image/class/label") {
+      EXPECT_TRUE(f.required());
+    }
+  }
+  EXPECT_EQ(RunShard("verify " + dir + "/out2").exit_code, 0);
+}
+
+TEST(ConvertCliTest, CsvColumnOptionsAndDecodeRejectsCarryTheLine) {
+  const std::string dir = MakeTempDir();
+  WriteTreeFile(dir, "img/a.png", PngBytes(6, 6, 3, 1));
+  WriteTreeFile(dir, "img/bad.png", "not a png at all");
+  WriteFileOrDie(dir + "/list.csv", "filename,class\nimg/a.png,cat\nimg/bad.png,dog\n");
+  Result r = RunShard("convert " + dir + "/list.csv -o " + dir + "/out");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_TRUE(Contains(r.err, "list.csv:1: unknown column 'filename'")) << r.err;
+  r = RunShard("convert " + dir + "/list.csv -o " + dir + "/out --path-col filename --label-col class");
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  const std::string tsv = ReadFileOrDie(dir + "/out/rejects.tsv");
+  EXPECT_TRUE(Contains(tsv, "img/bad.png\t" + dir + "/list.csv:3: ")) << tsv;
+  EXPECT_TRUE(Contains(r.err, "rejected img/bad.png: " + dir + "/list.csv:3: ")) << r.err;
+  StatusOr<Manifest> m = convert::ReadManifest(dir + "/out/manifest.json");
+  ASSERT_TRUE(m.ok());
+  ASSERT_EQ(m->labels_size(), 2);
+  EXPECT_EQ(m->labels(1).name(), "dog");
+}
+
+TEST(ConvertCliTest, EmptyClassFolderWarnsAndKeepsLabels) {
+  const std::string dir = MakeTempDir();
+  WriteTreeFile(dir + "/in", "a/1.png", PngBytes(6, 6, 3, 1));
+  fs::create_directories(dir + "/in/b");
+  WriteTreeFile(dir + "/in", "c/2.png", PngBytes(6, 6, 3, 2));
+  Result r = RunShard("convert " + dir + "/in -o " + dir + "/out");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Contains(r.err, "shard convert: warning: class folder b has no files; class 'b' keeps its label"))
+      << r.err;
+  StatusOr<Manifest> m = convert::ReadManifest(dir + "/out/manifest.json");
+  ASSERT_TRUE(m.ok());
+  ASSERT_EQ(m->labels_size(), 3);
+  EXPECT_EQ(m->labels(2).name(), "c");
+  Result dry = RunShard("convert --dry-run " + dir + "/in -o " + dir + "/out2");
+  EXPECT_TRUE(Contains(dry.err, "class folder b has no files")) << dry.err;
+  // A flat folder's split from --split.
+  r = RunShard("convert -q " + dir + "/in/a -o " + dir + "/flat --split test");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(dir + "/flat/a-test-00000-of-00001.tfrecord"));
+}
+
 TEST(ConvertCliTest, DryRunWritesNothingAndPrintsCounts) {
   const std::string dir = MakeTempDir();
   MakeSmallTree(dir + "/in");

@@ -153,8 +153,9 @@ class ShardSink {
       stats_.Merge(item.stats);
     } else {
       Reject* r = entry_.add_rejects();
-      r->set_path(listing_.samples[w.sample].path);
-      r->set_reason(item.reject);
+      const SourceSample& s = listing_.samples[w.sample];
+      r->set_path(s.path);
+      r->set_reason(s.origin.empty() ? item.reject : s.origin + ": " + item.reject);
       stats_.AddRejected();
     }
     if (w.last) return Finish();
@@ -356,7 +357,7 @@ StatusOr<DryRunReport> DryRun(const ConvertOptions& in) {
   std::vector<std::string> reasons(l.samples.size());
   std::vector<std::string> formats(l.samples.size());
   tbb::parallel_for(size_t{0}, l.samples.size(), [&](size_t i) {
-    const std::string path = l.root + "/" + l.samples[i].path;
+    const std::string path = SourceFilePath(l.root, l.samples[i].path);
     std::string head(1 << 20, '\0');
     FILE* f = std::fopen(path.c_str(), "rb");
     size_t n = f ? std::fread(head.data(), 1, head.size(), f) : 0;
@@ -422,7 +423,7 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
   LIBSHARD_ASSIGN_OR_RETURN(ShardPlan plan, MakeShardPlan(listing, o.plan));
   LIBSHARD_ASSIGN_OR_RETURN(std::vector<size_t> mine, TaskShards(plan, o.num_tasks, o.task_index));
   if (o.fail_on_error && !listing.rejects.empty()) {
-    return FailedPreconditionError(listing.root + "/" + listing.rejects[0].path + ": " +
+    return FailedPreconditionError(SourceFilePath(listing.root, listing.rejects[0].path) + ": " +
                                    listing.rejects[0].reason);
   }
 
@@ -432,6 +433,7 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
 
   // Keep complete shards of an earlier run; remove its leftovers.
   ConvertResult result;
+  result.warnings = listing.warnings;
   std::vector<ShardEntry> entries;
   std::vector<size_t> todo;
   std::map<size_t, std::string> plan_ids;
@@ -493,7 +495,7 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
                   if (stop.load(std::memory_order_relaxed)) return item.release();
                   const SourceSample& s = listing.samples[w->sample];
                   StatusOr<std::string> bytes =
-                      io::ReadFileToString(listing.root + "/" + s.path, kMaxSourceBytes);
+                      io::ReadFileToString(SourceFilePath(listing.root, s.path), kMaxSourceBytes);
                   if (!bytes.ok()) {
                     item->reject = bytes.status().message();
                     return item.release();
@@ -527,7 +529,7 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
                   if (!failure.ok()) return;
                   if (!item->reject.empty() && o.fail_on_error) {
                     failure = FailedPreconditionError(
-                        listing.root + "/" + listing.samples[item->work->sample].path + ": " +
+                        SourceFilePath(listing.root, listing.samples[item->work->sample].path) + ": " +
                         item->reject);
                   } else {
                     failure = sink.Add(*item);
@@ -565,9 +567,11 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
     x.set_reason(r.reason);
     listing_rejects.push_back(x);
   }
-  bool labeled = false, masks = false;
+  // The label keys are required only when every sample has a label (an
+  // empty CSV label writes a record without them).
+  bool labeled = !listing.samples.empty(), masks = false;
   for (const SourceSample& s : listing.samples) {
-    labeled |= s.label >= 0;
+    labeled &= s.label >= 0;
     masks |= !s.mask_path.empty();
   }
   const bool single = o.num_tasks == 1;

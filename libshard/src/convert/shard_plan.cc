@@ -53,21 +53,6 @@ std::string ShardFileName(const std::string& prefix, const std::string& split, u
   return prefix + "-" + split + buf;
 }
 
-Status ValidateNamePart(const std::string& what, const std::string& name) {
-  if (name.empty()) return InvalidArgumentError(what + " is empty");
-  if (name == "." || name == "..") return InvalidArgumentError(what + " '" + name + "' is not a name");
-  for (unsigned char c : name) {
-    if (c == '/') return InvalidArgumentError(what + " '" + name + "' contains '/'");
-    if (c < 0x20 || c == 0x7f) {
-      char code[8];
-      std::snprintf(code, sizeof code, "0x%02x", c);
-      return InvalidArgumentError(what + " contains the control character " + code +
-                                  " (tab, newline, ...)");
-    }
-  }
-  return Status::OK();
-}
-
 StatusOr<ShardPlan> MakeShardPlan(const Listing& listing, const PlanOptions& options) {
   LIBSHARD_RETURN_IF_ERROR(ValidateNamePart("shard prefix", options.prefix));
   if (options.prefix[0] == '.') {

@@ -96,6 +96,7 @@ struct ConvertResult {
   uint32_t shards_written = 0;
   uint32_t shards_reused = 0;  // complete shards kept from an earlier run
   uint64_t rejected = 0;       // every reject, the reused shards' included
+  std::vector<std::string> warnings;  // the listing's (Listing::warnings)
 };
 
 StatusOr<ConvertResult> Convert(const ConvertOptions& options, const ProgressFn& progress = {});

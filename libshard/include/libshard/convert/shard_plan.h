@@ -69,11 +69,6 @@ struct ShardPlan {
 
 StatusOr<ShardPlan> MakeShardPlan(const Listing& listing, const PlanOptions& options);
 
-// OK when `name` may be one part of a file name: not empty, not "." or "..",
-// no '/' and no control character (tab, newline, DEL...). Otherwise
-// kInvalidArgument naming `what` ("split name", "shard prefix").
-Status ValidateNamePart(const std::string& what, const std::string& name);
-
 // "PREFIX-SPLIT-00003-of-00010.tfrecord"
 std::string ShardFileName(const std::string& prefix, const std::string& split, uint32_t index,
                           uint32_t count);
