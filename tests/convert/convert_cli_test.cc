@@ -17,6 +17,7 @@
 
 #include "fixtures.h"
 #include "libshard/convert/manifest_io.h"
+#include "libshard/text_escape.h"
 #include "testutil.h"
 
 extern char** environ;
@@ -283,6 +284,52 @@ TEST(ConvertCliTest, EmptyClassFolderWarnsAndKeepsLabels) {
   r = RunShard("convert -q " + dir + "/in/a -o " + dir + "/flat --split test");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(fs::exists(dir + "/flat/a-test-00000-of-00001.tfrecord"));
+}
+
+bool ValidUtf8(const std::string& s) { return IsValidUtf8(s); }
+
+// Non-UTF-8 and odd file names: rejects.tsv and manifest.json keep every byte
+// through the documented escape (\\, \t, \n, \xHH); --json outputs stay
+// valid UTF-8 (\udcXX for a byte that is not UTF-8).
+TEST(ConvertCliTest, OddFileNamesAreEscapedNeverDropped) {
+  const std::string dir = MakeTempDir();
+  const std::string in = dir + "/in";
+  WriteTreeFile(in, "cat/a.png", PngBytes(6, 6, 3, 1));
+  WriteTreeFile(in, "cat/b\xe4" "d.txt", "not an image");
+  WriteTreeFile(in, "cat/t\tab.txt", "not an image");
+  WriteTreeFile(in, "cat/back\\slash.txt", "not an image");
+  Result r = RunShard("convert " + in + " -o " + dir + "/out");
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  const std::string tsv = ReadFileOrDie(dir + "/out/rejects.tsv");
+  EXPECT_TRUE(ValidUtf8(tsv)) << tsv;
+  EXPECT_TRUE(Contains(tsv, "\ncat/b\\xe4d.txt\t")) << tsv;
+  EXPECT_TRUE(Contains(tsv, "\ncat/t\\tab.txt\t")) << tsv;
+  EXPECT_TRUE(Contains(tsv, "\ncat/back\\\\slash.txt\t")) << tsv;
+  size_t lines = 0;
+  for (char c : tsv) lines += c == '\n';
+  EXPECT_EQ(lines, 4u) << tsv;  // header + 3: no name broke a line
+  const std::string json = ReadFileOrDie(dir + "/out/manifest.json");
+  EXPECT_TRUE(ValidUtf8(json));
+  EXPECT_TRUE(Contains(json, "\"cat/b\\\\xe4d.txt\"")) << json;
+  StatusOr<Manifest> m = convert::ReadManifest(dir + "/out/manifest.json");
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->rejects_size(), 3);
+
+  // The dry run's JSON: surrogate escapes, valid UTF-8.
+  Result dry = RunShard("convert --dry-run --json " + in + " -o " + dir + "/out2");
+  EXPECT_EQ(dry.exit_code, 0) << dry.err;
+  EXPECT_TRUE(ValidUtf8(dry.out));
+  EXPECT_TRUE(Contains(dry.out, "\"cat/b\\udce4d.txt\"")) << dry.out;
+  EXPECT_TRUE(Contains(dry.out, "\"cat/t\\tab.txt\"")) << dry.out;
+
+  // An input folder whose own name is not UTF-8: the manifest escapes it.
+  fs::create_directories(dir + "/d\xe9j\xe0");
+  WriteTreeFile(dir + "/d\xe9j\xe0", "x/a.png", PngBytes(6, 6, 3, 1));
+  r = RunShard("convert -q '" + dir + "/d\xe9j\xe0' -o " + dir + "/out3 --prefix p");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const std::string json3 = ReadFileOrDie(dir + "/out3/manifest.json");
+  EXPECT_TRUE(ValidUtf8(json3));
+  EXPECT_TRUE(Contains(json3, "/d\\\\xe9j\\\\xe0\"")) << json3;
 }
 
 TEST(ConvertCliTest, DryRunWritesNothingAndPrintsCounts) {

@@ -480,6 +480,24 @@ TEST(SourceListingTest, EmptyClassFolderKeepsItsLabelWithAWarning) {
   EXPECT_EQ(l->warnings[0], "class folder b has no files; class 'b' keeps its label");
 }
 
+// A class folder "cl\xe4ss" used to become "cls" in manifest.json (bytes
+// dropped by the JSON printer), colliding with a real "cls".
+TEST(SourceListingTest, ClassNameThatIsNotUtf8IsRefusedNamingItEscaped) {
+  const std::string root = MakeTempDir();
+  WriteTreeFile(root, "cl\xe4ss/1.png", PngBytes(3, 3, 3, 1));
+  WriteTreeFile(root, "cls/2.png", PngBytes(3, 3, 3, 2));
+  StatusOr<Listing> l = ListFolder(root, ListOptions{});
+  ASSERT_FALSE(l.ok());
+  EXPECT_EQ(l.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(Contains(l.status().message(), "class name 'cl\\xe4ss' is not valid UTF-8")) << l.status();
+  // Valid UTF-8 names are kept exactly.
+  fs::remove_all(root + "/cl\xe4ss");
+  WriteTreeFile(root, "cl\xc3\xa4ss/1.png", PngBytes(3, 3, 3, 1));
+  l = ListFolder(root, ListOptions{});
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(l->class_names, (std::vector<std::string>{"cls", "cl\xc3\xa4ss"}));  // byte order
+}
+
 TEST(SourceListingTest, SplitOptionNamesTheSplitOfAFolderWithoutSplitFolders) {
   const std::string root = MakeTempDir();
   WriteTreeFile(root, "1.png", PngBytes(3, 3, 3, 1));

@@ -21,6 +21,7 @@
 #include "libshard/io/mapped_file.h"
 #include "libshard/io/writable_file.h"
 #include "libshard/record/record_writer.h"
+#include "libshard/text_escape.h"
 
 namespace libshard::convert {
 namespace {
@@ -154,8 +155,8 @@ class ShardSink {
     } else {
       Reject* r = entry_.add_rejects();
       const SourceSample& s = listing_.samples[w.sample];
-      r->set_path(s.path);
-      r->set_reason(s.origin.empty() ? item.reject : s.origin + ": " + item.reject);
+      r->set_path(EscapeText(s.path));
+      r->set_reason(EscapeText(s.origin.empty() ? item.reject : s.origin + ": " + item.reject));
       stats_.AddRejected();
     }
     if (w.last) return Finish();
@@ -563,8 +564,8 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
   std::vector<Reject> listing_rejects;
   for (const ListingReject& r : listing.rejects) {
     Reject x;
-    x.set_path(r.path);
-    x.set_reason(r.reason);
+    x.set_path(EscapeText(r.path));
+    x.set_reason(EscapeText(r.reason));
     listing_rejects.push_back(x);
   }
   // The label keys are required only when every sample has a label (an

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "libshard/io/mapped_file.h"
+#include "libshard/text_escape.h"
 
 namespace libshard::convert {
 namespace fs = std::filesystem;
@@ -212,7 +213,15 @@ StatusOr<std::map<std::string, int64_t>> LabelIndex(const ListOptions& options,
     names->assign(seen.begin(), seen.end());
   }
   std::map<std::string, int64_t> index;
-  for (size_t i = 0; i < names->size(); ++i) index[(*names)[i]] = static_cast<int64_t>(i);
+  for (size_t i = 0; i < names->size(); ++i) {
+    const std::string& name = (*names)[i];
+    if (!IsValidUtf8(name)) {
+      return InvalidArgumentError("class name '" + EscapeText(name) +
+                                  "' is not valid UTF-8: manifest.json stores class names as text; "
+                                  "rename it (e.g. convmv -f latin1 -t utf8)");
+    }
+    index[name] = static_cast<int64_t>(i);
+  }
   return index;
 }
 
@@ -525,6 +534,9 @@ std::string SourceFilePath(const std::string& root, const std::string& path) {
 Status ValidateNamePart(const std::string& what, const std::string& name) {
   if (name.empty()) return InvalidArgumentError(what + " is empty");
   if (name == "." || name == "..") return InvalidArgumentError(what + " '" + name + "' is not a name");
+  if (!IsValidUtf8(name)) {
+    return InvalidArgumentError(what + " '" + EscapeText(name) + "' is not valid UTF-8");
+  }
   for (unsigned char c : name) {
     if (c == '/') return InvalidArgumentError(what + " '" + name + "' contains '/'");
     if (c < 0x20 || c == 0x7f) {
