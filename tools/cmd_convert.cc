@@ -36,6 +36,7 @@ struct Flags {
   std::string reencode = "auto", on_error = "skip", channels = "rgb", alpha = "composite";
   std::string unknown_color = "error";
   int quality = 90, zstd_level = 3;
+  double progress_interval = 10;
   uint64_t seed = 0;
   bool no_shuffle = false, dry_run = false, json = false, quiet = false, verbose = false;
   bool no_sync = false;
@@ -272,7 +273,8 @@ int Run(Flags& f) {
   }
   if (f.dry_run) return RunDryRun(f);
 
-  ProgressBar bar(stderr, !f.quiet);
+  ProgressBar bar(stderr, !f.quiet, "shard convert", f.progress_interval);
+  const InterruptMessage interrupt("shard convert", !f.quiet && ::isatty(STDERR_FILENO));
   convert::Progress last;  // this run's own work (shards kept from an earlier run excluded)
   StatusOr<convert::ConvertResult> r =
       convert::Convert(f.o, [&](const convert::Progress& p) {
@@ -388,6 +390,10 @@ void RegisterConvert(CLI::App& app, int* exit_code) {
   cmd->add_flag("--json", f.json, "with --dry-run: the report as JSON; else print the manifest to stdout");
   cmd->add_flag("--no-sync", f.no_sync, "skip fsync before renames (faster, unsafe on power loss)");
   cmd->add_flag("-q,--quiet", f.quiet, "no progress bar or summary");
+  cmd->add_option("--progress-interval", f.progress_interval,
+                  "seconds between progress lines when stderr is not a terminal")
+      ->check(NumberIn(0.001, 86400))
+      ->capture_default_str();
   cmd->add_flag("-v,--verbose", f.verbose, "list every reject and risky input");
   cmd->callback([flags, exit_code] { *exit_code = Run(*flags); });
 }

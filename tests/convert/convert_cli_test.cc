@@ -421,14 +421,15 @@ TEST(ConvertCliTest, TaskRunWritesItsOwnManifest) {
 
 // Starts `shard convert ARGS...` without a shell, so that the pid is the
 // converter's own.
-pid_t Spawn(const std::vector<std::string>& args) {
+// Starts `shard ARGS` with stderr going to `err`.
+pid_t Spawn(const std::vector<std::string>& args, const std::string& err = "/dev/null") {
   std::vector<char*> argv;
   argv.push_back(const_cast<char*>(SHARD_BIN));
   for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   pid_t pid = -1;
   const int rc = posix_spawn(&pid, SHARD_BIN, &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
@@ -478,6 +479,58 @@ TEST(ConvertCliTest, KillNineAndResumeGivesTheSameBytes) {
   }
   ::testing::Test::RecordProperty("interrupted_runs", interrupted);
   std::printf("kill-and-resume: %d of %d runs were killed before they finished\n", interrupted, kRounds);
+}
+
+// Slurm logs, nohup, CI: stderr is not a terminal, and nothing used to be
+// printed until the end.
+TEST(ConvertCliTest, PlainProgressLinesWhenStderrIsNotATerminal) {
+  const std::string dir = MakeTempDir();
+  MakeManyImages(dir + "/in", 60, 12);
+  Result r = RunShard("convert " + dir + "/in -o " + dir + "/out --threads 1 --progress-interval 0.001");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  size_t lines = 0;
+  for (size_t at = r.err.find("shard convert: progress "); at != std::string::npos;
+       at = r.err.find("shard convert: progress ", at + 1)) {
+    ++lines;
+    const std::string line = r.err.substr(at, r.err.find('\n', at) - at);
+    EXPECT_TRUE(Contains(line, "/60 (")) << line;
+    EXPECT_TRUE(Contains(line, " img/s, ")) << line;
+    EXPECT_TRUE(Contains(line, " rejected")) << line;
+    EXPECT_FALSE(Contains(line, "\r")) << line;
+  }
+  EXPECT_GE(lines, 1u) << r.err;
+  EXPECT_FALSE(Contains(r.err, "\x1b[")) << r.err;  // no terminal codes in a log
+  // The default interval is 10 s: a short run prints only its summary.
+  r = RunShard("convert " + dir + "/in -o " + dir + "/out2");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(Contains(r.err, "progress")) << r.err;
+  EXPECT_TRUE(Contains(r.err, "60 converted")) << r.err;
+}
+
+TEST(ConvertCliTest, SigintSaysHowToResumeAndExits130) {
+  const std::string dir = MakeTempDir();
+  MakeManyImages(dir + "/in", 1500, 24);
+  const std::string out = dir + "/out", err = dir + "/err.txt";
+  const std::vector<std::string> args = {"convert", dir + "/in", "-o", out, "--threads", "1", "--format", "png",
+                                         "--records-per-shard", "50", "--progress-interval", "0.001"};
+  pid_t pid = Spawn(args, err);
+  ASSERT_GT(pid, 0);
+  // Signal once converting has begun (the first progress line).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!Contains(testing::ReadFileOrDie(err), "progress") && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ::kill(pid, SIGINT);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  const std::string text = ReadFileOrDie(err);
+  ASSERT_TRUE(WIFEXITED(status)) << text;
+  ASSERT_EQ(WEXITSTATUS(status), 130) << "the run finished before the signal?\n" << text;
+  EXPECT_TRUE(EndsWith(text, "\nshard convert: interrupted; rerun the same command to resume\n")) << text;
+  // And the rerun does resume to a complete, verified output.
+  Result r = RunShard("convert -q " + dir + "/in -o " + out + " --threads 2 --format png --records-per-shard 50");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(RunShard("verify -q " + out).exit_code, 0);
 }
 
 TEST(ConvertCliTest, DiskFullFailsNamingTheFileAndLeavesNoIncompleteShard) {
