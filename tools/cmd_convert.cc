@@ -117,7 +117,9 @@ Status BuildOptions(Flags& f) {
   convert::ConvertOptions& o = f.o;
   LIBSHARD_RETURN_IF_ERROR(CheckReadable("", o.input));
   LIBSHARD_RETURN_IF_ERROR(CheckReadable("--labels ", o.list.labels_file));
-  LIBSHARD_RETURN_IF_ERROR(CheckReadable("--masks ", o.list.masks));
+  if (o.list.masks.find("{split}") == std::string::npos) {
+    LIBSHARD_RETURN_IF_ERROR(CheckReadable("--masks ", o.list.masks));
+  }
   LIBSHARD_RETURN_IF_ERROR(CheckReadable("--mask-labels ", o.mask_labels_file));
   LIBSHARD_ASSIGN_OR_RETURN(o.plan.shard_size_bytes, ParseByteSize(f.shard_size));
   o.plan.seed = f.seed;
@@ -354,7 +356,9 @@ void RegisterConvert(CLI::App& app, int* exit_code) {
   cmd->add_option("--val-fraction", f.o.list.val_fraction,
                   "send this fraction to split 'val' by hashing the relative path")
       ->check(NumberIn(0.0, 0.999999));
-  cmd->add_option("--masks", f.o.list.masks, "folder of segmentation masks (matched by path/stem)");
+  cmd->add_option("--masks", f.o.list.masks,
+                  "folder of segmentation masks (matched by path/stem); {split} stands for the split "
+                  "(CamVid: --masks 'CamVid/{split}_labels')");
   cmd->add_option("--mask-suffix", f.o.list.mask_suffix, "mask name = image stem + this (e.g. _L)");
   cmd->add_option("--mask-labels", f.o.mask_labels_file, "class_dict.csv (name,r,g,b) for colour masks");
   cmd->add_option("--unknown-color", f.unknown_color, "colour-mask colour not in the map: error|ignore")

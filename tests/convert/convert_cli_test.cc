@@ -332,6 +332,29 @@ TEST(ConvertCliTest, OddFileNamesAreEscapedNeverDropped) {
   EXPECT_TRUE(Contains(json3, "/d\\\\xe9j\\\\xe0\"")) << json3;
 }
 
+TEST(ConvertCliTest, CamVidLayoutInOneRunWithPerSplitMasks) {
+  const std::string dir = MakeTempDir();
+  const std::string cv = dir + "/CamVid";
+  for (const char* split : {"train", "val", "test"}) {
+    for (int i = 0; i < 2; ++i) {
+      const std::string stem = std::string(split) + std::to_string(i);
+      WriteTreeFile(cv, std::string(split) + "/" + stem + ".png", PngBytes(8, 6, 3, i));
+      WriteTreeFile(cv, std::string(split) + "_labels/" + stem + "_L.png", PngBytes(8, 6, 1, i + 7));
+    }
+  }
+  Result r = RunShard("convert " + cv + " -o " + dir + "/out --masks '" + cv + "/{split}_labels' --mask-suffix _L");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  for (const char* split : {"train", "val", "test"}) {
+    EXPECT_TRUE(fs::exists(dir + "/out/CamVid-" + std::string(split) + "-00000-of-00001.tfrecord")) << split;
+  }
+  StatusOr<Manifest> m = convert::ReadManifest(dir + "/out/manifest.json");
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(m->stats().converted(), 6u);
+  EXPECT_EQ(m->rejects_size(), 0);
+  Result v = RunShard("verify --decode " + dir + "/out");
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+}
+
 TEST(ConvertCliTest, DryRunWritesNothingAndPrintsCounts) {
   const std::string dir = MakeTempDir();
   MakeSmallTree(dir + "/in");

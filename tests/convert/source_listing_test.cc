@@ -537,6 +537,41 @@ TEST(SourceListingMaskTest, MasksMatchedByPathAndByStemWithSuffix) {
   EXPECT_EQ(l->samples[0].mask_path, masks + "/road/a_L.png");
 }
 
+// CamVid's own layout: train/ train_labels/ val/ val_labels/ class_dict.csv.
+TEST(SourceListingMaskTest, PerSplitMaskFolderAndIgnoredFiles) {
+  const std::string root = MakeTempDir();
+  WriteTreeFile(root, "train/a.png", PngBytes(4, 4, 3, 1));
+  WriteTreeFile(root, "train_labels/a_L.png", PngBytes(4, 4, 1, 1));
+  WriteTreeFile(root, "val/b.png", PngBytes(4, 4, 3, 2));
+  WriteTreeFile(root, "val_labels/b_L.png", PngBytes(4, 4, 1, 2));
+  WriteTreeFile(root, "val_labels/a_L.png", PngBytes(4, 4, 1, 3));  // another split's name: not used
+  WriteFileOrDie(root + "/class_dict.csv", "name,r,g,b\nsky,0,0,255\n");
+  ListOptions o;
+  o.masks = root + "/{split}_labels";
+  o.mask_suffix = "_L";
+  o.ignore = {root + "/class_dict.csv"};
+  StatusOr<Listing> l = ListFolder(root, o);
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(Paths(*l), (std::vector<std::string>{"train/a.png", "val/b.png"}));
+  EXPECT_EQ(l->splits, (std::vector<std::string>{"train", "val"}));
+  EXPECT_EQ(l->samples[0].mask_path, root + "/train_labels/a_L.png");
+  EXPECT_EQ(l->samples[1].mask_path, root + "/val_labels/b_L.png");
+  EXPECT_TRUE(l->rejects.empty()) << l->rejects[0].path << ": " << l->rejects[0].reason;
+  // Without `ignore`, the stray CSV is a reject; the mask folders never are.
+  o.ignore.clear();
+  l = ListFolder(root, o);
+  ASSERT_TRUE(l.ok());
+  ASSERT_EQ(l->rejects.size(), 1u);
+  EXPECT_EQ(l->rejects[0].path, "class_dict.csv");
+  // A missing per-split mask names the split's folder.
+  ::unlink((root + "/val_labels/b_L.png").c_str());
+  l = ListFolder(root, o);
+  ASSERT_TRUE(l.ok());
+  const ListingReject* r = FindReject(*l, "val/b.png");
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->reason, "no mask b_L.png under " + root + "/val_labels");
+}
+
 TEST(SourceListingMaskTest, CsvMaskColumn) {
   const std::string dir = MakeTempDir();
   WriteTreeFile(dir, "a.png", PngBytes(4, 4, 3, 1));

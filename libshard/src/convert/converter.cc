@@ -58,7 +58,9 @@ std::string Hex8(uint32_t v) {
 
 StatusOr<Listing> ListInput(const ConvertOptions& o) {
   if (IsRegularFile(o.input)) return ReadManifestCsv(o.input, o.list);
-  return ListFolder(o.input, o.list);
+  ListOptions list = o.list;
+  list.ignore.push_back(o.mask_labels_file);  // CamVid keeps class_dict.csv beside its folders
+  return ListFolder(o.input, list);
 }
 
 // The estimated output bytes per sample, for the shard count.

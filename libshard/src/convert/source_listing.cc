@@ -139,6 +139,30 @@ std::string Dirname(const std::string& rel) {
   return slash == std::string::npos ? "" : rel.substr(0, slash);
 }
 
+// `masks` with "{split}" replaced by `split`.
+std::string MaskFolder(const std::string& masks, const std::string& split) {
+  std::string out = masks;
+  for (size_t at = out.find("{split}"); at != std::string::npos; at = out.find("{split}", at + split.size())) {
+    out.replace(at, 7, split);
+  }
+  return out;
+}
+
+// (device, inode) of the paths a listing skips: the `ignore` paths and the
+// mask folder of each split that may occur.
+std::set<std::pair<dev_t, ino_t>> IgnoredIds(const ListOptions& options, const std::vector<std::string>& splits) {
+  std::vector<std::string> paths = options.ignore;
+  if (!options.masks.empty()) {
+    for (const std::string& split : splits) paths.push_back(MaskFolder(options.masks, split));
+  }
+  std::set<std::pair<dev_t, ino_t>> ids;
+  for (const std::string& p : paths) {
+    struct stat st;
+    if (!p.empty() && ::stat(p.c_str(), &st) == 0) ids.insert({st.st_dev, st.st_ino});
+  }
+  return ids;
+}
+
 bool IsFile(const std::string& path) {
   struct stat st;
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
@@ -151,9 +175,9 @@ void ResolveMasks(const ListOptions& options, Listing* listing) {
   for (SourceSample& s : listing->samples) {
     std::string stem = Stem(s.path) + options.mask_suffix;
     std::string dir = Dirname(s.path);
+    const std::string masks = MaskFolder(options.masks, s.split);
     std::string found;
-    for (const std::string& base :
-         {dir.empty() ? options.masks : options.masks + "/" + dir, options.masks}) {
+    for (const std::string& base : {dir.empty() ? masks : masks + "/" + dir, masks}) {
       for (const char* ext : {".png", ".PNG"}) {
         std::string candidate = base + "/" + stem + ext;
         if (IsFile(candidate)) {
@@ -164,8 +188,7 @@ void ResolveMasks(const ListOptions& options, Listing* listing) {
       if (!found.empty()) break;
     }
     if (found.empty()) {
-      listing->rejects.push_back(
-          {s.path, "no mask " + stem + ".png under " + options.masks});
+      listing->rejects.push_back({s.path, "no mask " + stem + ".png under " + masks});
     } else {
       s.mask_path = found;
       kept.push_back(std::move(s));
@@ -295,6 +318,17 @@ StatusOr<Listing> ListFolder(const std::string& root_in, const ListOptions& opti
 
   std::vector<Entry> top;
   LIBSHARD_RETURN_IF_ERROR(ReadDir(root, "", &top, &listing.rejects));
+  std::vector<std::string> split_names = {options.default_split};
+  for (const Entry& e : top) {
+    if (e.is_dir && IsSplitName(e.name)) split_names.push_back(e.name);
+  }
+  const auto ignored_ids = IgnoredIds(options, split_names);
+  const auto ignored = [&ignored_ids](const std::string& path) {
+    struct stat st;
+    return !ignored_ids.empty() && ::stat(path.c_str(), &st) == 0 && ignored_ids.count({st.st_dev, st.st_ino}) > 0;
+  };
+  top.erase(std::remove_if(top.begin(), top.end(), [&](const Entry& e) { return ignored(root + "/" + e.name); }),
+            top.end());
   bool has_splits = false;
   for (const Entry& e : top) has_splits |= e.is_dir && IsSplitName(e.name);
 
@@ -334,6 +368,9 @@ StatusOr<Listing> ListFolder(const std::string& root_in, const ListOptions& opti
         listing.rejects.push_back({rel, s.message()});
         continue;
       }
+      entries.erase(std::remove_if(entries.begin(), entries.end(),
+                                   [&](const Entry& e) { return ignored(root + "/" + rel + "/" + e.name); }),
+                    entries.end());
     }
     bool has_classes = std::any_of(entries.begin(), entries.end(),
                                    [](const Entry& e) { return e.is_dir; });

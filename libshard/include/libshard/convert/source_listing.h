@@ -31,7 +31,10 @@
 //
 // Masks (`masks` option): the mask of ROOT/REL/STEM.EXT is the first of
 // MASKS/REL/STEM{suffix}.{png,PNG} and MASKS/STEM{suffix}.{png,PNG} that
-// exists; a sample without one is rejected.
+// exists; a sample without one is rejected. "{split}" in MASKS is replaced by
+// the sample's split, for CamVid's ROOT/train, ROOT/train_labels, ROOT/val,
+// ROOT/val_labels... layout (masks = "ROOT/{split}_labels"). A mask folder
+// and the `ignore` paths inside the input are skipped, not rejected.
 //
 //   ListOptions opts;
 //   opts.val_fraction = 0.1;
@@ -83,8 +86,12 @@ struct ListOptions {
   // Deterministic hash split of an input without split folders into "train"
   // and "val". Must be in [0, 1). Default: 0 (no split).
   double val_fraction = 0;
-  // Folder of segmentation masks. Default: "" (no masks).
+  // Folder of segmentation masks; "{split}" stands for the sample's split.
+  // Default: "" (no masks).
   std::string masks;
+  // Files or folders that may lie inside the input but are not samples (a
+  // class_dict.csv): skipped without a reject. Default: none.
+  std::vector<std::string> ignore;
   // Appended to the image stem to find its mask, e.g. "_L" for CamVid.
   // Default: "".
   std::string mask_suffix;
