@@ -69,9 +69,7 @@ void RegisterBenchCrc(CLI::App& bench, int* exit_code) {
   cmd->add_option("--sizes", opt->sizes, "Buffer sizes in bytes, each 8..1Gi")
       ->check(IntegerIn(8, int64_t{1} << 30))
       ->capture_default_str();
-  cmd->add_option("--seconds", opt->seconds, "Minimum seconds per timing round, 0.001..3600")
-      ->check(NumberIn(0.001, 3600))
-      ->capture_default_str();
+  AddSecondsOption(cmd, &opt->seconds);
   cmd->callback([opt, exit_code] { *exit_code = RunBenchCrc(*opt); });
 }
 

@@ -386,12 +386,8 @@ void RegisterBenchRead(CLI::App& bench, int* exit_code) {
   cmd->add_option("--records", opt->records, "Records in the synthetic shard, 1..10000000")
       ->check(IntegerIn(1, 10'000'000))
       ->capture_default_str();
-  cmd->add_option("--record-bytes", opt->record_bytes, "Payload bytes per synthetic record, 1..64Mi")
-      ->check(IntegerIn(1, int64_t{64} << 20))
-      ->capture_default_str();
-  cmd->add_option("--seconds", opt->seconds, "Minimum seconds per timing round, 0.001..3600")
-      ->check(NumberIn(0.001, 3600))
-      ->capture_default_str();
+  AddRecordBytesOption(cmd, &opt->record_bytes);
+  AddSecondsOption(cmd, &opt->seconds);
   cmd->add_flag("--decode", opt->decode,
                 "Also time JPEG -> uint8 batches (BatchLoader) vs bare libjpeg-turbo and torchvision");
   cmd->add_option("--threads", opt->threads, "--decode: loader threads and torchvision workers, 1..256")
