@@ -346,6 +346,10 @@ void RegisterConvert(CLI::App& app, int* exit_code) {
           "NAME"));
   cmd->add_option("--labels", f.o.list.labels_file,
                   "class names, one per line, in label order (a CSV's labels are then all names)");
+  cmd->add_option("--label-offset", f.o.list.label_offset,
+                  "add N to every label, 0..1000000 (1: TF's build_imagenet_data, 0 = background)")
+      ->check(IntegerIn(0, 1000000))
+      ->capture_default_str();
   cmd->add_option("--path-col", f.o.list.path_column, "CSV column of the image paths")->capture_default_str();
   cmd->add_option("--label-col", f.o.list.label_column, "CSV column of the labels")->capture_default_str();
   cmd->add_option("--mask-col", f.o.list.mask_column, "CSV column of the mask paths")->capture_default_str();

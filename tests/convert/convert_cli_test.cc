@@ -18,6 +18,7 @@
 #include "fixtures.h"
 #include "libshard/convert/manifest_io.h"
 #include "libshard/text_escape.h"
+#include "tensorflow/core/example/example.pb.h"
 #include "testutil.h"
 
 extern char** environ;
@@ -353,6 +354,41 @@ TEST(ConvertCliTest, CamVidLayoutInOneRunWithPerSplitMasks) {
   EXPECT_EQ(m->rejects_size(), 0);
   Result v = RunShard("verify --decode " + dir + "/out");
   EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+}
+
+// TF's build_imagenet_data stores labels 1-based (0 = background).
+TEST(ConvertCliTest, LabelOffsetShiftsLabelsAndIsRecorded) {
+  const std::string dir = MakeTempDir();
+  MakeSmallTree(dir + "/in");
+  Result r = RunShard("convert -q " + dir + "/in -o " + dir + "/zero --no-shuffle");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = RunShard("convert -q " + dir + "/in -o " + dir + "/one --no-shuffle --label-offset 1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  StatusOr<Manifest> m = convert::ReadManifest(dir + "/one/manifest.json");
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->options().label_offset(), 1);
+  ASSERT_EQ(m->labels_size(), 2);
+  EXPECT_EQ(m->labels(0).label(), 1);
+  EXPECT_EQ(m->labels(0).name(), "cat");
+  EXPECT_EQ(m->labels(1).label(), 2);
+  std::vector<int64_t> labels;
+  for (const std::string& rec : ReadRecords(dir + "/one/in-train-00000-of-00001.tfrecord")) {
+    tensorflow::Example pb;
+    ASSERT_TRUE(pb.ParseFromString(rec));
+    const auto& f = pb.features().feature();
+    labels.push_back(f.at("image/class/label").int64_list().value(0));
+    EXPECT_EQ(f.at("image/class/text").bytes_list().value(0), labels.back() == 1 ? "cat" : "dog");
+  }
+  EXPECT_EQ(labels, (std::vector<int64_t>{1, 1, 2, 2}));
+  EXPECT_EQ(RunShard("verify " + dir + "/one").exit_code, 0);
+  // The offset is part of the plan: rerunning "zero" with an offset redoes its shards.
+  const std::string before = ReadFileOrDie(dir + "/zero/in-train-00000-of-00001.tfrecord");
+  r = RunShard("convert " + dir + "/in -o " + dir + "/zero --no-shuffle --label-offset 1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Contains(r.err, "1 shards written, 0 kept")) << r.err;
+  EXPECT_NE(ReadFileOrDie(dir + "/zero/in-train-00000-of-00001.tfrecord"), before);
+  EXPECT_EQ(ReadFileOrDie(dir + "/zero/in-train-00000-of-00001.tfrecord"),
+            ReadFileOrDie(dir + "/one/in-train-00000-of-00001.tfrecord"));
 }
 
 TEST(ConvertCliTest, DryRunWritesNothingAndPrintsCounts) {

@@ -405,6 +405,30 @@ TEST_F(CsvTest, IntegerLabelsKeptAndMixedColumnRefusedNamingTheLine) {
   EXPECT_EQ(l->samples[2].label, 0);
 }
 
+TEST_F(CsvTest, LabelOffsetAppliesToIntegersAndNames) {
+  ListOptions o;
+  o.label_offset = 1;
+  StatusOr<Listing> l = Read("m.csv", "path,label\nimg/a.png,0\nimg/b.jpg,7\nimg/c d.png,\n", o);
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(l->samples[0].label, 1);
+  EXPECT_EQ(l->samples[1].label, 8);
+  EXPECT_EQ(l->samples[2].label, -1);  // unlabeled stays unlabeled
+  l = Read("n.csv", "path,label\nimg/a.png,zebra\nimg/b.jpg,ant\n", o);
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(l->samples[0].label, 2);
+  EXPECT_EQ(ClassName(*l, 2), "zebra");
+  EXPECT_EQ(ClassName(*l, 1), "ant");
+  EXPECT_EQ(ClassName(*l, 0), "");
+  EXPECT_EQ(ClassName(*l, -1), "");
+  o.label_offset = 10;
+  l = Read("o.csv", "path,label\nimg/a.png,9223372036854775800\n", o);
+  ASSERT_FALSE(l.ok());
+  EXPECT_EQ(l.status().message(), dir_ + "/o.csv:2: label 9223372036854775800 + offset 10 does not fit in 64 bits");
+  o.label_offset = -1;
+  EXPECT_EQ(Read("p.csv", "path,label\nimg/a.png,1\n", o).status().message(),
+            "label offset -1 is not in 0..1000000");
+}
+
 TEST_F(CsvTest, ByteOrderMarkAbsolutePathsAndDirectories) {
   const std::string abs = dir_ + "/img/b.jpg";
   StatusOr<Listing> l = Read("m.csv", "\xEF\xBB\xBFpath,label\nimg/a.png,0\n" + abs + ",1\nimg,2\n");

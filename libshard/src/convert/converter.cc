@@ -99,9 +99,7 @@ std::string PlanId(const std::string& options_bytes, const Listing& listing,
     const SourceSample& s = listing.samples[i];
     text += "\n" + s.path + "\t" + std::to_string(s.label) + "\t" + std::to_string(s.size) +
             "\t" + fs::path(s.mask_path).filename().string();
-    if (s.label >= 0 && static_cast<size_t>(s.label) < listing.class_names.size()) {
-      text += "\t" + listing.class_names[s.label];
-    }
+    if (const std::string_view name = ClassName(listing, s.label); !name.empty()) text += "\t" + std::string(name);
   }
   return Sha256Hex(text);
 }
@@ -284,6 +282,7 @@ ConversionOptions ToProto(const ConvertOptions& o) {
   p.set_zstd_level(o.encode.raw.zstd_level);
   p.set_reencode(image::ReencodeModeName(o.encode.reencode));
   p.set_on_error(o.fail_on_error ? "fail" : "skip");
+  p.set_label_offset(o.list.label_offset);
   p.set_unknown_color(o.encode.mask_options.unknown == image::UnknownColor::kIgnore ? "ignore"
                                                                                      : "error");
   return p;
@@ -349,9 +348,7 @@ StatusOr<DryRunReport> DryRun(const ConvertOptions& in) {
   const Listing& l = report.listing;
   std::map<std::pair<std::string, std::string>, uint64_t> counts;
   for (const SourceSample& s : l.samples) {
-    ++counts[{s.split, s.label >= 0 && static_cast<size_t>(s.label) < l.class_names.size()
-                           ? l.class_names[s.label]
-                           : ""}];
+    ++counts[{s.split, std::string(ClassName(l, s.label))}];
   }
   for (const auto& [k, n] : counts) report.counts.push_back({k.first, k.second, n});
 
@@ -513,10 +510,7 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
                     }
                     mask = std::move(*m);
                   }
-                  const std::string_view class_name =
-                      s.label >= 0 && static_cast<size_t>(s.label) < listing.class_names.size()
-                          ? std::string_view(listing.class_names[s.label])
-                          : std::string_view();
+                  const std::string_view class_name = ClassName(listing, s.label);
                   EncodedSample out;
                   Status st = EncodeSample(s, class_name, *bytes, mask, encode, &out, &item->stats);
                   if (!st.ok()) {
@@ -559,7 +553,7 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
   std::vector<LabelEntry> labels;
   for (size_t i = 0; i < listing.class_names.size(); ++i) {
     LabelEntry l;
-    l.set_label(static_cast<int64_t>(i));
+    l.set_label(static_cast<int64_t>(i) + listing.label_offset);
     l.set_name(listing.class_names[i]);
     labels.push_back(l);
   }

@@ -197,10 +197,23 @@ void ResolveMasks(const ListOptions& options, Listing* listing) {
   listing->samples = std::move(kept);
 }
 
-// Applies val_fraction, sorts samples and rejects canonically, fills splits.
+// Applies val_fraction and label_offset, sorts samples and rejects
+// canonically, fills splits.
 Status Finish(const ListOptions& options, bool has_split_folders, Listing* listing) {
   if (!(options.val_fraction >= 0 && options.val_fraction < 1)) {
     return InvalidArgumentError("val_fraction must be in [0, 1)");
+  }
+  if (options.label_offset < 0 || options.label_offset > 1000000) {
+    return InvalidArgumentError("label offset " + std::to_string(options.label_offset) + " is not in 0..1000000");
+  }
+  listing->label_offset = options.label_offset;
+  for (SourceSample& s : listing->samples) {
+    if (s.label < 0) continue;
+    if (s.label > INT64_MAX - options.label_offset) {
+      return InvalidArgumentError(s.origin + ": label " + std::to_string(s.label) + " + offset " +
+                                  std::to_string(options.label_offset) + " does not fit in 64 bits");
+    }
+    s.label += options.label_offset;
   }
   if (options.val_fraction > 0) {
     if (has_split_folders) {
@@ -562,6 +575,12 @@ StatusOr<Listing> ReadManifestCsv(const std::string& csv_path, const ListOptions
   bool has_split_column = col_split >= 0;
   LIBSHARD_RETURN_IF_ERROR(Finish(options, has_split_column, &listing));
   return listing;
+}
+
+std::string_view ClassName(const Listing& listing, int64_t label) {
+  const int64_t i = label - listing.label_offset;
+  if (label < 0 || i < 0 || static_cast<uint64_t>(i) >= listing.class_names.size()) return {};
+  return listing.class_names[static_cast<size_t>(i)];
 }
 
 std::string SourceFilePath(const std::string& root, const std::string& path) {

@@ -77,6 +77,7 @@ struct Listing {
   std::vector<std::string> splits;       // sorted split names that have samples
   std::vector<ListingReject> rejects;    // sorted by path
   std::vector<std::string> warnings;     // worth telling the user (e.g. an empty class folder)
+  int64_t label_offset = 0;              // added to every label (ListOptions::label_offset)
 };
 
 struct ListOptions {
@@ -100,6 +101,10 @@ struct ListOptions {
   std::string label_column = "label";
   std::string mask_column = "mask";
   std::string split_column = "split";
+  // Added to every label, class-folder labels and CSV integers alike (1 gives
+  // TF's build_imagenet_data convention, 0 being "background"). Class i of
+  // class_names then has label i + label_offset. 0..1000000. Default: 0.
+  int64_t label_offset = 0;
   // The split of a sample whose input names none (a flat or class-per-folder
   // input, an empty CSV split field). Default: "train".
   std::string default_split = "train";
@@ -107,6 +112,10 @@ struct ListOptions {
 
 StatusOr<Listing> ListFolder(const std::string& root, const ListOptions& options);
 StatusOr<Listing> ReadManifestCsv(const std::string& csv_path, const ListOptions& options);
+
+// The class name of `label` (label_offset applied), or "" for an unlabeled
+// sample or an integer label without a name.
+std::string_view ClassName(const Listing& listing, int64_t label);
 
 // The file a sample path names: `path` itself when absolute, else root/path.
 std::string SourceFilePath(const std::string& root, const std::string& path);
