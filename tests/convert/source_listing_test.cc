@@ -532,6 +532,13 @@ TEST(SourceListingTest, SplitOptionNamesTheSplitOfAFolderWithoutSplitFolders) {
   EXPECT_EQ(l->splits, (std::vector<std::string>{"test"}));
   o.default_split = "a/b";
   EXPECT_EQ(ListFolder(root, o).status().message(), "split name 'a/b' contains '/'");
+  // Not silently ignored beside split folders.
+  WriteTreeFile(root, "val/2.png", PngBytes(3, 3, 3, 2));
+  o.default_split = "test";
+  StatusOr<Listing> s = ListFolder(root, o);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().message(), "split 'test' given for " + root +
+                                      ", which has split folders (train, val, ...): they name the splits");
 }
 
 TEST(SourceListingMaskTest, MasksMatchedByPathAndByStemWithSuffix) {

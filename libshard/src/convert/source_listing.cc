@@ -347,6 +347,10 @@ StatusOr<Listing> ListFolder(const std::string& root_in, const ListOptions& opti
 
   // (split folder rel path or "", split name) pairs to read classes from.
   std::vector<std::pair<std::string, std::string>> groups;
+  if (has_splits && options.default_split != ListOptions().default_split) {
+    return InvalidArgumentError("split '" + options.default_split + "' given for " + root +
+                                ", which has split folders (train, val, ...): they name the splits");
+  }
   if (has_splits) {
     for (const Entry& e : top) {
       if (e.is_dir && IsSplitName(e.name)) {

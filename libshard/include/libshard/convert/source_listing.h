@@ -106,7 +106,8 @@ struct ListOptions {
   // class_names then has label i + label_offset. 0..1000000. Default: 0.
   int64_t label_offset = 0;
   // The split of a sample whose input names none (a flat or class-per-folder
-  // input, an empty CSV split field). Default: "train".
+  // input, an empty CSV split field); any other value than the default is an
+  // error for a folder with split folders. Default: "train".
   std::string default_split = "train";
 };
 
