@@ -260,6 +260,9 @@ TEST(ConvertCliTest, CsvColumnOptionsAndDecodeRejectsCarryTheLine) {
   const std::string tsv = ReadFileOrDie(dir + "/out/rejects.tsv");
   EXPECT_TRUE(Contains(tsv, "img/bad.png\t" + dir + "/list.csv:3: ")) << tsv;
   EXPECT_TRUE(Contains(r.err, "rejected img/bad.png: " + dir + "/list.csv:3: ")) << r.err;
+  r = RunShard("convert " + dir + "/list.csv -o " + dir + "/fail --path-col filename --label-col class --on-error fail");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_TRUE(Contains(r.err, "shard convert: " + dir + "/list.csv:3: " + dir + "/img/bad.png: ")) << r.err;
   StatusOr<Manifest> m = convert::ReadManifest(dir + "/out/manifest.json");
   ASSERT_TRUE(m.ok());
   ASSERT_EQ(m->labels_size(), 2);

@@ -525,9 +525,9 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
                   std::unique_ptr<Item> item(raw);
                   if (!failure.ok()) return;
                   if (!item->reject.empty() && o.fail_on_error) {
-                    failure = FailedPreconditionError(
-                        SourceFilePath(listing.root, listing.samples[item->work->sample].path) + ": " +
-                        item->reject);
+                    const SourceSample& s = listing.samples[item->work->sample];
+                    failure = FailedPreconditionError((s.origin.empty() ? "" : s.origin + ": ") +
+                                                      SourceFilePath(listing.root, s.path) + ": " + item->reject);
                   } else {
                     failure = sink.Add(*item);
                   }
