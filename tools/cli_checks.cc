@@ -22,6 +22,12 @@ bool AllDigits(const std::string& s, size_t from) {
 
 std::string Range(int64_t lo, int64_t hi) { return std::to_string(lo) + ".." + std::to_string(hi); }
 
+std::string RangeOf(double lo, double hi) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%g..%g", lo, hi);
+  return buf;
+}
+
 }  // namespace
 
 CLI::Validator IntegerIn(int64_t lo, int64_t hi) {
@@ -37,7 +43,7 @@ CLI::Validator IntegerIn(int64_t lo, int64_t hi) {
         }
         return std::string();
       },
-      "INT in " + Range(lo, hi));
+      Range(lo, hi));
 }
 
 CLI::Validator Uint64Any() {
@@ -49,7 +55,7 @@ CLI::Validator Uint64Any() {
         if (errno == ERANGE) return "'" + s + "' is out of range (0..18446744073709551615)";
         return std::string();
       },
-      "UINT64");
+      "0..2^64-1");
 }
 
 CLI::Validator NumberIn(double lo, double hi) {
@@ -57,16 +63,14 @@ CLI::Validator NumberIn(double lo, double hi) {
       [lo, hi](std::string& s) -> std::string {
         char* end = nullptr;
         const double v = std::strtod(s.c_str(), &end);
-        char range_buf[64];
-        std::snprintf(range_buf, sizeof range_buf, "%g..%g", lo, hi);
-        const std::string range = range_buf;
+        const std::string range = RangeOf(lo, hi);
         if (s.empty() || end != s.c_str() + s.size() || std::isnan(v) || s.find_first_of("xXnN") != std::string::npos) {
           return "expected a number in " + range + ", got '" + s + "'";
         }
         if (v < lo || v > hi) return "'" + s + "' is out of range (" + range + ")";
         return std::string();
       },
-      "NUMBER");
+      RangeOf(lo, hi));
 }
 
 }  // namespace shard_tool
