@@ -162,6 +162,9 @@ Status BuildOptions(Flags& f) {
   if (f.task_index) o.task_index = *f.task_index;
   else if (from_env) o.task_index = env_i;
   if (o.num_tasks == 0) return libshard::InvalidArgumentError("--num-tasks must be at least 1");
+  if (f.task_index && !f.num_tasks && !(from_env && env_n > 0)) {
+    return libshard::InvalidArgumentError("--task-index needs --num-tasks N (or SLURM_ARRAY_TASK_COUNT)");
+  }
   if (o.task_index >= o.num_tasks) {
     return libshard::InvalidArgumentError("--task-index: task index " + std::to_string(o.task_index) +
                                           " is out of range for " + std::to_string(o.num_tasks) +

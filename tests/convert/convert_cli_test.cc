@@ -159,6 +159,7 @@ TEST(ConvertCliTest, UnreadableOrInvalidArgumentsExitTwoBeforeWriting) {
       {dir + "/badhead.csv" + out, dir + "/badhead.csv:1: unknown column 'file'"},
       {dir + "/in" + out + " --prefix a/b", "shard prefix 'a/b' contains '/'"},
       {dir + "/in" + out + " --threads -1", "--threads: '-1' is out of range"},
+      {dir + "/in" + out + " --task-index 1", "--task-index needs --num-tasks N (or SLURM_ARRAY_TASK_COUNT)"},
   };
   for (const auto& [args, message] : cases) {
     for (const char* dry : {"", " --dry-run"}) {
@@ -302,6 +303,7 @@ TEST(ConvertCliTest, OddFileNamesAreEscapedNeverDropped) {
   WriteTreeFile(in, "cat/b\xe4" "d.txt", "not an image");
   WriteTreeFile(in, "cat/t\tab.txt", "not an image");
   WriteTreeFile(in, "cat/back\\slash.txt", "not an image");
+  WriteTreeFile(in, "cat/new\nline.txt", "not an image");
   Result r = RunShard("convert " + in + " -o " + dir + "/out");
   EXPECT_EQ(r.exit_code, 3) << r.err;
   const std::string tsv = ReadFileOrDie(dir + "/out/rejects.tsv");
@@ -309,15 +311,16 @@ TEST(ConvertCliTest, OddFileNamesAreEscapedNeverDropped) {
   EXPECT_TRUE(Contains(tsv, "\ncat/b\\xe4d.txt\t")) << tsv;
   EXPECT_TRUE(Contains(tsv, "\ncat/t\\tab.txt\t")) << tsv;
   EXPECT_TRUE(Contains(tsv, "\ncat/back\\\\slash.txt\t")) << tsv;
+  EXPECT_TRUE(Contains(tsv, "\ncat/new\\nline.txt\t")) << tsv;
   size_t lines = 0;
   for (char c : tsv) lines += c == '\n';
-  EXPECT_EQ(lines, 4u) << tsv;  // header + 3: no name broke a line
+  EXPECT_EQ(lines, 5u) << tsv;  // header + 4: no name broke a line
   const std::string json = ReadFileOrDie(dir + "/out/manifest.json");
   EXPECT_TRUE(ValidUtf8(json));
   EXPECT_TRUE(Contains(json, "\"cat/b\\\\xe4d.txt\"")) << json;
   StatusOr<Manifest> m = convert::ReadManifest(dir + "/out/manifest.json");
   ASSERT_TRUE(m.ok()) << m.status();
-  EXPECT_EQ(m->rejects_size(), 3);
+  EXPECT_EQ(m->rejects_size(), 4);
 
   // The dry run's JSON: surrogate escapes, valid UTF-8.
   Result dry = RunShard("convert --dry-run --json " + in + " -o " + dir + "/out2");
