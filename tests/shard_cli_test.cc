@@ -25,6 +25,7 @@ using testing::WriteFileOrDie;
 using Result = testing::CommandResult;
 
 using testing::RunShard;
+using testing::Contains;
 
 // Writes a shard of n small Examples; returns its path.
 std::string MakeShard(const std::string& dir, int n) {
@@ -63,6 +64,84 @@ TEST(ShardCliTest, BadFlagGivesUsageOnStderrAndExitTwo) {
   EXPECT_NE(r.err.find("usage: shard inspect"), std::string::npos) << r.err;
   EXPECT_EQ(RunShard("").exit_code, 2);
   EXPECT_EQ(RunShard("no-such-subcommand").exit_code, 2);
+}
+
+// Every count option of every subcommand: a negative, zero, huge or
+// non-decimal value is a usage error naming the option (CLI11 alone reads
+// "-1" for an unsigned option as 2^64-1: SIGFPE in the plan, SIGSEGV in
+// oneTBB for --threads 70000).
+TEST(ShardCliTest, CountOptionsOutOfRangeExitTwoNamingTheOption) {
+  const std::string dir = MakeTempDir();
+  const std::string shard = MakeShard(dir, 2);
+  const std::string in = testing::SourceDir() + "/samples/images";
+  const std::string conv = "convert " + in + " -o " + dir + "/out ";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {conv + "--records-per-shard -1", "--records-per-shard: '-1' is out of range (1..4294967295)"},
+      {conv + "--records-per-shard 0", "--records-per-shard: '0' is out of range"},
+      {conv + "--records-per-shard 18446744073709551615", "--records-per-shard: '18446744073709551615' is out"},
+      {conv + "--dry-run --records-per-shard -1", "--records-per-shard: '-1' is out of range"},
+      {conv + "--dry-run --records-per-shard 18446744073709551615", "--records-per-shard"},
+      {conv + "--records-per-shard 0x10", "--records-per-shard: expected an integer in 1..4294967295, got '0x10'"},
+      {conv + "--records-per-shard 1e3", "expected an integer"},
+      {conv + "--records-per-shard 010", "expected an integer in 1..4294967295, got '010'"},  // not octal 8
+      {conv + "--records-per-shard ' 5'", "expected an integer"},
+      {conv + "--shard-size -1", "--shard-size '-1': out of range"},
+      {conv + "--shard-size 0", "--shard-size '0': out of range"},
+      {conv + "--threads -1", "--threads: '-1' is out of range (0..256)"},
+      {conv + "--threads 257", "--threads: '257' is out of range (0..256)"},
+      {conv + "--threads 2000000000", "--threads: '2000000000' is out of range"},
+      {conv + "--quality -1", "--quality: '-1' is out of range (1..100)"},
+      {conv + "--quality 101", "--quality: '101' is out of range (1..100)"},
+      {conv + "--zstd-level -1", "--zstd-level: '-1' is out of range (0..22)"},
+      {conv + "--num-tasks -1", "--num-tasks: '-1' is out of range (1..99999)"},
+      {conv + "--num-tasks 100000", "--num-tasks: '100000' is out of range (1..99999)"},
+      {conv + "--task-index -1", "--task-index: '-1' is out of range"},
+      {conv + "--seed -1", "--seed: expected an integer in 0..18446744073709551615, got '-1'"},
+      {conv + "--seed 18446744073709551616", "--seed: '18446744073709551616' is out of range"},
+      {conv + "--val-fraction nan", "--val-fraction: expected a number"},
+      {conv + "--val-fraction -0.1", "--val-fraction: '-0.1' is out of range"},
+      {"verify --threads -1 " + shard, "--threads: '-1' is out of range (0..256)"},
+      {"verify --threads 70000 " + shard, "--threads: '70000' is out of range (0..256)"},
+      {"verify --max-pixels 0 " + shard, "--max-pixels: '0' is out of range"},
+      {"verify --max-record-length -1 " + shard, "--max-record-length: '-1' is out of range"},
+      {"inspect -n -1 " + shard, "--show: '-1' is out of range (0..1000000)"},
+      {"bench read --threads 0", "--threads: '0' is out of range (1..256)"},
+      {"bench read --threads 70000", "--threads: '70000' is out of range (1..256)"},
+      {"bench read --records -1", "--records: '-1' is out of range"},
+      {"bench read --batch-size 0", "--batch-size: '0' is out of range"},
+      {"bench read --images -5", "--images: '-5' is out of range"},
+      {"bench read --seconds -1", "--seconds: '-1' is out of range (0.001..3600)"},
+      {"bench verify --shards 0", "--shards: '0' is out of range"},
+      {"bench verify --record-bytes -1", "--record-bytes: '-1' is out of range"},
+      {"bench crc --sizes -1", "--sizes: '-1' is out of range"},
+      {"bench convert --threads -1", "--threads: '-1' is out of range (1..256)"},
+      {"bench convert --count 0", "--count: '0' is out of range"},
+      {"bench codec --rounds 0", "--rounds: '0' is out of range (1..100)"},
+  };
+  for (const auto& [args, message] : cases) {
+    Result r = RunShard(args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;
+    EXPECT_TRUE(Contains(r.err, message)) << args << "\n" << r.err;
+    EXPECT_EQ(r.out, "") << args;
+  }
+  EXPECT_FALSE(fs::exists(dir + "/out"));
+  // The edges are accepted.
+  Result ok = RunShard(conv + "--dry-run --records-per-shard 4294967295 --threads 256 --quality 100 --seed 0");
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_TRUE(Contains(ok.out, "shards: train 1 val 1")) << ok.out;
+  ok = RunShard(conv + "--dry-run --records-per-shard 10 --threads 0");
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_TRUE(Contains(ok.out, "shards: train 8 val 2")) << ok.out;
+}
+
+TEST(ShardCliTest, IndexOfAMissingFileIsAUsageErrorLikeInspect) {
+  const std::string dir = MakeTempDir();
+  const std::string shard = MakeShard(dir, 2);
+  Result r = RunShard("index " + dir + "/nonexistent.tfrecord " + shard);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_TRUE(Contains(r.err, dir + "/nonexistent.tfrecord")) << r.err;
+  EXPECT_TRUE(fs::exists(shard + ".idx"));  // the other file is still indexed
+  EXPECT_EQ(RunShard("inspect " + dir + "/nonexistent.tfrecord").exit_code, 2);
 }
 
 TEST(ShardCliTest, InspectCountsRecordsAndKeys) {

@@ -461,6 +461,10 @@ TEST(VerifyOptionsTest, Validate) {
   bad = VerifyOptions();
   bad.threads = -1;
   EXPECT_EQ(ValidateOptions(bad).code(), StatusCode::kInvalidArgument);
+  bad.threads = 257;  // 70000 threads crashed oneTBB
+  EXPECT_EQ(ValidateOptions(bad).message(), "threads must be in 0..256 (0: automatic)");
+  bad.threads = 256;
+  EXPECT_TRUE(ValidateOptions(bad).ok());
 }
 
 TEST(FaultKindTest, NamesAreStable) {

@@ -14,6 +14,7 @@
 #include "libshard/example/example_builder.h"
 #include "libshard/record/format.h"
 #include "libshard/record/record_writer.h"
+#include "libshard/text_escape.h"
 #include "testutil.h"
 
 namespace libshard {
@@ -138,6 +139,21 @@ TEST(VerifyCliTest, JsonForACleanFile) {
             0u)
       << r.out;
   EXPECT_EQ(r.out.back(), '\n');
+}
+
+// A file name that is not UTF-8 used to be copied into --json as raw bytes
+// (invalid JSON text); it is now the surrogateescape escape \udcXX.
+TEST(VerifyCliTest, JsonStaysUtf8ForANonUtf8FileName) {
+  const std::string dir = MakeTempDir();
+  const std::string name = dir + "/caf\xe9.tfrecord";
+  MakeShard(name, 2);
+  Result r = RunShard("verify --json '" + name + "'");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(IsValidUtf8(r.out)) << r.out;
+  EXPECT_TRUE(Contains(r.out, "{\"path\":\"" + dir + "/caf\\udce9.tfrecord\"")) << r.out;
+  Result i = RunShard("inspect --json '" + name + "'");
+  EXPECT_EQ(i.exit_code, 0) << i.err;
+  EXPECT_TRUE(IsValidUtf8(i.out)) << i.out;
 }
 
 TEST(VerifyCliTest, NotATfrecordEmptyFileAndStaleIndex) {

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_checks.h"
 #include "commands.h"
 #include "libshard/image/decode.h"
 #include "libshard/image/encode.h"
@@ -282,8 +283,8 @@ void RegisterBenchCodec(CLI::App& bench, int* exit_code) {
   auto rounds = std::make_shared<int>(5);
   cmd->add_option("--images", *dir, "Folder of .png/.jpg inputs (default: synthetic 512x496)")
       ->check(CLI::ExistingDirectory);
-  cmd->add_option("--iterations", *iterations, "Calls per timed round")->check(CLI::Range(1, 100000));
-  cmd->add_option("--rounds", *rounds, "Timed rounds; the best is reported")->check(CLI::Range(1, 100));
+  cmd->add_option("--iterations", *iterations, "Calls per timed round")->check(IntegerIn(1, 100000));
+  cmd->add_option("--rounds", *rounds, "Timed rounds; the best is reported")->check(IntegerIn(1, 100));
   cmd->callback([=] { *exit_code = Run(*dir, *iterations, *rounds); });
 }
 

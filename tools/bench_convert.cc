@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "bench_util.h"
+#include "cli_checks.h"
 #include "commands.h"
 #include "libshard/convert/converter.h"
 #include "libshard/image/decode.h"
@@ -268,10 +269,18 @@ void RegisterBenchConvert(CLI::App& bench, int* exit_code) {
   CLI::App* cmd = bench.add_subcommand(
       "convert", "images/s of shard convert on 512x496 photos vs Pillow and the bare decode floor");
   cmd->add_option("--photos", flags->photos, "folder of photos to cut inputs from")->capture_default_str();
-  cmd->add_option("--count", flags->count, "distinct input images per format")->capture_default_str();
-  cmd->add_option("--copies", flags->copies, "files per distinct image")->capture_default_str();
-  cmd->add_option("--rounds", flags->rounds, "timing rounds (best is kept)")->capture_default_str();
-  cmd->add_option("--threads", flags->threads, "threads and Pillow processes")->capture_default_str();
+  cmd->add_option("--count", flags->count, "distinct input images per format, 1..100000")
+      ->check(IntegerIn(1, 100000))
+      ->capture_default_str();
+  cmd->add_option("--copies", flags->copies, "files per distinct image, 1..1000")
+      ->check(IntegerIn(1, 1000))
+      ->capture_default_str();
+  cmd->add_option("--rounds", flags->rounds, "timing rounds (best is kept), 1..100")
+      ->check(IntegerIn(1, 100))
+      ->capture_default_str();
+  cmd->add_option("--threads", flags->threads, "threads and Pillow processes, 1..256")
+      ->check(IntegerIn(1, kMaxThreads))
+      ->capture_default_str();
   cmd->add_option("--python", flags->python, "Python with PIL for the baseline")->capture_default_str();
   cmd->callback([flags, exit_code] { *exit_code = Run(*flags); });
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "bench_util.h"
+#include "cli_checks.h"
 #include "commands.h"
 #include "libshard/crc32c.h"
 
@@ -65,8 +66,10 @@ void RegisterBenchCrc(CLI::App& bench, int* exit_code) {
   auto opt = std::make_shared<BenchCrcOptions>();
   CLI::App* cmd = bench.add_subcommand(
       "crc", "CRC-32C throughput of each implementation on one core vs a plain memory read of the same buffer");
-  cmd->add_option("--sizes", opt->sizes, "Buffer sizes in bytes")->capture_default_str();
-  cmd->add_option("--seconds", opt->seconds, "Minimum seconds per timing round")->capture_default_str();
+  cmd->add_option("--sizes", opt->sizes, "Buffer sizes in bytes, each 8..1Gi")
+      ->check(IntegerIn(8, int64_t{1} << 30))
+      ->capture_default_str();
+  AddSecondsOption(cmd, &opt->seconds);
   cmd->callback([opt, exit_code] { *exit_code = RunBenchCrc(*opt); });
 }
 

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "bench_util.h"
+#include "cli_checks.h"
 #include "commands.h"
 #include "libshard/example/example_builder.h"
 #include "libshard/example/example_view.h"
@@ -382,15 +383,22 @@ void RegisterBenchRead(CLI::App& bench, int* exit_code) {
   CLI::App* cmd = bench.add_subcommand(
       "read", "Record iteration (framing + CRC, Example view) vs `cat FILES > /dev/null`, page cache warm");
   cmd->add_option("files", opt->files, "TFRecord shards (default: a synthetic temporary shard)");
-  cmd->add_option("--records", opt->records, "Records in the synthetic shard")->capture_default_str();
-  cmd->add_option("--record-bytes", opt->record_bytes, "Payload bytes per synthetic record")->capture_default_str();
-  cmd->add_option("--seconds", opt->seconds, "Minimum seconds per timing round")->capture_default_str();
+  cmd->add_option("--records", opt->records, "Records in the synthetic shard, 1..10000000")
+      ->check(IntegerIn(1, 10'000'000))
+      ->capture_default_str();
+  AddRecordBytesOption(cmd, &opt->record_bytes);
+  AddSecondsOption(cmd, &opt->seconds);
   cmd->add_flag("--decode", opt->decode,
                 "Also time JPEG -> uint8 batches (BatchLoader) vs bare libjpeg-turbo and torchvision");
-  cmd->add_option("--threads", opt->threads, "--decode: loader threads and torchvision workers")
+  cmd->add_option("--threads", opt->threads, "--decode: loader threads and torchvision workers, 1..256")
+      ->check(IntegerIn(1, kMaxThreads))
       ->capture_default_str();
-  cmd->add_option("--images", opt->images, "--decode: synthetic 224x224 JPEGs")->capture_default_str();
-  cmd->add_option("--batch-size", opt->batch_size, "--decode: batch size")->capture_default_str();
+  cmd->add_option("--images", opt->images, "--decode: synthetic 224x224 JPEGs, 1..1000000")
+      ->check(IntegerIn(1, 1'000'000))
+      ->capture_default_str();
+  cmd->add_option("--batch-size", opt->batch_size, "--decode: batch size, 1..65536")
+      ->check(IntegerIn(1, 65536))
+      ->capture_default_str();
   cmd->add_option("--torchvision-script", opt->torchvision_script, "--decode: the baseline script")
       ->capture_default_str();
   cmd->callback([opt, exit_code] { *exit_code = RunBenchRead(*opt); });

@@ -6,12 +6,25 @@
 
 #include <random>
 
+#include "cli_checks.h"
 #include "libshard/example/example_builder.h"
 #include "libshard/record/record_writer.h"
 
 extern char** environ;
 
 namespace shard_tool {
+
+void AddSecondsOption(CLI::App* cmd, double* seconds) {
+  cmd->add_option("--seconds", *seconds, "Minimum seconds per timing round, 0.001..3600")
+      ->check(NumberIn(0.001, 3600))
+      ->capture_default_str();
+}
+
+void AddRecordBytesOption(CLI::App* cmd, size_t* record_bytes) {
+  cmd->add_option("--record-bytes", *record_bytes, "Payload bytes per synthetic record, 1..64Mi")
+      ->check(IntegerIn(1, int64_t{64} << 20))
+      ->capture_default_str();
+}
 
 double TimeCat(const std::vector<std::string>& files) {
   std::vector<char*> argv;

@@ -12,7 +12,17 @@
 
 #include "libshard/status.h"
 
+namespace CLI {
+class App;
+}
+
 namespace shard_tool {
+
+// The options every timing bench shares, range-checked (cli_checks.h):
+// --seconds (minimum seconds per timing round, 0.001..3600) and, for the
+// synthetic shards, --record-bytes (payload bytes per record, 1..64 MiB).
+void AddSecondsOption(CLI::App* cmd, double* seconds);
+void AddRecordBytesOption(CLI::App* cmd, size_t* record_bytes);
 
 // Seconds for `cat files > /dev/null` (process start included, as in a
 // user's pipeline), or a negative value if it failed.

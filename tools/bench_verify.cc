@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "bench_util.h"
+#include "cli_checks.h"
 #include "commands.h"
 #include "libshard/verify/verifier.h"
 
@@ -100,10 +101,12 @@ void RegisterBenchVerify(CLI::App& bench, int* exit_code) {
       "verify", "`shard verify` throughput (1 and 2 threads, with and without the Example check) vs "
                 "`cat FILES > /dev/null`, page cache warm");
   cmd->add_option("files", opt->files, "TFRecord shards (default: synthetic temporary shards)");
-  cmd->add_option("--shards", opt->shards, "Synthetic shards")->capture_default_str();
-  cmd->add_option("--records", opt->records, "Records per synthetic shard")->capture_default_str();
-  cmd->add_option("--record-bytes", opt->record_bytes, "Payload bytes per synthetic record")->capture_default_str();
-  cmd->add_option("--seconds", opt->seconds, "Minimum seconds per timing round")->capture_default_str();
+  cmd->add_option("--shards", opt->shards, "Synthetic shards, 1..1000")->check(IntegerIn(1, 1000))->capture_default_str();
+  cmd->add_option("--records", opt->records, "Records per synthetic shard, 1..10000000")
+      ->check(IntegerIn(1, 10'000'000))
+      ->capture_default_str();
+  AddRecordBytesOption(cmd, &opt->record_bytes);
+  AddSecondsOption(cmd, &opt->seconds);
   cmd->callback([opt, exit_code] { *exit_code = RunBenchVerify(*opt); });
 }
 

@@ -4,14 +4,17 @@
 // progress bar and prints the summary.
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <filesystem>
+#include <cstring>
 #include <iostream>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
 
+#include "cli_checks.h"
 #include "commands.h"
 #include "json_writer.h"
 #include "libshard/convert/converter.h"
@@ -34,6 +37,7 @@ struct Flags {
   std::string reencode = "auto", on_error = "skip", channels = "rgb", alpha = "composite";
   std::string unknown_color = "error";
   int quality = 90, zstd_level = 3;
+  double progress_interval = 10;
   uint64_t seed = 0;
   bool no_shuffle = false, dry_run = false, json = false, quiet = false, verbose = false;
   bool no_sync = false;
@@ -90,8 +94,34 @@ Status ParseImageSize(const std::string& s, int* w, int* h) {
   return Status::OK();
 }
 
+// A path argument the conversion reads: it must exist and be readable, else
+// the run is a usage error (exit 2), not a failure.
+Status CheckReadable(const std::string& flag, const std::string& path) {
+  if (path.empty()) return Status::OK();
+  if (::access(path.c_str(), R_OK) != 0) {
+    return libshard::InvalidArgumentError(flag + path + ": cannot read: " + std::strerror(errno));
+  }
+  return Status::OK();
+}
+
+// The exit code for a failed conversion. Converter's contract: a bad option
+// or an unreadable input (listing, CSV, labels file, prefix, split names)
+// is kInvalidArgument or kNotFound, returned before anything is written:
+// those are usage errors; the rest (a full disk, --on-error fail) failures.
+int ExitCodeFor(const Status& s) {
+  const libshard::StatusCode c = s.code();
+  return c == libshard::StatusCode::kInvalidArgument || c == libshard::StatusCode::kNotFound ? kExitUsage
+                                                                                              : kExitFailure;
+}
+
 Status BuildOptions(Flags& f) {
   convert::ConvertOptions& o = f.o;
+  LIBSHARD_RETURN_IF_ERROR(CheckReadable("", o.input));
+  LIBSHARD_RETURN_IF_ERROR(CheckReadable("--labels ", o.list.labels_file));
+  if (o.list.masks.find("{split}") == std::string::npos) {
+    LIBSHARD_RETURN_IF_ERROR(CheckReadable("--masks ", o.list.masks));
+  }
+  LIBSHARD_RETURN_IF_ERROR(CheckReadable("--mask-labels ", o.mask_labels_file));
   LIBSHARD_ASSIGN_OR_RETURN(o.plan.shard_size_bytes, ParseByteSize(f.shard_size));
   o.plan.seed = f.seed;
   o.plan.shuffle = !f.no_shuffle;
@@ -135,7 +165,8 @@ Status BuildOptions(Flags& f) {
   else if (from_env) o.task_index = env_i;
   if (f.task_index && !f.num_tasks && !(from_env && env_n > 0)) {
     return libshard::InvalidArgumentError("--task-index " + std::to_string(*f.task_index) +
-                                          " needs --num-tasks N (the number of tasks the work is split into)");
+                                          " needs --num-tasks N (the number of tasks the work is split into, "
+                                          "or SLURM_ARRAY_TASK_COUNT)");
   }
   if (o.num_tasks == 0) return libshard::InvalidArgumentError("--num-tasks must be at least 1");
   if (o.task_index >= o.num_tasks) {
@@ -174,7 +205,7 @@ int RunDryRun(const Flags& f) {
   StatusOr<convert::DryRunReport> r = convert::DryRun(f.o);
   if (!r.ok()) {
     std::cerr << "shard convert: " << r.status().message() << "\n";
-    return kExitFailure;
+    return ExitCodeFor(r.status());
   }
   const convert::Listing& l = r->listing;
   if (f.json) {
@@ -222,6 +253,10 @@ int RunDryRun(const Flags& f) {
       w.EndObject();
     }
     w.EndArray();
+    w.Key("warnings");
+    w.BeginArray();
+    for (const std::string& x : l.warnings) w.String(x);
+    w.EndArray();
     w.Key("rejects");
     w.BeginArray();
     for (const auto& x : l.rejects) {
@@ -238,6 +273,7 @@ int RunDryRun(const Flags& f) {
   std::error_code ec;
   std::string input = std::filesystem::absolute(l.root, ec).lexically_normal().string();
   while (input.size() > 1 && input.back() == '/') input.pop_back();
+  for (const std::string& w : l.warnings) std::fprintf(stderr, "shard convert: warning: %s\n", w.c_str());
   std::printf("dry run: %zu samples in %s, %zu classes; nothing written\n", l.samples.size(),
               (ec ? l.root : input).c_str(), l.class_names.size());
   std::printf("output: %zu shards in %s; %s\n", r->plan.shards.size(), f.o.output.c_str(),
@@ -273,7 +309,8 @@ int Run(Flags& f) {
   }
   if (f.dry_run) return RunDryRun(f);
 
-  ProgressBar bar(stderr, !f.quiet);
+  ProgressBar bar(stderr, !f.quiet, "shard convert", f.progress_interval);
+  const InterruptMessage interrupt("shard convert", !f.quiet && ::isatty(STDERR_FILENO));
   convert::Progress last;  // this run's own work (shards kept from an earlier run excluded)
   StatusOr<convert::ConvertResult> r =
       convert::Convert(f.o, [&](const convert::Progress& p) {
@@ -283,7 +320,10 @@ int Run(Flags& f) {
   bar.Finish();
   if (!r.ok()) {
     std::cerr << "shard convert: " << r.status().message() << "\n";
-    return kExitFailure;
+    return ExitCodeFor(r.status());
+  }
+  if (!f.quiet) {
+    for (const std::string& w : r->warnings) std::fprintf(stderr, "shard convert: warning: %s\n", w.c_str());
   }
   if (!r->removed_stale.empty() && !f.quiet) {
     const size_t n = r->removed_stale.size(), show = f.verbose ? n : std::min<size_t>(n, 5);
@@ -340,7 +380,9 @@ void RegisterConvert(CLI::App& app, int* exit_code) {
       "Convert an image folder or CSV manifest to TFRecord shards, .idx indices, manifest.json "
       "and rejects.tsv.\n"
       "Exit codes: 0 every input converted, 3 some inputs rejected (the rest converted; see "
-      "rejects.tsv), 1 fatal error (nothing half-written is left under a shard's name), 2 usage.");
+      "rejects.tsv), 1 fatal error while converting (nothing half-written is left under a shard's "
+      "name), 2 usage error or an unreadable or invalid argument (a missing input, a bad CSV, a "
+      "bad --prefix), before anything is written.");
   Flags& f = *flags;
   cmd->add_option("input", f.o.input,
                   "folder (CLASS/*, SPLIT/CLASS/*, or flat) or a CSV/TSV manifest "
@@ -352,35 +394,70 @@ void RegisterConvert(CLI::App& app, int* exit_code) {
       ->required();
   cmd->add_option("--prefix", f.o.plan.prefix, "shard name prefix (default: input folder name)");
   cmd->add_option("--labels", f.o.list.labels_file, "class names, one per line, in label order");
+  cmd->add_option("-o,--output", f.o.output, "output folder (created; reruns resume)")->required();
+  cmd->add_option("--prefix", f.o.plan.prefix,
+                  "shard name prefix (default: input folder name); not empty, no '/', not starting with '.'")
+      ->check(CLI::Validator(
+          [](std::string& s) { return s.empty() ? std::string("the prefix is empty") : std::string(); },
+          "NAME"));
+  cmd->add_option("--labels", f.o.list.labels_file,
+                  "class names, one per line, in label order (a CSV's labels are then all names)");
+  cmd->add_option("--label-offset", f.o.list.label_offset,
+                  "add N to every label, 0..1000000 (1: TF's build_imagenet_data, 0 = background)")
+      ->check(IntegerIn(0, 1000000))
+      ->capture_default_str();
+  cmd->add_option("--path-col", f.o.list.path_column, "CSV column of the image paths")->capture_default_str();
+  cmd->add_option("--label-col", f.o.list.label_column, "CSV column of the labels")->capture_default_str();
+  cmd->add_option("--mask-col", f.o.list.mask_column, "CSV column of the mask paths")->capture_default_str();
+  cmd->add_option("--split-col", f.o.list.split_column, "CSV column of the split names")->capture_default_str();
+  cmd->add_option("--split", f.o.list.default_split,
+                  "split of an input without split folders (or of a CSV row without one)")
+      ->capture_default_str();
   cmd->add_option("--val-fraction", f.o.list.val_fraction,
                   "send this fraction to split 'val' by hashing the relative path")
-      ->check(CLI::Range(0.0, 0.999999));
-  cmd->add_option("--masks", f.o.list.masks, "folder of segmentation masks (matched by path/stem)");
+      ->check(NumberIn(0.0, 0.999999));
+  cmd->add_option("--masks", f.o.list.masks,
+                  "folder of segmentation masks (matched by path/stem); {split} stands for the split "
+                  "(CamVid: --masks 'CamVid/{split}_labels')");
   cmd->add_option("--mask-suffix", f.o.list.mask_suffix, "mask name = image stem + this (e.g. _L)");
   cmd->add_option("--mask-labels", f.o.mask_labels_file, "class_dict.csv (name,r,g,b) for colour masks");
   cmd->add_option("--unknown-color", f.unknown_color, "colour-mask colour not in the map: error|ignore")
       ->capture_default_str();
   cmd->add_option("--shard-size", f.shard_size, "target shard size (e.g. 128MiB, 1G)")->capture_default_str();
-  cmd->add_option("--records-per-shard", f.o.plan.records_per_shard, "exact records per shard (overrides --shard-size)");
-  cmd->add_option("--seed", f.seed, "shuffle seed")->capture_default_str();
+  cmd->add_option("--records-per-shard", f.o.plan.records_per_shard,
+                  "exact records per shard, 1..4294967295 (overrides --shard-size)")
+      ->check(IntegerIn(1, 4294967295));
+  cmd->add_option("--seed", f.seed, "shuffle seed, 0..2^64-1")->check(Uint64Any())->capture_default_str();
   cmd->add_flag("--no-shuffle", f.no_shuffle, "keep the sorted order");
   cmd->add_option("--size", f.size, "output size N (NxN) or WxH; implies --resize-mode center-crop");
   cmd->add_option("--resize-mode", f.resize_mode, "stretch|center-crop|keep-ratio|letterbox|crop-or-pad");
   cmd->add_option("--filter", f.filter, "nearest|box|bilinear|bicubic|lanczos3")->capture_default_str();
   cmd->add_option("--format", f.format, "jpeg|png|raw (raw = zstd array unless --zstd-level 0)")->capture_default_str();
-  cmd->add_option("--quality", f.quality, "JPEG quality 1..100")->capture_default_str();
-  cmd->add_option("--zstd-level", f.zstd_level, "raw arrays: 0 stored, 1..22 zstd")->capture_default_str();
+  cmd->add_option("--quality", f.quality, "JPEG quality 1..100")->check(IntegerIn(1, 100))->capture_default_str();
+  cmd->add_option("--zstd-level", f.zstd_level, "raw arrays: 0 stored, 1..22 zstd")
+      ->check(IntegerIn(0, 22))
+      ->capture_default_str();
   cmd->add_option("--reencode", f.reencode, "auto (copy JPEGs that need no change) | always")->capture_default_str();
   cmd->add_option("--channels", f.channels, "rgb|gray|auto (auto keeps gray sources gray)")->capture_default_str();
   cmd->add_option("--alpha", f.alpha, "composite (over white) | keep")->capture_default_str();
   cmd->add_option("--on-error", f.on_error, "skip (reject and go on) | fail (stop at the first bad input)")->capture_default_str();
-  cmd->add_option("--threads", f.o.threads, "worker threads (0 = all cores); the output is the same for any value");
-  cmd->add_option("--num-tasks", f.num_tasks, "split the work into N tasks (default: from SLURM_ARRAY_TASK_COUNT)");
-  cmd->add_option("--task-index", f.task_index, "this task, 0..N-1 (default: from SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX)");
+  cmd->add_option("--threads", f.o.threads,
+                  "worker threads, 1..256 (0 = one per core); the output is the same for any value")
+      ->check(IntegerIn(0, kMaxThreads));
+  cmd->add_option("--num-tasks", f.num_tasks,
+                  "split the work into N tasks, 1..99999 (default: from SLURM_ARRAY_TASK_COUNT)")
+      ->check(IntegerIn(1, kMaxShards));
+  cmd->add_option("--task-index", f.task_index,
+                  "this task, 0..N-1 (default: from SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX)")
+      ->check(IntegerIn(0, kMaxShards - 1));
   cmd->add_flag("--dry-run", f.dry_run, "write nothing; print counts, formats, the shard plan and risky inputs");
   cmd->add_flag("--json", f.json, "with --dry-run: the report as JSON; else print the manifest to stdout");
   cmd->add_flag("--no-sync", f.no_sync, "skip fsync before renames (faster, unsafe on power loss)");
   cmd->add_flag("-q,--quiet", f.quiet, "no progress bar or summary");
+  cmd->add_option("--progress-interval", f.progress_interval,
+                  "seconds between progress lines when stderr is not a terminal")
+      ->check(NumberIn(0.001, 86400))
+      ->capture_default_str();
   cmd->add_flag("-v,--verbose", f.verbose, "list every reject and risky input");
   cmd->callback([flags, exit_code] { *exit_code = Run(*flags); });
 }

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "commands.h"
-#include "libshard/io/mapped_file.h"
+#include "libshard/io/open_file.h"
 #include "libshard/io/writable_file.h"
 #include "libshard/record/index.h"
 
@@ -37,7 +37,12 @@ Status WriteIndexAtomically(const std::string& path, const std::vector<record::I
   return s;
 }
 
-Status IndexOne(const std::string& file, const IndexOptions& opt, uint64_t* records) {
+// *unreadable: FILE itself could not be opened (a usage error, as in inspect).
+Status IndexOne(const std::string& file, const IndexOptions& opt, uint64_t* records, bool* unreadable) {
+  if (auto opened = io::OpenForRead(file); !opened.ok()) {
+    *unreadable = true;
+    return opened.status();
+  }
   // Read as a stream, not mapped: a file shrinking meanwhile is an error.
   LIBSHARD_ASSIGN_OR_RETURN(auto entries, record::BuildIndexOfFile(file));
   *records = entries.size();
@@ -53,9 +58,10 @@ Status IndexOne(const std::string& file, const IndexOptions& opt, uint64_t* reco
 
 int RunIndex(const IndexOptions& opt) {
   int failures = 0;
+  bool unreadable = false;
   for (const std::string& file : opt.files) {
     uint64_t records = 0;
-    Status s = IndexOne(file, opt, &records);
+    Status s = IndexOne(file, opt, &records, &unreadable);
     if (!s.ok()) {
       ++failures;
       // Messages from the library name the file when they come from opening it.
@@ -69,6 +75,7 @@ int RunIndex(const IndexOptions& opt) {
                 << (opt.check ? "" : record::IndexPathFor(file)) << "\n";
     }
   }
+  if (unreadable) return kExitUsage;
   return failures == 0 ? kExitOk : kExitFailure;
 }
 
@@ -80,7 +87,8 @@ void RegisterIndex(CLI::App& app, int* exit_code) {
       "index",
       "Write a DALI-compatible index FILE.idx (\"offset size\" per record) for each TFRecord file.\n"
       "Every record's framing and CRCs are checked first; a truncated or corrupt file is refused.\n"
-      "Exit codes: 0 all indexed (or all matched with --check), 1 some file refused, 2 usage.");
+      "Exit codes: 0 all indexed (or all matched with --check), 1 some file refused (damaged or\n"
+      "compressed), 2 usage error or a FILE that cannot be opened (every other file is still indexed).");
   cmd->add_option("files", opt->files, "Uncompressed TFRecord files")->required();
   cmd->add_flag("--check", opt->check, "Compare existing FILE.idx with the file instead of writing it");
   cmd->add_flag("-q,--quiet", opt->quiet, "Print only errors");

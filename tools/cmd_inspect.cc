@@ -7,6 +7,7 @@
 #include <sstream>
 #include <string>
 
+#include "cli_checks.h"
 #include "commands.h"
 #include "json_writer.h"
 #include "libshard/example/example_view.h"
@@ -222,7 +223,9 @@ void RegisterInspect(CLI::App& app, int* exit_code) {
       "before the damage), 2 usage or unreadable file.");
   cmd->add_option("file", opt->file, "TFRecord file (plain, GZIP or ZLIB)")->required();
   cmd->add_flag("--json", opt->json, "Print one JSON document (includes \"records\": N)");
-  cmd->add_option("-n,--show", opt->show, "How many of the first records to summarize")->capture_default_str();
+  cmd->add_option("-n,--show", opt->show, "How many of the first records to summarize, 0..1000000")
+      ->check(IntegerIn(0, 1000000))
+      ->capture_default_str();
   cmd->add_option("--compression", opt->compression, "auto, none, gzip or zlib")->capture_default_str();
   cmd->callback([opt, exit_code] { *exit_code = RunInspect(*opt); });
 }

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_checks.h"
 #include "commands.h"
 #include "json_writer.h"
 #include "libshard/verify/verifier.h"
@@ -287,13 +288,14 @@ void RegisterVerify(CLI::App& app, int* exit_code) {
                                "Decode every image (JPEG, PNG, raw array) and mask; compare with image/height, "
                                "image/width, image/channels");
   cmd->add_option("--max-pixels", opt->max_pixels, "With --decode: larger images (width*height) are faults")
+      ->check(IntegerIn(1, int64_t{1} << 62))
       ->capture_default_str();
   cmd->add_flag("--json", opt->json, "Print one JSON document instead (schema: docs/verify.md)");
   cmd->add_option("--compression", opt->compression, "auto (detect per file), none, gzip or zlib")
       ->check(CLI::IsMember({"auto", "none", "gzip", "zlib"}))
       ->capture_default_str();
-  cmd->add_option("--threads", opt->threads, "Files checked at once; 0: one per core")
-      ->check(CLI::NonNegativeNumber)
+  cmd->add_option("--threads", opt->threads, "Files checked at once, 1..256; 0: one per core")
+      ->check(IntegerIn(0, kMaxThreads))
       ->capture_default_str();
   cmd->add_flag("--records-only", opt->records_only,
                 "Check framing and CRCs only, not that payloads are tf.Examples (e.g. raw-record files)")
@@ -302,6 +304,7 @@ void RegisterVerify(CLI::App& app, int* exit_code) {
   cmd->add_flag("--allow-empty", opt->allow_empty, "Accept files with no records (default: an empty_file fault)");
   cmd->add_option("--max-record-length", opt->max_record_length,
                   "Longer records are length_too_large faults")
+      ->check(IntegerIn(1, int64_t{1} << 62))
       ->capture_default_str();
   cmd->add_flag("-q,--quiet", opt->quiet, "Print only faults, no summary");
   cmd->callback([opt, exit_code] { *exit_code = RunVerify(*opt); });

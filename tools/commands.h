@@ -1,7 +1,9 @@
 // Each `shard` subcommand lives in its own cmd_*.cc file and registers itself
 // on the CLI11 app here. A subcommand's callback stores its exit code in
 // *exit_code; main() returns it. Exit codes shared by all subcommands:
-//   0 success, 1 failure (the subcommand's --help says what), 2 usage error.
+//   0 success, 1 failure (the subcommand's --help says what), 2 usage error or
+//   unreadable argument (a named file that cannot be opened, a number out of
+//   range: cli_checks.h).
 #ifndef LIBSHARD_TOOLS_COMMANDS_H_
 #define LIBSHARD_TOOLS_COMMANDS_H_
 

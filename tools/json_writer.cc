@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "libshard/text_escape.h"
+
 namespace shard_tool {
 
 void JsonWriter::BeforeValue() {
@@ -42,7 +44,20 @@ void JsonWriter::String(std::string_view s) {
 
 void JsonWriter::WriteString(std::string_view s) {
   out_ << '"';
-  for (unsigned char c : s) {
+  for (size_t i = 0; i < s.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x80) {
+      const size_t n = libshard::Utf8SequenceLength(s, i);
+      if (n == 0) {  // not UTF-8: Python's surrogateescape code point for the byte
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "\\udc%02x", c);
+        out_ << buf;
+      } else {
+        out_ << s.substr(i, n);
+        i += n - 1;
+      }
+      continue;
+    }
     switch (c) {
       case '"': out_ << "\\\""; break;
       case '\\': out_ << "\\\\"; break;

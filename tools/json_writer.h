@@ -1,5 +1,9 @@
 // A minimal streaming JSON writer for the tools' --json output: objects,
 // arrays, strings (escaped as RFC 8259 requires), integers, doubles, bools.
+// The output is always valid UTF-8: a string byte that is not part of a valid
+// UTF-8 sequence (a file name in Latin-1, say) is written as the escape
+// \udcXX, XX its value: the code point Python's "surrogateescape" uses, so
+// os.fsencode(json.loads(text)[...]) gives the original bytes back.
 //
 //   JsonWriter j(std::cout);
 //   j.BeginObject(); j.Key("records"); j.Int(3); j.EndObject();

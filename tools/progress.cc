@@ -1,50 +1,126 @@
 #include "progress.h"
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 
 namespace shard_tool {
+namespace {
 
-ProgressBar::ProgressBar(std::FILE* out, bool enabled)
-    : out_(out), active_(enabled && ::isatty(::fileno(out))),
-      start_(std::chrono::steady_clock::now()), last_(start_) {}
-
-void ProgressBar::Update(uint64_t done, uint64_t total, uint64_t bytes, uint64_t rejected) {
-  if (!active_) return;
-  auto now = std::chrono::steady_clock::now();
-  if (done < total && now - last_ < std::chrono::milliseconds(250)) return;
-  last_ = now;
-  Draw(done, total, bytes, rejected);
+std::string Eta(double rate, uint64_t done, uint64_t total) {
+  if (rate <= 0 || done > total) return "--:--";
+  const long left = static_cast<long>((total - done) / rate);
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%ld:%02ld", left / 60, left % 60);
+  return buf;
 }
 
-void ProgressBar::Draw(uint64_t done, uint64_t total, uint64_t bytes, uint64_t rejected) {
-  const double s = std::chrono::duration<double>(last_ - start_).count();
-  const double rate = s > 0 ? done / s : 0;
-  const double mbs = s > 0 ? bytes / s / 1e6 : 0;
-  const double frac = total ? static_cast<double>(done) / total : 1;
-  constexpr int kWidth = 30;
-  const int fill = static_cast<int>(frac * kWidth);
-  std::string bar(fill, '=');
-  if (fill < kWidth) bar += '>';
-  bar.resize(kWidth, ' ');
-  char eta[32] = "--:--";
-  if (rate > 0) {
-    const long left = static_cast<long>((total - done) / rate);
-    std::snprintf(eta, sizeof(eta), "%ld:%02ld", left / 60, left % 60);
+// For the signal handler: what to write, set before it is installed.
+const char* g_program = "shard";
+volatile sig_atomic_t g_tty = 0;
+
+void OnInterrupt(int sig) {
+  // Only async-signal-safe calls: write(2) and _exit(2).
+  if (g_tty) (void)!::write(STDERR_FILENO, "\r\x1b[K", 4);
+  (void)!::write(STDERR_FILENO, g_program, std::strlen(g_program));
+  static const char kMsg[] = ": interrupted; rerun the same command to resume\n";
+  (void)!::write(STDERR_FILENO, kMsg, sizeof(kMsg) - 1);
+  ::_exit(128 + sig);
+}
+
+}  // namespace
+
+ProgressBar::ProgressBar(std::FILE* out, bool enabled, std::string prefix, double interval_s)
+    : out_(out), enabled_(enabled), tty_(::isatty(::fileno(out)) != 0), prefix_(std::move(prefix)),
+      interval_(std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+          tty_ ? std::chrono::duration<double>(0.25) : std::chrono::duration<double>(interval_s))),
+      start_(std::chrono::steady_clock::now()), last_(start_) {}
+
+int ProgressBar::Width() const {
+  struct winsize ws;
+  if (::ioctl(::fileno(out_), TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+  if (const char* c = std::getenv("COLUMNS")) {
+    const int n = std::atoi(c);
+    if (n > 0) return n;
   }
-  std::fprintf(out_, "\r[%s] %llu/%llu %3.0f%%  %.0f img/s  %.1f MB/s  ETA %s  rejected %llu\x1b[K",
-               bar.c_str(), static_cast<unsigned long long>(done),
-               static_cast<unsigned long long>(total), frac * 100, rate, mbs, eta,
-               static_cast<unsigned long long>(rejected));
+  return 80;
+}
+
+std::string ProgressBar::BarLine(int width, double s, uint64_t done, uint64_t total, uint64_t bytes,
+                                 uint64_t rejected) {
+  const double rate = s > 0 ? done / s : 0;
+  const double frac = total ? std::min(1.0, static_cast<double>(done) / total) : 1;
+  char text[160];
+  std::snprintf(text, sizeof(text), " %llu/%llu %3.0f%% %.0f img/s %.1f MB/s ETA %s rej %llu",
+                static_cast<unsigned long long>(done), static_cast<unsigned long long>(total), frac * 100,
+                rate, s > 0 ? bytes / s / 1e6 : 0, Eta(rate, done, total).c_str(),
+                static_cast<unsigned long long>(rejected));
+  const int room = width - 1;  // the last column would wrap on some terminals
+  const int bar = std::min(30, room - static_cast<int>(std::strlen(text)) - 2);
+  std::string line;
+  if (bar >= 5) {
+    const int fill = static_cast<int>(frac * bar);
+    line = "[" + std::string(fill, '=') + (fill < bar ? ">" : "");
+    line.resize(bar + 1, ' ');
+    line += "]";
+  }
+  line += text;
+  if (static_cast<int>(line.size()) > room) line.resize(std::max(room, 0));
+  return line;
+}
+
+std::string ProgressBar::PlainLine(const std::string& prefix, double s, uint64_t done, uint64_t total,
+                                   uint64_t bytes, uint64_t rejected) {
+  const double rate = s > 0 ? done / s : 0;
+  char buf[256];
+  std::snprintf(buf, sizeof(buf), ": progress %llu/%llu (%.1f%%), %.0f img/s, %.1f MB/s, ETA %s, %llu rejected",
+                static_cast<unsigned long long>(done), static_cast<unsigned long long>(total),
+                total ? 100.0 * done / total : 100.0, rate, s > 0 ? bytes / s / 1e6 : 0,
+                Eta(rate, done, total).c_str(), static_cast<unsigned long long>(rejected));
+  return prefix + buf;
+}
+
+void ProgressBar::Update(uint64_t done, uint64_t total, uint64_t bytes, uint64_t rejected) {
+  if (!enabled_) return;
+  const auto now = std::chrono::steady_clock::now();
+  // A terminal shows the final count; a log gets no line for the end (the
+  // summary follows).
+  if ((done < total || !tty_) && now - last_ < interval_) return;
+  if (!tty_ && done >= total) return;
+  last_ = now;
+  const double s = std::chrono::duration<double>(now - start_).count();
+  if (tty_) {
+    std::fprintf(out_, "\r%s\x1b[K", BarLine(Width(), s, done, total, bytes, rejected).c_str());
+  } else {
+    std::fprintf(out_, "%s\n", PlainLine(prefix_, s, done, total, bytes, rejected).c_str());
+  }
   std::fflush(out_);
 }
 
 void ProgressBar::Finish() {
-  if (!active_) return;
+  if (!enabled_ || !tty_) return;
   std::fprintf(out_, "\r\x1b[K");
   std::fflush(out_);
+}
+
+InterruptMessage::InterruptMessage(const char* program, bool tty) {
+  g_program = program;
+  g_tty = tty ? 1 : 0;
+  struct sigaction sa;
+  std::memset(&sa, 0, sizeof sa);
+  sa.sa_handler = OnInterrupt;
+  sigemptyset(&sa.sa_mask);
+  ::sigaction(SIGINT, &sa, &old_int_);
+  ::sigaction(SIGTERM, &sa, &old_term_);
+}
+
+InterruptMessage::~InterruptMessage() {
+  ::sigaction(SIGINT, &old_int_, nullptr);
+  ::sigaction(SIGTERM, &old_term_, nullptr);
 }
 
 }  // namespace shard_tool

@@ -7,7 +7,7 @@
 int main(int argc, char** argv) {
   CLI::App app{
       "shard: turn image folders into TFRecord shards and read them back at disk speed.\n"
-      "Exit codes: 0 success, 1 failure (see each subcommand's --help), 2 usage error."};
+      "Exit codes: 0 success, 1 failure (see each subcommand's --help), 2 usage error or unreadable argument."};
   app.name("shard");
   app.require_subcommand(1, 1);
   app.set_version_flag("--version", "shard " LIBSHARD_VERSION);

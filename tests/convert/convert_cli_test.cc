@@ -18,6 +18,8 @@
 
 #include "fixtures.h"
 #include "libshard/convert/manifest_io.h"
+#include "libshard/text_escape.h"
+#include "tensorflow/core/example/example.pb.h"
 #include "testutil.h"
 
 extern char** environ;
@@ -31,6 +33,7 @@ using testing::ListFilesRecursive;
 using testing::MakeTempDir;
 using testing::PngBytes;
 using testing::ReadFileOrDie;
+using testing::WriteFileOrDie;
 using testing::ReadRecords;
 using testing::WriteTreeFile;
 using Result = testing::CommandResult;
@@ -131,24 +134,42 @@ TEST(ConvertCliTest, RejectedInputExitsThreeAndIsListed) {
 
 TEST(ConvertCliTest, FatalErrorsExitOne) {
   const std::string dir = MakeTempDir();
-  Result r = RunShard("convert " + dir + "/missing -o " + dir + "/out");
-  EXPECT_EQ(r.exit_code, 1);
-  EXPECT_TRUE(Contains(r.err, dir + "/missing")) << r.err;
-  EXPECT_FALSE(fs::exists(dir + "/out"));
-
   MakeSmallTree(dir + "/in");
   WriteTreeFile(dir + "/in", "dog/zzz.png", "PNG? no");
-  r = RunShard("convert --on-error fail " + dir + "/in -o " + dir + "/out");
+  Result r = RunShard("convert --on-error fail " + dir + "/in -o " + dir + "/out");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_TRUE(Contains(r.err, dir + "/in/dog/zzz.png")) << r.err;
   EXPECT_FALSE(fs::exists(dir + "/out/manifest.json"));
   ExpectNoTemporaries(dir + "/out");
   ExpectFinalShardsComplete(dir + "/out");
+}
 
-  // An unreadable labels file is fatal too.
-  r = RunShard("convert " + dir + "/in -o " + dir + "/out3 --labels " + dir + "/nolabels.txt");
-  EXPECT_EQ(r.exit_code, 1);
-  EXPECT_TRUE(Contains(r.err, "nolabels.txt")) << r.err;
+// README: 2 = usage error or unreadable argument. These returned 1.
+TEST(ConvertCliTest, UnreadableOrInvalidArgumentsExitTwoBeforeWriting) {
+  const std::string dir = MakeTempDir();
+  MakeSmallTree(dir + "/in");
+  WriteFileOrDie(dir + "/bad.csv", "path,label\nin/cat/a.png,0,extra\n");
+  WriteFileOrDie(dir + "/badhead.csv", "file,label\nin/cat/a.png,0\n");
+  const std::string out = " -o " + dir + "/out";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {dir + "/missing" + out, dir + "/missing: cannot read: No such file or directory"},
+      {dir + "/in" + out + " --labels " + dir + "/nolabels.txt", "--labels " + dir + "/nolabels.txt: cannot read"},
+      {dir + "/in" + out + " --masks " + dir + "/nomasks", "--masks " + dir + "/nomasks: cannot read"},
+      {dir + "/in" + out + " --mask-labels " + dir + "/none.csv", "--mask-labels " + dir + "/none.csv: cannot read"},
+      {dir + "/bad.csv" + out, dir + "/bad.csv:2: 3 fields, header has 2"},
+      {dir + "/badhead.csv" + out, dir + "/badhead.csv:1: unknown column 'file'"},
+      {dir + "/in" + out + " --prefix a/b", "shard prefix 'a/b' contains '/'"},
+      {dir + "/in" + out + " --threads -1", "--threads: '-1' is out of range"},
+      {dir + "/in" + out + " --task-index 1", "--task-index 1 needs --num-tasks N"},
+  };
+  for (const auto& [args, message] : cases) {
+    for (const char* dry : {"", " --dry-run"}) {
+      Result r = RunShard("convert " + args + dry);
+      EXPECT_EQ(r.exit_code, 2) << args << dry << "\n" << r.err;
+      EXPECT_TRUE(Contains(r.err, message)) << args << dry << "\n" << r.err;
+      EXPECT_FALSE(fs::exists(dir + "/out")) << args << dry;
+    }
+  }
 }
 
 TEST(ConvertCliTest, UsageErrorsExitTwo) {
@@ -170,6 +191,211 @@ TEST(ConvertCliTest, UsageErrorsExitTwo) {
   Result help = RunShard("convert --help");
   EXPECT_EQ(help.exit_code, 0);
   EXPECT_TRUE(Contains(help.out, "Exit codes")) << help.out;
+}
+
+TEST(ConvertCliTest, BadPrefixesAndHeaderOnlyCsvExitTwo) {
+  const std::string dir = MakeTempDir();
+  MakeSmallTree(dir + "/in");
+  WriteFileOrDie(dir + "/only_header.csv", "path,label\n");
+  const std::string io = dir + "/in -o " + dir + "/out ";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {io + "--prefix ''", "--prefix: the prefix is empty"},
+      {io + "--prefix ..", "shard prefix '..' is not a name"},
+      {io + "--prefix .x", "shard prefix '.x' starts with '.': its shards would be hidden files"},
+      {io + "--prefix a/b", "shard prefix 'a/b' contains '/'"},
+      {io + "--split ../x", "split name '../x' contains '/'"},
+      {dir + "/only_header.csv -o " + dir + "/out", dir + "/only_header.csv: no samples (only a header)"},
+  };
+  for (const auto& [args, message] : cases) {
+    Result r = RunShard("convert " + args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;
+    EXPECT_TRUE(Contains(r.err, message)) << args << "\n" << r.err;
+  }
+  EXPECT_FALSE(fs::exists(dir + "/out"));
+}
+
+// "empty = unlabeled" used to give shards that verify rejected (the label
+// key was required by the schema but missing from the unlabeled records).
+TEST(ConvertCliTest, CsvWithAnEmptyLabelPassesVerify) {
+  const std::string dir = MakeTempDir();
+  WriteTreeFile(dir, "img/a.png", PngBytes(6, 6, 3, 1));
+  WriteTreeFile(dir, "img/b.png", PngBytes(6, 6, 3, 2));
+  WriteTreeFile(dir, "img/c.png", PngBytes(6, 6, 3, 3));
+  WriteFileOrDie(dir + "/list.csv", "path,label\nimg/a.png,3\nimg/b.png,\nimg/c.png,0\n");
+  Result r = RunShard("convert -q " + dir + "/list.csv -o " + dir + "/out");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Result v = RunShard("verify " + dir + "/out");
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+  StatusOr<Manifest> m = convert::ReadManifest(dir + "/out/manifest.json");
+  ASSERT_TRUE(m.ok()) << m.status();
+  bool found = false;
+  for (const FeatureSpec& f : m->schema()) {
+    if (f.key() == "image/class/label") {
+      found = true;
+      EXPECT_FALSE(f.required());
+    }
+  }
+  EXPECT_TRUE(found);
+  // All labeled: the label stays required.
+  WriteFileOrDie(dir + "/all.csv", "path,label\nimg/a.png,3\nimg/c.png,0\n");
+  ASSERT_EQ(RunShard("convert -q " + dir + "/all.csv -o " + dir + "/out2").exit_code, 0);
+  m = convert::ReadManifest(dir + "/out2/manifest.json");
+  ASSERT_TRUE(m.ok());
+  for (const FeatureSpec& f : m->schema()) {
+    if (f.key() == "image/class/label") {
+      EXPECT_TRUE(f.required());
+    }
+  }
+  EXPECT_EQ(RunShard("verify " + dir + "/out2").exit_code, 0);
+}
+
+TEST(ConvertCliTest, CsvColumnOptionsAndDecodeRejectsCarryTheLine) {
+  const std::string dir = MakeTempDir();
+  WriteTreeFile(dir, "img/a.png", PngBytes(6, 6, 3, 1));
+  WriteTreeFile(dir, "img/bad.png", "not a png at all");
+  WriteFileOrDie(dir + "/list.csv", "filename,class\nimg/a.png,cat\nimg/bad.png,dog\n");
+  Result r = RunShard("convert " + dir + "/list.csv -o " + dir + "/out");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_TRUE(Contains(r.err, "list.csv:1: unknown column 'filename'")) << r.err;
+  r = RunShard("convert " + dir + "/list.csv -o " + dir + "/out --path-col filename --label-col class");
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  const std::string tsv = ReadFileOrDie(dir + "/out/rejects.tsv");
+  EXPECT_TRUE(Contains(tsv, "img/bad.png\t" + dir + "/list.csv:3: ")) << tsv;
+  EXPECT_TRUE(Contains(r.err, "rejected img/bad.png: " + dir + "/list.csv:3: ")) << r.err;
+  r = RunShard("convert " + dir + "/list.csv -o " + dir + "/fail --path-col filename --label-col class --on-error fail");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_TRUE(Contains(r.err, "shard convert: " + dir + "/list.csv:3: " + dir + "/img/bad.png: ")) << r.err;
+  StatusOr<Manifest> m = convert::ReadManifest(dir + "/out/manifest.json");
+  ASSERT_TRUE(m.ok());
+  ASSERT_EQ(m->labels_size(), 2);
+  EXPECT_EQ(m->labels(1).name(), "dog");
+}
+
+TEST(ConvertCliTest, EmptyClassFolderWarnsAndKeepsLabels) {
+  const std::string dir = MakeTempDir();
+  WriteTreeFile(dir + "/in", "a/1.png", PngBytes(6, 6, 3, 1));
+  fs::create_directories(dir + "/in/b");
+  WriteTreeFile(dir + "/in", "c/2.png", PngBytes(6, 6, 3, 2));
+  Result r = RunShard("convert " + dir + "/in -o " + dir + "/out");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Contains(r.err, "shard convert: warning: class folder b has no files; class 'b' keeps its label"))
+      << r.err;
+  StatusOr<Manifest> m = convert::ReadManifest(dir + "/out/manifest.json");
+  ASSERT_TRUE(m.ok());
+  ASSERT_EQ(m->labels_size(), 3);
+  EXPECT_EQ(m->labels(2).name(), "c");
+  Result dry = RunShard("convert --dry-run " + dir + "/in -o " + dir + "/out2");
+  EXPECT_TRUE(Contains(dry.err, "class folder b has no files")) << dry.err;
+  // A flat folder's split from --split.
+  r = RunShard("convert -q " + dir + "/in/a -o " + dir + "/flat --split test");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(dir + "/flat/a-test-00000-of-00001.tfrecord"));
+}
+
+bool ValidUtf8(const std::string& s) { return IsValidUtf8(s); }
+
+// Non-UTF-8 and odd file names: rejects.tsv and manifest.json keep every byte
+// through the documented escape (\\, \t, \n, \xHH); --json outputs stay
+// valid UTF-8 (\udcXX for a byte that is not UTF-8).
+TEST(ConvertCliTest, OddFileNamesAreEscapedNeverDropped) {
+  const std::string dir = MakeTempDir();
+  const std::string in = dir + "/in";
+  WriteTreeFile(in, "cat/a.png", PngBytes(6, 6, 3, 1));
+  WriteTreeFile(in, "cat/b\xe4" "d.txt", "not an image");
+  WriteTreeFile(in, "cat/t\tab.txt", "not an image");
+  WriteTreeFile(in, "cat/back\\slash.txt", "not an image");
+  WriteTreeFile(in, "cat/new\nline.txt", "not an image");
+  Result r = RunShard("convert " + in + " -o " + dir + "/out");
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  const std::string tsv = ReadFileOrDie(dir + "/out/rejects.tsv");
+  EXPECT_TRUE(ValidUtf8(tsv)) << tsv;
+  EXPECT_TRUE(Contains(tsv, "\ncat/b\\xe4d.txt\t")) << tsv;
+  EXPECT_TRUE(Contains(tsv, "\ncat/t\\tab.txt\t")) << tsv;
+  EXPECT_TRUE(Contains(tsv, "\ncat/back\\\\slash.txt\t")) << tsv;
+  EXPECT_TRUE(Contains(tsv, "\ncat/new\\nline.txt\t")) << tsv;
+  size_t lines = 0;
+  for (char c : tsv) lines += c == '\n';
+  EXPECT_EQ(lines, 5u) << tsv;  // header + 4: no name broke a line
+  const std::string json = ReadFileOrDie(dir + "/out/manifest.json");
+  EXPECT_TRUE(ValidUtf8(json));
+  EXPECT_TRUE(Contains(json, "\"cat/b\\\\xe4d.txt\"")) << json;
+  StatusOr<Manifest> m = convert::ReadManifest(dir + "/out/manifest.json");
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->rejects_size(), 4);
+
+  // The dry run's JSON: surrogate escapes, valid UTF-8.
+  Result dry = RunShard("convert --dry-run --json " + in + " -o " + dir + "/out2");
+  EXPECT_EQ(dry.exit_code, 0) << dry.err;
+  EXPECT_TRUE(ValidUtf8(dry.out));
+  EXPECT_TRUE(Contains(dry.out, "\"cat/b\\udce4d.txt\"")) << dry.out;
+  EXPECT_TRUE(Contains(dry.out, "\"cat/t\\tab.txt\"")) << dry.out;
+
+  // An input folder whose own name is not UTF-8: the manifest escapes it.
+  fs::create_directories(dir + "/d\xe9j\xe0");
+  WriteTreeFile(dir + "/d\xe9j\xe0", "x/a.png", PngBytes(6, 6, 3, 1));
+  r = RunShard("convert -q '" + dir + "/d\xe9j\xe0' -o " + dir + "/out3 --prefix p");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const std::string json3 = ReadFileOrDie(dir + "/out3/manifest.json");
+  EXPECT_TRUE(ValidUtf8(json3));
+  EXPECT_TRUE(Contains(json3, "/d\\\\xe9j\\\\xe0\"")) << json3;
+}
+
+TEST(ConvertCliTest, CamVidLayoutInOneRunWithPerSplitMasks) {
+  const std::string dir = MakeTempDir();
+  const std::string cv = dir + "/CamVid";
+  for (const char* split : {"train", "val", "test"}) {
+    for (int i = 0; i < 2; ++i) {
+      const std::string stem = std::string(split) + std::to_string(i);
+      WriteTreeFile(cv, std::string(split) + "/" + stem + ".png", PngBytes(8, 6, 3, i));
+      WriteTreeFile(cv, std::string(split) + "_labels/" + stem + "_L.png", PngBytes(8, 6, 1, i + 7));
+    }
+  }
+  Result r = RunShard("convert " + cv + " -o " + dir + "/out --masks '" + cv + "/{split}_labels' --mask-suffix _L");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  for (const char* split : {"train", "val", "test"}) {
+    EXPECT_TRUE(fs::exists(dir + "/out/CamVid-" + std::string(split) + "-00000-of-00001.tfrecord")) << split;
+  }
+  StatusOr<Manifest> m = convert::ReadManifest(dir + "/out/manifest.json");
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(m->stats().converted(), 6u);
+  EXPECT_EQ(m->rejects_size(), 0);
+  Result v = RunShard("verify --decode " + dir + "/out");
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+}
+
+// TF's build_imagenet_data stores labels 1-based (0 = background).
+TEST(ConvertCliTest, LabelOffsetShiftsLabelsAndIsRecorded) {
+  const std::string dir = MakeTempDir();
+  MakeSmallTree(dir + "/in");
+  Result r = RunShard("convert -q " + dir + "/in -o " + dir + "/zero --no-shuffle");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = RunShard("convert -q " + dir + "/in -o " + dir + "/one --no-shuffle --label-offset 1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  StatusOr<Manifest> m = convert::ReadManifest(dir + "/one/manifest.json");
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->options().label_offset(), 1);
+  ASSERT_EQ(m->labels_size(), 2);
+  EXPECT_EQ(m->labels(0).label(), 1);
+  EXPECT_EQ(m->labels(0).name(), "cat");
+  EXPECT_EQ(m->labels(1).label(), 2);
+  std::vector<int64_t> labels;
+  for (const std::string& rec : ReadRecords(dir + "/one/in-train-00000-of-00001.tfrecord")) {
+    tensorflow::Example pb;
+    ASSERT_TRUE(pb.ParseFromString(rec));
+    const auto& f = pb.features().feature();
+    labels.push_back(f.at("image/class/label").int64_list().value(0));
+    EXPECT_EQ(f.at("image/class/text").bytes_list().value(0), labels.back() == 1 ? "cat" : "dog");
+  }
+  EXPECT_EQ(labels, (std::vector<int64_t>{1, 1, 2, 2}));
+  EXPECT_EQ(RunShard("verify " + dir + "/one").exit_code, 0);
+  // The offset is part of the plan: rerunning "zero" with an offset redoes its shards.
+  const std::string before = ReadFileOrDie(dir + "/zero/in-train-00000-of-00001.tfrecord");
+  r = RunShard("convert " + dir + "/in -o " + dir + "/zero --no-shuffle --label-offset 1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Contains(r.err, "1 shards written, 0 kept")) << r.err;
+  EXPECT_NE(ReadFileOrDie(dir + "/zero/in-train-00000-of-00001.tfrecord"), before);
+  EXPECT_EQ(ReadFileOrDie(dir + "/zero/in-train-00000-of-00001.tfrecord"),
+            ReadFileOrDie(dir + "/one/in-train-00000-of-00001.tfrecord"));
 }
 
 TEST(ConvertCliTest, DryRunWritesNothingAndPrintsCounts) {
@@ -340,7 +566,7 @@ TEST(ConvertCliTest, MessagesNameTasksResumeFolderAndOutputFormat) {
   Result alone = testing::RunCommand(no_env + SHARD_BIN + " convert -q " + in + " -o " + dir + "/t --task-index 1");
   EXPECT_EQ(alone.exit_code, 2);
   EXPECT_EQ(alone.err, "shard convert: --task-index 1 needs --num-tasks N (the number of tasks the work is split "
-                       "into)\n");
+                       "into, or SLURM_ARRAY_TASK_COUNT)\n");
 
   const std::string out = dir + "/out";
   Result first = RunShard("convert " + in + " -o " + out + " --records-per-shard 1");
@@ -426,14 +652,15 @@ TEST(ConvertCliTest, RePlanSaysWhichShardsItRemoved) {
 
 // Starts `shard convert ARGS...` without a shell, so that the pid is the
 // converter's own.
-pid_t Spawn(const std::vector<std::string>& args) {
+// Starts `shard ARGS` with stderr going to `err`.
+pid_t Spawn(const std::vector<std::string>& args, const std::string& err = "/dev/null") {
   std::vector<char*> argv;
   argv.push_back(const_cast<char*>(SHARD_BIN));
   for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   pid_t pid = -1;
   const int rc = posix_spawn(&pid, SHARD_BIN, &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
@@ -483,6 +710,58 @@ TEST(ConvertCliTest, KillNineAndResumeGivesTheSameBytes) {
   }
   ::testing::Test::RecordProperty("interrupted_runs", interrupted);
   std::printf("kill-and-resume: %d of %d runs were killed before they finished\n", interrupted, kRounds);
+}
+
+// Slurm logs, nohup, CI: stderr is not a terminal, and nothing used to be
+// printed until the end.
+TEST(ConvertCliTest, PlainProgressLinesWhenStderrIsNotATerminal) {
+  const std::string dir = MakeTempDir();
+  MakeManyImages(dir + "/in", 60, 12);
+  Result r = RunShard("convert " + dir + "/in -o " + dir + "/out --threads 1 --progress-interval 0.001");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  size_t lines = 0;
+  for (size_t at = r.err.find("shard convert: progress "); at != std::string::npos;
+       at = r.err.find("shard convert: progress ", at + 1)) {
+    ++lines;
+    const std::string line = r.err.substr(at, r.err.find('\n', at) - at);
+    EXPECT_TRUE(Contains(line, "/60 (")) << line;
+    EXPECT_TRUE(Contains(line, " img/s, ")) << line;
+    EXPECT_TRUE(Contains(line, " rejected")) << line;
+    EXPECT_FALSE(Contains(line, "\r")) << line;
+  }
+  EXPECT_GE(lines, 1u) << r.err;
+  EXPECT_FALSE(Contains(r.err, "\x1b[")) << r.err;  // no terminal codes in a log
+  // The default interval is 10 s: a short run prints only its summary.
+  r = RunShard("convert " + dir + "/in -o " + dir + "/out2");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(Contains(r.err, "progress")) << r.err;
+  EXPECT_TRUE(Contains(r.err, "60 converted")) << r.err;
+}
+
+TEST(ConvertCliTest, SigintSaysHowToResumeAndExits130) {
+  const std::string dir = MakeTempDir();
+  MakeManyImages(dir + "/in", 1500, 24);
+  const std::string out = dir + "/out", err = dir + "/err.txt";
+  const std::vector<std::string> args = {"convert", dir + "/in", "-o", out, "--threads", "1", "--format", "png",
+                                         "--records-per-shard", "50", "--progress-interval", "0.001"};
+  pid_t pid = Spawn(args, err);
+  ASSERT_GT(pid, 0);
+  // Signal once converting has begun (the first progress line).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!Contains(testing::ReadFileOrDie(err), "progress") && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ::kill(pid, SIGINT);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  const std::string text = ReadFileOrDie(err);
+  ASSERT_TRUE(WIFEXITED(status)) << text;
+  ASSERT_EQ(WEXITSTATUS(status), 130) << "the run finished before the signal?\n" << text;
+  EXPECT_TRUE(EndsWith(text, "\nshard convert: interrupted; rerun the same command to resume\n")) << text;
+  // And the rerun does resume to a complete, verified output.
+  Result r = RunShard("convert -q " + dir + "/in -o " + out + " --threads 2 --format png --records-per-shard 50");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(RunShard("verify -q " + out).exit_code, 0);
 }
 
 TEST(ConvertCliTest, DiskFullFailsNamingTheFileAndLeavesNoIncompleteShard) {

@@ -112,6 +112,55 @@ TEST(ShardPlanTest, RecordsPerShardGivesExactCounts) {
   for (const PlannedShard& s : plan->shards) EXPECT_EQ(s.samples.size(), 10u);
 }
 
+TEST(ShardPlanTest, HugeRecordsPerShardIsOneShardNotADivisionByZero) {
+  // ceil(n / r) computed as (n + r - 1) / r wrapped to 0 shards for r near
+  // 2^64 (--records-per-shard -1 parsed as unsigned): SIGFPE.
+  const Listing l = MakeListing({{"train", 5}, {"val", 2}});
+  PlanOptions o;
+  o.prefix = "P";
+  for (uint64_t r : {~uint64_t{0}, ~uint64_t{0} - 1, uint64_t{1} << 63, uint64_t{5}, uint64_t{6}}) {
+    o.records_per_shard = r;
+    StatusOr<ShardPlan> plan = MakeShardPlan(l, o);
+    ASSERT_TRUE(plan.ok()) << r << ": " << plan.status();
+    ASSERT_EQ(plan->shards.size(), 2u) << r;
+    EXPECT_EQ(plan->shards[0].samples.size(), 5u) << r;
+    EXPECT_EQ(plan->shards[1].samples.size(), 2u) << r;
+  }
+  o.records_per_shard = 4;
+  EXPECT_EQ(MakeShardPlan(l, o)->shards.size(), 3u);  // train 2 (3 + 2), val 1
+}
+
+TEST(ShardPlanTest, PrefixAndSplitNamesMustBeSafeFileNameParts) {
+  const Listing good = MakeListing({{"train", 3}});
+  PlanOptions o;
+  o.records_per_shard = 1;
+  const std::vector<std::pair<std::string, std::string>> bad_prefixes = {
+      {"", "shard prefix is empty"},
+      {"a/b", "shard prefix 'a/b' contains '/'"},
+      {"..", "shard prefix '..' is not a name"},
+      {".x", "shard prefix '.x' starts with '.'"},
+  };
+  for (const auto& [prefix, message] : bad_prefixes) {
+    o.prefix = prefix;
+    StatusOr<ShardPlan> plan = MakeShardPlan(good, o);
+    ASSERT_FALSE(plan.ok()) << prefix;
+    EXPECT_EQ(plan.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(plan.status().message().find(message), std::string::npos) << plan.status();
+  }
+  o.prefix = "a\tb";
+  StatusOr<ShardPlan> tab = MakeShardPlan(good, o);
+  ASSERT_FALSE(tab.ok());
+  EXPECT_EQ(tab.status().message(), "shard prefix contains the control character 0x09 (tab, newline, ...)");
+  o.prefix = "P";
+  for (const std::string& split : {std::string("../x"), std::string(".."), std::string("a\nb")}) {
+    Listing l = good;
+    for (SourceSample& s : l.samples) s.split = split;
+    StatusOr<ShardPlan> plan = MakeShardPlan(l, o);
+    ASSERT_FALSE(plan.ok()) << split;
+    EXPECT_NE(plan.status().message().find("split name"), std::string::npos) << plan.status();
+  }
+}
+
 TEST(ShardPlanTest, ShardSizeEstimateDecidesTheCount) {
   const Listing l = MakeListing({{"train", 100}}, 1000);
   PlanOptions o;

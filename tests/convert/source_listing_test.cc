@@ -372,6 +372,175 @@ TEST_F(CsvTest, NegativeLabelIsAnError) {
   EXPECT_TRUE(Contains(l.status().message(), "m.csv:2")) << l.status();
 }
 
+// Integer labels are kept as given; one odd value used to renumber them all
+// (0,1,10,cat -> 0,1,2,3; 1.0,2 -> 0,1; an int64 overflow likewise).
+TEST_F(CsvTest, IntegerLabelsKeptAndMixedColumnRefusedNamingTheLine) {
+  WriteTreeFile(dir_, "img/e.png", PngBytes(3, 3, 3, 4));
+  StatusOr<Listing> l = Read("m.csv", "path,label\nimg/a.png,0\nimg/b.jpg,1\nimg/c d.png,10\nimg/e.png,cat\n");
+  ASSERT_FALSE(l.ok());
+  EXPECT_EQ(l.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(l.status().message(),
+            dir_ + "/m.csv:5: label 'cat' is a class name but line 2's '0' is an integer: a label column is all "
+                   "integers or all class names (--labels FILE reads them all as names)");
+  l = Read("f.csv", "path,label\nimg/a.png,1.0\nimg/b.jpg,2\n");
+  ASSERT_FALSE(l.ok());
+  EXPECT_TRUE(Contains(l.status().message(), "f.csv:3: label '2' is an integer but line 2's '1.0' is a class name"))
+      << l.status();
+  l = Read("o.csv", "path,label\nimg/a.png,1\nimg/b.jpg,9223372036854775808\n");
+  ASSERT_FALSE(l.ok());
+  EXPECT_EQ(l.status().message(), dir_ + "/o.csv:3: label 9223372036854775808 does not fit in 64 bits");
+  l = Read("i.csv", "path,label\nimg/a.png,0\nimg/b.jpg,10\nimg/c d.png,9223372036854775807\n");
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(l->samples[1].label, 10);
+  EXPECT_EQ(l->samples[2].label, 9223372036854775807);
+  EXPECT_TRUE(l->class_names.empty());
+  // With --labels every value is a class name, digits included.
+  WriteFileOrDie(dir_ + "/labels.txt", "cat\n10\n0\n");
+  ListOptions o;
+  o.labels_file = dir_ + "/labels.txt";
+  l = Read("n.csv", "path,label\nimg/a.png,0\nimg/b.jpg,10\nimg/e.png,cat\n", o);
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(l->samples[0].label, 2);
+  EXPECT_EQ(l->samples[1].label, 1);
+  EXPECT_EQ(l->samples[2].label, 0);
+}
+
+TEST_F(CsvTest, LabelOffsetAppliesToIntegersAndNames) {
+  ListOptions o;
+  o.label_offset = 1;
+  StatusOr<Listing> l = Read("m.csv", "path,label\nimg/a.png,0\nimg/b.jpg,7\nimg/c d.png,\n", o);
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(l->samples[0].label, 1);
+  EXPECT_EQ(l->samples[1].label, 8);
+  EXPECT_EQ(l->samples[2].label, -1);  // unlabeled stays unlabeled
+  l = Read("n.csv", "path,label\nimg/a.png,zebra\nimg/b.jpg,ant\n", o);
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(l->samples[0].label, 2);
+  EXPECT_EQ(ClassName(*l, 2), "zebra");
+  EXPECT_EQ(ClassName(*l, 1), "ant");
+  EXPECT_EQ(ClassName(*l, 0), "");
+  EXPECT_EQ(ClassName(*l, -1), "");
+  o.label_offset = 10;
+  l = Read("o.csv", "path,label\nimg/a.png,9223372036854775800\n", o);
+  ASSERT_FALSE(l.ok());
+  EXPECT_EQ(l.status().message(), dir_ + "/o.csv:2: label 9223372036854775800 + offset 10 does not fit in 64 bits");
+  o.label_offset = -1;
+  EXPECT_EQ(Read("p.csv", "path,label\nimg/a.png,1\n", o).status().message(),
+            "label offset -1 is not in 0..1000000");
+}
+
+TEST_F(CsvTest, ByteOrderMarkAbsolutePathsAndDirectories) {
+  const std::string abs = dir_ + "/img/b.jpg";
+  StatusOr<Listing> l = Read("m.csv", "\xEF\xBB\xBFpath,label\nimg/a.png,0\n" + abs + ",1\nimg,2\n");
+  ASSERT_TRUE(l.ok()) << l.status();
+  ASSERT_EQ(Paths(*l), (std::vector<std::string>{abs, "img/a.png"}));
+  EXPECT_EQ(SourceFilePath(l->root, l->samples[0].path), abs);  // used as given
+  EXPECT_EQ(SourceFilePath(l->root, l->samples[1].path), dir_ + "/img/a.png");
+  EXPECT_EQ(l->samples[0].size, fs::file_size(abs));
+  const ListingReject* r = FindReject(*l, "img");
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->reason, dir_ + "/m.csv:4: is a directory");
+  EXPECT_EQ(l->samples[1].origin, dir_ + "/m.csv:2");
+}
+
+TEST_F(CsvTest, BadSplitNamesDuplicatesAndHeaderOnlyAreRefused) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"path,split\nimg/a.png,../../x\n", "m.csv:2: split name '../../x' contains '/'"},
+      {"path,split\nimg/a.png,..\n", "m.csv:2: split name '..' is not a name"},
+      {"path,split\nimg/a.png,tr\x01" "ain\n", "m.csv:2: split name contains the control character 0x01"},
+      {"path\tsplit\nimg/a.png\t\"a\tb\"\n", "m.tsv:2: split name contains the control character 0x09"},
+      {"path,label\nimg/a.png,0\nimg/b.jpg,1\nimg/a.png,0\n", "m.csv:4: img/a.png is listed again (first at line 2)"},
+      {"path,label,path\nimg/a.png,0,img/b.jpg\n", "m.csv:1: column 'path' appears twice"},
+      {"path,label\n", "m.csv: no samples (only a header)"},
+      {"path,label\n\n\n", "m.csv: no samples (only a header)"},
+      {"path,label\n,0\n", "m.csv:2: empty path"},
+  };
+  for (const auto& [text, message] : cases) {
+    const std::string name = Contains(message, "m.tsv") ? "m.tsv" : "m.csv";
+    StatusOr<Listing> l = Read(name, text);
+    ASSERT_FALSE(l.ok()) << text;
+    EXPECT_EQ(l.status().code(), StatusCode::kInvalidArgument) << text;
+    EXPECT_TRUE(Contains(l.status().message(), dir_ + "/" + message)) << text << "\n" << l.status();
+  }
+}
+
+TEST_F(CsvTest, ColumnNamesFromOptions) {
+  ListOptions o;
+  o.path_column = "filename";
+  o.label_column = "class";
+  o.split_column = "subset";
+  StatusOr<Listing> l = Read("m.csv", "filename,class,subset\nimg/a.png,cat,val\nimg/b.jpg,dog,\n", o);
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(l->class_names, (std::vector<std::string>{"cat", "dog"}));
+  EXPECT_EQ(l->splits, (std::vector<std::string>{"train", "val"}));
+  // The default names are then unknown columns, and a named column must exist.
+  l = Read("d.csv", "path,label\nimg/a.png,0\n", o);
+  ASSERT_FALSE(l.ok());
+  EXPECT_TRUE(Contains(l.status().message(), "d.csv:1: unknown column 'path' (expected filename, class, mask, subset"))
+      << l.status();
+  l = Read("e.csv", "filename\nimg/a.png\n", o);
+  ASSERT_FALSE(l.ok());
+  EXPECT_TRUE(Contains(l.status().message(), "e.csv:1: no 'class' column")) << l.status();
+  // A row without a split gets default_split.
+  ListOptions d;
+  d.default_split = "test";
+  l = Read("s.csv", "path\nimg/a.png\n", d);
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(l->splits, (std::vector<std::string>{"test"}));
+}
+
+// An empty class folder used to be dropped, shifting every later label.
+TEST(SourceListingTest, EmptyClassFolderKeepsItsLabelWithAWarning) {
+  const std::string root = MakeTempDir();
+  WriteTreeFile(root, "a/1.png", PngBytes(3, 3, 3, 1));
+  fs::create_directories(root + "/b");
+  WriteTreeFile(root, "c/2.png", PngBytes(3, 3, 3, 2));
+  StatusOr<Listing> l = ListFolder(root, ListOptions{});
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(l->class_names, (std::vector<std::string>{"a", "b", "c"}));
+  ASSERT_EQ(l->samples.size(), 2u);
+  EXPECT_EQ(l->samples[1].label, 2);
+  ASSERT_EQ(l->warnings.size(), 1u);
+  EXPECT_EQ(l->warnings[0], "class folder b has no files; class 'b' keeps its label");
+}
+
+// A class folder "cl\xe4ss" used to become "cls" in manifest.json (bytes
+// dropped by the JSON printer), colliding with a real "cls".
+TEST(SourceListingTest, ClassNameThatIsNotUtf8IsRefusedNamingItEscaped) {
+  const std::string root = MakeTempDir();
+  WriteTreeFile(root, "cl\xe4ss/1.png", PngBytes(3, 3, 3, 1));
+  WriteTreeFile(root, "cls/2.png", PngBytes(3, 3, 3, 2));
+  StatusOr<Listing> l = ListFolder(root, ListOptions{});
+  ASSERT_FALSE(l.ok());
+  EXPECT_EQ(l.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(Contains(l.status().message(), "class name 'cl\\xe4ss' is not valid UTF-8")) << l.status();
+  // Valid UTF-8 names are kept exactly.
+  fs::remove_all(root + "/cl\xe4ss");
+  WriteTreeFile(root, "cl\xc3\xa4ss/1.png", PngBytes(3, 3, 3, 1));
+  l = ListFolder(root, ListOptions{});
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(l->class_names, (std::vector<std::string>{"cls", "cl\xc3\xa4ss"}));  // byte order
+}
+
+TEST(SourceListingTest, SplitOptionNamesTheSplitOfAFolderWithoutSplitFolders) {
+  const std::string root = MakeTempDir();
+  WriteTreeFile(root, "1.png", PngBytes(3, 3, 3, 1));
+  ListOptions o;
+  o.default_split = "test";
+  StatusOr<Listing> l = ListFolder(root, o);
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(l->splits, (std::vector<std::string>{"test"}));
+  o.default_split = "a/b";
+  EXPECT_EQ(ListFolder(root, o).status().message(), "split name 'a/b' contains '/'");
+  // Not silently ignored beside split folders.
+  WriteTreeFile(root, "val/2.png", PngBytes(3, 3, 3, 2));
+  o.default_split = "test";
+  StatusOr<Listing> s = ListFolder(root, o);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().message(), "split 'test' given for " + root +
+                                      ", which has split folders (train, val, ...): they name the splits");
+}
+
 TEST(SourceListingMaskTest, MasksMatchedByPathAndByStemWithSuffix) {
   const std::string base = MakeTempDir();
   const std::string root = base + "/images", masks = base + "/masks";
@@ -397,6 +566,41 @@ TEST(SourceListingMaskTest, MasksMatchedByPathAndByStemWithSuffix) {
   l = ListFolder(root, o);
   ASSERT_TRUE(l.ok());
   EXPECT_EQ(l->samples[0].mask_path, masks + "/road/a_L.png");
+}
+
+// CamVid's own layout: train/ train_labels/ val/ val_labels/ class_dict.csv.
+TEST(SourceListingMaskTest, PerSplitMaskFolderAndIgnoredFiles) {
+  const std::string root = MakeTempDir();
+  WriteTreeFile(root, "train/a.png", PngBytes(4, 4, 3, 1));
+  WriteTreeFile(root, "train_labels/a_L.png", PngBytes(4, 4, 1, 1));
+  WriteTreeFile(root, "val/b.png", PngBytes(4, 4, 3, 2));
+  WriteTreeFile(root, "val_labels/b_L.png", PngBytes(4, 4, 1, 2));
+  WriteTreeFile(root, "val_labels/a_L.png", PngBytes(4, 4, 1, 3));  // another split's name: not used
+  WriteFileOrDie(root + "/class_dict.csv", "name,r,g,b\nsky,0,0,255\n");
+  ListOptions o;
+  o.masks = root + "/{split}_labels";
+  o.mask_suffix = "_L";
+  o.ignore = {root + "/class_dict.csv"};
+  StatusOr<Listing> l = ListFolder(root, o);
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(Paths(*l), (std::vector<std::string>{"train/a.png", "val/b.png"}));
+  EXPECT_EQ(l->splits, (std::vector<std::string>{"train", "val"}));
+  EXPECT_EQ(l->samples[0].mask_path, root + "/train_labels/a_L.png");
+  EXPECT_EQ(l->samples[1].mask_path, root + "/val_labels/b_L.png");
+  EXPECT_TRUE(l->rejects.empty()) << l->rejects[0].path << ": " << l->rejects[0].reason;
+  // Without `ignore`, the stray CSV is a reject; the mask folders never are.
+  o.ignore.clear();
+  l = ListFolder(root, o);
+  ASSERT_TRUE(l.ok());
+  ASSERT_EQ(l->rejects.size(), 1u);
+  EXPECT_EQ(l->rejects[0].path, "class_dict.csv");
+  // A missing per-split mask names the split's folder.
+  ::unlink((root + "/val_labels/b_L.png").c_str());
+  l = ListFolder(root, o);
+  ASSERT_TRUE(l.ok());
+  const ListingReject* r = FindReject(*l, "val/b.png");
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->reason, "no mask b_L.png under " + root + "/val_labels");
 }
 
 TEST(SourceListingMaskTest, CsvMaskColumn) {

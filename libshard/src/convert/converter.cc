@@ -23,6 +23,7 @@
 #include "libshard/io/mapped_file.h"
 #include "libshard/io/writable_file.h"
 #include "libshard/record/record_writer.h"
+#include "libshard/text_escape.h"
 
 namespace libshard::convert {
 namespace {
@@ -61,6 +62,7 @@ StatusOr<Listing> ListInput(const ConvertOptions& o) {
   if (IsRegularFile(o.input)) return ReadManifestCsv(o.input, o.list);
   ListOptions list = o.list;
   list.exclude_dir = o.output;  // output inside the input: not listed
+  list.ignore.push_back(o.mask_labels_file);  // CamVid keeps class_dict.csv beside its folders
   return ListFolder(o.input, list);
 }
 
@@ -100,9 +102,7 @@ std::string PlanId(const std::string& options_bytes, const Listing& listing,
     const SourceSample& s = listing.samples[i];
     text += "\n" + s.path + "\t" + std::to_string(s.label) + "\t" + std::to_string(s.size) +
             "\t" + fs::path(s.mask_path).filename().string();
-    if (s.label >= 0 && static_cast<size_t>(s.label) < listing.class_names.size()) {
-      text += "\t" + listing.class_names[s.label];
-    }
+    if (const std::string_view name = ClassName(listing, s.label); !name.empty()) text += "\t" + std::string(name);
   }
   return Sha256Hex(text);
 }
@@ -157,8 +157,9 @@ class ShardSink {
       stats_.Merge(item.stats);
     } else {
       Reject* r = entry_.add_rejects();
-      r->set_path(listing_.samples[w.sample].path);
-      r->set_reason(item.reject);
+      const SourceSample& s = listing_.samples[w.sample];
+      r->set_path(EscapeText(s.path));
+      r->set_reason(EscapeText(s.origin.empty() ? item.reject : s.origin + ": " + item.reject));
       stats_.AddRejected();
     }
     if (w.last) return Finish();
@@ -365,6 +366,7 @@ ConversionOptions ToProto(const ConvertOptions& o) {
   p.set_zstd_level(o.encode.raw.zstd_level);
   p.set_reencode(image::ReencodeModeName(o.encode.reencode));
   p.set_on_error(o.fail_on_error ? "fail" : "skip");
+  p.set_label_offset(o.list.label_offset);
   p.set_unknown_color(o.encode.mask_options.unknown == image::UnknownColor::kIgnore ? "ignore"
                                                                                      : "error");
   // Every other option that changes a byte of output (tests/convert/
@@ -455,9 +457,7 @@ StatusOr<DryRunReport> DryRun(const ConvertOptions& in) {
   const Listing& l = report.listing;
   std::map<std::pair<std::string, std::string>, uint64_t> counts;
   for (const SourceSample& s : l.samples) {
-    ++counts[{s.split, s.label >= 0 && static_cast<size_t>(s.label) < l.class_names.size()
-                           ? l.class_names[s.label]
-                           : ""}];
+    ++counts[{s.split, std::string(ClassName(l, s.label))}];
   }
   for (const auto& [k, n] : counts) report.counts.push_back({k.first, k.second, n});
 
@@ -466,7 +466,7 @@ StatusOr<DryRunReport> DryRun(const ConvertOptions& in) {
   std::vector<std::string> reasons(l.samples.size());
   std::vector<std::string> formats(l.samples.size());
   tbb::parallel_for(size_t{0}, l.samples.size(), [&](size_t i) {
-    const std::string path = l.root + "/" + l.samples[i].path;
+    const std::string path = SourceFilePath(l.root, l.samples[i].path);
     std::string head(1 << 20, '\0');
     auto f = io::OpenForRead(path);  // regular files only: never blocks on a FIFO
     const int64_t n = f.ok() ? io::PreadFull(f->get(), head.data(), head.size(), 0) : 0;
@@ -514,7 +514,7 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
   const ConvertOptions o = Normalized(in);
   if (o.input.empty()) return InvalidArgumentError("no input given");
   if (o.output.empty()) return InvalidArgumentError("no output folder given");
-  if (o.threads < 0) return InvalidArgumentError("threads must be >= 0");
+  if (o.threads < 0 || o.threads > 256) return InvalidArgumentError("threads must be in 0..256 (0: one per core)");
   LIBSHARD_RETURN_IF_ERROR(CheckOutputFolder(o));
   LIBSHARD_RETURN_IF_ERROR(ValidateEncodeOptions(o.encode));
 
@@ -532,7 +532,7 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
   LIBSHARD_ASSIGN_OR_RETURN(ShardPlan plan, MakeShardPlan(listing, o.plan));
   LIBSHARD_ASSIGN_OR_RETURN(std::vector<size_t> mine, TaskShards(plan, o.num_tasks, o.task_index));
   if (o.fail_on_error && !listing.rejects.empty()) {
-    return FailedPreconditionError(listing.root + "/" + listing.rejects[0].path + ": " +
+    return FailedPreconditionError(SourceFilePath(listing.root, listing.rejects[0].path) + ": " +
                                    listing.rejects[0].reason);
   }
 
@@ -547,6 +547,7 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
   // shards of an earlier plan.
   ConvertResult result;
   result.removed_stale = RemoveStaleShards(o.output, o.plan.prefix, plan);
+  result.warnings = listing.warnings;
   std::vector<ShardEntry> entries;
   std::vector<size_t> todo;
   std::map<size_t, std::string> plan_ids;
@@ -614,7 +615,7 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
                   if (stop.load(std::memory_order_relaxed)) return item.release();
                   const SourceSample& s = listing.samples[w->sample];
                   StatusOr<std::string> bytes =
-                      io::ReadFileToString(listing.root + "/" + s.path, kMaxSourceBytes);
+                      io::ReadFileToString(SourceFilePath(listing.root, s.path), kMaxSourceBytes);
                   if (!bytes.ok()) {
                     item->reject = bytes.status().message();
                     return item.release();
@@ -629,10 +630,7 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
                     }
                     mask = std::move(*m);
                   }
-                  const std::string_view class_name =
-                      s.label >= 0 && static_cast<size_t>(s.label) < listing.class_names.size()
-                          ? std::string_view(listing.class_names[s.label])
-                          : std::string_view();
+                  const std::string_view class_name = ClassName(listing, s.label);
                   EncodedSample out;
                   Status st = EncodeSample(s, class_name, *bytes, mask, encode, &out, &item->stats);
                   if (!st.ok()) {
@@ -647,9 +645,9 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
                   std::unique_ptr<Item> item(raw);
                   if (!failure.ok()) return;
                   if (!item->reject.empty() && o.fail_on_error) {
-                    failure = FailedPreconditionError(
-                        listing.root + "/" + listing.samples[item->work->sample].path + ": " +
-                        item->reject);
+                    const SourceSample& s = listing.samples[item->work->sample];
+                    failure = FailedPreconditionError((s.origin.empty() ? "" : s.origin + ": ") +
+                                                      SourceFilePath(listing.root, s.path) + ": " + item->reject);
                   } else {
                     failure = sink.Add(*item);
                   }
@@ -675,20 +673,22 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
   std::vector<LabelEntry> labels;
   for (size_t i = 0; i < listing.class_names.size(); ++i) {
     LabelEntry l;
-    l.set_label(static_cast<int64_t>(i));
+    l.set_label(static_cast<int64_t>(i) + listing.label_offset);
     l.set_name(listing.class_names[i]);
     labels.push_back(l);
   }
   std::vector<Reject> listing_rejects;
   for (const ListingReject& r : listing.rejects) {
     Reject x;
-    x.set_path(r.path);
-    x.set_reason(r.reason);
+    x.set_path(EscapeText(r.path));
+    x.set_reason(EscapeText(r.reason));
     listing_rejects.push_back(x);
   }
-  bool labeled = false, masks = false;
+  // The label keys are required only when every sample has a label (an
+  // empty CSV label writes a record without them).
+  bool labeled = !listing.samples.empty(), masks = false;
   for (const SourceSample& s : listing.samples) {
-    labeled |= s.label >= 0;
+    labeled &= s.label >= 0;
     masks |= !s.mask_path.empty();
   }
   const bool single = o.num_tasks == 1;

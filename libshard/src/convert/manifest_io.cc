@@ -6,21 +6,53 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <memory>
 
 #include "libshard/convert/dataset_stats.h"
 #include "libshard/io/mapped_file.h"
 #include "libshard/io/writable_file.h"
+#include "libshard/text_escape.h"
 
 namespace libshard::convert {
 namespace {
+
+// Replaces every string field that is not valid UTF-8 by its EscapeText
+// form: the JSON printer would fail on it and drop bytes.
+void EscapeInvalidUtf8(google::protobuf::Message* m) {
+  using google::protobuf::FieldDescriptor;
+  const google::protobuf::Descriptor* d = m->GetDescriptor();
+  const google::protobuf::Reflection* r = m->GetReflection();
+  for (int i = 0; i < d->field_count(); ++i) {
+    const FieldDescriptor* f = d->field(i);
+    if (f->type() == FieldDescriptor::TYPE_STRING) {
+      const int n = f->is_repeated() ? r->FieldSize(*m, f) : 1;
+      for (int j = 0; j < n; ++j) {
+        const std::string s = f->is_repeated() ? r->GetRepeatedString(*m, f, j) : r->GetString(*m, f);
+        if (IsValidUtf8(s)) continue;
+        if (f->is_repeated()) r->SetRepeatedString(m, f, j, EscapeText(s));
+        else r->SetString(m, f, EscapeText(s));
+      }
+    } else if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
+      if (f->is_repeated()) {
+        for (int j = 0; j < r->FieldSize(*m, f); ++j) EscapeInvalidUtf8(r->MutableRepeatedMessage(m, f, j));
+      } else if (r->HasField(*m, f)) {
+        EscapeInvalidUtf8(r->MutableMessage(m, f));
+      }
+    }
+  }
+}
 
 std::string ToJson(const google::protobuf::Message& m) {
   google::protobuf::util::JsonPrintOptions o;
   o.add_whitespace = true;
   o.always_print_primitive_fields = true;
   o.preserve_proto_field_names = true;
+  std::unique_ptr<google::protobuf::Message> copy(m.New());
+  copy->CopyFrom(m);
+  EscapeInvalidUtf8(copy.get());
   std::string out;
-  (void)google::protobuf::util::MessageToJsonString(m, &out, o);
+  // With every string valid UTF-8 the printer cannot fail on these messages.
+  (void)google::protobuf::util::MessageToJsonString(*copy, &out, o);
   return out;
 }
 

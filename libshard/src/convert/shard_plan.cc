@@ -54,9 +54,10 @@ std::string ShardFileName(const std::string& prefix, const std::string& split, u
 }
 
 StatusOr<ShardPlan> MakeShardPlan(const Listing& listing, const PlanOptions& options) {
-  if (options.prefix.empty()) return InvalidArgumentError("shard prefix is empty");
-  if (options.prefix.find('/') != std::string::npos) {
-    return InvalidArgumentError("shard prefix '" + options.prefix + "' contains '/'");
+  LIBSHARD_RETURN_IF_ERROR(ValidateNamePart("shard prefix", options.prefix));
+  if (options.prefix[0] == '.') {
+    return InvalidArgumentError("shard prefix '" + options.prefix +
+                                "' starts with '.': its shards would be hidden files, which readers skip");
   }
   if (options.records_per_shard == 0 && options.shard_size_bytes == 0) {
     return InvalidArgumentError("shard size must be positive");
@@ -68,6 +69,7 @@ StatusOr<ShardPlan> MakeShardPlan(const Listing& listing, const PlanOptions& opt
   size_t begin = 0;
   while (begin < listing.samples.size()) {
     const std::string& split = listing.samples[begin].split;
+    LIBSHARD_RETURN_IF_ERROR(ValidateNamePart("split name", split));
     size_t end = begin;
     uint64_t estimate = 0;
     while (end < listing.samples.size() && listing.samples[end].split == split) {
@@ -84,12 +86,14 @@ StatusOr<ShardPlan> MakeShardPlan(const Listing& listing, const PlanOptions& opt
     }
     uint64_t m;
     if (options.records_per_shard > 0) {
-      m = (n + options.records_per_shard - 1) / options.records_per_shard;
+      // ceil(n / r) without n + r - 1, which wraps for r near 2^64.
+      m = n / options.records_per_shard + (n % options.records_per_shard != 0 ? 1 : 0);
     } else {
       m = static_cast<uint64_t>(
           std::llround(static_cast<double>(estimate) / static_cast<double>(options.shard_size_bytes)));
       m = std::max<uint64_t>(1, std::min<uint64_t>(m, n));
     }
+    if (m == 0) return InternalError("split '" + split + "': no shards planned for its samples");
     if (m > 99999) {
       return InvalidArgumentError("split '" + split + "' would need " + std::to_string(m) +
                                      " shards (at most 99999): raise the shard size");

@@ -4,13 +4,16 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <map>
 #include <set>
+#include <tuple>
 #include <utility>
 
 #include "libshard/io/mapped_file.h"
+#include "libshard/text_escape.h"
 
 namespace libshard::convert {
 namespace fs = std::filesystem;
@@ -146,6 +149,30 @@ std::string Dirname(const std::string& rel) {
   return slash == std::string::npos ? "" : rel.substr(0, slash);
 }
 
+// `masks` with "{split}" replaced by `split`.
+std::string MaskFolder(const std::string& masks, const std::string& split) {
+  std::string out = masks;
+  for (size_t at = out.find("{split}"); at != std::string::npos; at = out.find("{split}", at + split.size())) {
+    out.replace(at, 7, split);
+  }
+  return out;
+}
+
+// (device, inode) of the paths a listing skips: the `ignore` paths and the
+// mask folder of each split that may occur.
+std::set<std::pair<dev_t, ino_t>> IgnoredIds(const ListOptions& options, const std::vector<std::string>& splits) {
+  std::vector<std::string> paths = options.ignore;
+  if (!options.masks.empty()) {
+    for (const std::string& split : splits) paths.push_back(MaskFolder(options.masks, split));
+  }
+  std::set<std::pair<dev_t, ino_t>> ids;
+  for (const std::string& p : paths) {
+    struct stat st;
+    if (!p.empty() && ::stat(p.c_str(), &st) == 0) ids.insert({st.st_dev, st.st_ino});
+  }
+  return ids;
+}
+
 bool IsFile(const std::string& path) {
   struct stat st;
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
@@ -158,9 +185,9 @@ void ResolveMasks(const ListOptions& options, Listing* listing) {
   for (SourceSample& s : listing->samples) {
     std::string stem = Stem(s.path) + options.mask_suffix;
     std::string dir = Dirname(s.path);
+    const std::string masks = MaskFolder(options.masks, s.split);
     std::string found;
-    for (const std::string& base :
-         {dir.empty() ? options.masks : options.masks + "/" + dir, options.masks}) {
+    for (const std::string& base : {dir.empty() ? masks : masks + "/" + dir, masks}) {
       for (const char* ext : {".png", ".PNG"}) {
         std::string candidate = base + "/" + stem + ext;
         if (IsFile(candidate)) {
@@ -171,8 +198,7 @@ void ResolveMasks(const ListOptions& options, Listing* listing) {
       if (!found.empty()) break;
     }
     if (found.empty()) {
-      listing->rejects.push_back(
-          {s.path, "no mask " + stem + ".png under " + options.masks});
+      listing->rejects.push_back({s.path, "no mask " + stem + ".png under " + masks});
     } else {
       s.mask_path = found;
       kept.push_back(std::move(s));
@@ -181,10 +207,23 @@ void ResolveMasks(const ListOptions& options, Listing* listing) {
   listing->samples = std::move(kept);
 }
 
-// Applies val_fraction, sorts samples and rejects canonically, fills splits.
+// Applies val_fraction and label_offset, sorts samples and rejects
+// canonically, fills splits.
 Status Finish(const ListOptions& options, bool has_split_folders, Listing* listing) {
   if (!(options.val_fraction >= 0 && options.val_fraction < 1)) {
     return InvalidArgumentError("val_fraction must be in [0, 1)");
+  }
+  if (options.label_offset < 0 || options.label_offset > 1000000) {
+    return InvalidArgumentError("label offset " + std::to_string(options.label_offset) + " is not in 0..1000000");
+  }
+  listing->label_offset = options.label_offset;
+  for (SourceSample& s : listing->samples) {
+    if (s.label < 0) continue;
+    if (s.label > INT64_MAX - options.label_offset) {
+      return InvalidArgumentError(s.origin + ": label " + std::to_string(s.label) + " + offset " +
+                                  std::to_string(options.label_offset) + " does not fit in 64 bits");
+    }
+    s.label += options.label_offset;
   }
   if (options.val_fraction > 0) {
     if (has_split_folders) {
@@ -220,7 +259,15 @@ StatusOr<std::map<std::string, int64_t>> LabelIndex(const ListOptions& options,
     names->assign(seen.begin(), seen.end());
   }
   std::map<std::string, int64_t> index;
-  for (size_t i = 0; i < names->size(); ++i) index[(*names)[i]] = static_cast<int64_t>(i);
+  for (size_t i = 0; i < names->size(); ++i) {
+    const std::string& name = (*names)[i];
+    if (!IsValidUtf8(name)) {
+      return InvalidArgumentError("class name '" + EscapeText(name) +
+                                  "' is not valid UTF-8: manifest.json stores class names as text; "
+                                  "rename it (e.g. convmv -f latin1 -t utf8)");
+    }
+    index[name] = static_cast<int64_t>(i);
+  }
   return index;
 }
 
@@ -252,8 +299,15 @@ std::vector<std::string> SplitRow(const std::string& line, char sep) {
   return out;
 }
 
+// An optional '-' and decimal digits (whether or not it fits in 64 bits).
+bool LooksLikeInteger(const std::string& s) {
+  const size_t from = !s.empty() && s[0] == '-' ? 1 : 0;
+  if (from >= s.size()) return false;
+  return std::all_of(s.begin() + from, s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
 bool ParseInt64(const std::string& s, int64_t* v) {
-  if (s.empty()) return false;
+  if (!LooksLikeInteger(s)) return false;
   char* end = nullptr;
   errno = 0;
   long long x = std::strtoll(s.c_str(), &end, 10);
@@ -293,11 +347,26 @@ StatusOr<Listing> ListFolder(const std::string& root_in, const ListOptions& opti
 
   std::vector<Entry> top;
   LIBSHARD_RETURN_IF_ERROR(ReadDir(root, "", &top, &listing.rejects, skip));
+  std::vector<std::string> split_names = {options.default_split};
+  for (const Entry& e : top) {
+    if (e.is_dir && IsSplitName(e.name)) split_names.push_back(e.name);
+  }
+  const auto ignored_ids = IgnoredIds(options, split_names);
+  const auto ignored = [&ignored_ids](const std::string& path) {
+    struct stat st;
+    return !ignored_ids.empty() && ::stat(path.c_str(), &st) == 0 && ignored_ids.count({st.st_dev, st.st_ino}) > 0;
+  };
+  top.erase(std::remove_if(top.begin(), top.end(), [&](const Entry& e) { return ignored(root + "/" + e.name); }),
+            top.end());
   bool has_splits = false;
   for (const Entry& e : top) has_splits |= e.is_dir && IsSplitName(e.name);
 
   // (split folder rel path or "", split name) pairs to read classes from.
   std::vector<std::pair<std::string, std::string>> groups;
+  if (has_splits && options.default_split != ListOptions().default_split) {
+    return InvalidArgumentError("split '" + options.default_split + "' given for " + root +
+                                ", which has split folders (train, val, ...): they name the splits");
+  }
   if (has_splits) {
     for (const Entry& e : top) {
       if (e.is_dir && IsSplitName(e.name)) {
@@ -309,7 +378,8 @@ StatusOr<Listing> ListFolder(const std::string& root_in, const ListOptions& opti
       }
     }
   } else {
-    groups.push_back({"", "train"});
+    LIBSHARD_RETURN_IF_ERROR(ValidateNamePart("split name", options.default_split));
+    groups.push_back({"", options.default_split});
   }
 
   struct Pending {
@@ -331,6 +401,9 @@ StatusOr<Listing> ListFolder(const std::string& root_in, const ListOptions& opti
         listing.rejects.push_back({rel, s.message()});
         continue;
       }
+      entries.erase(std::remove_if(entries.begin(), entries.end(),
+                                   [&](const Entry& e) { return ignored(root + "/" + rel + "/" + e.name); }),
+                    entries.end());
     }
     bool has_classes = std::any_of(entries.begin(), entries.end(),
                                    [](const Entry& e) { return e.is_dir; });
@@ -343,7 +416,12 @@ StatusOr<Listing> ListFolder(const std::string& root_in, const ListOptions& opti
       } else {
         std::vector<std::pair<std::string, uint64_t>> files;
         walker.Walk(child, &files, &listing.rejects);
-        if (!files.empty()) class_seen.insert(e.name);
+        // An empty class keeps its label, so the later classes' do not shift.
+        class_seen.insert(e.name);
+        if (files.empty()) {
+          listing.warnings.push_back("class folder " + child + " has no files; class '" + e.name +
+                                     "' keeps its label");
+        }
         for (auto& [path, size] : files) pending.push_back({path, split, e.name, size});
       }
     }
@@ -372,9 +450,11 @@ StatusOr<Listing> ListFolder(const std::string& root_in, const ListOptions& opti
 
 StatusOr<Listing> ReadManifestCsv(const std::string& csv_path, const ListOptions& options) {
   LIBSHARD_ASSIGN_OR_RETURN(std::string text, io::ReadFileToString(csv_path, 1ull << 32));
+  if (text.compare(0, 3, "\xEF\xBB\xBF") == 0) text.erase(0, 3);  // a UTF-8 byte order mark
   Listing listing;
   std::string dir = Dirname(csv_path);
   listing.root = dir.empty() ? "." : dir;
+  const auto at = [&csv_path](int line) { return csv_path + ":" + std::to_string(line) + ": "; };
 
   std::vector<std::string> lines;
   for (size_t pos = 0; pos < text.size();) {
@@ -384,8 +464,14 @@ StatusOr<Listing> ReadManifestCsv(const std::string& csv_path, const ListOptions
     if (!line.empty() && line.back() == '\r') line.pop_back();
     lines.push_back(std::move(line));
   }
+  const std::string& path_col = options.path_column;
+  const std::string& label_col = options.label_column;
+  const std::string& mask_col = options.mask_column;
+  const std::string& split_col = options.split_column;
+  const std::string expected = path_col + ", " + label_col + ", " + mask_col + ", " + split_col;
   if (lines.empty() || lines[0].empty()) {
-    return InvalidArgumentError(csv_path + ":1: missing header (path,label[,mask][,split])");
+    return InvalidArgumentError(at(1) + "missing header (" + path_col + "," + label_col + "[," + mask_col +
+                                "][," + split_col + "])");
   }
   bool tsv = csv_path.size() >= 4 && csv_path.compare(csv_path.size() - 4, 4, ".tsv") == 0;
   tsv |= lines[0].find('\t') != std::string::npos;
@@ -394,15 +480,22 @@ StatusOr<Listing> ReadManifestCsv(const std::string& csv_path, const ListOptions
   int col_path = -1, col_label = -1, col_mask = -1, col_split = -1;
   for (size_t i = 0; i < header.size(); ++i) {
     const std::string& h = header[i];
-    int* slot = h == "path" ? &col_path : h == "label" ? &col_label
-              : h == "mask" ? &col_mask : h == "split" ? &col_split : nullptr;
+    int* slot = h == path_col ? &col_path : h == label_col ? &col_label
+              : h == mask_col ? &col_mask : h == split_col ? &col_split : nullptr;
     if (slot == nullptr) {
-      return InvalidArgumentError(csv_path + ":1: unknown column '" + h +
-                                     "' (expected path, label, mask, split)");
+      return InvalidArgumentError(at(1) + "unknown column '" + h + "' (expected " + expected +
+                                  "; --path-col, --label-col, --mask-col, --split-col name others)");
     }
+    if (*slot >= 0) return InvalidArgumentError(at(1) + "column '" + h + "' appears twice");
     *slot = static_cast<int>(i);
   }
-  if (col_path < 0) return InvalidArgumentError(csv_path + ":1: no 'path' column");
+  if (col_path < 0) return InvalidArgumentError(at(1) + "no '" + path_col + "' column");
+  const ListOptions defaults;
+  for (const auto& [name, def, col] : {std::tuple(label_col, defaults.label_column, col_label),
+                                       std::tuple(mask_col, defaults.mask_column, col_mask),
+                                       std::tuple(split_col, defaults.split_column, col_split)}) {
+    if (col < 0 && name != def) return InvalidArgumentError(at(1) + "no '" + name + "' column");
+  }
 
   struct Row {
     SourceSample sample;
@@ -410,67 +503,126 @@ StatusOr<Listing> ReadManifestCsv(const std::string& csv_path, const ListOptions
     int line;
   };
   std::vector<Row> rows;
-  bool all_int = true;
-  std::set<std::string> names;
+  std::map<std::string, int> first_line;  // path -> line
   for (size_t i = 1; i < lines.size(); ++i) {
     if (lines[i].empty()) continue;
     const int line_no = static_cast<int>(i) + 1;
     std::vector<std::string> f = SplitRow(lines[i], sep);
     if (f.size() != header.size()) {
-      return InvalidArgumentError(csv_path + ":" + std::to_string(line_no) + ": " +
-                                     std::to_string(f.size()) + " fields, header has " +
-                                     std::to_string(header.size()));
+      return InvalidArgumentError(at(line_no) + std::to_string(f.size()) + " fields, header has " +
+                                  std::to_string(header.size()));
     }
     Row r;
     r.line = line_no;
     r.sample.path = f[col_path];
-    r.sample.split = col_split >= 0 && !f[col_split].empty() ? f[col_split] : "train";
+    r.sample.origin = at(line_no).substr(0, at(line_no).size() - 2);
+    if (r.sample.path.empty()) return InvalidArgumentError(at(line_no) + "empty " + path_col);
+    auto [it, inserted] = first_line.emplace(r.sample.path, line_no);
+    if (!inserted) {
+      return InvalidArgumentError(at(line_no) + r.sample.path + " is listed again (first at line " +
+                                  std::to_string(it->second) + ")");
+    }
+    r.sample.split = col_split >= 0 && !f[col_split].empty() ? f[col_split] : options.default_split;
+    if (Status s = ValidateNamePart("split name", r.sample.split); !s.ok()) {
+      return InvalidArgumentError(at(line_no) + s.message());
+    }
     if (col_mask >= 0 && !f[col_mask].empty()) {
-      r.sample.mask_path = listing.root + "/" + f[col_mask];
+      r.sample.mask_path = SourceFilePath(listing.root, f[col_mask]);
     }
     if (col_label >= 0) r.label_text = f[col_label];
-    if (!r.label_text.empty()) {
-      int64_t v;
-      if (!ParseInt64(r.label_text, &v)) all_int = false;
-      names.insert(r.label_text);
-    }
     rows.push_back(std::move(r));
   }
+  if (rows.empty()) return InvalidArgumentError(csv_path + ": no samples (only a header)");
+
+  // Labels: all integers (kept as given) or all class names (numbered in
+  // sorted order, or by --labels); with --labels every label is a name.
   std::map<std::string, int64_t> index;
-  if (!all_int || !options.labels_file.empty()) {
-    LIBSHARD_ASSIGN_OR_RETURN(index, LabelIndex(options, names, &listing.class_names));
+  const Row* first_labeled = nullptr;
+  bool names = !options.labels_file.empty();
+  std::set<std::string> seen;
+  for (Row& r : rows) {
+    if (r.label_text.empty()) continue;
+    seen.insert(r.label_text);
+    if (!options.labels_file.empty()) continue;
+    const bool integer = LooksLikeInteger(r.label_text);
+    if (first_labeled == nullptr) {
+      first_labeled = &r;
+      names = !integer;
+    } else if (integer == names) {
+      return InvalidArgumentError(
+          at(r.line) + "label '" + r.label_text + "' is " + (integer ? "an integer" : "a class name") +
+          " but line " + std::to_string(first_labeled->line) + "'s '" + first_labeled->label_text + "' is " +
+          (integer ? "a class name" : "an integer") +
+          ": a label column is all integers or all class names (--labels FILE reads them all as names)");
+    }
+    if (integer) {
+      if (!ParseInt64(r.label_text, &r.sample.label)) {
+        return InvalidArgumentError(at(r.line) + "label " + r.label_text + " does not fit in 64 bits");
+      }
+      if (r.sample.label < 0) return InvalidArgumentError(at(r.line) + "negative label " + r.label_text);
+    }
+  }
+  if (names) {
+    LIBSHARD_ASSIGN_OR_RETURN(index, LabelIndex(options, seen, &listing.class_names));
   }
   for (Row& r : rows) {
-    const std::string full = listing.root + "/" + r.sample.path;
+    const std::string full = SourceFilePath(listing.root, r.sample.path);
     struct stat st;
-    if (::stat(full.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
-      listing.rejects.push_back({r.sample.path, csv_path + ":" + std::to_string(r.line) +
-                                                    ": no such file"});
+    std::string why;
+    if (::stat(full.c_str(), &st) != 0) {
+      why = errno == ENOENT ? "no such file" : std::strerror(errno);
+    } else if (S_ISDIR(st.st_mode)) {
+      why = "is a directory";
+    } else if (!S_ISREG(st.st_mode)) {
+      why = "not a regular file";
+    }
+    if (!why.empty()) {
+      listing.rejects.push_back({r.sample.path, at(r.line) + why});
       continue;
     }
     r.sample.size = static_cast<uint64_t>(st.st_size);
-    if (!r.label_text.empty()) {
-      if (index.empty()) {
-        ParseInt64(r.label_text, &r.sample.label);
-        if (r.sample.label < 0) {
-          return InvalidArgumentError(csv_path + ":" + std::to_string(r.line) +
-                                         ": negative label " + r.label_text);
-        }
-      } else {
-        auto it = index.find(r.label_text);
-        if (it == index.end()) {
-          listing.rejects.push_back({r.sample.path, "class '" + r.label_text + "' is not in " +
-                                                        options.labels_file});
-          continue;
-        }
-        r.sample.label = it->second;
+    if (names && !r.label_text.empty()) {
+      auto it = index.find(r.label_text);
+      if (it == index.end()) {
+        listing.rejects.push_back(
+            {r.sample.path, at(r.line) + "class '" + r.label_text + "' is not in " + options.labels_file});
+        continue;
       }
+      r.sample.label = it->second;
     }
     listing.samples.push_back(std::move(r.sample));
   }
   bool has_split_column = col_split >= 0;
   LIBSHARD_RETURN_IF_ERROR(Finish(options, has_split_column, &listing));
   return listing;
+}
+
+std::string_view ClassName(const Listing& listing, int64_t label) {
+  const int64_t i = label - listing.label_offset;
+  if (label < 0 || i < 0 || static_cast<uint64_t>(i) >= listing.class_names.size()) return {};
+  return listing.class_names[static_cast<size_t>(i)];
+}
+
+std::string SourceFilePath(const std::string& root, const std::string& path) {
+  return !path.empty() && path[0] == '/' ? path : root + "/" + path;
+}
+
+Status ValidateNamePart(const std::string& what, const std::string& name) {
+  if (name.empty()) return InvalidArgumentError(what + " is empty");
+  if (name == "." || name == "..") return InvalidArgumentError(what + " '" + name + "' is not a name");
+  if (!IsValidUtf8(name)) {
+    return InvalidArgumentError(what + " '" + EscapeText(name) + "' is not valid UTF-8");
+  }
+  for (unsigned char c : name) {
+    if (c == '/') return InvalidArgumentError(what + " '" + name + "' contains '/'");
+    if (c < 0x20 || c == 0x7f) {
+      char code[8];
+      std::snprintf(code, sizeof code, "0x%02x", c);
+      return InvalidArgumentError(what + " contains the control character " + code +
+                                  " (tab, newline, ...)");
+    }
+  }
+  return Status::OK();
 }
 
 }  // namespace libshard::convert

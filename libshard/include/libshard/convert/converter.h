@@ -73,7 +73,8 @@ struct ConvertOptions {
   std::string mask_labels_file;
   // Stop at the first rejected input instead of skipping it. Default: false.
   bool fail_on_error = false;
-  // Worker threads; 0 = one per core. Does not change the output. Default: 0.
+  // Worker threads, 0..256; 0 = one per core. Does not change the output.
+  // Default: 0.
   int threads = 0;
   // Task split: this run writes the shards of task task_index only.
   // Default: 1 task.
@@ -105,6 +106,7 @@ struct ConvertResult {
   // for a split, or a split this plan does not have), with their index,
   // entry and temporary files; sorted.
   std::vector<std::string> removed_stale;
+  std::vector<std::string> warnings;  // the listing's (Listing::warnings)
 };
 
 StatusOr<ConvertResult> Convert(const ConvertOptions& options, const ProgressFn& progress = {});

@@ -21,8 +21,10 @@
 //   po.prefix = "oct";
 //   StatusOr<ShardPlan> plan = MakeShardPlan(listing, po);
 //
-// Errors: kInvalidArgument for a bad option (empty prefix, zero sizes, a
-// task index out of range).
+// Errors: kInvalidArgument for a bad option (a prefix that is empty, contains
+// '/' or a control character or starts with '.'; a split name that is empty,
+// "." or "..", or contains '/' or a control character; zero sizes; a task
+// index out of range). Any records_per_shard from 1 to 2^64-1 is valid.
 // Thread-safety: pure functions.
 #ifndef LIBSHARD_CONVERT_SHARD_PLAN_H_
 #define LIBSHARD_CONVERT_SHARD_PLAN_H_

@@ -74,7 +74,7 @@ struct VerifyOptions {
   uint64_t max_faults_per_file = 100;
   // Files checked at the same time (VerifyFiles); 0 lets oneTBB choose (one
   // per core). With decode_images, records of one file are decoded on the
-  // same threads too. Default: 0.
+  // same threads too. At most 256. Default: 0.
   int threads = 0;
   // Decode every image (`image/encoded`: JPEG, PNG or a raw array) and
   // segmentation mask, and compare their sizes with `image/height`,

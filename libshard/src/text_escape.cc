@@ -1,0 +1,73 @@
+#include "libshard/text_escape.h"
+
+#include <cstdint>
+#include <cstdio>
+
+namespace libshard {
+
+size_t Utf8SequenceLength(std::string_view s, size_t pos) {
+  const auto byte = [&s](size_t i) { return static_cast<unsigned char>(s[i]); };
+  const unsigned char c = byte(pos);
+  if (c < 0x80) return 1;
+  size_t n;
+  uint32_t cp;
+  if ((c & 0xe0) == 0xc0) {
+    n = 2;
+    cp = c & 0x1f;
+  } else if ((c & 0xf0) == 0xe0) {
+    n = 3;
+    cp = c & 0x0f;
+  } else if ((c & 0xf8) == 0xf0) {
+    n = 4;
+    cp = c & 0x07;
+  } else {
+    return 0;
+  }
+  if (s.size() - pos < n) return 0;
+  for (size_t i = 1; i < n; ++i) {
+    if ((byte(pos + i) & 0xc0) != 0x80) return 0;
+    cp = (cp << 6) | (byte(pos + i) & 0x3f);
+  }
+  static constexpr uint32_t kMin[5] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < kMin[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
+  return n;
+}
+
+bool IsValidUtf8(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    const size_t n = Utf8SequenceLength(s, i);
+    if (n == 0) return false;
+    i += n;
+  }
+  return true;
+}
+
+std::string EscapeText(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    const size_t n = Utf8SequenceLength(s, i);
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (n == 0 || c < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else {
+      out.append(s.substr(i, n));
+      i += n;
+      continue;
+    }
+    ++i;
+  }
+  return out;
+}
+
+}  // namespace libshard
