@@ -392,9 +392,6 @@ void RegisterConvert(CLI::App& app, int* exit_code) {
                   "output folder (created; reruns resume, a rerun with another plan removes the earlier plan's "
                   "shards; one writer at a time)")
       ->required();
-  cmd->add_option("--prefix", f.o.plan.prefix, "shard name prefix (default: input folder name)");
-  cmd->add_option("--labels", f.o.list.labels_file, "class names, one per line, in label order");
-  cmd->add_option("-o,--output", f.o.output, "output folder (created; reruns resume)")->required();
   cmd->add_option("--prefix", f.o.plan.prefix,
                   "shard name prefix (default: input folder name); not empty, no '/', not starting with '.'")
       ->check(CLI::Validator(

@@ -43,7 +43,12 @@ uint64_t FileSize(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : UINT64_MAX;
 }
 
+// The default shard prefix: the input's name, "." and ".." resolved (so
+// `shard convert . -o ../out` names the shards after the current folder).
 std::string Basename(std::string path) {
+  std::error_code ec;
+  const std::filesystem::path abs = std::filesystem::absolute(path, ec).lexically_normal();
+  if (!ec) path = abs.string();
   while (path.size() > 1 && path.back() == '/') path.pop_back();
   size_t slash = path.rfind('/');
   std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
