@@ -230,6 +230,8 @@ struct BatchLoader::Impl {
   std::vector<Slot> slots;
   std::unique_ptr<Runtime> rt;  // see Current()
 
+  // Set while StopProducer() waits: the batch being filled is abandoned.
+  std::atomic<bool> cancel{false};
   // Guarded by rt->mu:
   bool running = false;
   bool stop = false;
@@ -443,7 +445,7 @@ Status BatchLoader::Impl::Fill(Runtime* rt, Slot* slot, const std::vector<uint64
   Status err;
   std::atomic<bool> failed{false};
   ParallelFor(*rt, n, opt.threads, [&](size_t i) {
-    if (failed.load(std::memory_order_relaxed)) return;
+    if (failed.load(std::memory_order_relaxed) || cancel.load(std::memory_order_relaxed)) return;
     Status s = DecodeCaught(samples[range.begin + i], pos.epoch, slot->buf.images + i * image_bytes,
                             slot->buf.masks ? slot->buf.masks + i * mask_bytes : nullptr, &slot->buf.labels[i]);
     if (!s.ok()) {
@@ -487,6 +489,7 @@ void BatchLoader::Impl::Produce(Runtime* rt, Position pos) {
     }
     {
       std::lock_guard<std::mutex> lock(rt->mu);
+      if (stop) return;  // the batch may be incomplete (cancel)
       slot->pos = pos;
       slot->status = s;
       slot->state = SlotState::kReady;
@@ -503,10 +506,12 @@ void BatchLoader::Impl::Produce(Runtime* rt, Position pos) {
 
 void BatchLoader::Impl::StopProducer(Runtime* rt, std::unique_lock<std::mutex>* lock) {
   stop = true;
+  cancel.store(true);
   lock->unlock();
   rt->cv.notify_all();
   if (rt->producer.joinable()) rt->producer.join();
   lock->lock();
+  cancel.store(false);
   stop = false;
   running = false;
   for (Slot& s : slots) {
@@ -547,6 +552,10 @@ StatusOr<std::unique_ptr<BatchLoader>> BatchLoader::Create(std::shared_ptr<const
   if (!(r.scale_min > 0 && r.scale_min <= r.scale_max && r.scale_max <= 1 && r.ratio_min > 0 &&
         r.ratio_min <= r.ratio_max)) {
     return InvalidArgumentError("random-resized-crop: need 0 < scale_min <= scale_max <= 1, 0 < ratio_min <= ratio_max");
+  }
+  if (options.masks && dataset->HasFeature(dataset->options().keys.mask) == false) {
+    return InvalidArgumentError("masks requested, but the manifest's schema has no \"" +
+                                dataset->options().keys.mask + "\" in every record (shards without masks)");
   }
   auto impl = std::make_unique<Impl>();
   impl->ds = std::move(dataset);

@@ -158,7 +158,8 @@ struct Batch {
 class BatchLoader {
  public:
   // InvalidArgument for bad options (sizes, channels, threads, resize mode,
-  // a null caller buffer) and the SampleOrder::Create errors.
+  // a null caller buffer, masks from shards whose manifest says they have
+  // none) and the SampleOrder::Create errors.
   static StatusOr<std::unique_ptr<BatchLoader>> Create(std::shared_ptr<const Dataset> dataset,
                                                        const LoaderOptions& options,
                                                        std::vector<BatchBuffers> buffers = {});
