@@ -304,6 +304,18 @@ std::pair<int, int> ImageSize(const py::handle& v) {
                        std::string(py::repr(v)));
 }
 
+// Runs f() (C++ only, not throwing) with the GIL released, and takes the GIL
+// back outside any destructor: at interpreter exit a daemon thread that takes
+// the GIL is ended by pthread_exit, whose unwinding must not cross a noexcept
+// function such as ~gil_scoped_release (std::terminate).
+template <typename F>
+auto WithoutGil(const F& f) -> decltype(f()) {
+  PyThreadState* state = PyEval_SaveThread();
+  auto result = f();
+  PyEval_RestoreThread(state);
+  return result;
+}
+
 class PyLoader {
  public:
   PyLoader(const py::object& files, size_t batch_size, const py::object& image_size, bool shuffle, uint64_t seed,
@@ -438,8 +450,10 @@ class PyLoader {
   void Close() {
     auto lock = Lock();
     if (loader_ != nullptr) {
-      py::gil_scoped_release release;
-      loader_.reset();
+      WithoutGil([&] {
+        loader_.reset();
+        return true;
+      });
     }
     held_.clear();
   }
@@ -475,23 +489,14 @@ class PyLoader {
       mu_pid_ = getpid();
     }
     std::unique_lock<std::timed_mutex> lock(*mu_, std::defer_lock);
-    for (;;) {
-      {
-        py::gil_scoped_release release;
-        if (lock.try_lock_for(std::chrono::milliseconds(50))) break;
-      }
+    while (!WithoutGil([&] { return lock.try_lock_for(std::chrono::milliseconds(50)); })) {
       if (PyErr_CheckSignals() != 0) throw py::error_already_set();
     }
     return lock;
   }
 
   void Seek(reader::Position p) {
-    Status s;
-    {
-      py::gil_scoped_release release;
-      s = loader_->Seek(p);
-    }
-    Check(s);
+    Check(WithoutGil([&] { return loader_->Seek(p); }));
   }
 
   // The next batch as numpy arrays; waits with the GIL released, checking for
@@ -501,10 +506,7 @@ class PyLoader {
     Status s;
     for (;;) {
       bool ready = false;
-      {
-        py::gil_scoped_release release;
-        s = loader_->NextFor(&b, std::chrono::milliseconds(100), &ready);
-      }
+      s = WithoutGil([&] { return loader_->NextFor(&b, std::chrono::milliseconds(100), &ready); });
       if (!s.ok() || ready) break;
       if (PyErr_CheckSignals() != 0) throw py::error_already_set();
     }
@@ -565,10 +567,10 @@ class PyLoader {
         a = py::array::ensure(obj);
       } catch (py::error_already_set&) {
       }
-      if (!a) throw py::type_error("buffers: " + what + " is a " + TypeName(obj) + ", not an array");
+      if (!a) throw py::type_error(what + " is a " + TypeName(obj) + ", not an array");
       if (!a.dtype().is(dt) || static_cast<size_t>(a.size()) != count || !(a.flags() & py::array::c_style) ||
           !a.writeable()) {
-        throw py::value_error("buffers: " + what + " must be a writable C-contiguous array of " +
+        throw py::value_error(what + " must be a writable C-contiguous array of " +
                               std::to_string(count) + " " + dt.attr("name").cast<std::string>());
       }
       const auto begin = reinterpret_cast<uintptr_t>(a.data());
@@ -601,7 +603,7 @@ class PyLoader {
     std::sort(regions.begin(), regions.end(), [](const Region& a, const Region& b) { return a.begin < b.begin; });
     for (size_t k = 1; k < regions.size(); ++k) {
       if (regions[k].begin < regions[k - 1].end) {
-        throw py::value_error("buffers: " + regions[k].what + " shares memory with " + regions[k - 1].what +
+        throw py::value_error(regions[k].what + " shares memory with " + regions[k - 1].what +
                               " (each buffer needs memory of its own)");
       }
     }
