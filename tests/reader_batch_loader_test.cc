@@ -578,6 +578,30 @@ TEST(BatchLoader, NextForWaitsAtMostItsTime) {
   }
 }
 
+TEST(BatchLoader, MasksAreRefusedWhenTheManifestSaysThereAreNone) {
+  const std::string dir = testing::MakeTempDir();
+  WriteImageShard(dir + "/train-00000-of-00001.tfrecord", 2, 0);
+  auto manifest = [&](bool masks) {
+    testing::WriteFileOrDie(dir + "/manifest.json", std::string(R"({"format": "libshard.manifest/1",
+      "schema": [{"key": "image/encoded", "kind": "bytes", "required": true},
+                 {"key": "image/segmentation/class/encoded", "kind": "bytes", "required": )") +
+      (masks ? "true" : "false") + R"(}],
+      "splits": [{"name": "train", "records": "2", "shards": [
+        {"file": "train-00000-of-00001.tfrecord", "records": "2"}]}]})");
+    return std::shared_ptr<const Dataset>(std::move(*Dataset::Open({dir})));
+  };
+  LoaderOptions o;
+  o.masks = true;
+  auto refused = BatchLoader::Create(manifest(false), o);
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(refused.status().message(),
+            "masks requested, but the manifest's schema has no \"image/segmentation/class/encoded\" in every record "
+            "(shards without masks)");
+  EXPECT_TRUE(BatchLoader::Create(manifest(true), o).ok());
+  o.masks = false;
+  EXPECT_TRUE(BatchLoader::Create(manifest(false), o).ok());
+}
+
 TEST(BatchLoader, RejectsBadOptions) {
   const std::string dir = testing::MakeTempDir();
   Written w = MakeDataset(dir, {}, 1, 2);
