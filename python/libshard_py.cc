@@ -9,6 +9,7 @@
 //
 // Errors from the library (Status) become Python exceptions: InvalidArgument
 // -> ValueError, NotFound -> FileNotFoundError, OutOfRange -> IndexError,
+// ResourceExhausted -> MemoryError,
 // DataLoss / IOError -> OSError, others -> RuntimeError. docs/reader.md has
 // the whole API.
 #include <pybind11/numpy.h>
