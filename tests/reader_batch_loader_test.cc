@@ -47,6 +47,15 @@ Written MakeDataset(const std::string& dir, const FixtureOptions& fo = {}, int s
   return w;
 }
 
+// Batches of `batch_size` samples of the fixtures' size (32 x 24), as decoded.
+LoaderOptions FixtureSized(size_t batch_size) {
+  LoaderOptions o;
+  o.batch_size = batch_size;
+  o.width = 32;
+  o.height = 24;
+  return o;
+}
+
 std::vector<uint8_t> Copy(const Batch& b, const LoaderOptions& o) {
   const size_t n = b.size * o.height * o.width * o.channels;
   std::vector<uint8_t> v(b.images, b.images + n);
@@ -493,10 +502,7 @@ TEST(BatchLoader, OutOfMemoryIsAnErrorForItsBatchNotAnAbort) {
 TEST(BatchLoader, AForkChildRestartsTheLoaderWhereItStood) {
   const std::string dir = testing::MakeTempDir();
   Written w = MakeDataset(dir, {}, 2, 10);
-  LoaderOptions o;
-  o.batch_size = 3;
-  o.width = 32;
-  o.height = 24;
+  LoaderOptions o = FixtureSized(3);
   o.threads = 3;
   o.order.kind = OrderKind::kShuffle;
   o.order.seed = 9;
@@ -533,10 +539,7 @@ TEST(BatchLoader, AForkChildRestartsTheLoaderWhereItStood) {
 TEST(BatchLoader, SeekRefusesPositionsPastTheLastEpoch) {
   const std::string dir = testing::MakeTempDir();
   Written w = MakeDataset(dir, {}, 1, 4);
-  LoaderOptions o;
-  o.batch_size = 2;
-  o.width = 32;
-  o.height = 24;
+  LoaderOptions o = FixtureSized(2);
   auto loader = BatchLoader::Create(w.ds, o);
   ASSERT_TRUE(loader.ok());
   Status s = (*loader)->Seek({~uint64_t{0}, 0});
@@ -557,10 +560,7 @@ TEST(BatchLoader, SeekRefusesPositionsPastTheLastEpoch) {
 TEST(BatchLoader, NextForWaitsAtMostItsTime) {
   const std::string dir = testing::MakeTempDir();
   Written w = MakeDataset(dir, {}, 1, 8);
-  LoaderOptions o;
-  o.batch_size = 2;
-  o.width = 32;
-  o.height = 24;
+  LoaderOptions o = FixtureSized(2);
   auto polled = BatchLoader::Create(w.ds, o);
   auto plain = BatchLoader::Create(w.ds, o);
   for (int b = 0; b < 6; ++b) {

@@ -23,9 +23,6 @@ from PIL import Image
 
 import libshard
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-
-
 def png_bytes(arr):
     buf = io.BytesIO()
     Image.fromarray(arr).save(buf, format="PNG")
@@ -200,16 +197,12 @@ def test_torch_tensors_as_buffers(shard):
 
 # --- threads, fork, close, interrupts, exit ---
 
-def test_two_threads_share_one_loader():
+def test_two_threads_share_one_loader(tmp_path):
+    path = str(tmp_path / "a.tfrecord")
+    write_shard(path, 40)
     r = run_py("""
         import threading, libshard, sys
-        sys.path.insert(0, %r)
-        from test_loader_use import write_shard
-        import tempfile, os
-        d = tempfile.mkdtemp()
-        p = os.path.join(d, "a.tfrecord")
-        write_shard(p, 40)
-        L = libshard.Loader(p, batch_size=2, image_size=(8, 8), threads=2)
+        L = libshard.Loader(sys.argv[1], batch_size=2, image_size=(8, 8), threads=2)
         seen = [[], []]
         def work(k):
             for _ in range(40):  # 80 batches in all: 4 epochs
@@ -222,20 +215,17 @@ def test_two_threads_share_one_loader():
         counts = sorted(set((seen[0] + seen[1]).count(x) for x in range(40)))
         print("counts", counts)
         L.close()
-        import shutil; shutil.rmtree(d)
-    """ % HERE, timeout=60)
+    """, path)
     assert r.returncode == 0, r.stderr
     assert "counts [4]" in r.stdout  # every sample exactly once per epoch, 4 epochs
 
 
-def test_a_fork_child_uses_the_loader():
+def test_a_fork_child_uses_the_loader(tmp_path):
+    path = str(tmp_path / "a.tfrecord")
+    write_shard(path, 30)
     r = run_py("""
-        import os, sys, libshard, tempfile, shutil
-        sys.path.insert(0, %r)
-        from test_loader_use import write_shard
-        d = tempfile.mkdtemp()
-        p = os.path.join(d, "a.tfrecord")
-        write_shard(p, 30)
+        import os, sys, libshard
+        p = sys.argv[1]
         L = libshard.Loader(p, batch_size=3, image_size=(8, 8), threads=2, shuffle=True, seed=4)
         ref = libshard.Loader(p, batch_size=3, image_size=(8, 8), threads=2, shuffle=True, seed=4)
         want = [lb.tolist() for _, lb in ref][2:]
@@ -253,8 +243,7 @@ def test_a_fork_child_uses_the_loader():
         codes = [os.waitpid(pid, 0)[1] for pid in pids]
         print("children", codes)
         print("parent", [lb.tolist() for _, lb in it] == want)
-        shutil.rmtree(d)
-    """ % HERE, timeout=60)
+    """, path)
     assert r.returncode == 0, r.stderr
     assert "children [0, 0, 0]" in r.stdout and "parent True" in r.stdout
 
