@@ -193,22 +193,46 @@ class PyShardWriter {
       }
       if (values.size() == 0) throw py::value_error("feature " + key + ": empty list (kind unknown)");
       py::handle first = values[0];
+      auto check = [&](size_t i, py::handle v, bool ok, const char* kind) {
+        if (!ok) {
+          throw py::type_error("feature \"" + key + "\" value " + std::to_string(i) + ": expected " + kind +
+                               " like the first value, got " + TypeName(v));
+        }
+      };
       if (py::isinstance<py::bytes>(first) || py::isinstance<py::str>(first)) {
         std::vector<std::string> owned;
-        for (auto v : values) owned.push_back(py::isinstance<py::str>(v) ? v.cast<std::string>()
-                                                                          : std::string(v.cast<py::bytes>()));
+        for (size_t i = 0; i < values.size(); ++i) {
+          py::handle v = values[i];
+          check(i, v, py::isinstance<py::bytes>(v) || py::isinstance<py::str>(v), "bytes or str");
+          owned.push_back(py::isinstance<py::str>(v) ? v.cast<std::string>() : std::string(v.cast<py::bytes>()));
+        }
         std::vector<std::string_view> views(owned.begin(), owned.end());
         b.AddBytesList(key, views);
-      } else if (py::isinstance<py::bool_>(first) || py::isinstance<py::int_>(first)) {
+      } else if (py::isinstance<py::int_>(first)) {  // bool included
         std::vector<int64_t> ints;
-        for (auto v : values) ints.push_back(v.cast<int64_t>());
+        for (size_t i = 0; i < values.size(); ++i) {
+          py::handle v = values[i];
+          check(i, v, py::isinstance<py::int_>(v), "an int");
+          const long long n = PyLong_AsLongLong(v.ptr());
+          if (n == -1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            throw py::value_error("feature \"" + key + "\" value " + std::to_string(i) + ": " +
+                                  std::string(py::repr(v)) + " does not fit in an int64");
+          }
+          ints.push_back(n);
+        }
         b.AddInt64List(key, ints.data(), ints.size());
       } else if (py::isinstance<py::float_>(first)) {
         std::vector<float> fl;
-        for (auto v : values) fl.push_back(v.cast<float>());
+        for (size_t i = 0; i < values.size(); ++i) {
+          py::handle v = values[i];
+          check(i, v, py::isinstance<py::float_>(v) || py::isinstance<py::int_>(v), "a float");
+          fl.push_back(v.cast<float>());
+        }
         b.AddFloatList(key, fl.data(), fl.size());
       } else {
-        throw py::value_error("feature " + key + ": values must be bytes, str, int or float");
+        throw py::type_error("feature \"" + key + "\": values must be bytes, str, int or float, got " +
+                             TypeName(first));
       }
     }
     Check(Writer()->Write(b.Serialize()), true);

@@ -463,3 +463,17 @@ def test_shard_writer_publishes_at_close_and_warns_when_never_closed(tmp_path):
             w3.write({"image/class/label": 1})
             raise KeyError("the block failed")
     assert sorted(os.listdir(tmp_path)) == ["a.tfrecord", "a.tfrecord.idx", "b.tfrecord", "b.tfrecord.idx"]
+
+
+def test_shard_writer_names_the_feature_of_a_bad_value(tmp_path):
+    with libshard.ShardWriter(str(tmp_path / "a.tfrecord")) as w:
+        with pytest.raises(TypeError, match=r'feature "label" value 1: expected an int like the first value, got str'):
+            w.write({"label": [1, "two"]})
+        with pytest.raises(ValueError, match=r'feature "label" value 0: 1180591620717411303424 does not fit in an int64'):
+            w.write({"label": 2**70})
+        with pytest.raises(TypeError, match=r'feature "x": values must be bytes, str, int or float, got dict'):
+            w.write({"x": {}})
+        with pytest.raises(TypeError, match=r'feature "s" value 1: expected bytes or str like the first value, got float'):
+            w.write({"s": [b"a", 1.5]})
+        w.write({"label": [1, True], "score": [0.5, 2]})
+    assert libshard.ShardReader(str(tmp_path / "a.tfrecord")).example(0) == {"label": [1, 1], "score": [0.5, 2.0]}
