@@ -527,7 +527,11 @@ TEST(BatchLoader, AForkChildRestartsTheLoaderWhereItStood) {
         if (Copy(b, o) != expected[i]) return 11 + static_cast<int>(i);
       }
       loader->reset();  // joins the child's own producer
-      return 0;
+      // A loader made in the child works too.
+      auto fresh = BatchLoader::Create(w.ds, o);
+      Batch b;
+      if (!fresh.ok() || !(*fresh)->Seek({0, 2}).ok() || !(*fresh)->Next(&b).ok()) return 30;
+      return Copy(b, o) == expected[0] ? 0 : 31;
     }, 20);
     EXPECT_EQ(rc, 0) << "round " << round;
   }

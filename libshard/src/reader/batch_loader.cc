@@ -131,21 +131,16 @@ Status CopyOut(const image::Image& img, int w, int h, int c, uint8_t* dst, const
 }
 
 // Fork safety. A fork child has none of the parent's threads: not the
-// producer, not oneTBB's workers, and none of the locks they held. Each
-// loader notices the new process id and rebuilds its Runtime; when oneTBB had
-// started before the fork, the child decodes with its own std::threads, as
-// oneTBB's pool cannot be restarted in a child.
-std::atomic<bool> g_tbb_started{false};
-std::atomic<bool> g_tbb_unusable{false};
+// producer, not oneTBB's workers (the loader's, or those of any other oneTBB
+// user in the process), and none of the locks they held. Each loader notices
+// the new process id and rebuilds its Runtime; a fork child decodes with its
+// own std::threads, as oneTBB's pool cannot be restarted there.
+std::atomic<bool> g_in_fork_child{false};
 
-void MarkForkChild() {
-  if (g_tbb_started.load()) g_tbb_unusable.store(true);
-}
+void MarkForkChild() { g_in_fork_child.store(true); }
 
-void InstallForkHandler() {
-  static std::once_flag once;
-  std::call_once(once, [] { pthread_atfork(nullptr, nullptr, &MarkForkChild); });
-}
+// At load time, so that every fork after it is seen.
+const bool g_fork_handler_installed = [] { return pthread_atfork(nullptr, nullptr, &MarkForkChild) == 0; }();
 
 // What a fork child cannot reuse: the parent's producer thread, the lock and
 // condition it waited on, the oneTBB arena. A child abandons them (destroying
@@ -161,7 +156,7 @@ struct Runtime {
 
 std::unique_ptr<Runtime> NewRuntime(int threads) {
   auto rt = std::make_unique<Runtime>();
-  if (g_tbb_unusable.load()) return rt;
+  if (g_in_fork_child.load()) return rt;
   if (threads > tbb::info::default_concurrency()) {
     rt->gc = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism,
                                                    static_cast<size_t>(threads));
@@ -174,7 +169,6 @@ std::unique_ptr<Runtime> NewRuntime(int threads) {
 template <typename Body>
 void ParallelFor(Runtime& rt, size_t n, int threads, const Body& body) {
   if (rt.arena != nullptr) {
-    g_tbb_started.store(true);
     rt.arena->execute([&] {
       tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 1), [&](const tbb::blocked_range<size_t>& r) {
         for (size_t i = r.begin(); i != r.end(); ++i) body(i);
@@ -586,7 +580,6 @@ StatusOr<std::unique_ptr<BatchLoader>> BatchLoader::Create(std::shared_ptr<const
     if (!options.masks) s.buf.masks = nullptr;
     impl->slots.push_back(std::move(s));
   }
-  InstallForkHandler();
   impl->rt = NewRuntime(options.threads);
   return std::unique_ptr<BatchLoader>(new BatchLoader(std::move(impl)));
 }

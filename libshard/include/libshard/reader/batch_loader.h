@@ -53,9 +53,8 @@
 //
 // fork(): a loader may be used in a fork child (a PyTorch DataLoader worker):
 // the child has none of the parent's threads, so the loader starts its own
-// there, from position(), transparently. When oneTBB had started threads
-// before the fork, the child decodes on plain std::threads (oneTBB's pool
-// cannot be restarted in a fork child).
+// there, from position(), transparently. A fork child decodes on plain
+// std::threads (oneTBB's pool cannot be restarted in a fork child).
 #ifndef LIBSHARD_READER_BATCH_LOADER_H_
 #define LIBSHARD_READER_BATCH_LOADER_H_
 
