@@ -1,8 +1,16 @@
 #include "libshard/reader/batch_loader.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zstd.h>
 
+#include <chrono>
 #include <cstring>
+#include <functional>
+#include <thread>
 #include <filesystem>
 #include <set>
 #include <tuple>
@@ -37,6 +45,15 @@ Written MakeDataset(const std::string& dir, const FixtureOptions& fo = {}, int s
   EXPECT_TRUE(ds.ok()) << ds.status();
   w.ds = std::move(*ds);
   return w;
+}
+
+// Batches of `batch_size` samples of the fixtures' size (32 x 24), as decoded.
+LoaderOptions FixtureSized(size_t batch_size) {
+  LoaderOptions o;
+  o.batch_size = batch_size;
+  o.width = 32;
+  o.height = 24;
+  return o;
 }
 
 std::vector<uint8_t> Copy(const Batch& b, const LoaderOptions& o) {
@@ -381,6 +398,212 @@ TEST(BatchLoader, ReadsTensorFlowWrittenFilesThroughAKeyMapping) {
     ASSERT_TRUE(ref.ok());
     EXPECT_EQ(std::memcmp(batch.images + i * 64 * 64 * 3, ref->data(), 64 * 64 * 3), 0) << i;
   }
+}
+
+// Runs `child` in a fork child and returns its exit code; -1 when it died of a
+// signal, -2 when it ran past `timeout_s` (then it is killed). The child writes
+// what it wants the parent to report into `report` (a file).
+int RunInForkChild(const std::function<int()>& child, int timeout_s = 60) {
+  const pid_t pid = fork();
+  if (pid == 0) _exit(child());
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+  for (;;) {
+    int status = 0;
+    if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      return -2;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+#define LIBSHARD_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define LIBSHARD_TEST_ASAN 1
+#endif
+#endif
+
+// zstd frame of `size` zero bytes, compressed in pieces (no buffer of `size`).
+std::string ZstdZeros(uint64_t size) {
+  ZSTD_CCtx* cctx = ZSTD_createCCtx();
+  ZSTD_CCtx_setPledgedSrcSize(cctx, size);
+  std::string out;
+  std::vector<char> zeros(1 << 20, 0), buf(ZSTD_CStreamOutSize());
+  uint64_t left = size;
+  for (;;) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(left, zeros.size()));
+    left -= n;
+    ZSTD_inBuffer in{zeros.data(), n, 0};
+    const ZSTD_EndDirective mode = left == 0 ? ZSTD_e_end : ZSTD_e_continue;
+    size_t rest = 0;
+    do {
+      ZSTD_outBuffer o{buf.data(), buf.size(), 0};
+      rest = ZSTD_compressStream2(cctx, &o, &in, mode);
+      out.append(buf.data(), o.pos);
+    } while (mode == ZSTD_e_end ? rest != 0 : in.pos < in.size);
+    if (left == 0) break;
+  }
+  ZSTD_freeCCtx(cctx);
+  return out;
+}
+
+uint64_t AddressSpaceInUse() {
+  std::string status = testing::ReadFileOrDie("/proc/self/status");
+  const size_t at = status.find("VmSize:");
+  return std::stoull(status.substr(at + 7)) * 1024;
+}
+
+TEST(BatchLoader, OutOfMemoryIsAnErrorForItsBatchNotAnAbort) {
+#ifdef LIBSHARD_TEST_ASAN
+  GTEST_SKIP() << "address space limits do not work under AddressSanitizer";
+#endif
+  const std::string dir = testing::MakeTempDir();
+  const std::string path = dir + "/huge.tfrecord";
+  {
+    // 16384 x 16384 x 4 stated in a record of a few tens of KB: 1 GiB to decode.
+    auto wr = record::RecordWriter::Create(path);
+    ASSERT_TRUE(wr.ok());
+    example::ExampleBuilder b;
+    b.AddBytes(keys::kEncoded, ZstdZeros(uint64_t{16384} * 16384 * 4));
+    b.AddBytes(keys::kFormat, "raw.zst");
+    const int64_t shape[3] = {16384, 16384, 4};
+    b.AddInt64List(keys::kShape, shape, 3);
+    b.AddBytes(keys::kDtype, "uint8");
+    ASSERT_TRUE((*wr)->Write(b.Serialize()).ok());
+    ASSERT_TRUE((*wr)->Close().ok());
+  }
+  const std::string report = dir + "/report.txt";
+  const int rc = RunInForkChild([&] {
+    auto ds = Dataset::Open({path});
+    if (!ds.ok()) return 3;
+    LoaderOptions o;
+    o.batch_size = 1;
+    o.width = o.height = 16;
+    o.threads = 2;
+    auto loader = BatchLoader::Create(std::shared_ptr<const Dataset>(std::move(*ds)), o);
+    if (!loader.ok()) return 4;
+    const rlim_t limit = AddressSpaceInUse() + (uint64_t{256} << 20);
+    const rlimit rl{limit, limit};
+    if (setrlimit(RLIMIT_AS, &rl) != 0) return 5;
+    Batch batch;
+    const Status s = (*loader)->Next(&batch);
+    testing::WriteFileOrDie(report, s.ToString());
+    if (s.code() != StatusCode::kResourceExhausted) return 6;
+    return (*loader)->Next(&batch) == s ? 0 : 7;  // the error stays, as any batch error does
+  });
+  EXPECT_EQ(rc, 0) << "child: " << (std::filesystem::exists(report) ? testing::ReadFileOrDie(report) : "no report");
+  EXPECT_EQ(testing::ReadFileOrDie(report), "RESOURCE_EXHAUSTED: out of memory decoding " + path + " record 0");
+}
+
+TEST(BatchLoader, AForkChildRestartsTheLoaderWhereItStood) {
+  const std::string dir = testing::MakeTempDir();
+  Written w = MakeDataset(dir, {}, 2, 10);
+  LoaderOptions o = FixtureSized(3);
+  o.threads = 3;
+  o.order.kind = OrderKind::kShuffle;
+  o.order.seed = 9;
+  auto loader = BatchLoader::Create(w.ds, o);
+  ASSERT_TRUE(loader.ok());
+  // What the batches after the first two must be, from a loader of its own.
+  auto ref = BatchLoader::Create(w.ds, o);
+  std::vector<std::vector<uint8_t>> expected;
+  for (int b = 0; b < 10; ++b) {
+    Batch batch;
+    ASSERT_TRUE((*ref)->Next(&batch).ok());
+    if (b >= 2) expected.push_back(Copy(batch, o));
+  }
+  Batch batch;
+  ASSERT_TRUE((*loader)->Next(&batch).ok());
+  ASSERT_TRUE((*loader)->Next(&batch).ok());  // the producer is running, batches prefetched
+  for (int round = 0; round < 2; ++round) {
+    const int rc = RunInForkChild([&] {
+      for (size_t i = 0; i < expected.size(); ++i) {
+        Batch b;
+        if (!(*loader)->Next(&b).ok()) return 10;
+        if (Copy(b, o) != expected[i]) return 11 + static_cast<int>(i);
+      }
+      loader->reset();  // joins the child's own producer
+      // A loader made in the child works too.
+      auto fresh = BatchLoader::Create(w.ds, o);
+      Batch b;
+      if (!fresh.ok() || !(*fresh)->Seek({0, 2}).ok() || !(*fresh)->Next(&b).ok()) return 30;
+      return Copy(b, o) == expected[0] ? 0 : 31;
+    }, 20);
+    EXPECT_EQ(rc, 0) << "round " << round;
+  }
+  // The parent's loader is untouched by its children.
+  ASSERT_TRUE((*loader)->Next(&batch).ok());
+  EXPECT_EQ(Copy(batch, o), expected[0]);
+}
+
+TEST(BatchLoader, SeekRefusesPositionsPastTheLastEpoch) {
+  const std::string dir = testing::MakeTempDir();
+  Written w = MakeDataset(dir, {}, 1, 4);
+  LoaderOptions o = FixtureSized(2);
+  auto loader = BatchLoader::Create(w.ds, o);
+  ASSERT_TRUE(loader.ok());
+  Status s = (*loader)->Seek({~uint64_t{0}, 0});
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(), "epoch 18446744073709551615 is past the last epoch (9223372036854775807)");
+  EXPECT_EQ((*loader)->Seek({Position::kMaxEpoch, 2}).message(),
+            "batch 2 of the last epoch has no next epoch");
+  EXPECT_EQ((*loader)->Seek({0, 3}).message(), "batch 3 is past the epoch's 2 batches");
+  // The last epoch itself is an ordinary epoch.
+  ASSERT_TRUE((*loader)->Seek({Position::kMaxEpoch, 1}).ok());
+  Batch batch;
+  ASSERT_TRUE((*loader)->Next(&batch).ok());
+  EXPECT_EQ(batch.position, (Position{Position::kMaxEpoch, 1}));
+  EXPECT_EQ(batch.size, 2u);
+  EXPECT_EQ((*loader)->Next(&batch).code(), StatusCode::kOutOfRange);
+}
+
+TEST(BatchLoader, NextForWaitsAtMostItsTime) {
+  const std::string dir = testing::MakeTempDir();
+  Written w = MakeDataset(dir, {}, 1, 8);
+  LoaderOptions o = FixtureSized(2);
+  auto polled = BatchLoader::Create(w.ds, o);
+  auto plain = BatchLoader::Create(w.ds, o);
+  for (int b = 0; b < 6; ++b) {
+    Batch want, got;
+    ASSERT_TRUE((*plain)->Next(&want).ok());
+    bool ready = false;
+    int polls = 0;
+    while (!ready) {
+      ASSERT_TRUE((*polled)->NextFor(&got, std::chrono::milliseconds(0), &ready).ok());
+      ++polls;
+      ASSERT_LT(polls, 1000000);
+    }
+    EXPECT_EQ(got.position, want.position);
+    EXPECT_EQ(Copy(got, o), Copy(want, o));
+  }
+}
+
+TEST(BatchLoader, MasksAreRefusedWhenTheManifestSaysThereAreNone) {
+  const std::string dir = testing::MakeTempDir();
+  WriteImageShard(dir + "/train-00000-of-00001.tfrecord", 2, 0);
+  auto manifest = [&](bool masks) {
+    testing::WriteFileOrDie(dir + "/manifest.json", std::string(R"({"format": "libshard.manifest/1",
+      "schema": [{"key": "image/encoded", "kind": "bytes", "required": true},
+                 {"key": "image/segmentation/class/encoded", "kind": "bytes", "required": )") +
+      (masks ? "true" : "false") + R"(}],
+      "splits": [{"name": "train", "records": "2", "shards": [
+        {"file": "train-00000-of-00001.tfrecord", "records": "2"}]}]})");
+    return std::shared_ptr<const Dataset>(std::move(*Dataset::Open({dir})));
+  };
+  LoaderOptions o;
+  o.masks = true;
+  auto refused = BatchLoader::Create(manifest(false), o);
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(refused.status().message(),
+            "masks requested, but the manifest's schema has no \"image/segmentation/class/encoded\" in every record "
+            "(shards without masks)");
+  EXPECT_TRUE(BatchLoader::Create(manifest(true), o).ok());
+  o.masks = false;
+  EXPECT_TRUE(BatchLoader::Create(manifest(false), o).ok());
 }
 
 TEST(BatchLoader, RejectsBadOptions) {

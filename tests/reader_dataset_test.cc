@@ -59,10 +59,30 @@ TEST(Dataset, OpensTheConvertersManifest) {
   EXPECT_EQ((*ds)->size(), 5u);
   ASSERT_EQ((*ds)->labels().size(), 2u);
   EXPECT_EQ((*ds)->labels()[1].name, "dog");
-  o.split = "";
+  o.split = "*";
   EXPECT_EQ((*Dataset::Open({dir + "/manifest.json"}, o))->size(), 6u);
+  o.split = "";  // two splits: which one?
+  auto none = Dataset::Open({dir + "/manifest.json"}, o);
+  EXPECT_EQ(none.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(none.status().message(),
+            dir + "/manifest.json: the manifest has splits train, val; pick one (split=NAME, or \"*\" for all)");
   o.split = "test";
-  EXPECT_EQ(Dataset::Open({dir + "/manifest.json"}, o).status().code(), StatusCode::kInvalidArgument);
+  auto unknown = Dataset::Open({dir + "/manifest.json"}, o);
+  EXPECT_EQ(unknown.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(unknown.status().message(),
+            dir + "/manifest.json: no split named \"test\" (the manifest has train, val)");
+  // The converter's output folder means its manifest, split and labels included.
+  o.split = "val";
+  auto folder = Dataset::Open({dir}, o);
+  ASSERT_TRUE(folder.ok()) << folder.status();
+  EXPECT_EQ((*folder)->size(), 1u);
+  EXPECT_EQ((*folder)->shard(0).path(), dir + "/val-00000-of-00001.tfrecord");
+  EXPECT_EQ((*folder)->labels().size(), 2u);
+  // A split means nothing to plain shards: refused rather than ignored.
+  auto plain = Dataset::Open({dir + "/val-00000-of-00001.tfrecord"}, o);
+  EXPECT_EQ(plain.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(plain.status().message(),
+            "split \"val\" needs a manifest.json (or a folder holding one); the sources are plain shards");
 
   o.split = "train";
   testing::WriteFileOrDie(dir + "/manifest.json", Manifest("libshard.manifest/2", "3"));
@@ -75,6 +95,23 @@ TEST(Dataset, OpensTheConvertersManifest) {
   EXPECT_NE(bad.status().message().find("sub/train-00001-of-00002.tfrecord"), std::string::npos) << bad.status();
   testing::WriteFileOrDie(dir + "/manifest.json", "{not json");
   EXPECT_EQ(Dataset::Open({dir + "/manifest.json"}, o).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(Dataset, HasFeatureComesFromTheManifestsSchema) {
+  const std::string dir = testing::MakeTempDir();
+  testing::WritePlainShard(dir + "/train-00000-of-00001.tfrecord", 2);
+  testing::WriteFileOrDie(dir + "/manifest.json", R"({"format": "libshard.manifest/1",
+    "schema": [{"key": "image/encoded", "kind": "bytes", "required": true},
+               {"key": "image/segmentation/class/encoded", "kind": "bytes", "required": false}],
+    "splits": [{"name": "train", "records": "2", "shards": [
+      {"file": "train-00000-of-00001.tfrecord", "records": "2"}]}]})");
+  auto ds = Dataset::Open({dir + "/manifest.json"});
+  ASSERT_TRUE(ds.ok()) << ds.status();
+  EXPECT_EQ((*ds)->HasFeature("image/encoded"), std::optional<bool>(true));
+  EXPECT_EQ((*ds)->HasFeature("image/segmentation/class/encoded"), std::optional<bool>(false));
+  auto files = Dataset::Open({dir + "/train-00000-of-00001.tfrecord"});
+  ASSERT_TRUE(files.ok());
+  EXPECT_EQ((*files)->HasFeature("image/encoded"), std::nullopt);  // no manifest: unknown
 }
 
 }  // namespace

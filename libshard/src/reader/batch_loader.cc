@@ -7,12 +7,19 @@
 #include <tbb/task_arena.h>
 #include <zstd.h>
 
+#include <pthread.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <system_error>
 #include <thread>
 
 #include "libshard/example/example_view.h"
@@ -123,6 +130,69 @@ Status CopyOut(const image::Image& img, int w, int h, int c, uint8_t* dst, const
   return Status::OK();
 }
 
+// Fork safety. A fork child has none of the parent's threads: not the
+// producer, not oneTBB's workers (the loader's, or those of any other oneTBB
+// user in the process), and none of the locks they held. Each loader notices
+// the new process id and rebuilds its Runtime; a fork child decodes with its
+// own std::threads, as oneTBB's pool cannot be restarted there.
+std::atomic<bool> g_in_fork_child{false};
+
+void MarkForkChild() { g_in_fork_child.store(true); }
+
+// At load time, so that every fork after it is seen.
+const bool g_fork_handler_installed = [] { return pthread_atfork(nullptr, nullptr, &MarkForkChild) == 0; }();
+
+// What a fork child cannot reuse: the parent's producer thread, the lock and
+// condition it waited on, the oneTBB arena. A child abandons them (destroying
+// them would wait for threads that do not exist there) and starts a new one.
+struct Runtime {
+  pid_t pid = getpid();
+  std::mutex mu;
+  std::condition_variable cv;
+  std::thread producer;
+  std::unique_ptr<tbb::global_control> gc;
+  std::unique_ptr<tbb::task_arena> arena;  // null: decode on std::threads (a fork child)
+};
+
+std::unique_ptr<Runtime> NewRuntime(int threads) {
+  auto rt = std::make_unique<Runtime>();
+  if (g_in_fork_child.load()) return rt;
+  if (threads > tbb::info::default_concurrency()) {
+    rt->gc = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism,
+                                                   static_cast<size_t>(threads));
+  }
+  rt->arena = std::make_unique<tbb::task_arena>(threads);
+  return rt;
+}
+
+// body(i) for i in [0, n) on `threads` threads (the caller's included).
+template <typename Body>
+void ParallelFor(Runtime& rt, size_t n, int threads, const Body& body) {
+  if (rt.arena != nullptr) {
+    rt.arena->execute([&] {
+      tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 1), [&](const tbb::blocked_range<size_t>& r) {
+        for (size_t i = r.begin(); i != r.end(); ++i) body(i);
+      });
+    });
+    return;
+  }
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next.fetch_add(1); i < n; i = next.fetch_add(1)) body(i);
+  };
+  std::vector<std::thread> pool;
+  const size_t extra = std::min<size_t>(static_cast<size_t>(threads), n) - (n > 0 ? 1 : 0);
+  for (size_t t = 0; t < extra; ++t) {
+    try {
+      pool.emplace_back(work);
+    } catch (const std::system_error&) {
+      break;  // fewer threads; the caller does the rest
+    }
+  }
+  work();
+  for (std::thread& t : pool) t.join();
+}
+
 }  // namespace
 
 const char* AugmentName(Augment a) { return a == Augment::kNone ? "none" : "random-resized-crop"; }
@@ -152,12 +222,11 @@ struct BatchLoader::Impl {
   std::vector<std::vector<uint8_t>> owned_images, owned_masks;
   std::vector<std::vector<int64_t>> owned_labels;
   std::vector<Slot> slots;
-  std::unique_ptr<tbb::global_control> gc;
-  std::unique_ptr<tbb::task_arena> arena;
+  std::unique_ptr<Runtime> rt;  // see Current()
 
-  std::mutex mu;
-  std::condition_variable cv;
-  std::thread producer;
+  // Set while StopProducer() waits: the batch being filled is abandoned.
+  std::atomic<bool> cancel{false};
+  // Guarded by rt->mu:
   bool running = false;
   bool stop = false;
   Position next;          // of the batch Next() returns next
@@ -165,13 +234,36 @@ struct BatchLoader::Impl {
   int taken = -1;
   Status sticky;
 
+  // The runtime of this process: in a fork child the parent's is abandoned
+  // and a fresh one starts from `next` (the consumer's side only).
+  Runtime& Current();
   Status DecodeSample(uint64_t sample, uint64_t epoch, uint8_t* dst, uint8_t* mdst, int64_t* label) const;
   Status DecodeImagePart(const ExampleView& ex, std::string_view bytes, std::string_view format, SplitMix64* rng,
                          uint8_t* dst, uint8_t* mdst) const;
-  void Produce(Position start);
-  Status Fill(Slot* slot, const std::vector<uint64_t>& samples, Position pos);
-  void StopProducer(std::unique_lock<std::mutex>* lock);
+  // DecodeSample with any exception (std::bad_alloc above all) made a Status.
+  Status DecodeCaught(uint64_t sample, uint64_t epoch, uint8_t* dst, uint8_t* mdst, int64_t* label) const;
+  std::string RecordName(uint64_t sample) const;
+  void Produce(Runtime* rt, Position start);
+  Status Fill(Runtime* rt, Slot* slot, const std::vector<uint64_t>& samples, Position pos);
+  void StopProducer(Runtime* rt, std::unique_lock<std::mutex>* lock);
+  Status NextUntil(Batch* out, const std::chrono::steady_clock::time_point* deadline, bool* ready);
 };
+
+Runtime& BatchLoader::Impl::Current() {
+  if (rt->pid != getpid()) {
+    (void)rt.release();  // the parent's: see Runtime
+    rt = NewRuntime(opt.threads);
+    running = false;
+    stop = false;
+    taken = -1;
+    consume_seq = 0;
+    for (Slot& s : slots) {
+      s.state = SlotState::kFree;
+      s.status = Status::OK();
+    }
+  }
+  return *rt;
+}
 
 Status BatchLoader::Impl::DecodeSample(uint64_t sample, uint64_t epoch, uint8_t* dst, uint8_t* mdst,
                                        int64_t* label) const {
@@ -321,7 +413,23 @@ Status BatchLoader::Impl::DecodeImagePart(const ExampleView& ex, std::string_vie
   return Status::OK();
 }
 
-Status BatchLoader::Impl::Fill(Slot* slot, const std::vector<uint64_t>& samples, Position pos) {
+std::string BatchLoader::Impl::RecordName(uint64_t sample) const {
+  const Dataset::Location loc = ds->Locate(sample);
+  return ds->shard(loc.shard).path() + " record " + std::to_string(loc.record);
+}
+
+Status BatchLoader::Impl::DecodeCaught(uint64_t sample, uint64_t epoch, uint8_t* dst, uint8_t* mdst,
+                                       int64_t* label) const {
+  try {
+    return DecodeSample(sample, epoch, dst, mdst, label);
+  } catch (const std::bad_alloc&) {
+    return ResourceExhaustedError("out of memory decoding " + RecordName(sample));
+  } catch (const std::exception& e) {
+    return InternalError(std::string(e.what()) + " decoding " + RecordName(sample));
+  }
+}
+
+Status BatchLoader::Impl::Fill(Runtime* rt, Slot* slot, const std::vector<uint64_t>& samples, Position pos) {
   const SampleOrder::Range range = order.BatchRange(pos.batch);
   const size_t n = range.end - range.begin;
   slot->size = n;
@@ -330,50 +438,57 @@ Status BatchLoader::Impl::Fill(Slot* slot, const std::vector<uint64_t>& samples,
   size_t err_index = n;
   Status err;
   std::atomic<bool> failed{false};
-  arena->execute([&] {
-    tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 1), [&](const tbb::blocked_range<size_t>& r) {
-      for (size_t i = r.begin(); i != r.end(); ++i) {
-        if (failed.load(std::memory_order_relaxed)) return;
-        Status s = DecodeSample(samples[range.begin + i], pos.epoch, slot->buf.images + i * image_bytes,
-                                slot->buf.masks ? slot->buf.masks + i * mask_bytes : nullptr, &slot->buf.labels[i]);
-        if (!s.ok()) {
-          std::lock_guard<std::mutex> g(err_mu);
-          if (i < err_index) {
-            err_index = i;
-            err = s;
-          }
-          failed.store(true, std::memory_order_relaxed);
-        }
+  ParallelFor(*rt, n, opt.threads, [&](size_t i) {
+    if (failed.load(std::memory_order_relaxed) || cancel.load(std::memory_order_relaxed)) return;
+    Status s = DecodeCaught(samples[range.begin + i], pos.epoch, slot->buf.images + i * image_bytes,
+                            slot->buf.masks ? slot->buf.masks + i * mask_bytes : nullptr, &slot->buf.labels[i]);
+    if (!s.ok()) {
+      std::lock_guard<std::mutex> g(err_mu);
+      if (i < err_index) {
+        err_index = i;
+        err = s;
       }
-    });
+      failed.store(true, std::memory_order_relaxed);
+    }
   });
   return err;
 }
 
-void BatchLoader::Impl::Produce(Position pos) {
+void BatchLoader::Impl::Produce(Runtime* rt, Position pos) {
   uint64_t seq = 0;
-  uint64_t samples_epoch = ~uint64_t{0};
+  std::optional<uint64_t> samples_epoch;  // the epoch `samples` holds
   std::vector<uint64_t> samples;
   const uint64_t bpe = order.batches_per_epoch();
   for (;;) {
     Slot* slot = &slots[seq % slots.size()];
     {
-      std::unique_lock<std::mutex> lock(mu);
-      cv.wait(lock, [&] { return stop || slot->state == SlotState::kFree; });
+      std::unique_lock<std::mutex> lock(rt->mu);
+      rt->cv.wait(lock, [&] { return stop || slot->state == SlotState::kFree; });
       if (stop) return;
       slot->state = SlotState::kFilling;
     }
-    if (samples_epoch != pos.epoch) {
-      samples = order.EpochSamples(pos.epoch);
-      samples_epoch = pos.epoch;
+    Status s;
+    try {
+      if (samples_epoch != pos.epoch) {
+        samples = order.EpochSamples(pos.epoch);
+        samples_epoch = pos.epoch;
+      }
+      s = Fill(rt, slot, samples, pos);
+    } catch (const std::bad_alloc&) {
+      s = ResourceExhaustedError("out of memory preparing batch " + std::to_string(pos.batch) + " of epoch " +
+                                 std::to_string(pos.epoch));
+    } catch (const std::exception& e) {
+      s = InternalError(std::string(e.what()) + " preparing batch " + std::to_string(pos.batch) + " of epoch " +
+                        std::to_string(pos.epoch));
     }
-    Status s = Fill(slot, samples, pos);
     {
-      std::lock_guard<std::mutex> lock(mu);
+      std::lock_guard<std::mutex> lock(rt->mu);
+      if (stop) return;  // the batch may be incomplete (cancel)
+      slot->pos = pos;
       slot->status = s;
       slot->state = SlotState::kReady;
     }
-    cv.notify_all();
+    rt->cv.notify_all();
     if (!s.ok()) return;
     ++seq;
     if (++pos.batch >= bpe) {
@@ -383,12 +498,14 @@ void BatchLoader::Impl::Produce(Position pos) {
   }
 }
 
-void BatchLoader::Impl::StopProducer(std::unique_lock<std::mutex>* lock) {
+void BatchLoader::Impl::StopProducer(Runtime* rt, std::unique_lock<std::mutex>* lock) {
   stop = true;
+  cancel.store(true);
   lock->unlock();
-  cv.notify_all();
-  if (producer.joinable()) producer.join();
+  rt->cv.notify_all();
+  if (rt->producer.joinable()) rt->producer.join();
   lock->lock();
+  cancel.store(false);
   stop = false;
   running = false;
   for (Slot& s : slots) {
@@ -403,8 +520,9 @@ void BatchLoader::Impl::StopProducer(std::unique_lock<std::mutex>* lock) {
 BatchLoader::BatchLoader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 BatchLoader::~BatchLoader() {
-  std::unique_lock<std::mutex> lock(impl_->mu);
-  impl_->StopProducer(&lock);
+  Runtime* rt = &impl_->Current();  // a fork child has no producer of its own to stop unless it started one
+  std::unique_lock<std::mutex> lock(rt->mu);
+  impl_->StopProducer(rt, &lock);
 }
 
 StatusOr<std::unique_ptr<BatchLoader>> BatchLoader::Create(std::shared_ptr<const Dataset> dataset,
@@ -428,6 +546,10 @@ StatusOr<std::unique_ptr<BatchLoader>> BatchLoader::Create(std::shared_ptr<const
   if (!(r.scale_min > 0 && r.scale_min <= r.scale_max && r.scale_max <= 1 && r.ratio_min > 0 &&
         r.ratio_min <= r.ratio_max)) {
     return InvalidArgumentError("random-resized-crop: need 0 < scale_min <= scale_max <= 1, 0 < ratio_min <= ratio_max");
+  }
+  if (options.masks && dataset->HasFeature(dataset->options().keys.mask) == false) {
+    return InvalidArgumentError("masks requested, but the manifest's schema has no \"" +
+                                dataset->options().keys.mask + "\" in every record (shards without masks)");
   }
   auto impl = std::make_unique<Impl>();
   impl->ds = std::move(dataset);
@@ -458,11 +580,7 @@ StatusOr<std::unique_ptr<BatchLoader>> BatchLoader::Create(std::shared_ptr<const
     if (!options.masks) s.buf.masks = nullptr;
     impl->slots.push_back(std::move(s));
   }
-  if (options.threads > tbb::info::default_concurrency()) {
-    impl->gc = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism,
-                                                     static_cast<size_t>(options.threads));
-  }
-  impl->arena = std::make_unique<tbb::task_arena>(options.threads);
+  impl->rt = NewRuntime(options.threads);
   return std::unique_ptr<BatchLoader>(new BatchLoader(std::move(impl)));
 }
 
@@ -471,69 +589,103 @@ const SampleOrder& BatchLoader::order() const { return impl_->order; }
 const LoaderOptions& BatchLoader::options() const { return impl_->opt; }
 
 Position BatchLoader::position() const {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  std::lock_guard<std::mutex> lock(impl_->Current().mu);
   return impl_->next;
 }
 
 Status BatchLoader::Seek(Position p) {
   const uint64_t bpe = batches_per_epoch();
+  if (p.epoch > Position::kMaxEpoch) {
+    return InvalidArgumentError("epoch " + std::to_string(p.epoch) + " is past the last epoch (" +
+                                std::to_string(Position::kMaxEpoch) + ")");
+  }
   if (p.batch > bpe) {
     return InvalidArgumentError("batch " + std::to_string(p.batch) + " is past the epoch's " + std::to_string(bpe) +
                                 " batches");
   }
   if (p.batch == bpe && bpe > 0) {
+    if (p.epoch == Position::kMaxEpoch) {
+      return InvalidArgumentError("batch " + std::to_string(p.batch) + " of the last epoch has no next epoch");
+    }
     p.batch = 0;
     ++p.epoch;
   }
-  std::unique_lock<std::mutex> lock(impl_->mu);
-  impl_->StopProducer(&lock);
+  Runtime* rt = &impl_->Current();
+  std::unique_lock<std::mutex> lock(rt->mu);
+  impl_->StopProducer(rt, &lock);
   impl_->next = p;
   return Status::OK();
 }
 
 Status BatchLoader::Next(Batch* out) {
-  Impl& m = *impl_;
-  if (m.order.batches_per_epoch() == 0) return OutOfRangeError("the loader has no batches (empty dataset?)");
-  std::unique_lock<std::mutex> lock(m.mu);
-  if (m.taken >= 0) {
-    m.slots[static_cast<size_t>(m.taken)].state = Impl::SlotState::kFree;
-    m.taken = -1;
-    m.cv.notify_all();
+  bool ready = false;
+  Status s = impl_->NextUntil(out, nullptr, &ready);
+  return s;
+}
+
+Status BatchLoader::NextFor(Batch* out, std::chrono::milliseconds wait, bool* ready) {
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  return impl_->NextUntil(out, &deadline, ready);
+}
+
+Status BatchLoader::Impl::NextUntil(Batch* out, const std::chrono::steady_clock::time_point* deadline,
+                                    bool* ready) {
+  *ready = false;
+  if (order.batches_per_epoch() == 0) return OutOfRangeError("the loader has no batches (empty dataset?)");
+  Runtime& r = Current();
+  std::unique_lock<std::mutex> lock(r.mu);
+  if (taken >= 0) {
+    slots[static_cast<size_t>(taken)].state = SlotState::kFree;
+    taken = -1;
+    r.cv.notify_all();
   }
-  if (!m.sticky.ok()) return m.sticky;
-  if (!m.running) {
-    m.running = true;
-    m.consume_seq = 0;
-    const Position start = m.next;
-    m.producer = std::thread([&m, start] { m.Produce(start); });
+  if (!sticky.ok()) return sticky;
+  if (next.epoch > Position::kMaxEpoch) {
+    return OutOfRangeError("the loader is past its last epoch (" + std::to_string(Position::kMaxEpoch) + ")");
   }
-  const size_t idx = static_cast<size_t>(m.consume_seq % m.slots.size());
-  Impl::Slot& slot = m.slots[idx];
-  m.cv.wait(lock, [&] { return slot.state == Impl::SlotState::kReady; });
+  if (!running) {
+    const Position start = next;
+    try {
+      r.producer = std::thread([this, rt = &r, start] { Produce(rt, start); });
+    } catch (const std::system_error& e) {
+      return ResourceExhaustedError(std::string("cannot start the loader's thread: ") + e.what());
+    }
+    running = true;
+    consume_seq = 0;
+  }
+  const size_t idx = static_cast<size_t>(consume_seq % slots.size());
+  Slot& slot = slots[idx];
+  auto is_ready = [&] { return slot.state == SlotState::kReady; };
+  if (deadline == nullptr) {
+    r.cv.wait(lock, is_ready);
+  } else if (!r.cv.wait_until(lock, *deadline, is_ready)) {
+    return Status::OK();  // not yet
+  }
   if (!slot.status.ok()) {
-    m.sticky = slot.status;
-    return m.sticky;
+    sticky = slot.status;
+    return sticky;
   }
-  slot.state = Impl::SlotState::kTaken;
-  m.taken = static_cast<int>(idx);
-  ++m.consume_seq;
+  slot.state = SlotState::kTaken;
+  taken = static_cast<int>(idx);
+  ++consume_seq;
   out->images = slot.buf.images;
   out->labels = slot.buf.labels;
   out->masks = slot.buf.masks;
   out->size = slot.size;
   out->position = slot.pos;
   out->slot = idx;
-  if (++m.next.batch >= m.order.batches_per_epoch()) {
-    m.next.batch = 0;
-    ++m.next.epoch;
+  if (++next.batch >= order.batches_per_epoch()) {
+    next.batch = 0;
+    ++next.epoch;
   }
+  *ready = true;
   return Status::OK();
 }
 
 Status BatchLoader::DecodeSample(uint64_t sample, uint64_t epoch, uint8_t* image, uint8_t* mask,
                                  int64_t* label) const {
   if (sample >= impl_->ds->size()) return OutOfRangeError("sample " + std::to_string(sample) + " out of range");
-  return impl_->DecodeSample(sample, epoch, image, impl_->opt.masks ? mask : nullptr, label);
+  return impl_->DecodeCaught(sample, epoch, image, impl_->opt.masks ? mask : nullptr, label);
 }
 
 }  // namespace libshard::reader

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <iterator>
+#include <set>
 
 #include "libshard/io/mapped_file.h"
 #include "libshard/manifest.pb.h"
@@ -32,6 +34,67 @@ Status Dataset::AddShard(const std::string& path, int64_t expected_records) {
   return Status::OK();
 }
 
+namespace {
+
+// "train, test" for messages.
+std::string SplitNames(const libshard::Manifest& m) {
+  std::string out;
+  for (const auto& split : m.splits()) out += (out.empty() ? "" : ", ") + split.name();
+  return out.empty() ? "none" : out;
+}
+
+}  // namespace
+
+Status Dataset::AddManifest(const std::string& src) {
+  LIBSHARD_ASSIGN_OR_RETURN(std::string text, io::ReadFileToString(src, uint64_t{1} << 30));
+  libshard::Manifest m;
+  google::protobuf::util::JsonParseOptions jo;
+  jo.ignore_unknown_fields = true;
+  auto st = google::protobuf::util::JsonStringToMessage(text, &m, jo);
+  if (!st.ok()) return InvalidArgumentError(src + ": not a libshard manifest: " + std::string(st.message()));
+  if (m.format() != kManifestFormat) {
+    return InvalidArgumentError(src + ": manifest format \"" + m.format() + "\", expected \"" + kManifestFormat +
+                                "\"");
+  }
+  const std::string& want = options_.split;
+  if (want.empty() && m.splits_size() > 1) {
+    return InvalidArgumentError(src + ": the manifest has splits " + SplitNames(m) +
+                                "; pick one (split=NAME, or \"*\" for all)");
+  }
+  const std::filesystem::path dir = std::filesystem::path(src).parent_path();
+  bool found_split = want.empty() || want == "*";
+  for (const auto& split : m.splits()) {
+    if (!found_split && split.name() != want) continue;
+    if (split.name() == want) found_split = true;
+    for (const auto& sh : split.shards()) {
+      LIBSHARD_RETURN_IF_ERROR(AddShard((dir / sh.file()).string(), static_cast<int64_t>(sh.records())));
+    }
+    if (split.name() == want) break;
+  }
+  if (!found_split) {
+    return InvalidArgumentError(src + ": no split named \"" + want + "\" (the manifest has " + SplitNames(m) + ")");
+  }
+  if (labels_.empty()) {
+    for (const auto& l : m.labels()) labels_.push_back({l.label(), l.name()});
+  }
+  std::set<std::string> keys;  // required ones: every record has them
+  for (const auto& f : m.schema()) {
+    if (f.required()) keys.insert(f.key());
+  }
+  if (m.schema_size() == 0) {
+    schema_known_ = false;  // an older manifest without a schema
+  } else if (!schema_seen_) {
+    schema_ = std::move(keys);
+    schema_seen_ = true;
+  } else {
+    std::set<std::string> both;
+    std::set_intersection(schema_.begin(), schema_.end(), keys.begin(), keys.end(),
+                          std::inserter(both, both.begin()));
+    schema_ = std::move(both);
+  }
+  return Status::OK();
+}
+
 StatusOr<std::unique_ptr<Dataset>> Dataset::Open(const std::vector<std::string>& sources,
                                                  const DatasetOptions& options) {
   std::unique_ptr<Dataset> ds(new Dataset());
@@ -49,40 +112,38 @@ StatusOr<std::unique_ptr<Dataset>> Dataset::Open(const std::vector<std::string>&
     for (const auto& f : files) LIBSHARD_RETURN_IF_ERROR(ds->AddShard(f, -1));
     return Status::OK();
   };
+  bool any_manifest = false;
   for (const std::string& src : sources) {
-    if (!EndsWith(src, ".json")) {
+    std::string manifest;
+    std::error_code ec;
+    if (EndsWith(src, ".json")) {
+      manifest = src;
+    } else if (std::filesystem::is_directory(src, ec) &&
+               std::filesystem::is_regular_file(std::filesystem::path(src) / "manifest.json", ec)) {
+      manifest = (std::filesystem::path(src) / "manifest.json").string();  // the converter's output folder
+    }
+    if (manifest.empty()) {
       plain.push_back(src);
+      ds->schema_known_ = false;
       continue;
     }
+    any_manifest = true;
     LIBSHARD_RETURN_IF_ERROR(flush_plain());
-    LIBSHARD_ASSIGN_OR_RETURN(std::string text, io::ReadFileToString(src, uint64_t{1} << 30));
-    libshard::Manifest m;
-    google::protobuf::util::JsonParseOptions jo;
-    jo.ignore_unknown_fields = true;
-    auto st = google::protobuf::util::JsonStringToMessage(text, &m, jo);
-    if (!st.ok()) return InvalidArgumentError(src + ": not a libshard manifest: " + std::string(st.message()));
-    if (m.format() != kManifestFormat) {
-      return InvalidArgumentError(src + ": manifest format \"" + m.format() + "\", expected \"" + kManifestFormat +
-                                  "\"");
-    }
-    const std::filesystem::path dir = std::filesystem::path(src).parent_path();
-    bool found_split = options.split.empty();
-    for (const auto& split : m.splits()) {
-      if (!options.split.empty() && split.name() != options.split) continue;
-      found_split = true;
-      for (const auto& sh : split.shards()) {
-        LIBSHARD_RETURN_IF_ERROR(
-            ds->AddShard((dir / sh.file()).string(), static_cast<int64_t>(sh.records())));
-      }
-    }
-    if (!found_split) return InvalidArgumentError(src + ": no split named \"" + options.split + "\"");
-    if (ds->labels_.empty()) {
-      for (const auto& l : m.labels()) ds->labels_.push_back({l.label(), l.name()});
-    }
+    LIBSHARD_RETURN_IF_ERROR(ds->AddManifest(manifest));
+  }
+  if (!options.split.empty() && !any_manifest) {
+    return InvalidArgumentError("split \"" + options.split +
+                                "\" needs a manifest.json (or a folder holding one); the sources are plain shards");
   }
   LIBSHARD_RETURN_IF_ERROR(flush_plain());
   if (ds->starts_.empty()) ds->starts_.push_back(0);
+  if (!any_manifest) ds->schema_known_ = false;
   return ds;
+}
+
+std::optional<bool> Dataset::HasFeature(const std::string& key) const {
+  if (!schema_known_) return std::nullopt;
+  return schema_.count(key) > 0;
 }
 
 Dataset::Location Dataset::Locate(uint64_t sample) const {

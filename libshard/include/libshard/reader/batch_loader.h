@@ -37,19 +37,28 @@
 //   - the label is the int64 label key's first value, or -1 when absent.
 // A sample that fails to decode fails its batch: Next() returns the error,
 // naming the shard file, record number and offset; later calls repeat it
-// until Seek().
+// until Seek(). Running out of memory is such an error too
+// (ResourceExhausted "out of memory decoding FILE record N"): no exception
+// leaves the loader or its threads.
 //
 // Buffers: by default the loader allocates prefetch + 1 slots. A caller may
 // supply its own (e.g. pinned host memory for GPU copies): the ring is then
 // those buffers, used in order; each must hold batch_size full samples and
 // outlive the loader.
 //
-// Lifetime: a Batch's pointers are valid until the next Next(), Seek() or the
-// loader's destruction. Thread-safety: one consumer thread; the loader's own
+// Lifetime: a Batch's pointers are valid until the next Next(), NextFor(),
+// Seek() or the loader's destruction; destruction stops and joins the
+// loader's threads. Thread-safety: one consumer thread; the loader's own
 // threads are internal.
+//
+// fork(): a loader may be used in a fork child (a PyTorch DataLoader worker):
+// the child has none of the parent's threads, so the loader starts its own
+// there, from position(), transparently. A fork child decodes on plain
+// std::threads (oneTBB's pool cannot be restarted in a fork child).
 #ifndef LIBSHARD_READER_BATCH_LOADER_H_
 #define LIBSHARD_READER_BATCH_LOADER_H_
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -126,7 +135,10 @@ struct BatchBuffers {
 };
 
 struct Position {
-  uint64_t epoch = 0;
+  // The last epoch a loader runs (2^63 - 1, so that a position fits an int64
+  // wherever it is saved).
+  static constexpr uint64_t kMaxEpoch = (uint64_t{1} << 63) - 1;
+  uint64_t epoch = 0;  // 0 .. kMaxEpoch
   uint64_t batch = 0;  // index within the epoch
   friend bool operator==(const Position& a, const Position& b) {
     return a.epoch == b.epoch && a.batch == b.batch;
@@ -145,7 +157,8 @@ struct Batch {
 class BatchLoader {
  public:
   // InvalidArgument for bad options (sizes, channels, threads, resize mode,
-  // a null caller buffer) and the SampleOrder::Create errors.
+  // a null caller buffer, masks from shards whose manifest says they have
+  // none) and the SampleOrder::Create errors.
   static StatusOr<std::unique_ptr<BatchLoader>> Create(std::shared_ptr<const Dataset> dataset,
                                                        const LoaderOptions& options,
                                                        std::vector<BatchBuffers> buffers = {});
@@ -159,11 +172,17 @@ class BatchLoader {
   // The position of the batch the next Next() returns.
   Position position() const;
   // Moves to `p` (batch may equal batches_per_epoch(), meaning the next epoch's
-  // start); drops prefetched batches. InvalidArgument if the batch is past that.
+  // start); drops prefetched batches. InvalidArgument if the batch is past that
+  // or the epoch past Position::kMaxEpoch.
   Status Seek(Position p);
   // Blocks until the next batch is ready. OutOfRange when the order has no
-  // batches at all (an empty dataset).
+  // batches at all (an empty dataset); the first failing batch's error, again
+  // on each call until Seek().
   Status Next(Batch* out);
+  // As Next(), but waits at most `wait`: *ready says whether *out was filled
+  // (OK and *ready false: not yet, call again). The previous batch is released
+  // either way. Lets a caller poll for interrupts (Python's KeyboardInterrupt).
+  Status NextFor(Batch* out, std::chrono::milliseconds wait, bool* ready);
 
   // Decodes global sample `sample` as it would appear at `epoch` into
   // image (H*W*C bytes) / mask (H*W bytes or null). For tests and tools.

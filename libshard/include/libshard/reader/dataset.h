@@ -12,11 +12,15 @@
 // Sources, each argument one of:
 //   - a file ending in ".json": the converter's manifest.json (manifest.proto,
 //     format "libshard.manifest/1"; other formats are refused). The shards of
-//     `options.split` (all splits when empty) are opened, in manifest order,
-//     relative to the manifest's folder; the label map comes with it and each
-//     shard's record count is checked against the manifest;
-//   - a shard file, a folder (its shards, recursively, sorted) or a glob, as
-//     `shard verify` expands them (verify/verifier.h ExpandPaths).
+//     `options.split` are opened, in manifest order, relative to the
+//     manifest's folder; the label map comes with it and each shard's record
+//     count is checked against the manifest;
+//   - a folder holding a manifest.json (the converter's output): that manifest;
+//   - a shard file, another folder (its shards, recursively, sorted) or a glob,
+//     as `shard verify` expands them (verify/verifier.h ExpandPaths).
+// Splits: with `options.split` empty a manifest must have one split (several
+// is InvalidArgument naming them); "*" takes all; an unknown split, or a
+// split with no manifest among the sources, is InvalidArgument.
 //
 // Keys: `options.keys` names the features read (defaults: example/image_keys.h,
 // the converter's keys). TensorFlow-written files with other names work by
@@ -29,6 +33,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -62,7 +68,8 @@ struct DatasetOptions {
   ShardReaderOptions shard;
   // Feature names. Default: the converter's (image_keys.h).
   KeyMap keys;
-  // manifest.json sources: the split to open, "" for all. Default: "".
+  // manifest.json sources: the split to open; "" when the manifest has just
+  // one, "*" for all. Default: "".
   std::string split;
   // pread mode: descriptors open at once over all shards; a shard whose
   // descriptor was closed (least recently used) reopens it on its next read.
@@ -93,6 +100,10 @@ class Dataset {
   const DatasetOptions& options() const { return options_; }
   // The label map of a manifest (empty for plain files).
   const std::vector<LabelName>& labels() const { return labels_; }
+  // Whether every record carries feature `key`, as the manifests' schemas
+  // say; nullopt when unknown (a plain shard among the sources, or a manifest
+  // without a schema).
+  std::optional<bool> HasFeature(const std::string& key) const;
 
   // Which shard and record a global sample number is (sample < size()).
   struct Location {
@@ -108,11 +119,15 @@ class Dataset {
  private:
   Dataset() = default;
   Status AddShard(const std::string& path, int64_t expected_records);
+  Status AddManifest(const std::string& path);
 
   DatasetOptions options_;
   std::vector<std::unique_ptr<ShardReader>> shards_;
   std::vector<uint64_t> starts_;  // starts_[i]: first sample of shard i; back(): total
   std::vector<LabelName> labels_;
+  bool schema_known_ = true;     // false once a source has no schema
+  bool schema_seen_ = false;
+  std::set<std::string> schema_;  // keys every manifest marks required
 };
 
 }  // namespace libshard::reader
