@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -259,6 +260,75 @@ TEST(ImageRecordContractTest, Uint16RawArraysLoadAsThe16BitPngDoes) {
     ASSERT_TRUE((*loader)->DecodeSample(0, 0, image.data(), nullptr, &label).ok());
     EXPECT_EQ(std::memcmp(image.data(), ref->data(), image.size()), 0) << level;
   }
+}
+
+// A small JPEG whose SOF0 states width x height instead of its own size.
+std::string InflatedJpeg(int width, int height) {
+  std::string jpeg = Jpeg();
+  const size_t sof = jpeg.find("\xFF\xC0");
+  EXPECT_NE(sof, std::string::npos);
+  jpeg[sof + 5] = static_cast<char>(height >> 8);
+  jpeg[sof + 6] = static_cast<char>(height & 255);
+  jpeg[sof + 7] = static_cast<char>(width >> 8);
+  jpeg[sof + 8] = static_cast<char>(width & 255);
+  return jpeg;
+}
+
+std::string LoaderError(const std::string& dir, const std::string& jpeg, reader::Augment augment) {
+  const std::string path = dir + "/inflated.tfrecord";
+  {
+    auto w = record::RecordWriter::Create(path, {});
+    EXPECT_TRUE(w.ok());
+    EXPECT_TRUE((*w)->Write(Row{"", jpeg, "jpeg"}.Serialize()).ok());
+    EXPECT_TRUE((*w)->Close().ok());
+  }
+  reader::LoaderOptions o;
+  o.width = kW;
+  o.height = kH;
+  o.batch_size = 1;
+  o.augment = augment;
+  auto loader = reader::BatchLoader::Create(std::move(*reader::Dataset::Open({path})), o);
+  EXPECT_TRUE(loader.ok());
+  std::vector<uint8_t> image(kW * kH * 3);
+  int64_t label = 0;
+  Status s = (*loader)->DecodeSample(0, 0, image.data(), nullptr, &label);
+  return s.ok() ? "" : s.message();
+}
+
+TEST(ImageRecordContractTest, HugeStatedJpegIsRefusedBeforeAllocationEvenWithRandomCrops) {
+  const std::string dir = testing::MakeTempDir();
+  const std::string jpeg = InflatedJpeg(60000, 60000);
+  ASSERT_LT(jpeg.size(), 1000u);
+  const std::string want = "jpeg of 60000x60000 exceeds the pixel limit of 100000000";
+  for (reader::Augment a : {reader::Augment::kNone, reader::Augment::kRandomResizedCrop}) {
+    EXPECT_EQ(LoaderError(dir, jpeg, a), dir + "/inflated.tfrecord: record 0 at byte 0: " + want)
+        << reader::AugmentName(a);
+  }
+  EXPECT_EQ(VerifyVerdict(Row{"", jpeg, "jpeg"}.Serialize()), "image_undecodable: " + want);
+}
+
+TEST(ImageRecordContractTest, JpegInflatedBeyondItsDataFailsEverywhere) {
+  // 10000x10000 stated, 8x6 of data: libjpeg warns "premature end of data
+  // segment" and would return grey; convert, verify --decode and the loader
+  // all refuse it.
+  const std::string dir = testing::MakeTempDir();
+  const std::string jpeg = InflatedJpeg(10000, 10000);
+  const std::string why = "JPEG: truncated data (Corrupt JPEG data: premature end of data segment)";
+  for (reader::Augment a : {reader::Augment::kNone, reader::Augment::kRandomResizedCrop}) {
+    EXPECT_EQ(LoaderError(dir, jpeg, a), dir + "/inflated.tfrecord: record 0 at byte 0: " + why)
+        << reader::AugmentName(a);
+  }
+  EXPECT_EQ(VerifyVerdict(Row{"", jpeg, "jpeg"}.Serialize()), "image_undecodable: jpeg does not decode: " + why);
+#ifdef SHARD_BIN
+  std::filesystem::create_directories(dir + "/in/a");
+  testing::WriteFileOrDie(dir + "/in/a/good.jpg", Jpeg());
+  testing::WriteFileOrDie(dir + "/in/a/inflated.jpg", jpeg);
+  testing::CommandResult r = testing::RunShard("convert " + dir + "/in -o " + dir + "/out");
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  const std::string tsv = testing::ReadFileOrDie(dir + "/out/rejects.tsv");
+  EXPECT_TRUE(testing::Contains(tsv, "a/inflated.jpg\t")) << tsv;
+  EXPECT_TRUE(testing::Contains(tsv, "premature end of data segment")) << tsv;
+#endif
 }
 
 TEST(ImageRecordContractTest, FormatParserIsTheOneForEveryName) {
