@@ -331,6 +331,43 @@ TEST(ImageRecordContractTest, JpegInflatedBeyondItsDataFailsEverywhere) {
 #endif
 }
 
+#ifdef SHARD_BIN
+TEST(ImageRecordContractTest, ConvertRawOf16BitPngVerifiesAndLoads) {
+  // `--format raw` keeps the 16-bit samples; verify --decode passes them and
+  // the loader reads them (as the 16-bit PNG itself would be read).
+  const std::string dir = testing::MakeTempDir();
+  std::filesystem::create_directories(dir + "/in/a");
+  const std::string png = Png(Pattern(3, 16));
+  testing::WriteFileOrDie(dir + "/in/a/wide.png", png);
+  testing::CommandResult r = testing::RunShard("convert " + dir + "/in -o " + dir + "/out --format raw");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = testing::RunShard("verify --decode " + dir + "/out");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  auto ds = reader::Dataset::Open({dir + "/out"});
+  ASSERT_TRUE(ds.ok()) << ds.status();
+  ASSERT_EQ((*ds)->size(), 1u);
+  std::string_view rec;
+  reader::RecordBuffer buf;
+  ASSERT_TRUE((*ds)->ReadRecord(0, &buf, &rec).ok());
+  example::FeatureView dtype;
+  ASSERT_TRUE(example::ExampleView::Parse(rec)->Find(keys::kDtype, &dtype));
+  EXPECT_EQ(dtype.bytes(0), "uint16");
+  reader::LoaderOptions o;
+  o.width = kW;
+  o.height = kH;
+  o.batch_size = 1;
+  auto loader = reader::BatchLoader::Create(std::move(*ds), o);
+  ASSERT_TRUE(loader.ok());
+  std::vector<uint8_t> image(kW * kH * 3);
+  int64_t label = -2;
+  Status s = (*loader)->DecodeSample(0, 0, image.data(), nullptr, &label);
+  ASSERT_TRUE(s.ok()) << s;
+  auto ref = image::DecodeImage(png);
+  ASSERT_TRUE(ref.ok());
+  EXPECT_EQ(std::memcmp(image.data(), ref->data(), image.size()), 0);
+}
+#endif
+
 TEST(ImageRecordContractTest, FormatParserIsTheOneForEveryName) {
   for (const char* name : {"jpeg", "JPEG", "jpg", "png", "PNG", "raw", "raw.zst"}) {
     EXPECT_TRUE(example::ParseImageRecordFormat(name).ok()) << name;
