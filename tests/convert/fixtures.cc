@@ -160,7 +160,9 @@ FolderReadBack ReadBackFolder(const std::string& dir) {
       for (const verify::SetFault& fault : m.faults) out.verify_faults.push_back(fault.path + ": " + fault.message);
     }
   }
-  StatusOr<std::unique_ptr<reader::Dataset>> ds = reader::Dataset::Open({dir});
+  reader::DatasetOptions all_splits;
+  all_splits.split = "*";  // every split of the folder's manifest.json
+  StatusOr<std::unique_ptr<reader::Dataset>> ds = reader::Dataset::Open({dir}, all_splits);
   if (!ds.ok()) {
     out.open_error = ds.status().message();
     return out;

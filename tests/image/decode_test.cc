@@ -222,6 +222,12 @@ const BrokenJpeg kBrokenJpegs[] = {
     {"jpegdecoder_crash_null_height.jpg", StatusCode::kDataLoss, "zero image dimension"},
     {"jpegdecoder_crash_max_size.jpg", StatusCode::kResourceExhausted, "65535x65535"},
     {"libjpegturbo_monkey12.jpg", StatusCode::kUnimplemented, "12-bit"},
+    // Their scans end at a marker before the image does: libjpeg would fill
+    // the rest with grey (Pillow does); we refuse them.
+    {"jpegdecoder_crash_dc-predictor-overflow.jpg", StatusCode::kDataLoss,
+     "truncated data (Corrupt JPEG data: premature end of data segment)"},
+    {"jpegdecoder_partial_progressive.jpg", StatusCode::kDataLoss,
+     "truncated data (Corrupt JPEG data: premature end of data segment)"},
 };
 
 TEST(JpegDecodeTest, EveryCorpusFileIsCovered) {

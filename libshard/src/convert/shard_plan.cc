@@ -3,31 +3,9 @@
 #include <cmath>
 #include <cstdio>
 
+#include "libshard/util/random.h"
+
 namespace libshard::convert {
-namespace {
-
-uint64_t SplitMix64(uint64_t* state) {
-  uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-// Uniform in [0, bound) without bias (Lemire 2019).
-uint32_t Bounded(uint64_t* state, uint32_t bound) {
-  uint64_t m = (SplitMix64(state) >> 32) * bound;
-  uint32_t low = static_cast<uint32_t>(m);
-  if (low < bound) {
-    const uint32_t threshold = static_cast<uint32_t>(-bound) % bound;
-    while (low < threshold) {
-      m = (SplitMix64(state) >> 32) * bound;
-      low = static_cast<uint32_t>(m);
-    }
-  }
-  return static_cast<uint32_t>(m >> 32);
-}
-
-}  // namespace
 
 uint64_t ShardPlan::samples() const {
   uint64_t n = 0;
@@ -38,9 +16,9 @@ uint64_t ShardPlan::samples() const {
 std::vector<uint32_t> SeededPermutation(uint32_t n, uint64_t seed) {
   std::vector<uint32_t> p(n);
   for (uint32_t i = 0; i < n; ++i) p[i] = i;
-  uint64_t state = seed;
+  util::SplitMix64 rng(seed);
   for (uint32_t i = n; i > 1; --i) {
-    uint32_t j = Bounded(&state, i);
+    const uint32_t j = rng.Below32(i);
     std::swap(p[i - 1], p[j]);
   }
   return p;

@@ -23,6 +23,7 @@ struct JpegErrorMgr {
   int warnings;
   bool truncated;
   char first_warning[JMSG_LENGTH_MAX];
+  char truncation[JMSG_LENGTH_MAX];
 };
 
 void JpegErrorExit(j_common_ptr cinfo) {
@@ -33,7 +34,14 @@ void JpegErrorExit(j_common_ptr cinfo) {
 void JpegEmitMessage(j_common_ptr cinfo, int level) {
   if (level >= 0) return;  // trace messages
   auto* err = reinterpret_cast<JpegErrorMgr*>(cinfo->err);
-  if (err->pub.msg_code == JWRN_JPEG_EOF) err->truncated = true;
+  // Data that ends before the image does: at the end of the buffer
+  // (JWRN_JPEG_EOF) or at a marker inside it (JWRN_HIT_MARKER, "premature end
+  // of data segment": a truncated scan, or a frame header inflated beyond its
+  // data). libjpeg fills the rest with grey and carries on; we refuse it.
+  if ((err->pub.msg_code == JWRN_JPEG_EOF || err->pub.msg_code == JWRN_HIT_MARKER) && !err->truncated) {
+    err->truncated = true;
+    (*err->pub.format_message)(cinfo, err->truncation);
+  }
   if (err->warnings++ == 0) (*err->pub.format_message)(cinfo, err->first_warning);
 }
 
@@ -113,6 +121,7 @@ Status Decode(std::string_view bytes, const JpegReadOptions& options, JpegRegion
   decoder.err.warnings = 0;
   decoder.err.truncated = false;
   decoder.err.first_warning[0] = '\0';
+  decoder.err.truncation[0] = '\0';
   const bool ok = RunDecode(&decoder, reinterpret_cast<const unsigned char*>(bytes.data()),
                             bytes.size(), options, region, out);
   if (!ok) {
@@ -129,7 +138,7 @@ Status Decode(std::string_view bytes, const JpegReadOptions& options, JpegRegion
     return DataLossError(std::string("JPEG: ") + msg);
   }
   if (decoder.err.truncated) {
-    return DataLossError("JPEG: truncated data (premature end of file before EOI)");
+    return DataLossError(std::string("JPEG: truncated data (") + decoder.err.truncation + ")");
   }
   if (options.strict && decoder.err.warnings > 0) {
     return DataLossError(std::string("JPEG: ") + decoder.err.first_warning);

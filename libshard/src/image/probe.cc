@@ -170,6 +170,14 @@ const char* ImageFormatName(ImageFormat format) {
   return "unknown";
 }
 
+StatusOr<ImageFormat> ParseImageFormat(std::string_view name) {
+  std::string lower(name);
+  for (char& c : lower) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  if (lower == "png") return ImageFormat::kPng;
+  if (lower == "jpeg" || lower == "jpg") return ImageFormat::kJpeg;
+  return InvalidArgumentError("unknown image format '" + std::string(name) + "' (expected jpeg or png)");
+}
+
 ImageFormat DetectFormat(std::string_view bytes) {
   if (bytes.size() >= 8 && std::memcmp(bytes.data(), kPngSignature, 8) == 0) {
     return ImageFormat::kPng;

@@ -5,7 +5,6 @@
 #include <tbb/info.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
-#include <zstd.h>
 
 #include <pthread.h>
 #include <unistd.h>
@@ -23,26 +22,14 @@
 #include <thread>
 
 #include "libshard/example/example_view.h"
-#include "libshard/image/decode.h"
-#include "libshard/image/pipeline.h"
-#include "libshard/image/probe.h"
-#include "libshard/image/raw_array.h"
-#include "image/codec_internal.h"
+#include "libshard/example/image_record.h"
 
 namespace libshard::reader {
 namespace {
 
 using example::ExampleView;
-using example::FeatureKind;
-using example::FeatureView;
 
 constexpr uint64_t kAugmentSalt = 0xA0F3C1D2E5B69788ull;
-
-std::string_view FirstBytes(const ExampleView& ex, const std::string& key) {
-  FeatureView f;
-  if (ex.Find(key, &f) && f.kind() == FeatureKind::kBytes && f.size() > 0) return f.bytes(0);
-  return {};
-}
 
 // torchvision.transforms.RandomResizedCrop.get_params, with our generator.
 image::CropBox RandomResizedCropBox(int width, int height, const RandomResizedCropOptions& o, SplitMix64* rng) {
@@ -67,67 +54,6 @@ image::CropBox RandomResizedCropBox(int width, int height, const RandomResizedCr
     w = std::max(1, static_cast<int>(std::lround(h * o.ratio_max)));
   }
   return {(width - w) / 2, (height - h) / 2, w, h};
-}
-
-double FilterSupport(image::Filter f) {
-  switch (f) {
-    case image::Filter::kBox: return 0.5;
-    case image::Filter::kBicubic: return 2.0;
-    case image::Filter::kLanczos3: return 3.0;
-    default: return 1.0;
-  }
-}
-
-// Decode-only-the-crop for kStretch + crop on an upright 8-bit YCbCr/gray
-// JPEG: the same DCT scale and the same resample box (scaled by 1/d) as
-// DecodeAndTransform, over just the region the filter reads, so the result
-// is the same.
-Status DecodeJpegCrop(std::string_view bytes, const image::ImageInfo& info, const image::TransformSpec& spec,
-                      int channels, image::Image* out) {
-  const int d = image::ChooseJpegScale(info, spec);
-  const image::CropBox& c = *spec.crop;
-  const double bx0 = static_cast<double>(c.x) / d, by0 = static_cast<double>(c.y) / d;
-  const double bx1 = static_cast<double>(c.x + c.width) / d, by1 = static_cast<double>(c.y + c.height) / d;
-  const int sw = (info.width + d - 1) / d, sh = (info.height + d - 1) / d;
-  const double shrink = std::max({1.0, (bx1 - bx0) / spec.width, (by1 - by0) / spec.height});
-  const int margin = static_cast<int>(std::ceil(FilterSupport(spec.filter) * shrink)) + 2;
-  image::internal::JpegRegion r;
-  r.x = std::max(0, static_cast<int>(std::floor(bx0)) - margin);
-  r.y = std::max(0, static_cast<int>(std::floor(by0)) - margin);
-  r.width = std::min(sw, static_cast<int>(std::ceil(bx1)) + margin) - r.x;
-  r.height = std::min(sh, static_cast<int>(std::ceil(by1)) + margin) - r.y;
-  image::internal::JpegReadOptions jo;
-  jo.gray = channels == 1;
-  jo.scale_denom = d;
-  thread_local image::Image part;
-  LIBSHARD_RETURN_IF_ERROR(image::internal::DecodeJpegRegion(bytes, jo, &r, &part));
-  image::ResampleBox box;
-  box.x0 = bx0 - r.x;
-  box.y0 = by0 - r.y;
-  box.x1 = bx1 - r.x;
-  box.y1 = by1 - r.y;
-  LIBSHARD_ASSIGN_OR_RETURN(*out, image::Resample(part, box, spec.width, spec.height, spec.filter));
-  return Status::OK();
-}
-
-void FlipHorizontal(uint8_t* p, int width, int height, int channels) {
-  for (int y = 0; y < height; ++y) {
-    uint8_t* row = p + static_cast<size_t>(y) * width * channels;
-    for (int a = 0, b = width - 1; a < b; ++a, --b) {
-      for (int c = 0; c < channels; ++c) std::swap(row[a * channels + c], row[b * channels + c]);
-    }
-  }
-}
-
-Status CopyOut(const image::Image& img, int w, int h, int c, uint8_t* dst, const char* what) {
-  if (img.width() != w || img.height() != h || img.channels() != c || img.bit_depth() != 8) {
-    return InvalidArgumentError(std::string(what) + " came out " + std::to_string(img.width()) + "x" +
-                                std::to_string(img.height()) + "x" + std::to_string(img.channels()) + " (" +
-                                std::to_string(img.bit_depth()) + "-bit), the batch needs " + std::to_string(w) +
-                                "x" + std::to_string(h) + "x" + std::to_string(c) + " 8-bit");
-  }
-  std::memcpy(dst, img.data(), img.byte_size());
-  return Status::OK();
 }
 
 // Fork safety. A fork child has none of the parent's threads: not the
@@ -238,8 +164,7 @@ struct BatchLoader::Impl {
   // and a fresh one starts from `next` (the consumer's side only).
   Runtime& Current();
   Status DecodeSample(uint64_t sample, uint64_t epoch, uint8_t* dst, uint8_t* mdst, int64_t* label) const;
-  Status DecodeImagePart(const ExampleView& ex, std::string_view bytes, std::string_view format, SplitMix64* rng,
-                         uint8_t* dst, uint8_t* mdst) const;
+  Status DecodeImagePart(const ExampleView& ex, SplitMix64* rng, uint8_t* dst, uint8_t* mdst, int64_t* label) const;
   // DecodeSample with any exception (std::bad_alloc above all) made a Status.
   Status DecodeCaught(uint64_t sample, uint64_t epoch, uint8_t* dst, uint8_t* mdst, int64_t* label) const;
   std::string RecordName(uint64_t sample) const;
@@ -278,139 +203,39 @@ Status BatchLoader::Impl::DecodeSample(uint64_t sample, uint64_t epoch, uint8_t*
   };
   auto ex = ExampleView::Parse(rec);
   if (!ex.ok()) return ex.status().WithContext(context());
-  FeatureView f;
-  *label = -1;
-  if (ex->Find(ds->options().keys.label, &f) &&
-      f.kind() == FeatureKind::kInt64 && f.size() > 0) {
-    *label = f.int64(0);
-  }
-  const std::string_view bytes = FirstBytes(*ex, ds->options().keys.image);
-  if (bytes.empty()) {
-    return DataLossError(context() + ": no bytes in feature \"" + ds->options().keys.image + "\"");
-  }
-  const std::string_view format = FirstBytes(*ex, ds->options().keys.format);
   SplitMix64 rng(MixSeed(opt.order.seed ^ kAugmentSalt, epoch, sample));
-  return DecodeImagePart(*ex, bytes, format, &rng, dst, mdst).WithContext(context());
+  return DecodeImagePart(*ex, &rng, dst, mdst, label).WithContext(context());
 }
 
-Status BatchLoader::Impl::DecodeImagePart(const ExampleView& ex, std::string_view bytes, std::string_view format,
-                                          SplitMix64* rng, uint8_t* dst, uint8_t* mdst) const {
-  const KeyMap& keys = ds->options().keys;
-  const int W = opt.width, H = opt.height, C = opt.channels;
-  const bool raw = format == "raw" || format == "raw.zst";
-  image::Image raw_img;
-  image::ImageInfo info;
-  int src_w = 0, src_h = 0;
-  if (raw) {
-    LIBSHARD_ASSIGN_OR_RETURN(image::RawCompression comp, image::ParseRawFormat(format));
-    FeatureView f;
-    int64_t shape[3] = {0, 0, 0};
-    if (!ex.Find(keys.shape, &f) || f.CopyInt64s(shape, 3) != 3) {
-      return DataLossError("raw array without a 3-value int64 \"" + keys.shape + "\"");
-    }
-    image::RawShape rs;
-    rs.height = static_cast<int>(shape[0]);
-    rs.width = static_cast<int>(shape[1]);
-    rs.channels = static_cast<int>(shape[2]);
-    const std::string_view dtype = FirstBytes(ex, keys.dtype);
-    if (!dtype.empty()) {
-      LIBSHARD_ASSIGN_OR_RETURN(rs.bit_depth, image::ParseRawDtype(dtype));
-    }
-    src_w = rs.width;
-    src_h = rs.height;
-    if (opt.augment == Augment::kNone && rs.width == W && rs.height == H && rs.channels == C && rs.bit_depth == 8 &&
-        mdst == nullptr) {
-      // Straight into the batch.
-      const size_t n = static_cast<size_t>(W) * H * C;
-      if (comp == image::RawCompression::kNone) {
-        if (bytes.size() != n) return DataLossError("raw array of " + std::to_string(bytes.size()) +
-                                                    " bytes, its shape needs " + std::to_string(n));
-        std::memcpy(dst, bytes.data(), n);
-        return Status::OK();
-      }
-      const size_t got = ZSTD_decompress(dst, n, bytes.data(), bytes.size());
-      if (ZSTD_isError(got)) return DataLossError(std::string("zstd: ") + ZSTD_getErrorName(got));
-      if (got != n) return DataLossError("zstd array of " + std::to_string(got) + " bytes, its shape needs " +
-                                         std::to_string(n));
-      return Status::OK();
-    }
-    LIBSHARD_ASSIGN_OR_RETURN(raw_img, image::DecodeRaw(bytes, rs, comp));
-  } else {
-    LIBSHARD_ASSIGN_OR_RETURN(info, image::ProbeImage(bytes));
-    src_w = info.format == image::ImageFormat::kJpeg ? info.oriented_width() : info.width;
-    src_h = info.format == image::ImageFormat::kJpeg ? info.oriented_height() : info.height;
-  }
-
-  image::TransformSpec spec;
-  spec.filter = opt.filter;
-  bool flip = false;
+// The record contract and the pixels are example/image_record's; the loader
+// only chooses the geometry (and draws the augmentation).
+Status BatchLoader::Impl::DecodeImagePart(const ExampleView& ex, SplitMix64* rng, uint8_t* dst, uint8_t* mdst,
+                                          int64_t* label) const {
+  *label = -1;
+  const example::ImageRecordKeys& keys = ds->options().keys;
+  LIBSHARD_ASSIGN_OR_RETURN(example::ImageRecord rec, example::ParseImageRecord(ex, keys, {}));
+  *label = rec.label;
+  example::PixelRequest req;
+  req.width = opt.width;
+  req.height = opt.height;
+  req.channels = opt.channels;
+  req.crop_decode = opt.crop_decode;
+  req.mask_fill = opt.mask_fill;
+  req.spec.filter = opt.filter;
   if (opt.augment == Augment::kNone) {
-    if (src_w != W || src_h != H) {
-      spec.mode = opt.resize;
-      spec.width = W;
-      spec.height = H;
+    if (rec.width != opt.width || rec.height != opt.height) {
+      req.spec.mode = opt.resize;
+      req.spec.width = opt.width;
+      req.spec.height = opt.height;
     }
   } else {
-    spec.crop = RandomResizedCropBox(src_w, src_h, opt.rrc, rng);
-    spec.mode = image::ResizeMode::kStretch;
-    spec.width = W;
-    spec.height = H;
-    flip = opt.rrc.flip && (rng->Next() >> 63) != 0;
+    req.spec.crop = RandomResizedCropBox(rec.width, rec.height, opt.rrc, rng);
+    req.spec.mode = image::ResizeMode::kStretch;
+    req.spec.width = opt.width;
+    req.spec.height = opt.height;
+    req.flip = opt.rrc.flip && (rng->Next() >> 63) != 0;
   }
-
-  image::DecodeOptions d;
-  d.channels = C == 1 ? image::ChannelMode::kGray : image::ChannelMode::kRgb;
-  if (!raw && spec.mode == image::ResizeMode::kNone && !spec.crop) {
-    // Already the batch's size: decode into a per-thread image, one copy.
-    thread_local image::Image decoded;
-    LIBSHARD_RETURN_IF_ERROR(image::DecodeImageInto(bytes, d, &decoded));
-    LIBSHARD_RETURN_IF_ERROR(CopyOut(decoded, W, H, C, dst, "the image"));
-  } else if (!raw && spec.crop && opt.crop_decode && info.format == image::ImageFormat::kJpeg && !info.cmyk &&
-             info.orientation == 1 && info.bit_depth == 8) {
-    image::Image out;
-    LIBSHARD_RETURN_IF_ERROR(DecodeJpegCrop(bytes, info, spec, C, &out));
-    LIBSHARD_RETURN_IF_ERROR(CopyOut(out, W, H, C, dst, "the image"));
-  } else {
-    image::Image out;
-    if (raw) {
-      LIBSHARD_ASSIGN_OR_RETURN(out, image::Transform(raw_img, spec));
-    } else {
-      LIBSHARD_ASSIGN_OR_RETURN(out, image::DecodeAndTransform(bytes, d, spec));
-    }
-    LIBSHARD_RETURN_IF_ERROR(CopyOut(out, W, H, C, dst, "the image"));
-  }
-  if (flip) FlipHorizontal(dst, W, H, C);
-
-  if (mdst != nullptr) {
-    const std::string_view mbytes = FirstBytes(ex, keys.mask);
-    if (mbytes.empty()) return DataLossError("no mask in feature \"" + keys.mask + "\"");
-    const std::string_view mformat = FirstBytes(ex, keys.mask_format);
-    image::Image mask;
-    if (mformat == "raw" || mformat == "raw.zst") {
-      LIBSHARD_ASSIGN_OR_RETURN(image::RawCompression comp, image::ParseRawFormat(mformat));
-      image::RawShape ms;
-      ms.height = src_h;
-      ms.width = src_w;
-      ms.channels = 1;
-      LIBSHARD_ASSIGN_OR_RETURN(mask, image::DecodeRaw(mbytes, ms, comp));
-    } else {
-      image::DecodeOptions md;
-      md.channels = image::ChannelMode::kAuto;
-      LIBSHARD_ASSIGN_OR_RETURN(mask, image::DecodeImage(mbytes, md));
-    }
-    if (mask.channels() != 1 || mask.width() != src_w || mask.height() != src_h) {
-      return DataLossError("mask is " + std::to_string(mask.width()) + "x" + std::to_string(mask.height()) + "x" +
-                           std::to_string(mask.channels()) + ", the image " + std::to_string(src_w) + "x" +
-                           std::to_string(src_h) + " (masks must be 1 channel of the image's size)");
-    }
-    LIBSHARD_ASSIGN_OR_RETURN(image::Geometry g, image::PlanGeometry(src_w, src_h, spec));
-    LIBSHARD_ASSIGN_OR_RETURN(image::Image mout,
-                              image::ApplyGeometry(mask, g, image::Filter::kNearest,
-                                                   {opt.mask_fill, opt.mask_fill, opt.mask_fill, opt.mask_fill}));
-    LIBSHARD_RETURN_IF_ERROR(CopyOut(mout, W, H, 1, mdst, "the mask"));
-    if (flip) FlipHorizontal(mdst, W, H, 1);
-  }
-  return Status::OK();
+  return example::DecodeRecordPixels(rec, keys, {}, req, dst, mdst);
 }
 
 std::string BatchLoader::Impl::RecordName(uint64_t sample) const {

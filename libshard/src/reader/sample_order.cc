@@ -7,13 +7,6 @@
 namespace libshard::reader {
 namespace {
 
-uint64_t SplitMixStep(uint64_t* s) {
-  uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
 template <typename It>
 void Shuffle(It first, It last, SplitMix64* rng) {
   const uint64_t n = static_cast<uint64_t>(last - first);
@@ -37,31 +30,6 @@ StatusOr<OrderKind> ParseOrderKind(std::string_view name) {
   if (name == "block-shuffle") return OrderKind::kBlockShuffle;
   return InvalidArgumentError("unknown order \"" + std::string(name) +
                               "\" (expected sequential, shuffle or block-shuffle)");
-}
-
-uint64_t MixSeed(uint64_t seed, uint64_t a, uint64_t b) {
-  uint64_t s = seed;
-  uint64_t h = SplitMixStep(&s);
-  s = h ^ a;
-  h = SplitMixStep(&s);
-  s = h ^ b;
-  return SplitMixStep(&s);
-}
-
-uint64_t SplitMix64::Next() { return SplitMixStep(&state_); }
-
-uint64_t SplitMix64::Below(uint64_t bound) {
-  // Lemire: multiply-high with rejection of the biased low range.
-  unsigned __int128 m = static_cast<unsigned __int128>(Next()) * bound;
-  uint64_t low = static_cast<uint64_t>(m);
-  if (low < bound) {
-    const uint64_t threshold = (0 - bound) % bound;
-    while (low < threshold) {
-      m = static_cast<unsigned __int128>(Next()) * bound;
-      low = static_cast<uint64_t>(m);
-    }
-  }
-  return static_cast<uint64_t>(m >> 64);
 }
 
 StatusOr<SampleOrder> SampleOrder::Create(uint64_t dataset_size, const OrderOptions& o) {

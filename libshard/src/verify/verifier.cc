@@ -494,6 +494,7 @@ const char* FaultKindName(FaultKind kind) {
     case FaultKind::kRawArrayInvalid: return "raw_array_invalid";
     case FaultKind::kMaskUndecodable: return "mask_undecodable";
     case FaultKind::kMaskSizeMismatch: return "mask_size_mismatch";
+    case FaultKind::kLabelInvalid: return "label_invalid";
   }
   return "unknown";
 }

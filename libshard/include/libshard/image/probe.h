@@ -26,6 +26,9 @@ enum class ImageFormat { kUnknown, kPng, kJpeg };
 
 // "png", "jpeg" or "unknown".
 const char* ImageFormatName(ImageFormat format);
+// "png", "jpeg" or "jpg", in any case (TensorFlow's ImageNet converter
+// writes "JPEG"). Anything else: kInvalidArgument naming the value.
+StatusOr<ImageFormat> ParseImageFormat(std::string_view name);
 
 // The format from the magic bytes; kUnknown when neither matches.
 ImageFormat DetectFormat(std::string_view bytes);

@@ -31,10 +31,14 @@
 //     For a JPEG only the crop's rows and columns are decoded (crop_decode).
 //   - raw arrays ("raw" / "raw.zst" in the format key, with shape and dtype
 //     keys): uint8 arrays of exactly H x W x C are decompressed straight into
-//     the batch; others are decoded and transformed as images.
+//     the batch; others are decoded (uint16 reduced as round(v / 257)) and
+//     transformed as images.
 //   - with `masks`, the segmentation mask (1 channel) gets the same geometry
 //     with nearest-neighbour sampling into an N x H x W buffer.
 //   - the label is the int64 label key's first value, or -1 when absent.
+// Which records load is example/image_record.h's contract, the one `shard
+// verify --decode` checks (format, shape, dtype, label kind, mask, pixel
+// limit); the decoding is its DecodeRecordPixels.
 // A sample that fails to decode fails its batch: Next() returns the error,
 // naming the shard file, record number and offset; later calls repeat it
 // until Seek(). Running out of memory is such an error too

@@ -39,29 +39,15 @@
 #include <string_view>
 #include <vector>
 
-#include "libshard/example/image_keys.h"
+#include "libshard/example/image_record.h"
 #include "libshard/reader/shard_reader.h"
 #include "libshard/status.h"
 
 namespace libshard::reader {
 
-// The Example keys a loader reads.
-struct KeyMap {
-  // Encoded image (JPEG, PNG or raw array). Default: "image/encoded".
-  std::string image = keys::kEncoded;
-  // int64 class label; a record without it gets label -1. Default: "image/class/label".
-  std::string label = keys::kLabel;
-  // "jpeg"/"png"/"raw"/"raw.zst"; absent means detect by content. Default: "image/format".
-  std::string format = keys::kFormat;
-  // Raw arrays: [height, width, channels]. Default: "image/shape".
-  std::string shape = keys::kShape;
-  // Raw arrays: "uint8" / "uint16". Default: "image/dtype".
-  std::string dtype = keys::kDtype;
-  // Segmentation mask bytes. Default: "image/segmentation/class/encoded".
-  std::string mask = keys::kMaskEncoded;
-  // Mask format ("png", "raw", "raw.zst"). Default: "image/segmentation/class/format".
-  std::string mask_format = keys::kMaskFormat;
-};
+// The Example keys a loader reads (the image-record contract's keys,
+// example/image_record.h).
+using KeyMap = example::ImageRecordKeys;
 
 struct DatasetOptions {
   // How each shard is read. Default: mmap, CRC on first touch, .idx used.

@@ -45,6 +45,7 @@
 #include <vector>
 
 #include "libshard/status.h"
+#include "libshard/util/random.h"
 
 namespace libshard::reader {
 
@@ -76,24 +77,10 @@ struct OrderOptions {
   int num_workers = 1;
 };
 
-// A 64-bit mix of (seed, a, b): splitmix64 over the three. Used to derive
-// per-epoch and per-sample random streams that do not depend on threads.
-uint64_t MixSeed(uint64_t seed, uint64_t a, uint64_t b);
-
-// A small deterministic generator (splitmix64): the same numbers on every
-// platform, unlike std::uniform_int_distribution.
-class SplitMix64 {
- public:
-  explicit SplitMix64(uint64_t state) : state_(state) {}
-  uint64_t Next();
-  // Uniform in [0, bound) for bound > 0 (Lemire's method, unbiased).
-  uint64_t Below(uint64_t bound);
-  // Uniform in [0, 1).
-  double Uniform() { return (Next() >> 11) * 0x1.0p-53; }
-
- private:
-  uint64_t state_;
-};
+// The generator and seed mix of util/random.h, under the names this API
+// has always used.
+using util::MixSeed;
+using util::SplitMix64;
 
 class SampleOrder {
  public:

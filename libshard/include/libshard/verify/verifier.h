@@ -122,6 +122,7 @@ enum class FaultKind {
   kRawArrayInvalid,          // a raw array's shape/dtype missing or bad, or bytes not of that shape
   kMaskUndecodable,          // the segmentation mask does not decode (or its format is unknown)
   kMaskSizeMismatch,         // the mask's size differs from the image's
+  kLabelInvalid,             // `image/class/label` is present but not int64
 };
 
 // "length_crc_mismatch", "not_an_example", ... (the names in docs/verify.md).
