@@ -1,16 +1,17 @@
-// The `libshard` Python module: the reader library for training scripts.
+// `libshard._libshard`: the compiled core of the `libshard` Python package
+// (python/libshard/ re-exports it; _libshard.pyi documents it).
 //
 //   import libshard
-//   loader = libshard.Loader(["out/train-*.tfrecord"], batch_size=64, image_size=(224, 224),
+//   loader = libshard.Loader(["out/train-*.tfrecord"], 64, image_size=(224, 224),
 //                            shuffle=True, seed=0, threads=2, augment="random-resized-crop")
 //   for images, labels in loader:      # one epoch: numpy uint8 [B,H,W,C], int64 [B]
 //       ...
-//   saved = loader.state(); ...; loader.restore(saved)
+//   saved = loader.state_dict(); ...; loader.load_state_dict(saved)
 //
 // Errors from the library (Status) become Python exceptions: InvalidArgument
 // -> ValueError, NotFound -> FileNotFoundError, OutOfRange -> IndexError,
-// DataLoss / IOError -> OSError, others -> RuntimeError. docs/reader.md has
-// the whole API.
+// DataLoss -> libshard.DataLossError (a subclass of OSError), IOError ->
+// OSError, others -> RuntimeError. docs/reader.md has the whole API.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -32,13 +33,16 @@ using namespace libshard;  // NOLINT: binding file
 
 namespace {
 
+// libshard.DataLossError, created when the module is imported.
+PyObject* g_data_loss_error = nullptr;
+
 [[noreturn]] void Raise(const Status& s) {
   PyObject* type = PyExc_RuntimeError;
   switch (s.code()) {
     case StatusCode::kInvalidArgument: type = PyExc_ValueError; break;
     case StatusCode::kNotFound: type = PyExc_FileNotFoundError; break;
     case StatusCode::kOutOfRange: type = PyExc_IndexError; break;
-    case StatusCode::kDataLoss:
+    case StatusCode::kDataLoss: type = g_data_loss_error; break;
     case StatusCode::kIOError: type = PyExc_OSError; break;
     default: break;
   }
@@ -174,7 +178,8 @@ class PyLoader {
            int rank, int world_size, int threads, const std::string& augment, bool drop_last, int channels,
            const std::string& order, size_t prefetch, const std::string& io, bool verify_crc,
            const std::string& split, const std::map<std::string, std::string>& keys, const std::string& resize,
-           bool masks, int worker, int num_workers, const py::object& buffers) {
+           bool masks, int worker, int num_workers, const py::object& buffers, const std::string& layout,
+           const std::string& dtype, const py::object& mean, const py::object& std) {
     reader::DatasetOptions dopt;
     dopt.shard.io = Take(reader::ParseIoMode(io));
     dopt.shard.verify_crc = verify_crc;
@@ -199,6 +204,12 @@ class PyLoader {
     o.augment = Take(reader::ParseAugment(augment));
     o.resize = Take(image::ParseResizeMode(resize));
     o.masks = masks;
+    o.layout = Take(reader::ParseLayout(layout));
+    o.dtype = Take(reader::ParsePixelType(dtype));
+    o.mean = Floats(mean, "mean");
+    o.std = Floats(std, "std");
+    // Checked here too so that a bad mean / std is reported before the sources are opened.
+    Check(reader::SampleConverter::Create(o.layout, o.dtype, o.mean, o.std, o.height, o.width, o.channels).status());
     if (!order.empty()) {
       o.order.kind = Take(reader::ParseOrderKind(order));
     } else {
@@ -217,7 +228,7 @@ class PyLoader {
         if (t.size() < 2 || (masks && t.size() < 3)) throw py::value_error("buffers: (images, labels[, masks]) tuples");
         auto img = t[0].cast<py::array>();
         auto lab = t[1].cast<py::array>();
-        CheckBuffer(img, py::dtype::of<uint8_t>(), batch_size * o.height * o.width * channels, "images");
+        CheckBuffer(img, PixelDtype(o.dtype), batch_size * o.height * o.width * channels, "images");
         CheckBuffer(lab, py::dtype::of<int64_t>(), batch_size, "labels");
         reader::BatchBuffers b{static_cast<uint8_t*>(img.mutable_data()), static_cast<int64_t*>(lab.mutable_data()),
                                nullptr};
@@ -254,16 +265,20 @@ class PyLoader {
     }
     Check(s);
     const py::ssize_t n = static_cast<py::ssize_t>(b.size), H = opt_.height, W = opt_.width, C = opt_.channels;
+    const bool nchw = opt_.layout == reader::Layout::kNCHW;
     py::object images, labels, masks = py::none();
     if (buffers_.size() > 0) {
       py::tuple t = buffers_[b.slot];
       py::slice first(0, n, 1);
-      images = t[0].attr("reshape")(py::make_tuple(opt_.batch_size, H, W, C))[first];
+      const py::ssize_t B = static_cast<py::ssize_t>(opt_.batch_size);
+      images = t[0].attr("reshape")(nchw ? py::make_tuple(B, C, H, W) : py::make_tuple(B, H, W, C))[first];
       labels = t[1].attr("reshape")(py::make_tuple(opt_.batch_size))[first];
       if (opt_.masks) masks = t[2].attr("reshape")(py::make_tuple(opt_.batch_size, H, W))[first];
     } else {
-      py::array_t<uint8_t> im({n, H, W, C});
-      std::memcpy(im.mutable_data(), b.images, static_cast<size_t>(n * H * W * C));
+      const std::vector<py::ssize_t> shape = nchw ? std::vector<py::ssize_t>{n, C, H, W}
+                                                  : std::vector<py::ssize_t>{n, H, W, C};
+      py::array im(PixelDtype(opt_.dtype), shape);
+      std::memcpy(im.mutable_data(), b.images, static_cast<size_t>(im.nbytes()));
       py::array_t<int64_t> lb(n);
       std::memcpy(lb.mutable_data(), b.labels, static_cast<size_t>(n) * sizeof(int64_t));
       images = im;
@@ -312,6 +327,19 @@ class PyLoader {
   uint64_t NumSamples() const { return dataset_->size(); }
 
  private:
+  static py::dtype PixelDtype(reader::PixelType t) { return py::dtype(reader::PixelTypeName(t)); }
+
+  // None -> empty; a sequence of numbers -> its values; else ValueError naming `what`.
+  static std::vector<double> Floats(const py::object& v, const char* what) {
+    if (v.is_none()) return {};
+    try {
+      return v.cast<std::vector<double>>();
+    } catch (const py::cast_error&) {
+      throw py::value_error(std::string(what) + ": expected a sequence of numbers (one per channel) or None, got " +
+                            py::repr(v).cast<std::string>());
+    }
+  }
+
   static void CheckBuffer(const py::array& a, const py::dtype& dt, size_t count, const char* what) {
     if (!a.dtype().is(dt) || static_cast<size_t>(a.size()) != count || !(a.flags() & py::array::c_style) ||
         !a.writeable()) {
@@ -329,15 +357,23 @@ class PyLoader {
 
 }  // namespace
 
-PYBIND11_MODULE(libshard, m) {
-  m.doc() = "libshard: TFRecord shards to uint8 training batches (docs/reader.md)";
+PYBIND11_MODULE(_libshard, m) {
+  m.doc() = "libshard's compiled core: TFRecord shards to training batches (docs/reader.md)";
+  m.attr("__version__") = LIBSHARD_VERSION;
+  g_data_loss_error = PyErr_NewExceptionWithDoc(
+      "libshard.DataLossError",
+      "Corrupt or truncated data (a bad CRC, a cut record, an undecodable image); the message names the file and "
+      "the byte offset. A subclass of OSError; plain OSError is left for I/O failures.",
+      PyExc_OSError, nullptr);
+  if (g_data_loss_error == nullptr) throw py::error_already_set();
+  m.attr("DataLossError") = py::handle(g_data_loss_error);
 
   py::class_<PyShardReader>(m, "ShardReader", "Random access to the records of one TFRecord shard")
       .def(py::init<const std::string&, const std::string&, bool, bool, bool>(), py::arg("path"),
            py::arg("io") = "mmap", py::arg("verify_crc") = true, py::arg("use_index") = true,
            py::arg("direct_io") = false)
       .def("__len__", &PyShardReader::Len)
-      .def("__getitem__", &PyShardReader::GetItem, "The record's bytes")
+      .def("__getitem__", &PyShardReader::GetItem, py::arg("index"), "The record's bytes")
       .def("example", &PyShardReader::Example, py::arg("index"),
            "The record as a dict: feature key -> list of bytes / int / float")
       .def_property_readonly("path", &PyShardReader::Path)
@@ -356,20 +392,25 @@ PYBIND11_MODULE(libshard, m) {
       .def(py::init<const py::object&, size_t, std::pair<int, int>, bool, uint64_t, int, int, int, const std::string&,
                     bool, int, const std::string&, size_t, const std::string&, bool, const std::string&,
                     const std::map<std::string, std::string>&, const std::string&, bool, int, int,
+                    const py::object&, const std::string&, const std::string&, const py::object&,
                     const py::object&>(),
-           py::arg("files"), py::arg("batch_size"), py::arg("image_size") = std::pair<int, int>(224, 224),
+           py::arg("sources"), py::arg("batch_size"), py::kw_only(),
+           py::arg("image_size") = std::pair<int, int>(224, 224),
            py::arg("shuffle") = false, py::arg("seed") = 0, py::arg("rank") = 0, py::arg("world_size") = 1,
            py::arg("threads") = 2, py::arg("augment") = "none", py::arg("drop_last") = false,
            py::arg("channels") = 3, py::arg("order") = "", py::arg("prefetch") = 2, py::arg("io") = "mmap",
            py::arg("verify_crc") = true, py::arg("split") = "",
            py::arg("keys") = std::map<std::string, std::string>(), py::arg("resize") = "center-crop",
            py::arg("masks") = false, py::arg("worker") = 0, py::arg("num_workers") = 1,
-           py::arg("buffers") = py::none())
+           py::arg("buffers") = py::none(), py::arg("layout") = "NHWC", py::arg("dtype") = "uint8",
+           py::arg("mean") = py::none(), py::arg("std") = py::none())
       .def("__len__", &PyLoader::Len, "Batches per epoch")
       .def("__iter__", &PyLoader::Iter, py::return_value_policy::reference_internal)
       .def("__next__", &PyLoader::Next)
-      .def("state", &PyLoader::State, "The position of the next batch, as a dict")
-      .def("restore", &PyLoader::Restore, py::arg("state"))
+      .def("state_dict", &PyLoader::State, "The position of the next batch, as a dict")
+      .def("load_state_dict", &PyLoader::Restore, py::arg("state"), "Continues at a state_dict()'s position")
+      .def("state", &PyLoader::State, "Alias of state_dict()")
+      .def("restore", &PyLoader::Restore, py::arg("state"), "Alias of load_state_dict()")
       .def_property_readonly("labels", &PyLoader::Labels, "The manifest's label map: [(label, name)]")
       .def_property_readonly("num_samples", &PyLoader::NumSamples);
 }

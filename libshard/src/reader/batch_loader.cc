@@ -147,7 +147,9 @@ struct BatchLoader::Impl {
   std::shared_ptr<const Dataset> ds;
   LoaderOptions opt;
   SampleOrder order;
-  size_t image_bytes = 0;  // per sample
+  size_t image_bytes = 0;  // per sample, in the batch (layout and dtype)
+  size_t decoded_bytes = 0;  // per sample, as decoded (uint8 HWC)
+  SampleConverter converter;
   size_t mask_bytes = 0;
   std::vector<std::vector<uint8_t>> owned_images, owned_masks;
   std::vector<std::vector<int64_t>> owned_labels;
@@ -334,8 +336,12 @@ Status BatchLoader::Impl::Fill(Slot* slot, const std::vector<uint64_t>& samples,
     tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 1), [&](const tbb::blocked_range<size_t>& r) {
       for (size_t i = r.begin(); i != r.end(); ++i) {
         if (failed.load(std::memory_order_relaxed)) return;
-        Status s = DecodeSample(samples[range.begin + i], pos.epoch, slot->buf.images + i * image_bytes,
+        uint8_t* dst = slot->buf.images + i * image_bytes;
+        thread_local std::vector<uint8_t> decoded;
+        if (!converter.identity()) decoded.resize(decoded_bytes);
+        Status s = DecodeSample(samples[range.begin + i], pos.epoch, converter.identity() ? dst : decoded.data(),
                                 slot->buf.masks ? slot->buf.masks + i * mask_bytes : nullptr, &slot->buf.labels[i]);
+        if (s.ok() && !converter.identity()) converter.Convert(decoded.data(), dst);
         if (!s.ok()) {
           std::lock_guard<std::mutex> g(err_mu);
           if (i < err_index) {
@@ -429,12 +435,17 @@ StatusOr<std::unique_ptr<BatchLoader>> BatchLoader::Create(std::shared_ptr<const
         r.ratio_min <= r.ratio_max)) {
     return InvalidArgumentError("random-resized-crop: need 0 < scale_min <= scale_max <= 1, 0 < ratio_min <= ratio_max");
   }
+  LIBSHARD_ASSIGN_OR_RETURN(SampleConverter converter,
+                            SampleConverter::Create(options.layout, options.dtype, options.mean, options.std,
+                                                    options.height, options.width, options.channels));
   auto impl = std::make_unique<Impl>();
+  impl->converter = std::move(converter);
   impl->ds = std::move(dataset);
   impl->opt = options;
   impl->opt.order.batch_size = options.batch_size;
   LIBSHARD_ASSIGN_OR_RETURN(impl->order, SampleOrder::Create(impl->ds->size(), impl->opt.order));
-  impl->image_bytes = static_cast<size_t>(options.width) * options.height * options.channels;
+  impl->decoded_bytes = static_cast<size_t>(options.width) * options.height * options.channels;
+  impl->image_bytes = impl->converter.sample_bytes();
   impl->mask_bytes = options.masks ? static_cast<size_t>(options.width) * options.height : 0;
   if (buffers.empty()) {
     const size_t n = std::max<size_t>(options.prefetch, 1) + 1;
