@@ -60,6 +60,13 @@ T Take(StatusOr<T> v) {
   return std::move(*v);
 }
 
+// Take() for a parsed argument: a bad value is a ValueError whose message starts with the argument's name.
+template <typename T>
+T TakeArg(StatusOr<T> v, const char* arg) {
+  if (!v.ok()) Raise(InvalidArgumentError(std::string(arg) + ": " + v.status().message()));
+  return std::move(*v);
+}
+
 std::vector<std::string> Sources(const py::object& files) {
   if (py::isinstance<py::str>(files)) return {files.cast<std::string>()};
   std::vector<std::string> out;
@@ -93,7 +100,7 @@ class PyShardReader {
  public:
   PyShardReader(const std::string& path, const std::string& io, bool verify_crc, bool use_index, bool direct_io) {
     reader::ShardReaderOptions o;
-    o.io = Take(reader::ParseIoMode(io));
+    o.io = TakeArg(reader::ParseIoMode(io), "io");
     o.verify_crc = verify_crc;
     o.use_index = use_index;
     o.direct_io = direct_io;
@@ -181,7 +188,7 @@ class PyLoader {
            bool masks, int worker, int num_workers, const py::object& buffers, const std::string& layout,
            const std::string& dtype, const py::object& mean, const py::object& std) {
     reader::DatasetOptions dopt;
-    dopt.shard.io = Take(reader::ParseIoMode(io));
+    dopt.shard.io = TakeArg(reader::ParseIoMode(io), "io");
     dopt.shard.verify_crc = verify_crc;
     dopt.split = split;
     for (const auto& [k, v] : keys) {
@@ -192,7 +199,7 @@ class PyLoader {
       else if (k == "dtype") dopt.keys.dtype = v;
       else if (k == "mask") dopt.keys.mask = v;
       else if (k == "mask_format") dopt.keys.mask_format = v;
-      else throw py::value_error("unknown key role \"" + k + "\"");
+      else throw py::value_error("keys: unknown key role \"" + k + "\"");
     }
     reader::LoaderOptions o;
     o.batch_size = batch_size;
@@ -201,8 +208,8 @@ class PyLoader {
     o.channels = channels;
     o.threads = threads;
     o.prefetch = prefetch;
-    o.augment = Take(reader::ParseAugment(augment));
-    o.resize = Take(image::ParseResizeMode(resize));
+    o.augment = TakeArg(reader::ParseAugment(augment), "augment");
+    o.resize = TakeArg(image::ParseResizeMode(resize), "resize");
     o.masks = masks;
     o.layout = Take(reader::ParseLayout(layout));
     o.dtype = Take(reader::ParsePixelType(dtype));
@@ -211,7 +218,7 @@ class PyLoader {
     // Checked here too so that a bad mean / std is reported before the sources are opened.
     Check(reader::SampleConverter::Create(o.layout, o.dtype, o.mean, o.std, o.height, o.width, o.channels).status());
     if (!order.empty()) {
-      o.order.kind = Take(reader::ParseOrderKind(order));
+      o.order.kind = TakeArg(reader::ParseOrderKind(order), "order");
     } else {
       o.order.kind = shuffle ? reader::OrderKind::kShuffle : reader::OrderKind::kSequential;
     }
@@ -263,6 +270,9 @@ class PyLoader {
       py::gil_scoped_release release;
       s = loader_->Next(&b);
     }
+    // The options were checked at construction: a sample the image layer calls invalid (an unknown format,
+    // a bad raw dtype) is bad data.
+    if (s.code() == StatusCode::kInvalidArgument) s = DataLossError(std::string(s.message()));
     Check(s);
     const py::ssize_t n = static_cast<py::ssize_t>(b.size), H = opt_.height, W = opt_.width, C = opt_.channels;
     const bool nchw = opt_.layout == reader::Layout::kNCHW;

@@ -114,6 +114,12 @@ class ShardDataset(torch.utils.data.IterableDataset):
         self.num_samples = probe.num_samples
         self.labels = probe.labels
 
+    def __getstate__(self) -> Dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_loader"] = None  # not picklable; each process makes its own
+        state["_loader_split"] = None
+        return state
+
     def _make_loader(self, worker: int, num_workers: int, **options: Any) -> Loader:
         return Loader(self.sources, self.batch_size, rank=self.rank, world_size=self.world_size,
                       shuffle=self.shuffle, seed=self.seed, drop_last=self.drop_last, worker=worker,
