@@ -1,17 +1,18 @@
-// The `libshard` Python module: the reader library for training scripts.
+// `libshard._libshard`: the compiled core of the `libshard` Python package
+// (python/libshard/ re-exports it; _libshard.pyi documents it).
 //
 //   import libshard
-//   loader = libshard.Loader(["out/train-*.tfrecord"], batch_size=64, image_size=(224, 224),
+//   loader = libshard.Loader(["out/train-*.tfrecord"], 64, image_size=(224, 224),
 //                            shuffle=True, seed=0, threads=2, augment="random-resized-crop")
 //   for images, labels in loader:      # one epoch: numpy uint8 [B,H,W,C], int64 [B]
 //       ...
-//   saved = loader.state(); ...; loader.restore(saved)
+//   saved = loader.state_dict(); ...; loader.load_state_dict(saved)
 //
 // Errors from the library (Status) become Python exceptions: InvalidArgument
 // -> ValueError, NotFound -> FileNotFoundError, OutOfRange -> IndexError,
-// ResourceExhausted -> MemoryError,
-// DataLoss / IOError -> OSError, others -> RuntimeError. docs/reader.md has
-// the whole API.
+// ResourceExhausted -> MemoryError, DataLoss -> libshard.DataLossError (a
+// subclass of OSError), IOError -> OSError, others -> RuntimeError.
+// docs/reader.md has the whole API.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -41,6 +42,9 @@ using namespace libshard;  // NOLINT: binding file
 
 namespace {
 
+// libshard.DataLossError, created when the module is imported.
+PyObject* g_data_loss_error = nullptr;
+
 [[noreturn]] void Raise(const Status& s) {
   PyObject* type = PyExc_RuntimeError;
   switch (s.code()) {
@@ -48,7 +52,7 @@ namespace {
     case StatusCode::kNotFound: type = PyExc_FileNotFoundError; break;
     case StatusCode::kOutOfRange: type = PyExc_IndexError; break;
     case StatusCode::kResourceExhausted: type = PyExc_MemoryError; break;
-    case StatusCode::kDataLoss:
+    case StatusCode::kDataLoss: type = g_data_loss_error; break;
     case StatusCode::kIOError: type = PyExc_OSError; break;
     default: break;
   }
@@ -89,6 +93,13 @@ py::object FsDecode(const std::string& path) {
   return py::module_::import("os").attr("fsdecode")(py::bytes(path));
 }
 
+// Take() for a parsed argument: a bad value is a ValueError whose message starts with the argument's name.
+template <typename T>
+T TakeArg(StatusOr<T> v, const char* arg) {
+  if (!v.ok()) Raise(InvalidArgumentError(std::string(arg) + ": " + v.status().message()));
+  return std::move(*v);
+}
+
 std::vector<std::string> Sources(const py::object& files) {
   if (IsPath(files)) return {FsPath(files, "files")};
   if (!py::isinstance<py::iterable>(files)) {
@@ -125,7 +136,7 @@ class PyShardReader {
  public:
   PyShardReader(const py::object& path, const std::string& io, bool verify_crc, bool use_index, bool direct_io) {
     reader::ShardReaderOptions o;
-    o.io = Take(reader::ParseIoMode(io));
+    o.io = TakeArg(reader::ParseIoMode(io), "io");
     o.verify_crc = verify_crc;
     o.use_index = use_index;
     o.direct_io = direct_io;
@@ -347,9 +358,10 @@ class PyLoader {
            int rank, int world_size, int threads, const std::string& augment, bool drop_last, int channels,
            const std::string& order, size_t prefetch, const std::string& io, bool verify_crc,
            const std::string& split, const std::map<std::string, std::string>& keys, const std::string& resize,
-           bool masks, int worker, int num_workers, const py::object& buffers) {
+           bool masks, int worker, int num_workers, const py::object& buffers, const std::string& layout,
+           const std::string& dtype, const py::object& mean, const py::object& std) {
     reader::DatasetOptions dopt;
-    dopt.shard.io = Take(reader::ParseIoMode(io));
+    dopt.shard.io = TakeArg(reader::ParseIoMode(io), "io");
     dopt.shard.verify_crc = verify_crc;
     dopt.split = split;
     for (const auto& [k, v] : keys) {
@@ -360,7 +372,7 @@ class PyLoader {
       else if (k == "dtype") dopt.keys.dtype = v;
       else if (k == "mask") dopt.keys.mask = v;
       else if (k == "mask_format") dopt.keys.mask_format = v;
-      else throw py::value_error("unknown key role \"" + k + "\"");
+      else throw py::value_error("keys: unknown key role \"" + k + "\"");
     }
     reader::LoaderOptions o;
     o.batch_size = batch_size;
@@ -368,11 +380,17 @@ class PyLoader {
     o.channels = channels;
     o.threads = threads;
     o.prefetch = prefetch;
-    o.augment = Take(reader::ParseAugment(augment));
-    o.resize = Take(image::ParseResizeMode(resize));
+    o.augment = TakeArg(reader::ParseAugment(augment), "augment");
+    o.resize = TakeArg(image::ParseResizeMode(resize), "resize");
     o.masks = masks;
+    o.layout = Take(reader::ParseLayout(layout));
+    o.dtype = Take(reader::ParsePixelType(dtype));
+    o.mean = Floats(mean, "mean");
+    o.std = Floats(std, "std");
+    // Checked here too so that a bad mean / std is reported before the sources are opened.
+    Check(reader::SampleConverter::Create(o.layout, o.dtype, o.mean, o.std, o.height, o.width, o.channels).status());
     if (!order.empty()) {
-      o.order.kind = Take(reader::ParseOrderKind(order));
+      o.order.kind = TakeArg(reader::ParseOrderKind(order), "order");
     } else {
       o.order.kind = shuffle ? reader::OrderKind::kShuffle : reader::OrderKind::kSequential;
     }
@@ -535,18 +553,25 @@ class PyLoader {
       if (!s.ok() || ready) break;
       if (PyErr_CheckSignals() != 0) throw py::error_already_set();
     }
+    // The options were checked at construction: a sample the image layer calls invalid (an unknown format,
+    // a bad raw dtype) is bad data.
+    if (s.code() == StatusCode::kInvalidArgument) s = DataLossError(std::string(s.message()));
     Check(s);
     const py::ssize_t n = static_cast<py::ssize_t>(b.size), H = opt_.height, W = opt_.width, C = opt_.channels;
+    const bool nchw = opt_.layout == reader::Layout::kNCHW;
     py::object images, labels, masks = py::none();
     if (!held_.empty()) {
       const HeldBuffers& h = held_[b.slot];
       py::slice first(0, n, 1);
-      images = h.images.attr("reshape")(py::make_tuple(opt_.batch_size, H, W, C))[first];
+      const py::ssize_t B = static_cast<py::ssize_t>(opt_.batch_size);
+      images = h.images.attr("reshape")(nchw ? py::make_tuple(B, C, H, W) : py::make_tuple(B, H, W, C))[first];
       labels = h.labels.attr("reshape")(py::make_tuple(opt_.batch_size))[first];
       if (opt_.masks) masks = h.masks.attr("reshape")(py::make_tuple(opt_.batch_size, H, W))[first];
     } else {
-      py::array_t<uint8_t> im({n, H, W, C});
-      std::memcpy(im.mutable_data(), b.images, static_cast<size_t>(n * H * W * C));
+      const std::vector<py::ssize_t> shape = nchw ? std::vector<py::ssize_t>{n, C, H, W}
+                                                  : std::vector<py::ssize_t>{n, H, W, C};
+      py::array im(PixelDtype(opt_.dtype), shape);
+      std::memcpy(im.mutable_data(), b.images, static_cast<size_t>(im.nbytes()));
       py::array_t<int64_t> lb(n);
       std::memcpy(lb.mutable_data(), b.labels, static_cast<size_t>(n) * sizeof(int64_t));
       images = im;
@@ -614,7 +639,7 @@ class PyLoader {
       const std::string at = "buffers[" + std::to_string(i++) + "]";
       const size_t n = o.batch_size * static_cast<size_t>(o.height) * o.width;
       HeldBuffers h;
-      h.images = hold(t[0], py::dtype::of<uint8_t>(), n * o.channels, at + " images");
+      h.images = hold(t[0], PixelDtype(o.dtype), n * o.channels, at + " images");
       h.labels = hold(t[1], py::dtype::of<int64_t>(), o.batch_size, at + " labels");
       reader::BatchBuffers b{static_cast<uint8_t*>(h.images.mutable_data()),
                              static_cast<int64_t*>(h.labels.mutable_data()), nullptr};
@@ -635,6 +660,19 @@ class PyLoader {
     return bufs;
   }
 
+  static py::dtype PixelDtype(reader::PixelType t) { return py::dtype(reader::PixelTypeName(t)); }
+
+  // None -> empty; a sequence of numbers -> its values; else ValueError naming `what`.
+  static std::vector<double> Floats(const py::object& v, const char* what) {
+    if (v.is_none()) return {};
+    try {
+      return v.cast<std::vector<double>>();
+    } catch (const py::cast_error&) {
+      throw py::value_error(std::string(what) + ": expected a sequence of numbers (one per channel) or None, got " +
+                            py::repr(v).cast<std::string>());
+    }
+  }
+
   std::shared_ptr<const reader::Dataset> dataset_;
   std::unique_ptr<reader::BatchLoader> loader_;  // null once closed
   reader::LoaderOptions opt_;
@@ -650,15 +688,23 @@ class PyLoader {
 
 }  // namespace
 
-PYBIND11_MODULE(libshard, m) {
-  m.doc() = "libshard: TFRecord shards to uint8 training batches (docs/reader.md)";
+PYBIND11_MODULE(_libshard, m) {
+  m.doc() = "libshard's compiled core: TFRecord shards to training batches (docs/reader.md)";
+  m.attr("__version__") = LIBSHARD_VERSION;
+  g_data_loss_error = PyErr_NewExceptionWithDoc(
+      "libshard.DataLossError",
+      "Corrupt or truncated data (a bad CRC, a cut record, an undecodable image); the message names the file and "
+      "the byte offset. A subclass of OSError; plain OSError is left for I/O failures.",
+      PyExc_OSError, nullptr);
+  if (g_data_loss_error == nullptr) throw py::error_already_set();
+  m.attr("DataLossError") = py::handle(g_data_loss_error);
 
   py::class_<PyShardReader>(m, "ShardReader", "Random access to the records of one TFRecord shard")
       .def(py::init<const py::object&, const std::string&, bool, bool, bool>(), py::arg("path"),
            py::arg("io") = "mmap", py::arg("verify_crc") = true, py::arg("use_index") = true,
            py::arg("direct_io") = false, "path: str, bytes or os.PathLike (any bytes, as os.fsencode gives)")
       .def("__len__", &PyShardReader::Len)
-      .def("__getitem__", &PyShardReader::GetItem, "The record's bytes")
+      .def("__getitem__", &PyShardReader::GetItem, py::arg("index"), "The record's bytes")
       .def("example", &PyShardReader::Example, py::arg("index"),
            "The record as a dict: feature key -> list of bytes / int / float")
       .def_property_readonly("path", &PyShardReader::Path, "The file's path (str, as os.fsdecode gives)")
@@ -691,23 +737,29 @@ PYBIND11_MODULE(libshard, m) {
       .def(py::init<const py::object&, size_t, const py::object&, bool, uint64_t, int, int, int, const std::string&,
                     bool, int, const std::string&, size_t, const std::string&, bool, const std::string&,
                     const std::map<std::string, std::string>&, const std::string&, bool, int, int,
+                    const py::object&, const std::string&, const std::string&, const py::object&,
                     const py::object&>(),
-           py::arg("files"), py::arg("batch_size"), py::arg("image_size") = py::make_tuple(224, 224),
+           py::arg("sources"), py::arg("batch_size"), py::kw_only(),
+           py::arg("image_size") = py::make_tuple(224, 224),
            py::arg("shuffle") = false, py::arg("seed") = 0, py::arg("rank") = 0, py::arg("world_size") = 1,
            py::arg("threads") = 2, py::arg("augment") = "none", py::arg("drop_last") = false,
            py::arg("channels") = 3, py::arg("order") = "", py::arg("prefetch") = 2, py::arg("io") = "mmap",
            py::arg("verify_crc") = true, py::arg("split") = "",
            py::arg("keys") = std::map<std::string, std::string>(), py::arg("resize") = "center-crop",
            py::arg("masks") = false, py::arg("worker") = 0, py::arg("num_workers") = 1,
-           py::arg("buffers") = py::none(),
-           "files: paths (str, bytes, os.PathLike), folders, globs or a manifest.json; image_size: an int or\n"
+           py::arg("buffers") = py::none(), py::arg("layout") = "NHWC", py::arg("dtype") = "uint8",
+           py::arg("mean") = py::none(), py::arg("std") = py::none(),
+           "sources: paths (str, bytes, os.PathLike), folders, globs or a manifest.json; image_size: an int or\n"
            "(height, width); split: the manifest's split (required when it has several)")
       .def("__len__", &PyLoader::Len, "Batches per epoch")
-      .def("__iter__", [](py::object self) { return self.cast<PyLoader&>().Iter(self); }, "A pass over the rest of the current epoch (see the class doc)")
+      .def("__iter__", [](py::object self) { return self.cast<PyLoader&>().Iter(self); },
+           "A pass over the rest of the current epoch (see the class doc)")
       .def("__next__", &PyLoader::Next, "The next batch of the stream, across epochs")
-      .def("state", &PyLoader::State, "The position of the next batch, as a dict")
-      .def("restore", &PyLoader::Restore, py::arg("state"),
-           "Continues from a state() dict; ValueError for values out of range or from another loader")
+      .def("state_dict", &PyLoader::State, "The position of the next batch, as a dict")
+      .def("load_state_dict", &PyLoader::Restore, py::arg("state"),
+           "Continues at a state_dict()'s position; ValueError for values out of range or from another loader")
+      .def("state", &PyLoader::State, "Alias of state_dict()")
+      .def("restore", &PyLoader::Restore, py::arg("state"), "Alias of load_state_dict()")
       .def("close", &PyLoader::Close, "Stops and joins the loader's threads; later use raises ValueError")
       .def("__enter__", [](py::object self) { return self; })
       .def("__exit__", [](PyLoader& l, py::object, py::object, py::object) { l.Close(); })

@@ -1,10 +1,13 @@
 #!/usr/bin/python3
-"""Trains a small CNN with PyTorch on shards read by libshard.Loader and
-prints the loss per epoch; exits 1 if it did not go down, 77 (skip) if
-torch is not installed. Run with Debian's python3 (python3-torch):
+"""Trains a small CNN with PyTorch on shards read through libshard.torch.ShardDataset
+and prints the loss per epoch; exits 1 if it did not go down, 77 (skip) if
+torch is not installed. With the package installed (`pip install .`, in a venv
+made with --system-site-packages for Debian's python3-torch):
 
     shard convert samples/images -o /tmp/fashion
-    PYTHONPATH=build/python samples/train_torch.py --split train /tmp/fashion/manifest.json
+    python samples/train_torch.py --split train /tmp/fashion/manifest.json
+
+(From a build tree without installing: PYTHONPATH=build/python.)
 """
 import argparse
 import sys
@@ -16,7 +19,7 @@ except ImportError:
     print("train_torch: skipped: torch is not installed (apt-get install python3-torch)")
     sys.exit(77)
 
-import libshard
+import libshard.torch
 
 
 def main():
@@ -25,15 +28,16 @@ def main():
     ap.add_argument("--epochs", type=int, default=12)
     ap.add_argument("--batch-size", type=int, default=16)
     ap.add_argument("--split", default="", help="the split of a manifest.json")
+    ap.add_argument("--workers", type=int, default=0, help="DataLoader worker processes")
     args = ap.parse_args()
     torch.manual_seed(0)
     torch.set_num_threads(1)
 
-    loader = libshard.Loader(args.shards, batch_size=args.batch_size, image_size=(28, 28), channels=1,
-                             shuffle=True, seed=0, threads=2, augment="random-resized-crop",
-                             split=args.split)
-    # Pinned buffers would go here for a GPU: buffers=[(t.numpy(), l.numpy()) ...] of
-    # torch.empty(..., dtype=torch.uint8).pin_memory() tensors.
+    # Normalised float32 NCHW batches, made by the loader's C++ threads: x / 255 - 0.5.
+    ds = libshard.torch.ShardDataset(args.shards, args.batch_size, image_size=(28, 28), channels=1,
+                                     shuffle=True, seed=0, threads=2, augment="random-resized-crop",
+                                     split=args.split, layout="NCHW", dtype="float32", mean=[0.5], std=[1.0])
+    loader = torch.utils.data.DataLoader(ds, batch_size=None, num_workers=args.workers)
     model = nn.Sequential(
         nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
         nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
@@ -42,10 +46,9 @@ def main():
     loss_fn = nn.CrossEntropyLoss()
     losses = []
     for epoch in range(args.epochs):
+        ds.set_epoch(epoch)
         total, batches = 0.0, 0
-        for images, labels in loader:
-            x = torch.from_numpy(images).permute(0, 3, 1, 2).float().div_(255.0).sub_(0.5)
-            y = torch.from_numpy(labels)
+        for x, y in loader:
             opt.zero_grad()
             loss = loss_fn(model(x), y)
             loss.backward()

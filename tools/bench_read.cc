@@ -4,7 +4,8 @@
 // temporary shard of synthetic records is written first.
 //
 // With --decode it also measures the training path on synthetic 224x224
-// JPEGs written in the same run: the reader's BatchLoader (uint8 batches,
+// JPEGs written in the same run: the reader's BatchLoader (uint8 NHWC batches,
+// and NCHW float32 batches normalised with ImageNet's mean / std,
 // --threads threads) against the bare libjpeg-turbo decode (tjDecompress2,
 // one thread) and, when torch is installed, torchvision's ImageFolder +
 // DataLoader with --threads workers over the same JPEGs as files
@@ -184,12 +185,8 @@ int RunDecodeBench(const BenchReadOptions& opt, const std::string& dir) {
     return kExitFailure;
   }
   const double loader_rate = jpegs.size() / loader_s;
-  // Random-resized-crop to 224 (as in ImageNet training), with and without
-  // decode-only-the-crop.
-  auto rrc_rate = [&](bool crop_decode) {
-    reader::LoaderOptions ro = lo;
-    ro.augment = reader::Augment::kRandomResizedCrop;
-    ro.crop_decode = crop_decode;
+  // One epoch with other options, best of the rounds (-1 if they are refused).
+  auto rate_of = [&](const reader::LoaderOptions& ro) {
     auto l = reader::BatchLoader::Create(dataset, ro);
     if (!l.ok()) return -1.0;
     const double s = BestSecondsPerCall(
@@ -202,7 +199,23 @@ int RunDecodeBench(const BenchReadOptions& opt, const std::string& dir) {
         opt.seconds);
     return jpegs.size() / s;
   };
+  // Random-resized-crop to 224 (as in ImageNet training), with and without
+  // decode-only-the-crop.
+  auto rrc_rate = [&](bool crop_decode) {
+    reader::LoaderOptions ro = lo;
+    ro.augment = reader::Augment::kRandomResizedCrop;
+    ro.crop_decode = crop_decode;
+    return rate_of(ro);
+  };
   const double rrc_full = rrc_rate(false), rrc_crop = rrc_rate(true);
+  // What torch models take: NCHW float32 with ImageNet's mean / std, made in
+  // the decode threads.
+  reader::LoaderOptions norm = lo;
+  norm.layout = reader::Layout::kNCHW;
+  norm.dtype = reader::PixelType::kFloat32;
+  norm.mean = {0.485, 0.456, 0.406};
+  norm.std = {0.229, 0.224, 0.225};
+  const double norm_rate = rate_of(norm);
 
   std::string why;
   const double tv_rate = RunTorchvision(opt.torchvision_script, dir + "/folder", opt.threads, opt.batch_size, &why);
@@ -226,6 +239,9 @@ int RunDecodeBench(const BenchReadOptions& opt, const std::string& dir) {
   }
   rows.push_back({"libshard BatchLoader, " + t + " threads", Fixed(loader_rate, 0), Fixed(loader_rate / bare_rate),
                   tv_rate > 0 ? Fixed(loader_rate / tv_rate) : "-"});
+  rows.push_back({"libshard BatchLoader, " + t + " threads, NCHW float32 normalised (" +
+                      Fixed(norm_rate / loader_rate) + "x uint8 NHWC)",
+                  Fixed(norm_rate, 0), Fixed(norm_rate / bare_rate), tv_rate > 0 ? Fixed(norm_rate / tv_rate) : "-"});
   if (py_rate > 0) {
     rows.push_back({"libshard.Loader from Python, " + t + " threads (numpy copy per batch)", Fixed(py_rate, 0),
                     Fixed(py_rate / bare_rate), tv_rate > 0 ? Fixed(py_rate / tv_rate) : "-"});
@@ -389,7 +405,8 @@ void RegisterBenchRead(CLI::App& bench, int* exit_code) {
   AddRecordBytesOption(cmd, &opt->record_bytes);
   AddSecondsOption(cmd, &opt->seconds);
   cmd->add_flag("--decode", opt->decode,
-                "Also time JPEG -> uint8 batches (BatchLoader) vs bare libjpeg-turbo and torchvision");
+                "Also time JPEG -> uint8 and normalised float32 batches (BatchLoader) vs bare libjpeg-turbo and "
+                "torchvision");
   cmd->add_option("--threads", opt->threads, "--decode: loader threads and torchvision workers, 1..256")
       ->check(IntegerIn(1, kMaxThreads))
       ->capture_default_str();

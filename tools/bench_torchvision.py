@@ -55,7 +55,7 @@ def main():
             import numpy as np
             bufs = [(np.empty((args.batch_size, 224, 224, 3), np.uint8), np.empty(args.batch_size, np.int64))
                     for _ in range(3)]
-        loader = libshard.Loader(args.libshard, batch_size=args.batch_size, image_size=(224, 224),
+        loader = libshard.Loader(args.libshard, args.batch_size, image_size=(224, 224),
                                  threads=args.workers, buffers=bufs)
         print("libshard images/s %.1f" % rate(loader, args.epochs))
         return

@@ -1,6 +1,8 @@
 # ctest driver: install the build tree into a scratch prefix, then configure,
 # build and run the consumer project against it.
 # Inputs: -DBUILD_DIR= -DSOURCE_DIR= -DWORK_DIR=
+# With -DPYTHON= -DPYTHON_INSTALL_DIR= (the Python package is built) it also
+# imports the installed package from <prefix>/<PYTHON_INSTALL_DIR>.
 file(REMOVE_RECURSE "${WORK_DIR}")
 function(run)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
@@ -13,3 +15,13 @@ run(${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${WORK_DIR}/prefix")
 run(${CMAKE_COMMAND} -S "${SOURCE_DIR}" -B "${WORK_DIR}/build" "-DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix")
 run(${CMAKE_COMMAND} --build "${WORK_DIR}/build")
 run("${WORK_DIR}/build/consumer")
+if(PYTHON)
+  set(site "${WORK_DIR}/prefix/${PYTHON_INSTALL_DIR}")
+  if(IS_ABSOLUTE "${PYTHON_INSTALL_DIR}")
+    message(FATAL_ERROR "LIBSHARD_PYTHON_INSTALL_DIR=${PYTHON_INSTALL_DIR} is not relative to the prefix")
+  endif()
+  run(${CMAKE_COMMAND} -E env "PYTHONPATH=${site}" ${PYTHON} -c
+      "import libshard, sys; f = libshard._libshard.__file__; assert f.startswith(sys.argv[1]), f; print(f)"
+      "${site}/libshard/")
+endif()
+file(REMOVE_RECURSE "${WORK_DIR}")

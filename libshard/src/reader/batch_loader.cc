@@ -143,7 +143,9 @@ struct BatchLoader::Impl {
   std::shared_ptr<const Dataset> ds;
   LoaderOptions opt;
   SampleOrder order;
-  size_t image_bytes = 0;  // per sample
+  size_t image_bytes = 0;  // per sample, in the batch (layout and dtype)
+  size_t decoded_bytes = 0;  // per sample, as decoded (uint8 HWC)
+  SampleConverter converter;
   size_t mask_bytes = 0;
   std::vector<std::vector<uint8_t>> owned_images, owned_masks;
   std::vector<std::vector<int64_t>> owned_labels;
@@ -246,7 +248,13 @@ std::string BatchLoader::Impl::RecordName(uint64_t sample) const {
 Status BatchLoader::Impl::DecodeCaught(uint64_t sample, uint64_t epoch, uint8_t* dst, uint8_t* mdst,
                                        int64_t* label) const {
   try {
-    return DecodeSample(sample, epoch, dst, mdst, label);
+    if (converter.identity()) return DecodeSample(sample, epoch, dst, mdst, label);
+    // Another layout or dtype: decode to uint8 HWC, then convert into the slot.
+    thread_local std::vector<uint8_t> decoded;
+    decoded.resize(decoded_bytes);
+    LIBSHARD_RETURN_IF_ERROR(DecodeSample(sample, epoch, decoded.data(), mdst, label));
+    converter.Convert(decoded.data(), dst);
+    return Status::OK();
   } catch (const std::bad_alloc&) {
     return ResourceExhaustedError("out of memory decoding " + RecordName(sample));
   } catch (const std::exception& e) {
@@ -376,12 +384,17 @@ StatusOr<std::unique_ptr<BatchLoader>> BatchLoader::Create(std::shared_ptr<const
     return InvalidArgumentError("masks requested, but the manifest's schema has no \"" +
                                 dataset->options().keys.mask + "\" in every record (shards without masks)");
   }
+  LIBSHARD_ASSIGN_OR_RETURN(SampleConverter converter,
+                            SampleConverter::Create(options.layout, options.dtype, options.mean, options.std,
+                                                    options.height, options.width, options.channels));
   auto impl = std::make_unique<Impl>();
+  impl->converter = std::move(converter);
   impl->ds = std::move(dataset);
   impl->opt = options;
   impl->opt.order.batch_size = options.batch_size;
   LIBSHARD_ASSIGN_OR_RETURN(impl->order, SampleOrder::Create(impl->ds->size(), impl->opt.order));
-  impl->image_bytes = static_cast<size_t>(options.width) * options.height * options.channels;
+  impl->decoded_bytes = static_cast<size_t>(options.width) * options.height * options.channels;
+  impl->image_bytes = impl->converter.sample_bytes();
   impl->mask_bytes = options.masks ? static_cast<size_t>(options.width) * options.height : 0;
   if (buffers.empty()) {
     const size_t n = std::max<size_t>(options.prefetch, 1) + 1;

@@ -1,5 +1,5 @@
-// BatchLoader: contiguous uint8 image batches (N x H x W x C) and int64
-// labels from a Dataset, decoded by a pool of oneTBB threads into a ring of
+// BatchLoader: contiguous image batches (uint8 N x H x W x C by default; NCHW
+// and normalised float32 / float16 on request) and int64 labels from a Dataset, decoded by a pool of oneTBB threads into a ring of
 // reusable buffers, `prefetch` batches ahead of the consumer.
 //
 //   LoaderOptions o;
@@ -39,6 +39,10 @@
 // Which records load is example/image_record.h's contract, the one `shard
 // verify --decode` checks (format, shape, dtype, label kind, mask, pixel
 // limit); the decoding is its DecodeRecordPixels.
+// Output (batch_layout.h): each sample is decoded to uint8 H x W x C, then
+// stored in `layout` and `dtype`, float values (x / 255 - mean[c]) / std[c]
+// — in the decode threads, so the consumer never touches pixels. uint8 NHWC
+// (the default) decodes straight into the batch.
 // A sample that fails to decode fails its batch: Next() returns the error,
 // naming the shard file, record number and offset; later calls repeat it
 // until Seek(). Running out of memory is such an error too
@@ -47,8 +51,9 @@
 //
 // Buffers: by default the loader allocates prefetch + 1 slots. A caller may
 // supply its own (e.g. pinned host memory for GPU copies): the ring is then
-// those buffers, used in order; each must hold batch_size full samples and
-// outlive the loader.
+// those buffers, used in order; each must hold batch_size full samples in the
+// output layout and dtype (batch_size * H * W * C values of dtype, aligned for
+// it) and outlive the loader.
 //
 // Lifetime: a Batch's pointers are valid until the next Next(), NextFor(),
 // Seek() or the loader's destruction; destruction stops and joins the
@@ -71,6 +76,7 @@
 
 #include "libshard/image/resize.h"
 #include "libshard/image/transform.h"
+#include "libshard/reader/batch_layout.h"
 #include "libshard/reader/dataset.h"
 #include "libshard/reader/sample_order.h"
 #include "libshard/status.h"
@@ -128,9 +134,22 @@ struct LoaderOptions {
   bool masks = false;
   // Mask value for padded pixels (letterbox / crop-or-pad). Default: 0.
   uint8_t mask_fill = 0;
+  // Image layout in the batch: kNHWC (channels last) or kNCHW (channels
+  // first). Masks stay N x H x W. Default: kNHWC.
+  Layout layout = Layout::kNHWC;
+  // Image values: kUint8 (as decoded), kFloat32 or kFloat16 ((x / 255 -
+  // mean[c]) / std[c]). Default: kUint8.
+  PixelType dtype = PixelType::kUint8;
+  // Per-channel mean and standard deviation on the 0..1 scale (torchvision's
+  // Normalize), `channels` values each, float dtypes only; empty means 0 / 1.
+  // Default: empty.
+  std::vector<double> mean;
+  // Default: empty.
+  std::vector<double> std;
 };
 
-// Caller-owned memory for one batch: images batch_size*H*W*C bytes, labels
+// Caller-owned memory for one batch: images batch_size*H*W*C values of
+// options.dtype in options.layout (the pointer is to their bytes), labels
 // batch_size values, masks batch_size*H*W bytes (only with options.masks).
 struct BatchBuffers {
   uint8_t* images = nullptr;
@@ -150,7 +169,7 @@ struct Position {
 };
 
 struct Batch {
-  const uint8_t* images = nullptr;  // size x H x W x C
+  const uint8_t* images = nullptr;  // size samples in options' layout and dtype (bytes)
   const int64_t* labels = nullptr;  // size
   const uint8_t* masks = nullptr;   // size x H x W, or null
   size_t size = 0;                  // samples (short only for a last batch)
@@ -189,7 +208,7 @@ class BatchLoader {
   Status NextFor(Batch* out, std::chrono::milliseconds wait, bool* ready);
 
   // Decodes global sample `sample` as it would appear at `epoch` into
-  // image (H*W*C bytes) / mask (H*W bytes or null). For tests and tools.
+  // image (H*W*C uint8 bytes, HWC: before the layout / dtype conversion) / mask (H*W bytes or null). For tests and tools.
   Status DecodeSample(uint64_t sample, uint64_t epoch, uint8_t* image, uint8_t* mask, int64_t* label) const;
 
   struct Impl;

@@ -1,0 +1,16 @@
+"""libshard: TFRecord shards to training batches.
+
+The compiled core is :mod:`libshard._libshard`; this package re-exports it:
+
+* :class:`Loader` -- batches of images (uint8 / float32 / float16, NHWC or NCHW,
+  optionally normalised) and int64 labels, decoded by C++ threads.
+* :class:`ShardReader` / :class:`ShardWriter` -- records and Examples of one shard.
+* :class:`DataLossError` -- corrupt or truncated data (a subclass of OSError).
+* :mod:`libshard.torch` -- ``ShardDataset``, a ``torch.utils.data.IterableDataset``
+  (imported on demand: ``import libshard.torch``).
+
+docs/reader.md has the whole API.
+"""
+from ._libshard import DataLossError, EpochIterator, Loader, ShardReader, ShardWriter, __version__
+
+__all__ = ["DataLossError", "EpochIterator", "Loader", "ShardReader", "ShardWriter", "__version__"]

@@ -1,0 +1,227 @@
+"""Type stubs for libshard._libshard, the compiled core of the libshard package (re-exported by ``libshard``)."""
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import numpy.typing as npt
+
+__version__: str
+"""The libshard version (CMakeLists.txt's project() VERSION), the same as ``shard --version``."""
+
+
+class DataLossError(OSError):
+    """Corrupt or truncated data: a bad length or data CRC, a record cut short, an Example that does not parse,
+    an image that does not decode. The message names the file and, where there is one, the byte offset.
+
+    A subclass of OSError, so ``except OSError`` still catches every file problem; plain OSError (not this
+    class) is raised for I/O failures (a read error, a permission problem), FileNotFoundError for a missing
+    file, ValueError for bad arguments."""
+
+
+class ShardReader:
+    """Random access to the records of one TFRecord shard (through its ``.idx`` when present)."""
+
+    def __init__(self, path: str, io: str = "mmap", verify_crc: bool = True, use_index: bool = True,
+                 direct_io: bool = False) -> None:
+        """Opens a shard.
+
+        Args:
+            path: the TFRecord file.
+            io: ``"mmap"`` (map the file) or ``"pread"`` (read each record).
+            verify_crc: check both CRCs of every record read.
+            use_index: use ``path + ".idx"`` when it exists; otherwise the file is scanned once.
+            direct_io: with ``io="pread"``, bypass the page cache (O_DIRECT).
+
+        Raises:
+            FileNotFoundError: no such file. DataLossError: not a valid TFRecord file (offset named).
+            ValueError: an unknown ``io``.
+        """
+
+    def __len__(self) -> int:
+        """The number of records."""
+
+    def __getitem__(self, index: int) -> bytes:
+        """Record ``index`` (negative counts from the end) as bytes. IndexError when out of range."""
+
+    def example(self, index: int) -> Dict[str, List[Union[bytes, int, float]]]:
+        """Record ``index`` parsed as a tf.train.Example: feature key -> list of bytes / int / float values.
+
+        Args:
+            index: the record number (negative counts from the end).
+        """
+
+    @property
+    def path(self) -> str:
+        """The shard's path."""
+
+    @property
+    def index_used(self) -> bool:
+        """True when the record offsets came from the ``.idx`` file rather than a scan."""
+
+
+class ShardWriter:
+    """Writes a TFRecord shard of tf.train.Examples (and its DALI-compatible ``.idx``). A context manager."""
+
+    def __init__(self, path: str, index: bool = True) -> None:
+        """Creates ``path``.
+
+        Args:
+            path: the shard to write.
+            index: also write ``path + ".idx"``.
+        """
+
+    def write(self, features: Mapping[str, Any]) -> None:
+        """Writes one Example.
+
+        Args:
+            features: ``{key: value}``, a value being bytes, str, int, float or a non-empty list of one of
+                these kinds (str is stored as bytes, bool as int64).
+        """
+
+    def write_record(self, data: bytes) -> None:
+        """Writes one record of arbitrary bytes.
+
+        Args:
+            data: the record's payload.
+        """
+
+    def close(self) -> None:
+        """Flushes and closes the shard (and its index); errors are raised here."""
+
+    def __enter__(self) -> "ShardWriter": ...
+
+    def __exit__(self, *exc: Any) -> None: ...
+
+
+Batch = Tuple[npt.NDArray[Any], ...]
+
+
+class Loader:
+    """Batches of images and int64 labels from shards, decoded by C++ threads, ``prefetch`` batches ahead.
+
+    ``for batch in loader`` yields the rest of the current epoch of ``(images, labels)`` (``(images, labels, masks)`` with ``masks=True``):
+    images ``[B, H, W, C]`` (``layout="NHWC"``) or ``[B, C, H, W]`` (``"NCHW"``) of ``dtype``; labels int64
+    ``[B]`` (-1 where a record has none); masks uint8 ``[B, H, W]``. The last batch of an epoch may be short.
+    The next ``for`` loop continues with the next epoch; a pass left unfinished (a peek with
+    ``next(iter(loader))``, a ``break``) is replayed by the next ``iter()``. Plain ``next(loader)`` streams
+    batches across epochs (Keras-style generators). Batch contents are a pure function of the sources, the
+    options and the position (epoch, batch), whatever ``threads`` is. ``close()`` or a ``with`` block stops the
+    loader's threads; one Loader may be shared by threads (one batch at a time) and used in a fork child.
+    """
+
+    def __init__(self, sources: Union[str, Sequence[str]], batch_size: int, *,
+                 image_size: Union[int, Tuple[int, int]] = (224, 224), shuffle: bool = False, seed: int = 0, rank: int = 0,
+                 world_size: int = 1, threads: int = 2, augment: str = "none", drop_last: bool = False,
+                 channels: int = 3, order: str = "", prefetch: int = 2, io: str = "mmap", verify_crc: bool = True,
+                 split: str = "", keys: Mapping[str, str] = {}, resize: str = "center-crop", masks: bool = False,
+                 worker: int = 0, num_workers: int = 1,
+                 buffers: Optional[Sequence[Tuple[np.ndarray, ...]]] = None, layout: str = "NHWC",
+                 dtype: str = "uint8", mean: Optional[Sequence[float]] = None,
+                 std: Optional[Sequence[float]] = None) -> None:
+        """Opens the sources and sets up the decode threads (they start on the first batch).
+
+        Args:
+            sources: shard files, folders (their ``*.tfrecord``), globs, or a ``manifest.json``; one str or a list.
+            batch_size: samples per batch (> 0).
+            image_size: ``(height, width)`` of every output image, or one int for a square.
+            shuffle: a full permutation of the samples each epoch, drawn from ``(seed, epoch)``.
+            seed: shuffle and augmentation seed; the same on every rank.
+            rank: this data-parallel rank, ``0 <= rank < world_size``.
+            world_size: number of data-parallel ranks; the epoch's order is cut into that many parts.
+            threads: decode threads (1..256).
+            augment: ``"none"`` or ``"random-resized-crop"`` (torchvision's parameters, plus a horizontal flip
+                with probability 1/2), per sample from ``(seed, epoch, sample)``.
+            drop_last: False: each rank gets ``ceil(n / world_size)`` samples (padded by repeating the order's
+                first samples), the last batch may be short. True: ``floor(n / world_size)``, disjoint across
+                ranks, the short last batch dropped.
+            channels: 3 (RGB) or 1 (gray).
+            order: ``"sequential"``, ``"shuffle"`` or ``"block-shuffle"``; overrides ``shuffle`` when given.
+            prefetch: batches decoded ahead of the consumer (owned buffers only).
+            io: ``"mmap"`` or ``"pread"``.
+            verify_crc: check both CRCs of every record.
+            split: with a ``manifest.json`` (or a folder holding one), the split to read (e.g. ``"train"``);
+                required when the manifest has several, ``"*"`` for all of them.
+            keys: feature keys by role, for files written by other tools: ``{"image": ..., "label": ...,
+                "format": ..., "shape": ..., "dtype": ..., "mask": ..., "mask_format": ...}``.
+            resize: how an image of another size reaches ``image_size`` without augmentation:
+                ``"center-crop"``, ``"stretch"``, ``"letterbox"`` or ``"crop-or-pad"``.
+            masks: also produce segmentation masks (uint8 ``[B, H, W]``, same geometry, nearest neighbour).
+            worker: this loader worker, ``0 <= worker < num_workers``.
+            num_workers: loader workers splitting this rank's batches round-robin (worker w: batches w, w+K, ...).
+            buffers: caller-owned batch memory (e.g. pinned tensors' ``.numpy()``), used in turn as the ring:
+                a list of ``(images, labels[, masks])`` writable C-contiguous arrays of ``batch_size * H * W * C``
+                values of ``dtype``, ``batch_size`` int64, ``batch_size * H * W`` uint8. Batches are then views
+                into them, valid until the loader reuses the buffer.
+            layout: ``"NHWC"`` (channels last) or ``"NCHW"`` (channels first). Masks are unaffected.
+            dtype: ``"uint8"`` (decoded values), ``"float32"`` or ``"float16"``: ``(x / 255 - mean) / std``.
+            mean: per-channel means on the 0..1 scale (torchvision's ``Normalize``), ``channels`` values;
+                float dtypes only. Default: 0.
+            std: per-channel standard deviations on the 0..1 scale, non-zero. Default: 1.
+
+        Raises:
+            ValueError: a bad argument (the message names it). FileNotFoundError: a missing source.
+            DataLossError: a corrupt shard or manifest.
+        """
+
+    def __len__(self) -> int:
+        """Batches per epoch (for this rank and worker)."""
+
+    def __iter__(self) -> "EpochIterator":
+        """A pass over the rest of the current epoch (an unfinished earlier pass is replayed)."""
+
+    def __next__(self) -> Batch:
+        """The next batch of the stream, across epochs (never StopIteration). Raises DataLossError (naming
+        file, record and offset) for a sample that does not decode, MemoryError when decoding runs out of
+        memory."""
+
+    def close(self) -> None:
+        """Stops and joins the loader's threads and lets go of ``buffers``; later use raises ValueError."""
+
+    def __enter__(self) -> "Loader":
+        """The loader itself; the ``with`` block's end calls :meth:`close`."""
+
+    def __exit__(self, *exc: Any) -> None:
+        """Calls :meth:`close`."""
+
+    def state_dict(self) -> Dict[str, int]:
+        """The position of the next batch: ``{"epoch", "batch", "seed", "rank", "world_size",
+        "batches_per_epoch"}``."""
+
+    def load_state_dict(self, state: Mapping[str, int]) -> None:
+        """Continues at a :meth:`state_dict`'s position: the following batches are the ones the saving loader
+        would have produced.
+
+        Args:
+            state: a dict from :meth:`state_dict` of a loader with the same sources, seed, rank and world size.
+
+        Raises:
+            ValueError: a state of another seed, rank, world size or dataset, or a batch past the epoch.
+        """
+
+    def state(self) -> Dict[str, int]:
+        """Alias of :meth:`state_dict`."""
+
+    def restore(self, state: Mapping[str, int]) -> None:
+        """Alias of :meth:`load_state_dict`.
+
+        Args:
+            state: a dict from :meth:`state_dict`.
+        """
+
+    @property
+    def labels(self) -> List[Tuple[int, str]]:
+        """The manifest's label map as ``[(label, name)]`` (empty without a manifest)."""
+
+    @property
+    def num_samples(self) -> int:
+        """Samples in the dataset (all ranks and workers; before drop_last)."""
+
+
+class EpochIterator:
+    """One pass over an epoch of a :class:`Loader` (what ``iter(loader)`` returns)."""
+
+    def __iter__(self) -> "EpochIterator":
+        """The iterator itself."""
+
+    def __next__(self) -> Batch:
+        """The next batch of the pass; StopIteration at the end of the epoch. RuntimeError when a later
+        ``iter(loader)`` replaced this pass."""

@@ -1,0 +1,73 @@
+"""Exception types: DataLossError for bad data, OSError for I/O, ValueError for bad arguments."""
+import re
+
+import numpy as np
+import pytest
+
+import libshard
+
+
+def write(path, records):
+    with libshard.ShardWriter(str(path)) as w:
+        for r in records:
+            w.write(r)
+
+
+def test_data_loss_error_is_an_oserror_subclass_of_its_own():
+    assert issubclass(libshard.DataLossError, OSError)
+    assert libshard.DataLossError is not OSError
+    assert libshard.DataLossError.__module__ == "libshard"
+    assert "byte offset" in libshard.DataLossError.__doc__
+
+
+def test_a_corrupt_record_is_data_loss_naming_file_and_offset(tmp_path):
+    path = tmp_path / "a.tfrecord"
+    write(path, [{"a": b"x" * 100}, {"a": b"y" * 100}])
+    data = bytearray(path.read_bytes())
+    data[129 + 12 + 50] ^= 1  # record 1 (at byte 129): a payload byte
+    path.write_bytes(bytes(data))
+    r = libshard.ShardReader(str(path))
+    assert r[0]
+    with pytest.raises(libshard.DataLossError, match=re.escape(str(path)) + ".*byte 129"):
+        r[1]
+
+
+def test_a_truncated_file_is_data_loss(tmp_path):
+    path = tmp_path / "t.tfrecord"
+    write(path, [{"a": b"x" * 100}, {"a": b"y" * 100}])
+    path.write_bytes(path.read_bytes()[:-20])
+    with pytest.raises(libshard.DataLossError, match=re.escape(str(path)) + ": record at byte 129: truncated"):
+        libshard.ShardReader(str(path), use_index=False)
+
+
+@pytest.mark.parametrize("payload,message", [
+    (b"garbage" * 10, re.escape("record 0 at byte 0: image/encoded (70 bytes) is neither PNG nor JPEG")),
+    (b"\xff\xd8\xff\xe0" + b"x" * 50, "record 0 at byte 0: jpeg does not decode: JPEG: truncated"),
+])
+def test_an_undecodable_sample_is_data_loss(tmp_path, payload, message):
+    path = tmp_path / "g.tfrecord"
+    write(path, [{"image/encoded": payload, "image/class/label": 1}])
+    with pytest.raises(libshard.DataLossError, match=re.escape(str(path)) + ": " + message):
+        next(iter(libshard.Loader(str(path), 1, image_size=(8, 8))))
+
+
+def test_io_failures_are_plain_oserrors(tmp_path):
+    (tmp_path / "file").write_bytes(b"")
+    with pytest.raises(OSError, match="Not a directory") as e:
+        libshard.ShardWriter(str(tmp_path / "file" / "x.tfrecord"))
+    assert not isinstance(e.value, libshard.DataLossError)
+    with pytest.raises(FileNotFoundError):
+        libshard.ShardReader(str(tmp_path / "missing.tfrecord"))
+
+
+def test_bad_arguments_are_value_errors(tmp_path):
+    path = tmp_path / "a.tfrecord"
+    write(path, [{"image/encoded": b"x"}])
+    for kw in (dict(io="carrier-pigeon"), dict(order="backwards"), dict(augment="jitter"), dict(resize="fit"),
+               dict(dtype="float64"), dict(layout="HWC"), dict(keys={"colour": "c"}),
+               dict(buffers=[(np.zeros(3, np.uint8),)])):
+        name = next(iter(kw))
+        with pytest.raises(ValueError, match="^(INVALID_ARGUMENT: )?%s: " % name):
+            libshard.Loader(str(path), 1, **kw)
+    with pytest.raises(ValueError, match="io"):
+        libshard.ShardReader(str(path), io="carrier-pigeon")

@@ -1,0 +1,95 @@
+"""Builds the libshard Python package (python/libshard/) with the project's CMake.
+
+    pip install .                         # a machine with a package index
+    pip install --no-build-isolation .    # offline, Debian's setuptools / wheel / pybind11-dev / cmake / ninja
+    pip wheel --no-build-isolation .      # a wheel
+
+The compiled module libshard._libshard is the CMake target libshard_python,
+configured with tests, tools and benchmarks off for the running interpreter.
+CMAKE_ARGS (space-separated) adds arguments to the cmake configure step;
+LIBSHARD_CMAKE_BUILD_DIR=<dir> reuses an already configured CMake build tree
+(only the module target is brought up to date); it must have been configured
+for a Python of the same version. The version is the one in CMakeLists.txt's
+project() line (the module's __version__ is compiled from the same line).
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+ROOT = Path(__file__).resolve().parent
+
+
+def project_version():
+    text = (ROOT / "CMakeLists.txt").read_text()
+    m = re.search(r"project\(\s*libshard\s+VERSION\s+([0-9][0-9.]*)", text)
+    if not m:
+        raise RuntimeError("CMakeLists.txt: no `project(libshard VERSION x.y.z` line")
+    return m.group(1)
+
+
+class CMakeExtension(Extension):
+    def __init__(self, name, target):
+        super().__init__(name, sources=[])
+        self.target = target
+
+
+class CMakeBuild(build_ext):
+    def build_extension(self, ext):
+        dest = Path(self.get_ext_fullpath(ext.name)).resolve()
+        reuse = os.environ.get("LIBSHARD_CMAKE_BUILD_DIR")
+        if reuse:
+            build_dir = Path(reuse).resolve()
+            if not (build_dir / "CMakeCache.txt").exists():
+                raise RuntimeError("LIBSHARD_CMAKE_BUILD_DIR=%s: not a configured CMake build tree" % build_dir)
+        else:
+            build_dir = Path(self.build_temp).resolve() / "cmake"
+            build_dir.mkdir(parents=True, exist_ok=True)
+            cmd = ["cmake", "-S", str(ROOT), "-B", str(build_dir),
+                   "-DCMAKE_BUILD_TYPE=Release",
+                   "-DLIBSHARD_BUILD_TESTS=OFF", "-DLIBSHARD_BUILD_TOOLS=OFF", "-DLIBSHARD_BUILD_BENCH=OFF",
+                   "-DLIBSHARD_BUILD_PYTHON=ON", "-DPython3_EXECUTABLE=" + sys.executable]
+            if shutil.which("ninja"):
+                cmd += ["-G", "Ninja"]
+            cmd += os.environ.get("CMAKE_ARGS", "").split()
+            subprocess.run(cmd, check=True)
+        jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL") or str(os.cpu_count() or 1)
+        subprocess.run(["cmake", "--build", str(build_dir), "--target", ext.target, "-j", jobs], check=True)
+        suffix = sysconfig.get_config_var("EXT_SUFFIX")
+        built = build_dir / "python" / "libshard" / ("_libshard" + suffix)
+        if not built.exists():
+            raise RuntimeError("%s not found: is %s configured for Python %d.%d?"
+                               % (built, build_dir, sys.version_info[0], sys.version_info[1]))
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(built, dest)
+
+
+# With a reused CMake tree, setuptools' own build folders go inside it rather than in ./build.
+OPTIONS = {}
+if os.environ.get("LIBSHARD_CMAKE_BUILD_DIR"):
+    OPTIONS["build"] = {"build_base": os.path.join(os.environ["LIBSHARD_CMAKE_BUILD_DIR"], "python", "setuptools")}
+
+setup(
+    name="libshard",
+    options=OPTIONS,
+    version=project_version(),
+    description="TFRecord shards to training batches: a C++ reader with PyTorch, Keras and numpy front ends",
+    long_description=(ROOT / "README.md").read_text(encoding="utf-8"),
+    long_description_content_type="text/markdown",
+    license="MIT",
+    python_requires=">=3.9",
+    install_requires=["numpy"],
+    extras_require={"torch": ["torch"]},
+    package_dir={"": "python"},
+    packages=["libshard"],
+    package_data={"libshard": ["py.typed", "*.pyi"]},
+    ext_modules=[CMakeExtension("libshard._libshard", target="libshard_python")],
+    cmdclass={"build_ext": CMakeBuild},
+    zip_safe=False,
+)
