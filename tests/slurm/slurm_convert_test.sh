@@ -73,13 +73,13 @@ PY
 "$SHARD" verify "$work/slurm" > "$work/verify.log" 2>&1 ||
   { cat "$work/verify.log" >&2; fail "shard verify of the merged folder failed"; }
 loader=skipped
-if compgen -G "${LIBSHARD_PYTHONPATH:-/nonexistent}/libshard*.so" > /dev/null; then
+if compgen -G "${LIBSHARD_PYTHONPATH:-/nonexistent}/libshard/_libshard*.so" > /dev/null; then
   PYTHONPATH=$LIBSHARD_PYTHONPATH /usr/bin/python3 - "$work/slurm" << 'PY' || fail "the Loader on the merged folder"
 import json, sys
 import libshard
 out = sys.argv[1]
 want = int(json.load(open(out + "/manifest.json"))["stats"]["converted"])
-loader = libshard.Loader([out], batch_size=4, image_size=(16, 16), threads=1)
+loader = libshard.Loader([out], 4, image_size=(16, 16), threads=1, split="*")
 assert loader.num_samples == want, (loader.num_samples, want)
 seen = sum(len(labels) for _, labels in loader)
 assert seen == want, (seen, want)
