@@ -309,7 +309,11 @@ TEST(OpenFilesTest, TwoHundredShardsUnderALimitOf64Descriptors) {
   EXPECT_EQ(ReadAllUnderFileLimit(dir, IoMode::kMmap, 64), 0);   // mmap: no descriptor kept at all
   EXPECT_EQ(ReadAllUnderFileLimit(dir, IoMode::kPread, 32), 0);  // pread: at most 32 (+ reads in flight)
   // Without a cap that fits, pread mode runs out of descriptors, with a clear error.
+  // (Not under the sanitizers: with no descriptor left, their own memory checks,
+  // which use a pipe, fail and report false errors.)
+#if !defined(__SANITIZE_ADDRESS__)
   EXPECT_EQ(ReadAllUnderFileLimit(dir, IoMode::kPread, 1000), 11);
+#endif
 }
 
 TEST(OpenFilesTest, EvictedDescriptorIsReopenedAndMustBeTheSameFile) {
