@@ -401,8 +401,9 @@ StatusOr<Listing> ListFolder(const std::string& root_in, const ListOptions& opti
         listing.rejects.push_back({rel, s.message()});
         continue;
       }
+      const std::string dir = root + "/" + rel + "/";  // (a structured binding cannot be captured in C++17)
       entries.erase(std::remove_if(entries.begin(), entries.end(),
-                                   [&](const Entry& e) { return ignored(root + "/" + rel + "/" + e.name); }),
+                                   [&](const Entry& e) { return ignored(dir + e.name); }),
                     entries.end());
     }
     bool has_classes = std::any_of(entries.begin(), entries.end(),
