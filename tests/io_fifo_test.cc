@@ -155,6 +155,16 @@ TEST(FifoCliTest, ConvertOfAFifoInputReturns) {
   EXPECT_TRUE(Contains(r.err, fifo)) << r.err;
 }
 
+TEST(FifoCliTest, AFifoAmongTheInputImagesIsARejectNotAHang) {
+  const std::string dir = MakeTempDir();
+  fs::create_directories(dir + "/in/a");
+  fs::copy_file(testing::SourceDir() + "/samples/images/train/ankle_boot/00000.png", dir + "/in/a/0.png");
+  MakeFifo(dir + "/in/a/pipe.png");
+  auto r = Shard("convert -q " + dir + "/in -o " + dir + "/out");
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_EQ(testing::ReadFileOrDie(dir + "/out/rejects.tsv"), "path\treason\na/pipe.png\tnot a regular file\n");
+}
+
 TEST(FifoCliTest, ConvertLabelsAndMaskLabelsFifo) {
   const std::string dir = MakeTempDir();
   const std::string images = testing::SourceDir() + "/samples/images";

@@ -25,6 +25,7 @@ namespace libshard::reader {
 namespace {
 
 using testing::FixtureOptions;
+using testing::RunInForkChild;
 using testing::WriteImageShard;
 
 struct Written {
@@ -400,33 +401,6 @@ TEST(BatchLoader, ReadsTensorFlowWrittenFilesThroughAKeyMapping) {
   }
 }
 
-// Runs `child` in a fork child and returns its exit code; -1 when it died of a
-// signal, -2 when it ran past `timeout_s` (then it is killed). The child writes
-// what it wants the parent to report into `report` (a file).
-int RunInForkChild(const std::function<int()>& child, int timeout_s = 60) {
-  const pid_t pid = fork();
-  if (pid == 0) _exit(child());
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
-  for (;;) {
-    int status = 0;
-    if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    if (std::chrono::steady_clock::now() > deadline) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      return -2;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-}
-
-#if defined(__SANITIZE_ADDRESS__)
-#define LIBSHARD_TEST_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define LIBSHARD_TEST_ASAN 1
-#endif
-#endif
-
 // zstd frame of `size` zero bytes, compressed in pieces (no buffer of `size`).
 std::string ZstdZeros(uint64_t size) {
   ZSTD_CCtx* cctx = ZSTD_createCCtx();
@@ -449,12 +423,6 @@ std::string ZstdZeros(uint64_t size) {
   }
   ZSTD_freeCCtx(cctx);
   return out;
-}
-
-uint64_t AddressSpaceInUse() {
-  std::string status = testing::ReadFileOrDie("/proc/self/status");
-  const size_t at = status.find("VmSize:");
-  return std::stoull(status.substr(at + 7)) * 1024;
 }
 
 TEST(BatchLoader, OutOfMemoryIsAnErrorForItsBatchNotAnAbort) {
@@ -487,9 +455,7 @@ TEST(BatchLoader, OutOfMemoryIsAnErrorForItsBatchNotAnAbort) {
     o.threads = 2;
     auto loader = BatchLoader::Create(std::shared_ptr<const Dataset>(std::move(*ds)), o);
     if (!loader.ok()) return 4;
-    const rlim_t limit = AddressSpaceInUse() + (uint64_t{256} << 20);
-    const rlimit rl{limit, limit};
-    if (setrlimit(RLIMIT_AS, &rl) != 0) return 5;
+    if (!testing::LimitAddressSpace(uint64_t{256} << 20)) return 5;
     Batch batch;
     const Status s = (*loader)->Next(&batch);
     testing::WriteFileOrDie(report, s.ToString());

@@ -31,7 +31,27 @@ TEST(Dataset, OpensListGlobAndFolderInOrder) {
     EXPECT_EQ((*ds)->Locate(3).shard, 2u);
     EXPECT_EQ((*ds)->ReadRecord(7, &buf, &v).code(), StatusCode::kOutOfRange);
   }
-  EXPECT_EQ(Dataset::Open({dir + "/nothing-*.tfrecord"}).status().code(), StatusCode::kInvalidArgument);
+}
+
+// The Python module maps NotFound to FileNotFoundError (docs/reader.md).
+TEST(Dataset, AMissingSourceIsNotFoundNamingIt) {
+  const std::string dir = testing::MakeTempDir();
+  testing::WritePlainShard(dir + "/a-00000.tfrecord", 1);
+  std::filesystem::create_directories(dir + "/empty");
+  const std::pair<std::string, std::string> cases[] = {
+      {dir + "/missing.tfrecord", "NOT_FOUND: " + dir + "/missing.tfrecord: no such file or folder"},
+      {dir + "/missing", "NOT_FOUND: " + dir + "/missing: no such file or folder"},
+      {dir + "/nothing-*.tfrecord", "NOT_FOUND: " + dir + "/nothing-*.tfrecord: no file matches"},
+  };
+  for (const auto& [src, want] : cases) {
+    EXPECT_EQ(Dataset::Open({dir + "/a-00000.tfrecord", src}).status().ToString(), want);
+  }
+  auto manifest = Dataset::Open({dir + "/missing/manifest.json"});
+  EXPECT_EQ(manifest.status().code(), StatusCode::kNotFound) << manifest.status();
+  EXPECT_NE(manifest.status().message().find(dir + "/missing/manifest.json"), std::string::npos);
+  // There, but holding nothing to read: a bad argument, not a missing one.
+  EXPECT_EQ(Dataset::Open({dir + "/empty"}).status().ToString(),
+            "INVALID_ARGUMENT: " + dir + "/empty: no TFRecord files in this folder");
 }
 
 // A manifest as protobuf's JSON printer writes it (64-bit counts as strings).

@@ -9,6 +9,8 @@
 #include <string>
 
 #include "libshard/example/example_builder.h"
+#include "libshard/crc32c.h"
+#include "libshard/record/format.h"
 #include "libshard/record/index.h"
 #include "libshard/record/record_writer.h"
 #include "testutil.h"
@@ -171,6 +173,36 @@ TEST(ShardCliTest, InspectReportsDamageWithOffsetAndExitOne) {
   const std::string at = "truncated record at byte " + std::to_string((*entries)[2].offset);
   EXPECT_NE(r.err.find(at), std::string::npos) << r.err;
   EXPECT_EQ(RunShard("inspect " + dir + "/missing.tfrecord").exit_code, 2);
+}
+
+// One intact record of 256 MiB (a sparse file: zeros), inspected under a
+// 200 MB address-space limit: a clear error naming the file, exit 1, never
+// std::bad_alloc aborting (issue 12).
+TEST(ShardCliTest, InspectOutOfMemoryIsAnErrorNamingTheFile) {
+#ifdef LIBSHARD_TEST_ASAN
+  GTEST_SKIP() << "address space limits do not work under AddressSanitizer";
+#endif
+  const std::string dir = testing::MakeTempDir();
+  const std::string path = dir + "/big.tfrecord";
+  const uint64_t n = uint64_t{256} << 20;
+  char header[libshard::record::kHeaderSize], footer[libshard::record::kFooterSize];
+  libshard::record::EncodeHeader(n, header);
+  uint32_t crc = 0;
+  const std::string zeros(1 << 20, '\0');
+  for (uint64_t done = 0; done < n; done += zeros.size()) crc = libshard::crc32c::Extend(crc, zeros.data(), zeros.size());
+  libshard::record::EncodeFixed32(libshard::crc32c::Mask(crc), footer);
+  {
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    ASSERT_EQ(std::fwrite(header, 1, sizeof(header), f), sizeof(header));
+    ASSERT_EQ(std::fseek(f, static_cast<long>(sizeof(header) + n), SEEK_SET), 0);
+    ASSERT_EQ(std::fwrite(footer, 1, sizeof(footer), f), sizeof(footer));
+    ASSERT_EQ(std::fclose(f), 0);
+  }
+  ASSERT_TRUE(RunShard("inspect " + path).exit_code == 0);  // the file is good
+  auto r = testing::RunCommand("ulimit -v 200000; " + std::string(SHARD_BIN) + " inspect " + path);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.err, "shard inspect: " + path + ": out of memory reading its records\n");
 }
 
 TEST(ShardCliTest, InspectReadsTensorFlowFiles) {

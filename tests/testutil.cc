@@ -2,13 +2,17 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 #include <vector>
 
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -111,6 +115,34 @@ CommandResult RunCommand(const std::string& command_line) {
   r.err = ReadFileOrDie(err);
   fs::remove_all(dir);
   return r;
+}
+
+int RunInForkChild(const std::function<int()>& child, int timeout_s) {
+  const pid_t pid = fork();
+  if (pid == 0) _exit(child());
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+  for (;;) {
+    int status = 0;
+    if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      return -2;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+uint64_t AddressSpaceInUse() {
+  std::string status = ReadFileOrDie("/proc/self/status");
+  const size_t at = status.find("VmSize:");
+  return std::stoull(status.substr(at + 7)) * 1024;
+}
+
+bool LimitAddressSpace(uint64_t headroom) {
+  const rlim_t limit = AddressSpaceInUse() + headroom;
+  const rlimit rl{limit, limit};
+  return setrlimit(RLIMIT_AS, &rl) == 0;
 }
 
 }  // namespace libshard::testing

@@ -3,7 +3,19 @@
 #ifndef LIBSHARD_TESTS_TESTUTIL_H_
 #define LIBSHARD_TESTS_TESTUTIL_H_
 
+#include <cstdint>
+#include <functional>
 #include <string>
+
+// Defined under AddressSanitizer, where address-space limits do not work
+// (its shadow memory alone is terabytes): tests lowering RLIMIT_AS skip.
+#if defined(__SANITIZE_ADDRESS__)
+#define LIBSHARD_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define LIBSHARD_TEST_ASAN 1
+#endif
+#endif
 
 namespace libshard::testing {
 
@@ -34,6 +46,16 @@ CommandResult RunCommand(const std::string& command_line);
 // Runs the `shard` tool under test (targets that define SHARD_BIN) with `args`.
 inline CommandResult RunShard(const std::string& args) { return RunCommand(std::string(SHARD_BIN) + " " + args); }
 #endif
+
+// Runs `child` in a fork child and returns its exit code; -1 when it died of
+// a signal (an abort: rc 134 in a shell), -2 when it ran past `timeout_s`
+// (then it is killed). The child reports through files it writes.
+int RunInForkChild(const std::function<int()>& child, int timeout_s = 60);
+// Address space this process maps now (VmSize), in bytes.
+uint64_t AddressSpaceInUse();
+// Lowers RLIMIT_AS to what is in use plus `headroom` bytes (in a fork child:
+// the limit cannot be raised again); false when setrlimit fails.
+bool LimitAddressSpace(uint64_t headroom);
 
 // Whether `part` occurs in `text`.
 inline bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iostream>
 #include <map>
+#include <new>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -227,7 +228,14 @@ void RegisterInspect(CLI::App& app, int* exit_code) {
       ->check(IntegerIn(0, 1000000))
       ->capture_default_str();
   cmd->add_option("--compression", opt->compression, "auto, none, gzip or zlib")->capture_default_str();
-  cmd->callback([opt, exit_code] { *exit_code = RunInspect(*opt); });
+  cmd->callback([opt, exit_code] {
+    try {
+      *exit_code = RunInspect(*opt);
+    } catch (const std::bad_alloc&) {  // a record larger than the memory left
+      std::cerr << "shard inspect: " << opt->file << ": out of memory reading its records\n";
+      *exit_code = kExitFailure;
+    }
+  });
 }
 
 }  // namespace shard_tool

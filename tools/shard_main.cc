@@ -1,6 +1,7 @@
 // shard: the libshard command-line program. Each subcommand lives in its own
 // cmd_*.cc / bench_*.cc file; see commands.h.
 #include <iostream>
+#include <new>
 
 #include "commands.h"
 
@@ -41,6 +42,11 @@ int main(int argc, char** argv) {
     std::cerr << "usage: " << path << " [OPTIONS]"
               << (sub == &app ? " SUBCOMMAND" : "") << "\nRun with --help for more information.\n";
     return shard_tool::kExitUsage;
+  } catch (const std::bad_alloc&) {
+    // The library turns out-of-memory into errors where it can (a reject, a
+    // fault); this is the last resort, never std::terminate.
+    std::cerr << "shard: out of memory\n";
+    return shard_tool::kExitFailure;
   }
   return exit_code;
 }

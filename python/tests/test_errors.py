@@ -60,6 +60,24 @@ def test_io_failures_are_plain_oserrors(tmp_path):
         libshard.ShardReader(str(tmp_path / "missing.tfrecord"))
 
 
+@pytest.mark.parametrize("source,message", [
+    ("missing.tfrecord", "missing.tfrecord: no such file or folder"),
+    ("missing", "missing: no such file or folder"),
+    ("nothing-*.tfrecord", "nothing-*.tfrecord: no file matches"),
+    ("missing/manifest.json", "missing/manifest.json"),
+])
+def test_a_missing_loader_source_is_file_not_found(tmp_path, source, message):
+    write(tmp_path / "a.tfrecord", [{"image/encoded": b"x"}])
+    with pytest.raises(FileNotFoundError, match=re.escape(str(tmp_path / message))):
+        libshard.Loader([str(tmp_path / "a.tfrecord"), str(tmp_path / source)], 1)
+
+
+def test_a_folder_without_shards_is_a_value_error(tmp_path):
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ValueError, match=re.escape(str(tmp_path / "empty")) + ": no TFRecord files in this folder"):
+        libshard.Loader(str(tmp_path / "empty"), 1)
+
+
 def test_bad_arguments_are_value_errors(tmp_path):
     path = tmp_path / "a.tfrecord"
     write(path, [{"image/encoded": b"x"}])

@@ -132,6 +132,24 @@ TEST(ConvertCliTest, RejectedInputExitsThreeAndIsListed) {
   EXPECT_EQ(r.exit_code, 3) << r.err;
 }
 
+// --size 65535: 12.9 GB per output image, under a 2 GB address-space limit.
+// Each image is a reject (exit 3), never std::bad_alloc aborting the run.
+TEST(ConvertCliTest, OutOfMemoryRejectsEachImageAndExitsThree) {
+#ifdef LIBSHARD_TEST_ASAN
+  GTEST_SKIP() << "address space limits do not work under AddressSanitizer";
+#endif
+  const std::string dir = MakeTempDir();
+  MakeSmallTree(dir + "/in");
+  Result r = testing::RunCommand("ulimit -v 2000000; " + std::string(SHARD_BIN) + " convert -q --threads 2 --size 65535 " +
+                                 dir + "/in -o " + dir + "/out");
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  StatusOr<Manifest> m = convert::ReadManifest(dir + "/out/manifest.json");
+  ASSERT_TRUE(m.ok()) << r.err;
+  EXPECT_EQ(m->stats().converted(), 0u);
+  ASSERT_EQ(m->rejects_size(), 4) << r.err;
+  for (const Reject& x : m->rejects()) EXPECT_EQ(x.reason(), "out of memory decoding the image") << x.path();
+}
+
 TEST(ConvertCliTest, FatalErrorsExitOne) {
   const std::string dir = MakeTempDir();
   MakeSmallTree(dir + "/in");

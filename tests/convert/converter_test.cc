@@ -16,6 +16,7 @@
 #include <map>
 #include <set>
 
+#include "deflate_testutil.h"
 #include "fixtures.h"
 #include "libshard/convert/manifest_io.h"
 #include "libshard/convert/merge.h"
@@ -601,6 +602,37 @@ TEST(ConverterRejectTest, EverythingRejected) {
       EXPECT_EQ(e.checksum(), "crc32c:00000000");
     }
   }
+  fs::remove_all(base);
+}
+
+// 10000 x 10000 RGBA 16-bit (800 MB to decode, 1e8 pixels: at the pixel
+// limit) beside small images, converted with little memory to spare: the
+// big one is a reject, the run goes on (issue 12: no std::bad_alloc
+// escaping a thread, no abort).
+TEST(ConverterRejectTest, OutOfMemoryIsARejectOfThatImageNotAnAbort) {
+#ifdef LIBSHARD_TEST_ASAN
+  GTEST_SKIP() << "address space limits do not work under AddressSanitizer";
+#endif
+  const std::string base = MakeTempDir();
+  for (int i = 0; i < 4; ++i) WriteTreeFile(base + "/in", "a/" + std::to_string(i) + ".png", PngBytes(16, 12, 3, i));
+  WriteTreeFile(base + "/in", "b/huge.png", testing::BlankRgba16Png(10000, 10000));
+  const std::string report = base + "/report.txt";
+  const int rc = testing::RunInForkChild([&] {
+    ConvertOptions o = Options(base + "/in", base + "/out");
+    o.plan.records_per_shard = 10;
+    if (!testing::LimitAddressSpace(uint64_t{256} << 20)) return 5;
+    StatusOr<ConvertResult> r = Convert(o);
+    if (!r.ok()) {
+      WriteFileOrDie(report, r.status().ToString());
+      return 3;
+    }
+    std::string text = "converted " + std::to_string(r->manifest.stats().converted());
+    for (const Reject& x : r->manifest.rejects()) text += "; " + x.path() + ": " + x.reason();
+    WriteFileOrDie(report, text);
+    return 0;
+  });
+  ASSERT_EQ(rc, 0) << (fs::exists(report) ? ReadFileOrDie(report) : "no report");
+  EXPECT_EQ(ReadFileOrDie(report), "converted 4; b/huge.png: out of memory decoding the image");
   fs::remove_all(base);
 }
 

@@ -24,6 +24,7 @@
 #include "libshard/io/writable_file.h"
 #include "libshard/record/record_writer.h"
 #include "libshard/text_escape.h"
+#include "util/catch_status.h"
 
 namespace libshard::convert {
 namespace {
@@ -470,7 +471,7 @@ StatusOr<DryRunReport> DryRun(const ConvertOptions& in) {
   // in practice (EXIF segments are at most 64 KiB).
   std::vector<std::string> reasons(l.samples.size());
   std::vector<std::string> formats(l.samples.size());
-  tbb::parallel_for(size_t{0}, l.samples.size(), [&](size_t i) {
+  auto probe = [&](size_t i) {
     const std::string path = SourceFilePath(l.root, l.samples[i].path);
     std::string head(1 << 20, '\0');
     auto f = io::OpenForRead(path);  // regular files only: never blocks on a FIFO
@@ -493,6 +494,13 @@ StatusOr<DryRunReport> DryRun(const ConvertOptions& in) {
     if (info->orientation != 1) add(("EXIF-rotated (orientation " + std::to_string(info->orientation) + ")").c_str());
     if (info->arithmetic) add("arithmetic-coded");
     reasons[i] = r;
+  };
+  tbb::parallel_for(size_t{0}, l.samples.size(), [&](size_t i) {
+    Status s = util::CatchAsStatus([&] { probe(i); return Status::OK(); }, [] { return "probing the image"; });
+    if (!s.ok()) {
+      formats[i] = "unknown";
+      reasons[i] = s.message();
+    }
   });
   std::map<std::string, uint64_t> fc;
   for (size_t i = 0; i < l.samples.size(); ++i) {
@@ -600,6 +608,9 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
   size_t next = 0;
   const int threads = o.threads > 0 ? o.threads : tbb::this_task_arena::max_concurrency();
   tbb::task_arena arena(threads);
+  // What escapes a filter (out of memory outside a sample's decode) reaches
+  // here through TBB and ends the run with an error.
+  Status pipeline = util::CatchAsStatus([&] {
   arena.execute([&] {
     tbb::parallel_pipeline(
         static_cast<size_t>(threads) * 4,
@@ -619,30 +630,26 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
                   item->work = w;
                   if (stop.load(std::memory_order_relaxed)) return item.release();
                   const SourceSample& s = listing.samples[w->sample];
-                  StatusOr<std::string> bytes =
-                      io::ReadFileToString(SourceFilePath(listing.root, s.path), kMaxSourceBytes);
-                  if (!bytes.ok()) {
-                    item->reject = bytes.status().message();
-                    return item.release();
-                  }
-                  item->bytes_read = bytes->size();
-                  std::string mask;
-                  if (!s.mask_path.empty()) {
-                    StatusOr<std::string> m = io::ReadFileToString(s.mask_path, kMaxSourceBytes);
-                    if (!m.ok()) {
-                      item->reject = "mask: " + m.status().message();
-                      return item.release();
+                  auto encode_sample = [&]() -> Status {
+                    StatusOr<std::string> bytes =
+                        io::ReadFileToString(SourceFilePath(listing.root, s.path), kMaxSourceBytes);
+                    if (!bytes.ok()) return bytes.status();
+                    item->bytes_read = bytes->size();
+                    std::string mask;
+                    if (!s.mask_path.empty()) {
+                      StatusOr<std::string> m = io::ReadFileToString(s.mask_path, kMaxSourceBytes);
+                      if (!m.ok()) return m.status().WithContext("mask");
+                      mask = std::move(*m);
                     }
-                    mask = std::move(*m);
-                  }
-                  const std::string_view class_name = ClassName(listing, s.label);
-                  EncodedSample out;
-                  Status st = EncodeSample(s, class_name, *bytes, mask, encode, &out, &item->stats);
-                  if (!st.ok()) {
-                    item->reject = st.message();
-                  } else {
+                    EncodedSample out;
+                    LIBSHARD_RETURN_IF_ERROR(
+                        EncodeSample(s, ClassName(listing, s.label), *bytes, mask, encode, &out, &item->stats));
                     item->record = std::move(out.record);
-                  }
+                    return Status::OK();
+                  };
+                  // A huge image (or a low ulimit -v) is a reject, never an abort.
+                  Status st = util::CatchAsStatus(encode_sample, [] { return "decoding the image"; });
+                  if (!st.ok()) item->reject = st.message();
                   return item.release();
                 }) &
             tbb::make_filter<Item*, void>(
@@ -668,6 +675,9 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
                   if (progress) progress(prog);
                 }));
   });
+  return Status::OK();
+  }, [] { return "converting (the shard being written is removed)"; });
+  if (failure.ok()) failure = pipeline;
   if (!failure.ok()) {
     sink.Abort();
     return failure;

@@ -23,6 +23,7 @@
 
 #include "libshard/example/example_view.h"
 #include "libshard/example/image_record.h"
+#include "util/catch_status.h"
 
 namespace libshard::reader {
 namespace {
@@ -247,19 +248,17 @@ std::string BatchLoader::Impl::RecordName(uint64_t sample) const {
 
 Status BatchLoader::Impl::DecodeCaught(uint64_t sample, uint64_t epoch, uint8_t* dst, uint8_t* mdst,
                                        int64_t* label) const {
-  try {
-    if (converter.identity()) return DecodeSample(sample, epoch, dst, mdst, label);
-    // Another layout or dtype: decode to uint8 HWC, then convert into the slot.
-    thread_local std::vector<uint8_t> decoded;
-    decoded.resize(decoded_bytes);
-    LIBSHARD_RETURN_IF_ERROR(DecodeSample(sample, epoch, decoded.data(), mdst, label));
-    converter.Convert(decoded.data(), dst);
-    return Status::OK();
-  } catch (const std::bad_alloc&) {
-    return ResourceExhaustedError("out of memory decoding " + RecordName(sample));
-  } catch (const std::exception& e) {
-    return InternalError(std::string(e.what()) + " decoding " + RecordName(sample));
-  }
+  return util::CatchAsStatus(
+      [&]() -> Status {
+        if (converter.identity()) return DecodeSample(sample, epoch, dst, mdst, label);
+        // Another layout or dtype: decode to uint8 HWC, then convert into the slot.
+        thread_local std::vector<uint8_t> decoded;
+        decoded.resize(decoded_bytes);
+        LIBSHARD_RETURN_IF_ERROR(DecodeSample(sample, epoch, decoded.data(), mdst, label));
+        converter.Convert(decoded.data(), dst);
+        return Status::OK();
+      },
+      [&] { return "decoding " + RecordName(sample); });
 }
 
 Status BatchLoader::Impl::Fill(Runtime* rt, Slot* slot, const std::vector<uint64_t>& samples, Position pos) {
@@ -300,20 +299,15 @@ void BatchLoader::Impl::Produce(Runtime* rt, Position pos) {
       if (stop) return;
       slot->state = SlotState::kFilling;
     }
-    Status s;
-    try {
-      if (samples_epoch != pos.epoch) {
-        samples = order.EpochSamples(pos.epoch);
-        samples_epoch = pos.epoch;
-      }
-      s = Fill(rt, slot, samples, pos);
-    } catch (const std::bad_alloc&) {
-      s = ResourceExhaustedError("out of memory preparing batch " + std::to_string(pos.batch) + " of epoch " +
-                                 std::to_string(pos.epoch));
-    } catch (const std::exception& e) {
-      s = InternalError(std::string(e.what()) + " preparing batch " + std::to_string(pos.batch) + " of epoch " +
-                        std::to_string(pos.epoch));
-    }
+    const Status s = util::CatchAsStatus(
+        [&] {
+          if (samples_epoch != pos.epoch) {
+            samples = order.EpochSamples(pos.epoch);
+            samples_epoch = pos.epoch;
+          }
+          return Fill(rt, slot, samples, pos);
+        },
+        [&] { return "preparing batch " + std::to_string(pos.batch) + " of epoch " + std::to_string(pos.epoch); });
     {
       std::lock_guard<std::mutex> lock(rt->mu);
       if (stop) return;  // the batch may be incomplete (cancel)

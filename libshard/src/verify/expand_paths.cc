@@ -82,7 +82,7 @@ Status AddPath(const std::string& path, std::vector<std::string>* out) {
     out->push_back(path);  // a file named explicitly is checked whatever its name
     return Status::OK();
   }
-  return InvalidArgumentError(path + ": no such file or folder");
+  return NotFoundError(path + ": no such file or folder");
 }
 
 Status AddGlob(const std::string& pattern, std::vector<std::string>* out) {
@@ -92,7 +92,7 @@ Status AddGlob(const std::string& pattern, std::vector<std::string>* out) {
   if (rc == 0) matches.assign(g.gl_pathv, g.gl_pathv + g.gl_pathc);  // sorted by glob(3)
   globfree(&g);
   if (rc == GLOB_NOMATCH || (rc == 0 && matches.empty())) {
-    return InvalidArgumentError(pattern + ": no file matches");
+    return NotFoundError(pattern + ": no file matches");
   }
   if (rc != 0) return IOError(pattern + ": glob failed");
   for (const std::string& m : matches) LIBSHARD_RETURN_IF_ERROR(AddPath(m, out));

@@ -22,6 +22,7 @@
 #include "libshard/record/index.h"
 #include "libshard/record/record_reader.h"
 #include "record_checks.h"
+#include "util/catch_status.h"
 
 namespace libshard::verify {
 
@@ -217,8 +218,16 @@ class RecordSink {
       for (size_t i = range.begin(); i != range.end(); ++i) {
         Job& job = jobs_[i];
         if (!job.example) continue;
-        auto ex = example::ExampleView::Parse(job.payload);
-        if (ex.ok()) internal::CheckImages(*ex, options_, internal::RecordFaults{job.offset, job.record, &job.faults});
+        // An image too large for the memory left is a fault of its record
+        // (the walk goes on), never an abort.
+        Status s = util::CatchAsStatus(
+            [&] {
+              auto ex = example::ExampleView::Parse(job.payload);
+              if (ex.ok()) internal::CheckImages(*ex, options_, internal::RecordFaults{job.offset, job.record, &job.faults});
+              return Status::OK();
+            },
+            [] { return "decoding the image (not necessarily damage: check it with more memory)"; });
+        if (!s.ok()) job.faults.push_back(Fault{job.offset, job.record, FaultKind::kImageUndecodable, s.message()});
       }
     });
     for (size_t i = 0; i < jobs_used_; ++i) {
@@ -571,7 +580,9 @@ std::unique_ptr<IndexComparer> OpenIndex(const std::string& path, const VerifyOp
 
 }  // namespace
 
-FileResult VerifyFile(const std::string& path, const VerifyOptions& options, const FileChecks& checks) {
+namespace {
+
+FileResult VerifyFileUnguarded(const std::string& path, const VerifyOptions& options, const FileChecks& checks) {
   FileResult r;
   r.path = path;
   auto unreadable = [&](std::string message) {
@@ -618,6 +629,21 @@ FileResult VerifyFile(const std::string& path, const VerifyOptions& options, con
     } else {
       AddFault(&r, options, 0, r.records, FaultKind::kUnreadable, StripPrefix(crc.status().message(), path));
     }
+  }
+  return r;
+}
+
+}  // namespace
+
+FileResult VerifyFile(const std::string& path, const VerifyOptions& options, const FileChecks& checks) {
+  FileResult r;
+  Status s = util::CatchAsStatus([&] { r = VerifyFileUnguarded(path, options, checks); return Status::OK(); },
+                                 [] { return "checking the file"; });
+  if (!s.ok()) {
+    r = FileResult();
+    r.path = path;
+    r.unchecked_bytes = std::nullopt;
+    AddFault(&r, options, 0, 0, FaultKind::kUnreadable, s.message());
   }
   return r;
 }

@@ -18,6 +18,8 @@
 //   - a folder holding a manifest.json (the converter's output): that manifest;
 //   - a shard file, another folder (its shards, recursively, sorted) or a glob,
 //     as `shard verify` expands them (verify/verifier.h ExpandPaths).
+// A source that does not exist (a missing file, folder or manifest, a glob
+// matching nothing) is NotFound naming it.
 // Splits: with `options.split` empty a manifest must have one split (several
 // is InvalidArgument naming them); "*" takes all; an unknown split, or a
 // split with no manifest among the sources, is InvalidArgument.

@@ -277,9 +277,9 @@ StatusOr<std::vector<std::string>> FindShardFiles(const std::string& dir);
 // file under it (recursively, hidden files and folders skipped) whose name
 // LooksLikeShardName, sorted by path;
 // an argument with `*`, `?` or `[` is a glob(3) pattern whose matches are
-// taken as files or folders. An argument that matches nothing (a missing
-// file, a folder without shards and without a manifest.json, a glob without
-// matches) is InvalidArgument naming it.
+// taken as files or folders. A missing file or folder, and a glob without
+// matches, is NotFound naming it; a folder without shards and without a
+// manifest.json is InvalidArgument naming it.
 StatusOr<std::vector<std::string>> ExpandPaths(const std::vector<std::string>& args);
 
 }  // namespace libshard::verify
