@@ -3,6 +3,7 @@
 #ifndef LIBSHARD_TESTS_TESTUTIL_H_
 #define LIBSHARD_TESTS_TESTUTIL_H_
 
+#include <cstdint>
 #include <string>
 
 namespace libshard::testing {
@@ -34,6 +35,10 @@ CommandResult RunCommand(const std::string& command_line);
 // Runs the `shard` tool under test (targets that define SHARD_BIN) with `args`.
 inline CommandResult RunShard(const std::string& args) { return RunCommand(std::string(SHARD_BIN) + " " + args); }
 #endif
+
+// Lossless WebP bytes (libwebp's encoder) of 8-bit RGB (channels 3) or RGBA
+// (4) pixels, rows packed: the decoded pixels equal `px` exactly.
+std::string WebpLosslessBytes(const uint8_t* px, int width, int height, int channels);
 
 // Whether `part` occurs in `text`.
 inline bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
