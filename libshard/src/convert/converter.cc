@@ -322,6 +322,19 @@ std::vector<std::string> RemoveStaleShards(const std::string& out, const std::st
   return removed;
 }
 
+// The colour-mask classes in index order, for manifest.json.
+void AddMaskClasses(const image::LabelMap& map, Manifest* m) {
+  for (int i = 0; i < map.size(); ++i) {
+    const image::LabelClass& c = map.classes()[i];
+    MaskClass* out = m->add_mask_classes();
+    out->set_index(i);
+    out->set_name(EscapeText(c.name));
+    out->set_r(c.r);
+    out->set_g(c.g);
+    out->set_b(c.b);
+  }
+}
+
 }  // namespace
 
 Status CheckOutputFolder(const ConvertOptions& o) {
@@ -701,6 +714,7 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
       result.manifest, AssembleManifest(options_proto, labels, RecordSchema(o, labeled, masks),
                                         std::move(entries), listing_rejects, single));
   result.manifest.set_plan_id(Sha256Hex(all_plan_ids));
+  if (mask_map) AddMaskClasses(*mask_map, &result.manifest);
   RunInfo* run = result.manifest.mutable_run();
   run->set_started(started);
   run->set_seconds(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
