@@ -526,13 +526,17 @@ TEST(ConvertCliTest, DryRunJsonFlagsRiskyInputs) {
   WriteTreeFile(in, "b/alpha.png", PngBytes(6, 6, 4, 4));
   WriteTreeFile(in, "b/rotated.jpg", testing::WithExifOrientation(JpegBytes(16, 8, 3, 5), 6));
   WriteTreeFile(in, "b/broken.png", "\x89PNG\r\n\x1a\n garbage");
+  const image::Image still = testing::RandomImage(5, 4, 3, 8, 6);
+  WriteTreeFile(in, "b/still.webp", testing::WebpLosslessBytes(still.data(), 5, 4, 3));
+  // RIFF + VP8X with the animation flag, canvas 4x3.
+  WriteTreeFile(in, "b/anim.webp", std::string("RIFF\x16\0\0\0WEBPVP8X\x0a\0\0\0\x02\0\0\0\x03\0\0\x02\0\0", 30));
   WriteTreeFile(in, "stray.txt", "x");
   Result r = RunShard("convert --dry-run --json " + in + " -o " + dir + "/out");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_FALSE(fs::exists(dir + "/out"));
   google::protobuf::Struct json;
   ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(r.out, &json).ok()) << r.out;
-  EXPECT_EQ(Field(json, "samples").number_value(), 6);
+  EXPECT_EQ(Field(json, "samples").number_value(), 8);
   EXPECT_EQ(Field(json, "input").string_value(), in);
   const auto& classes = Field(json, "classes").list_value().values();
   ASSERT_EQ(classes.size(), 2);
@@ -541,11 +545,14 @@ TEST(ConvertCliTest, DryRunJsonFlagsRiskyInputs) {
   EXPECT_EQ(Field(formats, "jpeg").number_value(), 3);
   EXPECT_EQ(Field(formats, "png").number_value(), 2);
   EXPECT_EQ(Field(formats, "unknown").number_value(), 1);
+  EXPECT_EQ(Field(formats, "webp").number_value(), 2);
   std::map<std::string, std::string> risky;
   for (const auto& v : Field(json, "risky").list_value().values()) {
     risky[Field(v.struct_value(), "path").string_value()] = Field(v.struct_value(), "reason").string_value();
   }
-  EXPECT_EQ(risky.size(), 5u);
+  EXPECT_EQ(risky.size(), 6u);
+  EXPECT_EQ(risky.count("b/still.webp"), 0u);
+  EXPECT_EQ(risky["b/anim.webp"], "animated WebP (not decodable)");
   EXPECT_EQ(risky.count("a/plain.jpg"), 0u);
   EXPECT_TRUE(Contains(risky["a/progressive.jpg"], "progressive")) << risky["a/progressive.jpg"];
   EXPECT_TRUE(Contains(risky["a/deep.png"], "16-bit")) << risky["a/deep.png"];
@@ -558,7 +565,7 @@ TEST(ConvertCliTest, DryRunJsonFlagsRiskyInputs) {
   const auto& shards = Field(json, "shards").list_value().values();
   ASSERT_EQ(shards.size(), 1);
   EXPECT_EQ(Field(shards[0].struct_value(), "file").string_value(), "in-train-00000-of-00001.tfrecord");
-  EXPECT_EQ(Field(shards[0].struct_value(), "samples").number_value(), 6);
+  EXPECT_EQ(Field(shards[0].struct_value(), "samples").number_value(), 8);
 }
 
 TEST(ConvertCliTest, TaskRunWritesItsOwnManifest) {

@@ -1,7 +1,9 @@
 // WebP input: probe and decode (libwebp), the pixel policy, the pixel limit,
 // animated and truncated files, and the message for formats that are not read.
 #include <gtest/gtest.h>
+#include <webp/encode.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -55,6 +57,36 @@ TEST(WebpDecodeTest, LosslessRgbDecodesToTheSamePixels) {
   ASSERT_EQ(img->height(), h);
   ASSERT_EQ(img->channels(), 3);
   EXPECT_EQ(0, std::memcmp(img->data(), px.data(), px.size()));
+}
+
+TEST(WebpDecodeTest, LossyDecodesCloseToTheSource) {
+  // A smooth gradient survives VP8 at quality 95 within a few levels.
+  const int w = 32, h = 24;
+  std::vector<uint8_t> px(size_t(w) * h * 3);
+  for (int y = 0; y < h; ++y) {
+    for (int x = 0; x < w; ++x) {
+      uint8_t* p = &px[(size_t(y) * w + x) * 3];
+      p[0] = static_cast<uint8_t>(x * 8);
+      p[1] = static_cast<uint8_t>(y * 10);
+      p[2] = 128;
+    }
+  }
+  uint8_t* out = nullptr;
+  const size_t n = WebPEncodeRGB(px.data(), w, h, w * 3, 95, &out);
+  ASSERT_GT(n, 0u);
+  const std::string bytes(reinterpret_cast<const char*>(out), n);
+  WebPFree(out);
+  StatusOr<ImageInfo> info = ProbeImage(bytes);
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_FALSE(info->lossless);
+  StatusOr<Image> img = DecodeImage(bytes);
+  ASSERT_TRUE(img.ok()) << img.status();
+  ASSERT_EQ(img->width(), w);
+  ASSERT_EQ(img->height(), h);
+  ASSERT_EQ(img->channels(), 3);
+  double err = 0;
+  for (size_t i = 0; i < px.size(); ++i) err += std::abs(int(img->data()[i]) - int(px[i]));
+  EXPECT_LT(err / px.size(), 4.0);
 }
 
 TEST(WebpDecodeTest, AlphaIsKeptOrCompositedAsForPng) {

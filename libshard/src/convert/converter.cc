@@ -505,6 +505,7 @@ StatusOr<DryRunReport> DryRun(const ConvertOptions& in) {
     if (info->has_alpha) add("alpha");
     if (info->orientation != 1) add(("EXIF-rotated (orientation " + std::to_string(info->orientation) + ")").c_str());
     if (info->arithmetic) add("arithmetic-coded");
+    if (info->animated) add("animated WebP (not decodable)");
     reasons[i] = r;
   });
   std::map<std::string, uint64_t> fc;
