@@ -404,7 +404,8 @@ void RegisterConvert(CLI::App& app, int* exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "convert",
       "Convert an image folder or CSV manifest to TFRecord shards, .idx indices, manifest.json "
-      "and rejects.tsv.\n"
+      "and rejects.tsv. Images are read as PNG, JPEG or still WebP, by content (GIF, BMP and TIFF are "
+      "rejected); WebP is always re-encoded to --format.\n"
       "Exit codes: 0 every input converted, 3 some inputs rejected (the rest converted; see "
       "rejects.tsv), 1 fatal error while converting (nothing half-written is left under a shard's "
       "name), 2 usage error or an unreadable or invalid argument (a missing input, a bad CSV, a "

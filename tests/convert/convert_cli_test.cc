@@ -171,7 +171,7 @@ TEST(ConvertCliTest, WebpSourcesAreReencodedAndOtherFormatsNamed) {
   const std::string other = MakeTempDir();
   MakeSmallTree(other + "/in");
   WriteTreeFile(other + "/in", "cat/g.gif", std::string("GIF89a") + std::string(30, '\0'));
-  WriteTreeFile(other + "/in", "cat/h.bmp", std::string("BM") + std::string(60, '\0'));
+  WriteTreeFile(other + "/in", "cat/h.bmp", std::string("BM\x46\0\0\0\0\0\0\0\x36\0\0\0\x28\0\0\0", 18) + std::string(52, '\0'));
   r = RunShard("convert -q " + other + "/in -o " + other + "/out");
   EXPECT_EQ(r.exit_code, 3) << r.err;
   const std::string tsv = ReadFileOrDie(other + "/out/rejects.tsv");

@@ -166,7 +166,7 @@ TEST(WebpDecodeTest, AnimatedIsRefused) {
 
 TEST(UnreadFormatTest, GifBmpTiffAreNamed) {
   const std::string gif = std::string("GIF89a") + std::string(20, '\0');
-  const std::string bmp = std::string("BM") + std::string(60, '\0');
+  const std::string bmp = std::string("BM\x46\0\0\0\0\0\0\0\x36\0\0\0\x28\0\0\0", 18) + std::string(52, '\0');
   const std::string tiff = std::string("II*\0", 4) + std::string(20, '\0');
   for (const auto& [bytes, name] : {std::pair{gif, "GIF"}, std::pair{bmp, "BMP"}, std::pair{tiff, "TIFF"}}) {
     StatusOr<Image> img = DecodeImage(bytes);
@@ -175,6 +175,9 @@ TEST(UnreadFormatTest, GifBmpTiffAreNamed) {
     EXPECT_EQ(img.status().message(),
               std::string("image: the data is a ") + name + "; PNG, JPEG and WebP are read");
   }
+  StatusOr<Image> text = DecodeImage("BMW service list, 2026 edition");
+  ASSERT_FALSE(text.ok());
+  EXPECT_EQ(text.status().message(), "image: unrecognised format (not a PNG, JPEG or WebP signature)");
   StatusOr<Image> other = DecodeImage("hello, not an image");
   ASSERT_FALSE(other.ok());
   EXPECT_EQ(other.status().message(), "image: unrecognised format (not a PNG, JPEG or WebP signature)");

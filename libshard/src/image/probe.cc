@@ -187,7 +187,13 @@ const char* UnreadFormatName(std::string_view b) {
   auto starts = [&](std::string_view magic) { return b.substr(0, magic.size()) == magic; };
   if (starts("GIF87a") || starts("GIF89a")) return "GIF";
   if (starts(std::string_view("II*\0", 4)) || starts(std::string_view("MM\0*", 4))) return "TIFF";
-  if (starts("BM") && b.size() >= 14) return "BMP";
+  // BMP: "BM", file size, 4 reserved bytes, pixel offset, then a DIB header
+  // whose own size is one of the known ones (so text starting "BM" is not one).
+  if (starts("BM") && b.size() >= 18) {
+    const auto* p = reinterpret_cast<const unsigned char*>(b.data());
+    const uint32_t dib = p[14] | (p[15] << 8) | (p[16] << 16) | (uint32_t{p[17]} << 24);
+    if (dib == 12 || dib == 40 || dib == 52 || dib == 56 || dib == 64 || dib == 108 || dib == 124) return "BMP";
+  }
   return nullptr;
 }
 
