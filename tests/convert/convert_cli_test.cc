@@ -458,6 +458,12 @@ TEST(ConvertCliTest, MaskClassesHistogramIgnoreIndexAndFill) {
   EXPECT_EQ(r.exit_code, 2);
   r = RunShard("convert " + dir + "/in -o " + dir + "/bad --mask-ignore-index 256");
   EXPECT_EQ(r.exit_code, 2);
+  r = RunShard("convert " + dir + "/in -o " + dir + "/bad --masks " + dir + "/masks --mask-labels " + dir +
+               "/class_dict.csv --mask-ignore-index 1");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(Contains(r.err, "mask ignore index 1 is the index of class 'Road' in " + dir +
+                                  "/class_dict.csv (3 classes); choose an index from 3 to 255"))
+      << r.err;
   EXPECT_FALSE(fs::exists(dir + "/bad"));
 }
 

@@ -543,6 +543,13 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
     LIBSHARD_ASSIGN_OR_RETURN(std::string csv, io::ReadFileToString(o.mask_labels_file, 64 << 20));
     StatusOr<image::LabelMap> m = image::LabelMap::FromCsv(csv);
     if (!m.ok()) return m.status().WithContext(o.mask_labels_file);
+    const int ignore = o.encode.mask_options.ignore_index;
+    if (ignore < m->size()) {
+      return InvalidArgumentError("mask ignore index " + std::to_string(ignore) + " is the index of class '" +
+                                  EscapeText(m->classes()[ignore].name) + "' in " + o.mask_labels_file +
+                                  " (" + std::to_string(m->size()) + " classes); choose an index from " +
+                                  std::to_string(m->size()) + " to 255");
+    }
     mask_map = std::move(*m);
     encode.mask_labels = &*mask_map;
   }
