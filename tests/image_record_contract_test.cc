@@ -125,6 +125,18 @@ std::vector<Row> Rows() {
   webp.message = "image/format \"webp\" is not jpeg, png, raw or raw.zst";
   rows.push_back(webp);
 
+  // A WebP header (RIFF, VP8L 8x6): convert reads WebP sources, but records
+  // carry only jpeg, png or raw, whatever image/format says.
+  std::string webp_bytes = std::string("RIFF\x11\0\0\0WEBPVP8L\x05\0\0\0\x2f", 21);
+  const uint32_t vp8l_bits = (kW - 1) | ((kH - 1) << 14);
+  for (int i = 0; i < 4; ++i) webp_bytes.push_back(static_cast<char>((vp8l_bits >> (8 * i)) & 0xFF));
+  for (const char* stated : {"", "png"}) {
+    Row w{std::string("webp bytes, format \"") + stated + "\"", webp_bytes, stated};
+    w.fault = "image_undecodable";
+    w.message = "image/encoded (25 bytes) is webp; records carry jpeg, png or raw";
+    rows.push_back(w);
+  }
+
   Row liar{"jpeg on PNG bytes", Png(Pattern(3)), "jpeg"};
   liar.fault = "image_undecodable";
   liar.message = "image/format says jpeg, but the bytes are png";

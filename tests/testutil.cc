@@ -1,6 +1,7 @@
 #include "testutil.h"
 
 #include <gtest/gtest.h>
+#include <webp/encode.h>
 
 #include <chrono>
 #include <cstdio>
@@ -143,6 +144,16 @@ bool LimitAddressSpace(uint64_t headroom) {
   const rlim_t limit = AddressSpaceInUse() + headroom;
   const rlimit rl{limit, limit};
   return setrlimit(RLIMIT_AS, &rl) == 0;
+}
+
+std::string WebpLosslessBytes(const uint8_t* px, int width, int height, int channels) {
+  uint8_t* out = nullptr;
+  const size_t n = channels == 4 ? WebPEncodeLosslessRGBA(px, width, height, width * 4, &out)
+                                 : WebPEncodeLosslessRGB(px, width, height, width * 3, &out);
+  EXPECT_GT(n, 0u) << "WebP encode of " << width << "x" << height << " failed";
+  std::string bytes(reinterpret_cast<const char*>(out), n);
+  WebPFree(out);
+  return bytes;
 }
 
 }  // namespace libshard::testing

@@ -56,6 +56,9 @@ uint64_t AddressSpaceInUse();
 // Lowers RLIMIT_AS to what is in use plus `headroom` bytes (in a fork child:
 // the limit cannot be raised again); false when setrlimit fails.
 bool LimitAddressSpace(uint64_t headroom);
+// Lossless WebP bytes (libwebp's encoder) of 8-bit RGB (channels 3) or RGBA
+// (4) pixels, rows packed: the decoded pixels equal `px` exactly.
+std::string WebpLosslessBytes(const uint8_t* px, int width, int height, int channels);
 
 // Whether `part` occurs in `text`.
 inline bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }

@@ -11,6 +11,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <array>
 #include <optional>
 #include <string>
 
@@ -35,7 +36,8 @@ struct Flags {
   convert::ConvertOptions o;
   std::string size, shard_size = "128MiB", resize_mode, filter = "bilinear", format = "jpeg";
   std::string reencode = "auto", on_error = "skip", channels = "rgb", alpha = "composite";
-  std::string unknown_color = "error";
+  std::string unknown_color = "error", fill;
+  int mask_ignore_index = 255;
   int quality = 90, zstd_level = 3;
   double progress_interval = 10;
   uint64_t seed = 0;
@@ -94,6 +96,28 @@ Status ParseImageSize(const std::string& s, int* w, int* h) {
   return Status::OK();
 }
 
+// "R,G,B" or "R,G,B,A", each 0..255 (A defaults to 255): the --fill colour.
+Status ParseFill(const std::string& s, std::array<uint8_t, 4>* rgba) {
+  std::array<int, 4> v = {0, 0, 0, 255};
+  int n = 0;
+  size_t pos = 0;
+  while (true) {
+    const size_t comma = s.find(',', pos);
+    const std::string part = s.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    const bool digits = !part.empty() && part.size() <= 3 &&
+                        part.find_first_not_of("0123456789") == std::string::npos;
+    if (n == 4 || !digits || std::stoi(part) > 255) break;
+    v[n++] = std::stoi(part);
+    if (comma == std::string::npos) {
+      if (n < 3) break;
+      for (int k = 0; k < 4; ++k) (*rgba)[k] = static_cast<uint8_t>(v[k]);
+      return Status::OK();
+    }
+    pos = comma + 1;
+  }
+  return libshard::InvalidArgumentError("--fill: expected R,G,B or R,G,B,A with values 0..255, got '" + s + "'");
+}
+
 // A path argument the conversion reads: it must exist and be readable, else
 // the run is a usage error (exit 2), not a failure.
 Status CheckReadable(const std::string& flag, const std::string& path) {
@@ -148,6 +172,8 @@ Status BuildOptions(Flags& f) {
   if (f.alpha == "composite") o.encode.decode.alpha = image::AlphaMode::kComposite;
   else if (f.alpha == "keep") o.encode.decode.alpha = image::AlphaMode::kKeep;
   else return libshard::InvalidArgumentError("--alpha must be composite or keep");
+  if (!f.fill.empty()) LIBSHARD_RETURN_IF_ERROR(ParseFill(f.fill, &t.fill));
+  o.encode.mask_options.ignore_index = static_cast<uint8_t>(f.mask_ignore_index);
   if (f.unknown_color == "ignore") o.encode.mask_options.unknown = image::UnknownColor::kIgnore;
   else if (f.unknown_color != "error") return libshard::InvalidArgumentError("--unknown-color must be error or ignore");
   if (f.on_error == "fail") o.fail_on_error = true;
@@ -378,7 +404,8 @@ void RegisterConvert(CLI::App& app, int* exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "convert",
       "Convert an image folder or CSV manifest to TFRecord shards, .idx indices, manifest.json "
-      "and rejects.tsv.\n"
+      "and rejects.tsv. Images are read as PNG, JPEG or still WebP, by content (GIF, BMP and TIFF are "
+      "rejected); WebP is always re-encoded to --format.\n"
       "Exit codes: 0 every input converted, 3 some inputs rejected (the rest converted; see "
       "rejects.tsv), 1 fatal error while converting (nothing half-written is left under a shard's "
       "name), 2 usage error or an unreadable or invalid argument (a missing input, a bad CSV, a "
@@ -420,6 +447,10 @@ void RegisterConvert(CLI::App& app, int* exit_code) {
   cmd->add_option("--mask-labels", f.o.mask_labels_file, "class_dict.csv (name,r,g,b) for colour masks");
   cmd->add_option("--unknown-color", f.unknown_color, "colour-mask colour not in the map: error|ignore")
       ->capture_default_str();
+  cmd->add_option("--mask-ignore-index", f.mask_ignore_index,
+                  "mask index of padding and (with --unknown-color ignore) unknown colours, 0..255; not a class index")
+      ->check(IntegerIn(0, 255))
+      ->capture_default_str();
   cmd->add_option("--shard-size", f.shard_size, "target shard size (e.g. 128MiB, 1G)")->capture_default_str();
   cmd->add_option("--records-per-shard", f.o.plan.records_per_shard,
                   "exact records per shard, 1..4294967295 (overrides --shard-size)")
@@ -428,6 +459,8 @@ void RegisterConvert(CLI::App& app, int* exit_code) {
   cmd->add_flag("--no-shuffle", f.no_shuffle, "keep the sorted order");
   cmd->add_option("--size", f.size, "output size N (NxN) or WxH; implies --resize-mode center-crop");
   cmd->add_option("--resize-mode", f.resize_mode, "stretch|center-crop|keep-ratio|letterbox|crop-or-pad");
+  cmd->add_option("--fill", f.fill,
+                  "R,G,B[,A] 0..255: padding of letterbox and crop-or-pad (default 0,0,0,255)");
   cmd->add_option("--filter", f.filter, "nearest|box|bilinear|bicubic|lanczos3")->capture_default_str();
   cmd->add_option("--format", f.format, "jpeg|png|raw (raw = zstd array unless --zstd-level 0)")->capture_default_str();
   cmd->add_option("--quality", f.quality, "JPEG quality 1..100")->check(IntegerIn(1, 100))->capture_default_str();

@@ -18,6 +18,7 @@
 
 #include "fixtures.h"
 #include "libshard/convert/manifest_io.h"
+#include "libshard/image/decode.h"
 #include "libshard/text_escape.h"
 #include "tensorflow/core/example/example.pb.h"
 #include "testutil.h"
@@ -148,6 +149,52 @@ TEST(ConvertCliTest, OutOfMemoryRejectsEachImageAndExitsThree) {
   EXPECT_EQ(m->stats().converted(), 0u);
   ASSERT_EQ(m->rejects_size(), 4) << r.err;
   for (const Reject& x : m->rejects()) EXPECT_EQ(x.reason(), "out of memory decoding the image") << x.path();
+}
+
+TEST(ConvertCliTest, WebpSourcesAreReencodedAndOtherFormatsNamed) {
+  const std::string dir = MakeTempDir();
+  MakeSmallTree(dir + "/in");
+  const image::Image rgb = testing::RandomImage(12, 8, 3, 8, 5);
+  const image::Image rgba = testing::RandomImage(7, 9, 4, 8, 6);
+  WriteTreeFile(dir + "/in", "cat/e.webp", testing::WebpLosslessBytes(rgb.data(), 12, 8, 3));
+  WriteTreeFile(dir + "/in", "dog/f.webp", testing::WebpLosslessBytes(rgba.data(), 7, 9, 4));
+  Result r = RunShard("convert -q " + dir + "/in -o " + dir + "/out --format png");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  StatusOr<Manifest> m = convert::ReadManifest(dir + "/out/manifest.json");
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->stats().converted(), 6u);
+  std::map<std::string, uint64_t> formats;
+  for (const auto& f : m->stats().source_formats()) formats[f.name()] = f.count();
+  EXPECT_EQ(formats["webp"], 2u);
+  EXPECT_EQ(m->stats().passed_through(), 0u);
+  Result v = RunShard("verify --decode -q " + dir + "/out");
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+  // The RGB WebP is stored as PNG with the very same pixels.
+  bool found = false;
+  for (const std::string& rec : ReadRecords(dir + "/out/in-train-00000-of-00001.tfrecord")) {
+    tensorflow::Example ex;
+    ASSERT_TRUE(ex.ParseFromString(rec));
+    const auto& f = ex.features().feature();
+    if (f.at("image/filename").bytes_list().value(0) != "cat/e.webp") continue;
+    found = true;
+    EXPECT_EQ(f.at("image/format").bytes_list().value(0), "png");
+    StatusOr<image::Image> back = image::DecodeImage(f.at("image/encoded").bytes_list().value(0));
+    ASSERT_TRUE(back.ok()) << back.status();
+    ASSERT_EQ(back->byte_size(), rgb.byte_size());
+    EXPECT_EQ(0, std::memcmp(back->data(), rgb.data(), rgb.byte_size()));
+  }
+  EXPECT_TRUE(found);
+
+  // GIF, BMP and TIFF are named in the reject reason, with the formats read.
+  const std::string other = MakeTempDir();
+  MakeSmallTree(other + "/in");
+  WriteTreeFile(other + "/in", "cat/g.gif", std::string("GIF89a") + std::string(30, '\0'));
+  WriteTreeFile(other + "/in", "cat/h.bmp", std::string("BM\x46\0\0\0\0\0\0\0\x36\0\0\0\x28\0\0\0", 18) + std::string(52, '\0'));
+  r = RunShard("convert -q " + other + "/in -o " + other + "/out");
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  const std::string tsv = ReadFileOrDie(other + "/out/rejects.tsv");
+  EXPECT_TRUE(Contains(tsv, "cat/g.gif\timage: the data is a GIF; PNG, JPEG and WebP are read\n")) << tsv;
+  EXPECT_TRUE(Contains(tsv, "cat/h.bmp\timage: the data is a BMP; PNG, JPEG and WebP are read\n")) << tsv;
 }
 
 TEST(ConvertCliTest, FatalErrorsExitOne) {
@@ -382,6 +429,62 @@ TEST(ConvertCliTest, CamVidLayoutInOneRunWithPerSplitMasks) {
 }
 
 // TF's build_imagenet_data stores labels 1-based (0 = background).
+TEST(ConvertCliTest, MaskClassesHistogramIgnoreIndexAndFill) {
+  const std::string dir = MakeTempDir();
+  testing::MakeColourMaskSet(dir, 4, 8, 5);
+  // 8x5 letterboxed into 10x10: the image is 10x6 (rounded), padded with
+  // --fill above and below; the mask is padded with --mask-ignore-index.
+  Result r = RunShard("convert -q " + dir + "/in -o " + dir + "/out --masks " + dir + "/masks --mask-labels " + dir +
+                      "/class_dict.csv --size 10 --resize-mode letterbox --format png --mask-ignore-index 200 "
+                      "--fill 1,2,3");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  StatusOr<Manifest> m = convert::ReadManifest(dir + "/out/manifest.json");
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->options().mask_ignore_index(), 200);
+  EXPECT_EQ(m->options().fill(), "1,2,3,255");
+  ASSERT_EQ(m->mask_classes_size(), 3);
+  EXPECT_EQ(m->mask_classes(1).name(), "Road");
+  EXPECT_EQ(m->mask_classes(1).g(), 64u);
+  const std::string json = ReadFileOrDie(dir + "/out/manifest.json");
+  EXPECT_TRUE(Contains(json, "\"mask_classes\": [")) << json;
+  EXPECT_TRUE(Contains(json, "\"mask_pixels\": [")) << json;
+  std::map<int64_t, uint64_t> stated;
+  uint64_t total = 0;
+  for (const auto& l : m->stats().mask_pixels()) {
+    stated[l.label()] = l.count();
+    total += l.count();
+  }
+  EXPECT_EQ(stated, testing::CountOutputMaskPixels(dir + "/out"));
+  EXPECT_EQ(total, 4u * 10 * 10);
+  EXPECT_GT(stated[200], 0u);  // the padding
+  EXPECT_EQ(stated.size(), 4u);
+  // The image's padding has the --fill colour.
+  for (const std::string& rec : ReadRecords(dir + "/out/in-train-00000-of-00001.tfrecord")) {
+    tensorflow::Example ex;
+    ASSERT_TRUE(ex.ParseFromString(rec));
+    StatusOr<image::Image> img = image::DecodeImage(ex.features().feature().at("image/encoded").bytes_list().value(0));
+    ASSERT_TRUE(img.ok()) << img.status();
+    EXPECT_EQ(img->row(0)[0], 1);
+    EXPECT_EQ(img->row(0)[1], 2);
+    EXPECT_EQ(img->row(0)[2], 3);
+  }
+  // Bad values are usage errors.
+  r = RunShard("convert " + dir + "/in -o " + dir + "/bad --fill 1,2");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(Contains(r.err, "--fill: expected R,G,B or R,G,B,A with values 0..255, got '1,2'")) << r.err;
+  r = RunShard("convert " + dir + "/in -o " + dir + "/bad --fill 1,2,300");
+  EXPECT_EQ(r.exit_code, 2);
+  r = RunShard("convert " + dir + "/in -o " + dir + "/bad --mask-ignore-index 256");
+  EXPECT_EQ(r.exit_code, 2);
+  r = RunShard("convert " + dir + "/in -o " + dir + "/bad --masks " + dir + "/masks --mask-labels " + dir +
+               "/class_dict.csv --mask-ignore-index 1");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(Contains(r.err, "mask ignore index 1 is the index of class 'Road' in " + dir +
+                                  "/class_dict.csv (3 classes); choose an index from 3 to 255"))
+      << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/bad"));
+}
+
 TEST(ConvertCliTest, LabelOffsetShiftsLabelsAndIsRecorded) {
   const std::string dir = MakeTempDir();
   MakeSmallTree(dir + "/in");
@@ -447,13 +550,17 @@ TEST(ConvertCliTest, DryRunJsonFlagsRiskyInputs) {
   WriteTreeFile(in, "b/alpha.png", PngBytes(6, 6, 4, 4));
   WriteTreeFile(in, "b/rotated.jpg", testing::WithExifOrientation(JpegBytes(16, 8, 3, 5), 6));
   WriteTreeFile(in, "b/broken.png", "\x89PNG\r\n\x1a\n garbage");
+  const image::Image still = testing::RandomImage(5, 4, 3, 8, 6);
+  WriteTreeFile(in, "b/still.webp", testing::WebpLosslessBytes(still.data(), 5, 4, 3));
+  // RIFF + VP8X with the animation flag, canvas 4x3.
+  WriteTreeFile(in, "b/anim.webp", std::string("RIFF\x16\0\0\0WEBPVP8X\x0a\0\0\0\x02\0\0\0\x03\0\0\x02\0\0", 30));
   WriteTreeFile(in, "stray.txt", "x");
   Result r = RunShard("convert --dry-run --json " + in + " -o " + dir + "/out");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_FALSE(fs::exists(dir + "/out"));
   google::protobuf::Struct json;
   ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(r.out, &json).ok()) << r.out;
-  EXPECT_EQ(Field(json, "samples").number_value(), 6);
+  EXPECT_EQ(Field(json, "samples").number_value(), 8);
   EXPECT_EQ(Field(json, "input").string_value(), in);
   const auto& classes = Field(json, "classes").list_value().values();
   ASSERT_EQ(classes.size(), 2);
@@ -462,11 +569,14 @@ TEST(ConvertCliTest, DryRunJsonFlagsRiskyInputs) {
   EXPECT_EQ(Field(formats, "jpeg").number_value(), 3);
   EXPECT_EQ(Field(formats, "png").number_value(), 2);
   EXPECT_EQ(Field(formats, "unknown").number_value(), 1);
+  EXPECT_EQ(Field(formats, "webp").number_value(), 2);
   std::map<std::string, std::string> risky;
   for (const auto& v : Field(json, "risky").list_value().values()) {
     risky[Field(v.struct_value(), "path").string_value()] = Field(v.struct_value(), "reason").string_value();
   }
-  EXPECT_EQ(risky.size(), 5u);
+  EXPECT_EQ(risky.size(), 6u);
+  EXPECT_EQ(risky.count("b/still.webp"), 0u);
+  EXPECT_EQ(risky["b/anim.webp"], "animated WebP (not decodable)");
   EXPECT_EQ(risky.count("a/plain.jpg"), 0u);
   EXPECT_TRUE(Contains(risky["a/progressive.jpg"], "progressive")) << risky["a/progressive.jpg"];
   EXPECT_TRUE(Contains(risky["a/deep.png"], "16-bit")) << risky["a/deep.png"];
@@ -479,7 +589,7 @@ TEST(ConvertCliTest, DryRunJsonFlagsRiskyInputs) {
   const auto& shards = Field(json, "shards").list_value().values();
   ASSERT_EQ(shards.size(), 1);
   EXPECT_EQ(Field(shards[0].struct_value(), "file").string_value(), "in-train-00000-of-00001.tfrecord");
-  EXPECT_EQ(Field(shards[0].struct_value(), "samples").number_value(), 6);
+  EXPECT_EQ(Field(shards[0].struct_value(), "samples").number_value(), 8);
 }
 
 TEST(ConvertCliTest, TaskRunWritesItsOwnManifest) {

@@ -221,3 +221,46 @@ TEST(DatasetStatsTest, SumOfSquaresBeyond64BitsSurvivesTheProto) {
 
 }  // namespace
 }  // namespace libshard::convert
+
+namespace libshard::convert {
+namespace {
+
+// The mask histogram of two random 1-channel masks (8- and 16-bit) against a
+// direct count, merged either way and through the proto.
+TEST(DatasetStatsTest, MaskPixelHistogramIsExactAndMerges) {
+  const image::Image a = testing::RandomImage(37, 11, 1, 8, 3);
+  const image::Image b = testing::RandomImage(5, 9, 1, 16, 4);
+  std::map<int64_t, uint64_t> direct;
+  for (size_t i = 0; i < size_t(37) * 11; ++i) ++direct[a.data()[i]];
+  for (size_t i = 0; i < size_t(5) * 9; ++i) ++direct[b.samples16()[i]];
+  StatsAccumulator sa, sb;
+  sa.AddMaskPixels(a);
+  sb.AddMaskPixels(b);
+  sb.AddMaskPixels(testing::RandomImage(4, 4, 3, 8, 1));  // not a mask: ignored
+  StatsAccumulator ab = sa, ba = sb;
+  ab.Merge(sb);
+  ba.Merge(sa);
+  DatasetStats pab, pba;
+  ab.ToProto(&pab);
+  ba.ToProto(&pba);
+  EXPECT_EQ(pab.SerializeAsString(), pba.SerializeAsString());
+  std::map<int64_t, uint64_t> got;
+  int64_t last = -1;
+  for (const LabelCount& l : pab.mask_pixels()) {
+    EXPECT_GT(l.label(), last) << "sorted by index";
+    last = l.label();
+    got[l.label()] = l.count();
+  }
+  EXPECT_EQ(got, direct);
+  StatusOr<StatsAccumulator> back = StatsAccumulator::FromProto(pab);
+  ASSERT_TRUE(back.ok()) << back.status();
+  back->Merge(sa);
+  DatasetStats twice;
+  back->ToProto(&twice);
+  uint64_t total = 0;
+  for (const LabelCount& l : twice.mask_pixels()) total += l.count();
+  EXPECT_EQ(total, 2u * 37 * 11 + 5 * 9);
+}
+
+}  // namespace
+}  // namespace libshard::convert

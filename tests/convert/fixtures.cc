@@ -8,7 +8,9 @@
 #include "libshard/convert/manifest_io.h"
 #include "libshard/example/example_view.h"
 #include "libshard/example/image_keys.h"
+#include "libshard/image/decode.h"
 #include "libshard/image/encode.h"
+#include "libshard/image/label_map.h"
 #include "libshard/reader/batch_loader.h"
 #include "libshard/record/record_reader.h"
 #include "libshard/verify/verifier.h"
@@ -198,6 +200,49 @@ FolderReadBack ReadBackFolder(const std::string& dir) {
     out.loader_samples += batch.size;
   }
   return out;
+}
+
+void MakeColourMaskSet(const std::string& root, int n, int w, int h) {
+  std::string csv = "name,r,g,b\n";
+  for (const MaskClassColour& c : kMaskClasses) {
+    csv += std::string(c.name) + "," + std::to_string(c.r) + "," + std::to_string(c.g) + "," + std::to_string(c.b) + "\n";
+  }
+  WriteTreeFile(root, "class_dict.csv", csv);
+  for (int k = 0; k < n; ++k) {
+    const std::string name = "img" + std::to_string(k) + ".png";
+    WriteTreeFile(root + "/in", name, PngBytes(w, h, 3, 100 + k));
+    image::Image mask(w, h, 3);
+    for (int y = 0; y < h; ++y) {
+      for (int x = 0; x < w; ++x) {
+        const MaskClassColour& c = kMaskClasses[(x + 2 * y + k) % 3];
+        uint8_t* p = mask.row(y) + 3 * x;
+        p[0] = c.r;
+        p[1] = c.g;
+        p[2] = c.b;
+      }
+    }
+    WriteTreeFile(root + "/masks", name, *image::EncodePng(mask));
+  }
+}
+
+std::map<int64_t, uint64_t> CountOutputMaskPixels(const std::string& dir) {
+  std::map<int64_t, uint64_t> counts;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() != ".tfrecord") continue;
+    for (const std::string& rec : ReadRecords(entry.path().string())) {
+      StatusOr<example::ExampleView> ex = example::ExampleView::Parse(rec);
+      example::FeatureView png;
+      EXPECT_TRUE(ex.ok() && ex->Find(keys::kMaskEncoded, &png) && png.size() == 1) << entry.path();
+      if (!ex.ok() || png.size() != 1) continue;
+      StatusOr<image::Image> mask = image::DecodeIndexMask(png.bytes(0), 1u << 30);
+      EXPECT_TRUE(mask.ok()) << mask.status();
+      if (!mask.ok()) continue;
+      for (int y = 0; y < mask->height(); ++y) {
+        for (int x = 0; x < mask->width(); ++x) ++counts[mask->row(y)[x]];
+      }
+    }
+  }
+  return counts;
 }
 
 }  // namespace libshard::testing

@@ -13,6 +13,19 @@
 
 namespace libshard::testing {
 
+// A colour-mask set: ROOT/in/imgK.png (n RGB images of w x h),
+// ROOT/masks/imgK.png (RGB colour masks) and ROOT/class_dict.csv with the
+// classes below; pixel (x, y) of mask K has class (x + 2y + K) % 3.
+struct MaskClassColour {
+  const char* name;
+  uint8_t r, g, b;
+};
+inline constexpr MaskClassColour kMaskClasses[3] = {{"Sky", 128, 128, 128}, {"Road", 128, 64, 128}, {"Car", 64, 0, 128}};
+void MakeColourMaskSet(const std::string& root, int n, int w, int h);
+// Output mask pixels per value, counted from the image/segmentation/class/
+// encoded PNGs of every .tfrecord directly under `dir`.
+std::map<int64_t, uint64_t> CountOutputMaskPixels(const std::string& dir);
+
 // A deterministic pseudo-random image (values from `seed`).
 image::Image RandomImage(int width, int height, int channels, int bit_depth, uint32_t seed);
 // PNG / JPEG bytes of RandomImage (JPEG: 8-bit, 1 or 3 channels).

@@ -259,3 +259,67 @@ TEST_F(MergeTest, TasksThatPlannedDifferentInputsAreRefused) {
 
 }  // namespace
 }  // namespace libshard::convert
+
+namespace libshard::convert {
+namespace {
+
+// Colour masks: the class list and the mask pixel histogram are in the
+// manifest; 3 tasks + merge give the same manifest as one run, and the
+// histogram equals a direct count of the masks in the shards.
+TEST(MergeMaskStatsTest, MaskClassesAndHistogramSurviveTheMerge) {
+  const std::string base = MakeTempDir();
+  testing::MakeColourMaskSet(base, 9, 7, 5);
+  auto options = [&](const std::string& out) {
+    ConvertOptions o;
+    o.input = base + "/in";
+    o.output = out;
+    o.list.masks = base + "/masks";
+    o.mask_labels_file = base + "/class_dict.csv";
+    o.plan.records_per_shard = 2;
+    o.sync = false;
+    o.threads = 2;
+    return o;
+  };
+  StatusOr<ConvertResult> single = Convert(options(base + "/single"));
+  ASSERT_TRUE(single.ok()) << single.status();
+  const Manifest& m = single->manifest;
+  ASSERT_EQ(m.mask_classes_size(), 3);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(m.mask_classes(i).index(), i);
+    EXPECT_EQ(m.mask_classes(i).name(), testing::kMaskClasses[i].name);
+    EXPECT_EQ(m.mask_classes(i).r(), testing::kMaskClasses[i].r);
+    EXPECT_EQ(m.mask_classes(i).g(), testing::kMaskClasses[i].g);
+    EXPECT_EQ(m.mask_classes(i).b(), testing::kMaskClasses[i].b);
+  }
+  // Pixel (x, y) of mask k has class (x + 2y + k) % 3.
+  std::map<int64_t, uint64_t> direct;
+  for (int k = 0; k < 9; ++k) {
+    for (int y = 0; y < 5; ++y) {
+      for (int x = 0; x < 7; ++x) ++direct[(x + 2 * y + k) % 3];
+    }
+  }
+  std::map<int64_t, uint64_t> stated;
+  for (const LabelCount& l : m.stats().mask_pixels()) stated[l.label()] = l.count();
+  EXPECT_EQ(stated, direct);
+  EXPECT_EQ(testing::CountOutputMaskPixels(base + "/single"), direct);
+
+  const std::string tasks = base + "/tasks";
+  for (uint32_t i = 0; i < 3; ++i) {
+    ConvertOptions o = options(tasks);
+    o.num_tasks = 3;
+    o.task_index = i;
+    StatusOr<ConvertResult> r = Convert(o);
+    ASSERT_TRUE(r.ok()) << r.status();
+  }
+  StatusOr<MergeResult> merged = MergeTasks(tasks);
+  ASSERT_TRUE(merged.ok()) << merged.status();
+  ASSERT_TRUE(merged->problems.empty()) << merged->problems[0];
+  Manifest a = single->manifest, b = merged->manifest;
+  a.clear_run();
+  b.clear_run();
+  EXPECT_EQ(a.SerializeAsString(), b.SerializeAsString());
+  EXPECT_EQ(b.stats().mask_pixels_size(), 3);
+}
+
+}  // namespace
+}  // namespace libshard::convert

@@ -323,6 +323,19 @@ std::vector<std::string> RemoveStaleShards(const std::string& out, const std::st
   return removed;
 }
 
+// The colour-mask classes in index order, for manifest.json.
+void AddMaskClasses(const image::LabelMap& map, Manifest* m) {
+  for (int i = 0; i < map.size(); ++i) {
+    const image::LabelClass& c = map.classes()[i];
+    MaskClass* out = m->add_mask_classes();
+    out->set_index(i);
+    out->set_name(EscapeText(c.name));
+    out->set_r(c.r);
+    out->set_g(c.g);
+    out->set_b(c.b);
+  }
+}
+
 }  // namespace
 
 Status CheckOutputFolder(const ConvertOptions& o) {
@@ -493,6 +506,7 @@ StatusOr<DryRunReport> DryRun(const ConvertOptions& in) {
     if (info->has_alpha) add("alpha");
     if (info->orientation != 1) add(("EXIF-rotated (orientation " + std::to_string(info->orientation) + ")").c_str());
     if (info->arithmetic) add("arithmetic-coded");
+    if (info->animated) add("animated WebP (not decodable)");
     reasons[i] = r;
   };
   tbb::parallel_for(size_t{0}, l.samples.size(), [&](size_t i) {
@@ -537,6 +551,13 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
     LIBSHARD_ASSIGN_OR_RETURN(std::string csv, io::ReadFileToString(o.mask_labels_file, 64 << 20));
     StatusOr<image::LabelMap> m = image::LabelMap::FromCsv(csv);
     if (!m.ok()) return m.status().WithContext(o.mask_labels_file);
+    const int ignore = o.encode.mask_options.ignore_index;
+    if (ignore < m->size()) {
+      return InvalidArgumentError("mask ignore index " + std::to_string(ignore) + " is the index of class '" +
+                                  EscapeText(m->classes()[ignore].name) + "' in " + o.mask_labels_file +
+                                  " (" + std::to_string(m->size()) + " classes); choose an index from " +
+                                  std::to_string(m->size()) + " to 255");
+    }
     mask_map = std::move(*m);
     encode.mask_labels = &*mask_map;
   }
@@ -711,6 +732,7 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
       result.manifest, AssembleManifest(options_proto, labels, RecordSchema(o, labeled, masks),
                                         std::move(entries), listing_rejects, single));
   result.manifest.set_plan_id(Sha256Hex(all_plan_ids));
+  if (mask_map) AddMaskClasses(*mask_map, &result.manifest);
   RunInfo* run = result.manifest.mutable_run();
   run->set_started(started);
   run->set_seconds(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());

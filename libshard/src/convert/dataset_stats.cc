@@ -108,6 +108,22 @@ void StatsAccumulator::AddConverted(bool passed_through, uint64_t output_bytes) 
   output_bytes_ += output_bytes;
 }
 
+void StatsAccumulator::AddMaskPixels(const image::Image& mask) {
+  if (mask.channels() != 1 || mask.empty()) return;
+  const size_t n = static_cast<size_t>(mask.width()) * mask.height();
+  if (mask.bit_depth() == 16) {
+    std::map<int64_t, uint64_t> counts;
+    const uint16_t* p = mask.samples16();
+    for (size_t i = 0; i < n; ++i) ++counts[p[i]];
+    for (const auto& [k, c] : counts) Bump(&mask_pixels_, k, c);
+    return;
+  }
+  std::array<uint64_t, 256> counts{};
+  const uint8_t* p = mask.data();
+  for (size_t i = 0; i < n; ++i) ++counts[p[i]];
+  for (int k = 0; k < 256; ++k) Bump(&mask_pixels_, int64_t{k}, counts[k]);
+}
+
 void StatsAccumulator::Merge(const StatsAccumulator& o) {
   for (int k = 0; k < kMaxChannels; ++k) {
     channels_[k].count += o.channels_[k].count;
@@ -121,6 +137,7 @@ void StatsAccumulator::Merge(const StatsAccumulator& o) {
   source_bytes_ += o.source_bytes_;
   output_bytes_ += o.output_bytes_;
   for (const auto& [k, n] : o.labels_) Bump(&labels_, k, n);
+  for (const auto& [k, n] : o.mask_pixels_) Bump(&mask_pixels_, k, n);
   for (const auto& [k, n] : o.formats_) Bump(&formats_, k, n);
   for (const auto& [k, n] : o.sizes_) Bump(&sizes_, k, n);
 }
@@ -157,6 +174,11 @@ void StatsAccumulator::ToProto(DatasetStats* out) const {
     f->set_name(name);
     f->set_count(n);
   }
+  for (const auto& [index, n] : mask_pixels_) {
+    LabelCount* l = out->add_mask_pixels();
+    l->set_label(index);
+    l->set_count(n);
+  }
   std::vector<std::pair<std::string, uint64_t>> sizes(sizes_.begin(), sizes_.end());
   std::stable_sort(sizes.begin(), sizes.end(),
                    [](const auto& a, const auto& b) { return a.second > b.second; });
@@ -187,6 +209,7 @@ StatusOr<StatsAccumulator> StatsAccumulator::FromProto(const DatasetStats& in) {
   }
   a.used_channels_ = in.channels_size();
   for (const LabelCount& l : in.labels()) Bump(&a.labels_, l.label(), l.count());
+  for (const LabelCount& l : in.mask_pixels()) Bump(&a.mask_pixels_, l.label(), l.count());
   for (const NamedCount& f : in.source_formats()) Bump(&a.formats_, f.name(), f.count());
   for (const NamedCount& f : in.source_sizes()) Bump(&a.sizes_, f.name(), f.count());
   return a;

@@ -158,6 +158,7 @@ StatusOr<MergeResult> MergeTasks(const std::string& dir) {
                             AssembleManifest(first.options(), labels, schema, std::move(shards),
                                              rejects, /*complete=*/true));
   result.manifest.set_plan_id(first.plan_id());
+  *result.manifest.mutable_mask_classes() = first.mask_classes();
   RunInfo* run = result.manifest.mutable_run();
   std::time_t t = std::time(nullptr);
   std::tm tm;

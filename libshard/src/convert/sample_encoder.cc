@@ -163,6 +163,7 @@ Status EncodeSample(const SourceSample& sample, std::string_view class_name,
 
   stats->AddPixels(pixels);
   if (sample.label >= 0) stats->AddLabel(sample.label);
+  if (has_mask) stats->AddMaskPixels(mask);
   stats->AddSource(image::ImageFormatName(info.format), info.width, info.height, bytes.size());
   stats->AddConverted(out->passed_through, encoded.size());
   return Status::OK();

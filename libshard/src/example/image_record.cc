@@ -310,6 +310,11 @@ StatusOr<ImageRecord> ParseImageRecord(const ExampleView& ex, const ImageRecordK
                   DataLossError(keys.image + " (" + std::to_string(rec.encoded.size()) +
                                 " bytes) is neither PNG nor JPEG"));
     }
+    if (detected != image::ImageFormat::kPng && detected != image::ImageFormat::kJpeg) {
+      return Fail(part, RecordPart::kImage,
+                  DataLossError(keys.image + " (" + std::to_string(rec.encoded.size()) + " bytes) is " +
+                                image::ImageFormatName(detected) + "; records carry jpeg, png or raw"));
+    }
     const ImageRecordFormat content =
         detected == image::ImageFormat::kPng ? ImageRecordFormat::kPng : ImageRecordFormat::kJpeg;
     if (!stated.empty() && rec.format != content) {

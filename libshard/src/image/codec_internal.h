@@ -48,6 +48,10 @@ struct JpegRegion {
 // The pixels equal those of the full decode at the same scale.
 Status DecodeJpegRegion(std::string_view bytes, const JpegReadOptions& options, JpegRegion* region, Image* out);
 
+// A still WebP (info from ProbeImage) to 8-bit RGB, or RGBA when it has
+// alpha. Animated WebP: kUnimplemented. Corrupt or truncated: kDataLoss.
+Status DecodeWebp(std::string_view bytes, const ImageInfo& info, Image* out);
+
 // Luma with Pillow's "L" weights (ITU-R 601-2), rounded.
 inline uint32_t Luma8(uint32_t r, uint32_t g, uint32_t b) {
   return (r * 19595 + g * 38470 + b * 7471 + 0x8000) >> 16;

@@ -79,6 +79,11 @@ Status DecodeImageInto(std::string_view bytes, const DecodeOptions& options, Ima
                                   std::to_string(options.max_pixels) + " pixels");
   }
   if (info.format == ImageFormat::kJpeg) return DecodeJpegWithPolicy(bytes, info, options, out);
+  if (info.format == ImageFormat::kWebp) {
+    LIBSHARD_RETURN_IF_ERROR(internal::DecodeWebp(bytes, info, out));
+    internal::ApplyPixelPolicy(options, out);
+    return Status::OK();
+  }
 
   internal::PngReadOptions po;
   po.keep_16bit = options.keep_16bit;

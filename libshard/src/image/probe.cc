@@ -1,6 +1,7 @@
 // Header-only parsing of PNG chunks and JPEG markers (see probe.h).
 #include "libshard/image/probe.h"
 
+#include <webp/decode.h>
 #include <zlib.h>
 
 #include <cstdint>
@@ -159,12 +160,50 @@ StatusOr<ImageInfo> ProbeJpeg(std::string_view bytes) {
   return info;
 }
 
+// libwebp's WebPGetFeatures reads the RIFF, VP8X, VP8 and VP8L headers only.
+StatusOr<ImageInfo> ProbeWebp(std::string_view bytes) {
+  WebPBitstreamFeatures f;
+  const VP8StatusCode code =
+      WebPGetFeatures(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), &f);
+  if (code == VP8_STATUS_NOT_ENOUGH_DATA) {
+    return DataLossError("WebP: truncated header (" + std::to_string(bytes.size()) + " bytes)");
+  }
+  if (code != VP8_STATUS_OK) {
+    return DataLossError("WebP: invalid header (libwebp status " + std::to_string(code) + ")");
+  }
+  ImageInfo info;
+  info.format = ImageFormat::kWebp;
+  info.width = f.width;
+  info.height = f.height;
+  info.has_alpha = f.has_alpha != 0;
+  info.channels = info.has_alpha ? 4 : 3;
+  info.animated = f.has_animation != 0;
+  info.lossless = f.format == 2;
+  return info;
+}
+
+// The name of a common image format that is not read, or nullptr.
+const char* UnreadFormatName(std::string_view b) {
+  auto starts = [&](std::string_view magic) { return b.substr(0, magic.size()) == magic; };
+  if (starts("GIF87a") || starts("GIF89a")) return "GIF";
+  if (starts(std::string_view("II*\0", 4)) || starts(std::string_view("MM\0*", 4))) return "TIFF";
+  // BMP: "BM", file size, 4 reserved bytes, pixel offset, then a DIB header
+  // whose own size is one of the known ones (so text starting "BM" is not one).
+  if (starts("BM") && b.size() >= 18) {
+    const auto* p = reinterpret_cast<const unsigned char*>(b.data());
+    const uint32_t dib = p[14] | (p[15] << 8) | (p[16] << 16) | (uint32_t{p[17]} << 24);
+    if (dib == 12 || dib == 40 || dib == 52 || dib == 56 || dib == 64 || dib == 108 || dib == 124) return "BMP";
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 const char* ImageFormatName(ImageFormat format) {
   switch (format) {
     case ImageFormat::kPng: return "png";
     case ImageFormat::kJpeg: return "jpeg";
+    case ImageFormat::kWebp: return "webp";
     case ImageFormat::kUnknown: break;
   }
   return "unknown";
@@ -186,6 +225,10 @@ ImageFormat DetectFormat(std::string_view bytes) {
       static_cast<unsigned char>(bytes[1]) == 0xD8 && static_cast<unsigned char>(bytes[2]) == 0xFF) {
     return ImageFormat::kJpeg;
   }
+  if (bytes.size() >= 12 && std::memcmp(bytes.data(), "RIFF", 4) == 0 &&
+      std::memcmp(bytes.data() + 8, "WEBP", 4) == 0) {
+    return ImageFormat::kWebp;
+  }
   return ImageFormat::kUnknown;
 }
 
@@ -193,10 +236,15 @@ StatusOr<ImageInfo> ProbeImage(std::string_view bytes) {
   switch (DetectFormat(bytes)) {
     case ImageFormat::kPng: return ProbePng(bytes);
     case ImageFormat::kJpeg: return ProbeJpeg(bytes);
+    case ImageFormat::kWebp: return ProbeWebp(bytes);
     case ImageFormat::kUnknown: break;
   }
   if (bytes.empty()) return InvalidArgumentError("image: empty data");
-  return InvalidArgumentError("image: unrecognised format (neither a PNG nor a JPEG signature)");
+  if (const char* name = UnreadFormatName(bytes)) {
+    return InvalidArgumentError(std::string("image: the data is a ") + name +
+                                "; PNG, JPEG and WebP are read");
+  }
+  return InvalidArgumentError("image: unrecognised format (not a PNG, JPEG or WebP signature)");
 }
 
 }  // namespace libshard::image

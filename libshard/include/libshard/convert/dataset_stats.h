@@ -5,8 +5,9 @@
 // Per output channel (0 = R or gray, 1 = G, 2 = B, 3 = alpha): the number of
 // samples, their sum and the sum of their squares (128-bit); mean and
 // population std are derived when printing. Also counts (converted,
-// rejected, passed through, bytes), a label histogram, and histograms of
-// source formats and source sizes.
+// rejected, passed through, bytes), a label histogram, histograms of source
+// formats and source sizes, and the pixels of the output masks per class
+// index.
 //
 //   StatsAccumulator acc;
 //   acc.AddPixels(img);            // per converted sample
@@ -36,6 +37,8 @@ class StatsAccumulator {
   // Adds every sample of `img` (8- or 16-bit) to its channel's sums.
   void AddPixels(const image::Image& img);
   void AddLabel(int64_t label) { ++labels_[label]; }
+  // Counts every pixel of a 1-channel index mask (8- or 16-bit) by value.
+  void AddMaskPixels(const image::Image& mask);
   void AddSource(const std::string& format, int width, int height, uint64_t bytes);
   void AddConverted(bool passed_through, uint64_t output_bytes);
   void AddRejected() { ++rejected_; }
@@ -61,6 +64,7 @@ class StatsAccumulator {
   uint64_t converted_ = 0, rejected_ = 0, passed_through_ = 0;
   uint64_t source_bytes_ = 0, output_bytes_ = 0;
   std::map<int64_t, uint64_t> labels_;
+  std::map<int64_t, uint64_t> mask_pixels_;
   std::map<std::string, uint64_t> formats_;
   std::map<std::string, uint64_t> sizes_;
 };

@@ -1,12 +1,13 @@
-// Decode: PNG (libpng) and JPEG (libjpeg-turbo) bytes to an Image, under an
-// explicit pixel policy.
+// Decode: PNG (libpng), JPEG (libjpeg-turbo) and still WebP (libwebp) bytes
+// to an Image, under an explicit pixel policy. Animated WebP is refused
+// (kUnimplemented); other formats (GIF, BMP, TIFF) are not read.
 //
 // The format is identified by content (probe.h), never by file name.
 // Pixel policy (docs/image.md says the same):
 //   * Channels: RGB by default. ChannelMode::kGray gives 1 channel (colour is
 //     reduced with Pillow's "L" weights 0.299/0.587/0.114); kAuto keeps gray
 //     sources as 1 channel and gives everything else RGB.
-//   * Alpha (PNG alpha channel or tRNS): composited over `background` by
+//   * Alpha (PNG alpha channel or tRNS, WebP alpha): composited over `background` by
 //     default; AlphaMode::kKeep adds the alpha channel instead (RGBA or gray+
 //     alpha; sources without alpha stay without).
 //   * 16-bit PNG samples become 8-bit as round(v / 257); keep_16bit keeps

@@ -1,15 +1,18 @@
 // Probe: what an encoded image is, read from its header bytes only.
 //
 // DetectFormat() looks at the magic bytes (never a file name): PNG starts
-// 89 50 4E 47 0D 0A 1A 0A, JPEG starts FF D8 FF. ProbeImage() then walks the
-// PNG chunks up to the first IDAT, or the JPEG markers up to the first SOS,
-// without decoding any pixel or allocating anything proportional to the
-// image size; it is what `--dry-run` reports.
+// 89 50 4E 47 0D 0A 1A 0A, JPEG starts FF D8 FF, WebP starts "RIFF", a
+// 4-byte size, "WEBP". ProbeImage() then walks the PNG chunks up to the first
+// IDAT, the JPEG markers up to the first SOS, or the WebP chunk headers
+// (libwebp's WebPGetFeatures), without decoding any pixel or allocating
+// anything proportional to the image size; it is what `--dry-run` reports.
 //
 //   StatusOr<ImageInfo> info = ProbeImage(bytes);
 //   if (info.ok() && info->format == ImageFormat::kJpeg && info->progressive) ...
 //
-// Errors: kInvalidArgument when the format is not recognised, kDataLoss when
+// Errors: kInvalidArgument when the format is not recognised (GIF, BMP and
+// TIFF are named: "image: the data is a GIF; PNG, JPEG and WebP are read"),
+// kDataLoss when
 // the header is truncated or malformed (the message names what is missing).
 // A 12-bit JPEG probes fine (bit_depth 12) although it cannot be decoded.
 // Thread-safety: pure functions, safe from any thread.
@@ -22,12 +25,13 @@
 
 namespace libshard::image {
 
-enum class ImageFormat { kUnknown, kPng, kJpeg };
+enum class ImageFormat { kUnknown, kPng, kJpeg, kWebp };
 
-// "png", "jpeg" or "unknown".
+// "png", "jpeg", "webp" or "unknown".
 const char* ImageFormatName(ImageFormat format);
 // "png", "jpeg" or "jpg", in any case (TensorFlow's ImageNet converter
-// writes "JPEG"). Anything else: kInvalidArgument naming the value.
+// writes "JPEG"). Anything else: kInvalidArgument naming the value. WebP is
+// not a stated format: records carry only PNG and JPEG (image_record.h).
 StatusOr<ImageFormat> ParseImageFormat(std::string_view name);
 
 // The format from the magic bytes; kUnknown when neither matches.
@@ -39,17 +43,19 @@ struct ImageInfo {
   int width = 0;
   int height = 0;
   // Components as stored: 1 gray, 2 gray+alpha, 3 colour, 4 RGBA or CMYK.
-  // A palette PNG reports 3 (4 with a tRNS chunk).
+  // A palette PNG reports 3 (4 with a tRNS chunk); WebP 3, or 4 with alpha.
   int channels = 0;
-  // Bits per sample as stored: PNG 1/2/4/8/16, JPEG 8 or 12.
+  // Bits per sample as stored: PNG 1/2/4/8/16, JPEG 8 or 12, WebP 8.
   int bit_depth = 8;
-  bool has_alpha = false;       // PNG alpha channel or tRNS chunk
+  bool has_alpha = false;       // PNG alpha channel or tRNS chunk, WebP alpha
   bool palette = false;         // PNG colour type 3 (indexed)
   bool progressive = false;     // JPEG SOF2/6/10/14, or interlaced PNG
   bool arithmetic = false;      // JPEG arithmetic coding (SOF9..SOF15)
   bool cmyk = false;            // JPEG with 4 components (CMYK or YCCK)
   bool ycck = false;            // JPEG 4 components, Adobe transform 2
   bool adobe = false;           // JPEG carries an Adobe APP14 marker
+  bool animated = false;        // WebP animation (ANIM/ANMF chunks); not decoded
+  bool lossless = false;        // WebP VP8L bitstream
   // EXIF orientation 1..8 from a JPEG APP1 Exif segment; 1 when absent or
   // when the stored value is out of range.
   int orientation = 1;
