@@ -281,6 +281,25 @@ TEST(ConvertCliTest, BadPrefixesAndHeaderOnlyCsvExitTwo) {
 
 // "empty = unlabeled" used to give shards that verify rejected (the label
 // key was required by the schema but missing from the unlabeled records).
+// A shard whose planned inputs were all rejected is written with no records
+// and listed so in manifest.json: `shard verify OUT` accepts it (a file that
+// is empty without a manifest saying so is still an empty_file fault).
+TEST(ConvertCliTest, AShardOfOnlyRejectsVerifies) {
+  const std::string dir = MakeTempDir();
+  WriteTreeFile(dir, "in/train/cat/a.png", PngBytes(6, 6, 3, 1));
+  WriteTreeFile(dir, "in/val/cat/b.png", "not an image");
+  Result r = RunShard("convert -q " + dir + "/in -o " + dir + "/out");
+  ASSERT_EQ(r.exit_code, 3) << r.err;
+  const std::string empty = dir + "/out/in-val-00000-of-00001.tfrecord";
+  ASSERT_TRUE(fs::exists(empty));
+  ASSERT_EQ(fs::file_size(empty), 0u);
+  Result v = RunShard("verify " + dir + "/out");
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+  v = RunShard("verify --no-manifest " + empty);
+  EXPECT_EQ(v.exit_code, 1) << v.out << v.err;
+  EXPECT_TRUE(Contains(v.out + v.err, "empty_file")) << v.out << v.err;
+}
+
 TEST(ConvertCliTest, CsvWithAnEmptyLabelPassesVerify) {
   const std::string dir = MakeTempDir();
   WriteTreeFile(dir, "img/a.png", PngBytes(6, 6, 3, 1));

@@ -459,8 +459,8 @@ bool HasFramingFault(const FileResult& r) {
   return std::any_of(r.faults.begin(), r.faults.end(), [](const Fault& f) { return IsFramingFault(f.kind); });
 }
 
-void AddEmptyFault(FileResult* r, const VerifyOptions& options, bool no_bytes) {
-  if (r->records == 0 && r->faults.empty() && !options.allow_empty) {
+void AddEmptyFault(FileResult* r, const VerifyOptions& options, const FileChecks& checks, bool no_bytes) {
+  if (r->records == 0 && r->faults.empty() && !options.allow_empty && !checks.empty_listed) {
     AddFault(r, options, 0, 0, FaultKind::kEmptyFile,
              no_bytes ? "empty file: no records" : "no records in the uncompressed stream");
   }
@@ -541,7 +541,7 @@ FileResult VerifyBuffer(std::string_view data, std::string name, const VerifyOpt
     auto reader = record::RecordStreamReader::OpenBuffer(data, r.path, c, ReaderOptionsFor(options));
     WalkStream(reader.get(), options, &sink, &r);
   }
-  AddEmptyFault(&r, options, data.empty());
+  AddEmptyFault(&r, options, checks, data.empty());
   return r;
 }
 
@@ -610,7 +610,7 @@ FileResult VerifyFileUnguarded(const std::string& path, const VerifyOptions& opt
     std::unique_ptr<IndexComparer> index = OpenIndex(path, options, &r);
     RecordSink sink(options, checks.rules, index.get(), &r);
     WalkPlain(&window, options, &sink, &r);
-    AddEmptyFault(&r, options, r.file_size == 0);
+    AddEmptyFault(&r, options, checks, r.file_size == 0);
     FinishIndex(index.get(), &r);
     if (checks.checksum) r.crc32c = window.FinishChecksum();
     return r;
@@ -621,7 +621,7 @@ FileResult VerifyFileUnguarded(const std::string& path, const VerifyOptions& opt
   if (!reader.ok()) return unreadable(StripPrefix(reader.status().message(), path));
   RecordSink sink(options, checks.rules, nullptr, &r);
   WalkStream(reader->get(), options, &sink, &r);
-  AddEmptyFault(&r, options, r.file_size == 0);
+  AddEmptyFault(&r, options, checks, r.file_size == 0);
   if (checks.checksum) {
     auto crc = io::Crc32cOfFile(path);
     if (crc.ok()) {

@@ -296,6 +296,7 @@ SetResult VerifySet(const std::vector<std::string>& paths, const std::vector<std
       }
       checks[it->second].rules = &man.rules;
       checks[it->second].checksum = true;
+      checks[it->second].empty_listed = s.entry != nullptr && s.entry->records() == 0;
       positions[m].push_back(it->second);
     }
   }

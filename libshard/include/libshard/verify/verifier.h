@@ -180,6 +180,9 @@ struct RecordRules {
 struct FileChecks {
   const RecordRules* rules = nullptr;  // borrowed; nullptr: none
   bool checksum = false;               // compute FileResult::crc32c
+  // A file its manifest lists with 0 records (every input planned for it was
+  // rejected): no empty_file fault, as with allow_empty.
+  bool empty_listed = false;
 };
 
 // Verifies a whole file held in memory (`data` is borrowed for the call
