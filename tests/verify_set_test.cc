@@ -21,6 +21,7 @@
 #include "libshard/manifest.pb.h"
 #include "libshard/record/format.h"
 #include "libshard/record/record_writer.h"
+#include "libshard/manifest/manifest_json.h"
 #include "libshard/verify/verifier.h"
 #include "testutil.h"
 
@@ -131,7 +132,7 @@ class ManifestSetTest : public ::testing::Test {
     for (size_t i = 0; i < shards_.size(); ++i) {
       WriteShard(Path(i), {JpegSample(3 * i, 0), JpegSample(3 * i + 1, 1), JpegSample(3 * i + 2, 2)});
     }
-    manifest_.set_format(kManifestFormat);
+    manifest_.set_format(manifest::kFormat);
     manifest_.set_tool_version("test");
     for (auto [label, name] : {std::pair{0, "cat"}, std::pair{1, "dog"}, std::pair{2, "bird"}}) {
       LabelEntry* l = manifest_.add_labels();

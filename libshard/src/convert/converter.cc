@@ -17,6 +17,7 @@
 #include <set>
 
 #include "libshard/convert/manifest_io.h"
+#include "libshard/manifest/manifest_json.h"
 #include "libshard/convert/output_lock.h"
 #include "libshard/crc32c.h"
 #include "libshard/example/image_keys.h"
@@ -56,12 +57,6 @@ std::string Basename(std::string path) {
   size_t dot = base.rfind('.');
   if (IsRegularFile(path) && dot != std::string::npos && dot > 0) base = base.substr(0, dot);
   return base;
-}
-
-std::string Hex8(uint32_t v) {
-  char buf[16];
-  std::snprintf(buf, sizeof(buf), "%08x", v);
-  return buf;
 }
 
 StatusOr<Listing> ListInput(const ConvertOptions& o) {
@@ -214,7 +209,7 @@ class ShardSink {
     LIBSHARD_RETURN_IF_ERROR(writer_->Close());
     writer_.reset();
     entry_.set_bytes(FileSize(temp_));
-    entry_.set_checksum("crc32c:" + Hex8(crc_));
+    entry_.set_checksum(manifest::FormatChecksum(crc_));
     stats_.ToProto(entry_.mutable_stats());
     const std::string dir = o_.output + "/";
     const std::string state = dir + kStateDir + "/";

@@ -1,6 +1,5 @@
 #include "libshard/convert/manifest_io.h"
 
-#include <google/protobuf/util/json_util.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,80 +10,19 @@
 #include "libshard/convert/dataset_stats.h"
 #include "libshard/io/mapped_file.h"
 #include "libshard/io/writable_file.h"
+#include "libshard/manifest/manifest_json.h"
 #include "libshard/text_escape.h"
 
 namespace libshard::convert {
-namespace {
 
-// Replaces every string field that is not valid UTF-8 by its EscapeText
-// form: the JSON printer would fail on it and drop bytes.
-void EscapeInvalidUtf8(google::protobuf::Message* m) {
-  using google::protobuf::FieldDescriptor;
-  const google::protobuf::Descriptor* d = m->GetDescriptor();
-  const google::protobuf::Reflection* r = m->GetReflection();
-  for (int i = 0; i < d->field_count(); ++i) {
-    const FieldDescriptor* f = d->field(i);
-    if (f->type() == FieldDescriptor::TYPE_STRING) {
-      const int n = f->is_repeated() ? r->FieldSize(*m, f) : 1;
-      for (int j = 0; j < n; ++j) {
-        const std::string s = f->is_repeated() ? r->GetRepeatedString(*m, f, j) : r->GetString(*m, f);
-        if (IsValidUtf8(s)) continue;
-        if (f->is_repeated()) r->SetRepeatedString(m, f, j, EscapeText(s));
-        else r->SetString(m, f, EscapeText(s));
-      }
-    } else if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
-      if (f->is_repeated()) {
-        for (int j = 0; j < r->FieldSize(*m, f); ++j) EscapeInvalidUtf8(r->MutableRepeatedMessage(m, f, j));
-      } else if (r->HasField(*m, f)) {
-        EscapeInvalidUtf8(r->MutableMessage(m, f));
-      }
-    }
-  }
-}
+std::string ManifestToJson(const Manifest& m) { return manifest::ToJson(m); }
+std::string ShardEntryToJson(const ShardEntry& e) { return manifest::ToJson(e); }
 
-std::string ToJson(const google::protobuf::Message& m) {
-  google::protobuf::util::JsonPrintOptions o;
-  o.add_whitespace = true;
-  o.always_print_primitive_fields = true;
-  o.preserve_proto_field_names = true;
-  std::unique_ptr<google::protobuf::Message> copy(m.New());
-  copy->CopyFrom(m);
-  EscapeInvalidUtf8(copy.get());
-  std::string out;
-  // With every string valid UTF-8 the printer cannot fail on these messages.
-  (void)google::protobuf::util::MessageToJsonString(*copy, &out, o);
-  return out;
-}
-
-Status FromJson(const std::string& path, google::protobuf::Message* m) {
-  LIBSHARD_ASSIGN_OR_RETURN(std::string text, io::ReadFileToString(path, 1ull << 30));
-  google::protobuf::util::JsonParseOptions o;
-  o.ignore_unknown_fields = false;
-  auto st = google::protobuf::util::JsonStringToMessage(text, m, o);
-  if (!st.ok()) {
-    return InvalidArgumentError(path + ": not a libshard manifest: " + st.ToString());
-  }
-  return Status::OK();
-}
-
-}  // namespace
-
-std::string ManifestToJson(const Manifest& m) { return ToJson(m); }
-std::string ShardEntryToJson(const ShardEntry& e) { return ToJson(e); }
-
-StatusOr<Manifest> ReadManifest(const std::string& path) {
-  Manifest m;
-  LIBSHARD_RETURN_IF_ERROR(FromJson(path, &m));
-  if (m.format() != kManifestFormat) {
-    return InvalidArgumentError(path + ": manifest format '" + m.format() + "', expected '" +
-                                kManifestFormat + "'");
-  }
-  return m;
-}
+StatusOr<Manifest> ReadManifest(const std::string& path) { return manifest::ReadManifest(path); }
 
 StatusOr<ShardEntry> ReadShardEntry(const std::string& path) {
   ShardEntry e;
-  LIBSHARD_RETURN_IF_ERROR(FromJson(path, &e));
+  LIBSHARD_RETURN_IF_ERROR(manifest::ReadJsonFile(path, &e));
   return e;
 }
 
@@ -132,7 +70,7 @@ StatusOr<Manifest> AssembleManifest(const ConversionOptions& options,
                                     std::vector<ShardEntry> shards,
                                     const std::vector<Reject>& listing_rejects, bool complete) {
   Manifest m;
-  m.set_format(kManifestFormat);
+  m.set_format(manifest::kFormat);
   m.set_tool_version(LIBSHARD_VERSION);
   *m.mutable_options() = options;
   for (const LabelEntry& l : labels) *m.add_labels() = l;

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "libshard/convert/manifest_io.h"
+#include "libshard/manifest/manifest_json.h"
 #include "libshard/convert/output_lock.h"
 #include "libshard/crc32c.h"
 #include "libshard/io/open_file.h"
@@ -24,9 +25,7 @@ StatusOr<std::string> FileChecksum(const std::string& path) {
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) return NotFoundError(path + ": missing");
   LIBSHARD_ASSIGN_OR_RETURN(uint32_t crc, io::Crc32cOfFile(path));  // pread: no SIGBUS if it shrinks
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "crc32c:%08x", crc);
-  return std::string(buf);
+  return manifest::FormatChecksum(crc);
 }
 
 }  // namespace

@@ -1,6 +1,5 @@
 #include "libshard/reader/dataset.h"
 
-#include <google/protobuf/util/json_util.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -9,12 +8,12 @@
 
 #include "libshard/io/mapped_file.h"
 #include "libshard/manifest.pb.h"
+#include "libshard/manifest/manifest_json.h"
 #include "libshard/verify/verifier.h"
 
 namespace libshard::reader {
 namespace {
 
-constexpr char kManifestFormat[] = "libshard.manifest/1";
 
 bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
@@ -46,16 +45,7 @@ std::string SplitNames(const libshard::Manifest& m) {
 }  // namespace
 
 Status Dataset::AddManifest(const std::string& src) {
-  LIBSHARD_ASSIGN_OR_RETURN(std::string text, io::ReadFileToString(src, uint64_t{1} << 30));
-  libshard::Manifest m;
-  google::protobuf::util::JsonParseOptions jo;
-  jo.ignore_unknown_fields = true;
-  auto st = google::protobuf::util::JsonStringToMessage(text, &m, jo);
-  if (!st.ok()) return InvalidArgumentError(src + ": not a libshard manifest: " + std::string(st.message()));
-  if (m.format() != kManifestFormat) {
-    return InvalidArgumentError(src + ": manifest format \"" + m.format() + "\", expected \"" + kManifestFormat +
-                                "\"");
-  }
+  LIBSHARD_ASSIGN_OR_RETURN(libshard::Manifest m, manifest::ReadManifest(src));
   const std::string& want = options_.split;
   if (want.empty() && m.splits_size() > 1) {
     return InvalidArgumentError(src + ": the manifest has splits " + SplitNames(m) +

@@ -2,7 +2,6 @@
 // the per-record checks (labels, schema) and the whole-file CRC-32C; this
 // file loads the manifest, decides which files to walk with which rules,
 // and compares what the walk found with what the manifest lists.
-#include <google/protobuf/util/json_util.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -16,6 +15,7 @@
 
 #include "libshard/io/mapped_file.h"
 #include "libshard/manifest.pb.h"
+#include "libshard/manifest/manifest_json.h"
 #include "libshard/verify/verifier.h"
 
 namespace libshard::verify {
@@ -26,7 +26,6 @@ namespace {
 
 // A manifest.json is small (a shard entry is about a kilobyte); anything
 // far larger is not one.
-constexpr uint64_t kMaxManifestBytes = uint64_t{1} << 30;
 
 struct ListedShard {
   std::string path;  // the manifest's folder joined with `file`
@@ -57,27 +56,6 @@ bool ParseKind(const std::string& name, example::FeatureKind* kind) {
   return true;
 }
 
-// Parses "crc32c:xxxxxxxx" (8 hex digits, either case).
-bool ParseChecksum(const std::string& text, uint32_t* crc) {
-  const std::string prefix = "crc32c:";
-  if (text.size() != prefix.size() + 8 || text.compare(0, prefix.size(), prefix) != 0) return false;
-  uint32_t v = 0;
-  for (size_t i = prefix.size(); i < text.size(); ++i) {
-    char c = text[i];
-    int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-    if (d < 0) return false;
-    v = (v << 4) | static_cast<uint32_t>(d);
-  }
-  *crc = v;
-  return true;
-}
-
-std::string Hex(uint32_t crc) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "crc32c:%08x", crc);
-  return buf;
-}
-
 void Add(ManifestResult* m, std::string path, FaultKind kind, std::string message) {
   m->faults.push_back(SetFault{std::move(path), kind, std::move(message)});
 }
@@ -85,22 +63,18 @@ void Add(ManifestResult* m, std::string path, FaultKind kind, std::string messag
 LoadedManifest Load(const std::string& path) {
   LoadedManifest m;
   m.result.path = path;
-  auto text = io::ReadFileToString(path, kMaxManifestBytes);
+  auto text = io::ReadFileToString(path, manifest::kMaxBytes);
   if (!text.ok()) {
     Add(&m.result, path, FaultKind::kManifestUnreadable, text.status().message());
     return m;
   }
-  google::protobuf::util::JsonParseOptions jo;
-  jo.ignore_unknown_fields = true;  // `format` says what must be there
-  auto parsed = google::protobuf::util::JsonStringToMessage(*text, &m.proto, jo);
-  if (!parsed.ok()) {
-    Add(&m.result, path, FaultKind::kManifestInvalid,
-        "not a libshard manifest (JSON of libshard.Manifest): " + std::string(parsed.message()));
+  if (Status parsed = manifest::FromJson(*text, path, &m.proto); !parsed.ok()) {
+    Add(&m.result, path, FaultKind::kManifestInvalid, std::string(parsed.message()).substr(path.size() + 2));
     return m;
   }
-  if (m.proto.format() != kManifestFormat) {
+  if (m.proto.format() != manifest::kFormat) {
     Add(&m.result, path, FaultKind::kManifestFormat,
-        "format \"" + m.proto.format() + "\" is not \"" + kManifestFormat + "\"");
+        "format \"" + m.proto.format() + "\" is not \"" + manifest::kFormat + "\"");
     return m;
   }
   m.dir = fs::path(path).parent_path();
@@ -152,13 +126,12 @@ void Compare(const ListedShard& listed, const FileResult& r, ManifestResult* m) 
     Add(m, listed.path, FaultKind::kManifestSize,
         "the manifest lists " + std::to_string(e.bytes()) + " bytes, the file has " + std::to_string(r.file_size));
   }
-  uint32_t want = 0;
-  if (!ParseChecksum(e.checksum(), &want)) {
-    Add(m, listed.path, FaultKind::kManifestInvalid,
-        "checksum \"" + e.checksum() + "\" is not of the form crc32c:xxxxxxxx");
-  } else if (r.crc32c.has_value() && *r.crc32c != want) {
+  const StatusOr<uint32_t> want = manifest::ParseChecksum(e.checksum());
+  if (!want.ok()) {
+    Add(m, listed.path, FaultKind::kManifestInvalid, std::string(want.status().message()));
+  } else if (r.crc32c.has_value() && *r.crc32c != *want) {
     Add(m, listed.path, FaultKind::kManifestChecksum,
-        "the manifest lists " + e.checksum() + ", the file's CRC-32C is " + Hex(*r.crc32c));
+        "the manifest lists " + e.checksum() + ", the file's CRC-32C is " + manifest::FormatChecksum(*r.crc32c));
   }
   if (!e.index_file().empty()) {
     const std::string idx = (fs::path(listed.path).parent_path() / e.index_file()).string();

@@ -2,15 +2,15 @@
 // a Manifest from shard entries (the same function for a single run, a task
 // of a split run, and `shard merge`, which is why their results agree).
 //
-// JSON is protobuf's (proto3 JSON mapping, snake_case field names, default
-// values printed, two-space indent). Files are written to a temporary name
-// beside the target, fsynced, then renamed.
+// JSON reading and printing are manifest/manifest_json.h's (one policy for
+// every reader). Files are written to a temporary name beside the target,
+// fsynced, then renamed.
 //
 //   StatusOr<Manifest> m = ReadManifest("out/manifest.json");
 //   Manifest built = AssembleManifest(options, labels, schema, entries, rejects, true);
 //
 // Errors: kNotFound (no such file), kInvalidArgument (not JSON of the
-// schema, or a `format` other than kManifestFormat), I/O errors naming the
+// schema, or a `format` other than manifest::kFormat), I/O errors naming the
 // file.
 // Thread-safety: pure functions apart from the named files.
 #ifndef LIBSHARD_CONVERT_MANIFEST_IO_H_
@@ -24,7 +24,6 @@
 
 namespace libshard::convert {
 
-inline constexpr char kManifestFormat[] = "libshard.manifest/1";
 inline constexpr char kManifestName[] = "manifest.json";
 // Hidden folder in the output where shard entries and temporary files live.
 inline constexpr char kStateDir[] = ".libshard";

@@ -208,9 +208,6 @@ FileResult VerifyFile(const std::string& path, const VerifyOptions& options, con
 std::vector<FileResult> VerifyFiles(const std::vector<std::string>& paths, const VerifyOptions& options,
                                     const std::vector<FileChecks>& checks = {});
 
-// The version a manifest's `format` must carry.
-inline constexpr char kManifestFormat[] = "libshard.manifest/1";
-
 // A set-level fault: about a whole file (a shard, or the manifest itself).
 struct SetFault {
   std::string path;  // the shard (as the manifest lists it, joined to its folder) or the manifest

@@ -1,0 +1,56 @@
+// manifest.json as text: the one JSON reader and printer of the project's own
+// files (libshard.Manifest, and the converter's shard entries), the format
+// constant, and the whole-file checksum text. convert, merge, verify and the
+// reader all go through here, so they agree on what a manifest is.
+//
+//   LIBSHARD_ASSIGN_OR_RETURN(Manifest m, manifest::ReadManifest("out/manifest.json"));
+//   LIBSHARD_ASSIGN_OR_RETURN(uint32_t crc, manifest::ParseChecksum(shard.checksum()));
+//
+// JSON is protobuf's proto3 mapping with the proto's snake_case field names.
+// Unknown fields are ignored when reading (one policy for every reader):
+// `format` names what must be there, and a later libshard may add fields
+// without changing it. Printing escapes any string that is not valid UTF-8
+// (text_escape.h) instead of dropping bytes, so the output is always valid.
+//
+// Errors: NotFound / InvalidArgument (not a regular file) from reading;
+// InvalidArgument for text that is not JSON of the message, or a `format`
+// other than kFormat; each names the file.
+// Thread-safety: pure functions apart from the named files.
+#ifndef LIBSHARD_MANIFEST_MANIFEST_JSON_H_
+#define LIBSHARD_MANIFEST_MANIFEST_JSON_H_
+
+#include <google/protobuf/message.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "libshard/manifest.pb.h"
+#include "libshard/status.h"
+
+namespace libshard::manifest {
+
+// manifest.json's `format`; readers refuse any other value.
+inline constexpr char kFormat[] = "libshard.manifest/1";
+// Largest manifest or entry file read: 1 GiB.
+inline constexpr uint64_t kMaxBytes = uint64_t{1} << 30;
+
+// "crc32c:%08x": the CRC-32C (not masked) of a whole shard file.
+std::string FormatChecksum(uint32_t crc);
+// The CRC of FormatChecksum's text (8 hex digits, either case); InvalidArgument
+// for anything else.
+StatusOr<uint32_t> ParseChecksum(std::string_view text);
+
+// JSON (two-space indent, default values printed, proto field names).
+std::string ToJson(const google::protobuf::Message& m);
+// Parses `text` into `*m` (unknown fields ignored); `path` names the source in
+// errors.
+Status FromJson(std::string_view text, const std::string& path, google::protobuf::Message* m);
+// Reads and parses `path` into `*m` (no `format` check: for entries).
+Status ReadJsonFile(const std::string& path, google::protobuf::Message* m);
+// Reads a manifest and checks its `format`.
+StatusOr<Manifest> ReadManifest(const std::string& path);
+
+}  // namespace libshard::manifest
+
+#endif  // LIBSHARD_MANIFEST_MANIFEST_JSON_H_

@@ -1,0 +1,106 @@
+#include "libshard/manifest/manifest_json.h"
+
+#include <google/protobuf/util/json_util.h>
+
+#include <cstdio>
+#include <memory>
+
+#include "libshard/io/mapped_file.h"
+#include "libshard/text_escape.h"
+
+namespace libshard::manifest {
+namespace {
+
+// Replaces every string field that is not valid UTF-8 by its EscapeText
+// form: the JSON printer would fail on it and drop bytes.
+void EscapeInvalidUtf8(google::protobuf::Message* m) {
+  using google::protobuf::FieldDescriptor;
+  const google::protobuf::Descriptor* d = m->GetDescriptor();
+  const google::protobuf::Reflection* r = m->GetReflection();
+  for (int i = 0; i < d->field_count(); ++i) {
+    const FieldDescriptor* f = d->field(i);
+    if (f->type() == FieldDescriptor::TYPE_STRING) {
+      const int n = f->is_repeated() ? r->FieldSize(*m, f) : 1;
+      for (int j = 0; j < n; ++j) {
+        const std::string s = f->is_repeated() ? r->GetRepeatedString(*m, f, j) : r->GetString(*m, f);
+        if (IsValidUtf8(s)) continue;
+        if (f->is_repeated()) r->SetRepeatedString(m, f, j, EscapeText(s));
+        else r->SetString(m, f, EscapeText(s));
+      }
+    } else if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
+      if (f->is_repeated()) {
+        for (int j = 0; j < r->FieldSize(*m, f); ++j) EscapeInvalidUtf8(r->MutableRepeatedMessage(m, f, j));
+      } else if (r->HasField(*m, f)) {
+        EscapeInvalidUtf8(r->MutableMessage(m, f));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::string FormatChecksum(uint32_t crc) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "crc32c:%08x", crc);
+  return buf;
+}
+
+StatusOr<uint32_t> ParseChecksum(std::string_view text) {
+  constexpr std::string_view kPrefix = "crc32c:";
+  const auto bad = [&] {
+    return InvalidArgumentError("checksum \"" + std::string(text) + "\" is not of the form crc32c:xxxxxxxx");
+  };
+  if (text.size() != kPrefix.size() + 8 || text.substr(0, kPrefix.size()) != kPrefix) return bad();
+  uint32_t v = 0;
+  for (char c : text.substr(kPrefix.size())) {
+    const int d = c >= '0' && c <= '9'   ? c - '0'
+                  : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                  : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                         : -1;
+    if (d < 0) return bad();
+    v = (v << 4) | static_cast<uint32_t>(d);
+  }
+  return v;
+}
+
+std::string ToJson(const google::protobuf::Message& m) {
+  google::protobuf::util::JsonPrintOptions o;
+  o.add_whitespace = true;
+  o.always_print_primitive_fields = true;
+  o.preserve_proto_field_names = true;
+  std::unique_ptr<google::protobuf::Message> copy(m.New());
+  copy->CopyFrom(m);
+  EscapeInvalidUtf8(copy.get());
+  std::string out;
+  // With every string valid UTF-8 the printer cannot fail on these messages.
+  (void)google::protobuf::util::MessageToJsonString(*copy, &out, o);
+  return out;
+}
+
+Status FromJson(std::string_view text, const std::string& path, google::protobuf::Message* m) {
+  google::protobuf::util::JsonParseOptions o;
+  o.ignore_unknown_fields = true;  // `format` says what must be there
+  auto st = google::protobuf::util::JsonStringToMessage(
+      google::protobuf::StringPiece(text.data(), text.size()), m, o);
+  if (!st.ok()) {
+    return InvalidArgumentError(path + ": not a libshard manifest (JSON of " + m->GetTypeName() +
+                                "): " + std::string(st.message()));
+  }
+  return Status::OK();
+}
+
+Status ReadJsonFile(const std::string& path, google::protobuf::Message* m) {
+  LIBSHARD_ASSIGN_OR_RETURN(std::string text, io::ReadFileToString(path, kMaxBytes));
+  return FromJson(text, path, m);
+}
+
+StatusOr<Manifest> ReadManifest(const std::string& path) {
+  Manifest m;
+  LIBSHARD_RETURN_IF_ERROR(ReadJsonFile(path, &m));
+  if (m.format() != kFormat) {
+    return InvalidArgumentError(path + ": manifest format \"" + m.format() + "\", expected \"" + kFormat + "\"");
+  }
+  return m;
+}
+
+}  // namespace libshard::manifest
