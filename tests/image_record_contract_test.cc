@@ -51,13 +51,13 @@ struct Row {
   std::string name;
   std::string encoded;
   std::string format;  // "" = no format feature
-  std::vector<int64_t> shape;
-  std::string dtype;
+  std::vector<int64_t> shape{};
+  std::string dtype{};
   bool bytes_label = false;  // label as bytes_list instead of int64
-  std::string mask, mask_format;
+  std::string mask{}, mask_format{};
   // Expected: "" = accepted; else the fault kind and the exact message.
-  std::string fault;
-  std::string message;
+  std::string fault{};
+  std::string message{};
 
   std::string Serialize() const {
     ExampleBuilder b;

@@ -79,7 +79,7 @@ TEST(ManifestJsonTest, PrintsWhatItReadsAndEscapesInvalidUtf8) {
   const std::string text = ToJson(m);
   EXPECT_NE(text.find("\"input\": \"in/cl\\\\xe4ss\""), std::string::npos) << text;
   Manifest back;
-  ASSERT_TRUE(FromJson(text, "mem", &back).ok());
+  ASSERT_TRUE(FromJson(text, &back).ok());
   EXPECT_EQ(back.options().input(), "in/cl\\xe4ss");
   EXPECT_EQ(back.tool_version(), "0.1.0");
 }

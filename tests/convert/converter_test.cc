@@ -856,7 +856,9 @@ TEST_P(OptionFlipTest, RerunWithTheOptionFlippedRewritesTheShards) {
   ASSERT_TRUE(want.ok()) << want.status();
   EXPECT_EQ(testing::CountDifferences(Shards(fresh.output), Shards(o.output)), 0);
   EXPECT_EQ(after->manifest.plan_id(), want->manifest.plan_id());
-  if (c.changes_bytes) EXPECT_NE(Shards(o.output), base_shards);
+  if (c.changes_bytes) {
+    EXPECT_NE(Shards(o.output), base_shards);
+  }
   // And a second rerun with the same options keeps everything.
   StatusOr<ConvertResult> again = Convert(o);
   ASSERT_TRUE(again.ok());

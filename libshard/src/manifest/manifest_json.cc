@@ -77,21 +77,21 @@ std::string ToJson(const google::protobuf::Message& m) {
   return out;
 }
 
-Status FromJson(std::string_view text, const std::string& path, google::protobuf::Message* m) {
+Status FromJson(std::string_view text, google::protobuf::Message* m) {
   google::protobuf::util::JsonParseOptions o;
   o.ignore_unknown_fields = true;  // `format` says what must be there
   auto st = google::protobuf::util::JsonStringToMessage(
       google::protobuf::StringPiece(text.data(), text.size()), m, o);
   if (!st.ok()) {
-    return InvalidArgumentError(path + ": not a libshard manifest (JSON of " + m->GetTypeName() +
-                                "): " + std::string(st.message()));
+    return InvalidArgumentError("not a libshard manifest (JSON of " + m->GetTypeName() + "): " +
+                                std::string(st.message()));
   }
   return Status::OK();
 }
 
 Status ReadJsonFile(const std::string& path, google::protobuf::Message* m) {
   LIBSHARD_ASSIGN_OR_RETURN(std::string text, io::ReadFileToString(path, kMaxBytes));
-  return FromJson(text, path, m);
+  return FromJson(text, m).WithContext(path);
 }
 
 StatusOr<Manifest> ReadManifest(const std::string& path) {

@@ -68,8 +68,8 @@ LoadedManifest Load(const std::string& path) {
     Add(&m.result, path, FaultKind::kManifestUnreadable, text.status().message());
     return m;
   }
-  if (Status parsed = manifest::FromJson(*text, path, &m.proto); !parsed.ok()) {
-    Add(&m.result, path, FaultKind::kManifestInvalid, std::string(parsed.message()).substr(path.size() + 2));
+  if (Status parsed = manifest::FromJson(*text, &m.proto); !parsed.ok()) {
+    Add(&m.result, path, FaultKind::kManifestInvalid, std::string(parsed.message()));
     return m;
   }
   if (m.proto.format() != manifest::kFormat) {

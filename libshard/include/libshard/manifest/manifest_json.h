@@ -43,10 +43,11 @@ StatusOr<uint32_t> ParseChecksum(std::string_view text);
 
 // JSON (two-space indent, default values printed, proto field names).
 std::string ToJson(const google::protobuf::Message& m);
-// Parses `text` into `*m` (unknown fields ignored); `path` names the source in
-// errors.
-Status FromJson(std::string_view text, const std::string& path, google::protobuf::Message* m);
-// Reads and parses `path` into `*m` (no `format` check: for entries).
+// Parses `text` into `*m` (unknown fields ignored). The error says "not a
+// libshard manifest (JSON of TYPE): ..." without a file name.
+Status FromJson(std::string_view text, google::protobuf::Message* m);
+// Reads and parses `path` into `*m` (no `format` check: for entries); errors
+// name the file.
 Status ReadJsonFile(const std::string& path, google::protobuf::Message* m);
 // Reads a manifest and checks its `format`.
 StatusOr<Manifest> ReadManifest(const std::string& path);
