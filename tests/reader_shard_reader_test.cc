@@ -267,19 +267,18 @@ TEST(ShardReaderModes, MmapPreadAndDirectGiveTheSameBytes) {
 // record twice (evicted pread descriptors are reopened); the child's exit code
 // says what failed.
 int ReadAllUnderFileLimit(const std::string& dir, IoMode mode, size_t max_open_files) {
-  pid_t pid = ::fork();
-  if (pid == 0) {
+  return testing::RunInForkChild([&] {
     struct rlimit rl = {64, 64};
-    if (::setrlimit(RLIMIT_NOFILE, &rl) != 0) _exit(10);
+    if (::setrlimit(RLIMIT_NOFILE, &rl) != 0) return 10;
     DatasetOptions o;
     o.shard.io = mode;
     o.max_open_files = max_open_files;
     auto ds = Dataset::Open({dir}, o);
     if (!ds.ok()) {
       std::fprintf(stderr, "open: %s\n", ds.status().ToString().c_str());
-      _exit(11);
+      return 11;
     }
-    if ((*ds)->num_shards() != 200 || (*ds)->size() != 400) _exit(12);
+    if ((*ds)->num_shards() != 200 || (*ds)->size() != 400) return 12;
     RecordBuffer buf;
     std::string_view v;
     for (int pass = 0; pass < 2; ++pass) {
@@ -287,16 +286,13 @@ int ReadAllUnderFileLimit(const std::string& dir, IoMode mode, size_t max_open_f
         Status s = (*ds)->ReadRecord(i, &buf, &v);
         if (!s.ok()) {
           std::fprintf(stderr, "read %llu: %s\n", static_cast<unsigned long long>(i), s.ToString().c_str());
-          _exit(13);
+          return 13;
         }
-        if (v.substr(0, 7) != "record-") _exit(14);
+        if (v.substr(0, 7) != "record-") return 14;
       }
     }
-    _exit(0);
-  }
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return 0;
+  });
 }
 
 TEST(OpenFilesTest, TwoHundredShardsUnderALimitOf64Descriptors) {
@@ -311,7 +307,7 @@ TEST(OpenFilesTest, TwoHundredShardsUnderALimitOf64Descriptors) {
   // Without a cap that fits, pread mode runs out of descriptors, with a clear error.
   // (Not under the sanitizers: with no descriptor left, their own memory checks,
   // which use a pipe, fail and report false errors.)
-#if !defined(__SANITIZE_ADDRESS__)
+#ifndef LIBSHARD_TEST_ASAN
   EXPECT_EQ(ReadAllUnderFileLimit(dir, IoMode::kPread, 1000), 11);
 #endif
 }
