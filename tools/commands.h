@@ -20,13 +20,6 @@ void RegisterIndex(CLI::App& app, int* exit_code);
 void RegisterVerify(CLI::App& app, int* exit_code);
 void RegisterConvert(CLI::App& app, int* exit_code);
 void RegisterMerge(CLI::App& app, int* exit_code);
-// `shard bench` has its own subcommands; each bench_*.cc adds one to `bench`.
-void RegisterBench(CLI::App& app, int* exit_code);
-void RegisterBenchCrc(CLI::App& bench, int* exit_code);
-void RegisterBenchRead(CLI::App& bench, int* exit_code);
-void RegisterBenchVerify(CLI::App& bench, int* exit_code);
-void RegisterBenchCodec(CLI::App& bench, int* exit_code);
-void RegisterBenchConvert(CLI::App& bench, int* exit_code);
 
 }  // namespace shard_tool
 

@@ -1,5 +1,6 @@
 // shard: the libshard command-line program. Each subcommand lives in its own
-// cmd_*.cc / bench_*.cc file; see commands.h.
+// cmd_*.cc file; see commands.h. The benchmarks are a separate program,
+// shard-bench (bench/).
 #include <iostream>
 #include <new>
 
@@ -18,7 +19,6 @@ int main(int argc, char** argv) {
   shard_tool::RegisterInspect(app, &exit_code);
   shard_tool::RegisterIndex(app, &exit_code);
   shard_tool::RegisterVerify(app, &exit_code);
-  shard_tool::RegisterBench(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

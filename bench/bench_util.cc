@@ -4,7 +4,9 @@
 #include <spawn.h>
 #include <sys/wait.h>
 
+#include <filesystem>
 #include <random>
+#include <system_error>
 
 #include "cli_checks.h"
 #include "libshard/example/example_builder.h"
@@ -13,6 +15,12 @@
 extern char** environ;
 
 namespace shard_tool {
+
+std::string BenchDataDir() {
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string(".") : exe.parent_path().string();
+}
 
 void AddSecondsOption(CLI::App* cmd, double* seconds) {
   cmd->add_option("--seconds", *seconds, "Minimum seconds per timing round, 0.001..3600")

@@ -1,4 +1,4 @@
-// `shard bench verify [SHARDS...]`: how fast `shard verify` checks shards
+// `shard-bench verify [SHARDS...]`: how fast `shard verify` checks shards
 // (framing + both CRCs, with and without the Example check; no image decode),
 // with 1 and 2 threads, against `cat SHARDS > /dev/null` of the same files
 // measured in the same run (page cache warm). Without files, a temporary set
@@ -15,7 +15,7 @@
 
 #include "bench_util.h"
 #include "cli_checks.h"
-#include "commands.h"
+#include "bench.h"
 #include "libshard/verify/verifier.h"
 
 namespace shard_tool {
@@ -43,7 +43,7 @@ int RunBenchVerify(BenchVerifyOptions opt) {
       std::string path = temp_dir + name;
       Status s = WriteSyntheticShard(path, opt.records, opt.record_bytes, i + 1);
       if (!s.ok()) {
-        std::cerr << "shard bench verify: " << s << "\n";
+        std::cerr << "shard-bench verify: " << s << "\n";
         std::filesystem::remove_all(temp_dir);
         return kExitFailure;
       }
@@ -59,7 +59,7 @@ int RunBenchVerify(BenchVerifyOptions opt) {
   uint64_t records = 0, bytes = 0;
   for (const auto& r : first) {
     if (!r.ok()) {
-      std::cerr << "shard bench verify: " << r.path << ": " << verify::FaultKindName(r.faults[0].kind) << ": "
+      std::cerr << "shard-bench verify: " << r.path << ": " << verify::FaultKindName(r.faults[0].kind) << ": "
                 << r.faults[0].message << " (run `shard verify` on it)\n";
       cleanup();
       return kExitFailure;

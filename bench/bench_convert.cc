@@ -1,7 +1,7 @@
-// `shard bench convert`: images/s of the whole conversion (read, decode,
+// `shard-bench convert`: images/s of the whole conversion (read, decode,
 // resize to 224x224 centre crop, JPEG q90 encode, Example, shard write) on
 // 512x496 photos, against baselines measured in the same run:
-//   * Pillow doing the same in N worker processes (tools/bench_pillow.py,
+//   * Pillow doing the same in N worker processes (bench/bench_pillow.py,
 //     run with /usr/bin/python3), the usual Python way;
 //   * the bare decode floor: libpng's simplified API (PNG) or TurboJPEG
 //     (JPEG) decoding the same files to RGB on the same number of threads,
@@ -28,7 +28,7 @@
 
 #include "bench_util.h"
 #include "cli_checks.h"
-#include "commands.h"
+#include "bench.h"
 #include "libshard/convert/converter.h"
 #include "libshard/image/decode.h"
 #include "libshard/image/encode.h"
@@ -45,9 +45,9 @@ namespace convert = libshard::convert;
 using Clock = std::chrono::steady_clock;
 
 struct ConvertBenchFlags {
-  std::string photos = LIBSHARD_SAMPLES_DIR "/photos";
+  std::string photos = BenchDataDir() + "/photos";
   std::string python = "/usr/bin/python3";
-  std::string pillow_script = LIBSHARD_TOOLS_DIR "/bench_pillow.py";
+  std::string pillow_script = BenchDataDir() + "/bench_pillow.py";
   int count = 48;   // distinct images
   int copies = 8;   // files per distinct image (so a round is long enough to time)
   int rounds = 3;
@@ -150,7 +150,7 @@ double JpegCodecFloorRate(const std::vector<std::string>& blobs, int denom, bool
   return BestRate(blobs, threads, rounds, one);
 }
 
-// images/s of tools/bench_pillow.py, or a negative value.
+// images/s of bench/bench_pillow.py, or a negative value.
 double PillowRate(const ConvertBenchFlags& f, const std::vector<std::string>& files, int procs) {
   std::string cmd = f.python + " " + f.pillow_script + " --procs " + std::to_string(procs) +
                     " --passes 1";
@@ -188,7 +188,7 @@ libshard::StatusOr<double> ConvertRate(const std::string& input, const std::stri
 int Run(const ConvertBenchFlags& f) {
   auto inputs = MakeInputs(f);
   if (!inputs.ok()) {
-    std::fprintf(stderr, "shard bench convert: %s\n", inputs.status().message().c_str());
+    std::fprintf(stderr, "shard-bench convert: %s\n", inputs.status().message().c_str());
     return kExitFailure;
   }
   const fs::path tmp = fs::temp_directory_path() / ("shard-bench-convert-" + std::to_string(::getpid()));
@@ -212,7 +212,7 @@ int Run(const ConvertBenchFlags& f) {
         std::snprintf(name, sizeof name, "%03zu-%02d.%s", i, c, png ? "png" : "jpg");
         const std::string path = (dir / name).string();
         if (!bytes.ok() || !WriteFile(path, *bytes).ok()) {
-          std::fprintf(stderr, "shard bench convert: cannot write %s\n", path.c_str());
+          std::fprintf(stderr, "shard-bench convert: cannot write %s\n", path.c_str());
           return kExitFailure;
         }
         files.push_back(path);
@@ -229,7 +229,7 @@ int Run(const ConvertBenchFlags& f) {
     auto cn = ConvertRate((tmp / (png ? "png" : "jpeg")).string(), (tmp / "out").string(),
                           f.threads, f.rounds, files.size());
     if (!c1.ok() || !cn.ok()) {
-      std::fprintf(stderr, "shard bench convert: %s\n",
+      std::fprintf(stderr, "shard-bench convert: %s\n",
                    (c1.ok() ? cn.status() : c1.status()).message().c_str());
       return kExitFailure;
     }

@@ -1,4 +1,4 @@
-// `shard bench read [SHARDS...]`: how fast the framing + CRC walk and the
+// `shard-bench read [SHARDS...]`: how fast the framing + CRC walk and the
 // Example view go over whole shards, against `cat SHARDS > /dev/null` of the
 // same files measured in the same run (page cache warm). Without files, a
 // temporary shard of synthetic records is written first.
@@ -9,7 +9,7 @@
 // --threads threads) against the bare libjpeg-turbo decode (tjDecompress2,
 // one thread) and, when torch is installed, torchvision's ImageFolder +
 // DataLoader with --threads workers over the same JPEGs as files
-// (tools/bench_torchvision.py).
+// (bench/bench_torchvision.py).
 #include <turbojpeg.h>
 #include <unistd.h>
 
@@ -24,7 +24,7 @@
 
 #include "bench_util.h"
 #include "cli_checks.h"
-#include "commands.h"
+#include "bench.h"
 #include "libshard/example/example_builder.h"
 #include "libshard/example/example_view.h"
 #include "libshard/example/image_keys.h"
@@ -51,7 +51,7 @@ struct BenchReadOptions {
   int threads = 2;
   size_t images = 512;
   size_t batch_size = 64;
-  std::string torchvision_script = LIBSHARD_TOOLS_DIR "/bench_torchvision.py";
+  std::string torchvision_script = BenchDataDir() + "/bench_torchvision.py";
 };
 
 // A photo-like 224x224 image: smooth gradients, a few shapes and mild noise,
@@ -85,7 +85,7 @@ double RunTorchvision(const std::string& script, const std::string& folder, int 
   std::string cmd = "/usr/bin/python3 " + script + " " + folder + " --workers " + std::to_string(workers) +
                     " --batch-size " + std::to_string(batch) + " 2>&1";
   if (!libshard_shard.empty()) {
-    cmd = "PYTHONPATH=" LIBSHARD_PYTHON_DIR " " + cmd.substr(0, cmd.size() - 5) + " --libshard " + libshard_shard +
+    cmd = "PYTHONPATH=" + BenchDataDir() + "/../python " + cmd.substr(0, cmd.size() - 5) + " --libshard " + libshard_shard +
           (buffers ? " --buffers" : "") + " 2>&1";
   }
   FILE* p = ::popen(cmd.c_str(), "r");
@@ -115,7 +115,7 @@ int RunDecodeBench(const BenchReadOptions& opt, const std::string& dir) {
   {
     auto w = record::RecordWriter::Create(shard, {true, false});
     if (!w.ok()) {
-      std::cerr << "shard bench read: " << w.status() << "\n";
+      std::cerr << "shard-bench read: " << w.status() << "\n";
       return kExitFailure;
     }
     libshard::image::JpegEncodeOptions jo;
@@ -158,7 +158,7 @@ int RunDecodeBench(const BenchReadOptions& opt, const std::string& dir) {
   // The loader: one epoch of uint8 batches, best of the rounds.
   auto ds = reader::Dataset::Open({shard});
   if (!ds.ok()) {
-    std::cerr << "shard bench read: " << ds.status() << "\n";
+    std::cerr << "shard-bench read: " << ds.status() << "\n";
     return kExitFailure;
   }
   std::shared_ptr<const reader::Dataset> dataset = std::move(*ds);
@@ -167,7 +167,7 @@ int RunDecodeBench(const BenchReadOptions& opt, const std::string& dir) {
   lo.threads = opt.threads;
   auto loader = reader::BatchLoader::Create(dataset, lo);
   if (!loader.ok()) {
-    std::cerr << "shard bench read: " << loader.status() << "\n";
+    std::cerr << "shard-bench read: " << loader.status() << "\n";
     return kExitFailure;
   }
   Status err;
@@ -181,7 +181,7 @@ int RunDecodeBench(const BenchReadOptions& opt, const std::string& dir) {
       },
       opt.seconds);
   if (!err.ok()) {
-    std::cerr << "shard bench read: " << err << "\n";
+    std::cerr << "shard-bench read: " << err << "\n";
     return kExitFailure;
   }
   const double loader_rate = jpegs.size() / loader_s;
@@ -280,7 +280,7 @@ int RunBenchRead(BenchReadOptions opt) {
       }
     }
     if (!s.ok()) {
-      std::cerr << "shard bench read: " << s << "\n";
+      std::cerr << "shard-bench read: " << s << "\n";
       return kExitFailure;
     }
     opt.files.push_back(path);
@@ -290,7 +290,7 @@ int RunBenchRead(BenchReadOptions opt) {
   for (const auto& f : opt.files) {
     auto m = libshard::io::MappedFile::Open(f, libshard::io::AccessPattern::kNormal);
     if (!m.ok()) {
-      std::cerr << "shard bench read: " << m.status().message() << "\n";
+      std::cerr << "shard-bench read: " << m.status().message() << "\n";
       return kExitUsage;
     }
     total += (*m)->size();
@@ -304,7 +304,7 @@ int RunBenchRead(BenchReadOptions opt) {
     Status s;
     while ((s = r.Next(&v)).ok()) ++records;
     if (s.code() != libshard::StatusCode::kOutOfRange) {
-      std::cerr << "shard bench read: " << m->path() << ": " << s.message() << "\n";
+      std::cerr << "shard-bench read: " << m->path() << ": " << s.message() << "\n";
       return kExitFailure;
     }
   }

@@ -1,4 +1,4 @@
-// `shard bench codec`: per-stage cost of the image codec wrappers on one
+// `shard-bench codec`: per-stage cost of the image codec wrappers on one
 // core, each next to the bare library call doing the same work in the same
 // run (libpng's simplified png_image_* API, TurboJPEG's tjDecompress2 /
 // tjCompress2; for resize, the Resample kernel without planning). The
@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "cli_checks.h"
-#include "commands.h"
+#include "bench.h"
 #include "libshard/image/decode.h"
 #include "libshard/image/encode.h"
 #include "libshard/image/pipeline.h"
@@ -122,13 +122,13 @@ struct Versus {
 int Run(const std::string& dir, int iterations, int rounds) {
   Inputs in;
   if (libshard::Status st = LoadInputs(dir, &in); !st.ok()) {
-    std::cerr << "shard bench codec: " << st << "\n";
+    std::cerr << "shard-bench codec: " << st << "\n";
     return kExitFailure;
   }
   bool failed = false;
   auto check = [&](const libshard::Status& st) {
     if (!st.ok() && !failed) {
-      std::cerr << "shard bench codec: " << st << "\n";
+      std::cerr << "shard-bench codec: " << st << "\n";
       failed = true;
     }
   };
@@ -175,7 +175,7 @@ int Run(const std::string& dir, int iterations, int rounds) {
   // Resize to 224x224 (stretch) from the first JPEG's pixels.
   libshard::StatusOr<img::Image> src = img::DecodeImage(in.jpeg[0]);
   if (!src.ok()) {
-    std::cerr << "shard bench codec: " << src.status() << "\n";
+    std::cerr << "shard-bench codec: " << src.status() << "\n";
     return kExitFailure;
   }
   img::Image small;
@@ -253,7 +253,7 @@ int Run(const std::string& dir, int iterations, int rounds) {
   tjDestroy(tjd);
   tjDestroy(tjc);
   if (failed) {
-    std::cerr << "shard bench codec: a codec call failed during the run\n";
+    std::cerr << "shard-bench codec: a codec call failed during the run\n";
     return kExitFailure;
   }
 

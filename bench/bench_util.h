@@ -1,7 +1,8 @@
-// Shared helpers for the `shard bench` programs: timing, table printing, the
-// `cat` baseline and synthetic shards (bench_util.cc).
-#ifndef LIBSHARD_TOOLS_BENCH_UTIL_H_
-#define LIBSHARD_TOOLS_BENCH_UTIL_H_
+// Shared helpers for the `shard-bench` programs: timing, table printing, the
+// `cat` baseline, synthetic shards and where the helper scripts are
+// (bench_util.cc).
+#ifndef LIBSHARD_BENCH_BENCH_UTIL_H_
+#define LIBSHARD_BENCH_BENCH_UTIL_H_
 
 #include <chrono>
 #include <cstddef>
@@ -17,6 +18,11 @@ class App;
 }
 
 namespace shard_tool {
+
+// The folder that holds the running shard-bench program: its helper scripts
+// (bench_pillow.py, bench_torchvision.py) and the sample photos are copied
+// beside it by the build, so no source or build path is compiled in.
+std::string BenchDataDir();
 
 // The options every timing bench shares, range-checked (cli_checks.h):
 // --seconds (minimum seconds per timing round, 0.001..3600) and, for the
@@ -78,4 +84,4 @@ inline std::string Fixed(double v, int digits = 2) {
 
 }  // namespace shard_tool
 
-#endif  // LIBSHARD_TOOLS_BENCH_UTIL_H_
+#endif  // LIBSHARD_BENCH_BENCH_UTIL_H_

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The baseline for `shard bench read --decode`: torchvision's ImageFolder +
+"""The baseline for `shard-bench read --decode`: torchvision's ImageFolder +
 DataLoader decoding the same JPEGs to uint8 tensors (PILToTensor, no
 resize: the images are already the target size). Prints one line
 "images/s <rate>" (over --epochs epochs after one warm-up epoch), or

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The Pillow baseline of `shard bench convert`: what a user's Python script
+"""The Pillow baseline of `shard-bench convert`: what a user's Python script
 does to make the same shards' pixels: open, decode, convert to RGB, resize the
 centre square (shorter side) to SIZE x SIZE with bilinear filtering, encode as
 JPEG at QUALITY -- in PROCS worker processes. The JPEG bytes are kept in

@@ -1,4 +1,4 @@
-// `shard bench crc`: CRC-32C throughput of each implementation on one core,
+// `shard-bench crc`: CRC-32C throughput of each implementation on one core,
 // against a plain read of the same buffer (the memory-bandwidth floor) and
 // the portable table implementation, both measured in the same run.
 #include <cstdint>
@@ -11,7 +11,7 @@
 
 #include "bench_util.h"
 #include "cli_checks.h"
-#include "commands.h"
+#include "bench.h"
 #include "libshard/crc32c.h"
 
 namespace shard_tool {
