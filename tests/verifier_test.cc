@@ -1,6 +1,7 @@
 // Tests of libshard::verify: every kind of damage, generated on real bytes,
 // reported with its kind, offset and record number; index checks; argument
 // expansion; several files in parallel; TensorFlow-written interop files.
+#include "libshard/io/shard_paths.h"
 #include "libshard/verify/verifier.h"
 
 #include <gtest/gtest.h>
@@ -448,55 +449,6 @@ TEST(VerifyFileTest, ManyFilesInArgumentOrderWhateverTheThreads) {
   }
 }
 
-// -------------------------------------------------------- argument expansion
-
-TEST(ExpandPathsTest, ShardNames) {
-  for (const char* yes : {"a.tfrecord", "a.tfrecords", "a.tfrecord.gz", "train-00003-of-01024",
-                          "train.tfrecord-00000-of-00010", "x-123456-of-654321", "train-00000-of-00002.gz"}) {
-    EXPECT_TRUE(LooksLikeShardName(yes)) << yes;
-  }
-  for (const char* no : {"a.tfrecord.idx", "train-00003-of-01024.idx", "a.png", "tfrecord", "a-1-of-2",
-                         "a.tfrecord.tmp", "README.md", "x-123456-of-654321.bin",
-                         "manifest.task-00000-of-00003.json", "train-00000-of-00002.partial",
-                         "train-00000-of-00002x"}) {
-    EXPECT_FALSE(LooksLikeShardName(no)) << no;
-  }
-}
-
-TEST(ExpandPathsTest, FoldersGlobsAndFiles) {
-  const std::string dir = MakeTempDir();
-  std::filesystem::create_directories(dir + "/sub/deeper");
-  for (const char* f : {"b.tfrecord", "a.tfrecord", "a.tfrecord.idx", "notes.txt", "sub/c.tfrecord.gz",
-                        "sub/deeper/train-00000-of-00002", "sub/deeper/train-00001-of-00002"}) {
-    WriteFileOrDie(dir + "/" + f, "x");
-  }
-  auto all = ExpandPaths({dir});
-  ASSERT_TRUE(all.ok()) << all.status();
-  EXPECT_EQ(*all, (std::vector<std::string>{dir + "/a.tfrecord", dir + "/b.tfrecord", dir + "/sub/c.tfrecord.gz",
-                                            dir + "/sub/deeper/train-00000-of-00002",
-                                            dir + "/sub/deeper/train-00001-of-00002"}));
-  // Argument order is kept; an explicit file is taken whatever its name; duplicates go.
-  auto mixed = ExpandPaths({dir + "/notes.txt", dir + "/sub/deeper/*-of-*", dir + "/a.tfrecord", dir + "/notes.txt"});
-  ASSERT_TRUE(mixed.ok()) << mixed.status();
-  EXPECT_EQ(*mixed, (std::vector<std::string>{dir + "/notes.txt", dir + "/sub/deeper/train-00000-of-00002",
-                                              dir + "/sub/deeper/train-00001-of-00002", dir + "/a.tfrecord"}));
-}
-
-TEST(ExpandPathsTest, ArgumentsThatMatchNothing) {
-  const std::string dir = MakeTempDir();
-  std::filesystem::create_directories(dir + "/empty");
-  const std::pair<std::string, std::string> cases[] = {
-      {dir + "/missing.tfrecord", "NOT_FOUND: " + dir + "/missing.tfrecord: no such file or folder"},
-      {dir + "/*.nothing", "NOT_FOUND: " + dir + "/*.nothing: no file matches"},
-      {dir + "/empty", "INVALID_ARGUMENT: " + dir + "/empty: no TFRecord files in this folder"},
-  };
-  for (const auto& [arg, want] : cases) {
-    auto r = ExpandPaths({arg});
-    ASSERT_FALSE(r.ok()) << arg;
-    EXPECT_EQ(r.status().ToString(), want);
-  }
-}
-
 TEST(VerifyOptionsTest, Validate) {
   EXPECT_TRUE(ValidateOptions(VerifyOptions()).ok());
   VerifyOptions bad;
@@ -530,7 +482,7 @@ TEST(FaultKindTest, NamesAreStable) {
 TEST(VerifyInteropTest, TensorFlowFiles) {
   const std::string dir = SharedPath("interop/tfrecord");
   if (dir.empty()) GTEST_SKIP() << "shared interop data not found (LIBSHARD_SHARED_DIR)";
-  auto paths = ExpandPaths({dir});
+  auto paths = io::ExpandPaths({dir});
   ASSERT_TRUE(paths.ok()) << paths.status();
   EXPECT_EQ(paths->size(), 8u);
   std::vector<FileResult> results = VerifyFiles(*paths, VerifyOptions());

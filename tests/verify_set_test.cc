@@ -22,6 +22,7 @@
 #include "libshard/record/format.h"
 #include "libshard/record/record_writer.h"
 #include "libshard/manifest/manifest_json.h"
+#include "libshard/io/shard_paths.h"
 #include "libshard/verify/verifier.h"
 #include "testutil.h"
 
@@ -190,7 +191,7 @@ class ManifestSetTest : public ::testing::Test {
   ShardEntry* Entry(size_t i) { return manifest_.mutable_splits(0)->mutable_shards(i); }
 
   SetResult Verify(VerifyOptions options = VerifyOptions()) {
-    auto paths = ExpandPaths({dir_});
+    auto paths = io::ExpandPaths({dir_});
     EXPECT_TRUE(paths.ok()) << paths.status();
     return VerifySet(paths.ok() ? *paths : std::vector<std::string>{}, {ManifestPath()}, options);
   }
@@ -387,7 +388,7 @@ TEST_F(ManifestSetTest, FindManifestsInFolderArguments) {
   // A folder whose shards are all gone still expands: the manifest judges it.
   fs::remove(Path(0));
   fs::remove(Path(1));
-  auto paths = ExpandPaths({dir_});
+  auto paths = io::ExpandPaths({dir_});
   ASSERT_TRUE(paths.ok()) << paths.status();
   EXPECT_TRUE(paths->empty());
 }

@@ -21,12 +21,14 @@
 #include "cli_checks.h"
 #include "commands.h"
 #include "json_writer.h"
+#include "libshard/io/shard_paths.h"
 #include "libshard/verify/verifier.h"
 
 namespace shard_tool {
 namespace {
 
 namespace verify = libshard::verify;
+namespace io = libshard::io;
 namespace record = libshard::record;
 
 struct VerifyCliOptions {
@@ -227,7 +229,7 @@ int RunVerify(const VerifyCliOptions& cli) {
   }
   std::vector<std::string> paths;
   if (!cli.paths.empty()) {
-    auto expanded = verify::ExpandPaths(cli.paths);
+    auto expanded = io::ExpandPaths(cli.paths);
     if (!expanded.ok()) {
       std::cerr << "shard verify: " << expanded.status().message() << "\n";
       return kExitUsage;
@@ -248,7 +250,7 @@ int RunVerify(const VerifyCliOptions& cli) {
     for (const std::string& arg : cli.paths) {
       std::error_code ec;
       if (!std::filesystem::is_directory(arg, ec)) continue;
-      auto found = verify::FindShardFiles(arg);
+      auto found = io::FindShardFiles(arg);
       if (found.ok()) in_folders.insert(in_folders.end(), found->begin(), found->end());
     }
     set.name_set_faults = verify::CheckNumberedSets(in_folders);

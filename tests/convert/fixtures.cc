@@ -13,6 +13,7 @@
 #include "libshard/image/label_map.h"
 #include "libshard/reader/batch_loader.h"
 #include "libshard/record/record_reader.h"
+#include "libshard/io/shard_paths.h"
 #include "libshard/verify/verifier.h"
 #include "testutil.h"
 
@@ -148,7 +149,7 @@ std::vector<std::string> FolderReadBack::duplicates() const {
 
 FolderReadBack ReadBackFolder(const std::string& dir) {
   FolderReadBack out;
-  StatusOr<std::vector<std::string>> paths = verify::ExpandPaths({dir});
+  StatusOr<std::vector<std::string>> paths = io::ExpandPaths({dir});
   if (!paths.ok()) {
     out.verify_faults.push_back(paths.status().message());
   } else {

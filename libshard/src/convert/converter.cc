@@ -21,6 +21,7 @@
 #include "libshard/convert/output_lock.h"
 #include "libshard/crc32c.h"
 #include "libshard/example/image_keys.h"
+#include "libshard/io/shard_paths.h"
 #include "libshard/io/mapped_file.h"
 #include "libshard/io/writable_file.h"
 #include "libshard/record/record_writer.h"
@@ -250,19 +251,6 @@ std::optional<ShardEntry> ReusableShard(const ConvertOptions& o, const PlannedSh
   return *e;
 }
 
-// True when `rest` is "NNNNN-of-MMMMM.tfrecord" (five or more digits each).
-bool IsNumberedShardTail(std::string_view rest) {
-  auto digits = [&rest](size_t pos) {
-    size_t n = 0;
-    while (pos + n < rest.size() && rest[pos + n] >= '0' && rest[pos + n] <= '9') ++n;
-    return n;
-  };
-  const size_t a = digits(0);
-  if (a < 5 || rest.substr(a, 4) != "-of-") return false;
-  const size_t b = digits(a + 4);
-  return b >= 5 && rest.substr(a + 4 + b) == ".tfrecord";
-}
-
 // Shards of an earlier run into this folder under another plan (another
 // shard count, a split this plan no longer has) are removed with everything
 // of theirs: a shard is stale when it is not in this plan and either is named
@@ -297,9 +285,9 @@ std::vector<std::string> RemoveStaleShards(const std::string& out, const std::st
   for (const std::string& name : candidates) {
     if (planned.count(name) || name.size() < 9 || name.compare(name.size() - 9, 9, ".tfrecord") != 0) continue;
     bool stale = false;
+    const std::optional<io::ShardNumbering> numbered = io::ParseShardNumbering(name);
     for (const std::string& split : splits) {
-      const std::string head = prefix + "-" + split + "-";
-      if (name.compare(0, head.size(), head) == 0 && IsNumberedShardTail(std::string_view(name).substr(head.size()))) {
+      if (numbered && numbered->tail == ".tfrecord" && numbered->head == prefix + "-" + split) {
         stale = true;
       }
     }

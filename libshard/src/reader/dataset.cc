@@ -9,7 +9,7 @@
 #include "libshard/io/mapped_file.h"
 #include "libshard/manifest.pb.h"
 #include "libshard/manifest/manifest_json.h"
-#include "libshard/verify/verifier.h"
+#include "libshard/io/shard_paths.h"
 
 namespace libshard::reader {
 namespace {
@@ -97,7 +97,7 @@ StatusOr<std::unique_ptr<Dataset>> Dataset::Open(const std::vector<std::string>&
   std::vector<std::string> plain;
   auto flush_plain = [&]() -> Status {
     if (plain.empty()) return Status::OK();
-    LIBSHARD_ASSIGN_OR_RETURN(std::vector<std::string> files, verify::ExpandPaths(plain));
+    LIBSHARD_ASSIGN_OR_RETURN(std::vector<std::string> files, io::ExpandPaths(plain));
     plain.clear();
     for (const auto& f : files) LIBSHARD_RETURN_IF_ERROR(ds->AddShard(f, -1));
     return Status::OK();

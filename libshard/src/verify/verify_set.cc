@@ -8,12 +8,12 @@
 #include <filesystem>
 #include <map>
 #include <memory>
-#include <regex>
 #include <set>
 #include <system_error>
 #include <tuple>
 
 #include "libshard/io/mapped_file.h"
+#include "libshard/io/shard_paths.h"
 #include "libshard/manifest.pb.h"
 #include "libshard/manifest/manifest_json.h"
 #include "libshard/verify/verifier.h"
@@ -143,7 +143,7 @@ void Compare(const ListedShard& listed, const FileResult& r, ManifestResult* m) 
 // Files under the manifest's folder that look like shards but are not listed.
 void FindUnlisted(const LoadedManifest& m, const std::set<std::string>& listed, ManifestResult* result) {
   const fs::path dir = m.dir.empty() ? fs::path(".") : m.dir;
-  StatusOr<std::vector<std::string>> all = FindShardFiles(dir.string());
+  StatusOr<std::vector<std::string>> all = io::FindShardFiles(dir.string());
   if (!all.ok()) {
     Add(result, dir.string(), FaultKind::kManifestUnreadable, all.status().message());
     return;
@@ -169,8 +169,6 @@ uint64_t SetResult::fault_count() const {
 }
 
 std::vector<SetFault> CheckNumberedSets(const std::vector<std::string>& paths) {
-  // HEAD-NNNNN-of-MMMMMTAIL; the greedy HEAD takes the last numbering.
-  static const std::regex kNumbered("^(.*)-([0-9]{5,})-of-([0-9]{5,})(.*)$");
   struct Set {
     std::string width;  // MMMMM as written
     std::set<uint64_t> numbers;
@@ -181,15 +179,16 @@ std::vector<SetFault> CheckNumberedSets(const std::vector<std::string>& paths) {
   for (const std::string& path : paths) {
     const fs::path p(path);
     const std::string name = p.filename().string();
-    std::smatch m;
-    if (!std::regex_match(name, m, kNumbered) || m[2].length() > 18 || m[3].length() > 18) continue;
-    const uint64_t n = std::stoull(m[2].str()), count = std::stoull(m[3].str());
-    Set& set = sets[{p.parent_path().string(), m[1].str(), m[4].str()}][count];
-    set.width = m[3].str();
+    const std::optional<io::ShardNumbering> m = io::ParseShardNumbering(name);
+    if (!m || m->index.size() > 18 || m->count.size() > 18) continue;
+    const std::string index(m->index), width(m->count);
+    const uint64_t n = std::stoull(index), count = std::stoull(width);
+    Set& set = sets[{p.parent_path().string(), std::string(m->head), std::string(m->tail)}][count];
+    set.width = width;
     set.numbers.insert(n);
     if (n >= count) {
       faults.push_back({path, FaultKind::kSetIncomplete,
-                        "shard number " + m[2].str() + " is beyond its set of " + m[3].str() +
+                        "shard number " + index + " is beyond its set of " + width +
                             " (numbers run from 0 to M-1); no manifest.json to say more"});
     }
   }
@@ -288,6 +287,20 @@ SetResult VerifySet(const std::vector<std::string>& paths, const std::vector<std
     out.manifests.push_back(std::move(man.result));
   }
   return out;
+}
+
+std::vector<std::string> FindManifests(const std::vector<std::string>& args) {
+  std::vector<std::string> found;
+  std::set<std::string> seen;
+  for (const std::string& arg : args) {
+    std::error_code ec;
+    if (!fs::is_directory(arg, ec)) continue;
+    fs::path manifest = fs::path(arg) / "manifest.json";
+    if (!fs::is_regular_file(manifest, ec)) continue;
+    std::string key = fs::weakly_canonical(manifest, ec).string();
+    if (seen.insert(ec ? manifest.string() : key).second) found.push_back(manifest.string());
+  }
+  return found;
 }
 
 }  // namespace libshard::verify

@@ -17,7 +17,7 @@
 //     count is checked against the manifest;
 //   - a folder holding a manifest.json (the converter's output): that manifest;
 //   - a shard file, another folder (its shards, recursively, sorted) or a glob,
-//     as `shard verify` expands them (verify/verifier.h ExpandPaths).
+//     as `shard verify` expands them (io/shard_paths.h ExpandPaths).
 // A source that does not exist (a missing file, folder or manifest, a glob
 // matching nothing) is NotFound naming it.
 // Splits: with `options.split` empty a manifest must have one split (several

@@ -6,7 +6,7 @@
 // a stable kind name.
 //
 //   libshard::verify::VerifyOptions opts;
-//   LIBSHARD_ASSIGN_OR_RETURN(auto paths, libshard::verify::ExpandPaths(args));
+//   LIBSHARD_ASSIGN_OR_RETURN(auto paths, libshard::io::ExpandPaths(args));
 //   std::vector<libshard::verify::FileResult> results = libshard::verify::VerifyFiles(paths, opts);
 //   for (const auto& r : results)
 //     for (const auto& f : r.faults) Report(r.path, f.offset, f.record, FaultKindName(f.kind), f.message);
@@ -259,28 +259,6 @@ SetResult VerifySet(const std::vector<std::string>& paths, const std::vector<std
 // The `manifest.json` directly inside each folder among `args`, in argument
 // order, duplicates dropped.
 std::vector<std::string> FindManifests(const std::vector<std::string>& args);
-
-// True for file names that look like shards: `*.tfrecord`, `*.tfrecords`,
-// `*.tfrecord.gz`, `*.tfrecords.gz`, or ending in `-NNNNN-of-NNNNN` (five or
-// more digits each; optionally followed by `.gz`), as TensorFlow's
-// `train-00000-of-01024` and TFDS's `mnist-train.tfrecord-00000-of-00001`;
-// never `*.idx` or another suffix (`manifest.task-00000-of-00003.json`).
-bool LooksLikeShardName(std::string_view file_name);
-
-// Every file under `dir` (recursively; hidden files and folders, such as the
-// converter's .libshard/ state, skipped) whose name LooksLikeShardName,
-// sorted by path. IOError when the folder cannot be listed.
-StatusOr<std::vector<std::string>> FindShardFiles(const std::string& dir);
-
-// Expands command-line arguments into files, in argument order, duplicates
-// dropped: a file is taken as given (whatever its name); a folder gives every
-// file under it (recursively, hidden files and folders skipped) whose name
-// LooksLikeShardName, sorted by path;
-// an argument with `*`, `?` or `[` is a glob(3) pattern whose matches are
-// taken as files or folders. A missing file or folder, and a glob without
-// matches, is NotFound naming it; a folder without shards and without a
-// manifest.json is InvalidArgument naming it.
-StatusOr<std::vector<std::string>> ExpandPaths(const std::vector<std::string>& args);
 
 }  // namespace libshard::verify
 

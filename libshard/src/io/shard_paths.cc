@@ -5,9 +5,9 @@
 #include <set>
 #include <system_error>
 
-#include "libshard/verify/verifier.h"
+#include "libshard/io/shard_paths.h"
 
-namespace libshard::verify {
+namespace libshard::io {
 
 namespace fs = std::filesystem;
 
@@ -15,27 +15,6 @@ namespace {
 
 bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
-// True when `name` ends in "-DDDDD-of-DDDDD" (five or more digits each),
-// optionally followed by ".gz": TensorFlow's "train-00000-of-01024" and
-// TFDS's "mnist-train.tfrecord-00000-of-00001". Numbered names with another
-// suffix (a task manifest "manifest.task-00000-of-00003.json", a ".partial")
-// are not shards.
-bool HasShardNumbering(std::string_view name) {
-  if (EndsWith(name, ".gz")) name.remove_suffix(3);
-  auto digits = [&](size_t pos) {
-    size_t n = 0;
-    while (pos + n < name.size() && name[pos + n] >= '0' && name[pos + n] <= '9') ++n;
-    return n;
-  };
-  for (size_t pos = name.find('-'); pos != std::string_view::npos; pos = name.find('-', pos + 1)) {
-    size_t a = digits(pos + 1);
-    if (a < 5 || name.substr(pos + 1 + a, 4) != "-of-") continue;
-    const size_t b = digits(pos + 1 + a + 4);
-    if (b >= 5 && pos + 1 + a + 4 + b == name.size()) return true;
-  }
-  return false;
 }
 
 }  // namespace
@@ -101,12 +80,37 @@ Status AddGlob(const std::string& pattern, std::vector<std::string>* out) {
 
 }  // namespace
 
+std::optional<ShardNumbering> ParseShardNumbering(std::string_view name) {
+  auto digits = [&](size_t pos) {
+    size_t n = 0;
+    while (pos + n < name.size() && name[pos + n] >= '0' && name[pos + n] <= '9') ++n;
+    return n;
+  };
+  // The last numbering: scan the dashes from the right.
+  for (size_t pos = name.rfind('-'); pos != std::string_view::npos; pos = pos == 0 ? name.npos : name.rfind('-', pos - 1)) {
+    const size_t a = digits(pos + 1);
+    if (a < 5 || name.substr(pos + 1 + a, 4) != "-of-") continue;
+    const size_t b = digits(pos + 1 + a + 4);
+    if (b < 5) continue;
+    ShardNumbering n;
+    n.head = name.substr(0, pos);
+    n.index = name.substr(pos + 1, a);
+    n.count = name.substr(pos + 1 + a + 4, b);
+    n.tail = name.substr(pos + 1 + a + 4 + b);
+    return n;
+  }
+  return std::nullopt;
+}
+
 bool LooksLikeShardName(std::string_view name) {
   if (EndsWith(name, ".idx")) return false;
   for (std::string_view suffix : {".tfrecord", ".tfrecords", ".tfrecord.gz", ".tfrecords.gz"}) {
     if (EndsWith(name, suffix)) return true;
   }
-  return HasShardNumbering(name);
+  // Numbered names with another suffix (a task manifest
+  // "manifest.task-00000-of-00003.json", a ".partial") are not shards.
+  const std::optional<ShardNumbering> n = ParseShardNumbering(name);
+  return n.has_value() && (n->tail.empty() || n->tail == ".gz");
 }
 
 StatusOr<std::vector<std::string>> ExpandPaths(const std::vector<std::string>& args) {
@@ -128,18 +132,4 @@ StatusOr<std::vector<std::string>> ExpandPaths(const std::vector<std::string>& a
   return unique;
 }
 
-std::vector<std::string> FindManifests(const std::vector<std::string>& args) {
-  std::vector<std::string> found;
-  std::set<std::string> seen;
-  for (const std::string& arg : args) {
-    std::error_code ec;
-    if (!fs::is_directory(arg, ec)) continue;
-    fs::path manifest = fs::path(arg) / "manifest.json";
-    if (!fs::is_regular_file(manifest, ec)) continue;
-    std::string key = fs::weakly_canonical(manifest, ec).string();
-    if (seen.insert(ec ? manifest.string() : key).second) found.push_back(manifest.string());
-  }
-  return found;
-}
-
-}  // namespace libshard::verify
+}  // namespace libshard::io
