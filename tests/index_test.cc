@@ -174,27 +174,30 @@ TEST_F(CheckIndexTest, AcceptsTheRightIndex) {
 TEST_F(CheckIndexTest, TooFewEntries) {
   auto fewer = index_;
   fewer.pop_back();
-  ExpectStale(fewer, "index has 3 entries ending at byte " + std::to_string(fewer.back().offset + fewer.back().size));
-  ExpectStale({}, "index has 0 entries");
+  ExpectStale(fewer, "index has 3 lines, but the shard has more records: record 3 at byte " +
+                         std::to_string(fewer.back().offset + fewer.back().size) + " is not indexed (stale index?)");
+  ExpectStale({}, "index has 0 lines, but the shard has more records: record 0 at byte 0 is not indexed");
 }
 
 TEST_F(CheckIndexTest, TooManyEntries) {
   auto more = index_;
   more.push_back({shard_.size(), 16});
-  ExpectStale(more, "index entry 4 (line 5): offset " + std::to_string(shard_.size()) + " is past the end");
+  ExpectStale(more, "index line 5: entry \"" + std::to_string(shard_.size()) +
+                        " 16\" is past the last record (the shard has 4 records, the index 5 lines)");
 }
 
 TEST_F(CheckIndexTest, WrongOffset) {
   auto wrong = index_;
   wrong[2].offset += 1;
-  ExpectStale(wrong, "index entry 2 (line 3): offset " + std::to_string(index_[2].offset + 1) +
-                         ", but the record starts at byte " + std::to_string(index_[2].offset));
+  ExpectStale(wrong, "index line 3: says \"" + std::to_string(index_[2].offset + 1) + " " +
+                         std::to_string(index_[2].size) + "\", but record 2 is \"" +
+                         std::to_string(index_[2].offset) + " " + std::to_string(index_[2].size) + "\"");
 }
 
 TEST_F(CheckIndexTest, WrongSize) {
   auto wrong = index_;
   wrong[1].size = 316 + 1;
-  ExpectStale(wrong, "index entry 1 (line 2): size 317, but the record at byte 20 is 316 bytes");
+  ExpectStale(wrong, "index line 2: says \"20 317\", but record 1 is \"20 316\"");
 }
 
 TEST_F(CheckIndexTest, IndexOfAnotherShard) {
@@ -202,7 +205,7 @@ TEST_F(CheckIndexTest, IndexOfAnotherShard) {
   WriteShard({"zero", std::string(299, 'x'), "two", ""}, &other_text);
   auto other = ParseIndex(other_text);
   ASSERT_TRUE(other.ok());
-  ExpectStale(*other, "size 315");
+  ExpectStale(*other, "315\", but record 1 is \"20 316\"");
 }
 
 TEST_F(CheckIndexTest, DamagedFramingIsDataLoss) {

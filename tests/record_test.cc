@@ -190,6 +190,11 @@ class RecordCorruptionTest : public ::testing::Test {
     EXPECT_FALSE(HasSubstr(s.message(), "is this a TFRecord file"));
     EXPECT_EQ(reader.offset(), kSecond);
     EXPECT_EQ(reader.records_read(), 1u);
+    // The structured verdict says the same as the text.
+    EXPECT_EQ(reader.error().fault, fault);
+    EXPECT_EQ(reader.error().offset, kSecond);
+    EXPECT_EQ(FramingMessage(reader.error()), s.message());
+    EXPECT_EQ(FramingStatus(reader.error(), "f.tfrecord").message(), "f.tfrecord: " + s.message());
     // Next() repeats the same error.
     EXPECT_EQ(reader.Next(&rec), s);
     // DecodeRecordAt agrees and leaves *out untouched.
@@ -254,6 +259,38 @@ TEST_F(RecordCorruptionTest, TruncatedInsideData) {
 TEST_F(RecordCorruptionTest, TruncatedInsideDataCrc) {
   data_.resize(kSecond + 12 + kSecondLen + 2);
   ExpectFaultAtSecond(RecordFault::kTruncatedData, "length 100 needs 116 bytes, 114 remain");
+}
+
+// The values behind each message, as DecodeHeader and DecodeRecordAt report them.
+TEST_F(RecordCorruptionTest, FramingErrorCarriesStatedAndComputedValues) {
+  FramingError e;
+  RecordView rec;
+  std::string cut = data_.substr(0, kSecond + 12 + 50);
+  EXPECT_EQ(DecodeRecordAt(cut, kSecond, {}, &rec, &e), RecordFault::kTruncatedData);
+  EXPECT_EQ(e.offset, kSecond);
+  EXPECT_EQ(e.stated, kSecondLen);
+  EXPECT_EQ(e.computed, 62u);  // bytes from the header on
+  EXPECT_EQ(FramingDetail(e), "length 100 needs 116 bytes, 62 remain");
+  EXPECT_EQ(DecodeRecordAt(data_, kSecond, {.max_record_length = 99}, &rec, &e), RecordFault::kLengthTooLarge);
+  EXPECT_EQ(e.stated, kSecondLen);
+  EXPECT_EQ(e.computed, 99u);
+  EXPECT_EQ(FramingMessage(e), "corrupted record at byte 21: length 100 exceeds the limit of 99 bytes");
+  uint64_t length = 0;
+  e = DecodeHeader(nullptr, 7, 5, kDefaultMaxRecordLength, &length);  // too short: the header is not read
+  EXPECT_EQ(e.fault, RecordFault::kTruncatedHeader);
+  EXPECT_EQ(e.stated, kHeaderSize);
+  EXPECT_EQ(e.computed, 5u);
+  e = DecodeHeader(data_.data() + kSecond, kSecond, data_.size() - kSecond, kDefaultMaxRecordLength, &length);
+  EXPECT_TRUE(e.ok());
+  EXPECT_EQ(length, kSecondLen);
+  const uint32_t stored = DecodeFixed32(&data_[kSecond + 12 + kSecondLen]);
+  FlipBit(kSecond + 12 + 10, 0);
+  EXPECT_EQ(DecodeRecordAt(data_, kSecond, {}, &rec, &e), RecordFault::kDataCrcMismatch);
+  EXPECT_EQ(e.stated, stored);
+  EXPECT_NE(e.computed, stored);
+  // At byte 0 the message asks whether this is a TFRecord file at all.
+  EXPECT_EQ(FramingMessage(FramingError{RecordFault::kTruncatedHeader, 0, 12, 3}),
+            "truncated record at byte 0: header needs 12 bytes, 3 remain (is this a TFRecord file?)");
 }
 
 TEST_F(RecordCorruptionTest, GarbageAfterLastRecord) {
@@ -542,6 +579,15 @@ TEST(RecordStreamReaderTest, PlainFileFaultsMatchSpanReader) {
     EXPECT_EQ(records.size(), span.records_read());
     EXPECT_EQ(got.code(), StatusCode::kDataLoss);
     EXPECT_EQ(got.message(), path + ": " + want.message());
+    // The stream reader's verdict is in stream coordinates, as the span reader's.
+    auto stream = RecordStreamReader::Open(path, Compression::kNone);
+    ASSERT_TRUE(stream.ok());
+    while ((*stream)->Next(&rec).ok()) {
+    }
+    EXPECT_EQ((*stream)->framing_error().fault, span.error().fault);
+    EXPECT_EQ((*stream)->framing_error().offset, span.error().offset);
+    EXPECT_EQ((*stream)->framing_error().stated, span.error().stated);
+    EXPECT_EQ((*stream)->framing_error().computed, span.error().computed);
   }
 }
 

@@ -36,7 +36,7 @@ def test_a_truncated_file_is_data_loss(tmp_path):
     path = tmp_path / "t.tfrecord"
     write(path, [{"a": b"x" * 100}, {"a": b"y" * 100}])
     path.write_bytes(path.read_bytes()[:-20])
-    with pytest.raises(libshard.DataLossError, match=re.escape(str(path)) + ": record at byte 129: truncated"):
+    with pytest.raises(libshard.DataLossError, match=re.escape(str(path)) + ": truncated record at byte 129: length 113 needs 129 bytes, 109 remain"):
         libshard.ShardReader(str(path), use_index=False)
 
 

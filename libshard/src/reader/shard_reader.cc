@@ -10,7 +10,6 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "libshard/crc32c.h"
 #include "libshard/io/fault_guard.h"
 #include "libshard/io/mapped_file.h"
 #include "libshard/io/open_file.h"
@@ -21,17 +20,6 @@ namespace {
 
 constexpr size_t kDirectAlign = 4096;
 constexpr size_t kScanBlock = 256 * 1024;  // pread scan: headers per read
-
-uint64_t Load64(const char* p) {
-  uint64_t v;
-  std::memcpy(&v, p, 8);
-  return v;  // little-endian hosts only, as the rest of libshard
-}
-uint32_t Load32(const char* p) {
-  uint32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
 
 std::string At(const std::string& path, uint64_t offset) {
   return path + ": record at byte " + std::to_string(offset);
@@ -126,8 +114,8 @@ Status ShardReader::ReadHeaderAt(uint64_t offset, uint64_t* length, RecordBuffer
   const char* h = nullptr;
   const uint64_t remaining = file_size_ - offset;
   if (remaining < record::kHeaderSize) {
-    return DataLossError(At(path_, offset) + ": truncated record: header needs 12 bytes, " +
-                         std::to_string(remaining) + " remain");
+    return record::FramingStatus(record::DecodeHeader(nullptr, offset, remaining, options_.max_record_length, length),
+                                 path_);
   }
   char header[record::kHeaderSize];
   if (map_ != nullptr) {
@@ -154,22 +142,8 @@ Status ShardReader::ReadHeaderAt(uint64_t offset, uint64_t* length, RecordBuffer
     }
     h = block->data_ + (offset - block->start_);
   }
-  const uint64_t len = Load64(h);
-  if (crc32c::Mask(crc32c::Value(h, record::kLengthSize)) != Load32(h + record::kLengthSize)) {
-    return DataLossError(At(path_, offset) + ": corrupted record: length CRC mismatch" +
-                         (offset == 0 ? " (is this a TFRecord file?)" : ""));
-  }
-  if (len > options_.max_record_length) {
-    return DataLossError(At(path_, offset) + ": corrupted record: length " + std::to_string(len) +
-                         " exceeds the limit of " + std::to_string(options_.max_record_length) + " bytes");
-  }
-  if (len + record::kFramingOverhead > remaining) {
-    return DataLossError(At(path_, offset) + ": truncated record: length " + std::to_string(len) + " needs " +
-                         std::to_string(len + record::kFramingOverhead) + " bytes, " + std::to_string(remaining) +
-                         " remain");
-  }
-  *length = len;
-  return Status::OK();
+  const record::FramingError error = record::DecodeHeader(h, offset, remaining, options_.max_record_length, length);
+  return record::FramingStatus(error, path_);
 }
 
 Status ShardReader::BuildTable() {
@@ -191,20 +165,8 @@ Status ShardReader::BuildTable() {
           // Cheap consistency checks: contiguous from 0 to the file's end,
           // plausible sizes, and the first and last headers agree. Every other
           // header is checked against its entry when the record is first read.
-          uint64_t expect = 0;
-          for (const auto& e : *parsed) {
-            if (e.offset != expect || e.size < record::kFramingOverhead) {
-              why = "entry at byte " + std::to_string(e.offset) + " is not contiguous";
-              break;
-            }
-            if (e.size - record::kFramingOverhead > options_.max_record_length) {
-              why = "entry at byte " + std::to_string(e.offset) + " exceeds the record length limit";
-              break;
-            }
-            expect = e.offset + e.size;
-          }
-          if (why.empty() && expect != file_size_) {
-            why = "index covers " + std::to_string(expect) + " bytes, the file has " + std::to_string(file_size_);
+          if (Status c = record::CheckIndexCoversFile(*parsed, file_size_, options_.max_record_length); !c.ok()) {
+            why = c.message();
           }
           RecordBuffer block;
           for (size_t k : {size_t{0}, parsed->size() - 1}) {
@@ -273,11 +235,10 @@ Status ShardReader::Read(size_t i, RecordBuffer* buf, std::string_view* out) con
     ro.verify_data_crc = check;
     const std::string_view all(map_, file_size_);
     record::RecordView view;
-    record::RecordFault f = record::RecordFault::kNone;
+    record::FramingError error;
     // The header and (on first touch) the CRC read the mapping: guarded.
-    LIBSHARD_RETURN_IF_ERROR(
-        io::WithFaultGuard(*file_, [&] { f = record::DecodeRecordAt(all, e.offset, ro, &view); }));
-    if (f != record::RecordFault::kNone) return record::FaultStatus(f, all, e.offset, ro).WithContext(path_);
+    LIBSHARD_RETURN_IF_ERROR(io::WithFaultGuard(*file_, [&] { record::DecodeRecordAt(all, e.offset, ro, &view, &error); }));
+    if (!error.ok()) return record::FramingStatus(error, path_);
     if (view.framed_size() != e.size) {
       return DataLossError(At(path_, e.offset) + ": the index says " + std::to_string(e.size) +
                            " bytes, the header " + std::to_string(view.framed_size()) + " (stale index?)");
@@ -344,20 +305,16 @@ Status ShardReader::DecodeCopied(const record::IndexEntry& e, const char* p, boo
   ro.verify_data_crc = verify_crc;
   record::RecordView view;
   const std::string_view rec(p, e.size);
-  const record::RecordFault f = record::DecodeRecordAt(rec, 0, ro, &view);
+  record::FramingError error;
+  const record::RecordFault f = record::DecodeRecordAt(rec, 0, ro, &view, &error);
   if (f == record::RecordFault::kTruncatedData || f == record::RecordFault::kNone) {
     if (f != record::RecordFault::kNone || view.framed_size() != e.size) {
       return DataLossError(At(path_, e.offset) + ": the index says " + std::to_string(e.size) +
                            " bytes, the header disagrees (stale index?)");
     }
   } else {
-    std::string msg = record::FaultStatus(f, rec, 0, ro).message();
-    // FaultStatus counts from the record; say where it is in the file instead.
-    const size_t cut = msg.find(" at byte 0");
-    if (cut != std::string::npos) msg.replace(cut, 10, "");
-    const size_t hint = msg.find(" (is this a TFRecord file?)");
-    if (hint != std::string::npos && e.offset != 0) msg.erase(hint);
-    return DataLossError(At(path_, e.offset) + ": " + msg);
+    error.offset = e.offset;  // decoded from the copy: say where it is in the file
+    return record::FramingStatus(error, path_);
   }
   *out = view.data;
   return Status::OK();

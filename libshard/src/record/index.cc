@@ -63,56 +63,79 @@ StatusOr<std::vector<IndexEntry>> BuildIndex(std::string_view shard, const Reade
   return entries;
 }
 
-namespace {
-
-// The checks of CheckIndex, given `framed_size_at(offset)`: the framed size
-// of the record starting at `offset`, 0 at the end of the shard, or the
-// framing fault there.
-template <typename FramedSizeAt>
-Status CheckEntries(const std::vector<IndexEntry>& entries, uint64_t shard_size, FramedSizeAt framed_size_at) {
-  uint64_t expected_offset = 0;
-  for (size_t i = 0; i < entries.size(); ++i) {
-    const IndexEntry& e = entries[i];
-    const std::string where = "index entry " + std::to_string(i) + " (line " + std::to_string(i + 1) + ")";
-    if (e.offset != expected_offset) {
-      return FailedPreconditionError(where + ": offset " + std::to_string(e.offset) +
-                                     ", but the record starts at byte " +
-                                     std::to_string(expected_offset));
-    }
-    StatusOr<uint64_t> size = framed_size_at(e.offset);
-    if (!size.ok()) return size.status();
-    if (*size == 0) {
-      return FailedPreconditionError(where + ": offset " + std::to_string(e.offset) +
-                                     " is past the end of the shard (" + std::to_string(shard_size) + " bytes)");
-    }
-    if (*size != e.size) {
-      return FailedPreconditionError(where + ": size " + std::to_string(e.size) +
-                                     ", but the record at byte " + std::to_string(e.offset) +
-                                     " is " + std::to_string(*size) + " bytes");
-    }
-    expected_offset = e.offset + *size;
+std::string IndexMismatchMessage(const IndexMismatch& m, std::string_view name) {
+  auto pair = [](const IndexEntry& e) { return "\"" + std::to_string(e.offset) + " " + std::to_string(e.size) + "\""; };
+  const std::string n(name);
+  switch (m.kind) {
+    case IndexMismatch::Kind::kEntryDiffers:
+      return n + " line " + std::to_string(m.entry + 1) + ": says " + pair(m.stated) + ", but record " +
+             std::to_string(m.entry) + " is " + pair(m.actual);
+    case IndexMismatch::Kind::kRecordNotIndexed:
+      return n + " has " + std::to_string(m.lines) + " lines, but the shard has more records: record " +
+             std::to_string(m.entry) + " at byte " + std::to_string(m.actual.offset) + " is not indexed (stale index?)";
+    case IndexMismatch::Kind::kEntryPastEnd:
+      return n + " line " + std::to_string(m.entry + 1) + ": entry " + pair(m.stated) +
+             " is past the last record (the shard has " + std::to_string(m.records) + " records, the index " +
+             std::to_string(m.lines) + " lines)";
   }
-  if (expected_offset != shard_size) {
-    return FailedPreconditionError("index has " + std::to_string(entries.size()) +
-                                   " entries ending at byte " + std::to_string(expected_offset) +
-                                   ", but the shard has more records (" +
-                                   std::to_string(shard_size) + " bytes)");
-  }
-  return Status::OK();
+  return n + ": differs from the shard";
 }
 
-}  // namespace
+bool IndexMatcher::OnRecord(uint64_t offset, uint64_t framed_size) {
+  if (mismatch_) return false;
+  const uint64_t i = records_++;
+  const IndexEntry actual{offset, framed_size};
+  if (i >= entries_->size()) {
+    mismatch_ = IndexMismatch{IndexMismatch::Kind::kRecordNotIndexed, i, {}, actual, entries_->size(), records_};
+  } else if (!((*entries_)[i] == actual)) {
+    mismatch_ = IndexMismatch{IndexMismatch::Kind::kEntryDiffers, i, (*entries_)[i], actual, entries_->size(),
+                              records_};
+  }
+  return !mismatch_;
+}
+
+std::optional<IndexMismatch> IndexMatcher::Finish() {
+  if (!mismatch_ && records_ < entries_->size()) {
+    mismatch_ = IndexMismatch{IndexMismatch::Kind::kEntryPastEnd, records_, (*entries_)[records_], {},
+                              entries_->size(), records_};
+  }
+  return mismatch_;
+}
 
 Status CheckIndex(std::string_view shard, const std::vector<IndexEntry>& entries) {
   ReaderOptions options;
   options.verify_data_crc = false;
-  return CheckEntries(entries, shard.size(), [&](uint64_t offset) -> StatusOr<uint64_t> {
-    RecordView rec;
-    const RecordFault fault = DecodeRecordAt(shard, offset, options, &rec);
-    if (fault == RecordFault::kEndOfData) return uint64_t{0};
-    if (fault != RecordFault::kNone) return FaultStatus(fault, shard, offset, options);
-    return rec.framed_size();
-  });
+  IndexMatcher matcher(entries);
+  RecordReader reader(shard, options);
+  RecordView rec;
+  Status s;
+  while ((s = reader.Next(&rec)).ok()) {
+    if (!matcher.OnRecord(rec.offset, rec.framed_size())) break;
+  }
+  if (!s.ok() && s.code() != StatusCode::kOutOfRange) return s;
+  if (auto m = matcher.Finish()) return FailedPreconditionError(IndexMismatchMessage(*m, "index"));
+  return Status::OK();
+}
+
+Status CheckIndexCoversFile(const std::vector<IndexEntry>& entries, uint64_t file_size, uint64_t max_record_length) {
+  uint64_t expect = 0;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const IndexEntry& e = entries[i];
+    const std::string line = "line " + std::to_string(i + 1) + ": ";
+    if (e.offset != expect || e.size < kFramingOverhead) {
+      return FailedPreconditionError(line + "entry at byte " + std::to_string(e.offset) + " is not contiguous");
+    }
+    if (e.size - kFramingOverhead > max_record_length) {
+      return FailedPreconditionError(line + "entry at byte " + std::to_string(e.offset) +
+                                     " exceeds the record length limit");
+    }
+    expect = e.offset + e.size;
+  }
+  if (expect != file_size) {
+    return FailedPreconditionError("index covers " + std::to_string(expect) + " bytes, the file has " +
+                                   std::to_string(file_size));
+  }
+  return Status::OK();
 }
 
 StatusOr<std::vector<IndexEntry>> BuildIndexOfFile(const std::string& path, const ReaderOptions& options) {
@@ -130,13 +153,12 @@ StatusOr<std::vector<IndexEntry>> BuildIndexOfFile(const std::string& path, cons
 }
 
 Status CheckIndexAgainst(const std::vector<IndexEntry>& actual, const std::vector<IndexEntry>& entries) {
-  const uint64_t shard_size = actual.empty() ? 0 : actual.back().offset + actual.back().size;
-  return CheckEntries(entries, shard_size, [&](uint64_t offset) -> StatusOr<uint64_t> {
-    auto it = std::lower_bound(actual.begin(), actual.end(), offset,
-                               [](const IndexEntry& e, uint64_t o) { return e.offset < o; });
-    if (it == actual.end() || it->offset != offset) return uint64_t{0};  // only the end is off the chain
-    return it->size;
-  });
+  IndexMatcher matcher(entries);
+  for (const IndexEntry& e : actual) {
+    if (!matcher.OnRecord(e.offset, e.size)) break;
+  }
+  if (auto m = matcher.Finish()) return FailedPreconditionError(IndexMismatchMessage(*m, "index"));
+  return Status::OK();
 }
 
 }  // namespace libshard::record

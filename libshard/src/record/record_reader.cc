@@ -29,23 +29,61 @@ const char* RecordFaultName(RecordFault fault) {
   return "unknown";
 }
 
-RecordFault DecodeRecordAt(std::string_view buf, uint64_t offset, const ReaderOptions& options,
-                           RecordView* out) {
-  if (offset >= buf.size()) return RecordFault::kEndOfData;
-  const uint64_t remaining = buf.size() - offset;
-  if (remaining < kHeaderSize) return RecordFault::kTruncatedHeader;
-  const char* header = buf.data() + offset;
-  const uint32_t length_crc = crc32c::Mask(crc32c::Value(header, kLengthSize));
-  if (length_crc != DecodeFixed32(header + kLengthSize)) return RecordFault::kLengthCrcMismatch;
-  const uint64_t length = DecodeFixed64(header);
-  if (length > options.max_record_length) return RecordFault::kLengthTooLarge;
-  if (remaining - kHeaderSize < kFooterSize || length > remaining - kFramingOverhead) {
-    return RecordFault::kTruncatedData;
+FramingError DecodeHeader(const char* header, uint64_t offset, uint64_t remaining, uint64_t max_record_length,
+                          uint64_t* length) {
+  FramingError e;
+  e.offset = offset;
+  if (remaining < kHeaderSize) {
+    e.fault = RecordFault::kTruncatedHeader;
+    e.stated = kHeaderSize;
+    e.computed = remaining;
+    return e;
   }
+  const uint32_t stored = DecodeFixed32(header + kLengthSize);
+  const uint32_t computed = crc32c::Mask(crc32c::Value(header, kLengthSize));
+  if (stored != computed) {
+    e.fault = RecordFault::kLengthCrcMismatch;
+    e.stated = stored;
+    e.computed = computed;
+    return e;
+  }
+  const uint64_t len = DecodeFixed64(header);
+  if (len > max_record_length) {
+    e.fault = RecordFault::kLengthTooLarge;
+    e.stated = len;
+    e.computed = max_record_length;
+    return e;
+  }
+  if (remaining - kHeaderSize < kFooterSize || len > remaining - kFramingOverhead) {
+    e.fault = RecordFault::kTruncatedData;
+    e.stated = len;
+    e.computed = remaining;
+    return e;
+  }
+  *length = len;
+  return e;
+}
+
+RecordFault DecodeRecordAt(std::string_view buf, uint64_t offset, const ReaderOptions& options,
+                           RecordView* out, FramingError* error) {
+  FramingError local;
+  FramingError& e = error != nullptr ? *error : local;
+  if (offset >= buf.size()) {
+    e = FramingError{RecordFault::kEndOfData, offset, 0, 0};
+    return e.fault;
+  }
+  const char* header = buf.data() + offset;
+  uint64_t length = 0;
+  e = DecodeHeader(header, offset, buf.size() - offset, options.max_record_length, &length);
+  if (!e.ok()) return e.fault;
   std::string_view data(header + kHeaderSize, static_cast<size_t>(length));
   if (options.verify_data_crc) {
-    uint32_t data_crc = crc32c::Mask(crc32c::Value(data.data(), data.size()));
-    if (data_crc != DecodeFixed32(data.data() + data.size())) return RecordFault::kDataCrcMismatch;
+    const uint32_t stored = DecodeFixed32(data.data() + data.size());
+    const uint32_t computed = crc32c::Mask(crc32c::Value(data.data(), data.size()));
+    if (stored != computed) {
+      e = FramingError{RecordFault::kDataCrcMismatch, offset, stored, computed};
+      return e.fault;
+    }
   }
   out->data = data;
   out->offset = offset;
@@ -53,60 +91,58 @@ RecordFault DecodeRecordAt(std::string_view buf, uint64_t offset, const ReaderOp
 }
 
 namespace {
-std::string Hex32(uint32_t v) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "0x%08x", v);
+std::string Hex32(uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%08llx", static_cast<unsigned long long>(v));
   return buf;
 }
 }  // namespace
 
-Status FaultStatus(RecordFault fault, std::string_view buf, uint64_t offset,
-                   const ReaderOptions& options) {
-  const std::string at = "at byte " + std::to_string(offset);
-  const uint64_t remaining = offset < buf.size() ? buf.size() - offset : 0;
-  const char* header = buf.data() + offset;
-  std::string msg;
-  switch (fault) {
+std::string FramingDetail(const FramingError& e) {
+  switch (e.fault) {
     case RecordFault::kNone:
-      return Status::OK();
     case RecordFault::kEndOfData:
-      return OutOfRangeError("end of data " + at);
+      return "";
     case RecordFault::kTruncatedHeader:
-      msg = "truncated record " + at + ": header needs " + std::to_string(kHeaderSize) +
-            " bytes, " + std::to_string(remaining) + " remain";
-      break;
+      return "header needs " + std::to_string(e.stated) + " bytes, " + std::to_string(e.computed) + " remain";
     case RecordFault::kLengthCrcMismatch:
-      msg = "corrupted record " + at + ": length CRC mismatch (stored " +
-            Hex32(DecodeFixed32(header + kLengthSize)) + ", computed " +
-            Hex32(crc32c::Mask(crc32c::Value(header, kLengthSize))) + ")";
-      break;
+      return "length CRC mismatch (stored " + Hex32(e.stated) + ", computed " + Hex32(e.computed) + ")";
     case RecordFault::kLengthTooLarge:
-      msg = "corrupted record " + at + ": length " + std::to_string(DecodeFixed64(header)) +
-            " exceeds the limit of " + std::to_string(options.max_record_length) + " bytes";
-      break;
+      return "length " + std::to_string(e.stated) + " exceeds the limit of " + std::to_string(e.computed) + " bytes";
     case RecordFault::kTruncatedData:
-      msg = "truncated record " + at + ": length " + std::to_string(DecodeFixed64(header)) +
-            " needs " + std::to_string(DecodeFixed64(header) + kFramingOverhead) + " bytes, " +
-            std::to_string(remaining) + " remain";
-      break;
-    case RecordFault::kDataCrcMismatch: {
-      uint64_t length = DecodeFixed64(header);
-      const char* data = header + kHeaderSize;
-      msg = "corrupted record " + at + ": data CRC mismatch (stored " +
-            Hex32(DecodeFixed32(data + length)) + ", computed " +
-            Hex32(crc32c::Mask(crc32c::Value(data, length))) + ")";
-      break;
-    }
+      return "length " + std::to_string(e.stated) + " needs " + std::to_string(e.stated + kFramingOverhead) +
+             " bytes, " + std::to_string(e.computed) + " remain";
+    case RecordFault::kDataCrcMismatch:
+      return "data CRC mismatch (stored " + Hex32(e.stated) + ", computed " + Hex32(e.computed) + ")";
   }
-  if (offset == 0 && fault != RecordFault::kDataCrcMismatch) {
-    msg += " (is this a TFRecord file?)";
+  return "";
+}
+
+std::string FramingMessage(const FramingError& e) {
+  const std::string at = "at byte " + std::to_string(e.offset);
+  switch (e.fault) {
+    case RecordFault::kNone:
+      return "";
+    case RecordFault::kEndOfData:
+      return "end of data " + at;
+    default:
+      break;
   }
+  const bool truncated = e.fault == RecordFault::kTruncatedHeader || e.fault == RecordFault::kTruncatedData;
+  std::string msg = (truncated ? "truncated record " : "corrupted record ") + at + ": " + FramingDetail(e);
+  if (e.offset == 0 && e.fault != RecordFault::kDataCrcMismatch) msg += " (is this a TFRecord file?)";
+  return msg;
+}
+
+Status FramingStatus(const FramingError& error, std::string_view file) {
+  if (error.ok()) return Status::OK();
+  std::string msg = file.empty() ? FramingMessage(error) : std::string(file) + ": " + FramingMessage(error);
+  if (error.fault == RecordFault::kEndOfData) return OutOfRangeError(std::move(msg));
   return DataLossError(std::move(msg));
 }
 
 Status RecordReader::Next(RecordView* record) {
-  fault_ = DecodeRecordAt(data_, offset_, options_, record);
-  if (fault_ != RecordFault::kNone) return FaultStatus(fault_, data_, offset_, options_);
+  if (DecodeRecordAt(data_, offset_, options_, record, &error_) != RecordFault::kNone) return FramingStatus(error_);
   offset_ = record->end_offset();
   ++records_read_;
   return Status::OK();

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cctype>
 #include <cstring>
+#include <limits>
 
 #include "libshard/crc32c.h"
 #include "libshard/io/open_file.h"
@@ -187,11 +188,12 @@ class StreamReaderImpl final : public RecordStreamReader {
 
   Compression compression() const override { return compression_; }
   uint64_t offset() const override { return offset_; }
-  RecordFault fault() const override { return fault_; }
+  RecordFault fault() const override { return framing_.fault; }
+  const FramingError& framing_error() const override { return framing_; }
 
   Status Next(RecordView* record) override {
     if (!error_.ok()) return error_;
-    fault_ = RecordFault::kNone;
+    framing_ = FramingError{};
     Status s = ReadOne(record);
     if (!s.ok() && s.code() != StatusCode::kOutOfRange) {
       s = s.WithContext(path_);
@@ -225,43 +227,26 @@ class StreamReaderImpl final : public RecordStreamReader {
     consumed_ = 0;
     LIBSHARD_ASSIGN_OR_RETURN(size_t have, Fill(kHeaderSize));
     if (have == 0) {
-      fault_ = RecordFault::kEndOfData;
-      return OutOfRangeError("end of data at byte " + std::to_string(offset_));
+      framing_ = FramingError{RecordFault::kEndOfData, offset_, 0, 0};
+      return FramingStatus(framing_);
     }
-    // Decode against the buffered bytes, with positions reported in stream offsets.
-    RecordFault fault;
-    if (have < kHeaderSize) {
-      fault = RecordFault::kTruncatedHeader;
-    } else {
-      uint64_t length = DecodeFixed64(buf_.data());
-      bool length_ok = crc32c::Mask(crc32c::Value(buf_.data(), kLengthSize)) ==
-                       DecodeFixed32(buf_.data() + kLengthSize);
-      if (length_ok && length <= options_.max_record_length) {
-        LIBSHARD_ASSIGN_OR_RETURN(have, Fill(kFramingOverhead + static_cast<size_t>(length)));
-      }
-      RecordView view;
-      fault = DecodeRecordAt(std::string_view(buf_.data(), have), 0, options_, &view);
-      if (fault == RecordFault::kNone) {
-        record->data = view.data;
-        record->offset = offset_;
-        offset_ += view.framed_size();
-        consumed_ = view.framed_size();
-        return Status::OK();
-      }
+    // Decode against the buffered bytes, then re-base the verdict on the
+    // stream offset.
+    uint64_t length = 0;
+    if (have >= kHeaderSize &&
+        DecodeHeader(buf_.data(), 0, std::numeric_limits<uint64_t>::max(), options_.max_record_length, &length).ok()) {
+      LIBSHARD_ASSIGN_OR_RETURN(have, Fill(kFramingOverhead + static_cast<size_t>(length)));
     }
-    fault_ = fault;
-    Status s = FaultStatus(fault, std::string_view(buf_.data(), have), 0, options_);
-    // Re-base the message's "at byte 0" on the stream offset.
-    std::string msg = s.message();
-    const std::string at0 = "at byte 0";
-    size_t pos = msg.find(at0);
-    if (pos != std::string::npos) msg.replace(pos, at0.size(), "at byte " + std::to_string(offset_));
-    if (offset_ != 0) {
-      const std::string hint = " (is this a TFRecord file?)";
-      pos = msg.find(hint);
-      if (pos != std::string::npos) msg.erase(pos, hint.size());
+    RecordView view;
+    if (DecodeRecordAt(std::string_view(buf_.data(), have), 0, options_, &view, &framing_) == RecordFault::kNone) {
+      record->data = view.data;
+      record->offset = offset_;
+      offset_ += view.framed_size();
+      consumed_ = view.framed_size();
+      return Status::OK();
     }
-    return Status(s.code(), msg);
+    framing_.offset = offset_;
+    return FramingStatus(framing_);
   }
 
   std::string path_;
@@ -271,7 +256,7 @@ class StreamReaderImpl final : public RecordStreamReader {
   std::string buf_;
   size_t consumed_ = 0;
   uint64_t offset_ = 0;
-  RecordFault fault_ = RecordFault::kNone;
+  FramingError framing_;
   Status error_;
 };
 

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <system_error>
 
@@ -39,15 +40,6 @@ void AddFault(FileResult* r, const VerifyOptions& options, uint64_t offset, uint
     return;
   }
   r->faults.push_back(Fault{offset, record, kind, std::move(message)});
-}
-
-// Reader messages say "<what> record at byte N: <detail>" (the stream reader
-// prefixes the name too); a fault carries the offset and file separately,
-// so keep the detail only.
-std::string DetailOf(const std::string& message, uint64_t offset) {
-  const std::string at = "at byte " + std::to_string(offset) + ": ";
-  size_t pos = message.find(at);
-  return pos == std::string::npos ? message : message.substr(pos + at.size());
 }
 
 std::string StripPrefix(const std::string& message, const std::string& prefix) {
@@ -101,16 +93,15 @@ FaultKind KindOf(RecordFault fault) {
   return FaultKind::kUnreadable;  // not reached: callers pass real faults
 }
 
-// Records a framing fault at `offset`. `detail` is what is wrong, without
-// "at byte N". A first header that is not framing at all (its CRC fails, or
-// the file is shorter than a header) means the file is not a TFRecord file:
-// a flipped bit in the first length reads the same, and the message keeps
-// the detail.
-void AddFramingFault(FileResult* r, const VerifyOptions& options, RecordFault fault, uint64_t offset,
-                     std::string detail, std::string_view head) {
-  const std::string hint = " (is this a TFRecord file?)";
-  size_t pos = detail.find(hint);
-  if (pos != std::string::npos) detail.erase(pos, hint.size());
+// Records a framing fault. A first header that is not framing at all (its
+// CRC fails, or the file is shorter than a header) means the file is not a
+// TFRecord file: a flipped bit in the first length reads the same, and the
+// message keeps the detail.
+void AddFramingFault(FileResult* r, const VerifyOptions& options, const record::FramingError& error,
+                     std::string_view head) {
+  const RecordFault fault = error.fault;
+  const uint64_t offset = error.offset;
+  std::string detail = record::FramingDetail(error);
   if (offset == 0 && (fault == RecordFault::kLengthCrcMismatch || fault == RecordFault::kTruncatedHeader)) {
     std::string what = WhatItLooksLike(head.substr(0, 64));
     AddFault(r, options, 0, 0, FaultKind::kNotTfrecord,
@@ -136,43 +127,31 @@ class IndexComparer {
     IndexComparer c;
     auto parsed = record::ParseIndex(text);
     if (parsed.ok()) {
-      c.entries_ = std::move(*parsed);
+      c.entries_ = std::make_unique<std::vector<record::IndexEntry>>(std::move(*parsed));
     } else {
+      c.entries_ = std::make_unique<std::vector<record::IndexEntry>>();
       c.fault_ = Fault{0, 0, FaultKind::kIndexMismatch, name + ": " + parsed.status().message()};
     }
+    c.matcher_ = std::make_unique<record::IndexMatcher>(*c.entries_);
     c.name_ = std::move(name);
     return c;
   }
 
-  void OnRecord(uint64_t i, uint64_t offset, uint64_t framed_size) {
-    if (fault_) return;
-    if (i >= entries_.size()) {
-      fault_ = Fault{offset, i, FaultKind::kIndexMismatch,
-                     name_ + " has " + std::to_string(entries_.size()) + " lines, but the shard has more records: "
-                     "record " + std::to_string(i) + " at byte " + std::to_string(offset) +
-                     " is not indexed (stale index?)"};
-    } else if (entries_[i].offset != offset || entries_[i].size != framed_size) {
-      fault_ = Fault{offset, i, FaultKind::kIndexMismatch,
-                     name_ + " line " + std::to_string(i + 1) + ": says \"" + std::to_string(entries_[i].offset) +
-                         " " + std::to_string(entries_[i].size) + "\", but record " + std::to_string(i) + " is \"" +
-                         std::to_string(offset) + " " + std::to_string(framed_size) + "\""};
-    }
+  void OnRecord(uint64_t offset, uint64_t framed_size) {
+    if (!fault_) matcher_->OnRecord(offset, framed_size);
   }
-  // After the last record (`records` of them, ending at `end`).
-  std::optional<Fault> Finish(uint64_t records, uint64_t end) {
-    if (!fault_ && records < entries_.size()) {
-      const record::IndexEntry& e = entries_[records];
-      fault_ = Fault{end, records, FaultKind::kIndexMismatch,
-                     name_ + " line " + std::to_string(records + 1) + ": entry \"" + std::to_string(e.offset) + " " +
-                         std::to_string(e.size) + "\" is past the last record (the shard has " +
-                         std::to_string(records) + " records, the index " + std::to_string(entries_.size()) +
-                         " lines)"};
-    }
-    return std::move(fault_);
+  // After the last record, which ended at byte `end`.
+  std::optional<Fault> Finish(uint64_t end) {
+    if (fault_) return std::move(fault_);
+    const std::optional<record::IndexMismatch> m = matcher_->Finish();
+    if (!m) return std::nullopt;
+    const uint64_t offset = m->kind == record::IndexMismatch::Kind::kEntryPastEnd ? end : m->actual.offset;
+    return Fault{offset, m->entry, FaultKind::kIndexMismatch, record::IndexMismatchMessage(*m, name_)};
   }
 
  private:
-  std::vector<record::IndexEntry> entries_;
+  std::unique_ptr<std::vector<record::IndexEntry>> entries_;  // stable address for the matcher
+  std::unique_ptr<record::IndexMatcher> matcher_;
   std::string name_;
   std::optional<Fault> fault_;
 };
@@ -188,7 +167,7 @@ class RecordSink {
       : options_(options), rules_(rules), index_(index), r_(r) {}
 
   void OnRecord(const RecordView& rec) {
-    if (index_ != nullptr) index_->OnRecord(r_->records, rec.offset, rec.framed_size());
+    if (index_ != nullptr) index_->OnRecord(rec.offset, rec.framed_size());
     if (options_.check_examples) {
       if (options_.decode_images) {
         if (jobs_used_ == jobs_.size()) jobs_.emplace_back();
@@ -397,10 +376,12 @@ void WalkPlain(Window* window, const VerifyOptions& options, RecordSink* sink, F
     Status s = window->Ensure(offset, record::kHeaderSize, &win);
     if (s.ok() && win.size() >= record::kHeaderSize) {
       // The whole record, when its length can be trusted.
-      const uint64_t length = record::DecodeFixed64(win.data());
-      const bool length_ok =
-          crc32c::Mask(crc32c::Value(win.data(), record::kLengthSize)) == record::DecodeFixed32(win.data() + 8);
-      if (length_ok && length <= options.max_record_length && win.size() < length + record::kFramingOverhead) {
+      uint64_t length = 0;
+      // (Length CRC and limit only: whether the record fits is judged below.)
+      if (record::DecodeHeader(win.data(), offset, std::numeric_limits<uint64_t>::max(), options.max_record_length,
+                               &length)
+              .ok() &&
+          win.size() < length + record::kFramingOverhead) {
         s = window->Ensure(offset, length + record::kFramingOverhead, &win);
       }
     }
@@ -411,13 +392,14 @@ void WalkPlain(Window* window, const VerifyOptions& options, RecordSink* sink, F
       return;
     }
     RecordView rec;
-    RecordFault fault = record::DecodeRecordAt(win, 0, ro, &rec);
+    record::FramingError error;
+    RecordFault fault = record::DecodeRecordAt(win, 0, ro, &rec, &error);
     if (fault == RecordFault::kEndOfData) break;
     if (fault != RecordFault::kNone) {
       sink->Flush();
+      error.offset = offset;  // decoded from the window: where it is in the file
       // Only a fault at byte 0 looks at the head; `win` is still valid here.
-      AddFramingFault(r, options, fault, offset, DetailOf(record::FaultStatus(fault, win, 0, ro).message(), 0),
-                      offset == 0 ? win : std::string_view());
+      AddFramingFault(r, options, error, offset == 0 ? win : std::string_view());
       r->unchecked_bytes = window->size() - offset;
       return;
     }
@@ -449,7 +431,7 @@ void WalkStream(record::RecordStreamReader* reader, const VerifyOptions& options
                std::move(message));
     } else {
       // The uncompressed head is gone; the message still says what is wrong.
-      AddFramingFault(r, options, fault, offset, DetailOf(message, offset), std::string_view());
+      AddFramingFault(r, options, reader->framing_error(), std::string_view());
     }
     return;
   }
@@ -469,7 +451,7 @@ void AddEmptyFault(FileResult* r, const VerifyOptions& options, const FileChecks
 // Adds the comparer's fault, if the framing was intact.
 void FinishIndex(IndexComparer* index, FileResult* r) {
   if (index == nullptr || HasFramingFault(*r)) return;
-  if (auto f = index->Finish(r->records, r->bytes)) r->faults.push_back(std::move(*f));  // beyond the cap: one at most
+  if (auto f = index->Finish(r->bytes)) r->faults.push_back(std::move(*f));  // beyond the cap: one at most
 }
 
 }  // namespace
@@ -552,13 +534,13 @@ void CheckIndexText(std::string_view shard, std::string_view index_text, const s
   record::ReaderOptions ro;
   ro.verify_data_crc = false;  // the walk checked them
   ro.max_record_length = ~uint64_t{0};
-  uint64_t offset = 0, i = 0;
+  uint64_t offset = 0;
   RecordView rec;
-  for (; record::DecodeRecordAt(shard, offset, ro, &rec) == RecordFault::kNone; ++i) {
-    index.OnRecord(i, rec.offset, rec.framed_size());
+  while (record::DecodeRecordAt(shard, offset, ro, &rec) == RecordFault::kNone) {
+    index.OnRecord(rec.offset, rec.framed_size());
     offset = rec.end_offset();
   }
-  if (auto f = index.Finish(i, offset)) result->faults.push_back(std::move(*f));
+  if (auto f = index.Finish(offset)) result->faults.push_back(std::move(*f));
 }
 
 namespace {

@@ -56,17 +56,46 @@ struct RecordView {
   uint64_t end_offset() const { return offset + framed_size(); }
 };
 
-// Decodes the record whose header starts at `offset` in `buf`. On kNone fills
-// *out; otherwise *out is unchanged.
-RecordFault DecodeRecordAt(std::string_view buf, uint64_t offset, const ReaderOptions& options,
-                           RecordView* out);
+// A framing fault with the values that explain it. Every framing decoder
+// (RecordReader, RecordStreamReader, reader::ShardReader, verify's walk)
+// reports one; it becomes text only at the edge (FramingStatus), so a caller
+// can re-base the offset or name the file without editing a message.
+struct FramingError {
+  RecordFault fault = RecordFault::kNone;
+  uint64_t offset = 0;  // where the record's header starts, in the caller's coordinates
+  // kLengthCrcMismatch, kDataCrcMismatch: the stored and the computed masked CRC.
+  // kLengthTooLarge: the stated length and the limit.
+  // kTruncatedData: the stated length and the bytes that remain from `offset`.
+  // kTruncatedHeader: stated 12 (the header size) and the bytes that remain.
+  uint64_t stated = 0;
+  uint64_t computed = 0;
+  bool ok() const { return fault == RecordFault::kNone; }
+};
 
-// The Status for `fault` at `offset` of `buf` (OK for kNone, OutOfRange for
-// kEndOfData, DataLoss otherwise) with a message naming the byte offset and
-// the stated and computed values; at offset 0 it adds a hint that the data
-// may not be a TFRecord file at all.
-Status FaultStatus(RecordFault fault, std::string_view buf, uint64_t offset,
-                   const ReaderOptions& options);
+// Checks the 12-byte header at `header` (the record starts at `offset` and
+// `remaining` bytes of the file or buffer follow from there, headers
+// included): enough bytes for the header, the length CRC, the length limit,
+// and that the data and its CRC fit in `remaining`. Reads `header` only when
+// remaining >= kHeaderSize. On success sets *length and returns an ok() error.
+FramingError DecodeHeader(const char* header, uint64_t offset, uint64_t remaining, uint64_t max_record_length,
+                          uint64_t* length);
+
+// Decodes the record whose header starts at `offset` in `buf`. On kNone fills
+// *out; otherwise *out is unchanged and *error (when given) says why.
+RecordFault DecodeRecordAt(std::string_view buf, uint64_t offset, const ReaderOptions& options,
+                           RecordView* out, FramingError* error = nullptr);
+
+// The message of a framing error: "corrupted record at byte N: length CRC
+// mismatch (stored 0x..., computed 0x...)", "truncated record at byte N:
+// length L needs L+16 bytes, R remain", ...; at offset 0 (for all but a data
+// CRC mismatch) a hint that the data may not be a TFRecord file at all.
+std::string FramingMessage(const FramingError& error);
+// What is wrong, without the offset or the hint: "length CRC mismatch
+// (stored 0x..., computed 0x...)" (for reports that carry the offset apart).
+std::string FramingDetail(const FramingError& error);
+// OK for kNone, OutOfRange for kEndOfData, DataLoss with FramingMessage
+// otherwise, prefixed with "FILE: " when `file` is not empty.
+Status FramingStatus(const FramingError& error, std::string_view file = {});
 
 class RecordReader {
  public:
@@ -83,14 +112,16 @@ class RecordReader {
   // Number of records returned so far.
   uint64_t records_read() const { return records_read_; }
   // The fault of the last Next() call (kNone after a record).
-  RecordFault fault() const { return fault_; }
+  RecordFault fault() const { return error_.fault; }
+  // The whole verdict of the last Next() call.
+  const FramingError& error() const { return error_; }
 
  private:
   std::string_view data_;
   ReaderOptions options_;
   uint64_t offset_ = 0;
   uint64_t records_read_ = 0;
-  RecordFault fault_ = RecordFault::kNone;
+  FramingError error_;
 };
 
 }  // namespace libshard::record

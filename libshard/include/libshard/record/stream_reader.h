@@ -71,6 +71,8 @@ class RecordStreamReader {
   // after an error of the compressed stream or of I/O, kEndOfData at a
   // clean end, else what is wrong with the record at offset().
   virtual RecordFault fault() const = 0;
+  // The whole verdict of the last Next() call, offset in stream coordinates.
+  virtual const FramingError& framing_error() const = 0;
 };
 
 }  // namespace libshard::record
