@@ -10,7 +10,6 @@
 #include <limits>
 #include <string>
 
-#include "image/codec_internal.h"
 #include "libshard/image/decode.h"
 #include "libshard/image/label_map.h"
 #include "libshard/image/pipeline.h"
@@ -170,16 +169,13 @@ Status DecodeJpegCrop(std::string_view bytes, const image::ImageInfo& info, cons
   const int sw = (info.width + d - 1) / d, sh = (info.height + d - 1) / d;
   const double shrink = std::max({1.0, (bx1 - bx0) / spec.width, (by1 - by0) / spec.height});
   const int margin = static_cast<int>(std::ceil(FilterSupport(spec.filter) * shrink)) + 2;
-  image::internal::JpegRegion r;
+  image::PixelRect r;
   r.x = std::max(0, static_cast<int>(std::floor(bx0)) - margin);
   r.y = std::max(0, static_cast<int>(std::floor(by0)) - margin);
   r.width = std::min(sw, static_cast<int>(std::ceil(bx1)) + margin) - r.x;
   r.height = std::min(sh, static_cast<int>(std::ceil(by1)) + margin) - r.y;
-  image::internal::JpegReadOptions jo;
-  jo.gray = channels == 1;
-  jo.scale_denom = d;
   thread_local image::Image part;
-  LIBSHARD_RETURN_IF_ERROR(image::internal::DecodeJpegRegion(bytes, jo, &r, &part));
+  LIBSHARD_RETURN_IF_ERROR(image::DecodeJpegRegion(bytes, d, channels == 1, &r, &part));
   image::ResampleBox box;
   box.x0 = bx0 - r.x;
   box.y0 = by0 - r.y;
@@ -234,7 +230,7 @@ Status ImagePixels(const ImageRecord& rec, const ImageRecordLimits& limits, cons
     To8Bit(&img);
     image::DecodeOptions policy;
     policy.channels = C == 1 ? image::ChannelMode::kGray : image::ChannelMode::kRgb;
-    image::internal::ApplyPixelPolicy(policy, &img);
+    image::ApplyPixelPolicy(policy, &img);
     if (NoGeometry(r.spec)) return CopyOut(img, W, H, C, dst, "the image");
     LIBSHARD_ASSIGN_OR_RETURN(image::Image out, image::Transform(img, r.spec));
     return CopyOut(out, W, H, C, dst, "the image");

@@ -94,6 +94,18 @@ Status DecodeImageInto(std::string_view bytes, const DecodeOptions& options, Ima
   return Status::OK();
 }
 
+Status DecodeJpegRegion(std::string_view bytes, int scale_denom, bool gray, PixelRect* region, Image* out) {
+  internal::JpegReadOptions jo;
+  jo.gray = gray;
+  jo.scale_denom = scale_denom;
+  internal::JpegRegion r{region->x, region->y, region->width, region->height};
+  LIBSHARD_RETURN_IF_ERROR(internal::DecodeJpegRegion(bytes, jo, &r, out));
+  *region = PixelRect{r.x, r.y, r.width, r.height};
+  return Status::OK();
+}
+
+void ApplyPixelPolicy(const DecodeOptions& options, Image* img) { internal::ApplyPixelPolicy(options, img); }
+
 StatusOr<Image> DecodeImage(std::string_view bytes, const DecodeOptions& options) {
   Image out;
   LIBSHARD_RETURN_IF_ERROR(DecodeImageInto(bytes, options, &out));

@@ -81,6 +81,35 @@ StatusOr<Image> DecodeImage(std::string_view bytes, const DecodeOptions& options
 // thread for the lowest cost). On error *out is unspecified.
 Status DecodeImageInto(std::string_view bytes, const DecodeOptions& options, Image* out);
 
+// A rectangle of an image, in pixels.
+struct PixelRect {
+  int x = 0;
+  int y = 0;
+  int width = 0;
+  int height = 0;
+};
+
+// Crop-decode: decodes only `*region` of a JPEG as scaled by 1/scale_denom
+// (1, 2, 4 or 8): rows above it are skipped, columns outside it are not
+// transformed, rows below it are not decoded at all. To 1 channel when
+// `gray`, else RGB. No EXIF orientation, no pixel policy beyond that; 8-bit
+// YCbCr and gray files only (CMYK/YCCK: kUnimplemented). libjpeg widens the
+// columns to an iMCU boundary: on return *region is what *out holds (x and
+// width may grow); a region reaching past the scaled image is clipped to
+// it. The pixels equal those of the full decode at the same scale, except in
+// the outermost row or column along a side that borders more of the image
+// (chroma upsampling there lacks its neighbour): ask for one pixel more on
+// each such side where exactness matters (the loader asks for 2). No pixel
+// limit is applied: check ProbeImage's size first. Errors as DecodeImage; an
+// empty or negative region is kInvalidArgument. Thread-safety as DecodeImage.
+Status DecodeJpegRegion(std::string_view bytes, int scale_denom, bool gray, PixelRect* region, Image* out);
+
+// The channel and alpha part of the pixel policy (`options.channels`,
+// `alpha`, `background`), applied to an already decoded 8- or 16-bit image
+// of 1..4 channels (gray, gray+alpha, RGB, RGBA), as DecodeImage applies it.
+// Does nothing when nothing changes.
+void ApplyPixelPolicy(const DecodeOptions& options, Image* img);
+
 }  // namespace libshard::image
 
 #endif  // LIBSHARD_IMAGE_DECODE_H_
