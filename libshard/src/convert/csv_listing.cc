@@ -1,0 +1,222 @@
+// ReadManifestCsv: the samples of a CSV/TSV manifest (path, label, mask,
+// split columns); source_listing.h states the format.
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <set>
+#include <utility>
+
+#include "convert/listing_internal.h"
+#include "libshard/convert/source_listing.h"
+#include "libshard/io/mapped_file.h"
+#include "libshard/text_escape.h"
+
+namespace libshard::convert {
+namespace {
+
+using internal::Dirname;
+using internal::FinishListing;
+using internal::LabelIndex;
+
+
+std::vector<std::string> SplitRow(const std::string& line, char sep) {
+  std::vector<std::string> out;
+  std::string cur;
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        cur += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        cur += c;
+      }
+    } else if (c == '"' && cur.empty()) {
+      quoted = true;
+    } else if (c == sep) {
+      out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  out.push_back(cur);
+  return out;
+}
+
+// An optional '-' and decimal digits (whether or not it fits in 64 bits).
+bool LooksLikeInteger(const std::string& s) {
+  const size_t from = !s.empty() && s[0] == '-' ? 1 : 0;
+  if (from >= s.size()) return false;
+  return std::all_of(s.begin() + from, s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+bool ParseInt64(const std::string& s, int64_t* v) {
+  if (!LooksLikeInteger(s)) return false;
+  char* end = nullptr;
+  errno = 0;
+  long long x = std::strtoll(s.c_str(), &end, 10);
+  if (errno != 0 || *end != '\0') return false;
+  *v = x;
+  return true;
+}
+
+}  // namespace
+
+StatusOr<Listing> ReadManifestCsv(const std::string& csv_path, const ListOptions& options) {
+  LIBSHARD_ASSIGN_OR_RETURN(std::string text, io::ReadFileToString(csv_path, 1ull << 32));
+  if (text.compare(0, 3, "\xEF\xBB\xBF") == 0) text.erase(0, 3);  // a UTF-8 byte order mark
+  Listing listing;
+  std::string dir = Dirname(csv_path);
+  listing.root = dir.empty() ? "." : dir;
+  const auto at = [&csv_path](int line) { return csv_path + ":" + std::to_string(line) + ": "; };
+
+  std::vector<std::string> lines;
+  for (size_t pos = 0; pos < text.size();) {
+    size_t nl = text.find('\n', pos);
+    std::string line = text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
+    pos = nl == std::string::npos ? text.size() : nl + 1;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    lines.push_back(std::move(line));
+  }
+  const std::string& path_col = options.path_column;
+  const std::string& label_col = options.label_column;
+  const std::string& mask_col = options.mask_column;
+  const std::string& split_col = options.split_column;
+  const std::string expected = path_col + ", " + label_col + ", " + mask_col + ", " + split_col;
+  if (lines.empty() || lines[0].empty()) {
+    return InvalidArgumentError(at(1) + "missing header (" + path_col + "," + label_col + "[," + mask_col +
+                                "][," + split_col + "])");
+  }
+  bool tsv = csv_path.size() >= 4 && csv_path.compare(csv_path.size() - 4, 4, ".tsv") == 0;
+  tsv |= lines[0].find('\t') != std::string::npos;
+  const char sep = tsv ? '\t' : ',';
+  std::vector<std::string> header = SplitRow(lines[0], sep);
+  int col_path = -1, col_label = -1, col_mask = -1, col_split = -1;
+  for (size_t i = 0; i < header.size(); ++i) {
+    const std::string& h = header[i];
+    int* slot = h == path_col ? &col_path : h == label_col ? &col_label
+              : h == mask_col ? &col_mask : h == split_col ? &col_split : nullptr;
+    if (slot == nullptr) {
+      return InvalidArgumentError(at(1) + "unknown column '" + h + "' (expected " + expected +
+                                  "; --path-col, --label-col, --mask-col, --split-col name others)");
+    }
+    if (*slot >= 0) return InvalidArgumentError(at(1) + "column '" + h + "' appears twice");
+    *slot = static_cast<int>(i);
+  }
+  if (col_path < 0) return InvalidArgumentError(at(1) + "no '" + path_col + "' column");
+  const ListOptions defaults;
+  for (const auto& [name, def, col] : {std::tuple(label_col, defaults.label_column, col_label),
+                                       std::tuple(mask_col, defaults.mask_column, col_mask),
+                                       std::tuple(split_col, defaults.split_column, col_split)}) {
+    if (col < 0 && name != def) return InvalidArgumentError(at(1) + "no '" + name + "' column");
+  }
+
+  struct Row {
+    SourceSample sample;
+    std::string label_text;
+    int line;
+  };
+  std::vector<Row> rows;
+  std::map<std::string, int> first_line;  // path -> line
+  for (size_t i = 1; i < lines.size(); ++i) {
+    if (lines[i].empty()) continue;
+    const int line_no = static_cast<int>(i) + 1;
+    std::vector<std::string> f = SplitRow(lines[i], sep);
+    if (f.size() != header.size()) {
+      return InvalidArgumentError(at(line_no) + std::to_string(f.size()) + " fields, header has " +
+                                  std::to_string(header.size()));
+    }
+    Row r;
+    r.line = line_no;
+    r.sample.path = f[col_path];
+    r.sample.origin = at(line_no).substr(0, at(line_no).size() - 2);
+    if (r.sample.path.empty()) return InvalidArgumentError(at(line_no) + "empty " + path_col);
+    auto [it, inserted] = first_line.emplace(r.sample.path, line_no);
+    if (!inserted) {
+      return InvalidArgumentError(at(line_no) + r.sample.path + " is listed again (first at line " +
+                                  std::to_string(it->second) + ")");
+    }
+    r.sample.split = col_split >= 0 && !f[col_split].empty() ? f[col_split] : options.default_split;
+    if (Status s = ValidateNamePart("split name", r.sample.split); !s.ok()) {
+      return InvalidArgumentError(at(line_no) + s.message());
+    }
+    if (col_mask >= 0 && !f[col_mask].empty()) {
+      r.sample.mask_path = SourceFilePath(listing.root, f[col_mask]);
+    }
+    if (col_label >= 0) r.label_text = f[col_label];
+    rows.push_back(std::move(r));
+  }
+  if (rows.empty()) return InvalidArgumentError(csv_path + ": no samples (only a header)");
+
+  // Labels: all integers (kept as given) or all class names (numbered in
+  // sorted order, or by --labels); with --labels every label is a name.
+  std::map<std::string, int64_t> index;
+  const Row* first_labeled = nullptr;
+  bool names = !options.labels_file.empty();
+  std::set<std::string> seen;
+  for (Row& r : rows) {
+    if (r.label_text.empty()) continue;
+    seen.insert(r.label_text);
+    if (!options.labels_file.empty()) continue;
+    const bool integer = LooksLikeInteger(r.label_text);
+    if (first_labeled == nullptr) {
+      first_labeled = &r;
+      names = !integer;
+    } else if (integer == names) {
+      return InvalidArgumentError(
+          at(r.line) + "label '" + r.label_text + "' is " + (integer ? "an integer" : "a class name") +
+          " but line " + std::to_string(first_labeled->line) + "'s '" + first_labeled->label_text + "' is " +
+          (integer ? "a class name" : "an integer") +
+          ": a label column is all integers or all class names (--labels FILE reads them all as names)");
+    }
+    if (integer) {
+      if (!ParseInt64(r.label_text, &r.sample.label)) {
+        return InvalidArgumentError(at(r.line) + "label " + r.label_text + " does not fit in 64 bits");
+      }
+      if (r.sample.label < 0) return InvalidArgumentError(at(r.line) + "negative label " + r.label_text);
+    }
+  }
+  if (names) {
+    LIBSHARD_ASSIGN_OR_RETURN(index, LabelIndex(options, seen, &listing.class_names));
+  }
+  for (Row& r : rows) {
+    const std::string full = SourceFilePath(listing.root, r.sample.path);
+    struct stat st;
+    std::string why;
+    if (::stat(full.c_str(), &st) != 0) {
+      why = errno == ENOENT ? "no such file" : std::strerror(errno);
+    } else if (S_ISDIR(st.st_mode)) {
+      why = "is a directory";
+    } else if (!S_ISREG(st.st_mode)) {
+      why = "not a regular file";
+    }
+    if (!why.empty()) {
+      listing.rejects.push_back({r.sample.path, at(r.line) + why});
+      continue;
+    }
+    r.sample.size = static_cast<uint64_t>(st.st_size);
+    if (names && !r.label_text.empty()) {
+      auto it = index.find(r.label_text);
+      if (it == index.end()) {
+        listing.rejects.push_back(
+            {r.sample.path, at(r.line) + "class '" + r.label_text + "' is not in " + options.labels_file});
+        continue;
+      }
+      r.sample.label = it->second;
+    }
+    listing.samples.push_back(std::move(r.sample));
+  }
+  bool has_split_column = col_split >= 0;
+  LIBSHARD_RETURN_IF_ERROR(FinishListing(options, has_split_column, &listing));
+  return listing;
+}
+
+}  // namespace libshard::convert

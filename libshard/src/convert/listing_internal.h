@@ -1,0 +1,34 @@
+// Pieces shared by the two listings (folder_listing.cc, csv_listing.cc) and
+// source_listing.cc. Private to the convert module.
+#ifndef LIBSHARD_SRC_CONVERT_LISTING_INTERNAL_H_
+#define LIBSHARD_SRC_CONVERT_LISTING_INTERNAL_H_
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "libshard/convert/source_listing.h"
+#include "libshard/status.h"
+
+namespace libshard::convert::internal {
+
+// The folder part of a relative or absolute path ("" for none).
+std::string Dirname(const std::string& rel);
+
+// `masks` with "{split}" replaced by `split`.
+std::string MaskFolder(const std::string& masks, const std::string& split);
+
+// Applies val_fraction and label_offset, resolves masks, sorts samples and
+// rejects canonically, fills splits.
+Status FinishListing(const ListOptions& options, bool has_split_folders, Listing* listing);
+
+// Class names -> labels: from the labels file, or the sorted names seen;
+// *names gets them in label order.
+StatusOr<std::map<std::string, int64_t>> LabelIndex(const ListOptions& options, const std::set<std::string>& seen,
+                                                    std::vector<std::string>* names);
+
+}  // namespace libshard::convert::internal
+
+#endif  // LIBSHARD_SRC_CONVERT_LISTING_INTERNAL_H_
