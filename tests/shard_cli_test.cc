@@ -120,8 +120,8 @@ TEST(ShardCliTest, CountOptionsOutOfRangeExitTwoNamingTheOption) {
       {conv + "--records-per-shard 1e3", "expected an integer"},
       {conv + "--records-per-shard 010", "expected an integer in 1..4294967295, got '010'"},  // not octal 8
       {conv + "--records-per-shard ' 5'", "expected an integer"},
-      {conv + "--shard-size -1", "--shard-size '-1': out of range"},
-      {conv + "--shard-size 0", "--shard-size '0': out of range"},
+      {conv + "--shard-size -1", "--shard-size: '-1': out of range"},
+      {conv + "--shard-size 0", "--shard-size: '0': out of range"},
       {conv + "--threads -1", "--threads: '-1' is out of range (0..256)"},
       {conv + "--threads 257", "--threads: '257' is out of range (0..256)"},
       {conv + "--threads 2000000000", "--threads: '2000000000' is out of range"},

@@ -19,6 +19,7 @@
 #include "commands.h"
 #include "json_writer.h"
 #include "libshard/convert/converter.h"
+#include "libshard/util/byte_size.h"
 #include "libshard/convert/manifest_io.h"
 #include "progress.h"
 
@@ -46,76 +47,11 @@ struct Flags {
   std::optional<uint32_t> num_tasks, task_index;
 };
 
-// "128MiB", "64M", "1G", "1.5G", "1000": bytes.
-StatusOr<uint64_t> ParseByteSize(const std::string& s) {
-  const auto bad = [&s](const std::string& why) {
-    return libshard::InvalidArgumentError("--shard-size '" + s + "': " + why);
-  };
-  size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(s, &used);
-  } catch (const std::exception&) {
-    return bad("not a number");
-  }
-  const std::string unit = s.substr(used);
-  double mult = 0;
-  if (unit == "" || unit == "B") mult = 1;
-  else if (unit == "K" || unit == "k" || unit == "KiB") mult = 1024.0;
-  else if (unit == "M" || unit == "MiB") mult = 1024.0 * 1024;
-  else if (unit == "G" || unit == "GiB") mult = 1024.0 * 1024 * 1024;
-  else if (unit == "KB") mult = 1e3;
-  else if (unit == "MB") mult = 1e6;
-  else if (unit == "GB") mult = 1e9;
-  else return bad("unknown unit (use K, M, G, KiB, MiB, GiB, KB, MB, GB)");
-  const double bytes = v * mult;
-  if (!(bytes >= 1) || bytes > 1e15) return bad("out of range (1 byte .. 1 PB)");
-  return static_cast<uint64_t>(bytes);
-}
-
-// "224" or "512x496" (width x height).
-Status ParseImageSize(const std::string& s, int* w, int* h) {
-  size_t x = s.find('x');
-  try {
-    size_t used = 0;
-    if (x == std::string::npos) {
-      *w = *h = std::stoi(s, &used);
-      if (used != s.size()) throw std::invalid_argument(s);
-    } else {
-      *w = std::stoi(s.substr(0, x), &used);
-      if (used != x) throw std::invalid_argument(s);
-      *h = std::stoi(s.substr(x + 1), &used);
-      if (used != s.size() - x - 1) throw std::invalid_argument(s);
-    }
-  } catch (const std::exception&) {
-    return libshard::InvalidArgumentError("--size: expected N or WxH, got '" + s + "'");
-  }
-  if (*w <= 0 || *h <= 0 || *w > 65535 || *h > 65535) {
-    return libshard::InvalidArgumentError("--size: " + s + " is out of range");
-  }
-  return Status::OK();
-}
-
-// "R,G,B" or "R,G,B,A", each 0..255 (A defaults to 255): the --fill colour.
-Status ParseFill(const std::string& s, std::array<uint8_t, 4>* rgba) {
-  std::array<int, 4> v = {0, 0, 0, 255};
-  int n = 0;
-  size_t pos = 0;
-  while (true) {
-    const size_t comma = s.find(',', pos);
-    const std::string part = s.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    const bool digits = !part.empty() && part.size() <= 3 &&
-                        part.find_first_not_of("0123456789") == std::string::npos;
-    if (n == 4 || !digits || std::stoi(part) > 255) break;
-    v[n++] = std::stoi(part);
-    if (comma == std::string::npos) {
-      if (n < 3) break;
-      for (int k = 0; k < 4; ++k) (*rgba)[k] = static_cast<uint8_t>(v[k]);
-      return Status::OK();
-    }
-    pos = comma + 1;
-  }
-  return libshard::InvalidArgumentError("--fill: expected R,G,B or R,G,B,A with values 0..255, got '" + s + "'");
+// A library parse error with the flag that gave the text: "--size: ...".
+template <typename T>
+StatusOr<T> ForFlag(const std::string& flag, StatusOr<T> parsed) {
+  if (!parsed.ok()) return libshard::InvalidArgumentError(flag + ": " + parsed.status().message());
+  return parsed;
 }
 
 // A path argument the conversion reads: it must exist and be readable, else
@@ -146,12 +82,14 @@ Status BuildOptions(Flags& f) {
     LIBSHARD_RETURN_IF_ERROR(CheckReadable("--masks ", o.list.masks));
   }
   LIBSHARD_RETURN_IF_ERROR(CheckReadable("--mask-labels ", o.mask_labels_file));
-  LIBSHARD_ASSIGN_OR_RETURN(o.plan.shard_size_bytes, ParseByteSize(f.shard_size));
+  LIBSHARD_ASSIGN_OR_RETURN(o.plan.shard_size_bytes, ForFlag("--shard-size", libshard::util::ParseByteSize(f.shard_size)));
   o.plan.seed = f.seed;
   o.plan.shuffle = !f.no_shuffle;
   image::TransformSpec& t = o.encode.transform;
   if (!f.size.empty()) {
-    LIBSHARD_RETURN_IF_ERROR(ParseImageSize(f.size, &t.width, &t.height));
+    if (Status s = image::ParseImageSize(f.size, &t.width, &t.height); !s.ok()) {
+      return libshard::InvalidArgumentError("--size: " + s.message());
+    }
     t.mode = image::ResizeMode::kCenterCrop;
   }
   if (!f.resize_mode.empty()) {
@@ -165,17 +103,14 @@ Status BuildOptions(Flags& f) {
   LIBSHARD_ASSIGN_OR_RETURN(o.encode.reencode, image::ParseReencodeMode(f.reencode));
   o.encode.jpeg.quality = f.quality;
   o.encode.raw.zstd_level = f.zstd_level;
-  if (f.channels == "rgb") o.encode.decode.channels = image::ChannelMode::kRgb;
-  else if (f.channels == "gray") o.encode.decode.channels = image::ChannelMode::kGray;
-  else if (f.channels == "auto") o.encode.decode.channels = image::ChannelMode::kAuto;
-  else return libshard::InvalidArgumentError("--channels must be rgb, gray or auto");
-  if (f.alpha == "composite") o.encode.decode.alpha = image::AlphaMode::kComposite;
-  else if (f.alpha == "keep") o.encode.decode.alpha = image::AlphaMode::kKeep;
-  else return libshard::InvalidArgumentError("--alpha must be composite or keep");
-  if (!f.fill.empty()) LIBSHARD_RETURN_IF_ERROR(ParseFill(f.fill, &t.fill));
+  LIBSHARD_ASSIGN_OR_RETURN(o.encode.decode.channels, ForFlag("--channels", image::ParseChannelMode(f.channels)));
+  LIBSHARD_ASSIGN_OR_RETURN(o.encode.decode.alpha, ForFlag("--alpha", image::ParseAlphaMode(f.alpha)));
+  if (!f.fill.empty()) {
+    LIBSHARD_ASSIGN_OR_RETURN(t.fill, ForFlag("--fill", image::ParseFillColor(f.fill)));
+  }
   o.encode.mask_options.ignore_index = static_cast<uint8_t>(f.mask_ignore_index);
-  if (f.unknown_color == "ignore") o.encode.mask_options.unknown = image::UnknownColor::kIgnore;
-  else if (f.unknown_color != "error") return libshard::InvalidArgumentError("--unknown-color must be error or ignore");
+  LIBSHARD_ASSIGN_OR_RETURN(o.encode.mask_options.unknown,
+                            ForFlag("--unknown-color", image::ParseUnknownColor(f.unknown_color)));
   if (f.on_error == "fail") o.fail_on_error = true;
   else if (f.on_error != "skip") return libshard::InvalidArgumentError("--on-error must be skip or fail");
   o.sync = !f.no_sync;

@@ -470,5 +470,15 @@ std::string PngHeader(uint32_t w, uint32_t h) {
          Chunk("IEND", "");
 }
 
+TEST(DecodeOptionsTest, ChannelAndAlphaModesParse) {
+  EXPECT_EQ(*ParseChannelMode("rgb"), ChannelMode::kRgb);
+  EXPECT_EQ(*ParseChannelMode("gray"), ChannelMode::kGray);
+  EXPECT_EQ(*ParseChannelMode("auto"), ChannelMode::kAuto);
+  EXPECT_EQ(ParseChannelMode("cmyk").status().message(), "unknown channel mode 'cmyk' (expected rgb, gray or auto)");
+  EXPECT_EQ(*ParseAlphaMode("composite"), AlphaMode::kComposite);
+  EXPECT_EQ(*ParseAlphaMode("keep"), AlphaMode::kKeep);
+  EXPECT_EQ(ParseAlphaMode("Keep").status().code(), StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace libshard::image

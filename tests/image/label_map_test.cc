@@ -27,6 +27,12 @@ constexpr char kCamVid[] =
     "Bicyclist,0,128, 192\n"
     "\"Car, parked\",64,0,128\n";
 
+TEST(LabelMapTest, UnknownColorPolicyParses) {
+  EXPECT_EQ(*ParseUnknownColor("error"), UnknownColor::kError);
+  EXPECT_EQ(*ParseUnknownColor("ignore"), UnknownColor::kIgnore);
+  EXPECT_EQ(ParseUnknownColor("skip").status().message(), "unknown colour policy 'skip' (expected error or ignore)");
+}
+
 TEST(LabelMapTest, ParsesCamVidCsv) {
   StatusOr<LabelMap> map = LabelMap::FromCsv(kCamVid);
   ASSERT_TRUE(map.ok()) << map.status();

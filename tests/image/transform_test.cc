@@ -515,5 +515,33 @@ TEST(ShrinkOnLoadTest, CloseToFullDecodeThenResize) {
   }
 }
 
+TEST(TransformParseTest, ImageSizeAndFillColor) {
+  int w = 0, h = 0;
+  ASSERT_TRUE(ParseImageSize("224", &w, &h).ok());
+  EXPECT_EQ(w, 224);
+  EXPECT_EQ(h, 224);
+  ASSERT_TRUE(ParseImageSize("512x496", &w, &h).ok());
+  EXPECT_EQ(w, 512);
+  EXPECT_EQ(h, 496);
+  for (const char* bad : {"", "x", "12x", "x12", "1e3", "-5", "+5", "12 x 3", "224px", "3x4x5"}) {
+    Status s = ParseImageSize(bad, &w, &h);
+    EXPECT_EQ(s.message(), "expected N or WxH, got '" + std::string(bad) + "'") << bad;
+  }
+  for (const char* big : {"0", "65536", "10x0", "999999999"}) {
+    EXPECT_EQ(ParseImageSize(big, &w, &h).message(), std::string(big) + " is out of range") << big;
+  }
+  auto fill = ParseFillColor("1,2,3");
+  ASSERT_TRUE(fill.ok());
+  EXPECT_EQ(*fill, (std::array<uint8_t, 4>{1, 2, 3, 255}));
+  fill = ParseFillColor("255,0,128,7");
+  ASSERT_TRUE(fill.ok());
+  EXPECT_EQ(*fill, (std::array<uint8_t, 4>{255, 0, 128, 7}));
+  for (const char* bad : {"", "1,2", "1,2,3,4,5", "256,0,0", "a,b,c", "1,,3", "1,2,3,", " 1,2,3"}) {
+    EXPECT_EQ(ParseFillColor(bad).status().message(),
+              "expected R,G,B or R,G,B,A with values 0..255, got '" + std::string(bad) + "'")
+        << bad;
+  }
+}
+
 }  // namespace
 }  // namespace libshard::image

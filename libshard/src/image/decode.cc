@@ -94,6 +94,19 @@ Status DecodeImageInto(std::string_view bytes, const DecodeOptions& options, Ima
   return Status::OK();
 }
 
+StatusOr<ChannelMode> ParseChannelMode(std::string_view name) {
+  if (name == "rgb") return ChannelMode::kRgb;
+  if (name == "gray") return ChannelMode::kGray;
+  if (name == "auto") return ChannelMode::kAuto;
+  return InvalidArgumentError("unknown channel mode '" + std::string(name) + "' (expected rgb, gray or auto)");
+}
+
+StatusOr<AlphaMode> ParseAlphaMode(std::string_view name) {
+  if (name == "composite") return AlphaMode::kComposite;
+  if (name == "keep") return AlphaMode::kKeep;
+  return InvalidArgumentError("unknown alpha mode '" + std::string(name) + "' (expected composite or keep)");
+}
+
 Status DecodeJpegRegion(std::string_view bytes, int scale_denom, bool gray, PixelRect* region, Image* out) {
   internal::JpegReadOptions jo;
   jo.gray = gray;

@@ -8,6 +8,12 @@
 #include "libshard/image/probe.h"
 
 namespace libshard::image {
+
+StatusOr<UnknownColor> ParseUnknownColor(std::string_view name) {
+  if (name == "error") return UnknownColor::kError;
+  if (name == "ignore") return UnknownColor::kIgnore;
+  return InvalidArgumentError("unknown colour policy '" + std::string(name) + "' (expected error or ignore)");
+}
 namespace {
 
 std::string_view Trim(std::string_view s) {

@@ -58,6 +58,47 @@ StatusOr<ResizeMode> ParseResizeMode(std::string_view name) {
                               "crop-or-pad)");
 }
 
+Status ParseImageSize(std::string_view text, int* width, int* height) {
+  const std::string s(text);
+  // Plain decimal digits, 1..5 of them, on each side of an optional 'x'.
+  auto number = [](const std::string& part, int* out) {
+    if (part.empty() || part.size() > 9 || part.find_first_not_of("0123456789") != std::string::npos) return false;
+    *out = std::stoi(part);
+    return true;
+  };
+  const size_t x = s.find('x');
+  const bool ok = x == std::string::npos ? number(s, width) && number(s, height)
+                                         : number(s.substr(0, x), width) && number(s.substr(x + 1), height);
+  if (!ok) return InvalidArgumentError("expected N or WxH, got '" + s + "'");
+  if (*width <= 0 || *height <= 0 || *width > 65535 || *height > 65535) {
+    return InvalidArgumentError(s + " is out of range");
+  }
+  return Status::OK();
+}
+
+StatusOr<std::array<uint8_t, 4>> ParseFillColor(std::string_view text) {
+  const std::string s(text);
+  std::array<int, 4> v = {0, 0, 0, 255};
+  int n = 0;
+  size_t pos = 0;
+  while (true) {
+    const size_t comma = s.find(',', pos);
+    const std::string part = s.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    const bool digits =
+        !part.empty() && part.size() <= 3 && part.find_first_not_of("0123456789") == std::string::npos;
+    if (n == 4 || !digits || std::stoi(part) > 255) break;
+    v[n++] = std::stoi(part);
+    if (comma == std::string::npos) {
+      if (n < 3) break;
+      std::array<uint8_t, 4> rgba;
+      for (int k = 0; k < 4; ++k) rgba[k] = static_cast<uint8_t>(v[k]);
+      return rgba;
+    }
+    pos = comma + 1;
+  }
+  return InvalidArgumentError("expected R,G,B or R,G,B,A with values 0..255, got '" + s + "'");
+}
+
 bool Geometry::identity() const {
   return box.x0 == 0 && box.y0 == 0 && box.x1 == src_width && box.y1 == src_height &&
          scaled_width == src_width && scaled_height == src_height && out_width == src_width &&

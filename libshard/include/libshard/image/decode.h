@@ -53,6 +53,11 @@ enum class AlphaMode {
   kKeep,       // keep alpha as the last channel
 };
 
+// "rgb", "gray", "auto"; InvalidArgument naming the choices otherwise.
+StatusOr<ChannelMode> ParseChannelMode(std::string_view name);
+// "composite", "keep"; InvalidArgument naming the choices otherwise.
+StatusOr<AlphaMode> ParseAlphaMode(std::string_view name);
+
 struct DecodeOptions {
   // Output channels. Default: kRgb.
   ChannelMode channels = ChannelMode::kRgb;

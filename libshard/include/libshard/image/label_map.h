@@ -49,6 +49,9 @@ enum class UnknownColor {
   kIgnore,  // map it to ignore_index
 };
 
+// "error", "ignore"; InvalidArgument naming the choices otherwise.
+StatusOr<UnknownColor> ParseUnknownColor(std::string_view name);
+
 struct LabelMapOptions {
   // What a colour missing from the map becomes. Default: kError.
   UnknownColor unknown = UnknownColor::kError;

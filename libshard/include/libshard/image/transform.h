@@ -49,6 +49,15 @@ enum class ResizeMode { kNone, kStretch, kCenterCrop, kKeepRatio, kLetterbox, kC
 const char* ResizeModeName(ResizeMode mode);
 StatusOr<ResizeMode> ParseResizeMode(std::string_view name);
 
+// A target size: "224" (224 x 224) or "512x496" (width x height), each
+// 1..65535. InvalidArgument "expected N or WxH, got 'TEXT'" / "TEXT is out of
+// range".
+Status ParseImageSize(std::string_view text, int* width, int* height);
+
+// A fill colour: "R,G,B" or "R,G,B,A", each 0..255 (A defaults to 255).
+// InvalidArgument "expected R,G,B or R,G,B,A with values 0..255, got 'TEXT'".
+StatusOr<std::array<uint8_t, 4>> ParseFillColor(std::string_view text);
+
 // An integer pixel rectangle; x + width <= image width, etc.
 struct CropBox {
   int x = 0;
