@@ -306,8 +306,24 @@ class FileWindow : public Window {
  public:
   static constexpr size_t kChunk = 256 << 10;
 
-  FileWindow(int fd, uint64_t size, bool checksum) : fd_(fd), size_(size), checksum_(checksum) {}
-  ~FileWindow() override { std::free(buf_); }
+  FileWindow(int fd, uint64_t size, bool checksum) : fd_(fd), size_(size), checksum_(checksum) {
+    // The thread's spare buffer, if it has one: a fresh one per file costs
+    // an mmap, a page fault per page and an munmap, more than reading a
+    // small file. Taken, not shared: a nested task on this thread (decode
+    // batches) may open another window meanwhile and gets its own.
+    Spare& spare = ThreadSpare();
+    buf_ = spare.buf;
+    capacity_ = spare.capacity;
+    spare = Spare{};
+  }
+  ~FileWindow() override {
+    Spare& spare = ThreadSpare();
+    if (spare.buf == nullptr && capacity_ <= kKeepCapacity) {
+      spare = Spare{buf_, capacity_};
+    } else {
+      std::free(buf_);
+    }
+  }
   FileWindow(const FileWindow&) = delete;
   FileWindow& operator=(const FileWindow&) = delete;
 
@@ -374,6 +390,22 @@ class FileWindow : public Window {
       filled_ += static_cast<size_t>(got);
       return Status::OK();
     }
+  }
+
+  // A buffer kept for the thread's next file; larger ones (a record longer
+  // than this) are freed.
+  static constexpr size_t kKeepCapacity = 4 << 20;
+  struct Spare {
+    char* buf = nullptr;
+    size_t capacity = 0;
+  };
+  struct SpareHolder {
+    Spare spare;
+    ~SpareHolder() { std::free(spare.buf); }
+  };
+  static Spare& ThreadSpare() {
+    thread_local SpareHolder holder;
+    return holder.spare;
   }
 
   int fd_;
