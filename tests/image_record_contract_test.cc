@@ -363,37 +363,56 @@ TEST(ImageRecordContractTest, JpegInflatedBeyondItsDataFailsEverywhere) {
 #ifdef SHARD_BIN
 TEST(ImageRecordContractTest, ConvertRawOf16BitPngVerifiesAndLoads) {
   // `--format raw` keeps the 16-bit samples; verify --decode passes them and
-  // the loader reads them (as the 16-bit PNG itself would be read).
+  // the loader reads them (as the 16-bit PNG itself would be read), in every
+  // raw encoding the converter writes; the manifest records the filter.
   const std::string dir = testing::MakeTempDir();
   std::filesystem::create_directories(dir + "/in/a");
   const std::string png = Png(Pattern(3, 16));
   testing::WriteFileOrDie(dir + "/in/a/wide.png", png);
-  testing::CommandResult r = testing::RunShard("convert " + dir + "/in -o " + dir + "/out --format raw");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  r = testing::RunShard("verify --decode " + dir + "/out");
-  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-  auto ds = reader::Dataset::Open({dir + "/out"});
-  ASSERT_TRUE(ds.ok()) << ds.status();
-  ASSERT_EQ((*ds)->size(), 1u);
-  std::string_view rec;
-  reader::RecordBuffer buf;
-  ASSERT_TRUE((*ds)->ReadRecord(0, &buf, &rec).ok());
-  example::FeatureView dtype;
-  ASSERT_TRUE(example::ExampleView::Parse(rec)->Find(keys::kDtype, &dtype));
-  EXPECT_EQ(dtype.bytes(0), "uint16");
-  reader::LoaderOptions o;
-  o.width = kW;
-  o.height = kH;
-  o.batch_size = 1;
-  auto loader = reader::BatchLoader::Create(std::move(*ds), o);
-  ASSERT_TRUE(loader.ok());
-  std::vector<uint8_t> image(kW * kH * 3);
-  int64_t label = -2;
-  Status s = (*loader)->DecodeSample(0, 0, image.data(), nullptr, &label);
-  ASSERT_TRUE(s.ok()) << s;
-  auto ref = image::DecodeImage(png);
-  ASSERT_TRUE(ref.ok());
-  EXPECT_EQ(std::memcmp(image.data(), ref->data(), image.size()), 0);
+  const std::pair<const char*, const char*> cases[] = {
+      {"", "raw.zst"},
+      {"--zstd-level -3", "raw.zst"},
+      {"--raw-filter up --zstd-level 1", "raw.up.zst"},
+      {"--zstd-level 0 --raw-filter up", "raw"},
+  };
+  int n = 0;
+  for (const auto& [flags, format] : cases) {
+    SCOPED_TRACE(flags);
+    const std::string out = dir + "/out" + std::to_string(n++);
+    testing::CommandResult r =
+        testing::RunShard("convert " + dir + "/in -o " + out + " --format raw " + std::string(flags));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    r = testing::RunShard("verify --decode " + out);
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    const std::string manifest = testing::ReadFileOrDie(out + "/manifest.json");
+    EXPECT_TRUE(testing::Contains(manifest, std::string("\"raw_filter\": \"") +
+                                                (testing::Contains(flags, "up") ? "up" : "none") + "\""))
+        << manifest;
+    auto ds = reader::Dataset::Open({out});
+    ASSERT_TRUE(ds.ok()) << ds.status();
+    ASSERT_EQ((*ds)->size(), 1u);
+    std::string_view rec;
+    reader::RecordBuffer buf;
+    ASSERT_TRUE((*ds)->ReadRecord(0, &buf, &rec).ok());
+    example::FeatureView dtype, fmt;
+    ASSERT_TRUE(example::ExampleView::Parse(rec)->Find(keys::kDtype, &dtype));
+    EXPECT_EQ(dtype.bytes(0), "uint16");
+    ASSERT_TRUE(example::ExampleView::Parse(rec)->Find(keys::kFormat, &fmt));
+    EXPECT_EQ(fmt.bytes(0), format);
+    reader::LoaderOptions o;
+    o.width = kW;
+    o.height = kH;
+    o.batch_size = 1;
+    auto loader = reader::BatchLoader::Create(std::move(*ds), o);
+    ASSERT_TRUE(loader.ok());
+    std::vector<uint8_t> image(kW * kH * 3);
+    int64_t label = -2;
+    Status s = (*loader)->DecodeSample(0, 0, image.data(), nullptr, &label);
+    ASSERT_TRUE(s.ok()) << s;
+    auto ref = image::DecodeImage(png);
+    ASSERT_TRUE(ref.ok());
+    EXPECT_EQ(std::memcmp(image.data(), ref->data(), image.size()), 0);
+  }
 }
 #endif
 
