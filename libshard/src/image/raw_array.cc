@@ -185,6 +185,7 @@ StatusOr<std::string> EncodeRaw(const Image& img, const RawEncodeOptions& option
   ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_checksumFlag, 1);  // corruption is detected
   std::string out(ZSTD_compressBound(n), '\0');
   const size_t got = ZSTD_compress2(cctx.get(), out.data(), out.size(), src, n);
+  if (filtered.capacity() > (size_t{64} << 20)) std::vector<uint8_t>().swap(filtered);  // keep only small ones
   if (ZSTD_isError(got)) return InternalError(std::string("raw encode: zstd: ") + ZSTD_getErrorName(got));
   out.resize(got);
   return out;
