@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_read_raw.h"
 #include "bench_util.h"
 #include "cli_checks.h"
 #include "bench.h"
@@ -48,6 +49,8 @@ struct BenchReadOptions {
   size_t record_bytes = 100 * 1024;
   double seconds = 0.5;
   bool decode = false;
+  bool raw = false;
+  std::string photos = BenchDataDir() + "/photos";
   int threads = 2;
   size_t images = 512;
   size_t batch_size = 64;
@@ -380,12 +383,21 @@ int RunBenchRead(BenchReadOptions opt) {
             << indexed << " with a usable .idx (the others are scanned at open)\n";
   PrintTable({"what", "krecords/s", "GB/s", "x cat"}, rows);
   int rc = kExitOk;
-  if (opt.decode) {
+  if (opt.decode || opt.raw) {
     const std::string dir = temp_dir.empty()
         ? (std::filesystem::temp_directory_path() / ("shard_bench_decode_" + std::to_string(getpid()))).string()
         : temp_dir;
     std::filesystem::create_directories(dir);
-    rc = RunDecodeBench(opt, dir);
+    if (opt.decode) rc = RunDecodeBench(opt, dir);
+    if (rc == kExitOk && opt.raw) {
+      RawBenchOptions ro;
+      ro.photos = opt.photos;
+      ro.images = opt.images;
+      ro.batch_size = opt.batch_size;
+      ro.threads = opt.threads;
+      ro.seconds = opt.seconds;
+      rc = RunRawBench(ro, dir);
+    }
     if (temp_dir.empty()) std::filesystem::remove_all(dir);
   }
   if (!temp_dir.empty()) std::filesystem::remove_all(temp_dir);
@@ -407,13 +419,19 @@ void RegisterBenchRead(CLI::App& bench, int* exit_code) {
   cmd->add_flag("--decode", opt->decode,
                 "Also time JPEG -> uint8 and normalised float32 batches (BatchLoader) vs bare libjpeg-turbo and "
                 "torchvision");
-  cmd->add_option("--threads", opt->threads, "--decode: loader threads and torchvision workers, 1..256")
+  cmd->add_flag("--raw",
+                opt->raw,
+                "Also compare raw arrays (stored, the default, raw.zst level 3, raw.up.zst level 1) with JPEG q90 on the same "
+                "224x224 photos: size, encode, bare decode and BatchLoader rates");
+  cmd->add_option("--photos", opt->photos, "--raw: folder of photos the 224x224 images are cut from")
+      ->capture_default_str();
+  cmd->add_option("--threads", opt->threads, "--decode, --raw: loader threads and torchvision workers, 1..256")
       ->check(IntegerIn(1, kMaxThreads))
       ->capture_default_str();
-  cmd->add_option("--images", opt->images, "--decode: synthetic 224x224 JPEGs, 1..1000000")
+  cmd->add_option("--images", opt->images, "--decode, --raw: 224x224 images, 1..1000000")
       ->check(IntegerIn(1, 1'000'000))
       ->capture_default_str();
-  cmd->add_option("--batch-size", opt->batch_size, "--decode: batch size, 1..65536")
+  cmd->add_option("--batch-size", opt->batch_size, "--decode, --raw: batch size, 1..65536")
       ->check(IntegerIn(1, 65536))
       ->capture_default_str();
   cmd->add_option("--torchvision-script", opt->torchvision_script, "--decode: the baseline script")

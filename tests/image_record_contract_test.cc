@@ -40,9 +40,10 @@ image::Image Pattern(int channels, int bit_depth = 8) {
 
 std::string Png(const image::Image& img) { return *image::EncodePng(img); }
 std::string Jpeg() { return *image::EncodeJpeg(Pattern(3)); }
-std::string Raw(const image::Image& img, int level) {
+std::string Raw(const image::Image& img, int level, image::RawFilter filter = image::RawFilter::kNone) {
   image::RawEncodeOptions o;
   o.zstd_level = level;
+  o.filter = filter;
   return *image::EncodeRaw(img, o);
 }
 
@@ -76,8 +77,9 @@ struct Row {
   }
 };
 
-Row RawRow(std::string name, const image::Image& img, int level) {
-  Row r{std::move(name), Raw(img, level), level == 0 ? "raw" : "raw.zst"};
+Row RawRow(std::string name, const image::Image& img, int level,
+           image::RawFilter filter = image::RawFilter::kNone) {
+  Row r{std::move(name), Raw(img, level, filter), image::RawFormatName(image::RawCompressionFor({level, filter}))};
   r.shape = {img.height(), img.width(), img.channels()};
   r.dtype = image::RawDtypeName(img.bit_depth());
   return r;
@@ -92,6 +94,15 @@ std::vector<Row> Rows() {
   rows.push_back(RawRow("good raw.zst", Pattern(3), 3));
   rows.push_back(RawRow("good raw uint16", Pattern(3, 16), 0));
   rows.push_back(RawRow("good raw.zst gray+alpha uint16", Pattern(2, 16), 3));
+  rows.push_back(RawRow("good raw.zst fast level", Pattern(3), -5));
+  rows.push_back(RawRow("good raw.up.zst", Pattern(3), 1, image::RawFilter::kUp));
+  rows.push_back(RawRow("good raw.up.zst gray+alpha uint16", Pattern(2, 16), 1, image::RawFilter::kUp));
+  Row updtype = RawRow("shape/dtype mismatch in raw.up.zst", Pattern(3), 1, image::RawFilter::kUp);
+  updtype.dtype = "uint16";
+  updtype.fault = "raw_array_invalid";
+  updtype.message = "raw.up.zst array of shape 8x6x3 uint16: raw decode: zstd frame holds 144 bytes, but shape "
+                    "6x8x3 uint16 needs 288";
+  rows.push_back(updtype);
   rows.push_back({"missing format, png by content", Png(Pattern(3)), ""});
 
   Row huge = RawRow("shape [2^32+10, 10, 3]", Pattern(3), 0);
@@ -122,7 +133,7 @@ std::vector<Row> Rows() {
 
   Row webp{"webp on PNG bytes", Png(Pattern(3)), "webp"};
   webp.fault = "image_undecodable";
-  webp.message = "image/format \"webp\" is not jpeg, png, raw or raw.zst";
+  webp.message = "image/format \"webp\" is not jpeg, png, raw, raw.zst or raw.up.zst";
   rows.push_back(webp);
 
   // A WebP header (RIFF, VP8L 8x6): convert reads WebP sources, but records
@@ -159,6 +170,12 @@ std::vector<Row> Rows() {
   mask.mask_format = "png";
   rows.push_back(mask);
 
+  Row up_mask = mask;
+  up_mask.name = "good raw.up.zst mask";
+  up_mask.mask = Raw(Pattern(1), 1, image::RawFilter::kUp);
+  up_mask.mask_format = "raw.up.zst";
+  rows.push_back(up_mask);
+
   Row small = mask;
   small.name = "mask size mismatch";
   small.mask = Png(image::Image(4, 4, 1));
@@ -178,7 +195,7 @@ std::vector<Row> Rows() {
   bmp.name = "unknown mask format";
   bmp.mask_format = "bmp";
   bmp.fault = "mask_undecodable";
-  bmp.message = "image/segmentation/class/format \"bmp\" is not png, raw or raw.zst";
+  bmp.message = "image/segmentation/class/format \"bmp\" is not png, raw, raw.zst or raw.up.zst";
   rows.push_back(bmp);
   return rows;
 }
@@ -254,8 +271,8 @@ TEST(ImageRecordContractTest, Uint16RawArraysLoadAsThe16BitPngDoes) {
   auto ref = image::DecodeImage(Png(wide));
   ASSERT_TRUE(ref.ok());
   ASSERT_EQ(ref->bit_depth(), 8);
-  for (int level : {0, 3}) {
-    const Row row = RawRow("uint16", wide, level);
+  for (int level : {0, 3, 1}) {
+    const Row row = RawRow("uint16", wide, level, level == 1 ? image::RawFilter::kUp : image::RawFilter::kNone);
     const std::string path = dir + "/u16-" + std::to_string(level) + ".tfrecord";
     auto w = record::RecordWriter::Create(path, {});
     ASSERT_TRUE(w.ok());
@@ -346,48 +363,67 @@ TEST(ImageRecordContractTest, JpegInflatedBeyondItsDataFailsEverywhere) {
 #ifdef SHARD_BIN
 TEST(ImageRecordContractTest, ConvertRawOf16BitPngVerifiesAndLoads) {
   // `--format raw` keeps the 16-bit samples; verify --decode passes them and
-  // the loader reads them (as the 16-bit PNG itself would be read).
+  // the loader reads them (as the 16-bit PNG itself would be read), in every
+  // raw encoding the converter writes; the manifest records the filter.
   const std::string dir = testing::MakeTempDir();
   std::filesystem::create_directories(dir + "/in/a");
   const std::string png = Png(Pattern(3, 16));
   testing::WriteFileOrDie(dir + "/in/a/wide.png", png);
-  testing::CommandResult r = testing::RunShard("convert " + dir + "/in -o " + dir + "/out --format raw");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  r = testing::RunShard("verify --decode " + dir + "/out");
-  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-  auto ds = reader::Dataset::Open({dir + "/out"});
-  ASSERT_TRUE(ds.ok()) << ds.status();
-  ASSERT_EQ((*ds)->size(), 1u);
-  std::string_view rec;
-  reader::RecordBuffer buf;
-  ASSERT_TRUE((*ds)->ReadRecord(0, &buf, &rec).ok());
-  example::FeatureView dtype;
-  ASSERT_TRUE(example::ExampleView::Parse(rec)->Find(keys::kDtype, &dtype));
-  EXPECT_EQ(dtype.bytes(0), "uint16");
-  reader::LoaderOptions o;
-  o.width = kW;
-  o.height = kH;
-  o.batch_size = 1;
-  auto loader = reader::BatchLoader::Create(std::move(*ds), o);
-  ASSERT_TRUE(loader.ok());
-  std::vector<uint8_t> image(kW * kH * 3);
-  int64_t label = -2;
-  Status s = (*loader)->DecodeSample(0, 0, image.data(), nullptr, &label);
-  ASSERT_TRUE(s.ok()) << s;
-  auto ref = image::DecodeImage(png);
-  ASSERT_TRUE(ref.ok());
-  EXPECT_EQ(std::memcmp(image.data(), ref->data(), image.size()), 0);
+  const std::pair<const char*, const char*> cases[] = {
+      {"", "raw.zst"},
+      {"--zstd-level -3", "raw.zst"},
+      {"--raw-filter up --zstd-level 1", "raw.up.zst"},
+      {"--zstd-level 0 --raw-filter up", "raw"},
+  };
+  int n = 0;
+  for (const auto& [flags, format] : cases) {
+    SCOPED_TRACE(flags);
+    const std::string out = dir + "/out" + std::to_string(n++);
+    testing::CommandResult r =
+        testing::RunShard("convert " + dir + "/in -o " + out + " --format raw " + std::string(flags));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    r = testing::RunShard("verify --decode " + out);
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    const std::string manifest = testing::ReadFileOrDie(out + "/manifest.json");
+    EXPECT_TRUE(testing::Contains(manifest, std::string("\"raw_filter\": \"") +
+                                                (testing::Contains(flags, "up") ? "up" : "none") + "\""))
+        << manifest;
+    auto ds = reader::Dataset::Open({out});
+    ASSERT_TRUE(ds.ok()) << ds.status();
+    ASSERT_EQ((*ds)->size(), 1u);
+    std::string_view rec;
+    reader::RecordBuffer buf;
+    ASSERT_TRUE((*ds)->ReadRecord(0, &buf, &rec).ok());
+    example::FeatureView dtype, fmt;
+    ASSERT_TRUE(example::ExampleView::Parse(rec)->Find(keys::kDtype, &dtype));
+    EXPECT_EQ(dtype.bytes(0), "uint16");
+    ASSERT_TRUE(example::ExampleView::Parse(rec)->Find(keys::kFormat, &fmt));
+    EXPECT_EQ(fmt.bytes(0), format);
+    reader::LoaderOptions o;
+    o.width = kW;
+    o.height = kH;
+    o.batch_size = 1;
+    auto loader = reader::BatchLoader::Create(std::move(*ds), o);
+    ASSERT_TRUE(loader.ok());
+    std::vector<uint8_t> image(kW * kH * 3);
+    int64_t label = -2;
+    Status s = (*loader)->DecodeSample(0, 0, image.data(), nullptr, &label);
+    ASSERT_TRUE(s.ok()) << s;
+    auto ref = image::DecodeImage(png);
+    ASSERT_TRUE(ref.ok());
+    EXPECT_EQ(std::memcmp(image.data(), ref->data(), image.size()), 0);
+  }
 }
 #endif
 
 TEST(ImageRecordContractTest, FormatParserIsTheOneForEveryName) {
-  for (const char* name : {"jpeg", "JPEG", "jpg", "png", "PNG", "raw", "raw.zst"}) {
+  for (const char* name : {"jpeg", "JPEG", "jpg", "png", "PNG", "raw", "raw.zst", "raw.up.zst"}) {
     EXPECT_TRUE(example::ParseImageRecordFormat(name).ok()) << name;
   }
-  for (const char* name : {"webp", "RAW", "raw.gz", "", "jpeg "}) {
+  for (const char* name : {"webp", "RAW", "raw.gz", "raw.up", "raw.up.ZST", "", "jpeg "}) {
     auto f = example::ParseImageRecordFormat(name);
     ASSERT_FALSE(f.ok()) << name;
-    EXPECT_EQ(f.status().message(), "format \"" + std::string(name) + "\" is not jpeg, png, raw or raw.zst");
+    EXPECT_EQ(f.status().message(), "format \"" + std::string(name) + "\" is not jpeg, png, raw, raw.zst or raw.up.zst");
   }
 }
 

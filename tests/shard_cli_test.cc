@@ -77,6 +77,7 @@ TEST(ShardBenchCliTest, HelpAndCountOptionsOutOfRange) {
       {"read --seconds -1", "--seconds: '-1' is out of range (0.001..3600)"},
       {"verify --shards 0", "--shards: '0' is out of range"},
       {"verify --record-bytes -1", "--record-bytes: '-1' is out of range"},
+      {"verify --copies 0", "--copies: '0' is out of range (1..100000)"},
       {"crc --sizes -1", "--sizes: '-1' is out of range"},
       {"convert --threads -1", "--threads: '-1' is out of range (1..256)"},
       {"convert --count 0", "--count: '0' is out of range"},
@@ -88,6 +89,15 @@ TEST(ShardBenchCliTest, HelpAndCountOptionsOutOfRange) {
     EXPECT_TRUE(Contains(r.err, message)) << args << "\n" << r.err;
     EXPECT_EQ(r.out, "") << args;
   }
+}
+
+TEST(ShardBenchCliTest, TablesWithoutTheirInputsAreSkippedWithAMessage) {
+  Result v = RunBench("verify --shards 1 --records 2 --record-bytes 10 --seconds 0.001 --small-file /nonexistent/x");
+  EXPECT_EQ(v.exit_code, 0) << v.err;
+  EXPECT_TRUE(Contains(v.out, "many small files: skipped (/nonexistent/x not found)")) << v.out;
+  Result r = RunBench("read --records 2 --record-bytes 10 --seconds 0.001 --raw --photos /nonexistent/photos");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Contains(r.out, "raw vs JPEG: skipped (")) << r.out;
 }
 #endif
 
@@ -127,7 +137,8 @@ TEST(ShardCliTest, CountOptionsOutOfRangeExitTwoNamingTheOption) {
       {conv + "--threads 2000000000", "--threads: '2000000000' is out of range"},
       {conv + "--quality -1", "--quality: '-1' is out of range (1..100)"},
       {conv + "--quality 101", "--quality: '101' is out of range (1..100)"},
-      {conv + "--zstd-level -1", "--zstd-level: '-1' is out of range (0..22)"},
+      {conv + "--zstd-level -131073", "--zstd-level: '-131073' is out of range (-131072..22)"},
+      {conv + "--zstd-level 23", "--zstd-level: '23' is out of range (-131072..22)"},
       {conv + "--num-tasks -1", "--num-tasks: '-1' is out of range (1..99999)"},
       {conv + "--num-tasks 100000", "--num-tasks: '100000' is out of range (1..99999)"},
       {conv + "--task-index -1", "--task-index: '-1' is out of range"},

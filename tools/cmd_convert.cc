@@ -37,9 +37,9 @@ struct Flags {
   convert::ConvertOptions o;
   std::string size, shard_size = "128MiB", resize_mode, filter = "bilinear", format = "jpeg";
   std::string reencode = "auto", on_error = "skip", channels = "rgb", alpha = "composite";
-  std::string unknown_color = "error", fill;
+  std::string unknown_color = "error", fill, raw_filter = "none";
   int mask_ignore_index = 255;
-  int quality = 90, zstd_level = 3;
+  int quality = 90, zstd_level = -5;
   double progress_interval = 10;
   uint64_t seed = 0;
   bool no_shuffle = false, dry_run = false, json = false, quiet = false, verbose = false;
@@ -103,6 +103,7 @@ Status BuildOptions(Flags& f) {
   LIBSHARD_ASSIGN_OR_RETURN(o.encode.reencode, image::ParseReencodeMode(f.reencode));
   o.encode.jpeg.quality = f.quality;
   o.encode.raw.zstd_level = f.zstd_level;
+  LIBSHARD_ASSIGN_OR_RETURN(o.encode.raw.filter, ForFlag("--raw-filter", image::ParseRawFilter(f.raw_filter)));
   LIBSHARD_ASSIGN_OR_RETURN(o.encode.decode.channels, ForFlag("--channels", image::ParseChannelMode(f.channels)));
   LIBSHARD_ASSIGN_OR_RETURN(o.encode.decode.alpha, ForFlag("--alpha", image::ParseAlphaMode(f.alpha)));
   if (!f.fill.empty()) {
@@ -150,7 +151,10 @@ std::string OutputDescription(const convert::ConvertOptions& o) {
     format += " quality " + std::to_string(o.encode.jpeg.quality);
     if (o.encode.reencode == image::ReencodeMode::kAuto) format += " (JPEGs needing no change copied)";
   } else if (o.encode.format == image::OutputFormat::kRaw) {
-    format += o.encode.raw.zstd_level == 0 ? " (stored)" : " (zstd level " + std::to_string(o.encode.raw.zstd_level) + ")";
+    format += o.encode.raw.zstd_level == 0
+                  ? " (stored)"
+                  : std::string(" (") + image::RawFormatName(image::RawCompressionFor(o.encode.raw)) +
+                        ", zstd level " + std::to_string(o.encode.raw.zstd_level) + ")";
   }
   std::string channels;
   switch (o.encode.decode.channels) {
@@ -397,10 +401,16 @@ void RegisterConvert(CLI::App& app, int* exit_code) {
   cmd->add_option("--fill", f.fill,
                   "R,G,B[,A] 0..255: padding of letterbox and crop-or-pad (default 0,0,0,255)");
   cmd->add_option("--filter", f.filter, "nearest|box|bilinear|bicubic|lanczos3")->capture_default_str();
-  cmd->add_option("--format", f.format, "jpeg|png|raw (raw = zstd array unless --zstd-level 0)")->capture_default_str();
+  cmd->add_option("--format", f.format, "jpeg|png|raw (raw = zstd array unless --zstd-level 0)")
+      ->capture_default_str();
   cmd->add_option("--quality", f.quality, "JPEG quality 1..100")->check(IntegerIn(1, 100))->capture_default_str();
-  cmd->add_option("--zstd-level", f.zstd_level, "raw arrays: 0 stored, 1..22 zstd")
-      ->check(IntegerIn(0, 22))
+  cmd->add_option("--zstd-level", f.zstd_level,
+                  "raw arrays: 0 stored, 1..22 zstd, -1..-131072 zstd's fast levels")
+      ->check(IntegerIn(-131072, 22))
+      ->capture_default_str();
+  cmd->add_option("--raw-filter", f.raw_filter,
+                  "raw arrays: none (raw.zst) | up (each row minus the row above, then zstd: raw.up.zst; smallest "
+                  "with --zstd-level 1)")
       ->capture_default_str();
   cmd->add_option("--reencode", f.reencode, "auto (copy JPEGs that need no change) | always")->capture_default_str();
   cmd->add_option("--channels", f.channels, "rgb|gray|auto (auto keeps gray sources gray)")->capture_default_str();

@@ -31,7 +31,7 @@ case "$mode" in
     build=$root/build-fuzz
     CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
       -DLIBSHARD_BUILD_FUZZERS=ON -DLIBSHARD_BUILD_TESTS=OFF -DLIBSHARD_BUILD_TOOLS=OFF
-    targets=(fuzz_record_reader fuzz_example_view fuzz_verify fuzz_image_record)
+    targets=(fuzz_record_reader fuzz_example_view fuzz_verify fuzz_image_record fuzz_raw_array)
     cmake --build "$build" -j "$jobs" --target "${targets[@]}"
     seconds=${FUZZ_SECONDS:-30}
     passed=0 failed=0

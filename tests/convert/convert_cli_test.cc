@@ -246,7 +246,8 @@ TEST(ConvertCliTest, UsageErrorsExitTwo) {
         io + "--format gif", io + "--on-error maybe", io + "--channels cmyk", io + "--shard-size 12Q",
         io + "--resize-mode stretch", io + "--filter sinc", io + "--val-fraction 1.5", dir + "/in",
         io + "--shard-size .", io + "--shard-size 1.2.3", io + "--shard-size 99999999999999999999999G",
-        io + "--quality 0", io + "--zstd-level 23", io + "--num-tasks 0",
+        io + "--quality 0", io + "--zstd-level 23", io + "--zstd-level -131073", io + "--raw-filter delta",
+        io + "--num-tasks 0",
         io + "--num-tasks 2 --task-index 2"}) {
     Result r = RunShard("convert " + args);
     EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;

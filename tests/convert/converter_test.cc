@@ -795,6 +795,7 @@ const OptionFlip kFlips[] = {
     {"jpeg_optimize_huffman", Plain, [](ConvertOptions* o) { o->encode.jpeg.optimize_huffman = true; }, true},
     {"png_level", Png, [](ConvertOptions* o) { o->encode.png.compression_level = 0; }, true},
     {"zstd_level", Raw, [](ConvertOptions* o) { o->encode.raw.zstd_level = 0; }, true},
+    {"raw_filter", Raw, [](ConvertOptions* o) { o->encode.raw.filter = image::RawFilter::kUp; }, true},
     {"reencode", Plain, [](ConvertOptions* o) { o->encode.reencode = image::ReencodeMode::kAuto; }, true},
     {"size", Resized, [](ConvertOptions* o) { o->encode.transform.width = 10; }, true},
     {"resize_mode", Resized, [](ConvertOptions* o) { o->encode.transform.mode = image::ResizeMode::kStretch; }, true},

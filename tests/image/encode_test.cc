@@ -3,8 +3,11 @@
 
 #include <gtest/gtest.h>
 #include <turbojpeg.h>
+#include <zstd.h>
 
 #include <cstdlib>
+#include <cstring>
+#include <vector>
 
 #include "golden.h"
 #include "libshard/image/decode.h"
@@ -242,6 +245,91 @@ TEST(RawArrayTest, LimitCheckedBeforeAllocation) {
   EXPECT_EQ(*ParseRawDtype("uint16"), 16);
   EXPECT_FALSE(ParseRawDtype("float32").ok());
   EXPECT_EQ(EncodeRaw(Photo(), RawEncodeOptions{23}).status().code(), StatusCode::kInvalidArgument);
+}
+
+// The Up filter ("raw.up.zst") and zstd's fast levels, over shapes whose
+// rows are shorter than, equal to and not a multiple of 16 bytes.
+TEST(RawArrayTest, RoundTripUpFilterAndFastLevels) {
+  std::vector<Image> images = {Photo(), Wide()};
+  for (int c : {1, 2, 4}) {
+    for (int w : {1, 5, 16, 33}) {
+      Image img(w, 7, c, c == 2 ? 16 : 8);
+      for (size_t i = 0; i < img.byte_size(); ++i) img.data()[i] = static_cast<uint8_t>(i * 37 + (i >> 3));
+      images.push_back(std::move(img));
+    }
+  }
+  for (const Image& img : images) {
+    for (RawFilter filter : {RawFilter::kNone, RawFilter::kUp}) {
+      for (int level : {-131072, -5, -1, 1, 3}) {
+        SCOPED_TRACE(std::to_string(img.width()) + "x" + std::to_string(img.height()) + "x" +
+                     std::to_string(img.channels()) + " depth " + std::to_string(img.bit_depth()) + " level " +
+                     std::to_string(level) + " filter " + RawFilterName(filter));
+        const RawEncodeOptions o{level, filter};
+        StatusOr<std::string> bytes = EncodeRaw(img, o);
+        ASSERT_TRUE(bytes.ok()) << bytes.status();
+        EXPECT_EQ(RawCompressionFor(o), filter == RawFilter::kUp ? RawCompression::kZstdUp : RawCompression::kZstd);
+        StatusOr<Image> back = DecodeRaw(*bytes, RawShapeOf(img), RawCompressionFor(o));
+        ASSERT_TRUE(back.ok()) << back.status();
+        EXPECT_EQ(*back, img);
+        // Into a caller buffer of exactly the shape's size, and no other.
+        std::vector<uint8_t> out(img.byte_size());
+        ASSERT_TRUE(DecodeRawInto(*bytes, RawShapeOf(img), RawCompressionFor(o), out.data(), out.size()).ok());
+        EXPECT_EQ(std::memcmp(out.data(), img.data(), out.size()), 0);
+        EXPECT_EQ(DecodeRawInto(*bytes, RawShapeOf(img), RawCompressionFor(o), out.data(), out.size() - 1).code(),
+                  StatusCode::kInvalidArgument);
+      }
+    }
+  }
+  // Stored ignores the filter: the samples as they are, format "raw".
+  const Image img = Photo();
+  const RawEncodeOptions stored{0, RawFilter::kUp};
+  EXPECT_EQ(RawCompressionFor(stored), RawCompression::kNone);
+  EXPECT_EQ(*EncodeRaw(img, stored), std::string(reinterpret_cast<const char*>(img.data()), img.byte_size()));
+}
+
+// The bytes inside a raw.up.zst frame are what docs/formats.md states: row 0
+// as it is, then each sample minus the one above, mod 2^8 or 2^16.
+TEST(RawArrayTest, UpFilterGoldenBytes) {
+  Image u8(2, 3, 1);
+  const uint8_t px[6] = {10, 20, 15, 5, 0, 255};
+  std::memcpy(u8.data(), px, 6);
+  std::string frame = *EncodeRaw(u8, RawEncodeOptions{1, RawFilter::kUp});
+  std::string inner(6, '\0');
+  ASSERT_EQ(ZSTD_decompress(inner.data(), inner.size(), frame.data(), frame.size()), 6u);
+  EXPECT_EQ(inner, std::string("\x0a\x14\x05\xf1\xf1\xfa", 6));
+
+  Image u16(2, 2, 1, 16);
+  const uint16_t wide[4] = {1000, 2, 500, 1};
+  std::memcpy(u16.data(), wide, 8);
+  frame = *EncodeRaw(u16, RawEncodeOptions{1, RawFilter::kUp});
+  inner.assign(8, '\0');
+  ASSERT_EQ(ZSTD_decompress(inner.data(), inner.size(), frame.data(), frame.size()), 8u);
+  // 1000, 2, 500 - 1000 = 65036, 1 - 2 = 65535; little-endian.
+  EXPECT_EQ(inner, std::string("\xe8\x03\x02\x00\x0c\xfe\xff\xff", 8));
+  EXPECT_EQ(*DecodeRaw(frame, RawShapeOf(u16), RawCompression::kZstdUp), u16);
+}
+
+TEST(RawArrayTest, UpFilterCorruptionAndNames) {
+  const Image img = Photo();
+  const std::string up = *EncodeRaw(img, RawEncodeOptions{1, RawFilter::kUp});
+  EXPECT_EQ(DecodeRaw(up.substr(0, up.size() - 10), RawShapeOf(img), RawCompression::kZstdUp).status().code(),
+            StatusCode::kDataLoss);
+  std::string flipped = up;
+  flipped[flipped.size() / 2] ^= 0x10;
+  EXPECT_EQ(DecodeRaw(flipped, RawShapeOf(img), RawCompression::kZstdUp).status().code(), StatusCode::kDataLoss);
+  RawShape wrong = RawShapeOf(img);
+  wrong.width = 96;
+  EXPECT_EQ(DecodeRaw(up, wrong, RawCompression::kZstdUp).status().code(), StatusCode::kDataLoss);
+  EXPECT_EQ(*ParseRawFormat("raw.up.zst"), RawCompression::kZstdUp);
+  EXPECT_STREQ(RawFormatName(RawCompression::kZstdUp), "raw.up.zst");
+  EXPECT_FALSE(ParseRawFormat("raw.up").ok());
+  EXPECT_EQ(*ParseRawFilter("up"), RawFilter::kUp);
+  EXPECT_EQ(*ParseRawFilter("none"), RawFilter::kNone);
+  EXPECT_FALSE(ParseRawFilter("delta").ok());
+  EXPECT_EQ(EncodeRaw(img, RawEncodeOptions{-131073}).status().code(), StatusCode::kInvalidArgument);
+  // The default: zstd's fast level -5, no filter ("raw.zst").
+  EXPECT_EQ(RawCompressionFor(RawEncodeOptions{}), RawCompression::kZstd);
+  EXPECT_EQ(RawEncodeOptions{}.zstd_level, -5);
 }
 
 TEST(PassThroughTest, DecisionsOnTheCorpus) {

@@ -366,6 +366,7 @@ ConversionOptions ToProto(const ConvertOptions& o) {
   p.set_format(image::OutputFormatName(o.encode.format));
   p.set_quality(o.encode.jpeg.quality);
   p.set_zstd_level(o.encode.raw.zstd_level);
+  p.set_raw_filter(image::RawFilterName(o.encode.raw.filter));
   p.set_reencode(image::ReencodeModeName(o.encode.reencode));
   p.set_on_error(o.fail_on_error ? "fail" : "skip");
   p.set_label_offset(o.list.label_offset);

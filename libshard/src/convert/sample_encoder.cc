@@ -68,10 +68,7 @@ Status ValidateEncodeOptions(const EncodeOptions& o) {
     return InvalidArgumentError("JPEG quality must be 1..100, not " +
                                 std::to_string(o.jpeg.quality));
   }
-  if (o.raw.zstd_level < 0 || o.raw.zstd_level > 22) {
-    return InvalidArgumentError("zstd level must be 0..22, not " +
-                                std::to_string(o.raw.zstd_level));
-  }
+  LIBSHARD_RETURN_IF_ERROR(image::ValidateRawEncodeOptions(o.raw));
   if (o.png.compression_level < 0 || o.png.compression_level > 9) {
     return InvalidArgumentError("PNG compression level must be 0..9");
   }

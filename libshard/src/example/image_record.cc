@@ -2,8 +2,6 @@
 // shared by the batch loader and `shard verify --decode`.
 #include "libshard/example/image_record.h"
 
-#include <zstd.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -103,7 +101,7 @@ Status ParseMask(const ExampleView& ex, const ImageRecordKeys& keys, ImageRecord
     } else if (s.ok()) {
       auto f = ParseImageRecordFormat(fmt);
       if (!f.ok() || *f == ImageRecordFormat::kJpeg) {
-        s = DataLossError(keys.mask_format + " " + Quoted(fmt) + " is not png, raw or raw.zst");
+        s = DataLossError(keys.mask_format + " " + Quoted(fmt) + " is not png, raw, raw.zst or raw.up.zst");
       } else {
         rec->mask_format = *f;
       }
@@ -122,17 +120,23 @@ Status ParseMask(const ExampleView& ex, const ImageRecordKeys& keys, ImageRecord
 }
 
 image::RawCompression CompressionOf(ImageRecordFormat f) {
-  return f == ImageRecordFormat::kRawZst ? image::RawCompression::kZstd : image::RawCompression::kNone;
+  switch (f) {
+    case ImageRecordFormat::kRawZst: return image::RawCompression::kZstd;
+    case ImageRecordFormat::kRawUpZst: return image::RawCompression::kZstdUp;
+    default: return image::RawCompression::kNone;
+  }
+}
+
+// The message a raw array's decode error gets, naming format and shape.
+Status RawArrayError(const ImageRecord& rec, const Status& s) {
+  return Status(s.code(), std::string(ImageRecordFormatName(rec.format)) + " array of shape " +
+                              Size(rec.shape.width, rec.shape.height) + "x" + std::to_string(rec.shape.channels) +
+                              " " + image::RawDtypeName(rec.shape.bit_depth) + ": " + s.message());
 }
 
 StatusOr<image::Image> DecodeRawArray(const ImageRecord& rec) {
   auto img = image::DecodeRaw(rec.encoded, rec.shape, CompressionOf(rec.format));
-  if (!img.ok()) {
-    return Status(img.status().code(), std::string(ImageRecordFormatName(rec.format)) + " array of shape " +
-                                           Size(rec.shape.width, rec.shape.height) + "x" +
-                                           std::to_string(rec.shape.channels) + " " +
-                                           image::RawDtypeName(rec.shape.bit_depth) + ": " + img.status().message());
-  }
+  if (!img.ok()) return RawArrayError(rec, img.status());
   return img;
 }
 
@@ -207,16 +211,12 @@ Status CopyOut(const image::Image& img, int w, int h, int c, uint8_t* dst, const
 
 bool NoGeometry(const image::TransformSpec& spec) { return spec.mode == image::ResizeMode::kNone && !spec.crop; }
 
-// A uint8 raw array already of the batch's shape: straight into it.
+// A uint8 raw array already of the batch's shape: decompressed (and
+// unfiltered) straight into the batch slot, on the thread's zstd context.
 Status RawIntoBatch(const ImageRecord& rec, uint8_t* dst) {
-  const size_t n = static_cast<size_t>(rec.shape.width) * rec.shape.height * rec.shape.channels;
-  if (rec.format == ImageRecordFormat::kRaw) {
-    std::memcpy(dst, rec.encoded.data(), n);  // the size was checked by ParseImageRecord
-    return Status::OK();
-  }
-  const size_t got = ZSTD_decompress(dst, n, rec.encoded.data(), rec.encoded.size());
-  if (ZSTD_isError(got) || got != n) return DecodeRawArray(rec).status();  // the message DecodeRaw gives
-  return Status::OK();
+  const uint64_t n = image::RawByteSize(rec.shape);
+  Status s = image::DecodeRawInto(rec.encoded, rec.shape, CompressionOf(rec.format), dst, n);
+  return s.ok() ? s : RawArrayError(rec, s);
 }
 
 Status ImagePixels(const ImageRecord& rec, const ImageRecordLimits& limits, const PixelRequest& r, uint8_t* dst) {
@@ -263,18 +263,23 @@ const char* ImageRecordFormatName(ImageRecordFormat format) {
     case ImageRecordFormat::kPng: return "png";
     case ImageRecordFormat::kRaw: return image::RawFormatName(image::RawCompression::kNone);
     case ImageRecordFormat::kRawZst: return image::RawFormatName(image::RawCompression::kZstd);
+    case ImageRecordFormat::kRawUpZst: return image::RawFormatName(image::RawCompression::kZstdUp);
   }
   return "?";
 }
 
 StatusOr<ImageRecordFormat> ParseImageRecordFormat(std::string_view name) {
   if (auto raw = image::ParseRawFormat(name); raw.ok()) {
-    return *raw == image::RawCompression::kZstd ? ImageRecordFormat::kRawZst : ImageRecordFormat::kRaw;
+    switch (*raw) {
+      case image::RawCompression::kZstd: return ImageRecordFormat::kRawZst;
+      case image::RawCompression::kZstdUp: return ImageRecordFormat::kRawUpZst;
+      case image::RawCompression::kNone: return ImageRecordFormat::kRaw;
+    }
   }
   if (auto f = image::ParseImageFormat(name); f.ok()) {
     return *f == image::ImageFormat::kPng ? ImageRecordFormat::kPng : ImageRecordFormat::kJpeg;
   }
-  return DataLossError("format " + Quoted(name) + " is not jpeg, png, raw or raw.zst");
+  return DataLossError("format " + Quoted(name) + " is not jpeg, png, raw, raw.zst or raw.up.zst");
 }
 
 StatusOr<ImageRecord> ParseImageRecord(const ExampleView& ex, const ImageRecordKeys& keys,
@@ -291,7 +296,7 @@ StatusOr<ImageRecord> ParseImageRecord(const ExampleView& ex, const ImageRecordK
     auto f = ParseImageRecordFormat(stated);
     if (!f.ok()) {
       return Fail(part, RecordPart::kImage,
-                  DataLossError(keys.format + " " + Quoted(stated) + " is not jpeg, png, raw or raw.zst"));
+                  DataLossError(keys.format + " " + Quoted(stated) + " is not jpeg, png, raw, raw.zst or raw.up.zst"));
     }
     rec.format = *f;
   }

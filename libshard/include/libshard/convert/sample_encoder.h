@@ -53,7 +53,7 @@ struct EncodeOptions {
   image::JpegEncodeOptions jpeg;
   // Default: level 6.
   image::PngEncodeOptions png;
-  // Default: zstd level 3.
+  // Default: zstd level -5, no filter ("raw.zst"; RawEncodeOptions).
   image::RawEncodeOptions raw;
   // Default: kAuto (JPEG pass-through when nothing would change).
   image::ReencodeMode reencode = image::ReencodeMode::kAuto;

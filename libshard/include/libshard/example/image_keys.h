@@ -4,7 +4,7 @@
 // shards unchanged. docs/convert.md lists kinds and when each is present.
 //
 //   image/encoded        bytes  the image: JPEG, PNG or a raw array
-//   image/format         bytes  "jpeg", "png", "raw" or "raw.zst"
+//   image/format         bytes  "jpeg", "png", "raw", "raw.zst" or "raw.up.zst"
 //   image/height         int64  pixels of the stored image
 //   image/width          int64
 //   image/channels       int64  1 gray, 2 gray+alpha, 3 RGB, 4 RGBA
@@ -16,7 +16,7 @@
 //   image/shape          int64  raw arrays only: [height, width, channels]
 //   image/dtype          bytes  raw arrays only: "uint8" or "uint16"
 //   image/segmentation/class/encoded  bytes  the class-index mask
-//   image/segmentation/class/format   bytes  "png", "raw" or "raw.zst"
+//   image/segmentation/class/format   bytes  "png", "raw", "raw.zst" or "raw.up.zst"
 //
 // Thread-safety: constants.
 #ifndef LIBSHARD_EXAMPLE_IMAGE_KEYS_H_

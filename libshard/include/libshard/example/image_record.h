@@ -6,9 +6,10 @@
 //
 // A record (keys from ImageRecordKeys; defaults are image_keys.h's):
 //   image      bytes, non-empty. Required.
-//   format     bytes: "jpeg" / "png" / "raw" / "raw.zst" (jpeg and png in
-//              any case, "jpg" too; ParseImageRecordFormat). Absent: JPEG or
-//              PNG detected by content. Any other value is an error, and a
+//   format     bytes: "jpeg" / "png" / "raw" / "raw.zst" / "raw.up.zst"
+//              (jpeg and png in any case, "jpg" too;
+//              ParseImageRecordFormat). Absent: JPEG or PNG detected by
+//              content. Any other value is an error, and a
 //              jpeg/png format must match the bytes' content.
 //   shape      raw arrays: exactly 3 int64 [height, width, channels]; height
 //              and width >= 1 with height x width within the pixel limit,
@@ -17,8 +18,8 @@
 //              byte count must be exactly what shape and dtype need.
 //   label      absent: -1. Otherwise int64 (its first value; an empty list
 //              gives -1); a label of another kind is an error, never -1.
-//   mask       optional bytes; mask_format "png" / "raw" / "raw.zst", or
-//              absent for a PNG detected by content. A PNG mask is read as
+//   mask       optional bytes; mask_format "png" / "raw" / "raw.zst" /
+//              "raw.up.zst", or absent for a PNG detected by content. A PNG mask is read as
 //              stored indices (image::DecodeIndexMask); a raw mask is uint8,
 //              1 channel, of the image's size. Either must be 1 channel of
 //              the image's (oriented) width and height.
@@ -61,7 +62,8 @@ struct ImageRecordKeys {
   std::string image = keys::kEncoded;
   // int64 class label; a record without it gets label -1. Default: "image/class/label".
   std::string label = keys::kLabel;
-  // "jpeg"/"png"/"raw"/"raw.zst"; absent means detect by content. Default: "image/format".
+  // "jpeg"/"png"/"raw"/"raw.zst"/"raw.up.zst"; absent: detect by content.
+  // Default: "image/format".
   std::string format = keys::kFormat;
   // Raw arrays: [height, width, channels]. Default: "image/shape".
   std::string shape = keys::kShape;
@@ -69,7 +71,7 @@ struct ImageRecordKeys {
   std::string dtype = keys::kDtype;
   // Segmentation mask bytes. Default: "image/segmentation/class/encoded".
   std::string mask = keys::kMaskEncoded;
-  // Mask format ("png", "raw", "raw.zst"). Default: "image/segmentation/class/format".
+  // Mask format ("png", "raw", "raw.zst", "raw.up.zst"). Default: "image/segmentation/class/format".
   std::string mask_format = keys::kMaskFormat;
 };
 
@@ -79,10 +81,10 @@ struct ImageRecordLimits {
   uint64_t max_pixels = 100'000'000;
 };
 
-enum class ImageRecordFormat { kJpeg, kPng, kRaw, kRawZst };
-// "jpeg", "png", "raw", "raw.zst".
+enum class ImageRecordFormat { kJpeg, kPng, kRaw, kRawZst, kRawUpZst };
+// "jpeg", "png", "raw", "raw.zst", "raw.up.zst".
 const char* ImageRecordFormatName(ImageRecordFormat format);
-// The one parser of an image/format value: "raw"/"raw.zst" through
+// The one parser of an image/format value: "raw"/"raw.zst"/"raw.up.zst" through
 // image::ParseRawFormat, "jpeg"/"jpg"/"png" in any case through
 // image::ParseImageFormat. Anything else: kDataLoss naming the value.
 StatusOr<ImageRecordFormat> ParseImageRecordFormat(std::string_view name);
@@ -112,7 +114,10 @@ struct ImageRecord {
   std::string_view mask;  // empty: no mask
   ImageRecordFormat mask_format = ImageRecordFormat::kPng;
 
-  bool raw() const { return format == ImageRecordFormat::kRaw || format == ImageRecordFormat::kRawZst; }
+  bool raw() const {
+    return format == ImageRecordFormat::kRaw || format == ImageRecordFormat::kRawZst ||
+           format == ImageRecordFormat::kRawUpZst;
+  }
 };
 
 // Checks everything about `ex` that needs no pixel decode (see the file

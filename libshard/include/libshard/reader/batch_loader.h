@@ -29,9 +29,10 @@
 //     parameters (scale, ratio, 10 tries then a centre crop) pick a crop box
 //     that is resampled to H x W, then a horizontal flip with probability 1/2.
 //     For a JPEG only the crop's rows and columns are decoded (crop_decode).
-//   - raw arrays ("raw" / "raw.zst" in the format key, with shape and dtype
-//     keys): uint8 arrays of exactly H x W x C are decompressed straight into
-//     the batch; others are decoded (uint16 reduced as round(v / 257)) and
+//   - raw arrays ("raw" / "raw.zst" / "raw.up.zst" in the format key, with
+//     shape and dtype keys): uint8 arrays of exactly H x W x C are
+//     decompressed (and unfiltered) straight into the batch, on one zstd
+//     context per decode thread; others are decoded (uint16 reduced as round(v / 257)) and
 //     transformed as images.
 //   - with `masks`, the segmentation mask (1 channel) gets the same geometry
 //     with nearest-neighbour sampling into an N x H x W buffer.
