@@ -10,10 +10,16 @@
 //
 // Vertical pass: output row y = sum_i w_i * input row (first + i), eight
 // samples per register across the row, 32 samples per step.
-// Horizontal pass (RGB, RGBA): two output pixels per register, one in each
+// Horizontal pass, when every output sample's taps lie close together (the
+// usual case: a shrink by less than about 2 with bilinear, as after a DCT
+// scaled JPEG decode): the row's output samples, whatever the channel count,
+// in groups of four, one group per 128-bit half; each group loads the 16
+// source bytes its taps read, and per tap a byte shuffle puts every sample's
+// source byte in its own 32-bit lane, so all eight lanes do useful work.
+// Otherwise (RGB, RGBA): two output pixels per register, one in each
 // 128-bit half with its 3 or 4 channels in 32-bit lanes (the fourth lane of
-// RGB is a neighbouring sample, computed and dropped). Gray and gray+alpha
-// rows use the reference pass.
+// RGB is a neighbouring sample, computed and dropped); gray and gray+alpha
+// rows then use the reference pass.
 #include <algorithm>
 #include <cstring>
 
@@ -123,6 +129,206 @@ void PairRows(const uint8_t* const* src, const PairPlan& p, int g, int out_w,
   }
 }
 
+// The shuffle plan: output samples o (0 .. out_w * C - 1) in groups of four,
+// two groups (8 samples, one register) per block, blocks padded to a multiple
+// of four (32 samples, one 32-byte store).
+struct ShufflePlan {
+  // The coefficients and shape it was made for (the plan is reused while
+  // they stay the same, as for image after image in a conversion).
+  int channels = 0, in_w = 0, out_w = 0;
+  std::vector<int> first, count;
+  std::vector<int32_t> weights;
+
+  bool usable = false;
+  int samples = 0;              // out_w * channels
+  int blocks = 0;               // multiple of 4
+  size_t load_end = 0;          // largest group offset + 16
+  std::vector<uint32_t> offset; // per group: byte offset in the row of its 16-byte load
+  // Taps of every block: the most any sample has (others get zero weights),
+  // so the tap loop runs the same number of times for every block.
+  int taps = 0;
+  struct alignas(32) Entry {
+    int32_t v[8];
+  };
+  std::vector<Entry> table;     // per block, per tap: byte shuffle, then weights
+};
+
+bool SameCoeffs(const ShufflePlan& p, const Coeffs& cf, int channels, int in_w, int out_w) {
+  return p.channels == channels && p.in_w == in_w && p.out_w == out_w && p.first == cf.first &&
+         p.count == cf.count && p.weights == cf.weights;
+}
+
+// Fills `p` for these coefficients; p->usable is false when some group's
+// taps span more than 16 bytes.
+void MakeShufflePlan(const Coeffs& cf, int channels, int in_w, int out_w, ShufflePlan* p) {
+  p->channels = channels;
+  p->in_w = in_w;
+  p->out_w = out_w;
+  p->first = cf.first;
+  p->count = cf.count;
+  p->weights = cf.weights;
+  p->usable = false;
+  const int n = out_w * channels;
+  p->samples = n;
+  p->blocks = ((n + 31) / 32) * 4;
+  p->offset.assign(2 * static_cast<size_t>(p->blocks), 0);
+  p->taps = 0;
+  for (int x = 0; x < out_w; ++x) p->taps = std::max(p->taps, cf.count[x]);
+  p->table.clear();
+  p->load_end = 16;
+  auto base = [&](int o) { return cf.first[o / channels] * channels + o % channels; };
+  for (int q = 0; q < 2 * p->blocks; ++q) {
+    if (4 * q >= n) break;
+    // first[] is non-decreasing, so no sample of the group starts before
+    // the first sample's pixel.
+    p->offset[q] = static_cast<uint32_t>(cf.first[4 * q / channels] * channels);
+    p->load_end = std::max<size_t>(p->load_end, p->offset[q] + 16);
+  }
+  for (int b = 0; b < p->blocks; ++b) {
+    for (int j = 0; j < p->taps; ++j) {
+      ShufflePlan::Entry mask_entry, w_entry;
+      int8_t* mask = reinterpret_cast<int8_t*>(mask_entry.v);
+      int32_t* w = w_entry.v;
+      for (int k = 0; k < 8; ++k) {
+        const int o = 8 * b + k, q = 2 * b + k / 4;
+        std::memset(mask + 4 * k, -1, 4);  // -1 (high bit set): the lane reads zero
+        w[k] = 0;
+        if (o >= n || j >= cf.count[o / channels]) continue;
+        const int at = base(o) + j * channels - static_cast<int>(p->offset[q]);
+        if (at < 0 || at > 15) return;  // too spread out for one 16-byte load
+        mask[4 * k] = static_cast<int8_t>(at);
+        w[k] = cf.weights[static_cast<size_t>(o / channels) * cf.ksize + j];
+      }
+      p->table.push_back(mask_entry);
+      p->table.push_back(w_entry);
+    }
+  }
+  p->usable = true;
+}
+
+// Block b (8 output samples) of R rows into acc[r] (R = 1 or 2 rows share
+// the table loads); T = the plan's taps, or 0 for `taps`.
+template <int R, int T>
+inline __attribute__((always_inline)) void ShuffleBlock(const uint8_t* const* src,
+                                                        const uint32_t* offset,
+                                                        const ShufflePlan::Entry* table, int taps,
+                                                        int b, __m256i* acc) {
+  if (T > 0) taps = T;
+  __m256i v[R];
+#pragma GCC unroll 2
+  for (int r = 0; r < R; ++r) {
+    acc[r] = _mm256_set1_epi32(1 << (kPrecisionBits - 1));
+    v[r] = _mm256_inserti128_si256(
+        _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src[r] + offset[2 * b]))),
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(src[r] + offset[2 * b + 1])), 1);
+  }
+  const ShufflePlan::Entry* t = table + 2 * static_cast<size_t>(b) * taps;
+#pragma GCC unroll 4
+  for (int j = 0; j < taps; ++j) {
+    const __m256i mask = _mm256_load_si256(reinterpret_cast<const __m256i*>(t[2 * j].v));
+    const __m256i w = _mm256_load_si256(reinterpret_cast<const __m256i*>(t[2 * j + 1].v));
+#pragma GCC unroll 2
+    for (int r = 0; r < R; ++r) {
+      acc[r] = _mm256_add_epi32(acc[r], _mm256_mullo_epi32(_mm256_shuffle_epi8(v[r], mask), w));
+    }
+  }
+}
+
+// The 32 output bytes of four blocks, clipped as the reference does.
+inline __attribute__((always_inline)) __m256i PackBlocks(__m256i a0, __m256i a1, __m256i a2,
+                                                         __m256i a3) {
+  // packs/packus work within 128-bit halves; the permutation puts the groups
+  // back in order (as in VerticalAvx2).
+  const __m256i p01 = _mm256_packs_epi32(_mm256_srai_epi32(a0, kPrecisionBits),
+                                         _mm256_srai_epi32(a1, kPrecisionBits));
+  const __m256i p23 = _mm256_packs_epi32(_mm256_srai_epi32(a2, kPrecisionBits),
+                                         _mm256_srai_epi32(a3, kPrecisionBits));
+  return _mm256_permutevar8x32_epi32(_mm256_packus_epi16(p01, p23),
+                                     _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+}
+
+// One output row per source row of `src`. Every load reads src[r] + offset
+// .. + 16: the caller gives rows with that much room.
+template <int R, int T>
+void ShuffleRows(const uint8_t* const* src_rows, const ShufflePlan& p, uint8_t* const* dst_rows) {
+  // Locals: the stores below may alias anything, so nothing of `p` is
+  // re-read inside the loop.
+  const uint8_t* src[R];
+  uint8_t* dst[R];
+  for (int r = 0; r < R; ++r) {
+    src[r] = src_rows[r];
+    dst[r] = dst_rows[r];
+  }
+  const uint32_t* offset = p.offset.data();
+  const ShufflePlan::Entry* table = p.table.data();
+  const int taps = p.taps, samples = p.samples, blocks = p.blocks;
+  const int full = samples / 32 * 4;  // blocks whose 32 bytes all lie in the row
+  int b0 = 0;
+  for (; b0 < full; b0 += 4) {
+    __m256i a0[R], a1[R], a2[R], a3[R];
+    ShuffleBlock<R, T>(src, offset, table, taps, b0, a0);
+    ShuffleBlock<R, T>(src, offset, table, taps, b0 + 1, a1);
+    ShuffleBlock<R, T>(src, offset, table, taps, b0 + 2, a2);
+    ShuffleBlock<R, T>(src, offset, table, taps, b0 + 3, a3);
+#pragma GCC unroll 2
+    for (int r = 0; r < R; ++r) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst[r] + 8 * b0), PackBlocks(a0[r], a1[r], a2[r], a3[r]));
+    }
+  }
+  if (b0 < blocks) {  // the row's last, partial 32 bytes
+    __m256i a0[R], a1[R], a2[R], a3[R];
+    ShuffleBlock<R, T>(src, offset, table, taps, b0, a0);
+    ShuffleBlock<R, T>(src, offset, table, taps, b0 + 1, a1);
+    ShuffleBlock<R, T>(src, offset, table, taps, b0 + 2, a2);
+    ShuffleBlock<R, T>(src, offset, table, taps, b0 + 3, a3);
+    for (int r = 0; r < R; ++r) {
+      alignas(32) uint8_t tail[32];
+      _mm256_store_si256(reinterpret_cast<__m256i*>(tail), PackBlocks(a0[r], a1[r], a2[r], a3[r]));
+      std::memcpy(dst[r] + 8 * b0, tail, static_cast<size_t>(samples - 8 * b0));
+    }
+  }
+}
+
+// The tap loop unrolled for the common tap counts (bilinear shrinking by
+// less than 2 has 2 or 3).
+template <int R>
+void ShuffleRowsAnyTaps(const uint8_t* const* src, const ShufflePlan& p, uint8_t* const* dst) {
+  switch (p.taps) {
+    case 1: return ShuffleRows<R, 1>(src, p, dst);
+    case 2: return ShuffleRows<R, 2>(src, p, dst);
+    case 3: return ShuffleRows<R, 3>(src, p, dst);
+    case 4: return ShuffleRows<R, 4>(src, p, dst);
+    default: return ShuffleRows<R, 0>(src, p, dst);
+  }
+}
+
+void HorizontalShuffle(const uint8_t* in, int in_w, int in_h, int channels, int y0, int rows,
+                       const ShufflePlan& p, uint8_t* out) {
+  const size_t in_stride = static_cast<size_t>(in_w) * channels;
+  const size_t out_stride = static_cast<size_t>(p.samples);
+  const size_t in_size = in_stride * static_cast<size_t>(in_h);
+  // A row whose loads would run past the image is copied with room.
+  thread_local std::vector<uint8_t> padded[2];
+  auto source_row = [&](int y, int slot) {
+    const size_t at = static_cast<size_t>(y0 + y) * in_stride;
+    if (at + p.load_end <= in_size) return in + at;
+    padded[slot].assign(std::max(in_stride, p.load_end), 0);
+    std::memcpy(padded[slot].data(), in + at, in_stride);
+    return static_cast<const uint8_t*>(padded[slot].data());
+  };
+  int y = 0;
+  for (; y + 2 <= rows; y += 2) {
+    const uint8_t* src[2] = {source_row(y, 0), source_row(y + 1, 1)};
+    uint8_t* dst[2] = {out + y * out_stride, out + (y + 1) * out_stride};
+    ShuffleRowsAnyTaps<2>(src, p, dst);
+  }
+  if (y < rows) {
+    const uint8_t* src[1] = {source_row(y, 0)};
+    uint8_t* dst[1] = {out + y * out_stride};
+    ShuffleRowsAnyTaps<1>(src, p, dst);
+  }
+}
+
 template <int C>
 void HorizontalPairs(const uint8_t* in, int in_w, int in_h, int y0, int rows, const PairPlan& p,
                      int out_w, uint8_t* out) {
@@ -158,6 +364,12 @@ void HorizontalPairs(const uint8_t* in, int in_w, int in_h, int y0, int rows, co
 
 void HorizontalAvx2(const uint8_t* in, int in_w, int in_h, int channels, int y0, int rows,
                     const Coeffs& cf, int out_w, uint8_t* out) {
+  thread_local ShufflePlan shuffle;
+  if (!SameCoeffs(shuffle, cf, channels, in_w, out_w)) MakeShufflePlan(cf, channels, in_w, out_w, &shuffle);
+  if (shuffle.usable) {
+    HorizontalShuffle(in, in_w, in_h, channels, y0, rows, shuffle, out);
+    return;
+  }
   if (channels < 3) {
     HorizontalReference8(in, in_w, in_h, channels, y0, rows, cf, out_w, out);
     return;
