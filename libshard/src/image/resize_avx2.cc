@@ -206,37 +206,36 @@ void MakeShufflePlan(const Coeffs& cf, int channels, int in_w, int out_w, Shuffl
   p->usable = true;
 }
 
-// Block b (8 output samples) of R rows into acc[r] (R = 1 or 2 rows share
-// the table loads); T = the plan's taps, or 0 for `taps`.
-template <int R, int T>
-inline __attribute__((always_inline)) void ShuffleBlock(const uint8_t* const* src,
-                                                        const uint32_t* offset,
-                                                        const ShufflePlan::Entry* table, int taps,
-                                                        int b, __m256i* acc) {
+// Block b (8 output samples) of one row; T = the plan's taps, or 0 for
+// `taps`.
+template <int T>
+inline __attribute__((always_inline)) __m256i ShuffleBlock(const uint8_t* src, const uint32_t* offset,
+                                                           const ShufflePlan::Entry* table, int taps,
+                                                           int b) {
   if (T > 0) taps = T;
-  __m256i v[R];
-#pragma GCC unroll 2
-  for (int r = 0; r < R; ++r) {
-    acc[r] = _mm256_set1_epi32(1 << (kPrecisionBits - 1));
-    v[r] = _mm256_inserti128_si256(
-        _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src[r] + offset[2 * b]))),
-        _mm_loadu_si128(reinterpret_cast<const __m128i*>(src[r] + offset[2 * b + 1])), 1);
-  }
+  __m256i acc = _mm256_set1_epi32(1 << (kPrecisionBits - 1));
+  const __m256i v = _mm256_inserti128_si256(
+      _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + offset[2 * b]))),
+      _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + offset[2 * b + 1])), 1);
   const ShufflePlan::Entry* t = table + 2 * static_cast<size_t>(b) * taps;
 #pragma GCC unroll 4
   for (int j = 0; j < taps; ++j) {
     const __m256i mask = _mm256_load_si256(reinterpret_cast<const __m256i*>(t[2 * j].v));
     const __m256i w = _mm256_load_si256(reinterpret_cast<const __m256i*>(t[2 * j + 1].v));
-#pragma GCC unroll 2
-    for (int r = 0; r < R; ++r) {
-      acc[r] = _mm256_add_epi32(acc[r], _mm256_mullo_epi32(_mm256_shuffle_epi8(v[r], mask), w));
-    }
+    acc = _mm256_add_epi32(acc, _mm256_mullo_epi32(_mm256_shuffle_epi8(v, mask), w));
   }
+  return acc;
 }
 
-// The 32 output bytes of four blocks, clipped as the reference does.
-inline __attribute__((always_inline)) __m256i PackBlocks(__m256i a0, __m256i a1, __m256i a2,
-                                                         __m256i a3) {
+// The 32 output bytes of blocks b .. b + 3, clipped as the reference does.
+template <int T>
+inline __attribute__((always_inline)) __m256i ShuffleBlocks4(const uint8_t* src, const uint32_t* offset,
+                                                             const ShufflePlan::Entry* table, int taps,
+                                                             int b) {
+  const __m256i a0 = ShuffleBlock<T>(src, offset, table, taps, b);
+  const __m256i a1 = ShuffleBlock<T>(src, offset, table, taps, b + 1);
+  const __m256i a2 = ShuffleBlock<T>(src, offset, table, taps, b + 2);
+  const __m256i a3 = ShuffleBlock<T>(src, offset, table, taps, b + 3);
   // packs/packus work within 128-bit halves; the permutation puts the groups
   // back in order (as in VerticalAvx2).
   const __m256i p01 = _mm256_packs_epi32(_mm256_srai_epi32(a0, kPrecisionBits),
@@ -247,58 +246,24 @@ inline __attribute__((always_inline)) __m256i PackBlocks(__m256i a0, __m256i a1,
                                      _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
 }
 
-// One output row per source row of `src`. Every load reads src[r] + offset
-// .. + 16: the caller gives rows with that much room.
-template <int R, int T>
-void ShuffleRows(const uint8_t* const* src_rows, const ShufflePlan& p, uint8_t* const* dst_rows) {
+// One output row. Every load reads src + offset .. + 16: the caller gives a
+// row with that much room.
+template <int T>
+void ShuffleRow(const uint8_t* src, const ShufflePlan& p, uint8_t* dst) {
   // Locals: the stores below may alias anything, so nothing of `p` is
   // re-read inside the loop.
-  const uint8_t* src[R];
-  uint8_t* dst[R];
-  for (int r = 0; r < R; ++r) {
-    src[r] = src_rows[r];
-    dst[r] = dst_rows[r];
-  }
   const uint32_t* offset = p.offset.data();
   const ShufflePlan::Entry* table = p.table.data();
   const int taps = p.taps, samples = p.samples, blocks = p.blocks;
   const int full = samples / 32 * 4;  // blocks whose 32 bytes all lie in the row
-  int b0 = 0;
-  for (; b0 < full; b0 += 4) {
-    __m256i a0[R], a1[R], a2[R], a3[R];
-    ShuffleBlock<R, T>(src, offset, table, taps, b0, a0);
-    ShuffleBlock<R, T>(src, offset, table, taps, b0 + 1, a1);
-    ShuffleBlock<R, T>(src, offset, table, taps, b0 + 2, a2);
-    ShuffleBlock<R, T>(src, offset, table, taps, b0 + 3, a3);
-#pragma GCC unroll 2
-    for (int r = 0; r < R; ++r) {
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst[r] + 8 * b0), PackBlocks(a0[r], a1[r], a2[r], a3[r]));
-    }
+  int b = 0;
+  for (; b < full; b += 4) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + 8 * b), ShuffleBlocks4<T>(src, offset, table, taps, b));
   }
-  if (b0 < blocks) {  // the row's last, partial 32 bytes
-    __m256i a0[R], a1[R], a2[R], a3[R];
-    ShuffleBlock<R, T>(src, offset, table, taps, b0, a0);
-    ShuffleBlock<R, T>(src, offset, table, taps, b0 + 1, a1);
-    ShuffleBlock<R, T>(src, offset, table, taps, b0 + 2, a2);
-    ShuffleBlock<R, T>(src, offset, table, taps, b0 + 3, a3);
-    for (int r = 0; r < R; ++r) {
-      alignas(32) uint8_t tail[32];
-      _mm256_store_si256(reinterpret_cast<__m256i*>(tail), PackBlocks(a0[r], a1[r], a2[r], a3[r]));
-      std::memcpy(dst[r] + 8 * b0, tail, static_cast<size_t>(samples - 8 * b0));
-    }
-  }
-}
-
-// The tap loop unrolled for the common tap counts (bilinear shrinking by
-// less than 2 has 2 or 3).
-template <int R>
-void ShuffleRowsAnyTaps(const uint8_t* const* src, const ShufflePlan& p, uint8_t* const* dst) {
-  switch (p.taps) {
-    case 1: return ShuffleRows<R, 1>(src, p, dst);
-    case 2: return ShuffleRows<R, 2>(src, p, dst);
-    case 3: return ShuffleRows<R, 3>(src, p, dst);
-    case 4: return ShuffleRows<R, 4>(src, p, dst);
-    default: return ShuffleRows<R, 0>(src, p, dst);
+  if (b < blocks) {  // the row's last, partial 32 bytes
+    alignas(32) uint8_t tail[32];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(tail), ShuffleBlocks4<T>(src, offset, table, taps, b));
+    std::memcpy(dst + 8 * b, tail, static_cast<size_t>(samples - 8 * b));
   }
 }
 
@@ -307,25 +272,21 @@ void HorizontalShuffle(const uint8_t* in, int in_w, int in_h, int channels, int 
   const size_t in_stride = static_cast<size_t>(in_w) * channels;
   const size_t out_stride = static_cast<size_t>(p.samples);
   const size_t in_size = in_stride * static_cast<size_t>(in_h);
-  // A row whose loads would run past the image is copied with room.
-  thread_local std::vector<uint8_t> padded[2];
-  auto source_row = [&](int y, int slot) {
+  // The tap loop unrolled for the common tap counts (bilinear shrinking by
+  // less than 2 has 2 or 3).
+  void (*row_fn)(const uint8_t*, const ShufflePlan&, uint8_t*) =
+      p.taps == 1 ? ShuffleRow<1> : p.taps == 2 ? ShuffleRow<2> : p.taps == 3 ? ShuffleRow<3>
+      : p.taps == 4 ? ShuffleRow<4> : ShuffleRow<0>;
+  thread_local std::vector<uint8_t> padded;
+  for (int y = 0; y < rows; ++y) {
     const size_t at = static_cast<size_t>(y0 + y) * in_stride;
-    if (at + p.load_end <= in_size) return in + at;
-    padded[slot].assign(std::max(in_stride, p.load_end), 0);
-    std::memcpy(padded[slot].data(), in + at, in_stride);
-    return static_cast<const uint8_t*>(padded[slot].data());
-  };
-  int y = 0;
-  for (; y + 2 <= rows; y += 2) {
-    const uint8_t* src[2] = {source_row(y, 0), source_row(y + 1, 1)};
-    uint8_t* dst[2] = {out + y * out_stride, out + (y + 1) * out_stride};
-    ShuffleRowsAnyTaps<2>(src, p, dst);
-  }
-  if (y < rows) {
-    const uint8_t* src[1] = {source_row(y, 0)};
-    uint8_t* dst[1] = {out + y * out_stride};
-    ShuffleRowsAnyTaps<1>(src, p, dst);
+    const uint8_t* src = in + at;
+    if (at + p.load_end > in_size) {  // loads would run past the image: copy the row with room
+      padded.assign(std::max(in_stride, p.load_end), 0);
+      std::memcpy(padded.data(), src, in_stride);
+      src = padded.data();
+    }
+    row_fn(src, p, out + y * out_stride);
   }
 }
 
