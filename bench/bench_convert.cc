@@ -228,6 +228,7 @@ int Run(const ConvertBenchFlags& f) {
     const double floor1 = BareDecodeRate(blobs, png, 1, f.rounds);
     const double floorn = BareDecodeRate(blobs, png, f.threads, f.rounds);
     const double entropyn = png ? 0 : JpegCodecFloorRate(blobs, 8, false, f.threads, f.rounds);
+    const double codec1 = png ? 0 : JpegCodecFloorRate(blobs, 2, true, 1, f.rounds);
     const double codecn = png ? 0 : JpegCodecFloorRate(blobs, 2, true, f.threads, f.rounds);
     const double pillow = PillowRate(f, files, f.threads, false);
     const double draft = png ? 0 : PillowRate(f, files, f.threads, true);
@@ -257,9 +258,13 @@ int Run(const ConvertBenchFlags& f) {
     row(lib + " decode only, " + t + " threads (decode floor)", floorn);
     if (!png) {
       row(lib + " 1/8-scale decode (~Huffman only), " + t + " threads", entropyn);
+      row(lib + " 1/2-scale decode + 224 q90 encode, no resize, 1 thread", codec1);
       row(lib + " 1/2-scale decode + 224 q90 encode, no resize, " + t + " threads (codec floor)", codecn);
     }
     row("shard convert, 1 thread", *c1);
+    if (!png) {
+      rows.push_back({kind, "  shard convert / codec work, both 1 thread", "", "", "", "", Fixed(*c1 / codec1)});
+    }
     row("shard convert, " + t + " threads", *cn);
     rows.push_back({kind, "  scaling 1 -> " + t + " threads", Fixed(*cn / *c1) + "x", "", "", "", ""});
     ok &= pillow > 0 && (png || draft > 0);
