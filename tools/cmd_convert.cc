@@ -427,7 +427,7 @@ void RegisterConvert(CLI::App& app, int* exit_code) {
       ->check(IntegerIn(0, kMaxShards - 1));
   cmd->add_flag("--dry-run", f.dry_run, "write nothing; print counts, formats, the shard plan and risky inputs");
   cmd->add_flag("--json", f.json, "with --dry-run: the report as JSON; else print the manifest to stdout");
-  cmd->add_flag("--no-sync", f.no_sync, "skip fsync before renames (faster, unsafe on power loss)");
+  cmd->add_flag("--no-sync", f.no_sync, "skip every fsync (of shards, entries, manifest, folders): faster, unsafe on power loss");
   cmd->add_flag("-q,--quiet", f.quiet, "no progress bar or summary");
   cmd->add_option("--progress-interval", f.progress_interval,
                   "seconds between progress lines when stderr is not a terminal")

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "fixtures.h"
@@ -74,6 +75,29 @@ TEST(DatasetStatsTest, SumsMeanAndStdMatchADirectComputation) {
       const double var = d.dsq[k] / d.count[k] - mean * mean;
       EXPECT_NEAR(ch.mean(), mean, 1e-9 * std::max(1.0, mean)) << c << "/" << k;
       EXPECT_NEAR(ch.std(), std::sqrt(std::max(0.0, var)), 1e-6 * std::max(1.0, mean)) << c << "/" << k;
+    }
+  }
+}
+
+TEST(DatasetStatsTest, WhiteImagesAcrossTheFlushesAreExact) {
+  // All 255: the largest sums and squares, in images that end past several
+  // flushes of the narrow accumulation lanes (256 steps of 48 samples, and
+  // the 16384 blocks of 48 lanes), at an odd position.
+  for (int c = 1; c <= 4; ++c) {
+    for (int w : {48 * 256 / c + 1, 16384 * 48 / c + 7}) {
+      image::Image img(w, 3, c);
+      std::fill(img.data(), img.data() + img.byte_size(), uint8_t{255});
+      StatsAccumulator acc;
+      acc.AddPixels(img);
+      DatasetStats p;
+      acc.ToProto(&p);
+      ASSERT_EQ(p.channels_size(), c);
+      const uint64_t n = static_cast<uint64_t>(w) * 3;
+      for (int k = 0; k < c; ++k) {
+        EXPECT_EQ(p.channels(k).count(), n) << c << "/" << k;
+        EXPECT_EQ(p.channels(k).sum(), n * 255) << c << "/" << k;
+        EXPECT_EQ(p.channels(k).sum_squares(), std::to_string(n * 65025)) << c << "/" << k;
+      }
     }
   }
 }

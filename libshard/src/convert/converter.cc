@@ -217,9 +217,9 @@ class ShardSink {
     // The entry first, then the index, then the shard: a shard under its
     // final name always has its entry and index beside it.
     LIBSHARD_RETURN_IF_ERROR(
-        WriteFileAtomically(state + entry_.file() + ".json", ShardEntryToJson(entry_)));
-    LIBSHARD_RETURN_IF_ERROR(io::RenameFile(temp_ + ".idx", dir + entry_.index_file()));
-    LIBSHARD_RETURN_IF_ERROR(io::RenameFile(temp_, dir + entry_.file()));
+        WriteFileAtomically(state + entry_.file() + ".json", ShardEntryToJson(entry_), o_.sync));
+    LIBSHARD_RETURN_IF_ERROR(io::RenameFile(temp_ + ".idx", dir + entry_.index_file(), o_.sync));
+    LIBSHARD_RETURN_IF_ERROR(io::RenameFile(temp_, dir + entry_.file(), o_.sync));
     temp_.clear();
     entries_.push_back(entry_);
     return Status::OK();
@@ -726,13 +726,13 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
   result.rejected = result.manifest.rejects_size();
 
   if (single) {
-    LIBSHARD_RETURN_IF_ERROR(WriteRejectsTsv(o.output + "/rejects.tsv", result.manifest));
+    LIBSHARD_RETURN_IF_ERROR(WriteRejectsTsv(o.output + "/rejects.tsv", result.manifest, o.sync));
     result.manifest_path = o.output + "/" + kManifestName;
   } else {
     result.manifest_path = TaskManifestPath(o.output, o.task_index, o.num_tasks);
   }
   LIBSHARD_RETURN_IF_ERROR(
-      WriteFileAtomically(result.manifest_path, ManifestToJson(result.manifest)));
+      WriteFileAtomically(result.manifest_path, ManifestToJson(result.manifest), o.sync));
   return result;
 }
 

@@ -26,14 +26,14 @@ StatusOr<ShardEntry> ReadShardEntry(const std::string& path) {
   return e;
 }
 
-Status WriteFileAtomically(const std::string& path, const std::string& text) {
+Status WriteFileAtomically(const std::string& path, const std::string& text, bool sync) {
   const std::string tmp = path + ".tmp";
   Status st = [&]() -> Status {
     LIBSHARD_ASSIGN_OR_RETURN(auto f, io::NewPosixWritableFile(tmp));
     LIBSHARD_RETURN_IF_ERROR(f->Append(text));
-    LIBSHARD_RETURN_IF_ERROR(f->Sync());
+    if (sync) LIBSHARD_RETURN_IF_ERROR(f->Sync());
     LIBSHARD_RETURN_IF_ERROR(f->Close());
-    return io::RenameFile(tmp, path);
+    return io::RenameFile(tmp, path, sync);
   }();
   // A full disk must not leave the temporary behind (the target keeps its
   // earlier contents, if any).
@@ -52,7 +52,7 @@ std::string TaskManifestPath(const std::string& output_dir, uint32_t task_index,
   return output_dir + "/" + kStateDir + "/" + TaskManifestName(task_index, num_tasks);
 }
 
-Status WriteRejectsTsv(const std::string& path, const Manifest& m) {
+Status WriteRejectsTsv(const std::string& path, const Manifest& m, bool sync) {
   std::string text = "path\treason\n";
   for (const Reject& r : m.rejects()) {
     std::string reason = r.reason();
@@ -61,7 +61,7 @@ Status WriteRejectsTsv(const std::string& path, const Manifest& m) {
     }
     text += r.path() + "\t" + reason + "\n";
   }
-  return WriteFileAtomically(path, text);
+  return WriteFileAtomically(path, text, sync);
 }
 
 StatusOr<Manifest> AssembleManifest(const ConversionOptions& options,

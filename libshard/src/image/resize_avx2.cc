@@ -10,10 +10,16 @@
 //
 // Vertical pass: output row y = sum_i w_i * input row (first + i), eight
 // samples per register across the row, 32 samples per step.
-// Horizontal pass (RGB, RGBA): two output pixels per register, one in each
+// Horizontal pass, when every output sample's taps lie close together (the
+// usual case: a shrink by less than about 2 with bilinear, as after a DCT
+// scaled JPEG decode): the row's output samples, whatever the channel count,
+// in groups of four, one group per 128-bit half; each group loads the 16
+// source bytes its taps read, and per tap a byte shuffle puts every sample's
+// source byte in its own 32-bit lane, so all eight lanes do useful work.
+// Otherwise (RGB, RGBA): two output pixels per register, one in each
 // 128-bit half with its 3 or 4 channels in 32-bit lanes (the fourth lane of
-// RGB is a neighbouring sample, computed and dropped). Gray and gray+alpha
-// rows use the reference pass.
+// RGB is a neighbouring sample, computed and dropped); gray and gray+alpha
+// rows then use the reference pass.
 #include <algorithm>
 #include <cstring>
 
@@ -123,6 +129,167 @@ void PairRows(const uint8_t* const* src, const PairPlan& p, int g, int out_w,
   }
 }
 
+// The shuffle plan: output samples o (0 .. out_w * C - 1) in groups of four,
+// two groups (8 samples, one register) per block, blocks padded to a multiple
+// of four (32 samples, one 32-byte store).
+struct ShufflePlan {
+  // The coefficients and shape it was made for (the plan is reused while
+  // they stay the same, as for image after image in a conversion).
+  int channels = 0, in_w = 0, out_w = 0;
+  std::vector<int> first, count;
+  std::vector<int32_t> weights;
+
+  bool usable = false;
+  int samples = 0;              // out_w * channels
+  int blocks = 0;               // multiple of 4
+  size_t load_end = 0;          // largest group offset + 16
+  std::vector<uint32_t> offset; // per group: byte offset in the row of its 16-byte load
+  // Taps of every block: the most any sample has (others get zero weights),
+  // so the tap loop runs the same number of times for every block.
+  int taps = 0;
+  struct alignas(32) Entry {
+    int32_t v[8];
+  };
+  std::vector<Entry> table;     // per block, per tap: byte shuffle, then weights
+};
+
+bool SameCoeffs(const ShufflePlan& p, const Coeffs& cf, int channels, int in_w, int out_w) {
+  return p.channels == channels && p.in_w == in_w && p.out_w == out_w && p.first == cf.first &&
+         p.count == cf.count && p.weights == cf.weights;
+}
+
+// Fills `p` for these coefficients; p->usable is false when some group's
+// taps span more than 16 bytes.
+void MakeShufflePlan(const Coeffs& cf, int channels, int in_w, int out_w, ShufflePlan* p) {
+  p->channels = channels;
+  p->in_w = in_w;
+  p->out_w = out_w;
+  p->first = cf.first;
+  p->count = cf.count;
+  p->weights = cf.weights;
+  p->usable = false;
+  const int n = out_w * channels;
+  p->samples = n;
+  p->blocks = ((n + 31) / 32) * 4;
+  p->offset.assign(2 * static_cast<size_t>(p->blocks), 0);
+  p->taps = 0;
+  for (int x = 0; x < out_w; ++x) p->taps = std::max(p->taps, cf.count[x]);
+  p->table.clear();
+  p->load_end = 16;
+  auto base = [&](int o) { return cf.first[o / channels] * channels + o % channels; };
+  for (int q = 0; q < 2 * p->blocks; ++q) {
+    if (4 * q >= n) break;
+    // first[] is non-decreasing, so no sample of the group starts before
+    // the first sample's pixel.
+    p->offset[q] = static_cast<uint32_t>(cf.first[4 * q / channels] * channels);
+    p->load_end = std::max<size_t>(p->load_end, p->offset[q] + 16);
+  }
+  for (int b = 0; b < p->blocks; ++b) {
+    for (int j = 0; j < p->taps; ++j) {
+      ShufflePlan::Entry mask_entry, w_entry;
+      int8_t* mask = reinterpret_cast<int8_t*>(mask_entry.v);
+      int32_t* w = w_entry.v;
+      for (int k = 0; k < 8; ++k) {
+        const int o = 8 * b + k, q = 2 * b + k / 4;
+        std::memset(mask + 4 * k, -1, 4);  // -1 (high bit set): the lane reads zero
+        w[k] = 0;
+        if (o >= n || j >= cf.count[o / channels]) continue;
+        const int at = base(o) + j * channels - static_cast<int>(p->offset[q]);
+        if (at < 0 || at > 15) return;  // too spread out for one 16-byte load
+        mask[4 * k] = static_cast<int8_t>(at);
+        w[k] = cf.weights[static_cast<size_t>(o / channels) * cf.ksize + j];
+      }
+      p->table.push_back(mask_entry);
+      p->table.push_back(w_entry);
+    }
+  }
+  p->usable = true;
+}
+
+// Block b (8 output samples) of one row; T = the plan's taps, or 0 for
+// `taps`.
+template <int T>
+inline __attribute__((always_inline)) __m256i ShuffleBlock(const uint8_t* src, const uint32_t* offset,
+                                                           const ShufflePlan::Entry* table, int taps,
+                                                           int b) {
+  if (T > 0) taps = T;
+  __m256i acc = _mm256_set1_epi32(1 << (kPrecisionBits - 1));
+  const __m256i v = _mm256_inserti128_si256(
+      _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + offset[2 * b]))),
+      _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + offset[2 * b + 1])), 1);
+  const ShufflePlan::Entry* t = table + 2 * static_cast<size_t>(b) * taps;
+#pragma GCC unroll 4
+  for (int j = 0; j < taps; ++j) {
+    const __m256i mask = _mm256_load_si256(reinterpret_cast<const __m256i*>(t[2 * j].v));
+    const __m256i w = _mm256_load_si256(reinterpret_cast<const __m256i*>(t[2 * j + 1].v));
+    acc = _mm256_add_epi32(acc, _mm256_mullo_epi32(_mm256_shuffle_epi8(v, mask), w));
+  }
+  return acc;
+}
+
+// The 32 output bytes of blocks b .. b + 3, clipped as the reference does.
+template <int T>
+inline __attribute__((always_inline)) __m256i ShuffleBlocks4(const uint8_t* src, const uint32_t* offset,
+                                                             const ShufflePlan::Entry* table, int taps,
+                                                             int b) {
+  const __m256i a0 = ShuffleBlock<T>(src, offset, table, taps, b);
+  const __m256i a1 = ShuffleBlock<T>(src, offset, table, taps, b + 1);
+  const __m256i a2 = ShuffleBlock<T>(src, offset, table, taps, b + 2);
+  const __m256i a3 = ShuffleBlock<T>(src, offset, table, taps, b + 3);
+  // packs/packus work within 128-bit halves; the permutation puts the groups
+  // back in order (as in VerticalAvx2).
+  const __m256i p01 = _mm256_packs_epi32(_mm256_srai_epi32(a0, kPrecisionBits),
+                                         _mm256_srai_epi32(a1, kPrecisionBits));
+  const __m256i p23 = _mm256_packs_epi32(_mm256_srai_epi32(a2, kPrecisionBits),
+                                         _mm256_srai_epi32(a3, kPrecisionBits));
+  return _mm256_permutevar8x32_epi32(_mm256_packus_epi16(p01, p23),
+                                     _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+}
+
+// One output row. Every load reads src + offset .. + 16: the caller gives a
+// row with that much room.
+template <int T>
+void ShuffleRow(const uint8_t* src, const ShufflePlan& p, uint8_t* dst) {
+  // Locals: the stores below may alias anything, so nothing of `p` is
+  // re-read inside the loop.
+  const uint32_t* offset = p.offset.data();
+  const ShufflePlan::Entry* table = p.table.data();
+  const int taps = p.taps, samples = p.samples, blocks = p.blocks;
+  const int full = samples / 32 * 4;  // blocks whose 32 bytes all lie in the row
+  int b = 0;
+  for (; b < full; b += 4) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + 8 * b), ShuffleBlocks4<T>(src, offset, table, taps, b));
+  }
+  if (b < blocks) {  // the row's last, partial 32 bytes
+    alignas(32) uint8_t tail[32];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(tail), ShuffleBlocks4<T>(src, offset, table, taps, b));
+    std::memcpy(dst + 8 * b, tail, static_cast<size_t>(samples - 8 * b));
+  }
+}
+
+void HorizontalShuffle(const uint8_t* in, int in_w, int in_h, int channels, int y0, int rows,
+                       const ShufflePlan& p, uint8_t* out) {
+  const size_t in_stride = static_cast<size_t>(in_w) * channels;
+  const size_t out_stride = static_cast<size_t>(p.samples);
+  const size_t in_size = in_stride * static_cast<size_t>(in_h);
+  // The tap loop unrolled for the common tap counts (bilinear shrinking by
+  // less than 2 has 2 or 3).
+  void (*row_fn)(const uint8_t*, const ShufflePlan&, uint8_t*) =
+      p.taps == 1 ? ShuffleRow<1> : p.taps == 2 ? ShuffleRow<2> : p.taps == 3 ? ShuffleRow<3>
+      : p.taps == 4 ? ShuffleRow<4> : ShuffleRow<0>;
+  thread_local std::vector<uint8_t> padded;
+  for (int y = 0; y < rows; ++y) {
+    const size_t at = static_cast<size_t>(y0 + y) * in_stride;
+    const uint8_t* src = in + at;
+    if (at + p.load_end > in_size) {  // loads would run past the image: copy the row with room
+      padded.assign(std::max(in_stride, p.load_end), 0);
+      std::memcpy(padded.data(), src, in_stride);
+      src = padded.data();
+    }
+    row_fn(src, p, out + y * out_stride);
+  }
+}
+
 template <int C>
 void HorizontalPairs(const uint8_t* in, int in_w, int in_h, int y0, int rows, const PairPlan& p,
                      int out_w, uint8_t* out) {
@@ -158,6 +325,12 @@ void HorizontalPairs(const uint8_t* in, int in_w, int in_h, int y0, int rows, co
 
 void HorizontalAvx2(const uint8_t* in, int in_w, int in_h, int channels, int y0, int rows,
                     const Coeffs& cf, int out_w, uint8_t* out) {
+  thread_local ShufflePlan shuffle;
+  if (!SameCoeffs(shuffle, cf, channels, in_w, out_w)) MakeShufflePlan(cf, channels, in_w, out_w, &shuffle);
+  if (shuffle.usable) {
+    HorizontalShuffle(in, in_w, in_h, channels, y0, rows, shuffle, out);
+    return;
+  }
   if (channels < 3) {
     HorizontalReference8(in, in_w, in_h, channels, y0, rows, cf, out_w, out);
     return;

@@ -121,10 +121,11 @@ std::unique_ptr<WritableFile> NewStringWritableFile(std::string* dest, std::stri
   return std::make_unique<StringWritableFile>(dest, std::move(name));
 }
 
-Status RenameFile(const std::string& from, const std::string& to) {
+Status RenameFile(const std::string& from, const std::string& to, bool sync) {
   if (::rename(from.c_str(), to.c_str()) != 0) {
     return ErrnoError("rename " + from + " to " + to, errno);
   }
+  if (!sync) return Status::OK();
   std::string dir = ParentDir(to);
   int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return ErrnoError("open directory " + dir, errno);

@@ -81,7 +81,9 @@ struct ConvertOptions {
   uint32_t num_tasks = 1;
   // Default: 0.
   uint32_t task_index = 0;
-  // fsync shards and entries before renaming them. Default: true.
+  // fsync shards, entries, rejects.tsv and manifest.json before renaming
+  // them, and their folders after. false: no fsync at all (a killed run still
+  // leaves only complete files; a power loss may not). Default: true.
   bool sync = true;
 };
 

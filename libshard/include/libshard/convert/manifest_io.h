@@ -32,12 +32,15 @@ std::string ManifestToJson(const Manifest& m);
 std::string ShardEntryToJson(const ShardEntry& e);
 StatusOr<Manifest> ReadManifest(const std::string& path);
 StatusOr<ShardEntry> ReadShardEntry(const std::string& path);
-// Writes `text` to `path` via `path.tmp`, fsync and rename.
-Status WriteFileAtomically(const std::string& path, const std::string& text);
+// Writes `text` to `path` via `path.tmp`, fsync and rename (and an fsync of
+// the folder). With `sync` false, no fsync: atomic for a killed process, not
+// durable across a power loss (`shard convert --no-sync`).
+Status WriteFileAtomically(const std::string& path, const std::string& text, bool sync = true);
 
 // rejects.tsv: a header line "path<TAB>reason", then one line per reject of
-// `m` (tabs and line breaks in reasons become spaces), written atomically.
-Status WriteRejectsTsv(const std::string& path, const Manifest& m);
+// `m` (tabs and line breaks in reasons become spaces), written atomically
+// (`sync` as for WriteFileAtomically).
+Status WriteRejectsTsv(const std::string& path, const Manifest& m, bool sync = true);
 
 // "manifest.task-00002-of-00007.json"
 std::string TaskManifestName(uint32_t task_index, uint32_t num_tasks);

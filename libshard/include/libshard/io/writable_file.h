@@ -45,8 +45,10 @@ StatusOr<std::unique_ptr<WritableFile>> NewPosixWritableFile(const std::string& 
 std::unique_ptr<WritableFile> NewStringWritableFile(std::string* dest, std::string name = "<memory>");
 
 // Durably renames `from` to `to` (replacing `to`) and syncs the parent
-// directory, so a crash never leaves `to` half-written.
-Status RenameFile(const std::string& from, const std::string& to);
+// directory, so a crash never leaves `to` half-written. With `sync` false the
+// directory is not synced: still atomic for a process that is killed, not
+// durable across a power loss.
+Status RenameFile(const std::string& from, const std::string& to, bool sync = true);
 
 }  // namespace libshard::io
 
