@@ -1,0 +1,101 @@
+// Pieces of the conversion shared by converter.cc (DryRun, Convert),
+// conversion_plan.cc (options, plan ids, schema) and shard_sink.cc (writing
+// and reusing shards). Private to the convert module.
+#ifndef LIBSHARD_SRC_CONVERT_CONVERTER_INTERNAL_H_
+#define LIBSHARD_SRC_CONVERT_CONVERTER_INTERNAL_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "libshard/convert/converter.h"
+#include "libshard/convert/dataset_stats.h"
+#include "libshard/convert/manifest_io.h"
+#include "libshard/manifest.pb.h"
+#include "libshard/record/record_writer.h"
+
+namespace libshard::convert::internal {
+
+// Largest source file read (an image bigger than this is rejected).
+constexpr uint64_t kMaxSourceBytes = uint64_t{1} << 30;
+
+bool IsRegularFile(const std::string& path);
+// The file's size, or UINT64_MAX when it cannot be stat'ed.
+uint64_t FileSize(const std::string& path);
+
+// The listing of o.input: a CSV manifest or a folder (without the output
+// folder and the mask label file).
+StatusOr<Listing> ListInput(const ConvertOptions& o);
+
+// What decides a shard's bytes, hashed: the library version, the options
+// (serialized ConversionOptions), the shard's name and its samples.
+std::string PlanId(const std::string& options_bytes, const Listing& listing, const PlannedShard& shard);
+
+// One sample of one shard, in plan order.
+struct Work {
+  size_t shard;     // position in plan.shards
+  uint32_t sample;  // index into listing.samples
+  bool first = false, last = false;
+};
+
+// A sample after encoding: its record or why it was rejected.
+struct Item {
+  const Work* work = nullptr;
+  std::string record;
+  std::string reject;  // non-empty: the reason this input was rejected
+  StatsAccumulator stats;
+  uint64_t bytes_read = 0;
+};
+
+// Writes the shards in plan order, one at a time: a temporary file per shard
+// under OUT/.libshard/, then its entry, its index and the shard renamed into
+// place (a shard under its final name always has its entry and index beside
+// it). Not thread-safe: the pipeline's serial stage owns it.
+class ShardSink {
+ public:
+  ShardSink(const ConvertOptions& o, const ShardPlan& plan, const Listing& listing,
+            const std::map<size_t, std::string>& plan_ids)
+      : o_(o), plan_(plan), listing_(listing), plan_ids_(plan_ids) {}
+  ~ShardSink() { Abort(); }
+  ShardSink(const ShardSink&) = delete;
+  ShardSink& operator=(const ShardSink&) = delete;
+
+  // The next item in plan order; a shard's last item publishes the shard.
+  Status Add(Item& item);
+  // Removes the shard being written, if any (also one whose entry or
+  // renames failed).
+  void Abort();
+  std::vector<ShardEntry>& entries() { return entries_; }
+
+ private:
+  Status Begin(size_t pos);
+  Status Finish();
+
+  const ConvertOptions& o_;
+  const ShardPlan& plan_;
+  const Listing& listing_;
+  const std::map<size_t, std::string>& plan_ids_;
+  std::unique_ptr<record::RecordWriter> writer_;
+  std::string temp_;
+  uint32_t crc_ = 0;
+  ShardEntry entry_;
+  StatsAccumulator stats_;
+  std::vector<ShardEntry> entries_;
+};
+
+// A complete shard from an earlier run with the same plan, or nothing.
+std::optional<ShardEntry> ReusableShard(const ConvertOptions& o, const PlannedShard& s, const std::string& plan_id);
+
+// Shards of an earlier run into this folder under another plan (another
+// shard count, a split this plan no longer has) are removed with everything
+// of theirs: a shard is stale when it is not in this plan and either is named
+// PREFIX-SPLIT-NNNNN-of-MMMMM.tfrecord for a split of this plan, or has an
+// entry in .libshard/ that this prefix names. Returns the removed shard names.
+std::vector<std::string> RemoveStaleShards(const std::string& out, const std::string& prefix, const ShardPlan& plan);
+
+}  // namespace libshard::convert::internal
+
+#endif  // LIBSHARD_SRC_CONVERT_CONVERTER_INTERNAL_H_

@@ -1,0 +1,180 @@
+// Writing the shards of a conversion and finding what an earlier run left
+// (converter_internal.h).
+#include <unistd.h>
+
+#include <filesystem>
+#include <set>
+
+#include "convert/converter_internal.h"
+#include "libshard/crc32c.h"
+#include "libshard/io/shard_paths.h"
+#include "libshard/io/writable_file.h"
+#include "libshard/manifest/manifest_json.h"
+#include "libshard/text_escape.h"
+
+namespace libshard::convert::internal {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Forwards to a file and keeps the CRC-32C of everything appended, so the
+// shard's whole-file checksum costs no second read.
+class Crc32cFile : public io::WritableFile {
+ public:
+  Crc32cFile(std::unique_ptr<io::WritableFile> file, uint32_t* crc)
+      : file_(std::move(file)), crc_(crc) {}
+  Status Append(std::string_view data) override {
+    *crc_ = crc32c::Extend(*crc_, data.data(), data.size());
+    return file_->Append(data);
+  }
+  Status Flush() override { return file_->Flush(); }
+  Status Sync() override { return file_->Sync(); }
+  Status Close() override { return file_->Close(); }
+  const std::string& name() const override { return file_->name(); }
+
+ private:
+  std::unique_ptr<io::WritableFile> file_;
+  uint32_t* crc_;
+};
+
+}  // namespace
+
+Status ShardSink::Add(Item& item) {
+  const Work& w = *item.work;
+  if (w.first) LIBSHARD_RETURN_IF_ERROR(Begin(w.shard));
+  if (item.reject.empty()) {
+    LIBSHARD_RETURN_IF_ERROR(writer_->Write(item.record));
+    stats_.Merge(item.stats);
+  } else {
+    Reject* r = entry_.add_rejects();
+    const SourceSample& s = listing_.samples[w.sample];
+    r->set_path(EscapeText(s.path));
+    r->set_reason(EscapeText(s.origin.empty() ? item.reject : s.origin + ": " + item.reject));
+    stats_.AddRejected();
+  }
+  if (w.last) return Finish();
+  return Status::OK();
+}
+
+void ShardSink::Abort() {
+  if (writer_ != nullptr) (void)writer_->Close();
+  writer_.reset();
+  if (temp_.empty()) return;
+  ::unlink(temp_.c_str());
+  ::unlink((temp_ + ".idx").c_str());
+  temp_.clear();
+}
+
+Status ShardSink::Begin(size_t pos) {
+  const PlannedShard& s = plan_.shards[pos];
+  temp_ = o_.output + "/" + kStateDir + "/" + s.file + ".partial";
+  record::WriterOptions wo;
+  wo.write_index = true;
+  wo.sync_on_close = o_.sync;
+  crc_ = 0;
+  LIBSHARD_ASSIGN_OR_RETURN(auto data, io::NewPosixWritableFile(temp_));
+  LIBSHARD_ASSIGN_OR_RETURN(auto index, io::NewPosixWritableFile(temp_ + ".idx"));
+  writer_ = std::make_unique<record::RecordWriter>(
+      std::make_unique<Crc32cFile>(std::move(data), &crc_), std::move(index), wo);
+  entry_.Clear();
+  entry_.set_file(s.file);
+  entry_.set_split(s.split);
+  entry_.set_index(s.index);
+  entry_.set_count(s.count);
+  entry_.set_index_file(s.file + ".idx");
+  entry_.set_planned(s.samples.size());
+  entry_.set_plan_id(plan_ids_.at(pos));
+  stats_ = StatsAccumulator();
+  return Status::OK();
+}
+
+Status ShardSink::Finish() {
+  entry_.set_records(writer_->records_written());
+  LIBSHARD_RETURN_IF_ERROR(writer_->Close());
+  writer_.reset();
+  entry_.set_bytes(FileSize(temp_));
+  entry_.set_checksum(manifest::FormatChecksum(crc_));
+  stats_.ToProto(entry_.mutable_stats());
+  const std::string dir = o_.output + "/";
+  const std::string state = dir + kStateDir + "/";
+  // The entry first, then the index, then the shard: a shard under its
+  // final name always has its entry and index beside it.
+  LIBSHARD_RETURN_IF_ERROR(
+      WriteFileAtomically(state + entry_.file() + ".json", ShardEntryToJson(entry_), o_.sync));
+  LIBSHARD_RETURN_IF_ERROR(io::RenameFile(temp_ + ".idx", dir + entry_.index_file(), o_.sync));
+  LIBSHARD_RETURN_IF_ERROR(io::RenameFile(temp_, dir + entry_.file(), o_.sync));
+  temp_.clear();
+  entries_.push_back(entry_);
+  return Status::OK();
+}
+
+// A complete shard from an earlier run with the same plan, or nothing.
+std::optional<ShardEntry> ReusableShard(const ConvertOptions& o, const PlannedShard& s,
+                                        const std::string& plan_id) {
+  const std::string path = o.output + "/" + s.file;
+  const std::string entry_path = o.output + "/" + kStateDir + "/" + s.file + ".json";
+  if (!IsRegularFile(path) || !IsRegularFile(entry_path)) return std::nullopt;
+  StatusOr<ShardEntry> e = ReadShardEntry(entry_path);
+  if (!e.ok() || e->plan_id() != plan_id || e->bytes() != FileSize(path) ||
+      FileSize(o.output + "/" + e->index_file()) == UINT64_MAX) {
+    return std::nullopt;
+  }
+  return *e;
+}
+
+// Shards of an earlier run into this folder under another plan (another
+// shard count, a split this plan no longer has) are removed with everything
+// of theirs: a shard is stale when it is not in this plan and either is named
+// PREFIX-SPLIT-NNNNN-of-MMMMM.tfrecord for a split of this plan, or has an
+// entry in .libshard/ that this prefix names. Returns the removed shard names.
+std::vector<std::string> RemoveStaleShards(const std::string& out, const std::string& prefix,
+                                           const ShardPlan& plan) {
+  std::set<std::string> planned, splits;
+  for (const PlannedShard& s : plan.shards) {
+    planned.insert(s.file);
+    splits.insert(s.split);
+  }
+  const std::string state = out + "/" + kStateDir;
+  // Shard names with a file of theirs here: the shard, its index, its entry,
+  // its temporary files.
+  std::set<std::string> candidates;
+  auto collect = [&candidates](const std::string& folder, std::initializer_list<const char*> suffixes) {
+    std::error_code ec;
+    for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      for (std::string_view suffix : suffixes) {
+        if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+          candidates.insert(name.substr(0, name.size() - suffix.size()));
+          break;
+        }
+      }
+    }
+  };
+  collect(out, {".idx", ""});
+  collect(state, {".json", ".json.tmp", ".partial", ".partial.idx"});
+  std::vector<std::string> removed;
+  for (const std::string& name : candidates) {
+    if (planned.count(name) || name.size() < 9 || name.compare(name.size() - 9, 9, ".tfrecord") != 0) continue;
+    bool stale = false;
+    const std::optional<io::ShardNumbering> numbered = io::ParseShardNumbering(name);
+    for (const std::string& split : splits) {
+      if (numbered && numbered->tail == ".tfrecord" && numbered->head == prefix + "-" + split) {
+        stale = true;
+      }
+    }
+    if (!stale && IsRegularFile(state + "/" + name + ".json")) {
+      StatusOr<ShardEntry> e = ReadShardEntry(state + "/" + name + ".json");
+      stale = e.ok() && e->file() == name && name == ShardFileName(prefix, e->split(), e->index(), e->count());
+    }
+    if (!stale) continue;
+    for (const std::string& path :
+         {out + "/" + name, out + "/" + name + ".idx", state + "/" + name + ".json",
+          state + "/" + name + ".json.tmp", state + "/" + name + ".partial", state + "/" + name + ".partial.idx"}) {
+      ::unlink(path.c_str());
+    }
+    removed.push_back(name);
+  }
+  return removed;
+}
+
+}  // namespace libshard::convert::internal
