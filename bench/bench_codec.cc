@@ -3,15 +3,24 @@
 // run (libpng's simplified png_image_* API, TurboJPEG's tjDecompress2 /
 // tjCompress2; for resize, the Resample kernel without planning). The
 // wrappers are meant to cost at most 10% over the bare calls.
+// A PNG table puts the decoders side by side on the same files: libpng +
+// zlib and libspng (bare library calls), the inflate alone (zlib's
+// uncompress vs libdeflate on the concatenated IDAT stream), and libshard's
+// two PNG decoders (PngDecoder::kLibpng, kLibdeflate), each as a speed-up
+// over bare libpng.
 //
 // Inputs: --images DIR (its *.png and *.jpg files), or else synthetic
 // photo-like 512x496 images (gradients, edges and noise) made in memory.
+#include <libdeflate.h>
 #include <png.h>
+#include <spng.h>
 #include <turbojpeg.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
@@ -90,6 +99,34 @@ libshard::Status LoadInputs(const std::string& dir, Inputs* in) {
   return libshard::Status::OK();
 }
 
+// The concatenated IDAT stream and the size it inflates to (non-interlaced
+// files; 0 for others).
+struct IdatStream {
+  std::string zlib;
+  size_t raw_size = 0;
+};
+
+IdatStream ExtractIdat(const std::string& png) {
+  IdatStream s;
+  const auto* d = reinterpret_cast<const unsigned char*>(png.data());
+  auto be32 = [&](size_t at) {
+    return (uint32_t{d[at]} << 24) | (uint32_t{d[at + 1]} << 16) | (uint32_t{d[at + 2]} << 8) | d[at + 3];
+  };
+  for (size_t pos = 8; pos + 12 <= png.size();) {
+    const uint32_t len = be32(pos);
+    if (len > png.size() - pos - 12) break;
+    if (std::memcmp(d + pos + 4, "IHDR", 4) == 0 && len == 13 && d[pos + 20] == 0) {
+      static const int kChannels[7] = {1, 0, 3, 1, 2, 0, 4};
+      const int ct = d[pos + 17];
+      const uint64_t bits = uint64_t{be32(pos + 8)} * (ct <= 6 ? kChannels[ct] : 0) * d[pos + 16];
+      s.raw_size = be32(pos + 12) * ((bits + 7) / 8 + 1);
+    }
+    if (std::memcmp(d + pos + 4, "IDAT", 4) == 0) s.zlib.append(png, pos + 8, len);
+    pos += size_t{len} + 12;
+  }
+  return s;
+}
+
 // Best (lowest) over rounds of the mean time per call, in microseconds: on
 // a shared machine the other load only ever adds time, so the best round is
 // the steadiest estimate of the code's own cost.
@@ -151,6 +188,50 @@ int Run(const std::string& dir, int iterations, int rounds) {
     if (!png_image_finish_read(&pi, nullptr, buf.data(), 0, nullptr)) failed = true;
   });
   rows.push_back({"PNG decode", png_w, png_b});
+
+  // The PNG decoders on the same files, each against bare libpng.
+  std::vector<std::pair<std::string, double>> png_decoders;
+  png_decoders.push_back({"libpng + zlib, simplified API (bare)", png_b});
+  png_decoders.push_back({"libspng, SPNG_FMT_RGB8 (bare; zlib inside)", TimeUs(rounds, iterations, [&] {
+    const std::string& s = next_png();
+    spng_ctx* ctx = spng_ctx_new(0);
+    size_t n = 0;
+    if (ctx == nullptr || spng_set_png_buffer(ctx, s.data(), s.size()) != 0 ||
+        spng_decoded_image_size(ctx, SPNG_FMT_RGB8, &n) != 0 || n > buf.size() ||
+        spng_decode_image(ctx, buf.data(), n, SPNG_FMT_RGB8, 0) != 0) {
+      failed = true;
+    }
+    spng_ctx_free(ctx);
+  })});
+  std::vector<IdatStream> idats;
+  for (const std::string& p : in.png) idats.push_back(ExtractIdat(p));
+  bool all_plain = true;
+  for (const IdatStream& z : idats) all_plain &= z.raw_size > 0 && z.raw_size <= buf.size();
+  if (all_plain) {
+    k = 0;
+    png_decoders.push_back({"inflate only: zlib uncompress", TimeUs(rounds, iterations, [&] {
+      const IdatStream& z = idats[k++ % idats.size()];
+      uLongf n = z.raw_size;
+      if (uncompress(buf.data(), &n, reinterpret_cast<const Bytef*>(z.zlib.data()), z.zlib.size()) != Z_OK) {
+        failed = true;
+      }
+    })});
+    libdeflate_decompressor* inflater = libdeflate_alloc_decompressor();
+    png_decoders.push_back({"inflate only: libdeflate", TimeUs(rounds, iterations, [&] {
+      const IdatStream& z = idats[k++ % idats.size()];
+      if (libdeflate_zlib_decompress(inflater, z.zlib.data(), z.zlib.size(), buf.data(), z.raw_size,
+                                     nullptr) != LIBDEFLATE_SUCCESS) {
+        failed = true;
+      }
+    })});
+    libdeflate_free_decompressor(inflater);
+  }
+  for (img::PngDecoder d : {img::PngDecoder::kLibpng, img::PngDecoder::kLibdeflate}) {
+    png_decoders.push_back({std::string("libshard PngDecoder::") + img::PngDecoderName(d) + " (wrapper)",
+                            TimeUs(rounds, iterations, [&] {
+                              check(img::DecodePngWith(d, next_png(), {}, &out));
+                            })});
+  }
 
   // JPEG decode, full size and 1/2 scale.
   for (int denom : {1, 2}) {
@@ -264,6 +345,10 @@ int Run(const std::string& dir, int iterations, int rounds) {
   for (const Row& r : rows) {
     std::printf("%-32s %12.1f %12.1f %8.3f\n", r.stage.c_str(), r.wrapper_us, r.bare_us,
                 r.wrapper_us / r.bare_us);
+  }
+  std::printf("\n%-52s %12s %14s\n", "PNG decode to RGB8, same files", "us", "vs libpng");
+  for (const auto& [what, us] : png_decoders) {
+    std::printf("%-52s %12.1f %13.2fx\n", what.c_str(), us, png_b / us);
   }
   std::printf("\n%-40s %18s %18s %8s\n", "same job, two ways", "A us", "B us", "A/B");
   for (const Versus& v : versus) {
