@@ -3,6 +3,7 @@
 // the files it is meant to take, and leave every other file -- and every
 // error -- to libpng, so that the default (kAuto) behaves as libpng does.
 #include <gtest/gtest.h>
+#include <png.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -70,13 +71,13 @@ bool ExpectSameAsLibpng(const std::string& bytes, const DecodeOptions& o) {
 }
 
 // What the libdeflate decoder is meant to take, from IHDR and the chunks:
-// non-interlaced gray, gray + alpha, RGB or RGBA of 8 or 16 bits, no PLTE
-// or tRNS.
+// gray, gray + alpha, RGB or RGBA of 8 or 16 bits, interlaced or not, no
+// PLTE or tRNS.
 bool MeantForLibdeflate(const std::string& bytes) {
-  const int depth = uint8_t(bytes[24]), color_type = uint8_t(bytes[25]), interlace = bytes[28];
+  const int depth = uint8_t(bytes[24]), color_type = uint8_t(bytes[25]);
   const bool has_trns = bytes.find("tRNS") != std::string::npos;
   const bool has_plte = bytes.find("PLTE") != std::string::npos;
-  return interlace == 0 && (color_type == 0 || color_type == 2 || color_type == 4 || color_type == 6) &&
+  return (color_type == 0 || color_type == 2 || color_type == 4 || color_type == 6) &&
          (depth == 8 || depth == 16) && !has_trns && !has_plte;
 }
 
@@ -137,6 +138,36 @@ Image TestImage(int w, int h, int channels, int depth, unsigned seed) {
   return im;
 }
 
+// `im` as an Adam7-interlaced PNG, written with libpng (EncodePng does not
+// interlace).
+std::string EncodeInterlaced(const Image& im) {
+  std::string out;
+  png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, nullptr, nullptr, nullptr);
+  png_infop info = png_create_info_struct(png);
+  if (setjmp(png_jmpbuf(png))) {
+    png_destroy_write_struct(&png, &info);
+    return "";
+  }
+  png_set_write_fn(
+      png, &out,
+      [](png_structp p, png_bytep data, size_t n) {
+        static_cast<std::string*>(png_get_io_ptr(p))->append(reinterpret_cast<char*>(data), n);
+      },
+      nullptr);
+  static const int kColorType[5] = {0, PNG_COLOR_TYPE_GRAY, PNG_COLOR_TYPE_GRAY_ALPHA,
+                                    PNG_COLOR_TYPE_RGB, PNG_COLOR_TYPE_RGB_ALPHA};
+  png_set_IHDR(png, info, im.width(), im.height(), im.bit_depth(), kColorType[im.channels()],
+               PNG_INTERLACE_ADAM7, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+  png_write_info(png, info);
+  if (im.bit_depth() == 16) png_set_swap(png);  // Image holds native (little-endian) samples
+  std::vector<png_bytep> rows(im.height());
+  for (int y = 0; y < im.height(); ++y) rows[y] = const_cast<png_bytep>(im.row(y));
+  png_write_image(png, rows.data());
+  png_write_end(png, nullptr);
+  png_destroy_write_struct(&png, &info);
+  return out;
+}
+
 TEST(PngDecodersTest, RoundTripsThroughTheEncoder) {
   int taken = 0;
   for (int channels = 1; channels <= 4; ++channels) {
@@ -160,6 +191,36 @@ TEST(PngDecodersTest, RoundTripsThroughTheEncoder) {
     }
   }
   EXPECT_EQ(taken, 4 * 2 * 5 * static_cast<int>(OptionSets().size()));
+}
+
+// Adam7 at sizes where some passes are empty or one pixel wide.
+TEST(PngDecodersTest, InterlacedRoundTrips) {
+  int taken = 0, cases = 0;
+  for (int channels = 1; channels <= 4; ++channels) {
+    for (int depth : {8, 16}) {
+      for (const auto& [w, h] : std::vector<std::pair<int, int>>{
+               {1, 1}, {2, 3}, {5, 1}, {1, 6}, {7, 9}, {8, 8}, {33, 17}}) {
+        SCOPED_TRACE(std::to_string(channels) + " channels, " + std::to_string(depth) + " bits, " +
+                     std::to_string(w) + "x" + std::to_string(h));
+        const Image src = TestImage(w, h, channels, depth, static_cast<unsigned>(w + h * channels));
+        const std::string png = EncodeInterlaced(src);
+        ASSERT_FALSE(png.empty());
+        ASSERT_EQ(png[28], 1) << "not interlaced";
+        for (const DecodeOptions& o : OptionSets()) {
+          taken += ExpectSameAsLibpng(png, o);
+          ++cases;
+        }
+        DecodeOptions keep;
+        keep.alpha = AlphaMode::kKeep;
+        keep.channels = ChannelMode::kAuto;
+        keep.keep_16bit = true;
+        Image back;
+        ASSERT_TRUE(DecodePngWith(PngDecoder::kLibdeflate, png, keep, &back).ok());
+        EXPECT_TRUE(back == src);
+      }
+    }
+  }
+  EXPECT_EQ(taken, cases);
 }
 
 // Every single-byte corruption and truncation of small files: whatever the

@@ -29,7 +29,7 @@ Status DecodePng(std::string_view bytes, const PngReadOptions& options, Image* o
 
 // The libdeflate decoder (png_libdeflate.cc): true when it decoded the image
 // into *out, with the pixels libpng gives for the same options; false when
-// it declines the file (interlaced, palette, tRNS, below 8 bits,
+// it declines the file (palette, tRNS, below 8 bits,
 // palette_indices, over max_pixels, or anything libpng would complain
 // about), leaving *out reshaped but unspecified. It never reports errors:
 // a declined file goes to libpng, which names the problem.

@@ -116,8 +116,8 @@ Status DecodePng(std::string_view bytes, const PngReadOptions& options, Image* o
   }
   if (options.decoder == PngDecoder::kLibdeflate) {
     return UnimplementedError(
-        "PNG: not taken by the libdeflate decoder (interlaced, palette, tRNS, below 8 bits, or "
-        "a defect libpng reports)");
+        "PNG: not taken by the libdeflate decoder (palette, tRNS, below 8 bits, or a defect "
+        "libpng reports)");
   }
   PngSource src{reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), 0};
   PngErrorState err{};

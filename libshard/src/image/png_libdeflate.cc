@@ -1,10 +1,12 @@
 // The libdeflate PNG decoder (codec_internal.h): the chunks are walked here,
 // the concatenated IDAT stream is inflated in one call by libdeflate (about
 // twice as fast as zlib's inflate) into a buffer of exactly the size IHDR
-// implies, and the rows are unfiltered here (SSE2 for 3- and 4-byte pixels).
+// implies (rows x (1 + row bytes), per Adam7 pass when interlaced), and the rows are unfiltered here (SSE2 for 3- and 4-byte pixels).
+//
+// Interlaced files are unfiltered pass by pass and their pixels placed.
 //
 // It only takes files it can decode to exactly libpng's pixels and that
-// libpng would accept: anything else (interlace, palette, tRNS, below 8
+// libpng would accept: anything else (palette, tRNS, below 8
 // bits, a CRC or zlib error, a bad filter byte, an unknown critical chunk,
 // a chunk past libpng's size limits) is declined, and DecodePng hands the
 // bytes to libpng, whose behaviour and error messages are then those of
@@ -47,6 +49,22 @@ bool ChunkCrcOk(const unsigned char* chunk, uint32_t len) {
 struct DecompressorDeleter {
   void operator()(libdeflate_decompressor* d) const { libdeflate_free_decompressor(d); }
 };
+
+// Adam7 (PNG spec section 8.2): pass p holds the pixels x0 + i*dx, y0 + j*dy.
+struct Pass {
+  uint32_t x0, y0, dx, dy;
+};
+constexpr Pass kAdam7[7] = {{0, 0, 8, 8}, {4, 0, 8, 8}, {0, 4, 4, 8}, {2, 0, 4, 4},
+                            {0, 2, 2, 4}, {1, 0, 2, 2}, {0, 1, 1, 2}};
+constexpr Pass kWholeImage = {0, 0, 1, 1};
+
+struct PassSize {
+  uint32_t width, height;
+};
+PassSize SizeOf(const Pass& p, uint32_t width, uint32_t height) {
+  return {width > p.x0 ? (width - p.x0 + p.dx - 1) / p.dx : 0,
+          height > p.y0 ? (height - p.y0 + p.dy - 1) / p.dy : 0};
+}
 
 // ---- Unfiltering (PNG spec section 9). `prev` is the unfiltered row above
 // (zeros for the first row); `dst` may equal `cur` (in place). ----
@@ -219,7 +237,8 @@ bool DecodePngLibdeflate(std::string_view bytes, const PngReadOptions& opt, Imag
   const uint32_t width = Be32(d + 16), height = Be32(d + 20);
   const int depth = d[24], color_type = d[25];
   if (width == 0 || height == 0 || width > kLibpngMaxSide || height > kLibpngMaxSide) return false;
-  if (d[26] != 0 || d[27] != 0 || d[28] != 0) return false;  // compression, filter, interlace
+  const bool interlaced = d[28] == 1;
+  if (d[26] != 0 || d[27] != 0 || d[28] > 1) return false;  // compression, filter, interlace
   if (depth != 8 && depth != 16) return false;
   int channels = 0;
   switch (color_type) {
@@ -234,12 +253,20 @@ bool DecodePngLibdeflate(std::string_view bytes, const PngReadOptions& opt, Imag
 
   const size_t bpp = static_cast<size_t>(channels) * (depth / 8);
   const size_t row_bytes = bpp * width;
-  const uint64_t raw_size = uint64_t{height} * (row_bytes + 1);
+  // The passes: the whole image, or Adam7's seven (an empty one has no bytes).
+  const Pass* passes = interlaced ? kAdam7 : &kWholeImage;
+  const int pass_count = interlaced ? 7 : 1;
+  uint64_t raw_size = 0;
+  for (int p = 0; p < pass_count; ++p) {
+    const PassSize ps = SizeOf(passes[p], width, height);
+    if (ps.width > 0 && ps.height > 0) raw_size += uint64_t{ps.height} * (ps.width * bpp + 1);
+  }
   // libpng's png_check_chunk_length: an IDAT chunk may not exceed the
   // uncompressed size plus zlib's overhead (or 8 MB, whichever is larger).
-  const uint64_t row_factor = std::min<uint64_t>(row_bytes + 1, 32566);
-  const uint64_t idat_limit =
-      std::max<uint64_t>(kLibpngMaxChunk, raw_size + 6 + 5 * (raw_size / row_factor + 1));
+  const uint64_t row_factor = row_bytes + 1 + (interlaced ? 6 : 0);
+  uint64_t idat_limit = uint64_t{height} * row_factor;
+  idat_limit += 6 + 5 * (idat_limit / std::min<uint64_t>(row_factor, 32566) + 1);
+  idat_limit = std::max<uint64_t>(kLibpngMaxChunk, std::min<uint64_t>(idat_limit, 0x7FFFFFFF));
 
   // Walk the chunks after IHDR: one run of IDATs, ancillary chunks anywhere
   // (skipped, as libpng does with those it does not use), then IEND.
@@ -309,28 +336,49 @@ bool DecodePngLibdeflate(std::string_view bytes, const PngReadOptions& opt, Imag
   const bool keep16 = depth == 16 && opt.keep_16bit;
   const int out_c = widen ? channels + 2 : channels;
   out->Reset(static_cast<int>(width), static_cast<int>(height), out_c, keep16 ? 16 : 8);
-  // Rows already in the output format are unfiltered straight into *out;
-  // the others in place in `raw`, then converted.
-  const bool direct = depth == 8 && !widen;
-  thread_local std::vector<uint8_t> zeros;
+  const size_t out_pixel = static_cast<size_t>(out_c) * (keep16 ? 2 : 1);
+  // Rows already in the output format are unfiltered in place in `raw` and
+  // then placed, or, without interlace, unfiltered straight into *out; the
+  // others are converted into `line_out` (or *out) first.
+  const bool same_format = depth == 8 && !widen;
+  thread_local std::vector<uint8_t> zeros, line_out;
   if (zeros.size() < row_bytes) zeros.assign(row_bytes, 0);
-  const uint8_t* prev = zeros.data();
+  if (interlaced && line_out.size() < out_pixel * width) line_out.resize(out_pixel * width);
+  uint8_t* line = raw.data();
   bool ok = true;
-  for (uint32_t y = 0; y < height; ++y) {
-    uint8_t* line = raw.data() + y * (row_bytes + 1);
-    const int filter = line[0];
-    if (filter > 4) {
-      ok = false;  // libpng: "bad adaptive filter value"
-      break;
+  for (int p = 0; p < pass_count && ok; ++p) {
+    const Pass& pass = passes[p];
+    const PassSize ps = SizeOf(pass, width, height);
+    if (ps.width == 0 || ps.height == 0) continue;
+    const size_t pass_row_bytes = ps.width * bpp;
+    const uint8_t* prev = zeros.data();
+    for (uint32_t j = 0; j < ps.height; ++j, line += pass_row_bytes + 1) {
+      const int filter = line[0];
+      if (filter > 4) {
+        ok = false;  // libpng: "bad adaptive filter value"
+        break;
+      }
+      uint8_t* const y_row = out->row(static_cast<int>(pass.y0 + j * pass.dy));
+      uint8_t* dst = !interlaced && same_format ? y_row : line + 1;
+      UnfilterRow(filter, line + 1, prev, dst, pass_row_bytes, bpp);
+      prev = dst;
+      if (!interlaced) {
+        if (!same_format) ConvertRow(dst, static_cast<int>(ps.width), channels, depth, opt.keep_16bit, widen, y_row);
+        continue;
+      }
+      const uint8_t* px = dst;
+      if (!same_format) {
+        ConvertRow(dst, static_cast<int>(ps.width), channels, depth, opt.keep_16bit, widen, line_out.data());
+        px = line_out.data();
+      }
+      for (uint32_t i = 0; i < ps.width; ++i) {
+        std::memcpy(y_row + (pass.x0 + size_t{i} * pass.dx) * out_pixel, px + i * out_pixel, out_pixel);
+      }
     }
-    uint8_t* dst = direct ? out->row(static_cast<int>(y)) : line + 1;
-    UnfilterRow(filter, line + 1, prev, dst, row_bytes, bpp);
-    if (!direct) ConvertRow(dst, static_cast<int>(width), channels, depth, opt.keep_16bit, widen,
-                            out->row(static_cast<int>(y)));
-    prev = dst;
   }
   if (raw.capacity() > kKeepScratchBytes) std::vector<uint8_t>().swap(raw);
   if (zeros.size() > kKeepScratchBytes / 16) std::vector<uint8_t>().swap(zeros);
+  if (line_out.size() > kKeepScratchBytes / 16) std::vector<uint8_t>().swap(line_out);
   return ok;
 }
 

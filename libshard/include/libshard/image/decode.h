@@ -80,9 +80,9 @@ StatusOr<Image> DecodeImage(std::string_view bytes, const DecodeOptions& options
 // The PNG decoders, for tests and benchmarks; DecodeImage uses kAuto.
 //   kLibpng: libpng + zlib, for every PNG: the reference.
 //   kLibdeflate: the IDAT stream inflated in one call by libdeflate and
-//     unfiltered by libshard. It takes only non-interlaced 8- and 16-bit gray,
-//     gray + alpha, RGB and RGBA files without PLTE or tRNS that libpng would
-//     decode without complaint; for anything else it is kUnimplemented.
+//     unfiltered by libshard. It takes only 8- and 16-bit gray, gray + alpha,
+//     RGB and RGBA files (interlaced or not) without PLTE or tRNS that libpng
+//     would decode without complaint; for anything else it is kUnimplemented.
 //   kAuto: kLibdeflate where it takes the file, else kLibpng.
 // All three give the same pixels under the same options (tested on PngSuite).
 enum class PngDecoder { kAuto, kLibpng, kLibdeflate };
