@@ -125,15 +125,16 @@ inline __m128i Select(__m128i mask, __m128i yes, __m128i no) {
 }
 
 // The state carried along the row: a = the pixel to the left (unfiltered),
-// c = the pixel above it. Lanes above kBpp hold junk that is never stored.
+// c = the pixel above it; lanes past the pixel's bytes are kept at 0.
 struct PixelState {
   __m128i a = _mm_setzero_si128();
   __m128i c = _mm_setzero_si128();
 };
 
-inline __m128i Predict(int filter, const __m128i b, PixelState* s) {
-  if (filter == 1) return s->a;
-  if (filter == 3) return _mm_srli_epi16(_mm_add_epi16(s->a, b), 1);
+template <int kFilter>
+inline __m128i Predict(const __m128i b, PixelState* s) {
+  if (kFilter == 1) return s->a;
+  if (kFilter == 3) return _mm_srli_epi16(_mm_add_epi16(s->a, b), 1);
   // Paeth: pa = |b - c|, pb = |a - c|, pc = |a + b - 2c|; ties prefer a, then b.
   const __m128i pa_s = _mm_sub_epi16(b, s->c), pb_s = _mm_sub_epi16(s->a, s->c);
   const __m128i pa = Abs16(pa_s), pb = Abs16(pb_s), pc = Abs16(_mm_add_epi16(pa_s, pb_s));
@@ -144,25 +145,35 @@ inline __m128i Predict(int filter, const __m128i b, PixelState* s) {
   return pred;
 }
 
-// Sub (1), Average (3) or Paeth (4) for 3- or 4-byte pixels.
-template <size_t kBpp>
-void UnfilterPixels(int filter, const uint8_t* cur, const uint8_t* prev, uint8_t* dst, size_t n) {
+// Sub (1), Average (3) or Paeth (4) for 3- or 4-byte pixels. While a whole
+// 4-byte word fits in the row, pixels are loaded and stored as words; for
+// 3-byte pixels the fourth lane of a, b and c is kept at 0, so the fourth
+// byte stored is the next pixel's filtered byte, unchanged (dst may be cur).
+template <size_t kBpp, int kFilter>
+void UnfilterPixels(const uint8_t* cur, const uint8_t* prev, uint8_t* dst, size_t n) {
+  const __m128i pixel = kBpp == 4 ? _mm_set_epi16(0, 0, 0, 0, 255, 255, 255, 255)
+                                  : _mm_set_epi16(0, 0, 0, 0, 0, 255, 255, 255);
   const __m128i low_byte = _mm_set1_epi16(0xFF);
   PixelState s;
   size_t i = 0;
-  // 4-byte loads while they stay inside both rows, then the last pixel.
   for (; i + 4 <= n; i += kBpp) {
-    const __m128i b = LoadPixel<4>(prev + i);
-    const __m128i pred = Predict(filter, b, &s);
-    s.a = _mm_and_si128(_mm_add_epi16(LoadPixel<4>(cur + i), pred), low_byte);
-    StorePixel<kBpp>(dst + i, s.a);
+    const __m128i b = _mm_and_si128(LoadPixel<4>(prev + i), pixel);
+    const __m128i sum = _mm_add_epi16(LoadPixel<4>(cur + i), Predict<kFilter>(b, &s));
+    s.a = _mm_and_si128(sum, pixel);
+    StorePixel<4>(dst + i, _mm_and_si128(sum, low_byte));
   }
-  for (; i < n; i += kBpp) {
+  for (; i < n; i += kBpp) {  // the last 3-byte pixel
     const __m128i b = LoadPixel<kBpp>(prev + i);
-    const __m128i pred = Predict(filter, b, &s);
-    s.a = _mm_and_si128(_mm_add_epi16(LoadPixel<kBpp>(cur + i), pred), low_byte);
+    s.a = _mm_and_si128(_mm_add_epi16(LoadPixel<kBpp>(cur + i), Predict<kFilter>(b, &s)), pixel);
     StorePixel<kBpp>(dst + i, s.a);
   }
+}
+
+template <size_t kBpp>
+void UnfilterPixels(int filter, const uint8_t* cur, const uint8_t* prev, uint8_t* dst, size_t n) {
+  if (filter == 1) return UnfilterPixels<kBpp, 1>(cur, prev, dst, n);
+  if (filter == 3) return UnfilterPixels<kBpp, 3>(cur, prev, dst, n);
+  UnfilterPixels<kBpp, 4>(cur, prev, dst, n);
 }
 
 void UnfilterUp(const uint8_t* cur, const uint8_t* prev, uint8_t* dst, size_t n) {
