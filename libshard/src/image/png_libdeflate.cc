@@ -1,16 +1,18 @@
 // The libdeflate PNG decoder (codec_internal.h): the chunks are walked here,
 // the concatenated IDAT stream is inflated in one call by libdeflate (about
 // twice as fast as zlib's inflate) into a buffer of exactly the size IHDR
-// implies (rows x (1 + row bytes), per Adam7 pass when interlaced), and the rows are unfiltered here (SSE2 for 3- and 4-byte pixels).
-//
-// Interlaced files are unfiltered pass by pass and their pixels placed.
+// implies (rows x (1 + row bytes), summed over the Adam7 passes when
+// interlaced), and the rows are unfiltered here (SSE2 for 3- and 4-byte
+// pixels); interlaced passes are unfiltered one by one and their pixels
+// placed.
 //
 // It only takes files it can decode to exactly libpng's pixels and that
-// libpng would accept: anything else (palette, tRNS, below 8
-// bits, a CRC or zlib error, a bad filter byte, an unknown critical chunk,
-// a chunk past libpng's size limits) is declined, and DecodePng hands the
-// bytes to libpng, whose behaviour and error messages are then those of
-// the file. Errors are therefore never reported from here.
+// libpng would accept: anything else (palette, tRNS, below 8 bits, a CRC or
+// zlib error, a bad filter byte, an unknown critical chunk, a chunk past
+// libpng's size limits, an image too large to hold inflated besides the
+// output) is declined, and DecodePng hands the bytes to libpng, whose
+// behaviour and error messages are then those of the file. Errors are
+// therefore never reported from here.
 #include <libdeflate.h>
 
 #include <algorithm>
@@ -34,6 +36,9 @@ namespace {
 constexpr uint32_t kLibpngMaxSide = 1'000'000;        // PNG_USER_WIDTH_MAX / HEIGHT_MAX
 constexpr uint32_t kLibpngMaxChunk = 8'000'000;       // PNG_USER_CHUNK_MALLOC_MAX
 constexpr size_t kKeepScratchBytes = size_t{16} << 20;  // larger scratch is freed after use
+// The whole inflated image is held besides the output; above this, libpng's
+// row-by-row decode keeps the peak memory to the output alone.
+constexpr uint64_t kMaxRawBytes = uint64_t{256} << 20;
 
 uint32_t Be32(const unsigned char* p) {
   return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | p[3];
@@ -272,6 +277,7 @@ bool DecodePngLibdeflate(std::string_view bytes, const PngReadOptions& opt, Imag
     const PassSize ps = SizeOf(passes[p], width, height);
     if (ps.width > 0 && ps.height > 0) raw_size += uint64_t{ps.height} * (ps.width * bpp + 1);
   }
+  if (raw_size > kMaxRawBytes) return false;
   // libpng's png_check_chunk_length: an IDAT chunk may not exceed the
   // uncompressed size plus zlib's overhead (or 8 MB, whichever is larger).
   const uint64_t row_factor = row_bytes + 1 + (interlaced ? 6 : 0);

@@ -81,8 +81,9 @@ StatusOr<Image> DecodeImage(std::string_view bytes, const DecodeOptions& options
 //   kLibpng: libpng + zlib, for every PNG: the reference.
 //   kLibdeflate: the IDAT stream inflated in one call by libdeflate and
 //     unfiltered by libshard. It takes only 8- and 16-bit gray, gray + alpha,
-//     RGB and RGBA files (interlaced or not) without PLTE or tRNS that libpng
-//     would decode without complaint; for anything else it is kUnimplemented.
+//     RGB and RGBA files (interlaced or not) without PLTE or tRNS, whose
+//     inflated data fits in 256 MiB, that libpng would decode without
+//     complaint; for anything else it is kUnimplemented.
 //   kAuto: kLibdeflate where it takes the file, else kLibpng.
 // All three give the same pixels under the same options (tested on PngSuite).
 enum class PngDecoder { kAuto, kLibpng, kLibdeflate };
