@@ -3,15 +3,25 @@
 // run (libpng's simplified png_image_* API, TurboJPEG's tjDecompress2 /
 // tjCompress2; for resize, the Resample kernel without planning). The
 // wrappers are meant to cost at most 10% over the bare calls.
+// A PNG table puts the decoders side by side on the same files: libpng +
+// zlib and libspng (bare library calls), the inflate alone (zlib's
+// uncompress vs libdeflate on the concatenated IDAT stream), and libshard's
+// two PNG decoders (PngDecoder::kLibpng, kLibdeflate), each as a speed-up
+// over bare libpng.
 //
 // Inputs: --images DIR (its *.png and *.jpg files), or else synthetic
 // photo-like 512x496 images (gradients, edges and noise) made in memory.
+#include <libdeflate.h>
 #include <png.h>
+#include <spng.h>
 #include <turbojpeg.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
+#include <ctime>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
@@ -90,17 +100,63 @@ libshard::Status LoadInputs(const std::string& dir, Inputs* in) {
   return libshard::Status::OK();
 }
 
+// The concatenated IDAT stream and the size it inflates to (non-interlaced
+// files; 0 for others).
+struct IdatStream {
+  std::string zlib;
+  size_t raw_size = 0;
+};
+
+IdatStream ExtractIdat(const std::string& png) {
+  IdatStream s;
+  const auto* d = reinterpret_cast<const unsigned char*>(png.data());
+  auto be32 = [&](size_t at) {
+    return (uint32_t{d[at]} << 24) | (uint32_t{d[at + 1]} << 16) | (uint32_t{d[at + 2]} << 8) | d[at + 3];
+  };
+  for (size_t pos = 8; pos + 12 <= png.size();) {
+    const uint32_t len = be32(pos);
+    if (len > png.size() - pos - 12) break;
+    if (std::memcmp(d + pos + 4, "IHDR", 4) == 0 && len == 13 && d[pos + 20] == 0) {
+      static const int kChannels[7] = {1, 0, 3, 1, 2, 0, 4};
+      const int ct = d[pos + 17];
+      const uint64_t bits = uint64_t{be32(pos + 8)} * (ct <= 6 ? kChannels[ct] : 0) * d[pos + 16];
+      s.raw_size = be32(pos + 12) * ((bits + 7) / 8 + 1);
+    }
+    if (std::memcmp(d + pos + 4, "IDAT", 4) == 0) s.zlib.append(png, pos + 8, len);
+    pos += size_t{len} + 12;
+  }
+  return s;
+}
+
+struct Timing {
+  int rounds;
+  int iterations;
+  bool cpu_clock;  // the calling thread's CPU time instead of the wall clock
+};
+
+double NowUs(bool cpu_clock) {
+  if (cpu_clock) {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+  }
+  return std::chrono::duration<double, std::micro>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 // Best (lowest) over rounds of the mean time per call, in microseconds: on
 // a shared machine the other load only ever adds time, so the best round is
-// the steadiest estimate of the code's own cost.
-double TimeUs(int rounds, int iterations, const std::function<void()>& fn) {
+// the steadiest estimate of the code's own cost. With --clock cpu the time
+// is the thread's CPU time, which leaves out the time other programs hold
+// the core (not their contention for caches).
+double TimeUs(const Timing& t, const std::function<void()>& fn) {
   std::vector<double> per_round;
   fn();  // warm caches and per-thread handles
-  for (int r = 0; r < rounds; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < iterations; ++i) fn();
-    const auto t1 = std::chrono::steady_clock::now();
-    per_round.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / iterations);
+  for (int r = 0; r < t.rounds; ++r) {
+    const double t0 = NowUs(t.cpu_clock);
+    for (int i = 0; i < t.iterations; ++i) fn();
+    per_round.push_back((NowUs(t.cpu_clock) - t0) / t.iterations);
   }
   return *std::min_element(per_round.begin(), per_round.end());
 }
@@ -119,7 +175,8 @@ struct Versus {
   double b_us;
 };
 
-int Run(const std::string& dir, int iterations, int rounds) {
+int Run(const std::string& dir, const Timing& timing) {
+  const int rounds = timing.rounds, iterations = timing.iterations;
   Inputs in;
   if (libshard::Status st = LoadInputs(dir, &in); !st.ok()) {
     std::cerr << "shard-bench codec: " << st << "\n";
@@ -141,8 +198,8 @@ int Run(const std::string& dir, int iterations, int rounds) {
   // PNG decode to RGB8.
   size_t k = 0;
   auto next_png = [&]() -> const std::string& { return in.png[k++ % in.png.size()]; };
-  const double png_w = TimeUs(rounds, iterations, [&] { check(img::DecodeImageInto(next_png(), {}, &out)); });
-  const double png_b = TimeUs(rounds, iterations, [&] {
+  const double png_w = TimeUs(timing, [&] { check(img::DecodeImageInto(next_png(), {}, &out)); });
+  const double png_b = TimeUs(timing, [&] {
     const std::string& s = next_png();
     png_image pi{};
     pi.version = PNG_IMAGE_VERSION;
@@ -152,14 +209,58 @@ int Run(const std::string& dir, int iterations, int rounds) {
   });
   rows.push_back({"PNG decode", png_w, png_b});
 
+  // The PNG decoders on the same files, each against bare libpng.
+  std::vector<std::pair<std::string, double>> png_decoders;
+  png_decoders.push_back({"libpng + zlib, simplified API (bare)", png_b});
+  png_decoders.push_back({"libspng, SPNG_FMT_RGB8 (bare; zlib inside)", TimeUs(timing, [&] {
+    const std::string& s = next_png();
+    spng_ctx* ctx = spng_ctx_new(0);
+    size_t n = 0;
+    if (ctx == nullptr || spng_set_png_buffer(ctx, s.data(), s.size()) != 0 ||
+        spng_decoded_image_size(ctx, SPNG_FMT_RGB8, &n) != 0 || n > buf.size() ||
+        spng_decode_image(ctx, buf.data(), n, SPNG_FMT_RGB8, 0) != 0) {
+      failed = true;
+    }
+    spng_ctx_free(ctx);
+  })});
+  std::vector<IdatStream> idats;
+  for (const std::string& p : in.png) idats.push_back(ExtractIdat(p));
+  bool all_plain = true;
+  for (const IdatStream& z : idats) all_plain &= z.raw_size > 0 && z.raw_size <= buf.size();
+  if (all_plain) {
+    k = 0;
+    png_decoders.push_back({"inflate only: zlib uncompress", TimeUs(timing, [&] {
+      const IdatStream& z = idats[k++ % idats.size()];
+      uLongf n = z.raw_size;
+      if (uncompress(buf.data(), &n, reinterpret_cast<const Bytef*>(z.zlib.data()), z.zlib.size()) != Z_OK) {
+        failed = true;
+      }
+    })});
+    libdeflate_decompressor* inflater = libdeflate_alloc_decompressor();
+    png_decoders.push_back({"inflate only: libdeflate", TimeUs(timing, [&] {
+      const IdatStream& z = idats[k++ % idats.size()];
+      if (libdeflate_zlib_decompress(inflater, z.zlib.data(), z.zlib.size(), buf.data(), z.raw_size,
+                                     nullptr) != LIBDEFLATE_SUCCESS) {
+        failed = true;
+      }
+    })});
+    libdeflate_free_decompressor(inflater);
+  }
+  for (img::PngDecoder d : {img::PngDecoder::kLibpng, img::PngDecoder::kLibdeflate}) {
+    png_decoders.push_back({std::string("libshard PngDecoder::") + img::PngDecoderName(d) + " (wrapper)",
+                            TimeUs(timing, [&] {
+                              check(img::DecodePngWith(d, next_png(), {}, &out));
+                            })});
+  }
+
   // JPEG decode, full size and 1/2 scale.
   for (int denom : {1, 2}) {
     k = 0;
     auto next_jpeg = [&]() -> const std::string& { return in.jpeg[k++ % in.jpeg.size()]; };
     img::DecodeOptions o;
     o.jpeg_scale_denom = denom;
-    const double w = TimeUs(rounds, iterations, [&] { check(img::DecodeImageInto(next_jpeg(), o, &out)); });
-    const double b = TimeUs(rounds, iterations, [&] {
+    const double w = TimeUs(timing, [&] { check(img::DecodeImageInto(next_jpeg(), o, &out)); });
+    const double b = TimeUs(timing, [&] {
       const std::string& s = next_jpeg();
       int width = 0, height = 0, sub = 0, cs = 0;
       const auto* p = reinterpret_cast<const unsigned char*>(s.data());
@@ -184,13 +285,13 @@ int Run(const std::string& dir, int iterations, int rounds) {
     spec.mode = img::ResizeMode::kStretch;
     spec.width = spec.height = 224;
     spec.filter = f;
-    const double w = TimeUs(rounds, iterations, [&] {
+    const double w = TimeUs(timing, [&] {
       auto r = img::Transform(*src, spec);
       check(r.status());
       if (r.ok()) small = std::move(*r);
     });
     const img::ResampleBox box{0, 0, double(src->width()), double(src->height())};
-    const double b = TimeUs(rounds, iterations, [&] {
+    const double b = TimeUs(timing, [&] {
       check(img::Resample(*src, box, 224, 224, f).status());
     });
     rows.push_back({std::string("resize ") + std::to_string(src->width()) + "x" +
@@ -204,10 +305,10 @@ int Run(const std::string& dir, int iterations, int rounds) {
   const img::ResampleImpl fast = img::ActiveResampleImpl();
   for (img::Filter f : {img::Filter::kBilinear, img::Filter::kBicubic, img::Filter::kLanczos3}) {
     const img::ResampleBox box{0, 0, double(src->width()), double(src->height())};
-    const double ref = TimeUs(rounds, iterations, [&] {
+    const double ref = TimeUs(timing, [&] {
       check(img::ResampleWith(img::ResampleImpl::kReference, *src, box, 224, 224, f).status());
     });
-    const double fst = TimeUs(rounds, iterations, [&] {
+    const double fst = TimeUs(timing, [&] {
       check(img::ResampleWith(fast, *src, box, 224, 224, f).status());
     });
     versus.push_back({"resize " + size_name + "->224 " + img::FilterName(f), "reference",
@@ -225,10 +326,10 @@ int Run(const std::string& dir, int iterations, int rounds) {
     auto next_jpeg = [&]() -> const std::string& { return in.jpeg[k++ % in.jpeg.size()]; };
     img::PipelineOptions full;
     full.shrink_on_load = false;
-    const double slow = TimeUs(rounds, iterations, [&] {
+    const double slow = TimeUs(timing, [&] {
       check(img::DecodeAndTransform(next_jpeg(), {}, spec, full).status());
     });
-    const double shrunk = TimeUs(rounds, iterations, [&] {
+    const double shrunk = TimeUs(timing, [&] {
       check(img::DecodeAndTransform(next_jpeg(), {}, spec).status());
     });
     libshard::StatusOr<img::ImageInfo> info = img::ProbeImage(in.jpeg[0]);
@@ -240,8 +341,8 @@ int Run(const std::string& dir, int iterations, int rounds) {
   }
 
   // JPEG encode 224x224 q90 4:2:0 (both with the accurate integer DCT).
-  const double enc_w = TimeUs(rounds, iterations, [&] { check(img::EncodeJpeg(small).status()); });
-  const double enc_b = TimeUs(rounds, iterations, [&] {
+  const double enc_w = TimeUs(timing, [&] { check(img::EncodeJpeg(small).status()); });
+  const double enc_b = TimeUs(timing, [&] {
     unsigned char* dst = buf.data();
     unsigned long size = buf.size();
     if (tjCompress2(tjc, small.data(), small.width(), 0, small.height(), TJPF_RGB, &dst, &size,
@@ -257,13 +358,18 @@ int Run(const std::string& dir, int iterations, int rounds) {
     return kExitFailure;
   }
 
-  std::printf("inputs: %zu PNG, %zu JPEG (%s); %d rounds x %d iterations, best round, 1 thread\n",
+  std::printf("inputs: %zu PNG, %zu JPEG (%s); %d rounds x %d iterations, best round, 1 thread, "
+              "%s time\n",
               in.png.size(), in.jpeg.size(), dir.empty() ? "synthetic 512x496" : dir.c_str(),
-              rounds, iterations);
+              rounds, iterations, timing.cpu_clock ? "thread CPU" : "wall-clock");
   std::printf("%-32s %12s %12s %8s\n", "stage", "wrapper us", "bare us", "ratio");
   for (const Row& r : rows) {
     std::printf("%-32s %12.1f %12.1f %8.3f\n", r.stage.c_str(), r.wrapper_us, r.bare_us,
                 r.wrapper_us / r.bare_us);
+  }
+  std::printf("\n%-52s %12s %14s\n", "PNG decode to RGB8, same files", "us", "vs libpng");
+  for (const auto& [what, us] : png_decoders) {
+    std::printf("%-52s %12.1f %13.2fx\n", what.c_str(), us, png_b / us);
   }
   std::printf("\n%-40s %18s %18s %8s\n", "same job, two ways", "A us", "B us", "A/B");
   for (const Versus& v : versus) {
@@ -285,7 +391,11 @@ void RegisterBenchCodec(CLI::App& bench, int* exit_code) {
       ->check(CLI::ExistingDirectory);
   cmd->add_option("--iterations", *iterations, "Calls per timed round")->check(IntegerIn(1, 100000));
   cmd->add_option("--rounds", *rounds, "Timed rounds; the best is reported")->check(IntegerIn(1, 100));
-  cmd->callback([=] { *exit_code = Run(*dir, *iterations, *rounds); });
+  auto clock = std::make_shared<std::string>("wall");
+  cmd->add_option("--clock", *clock,
+                  "wall, or cpu: the thread's CPU time (steadier on a machine shared with other work)")
+      ->check(CLI::IsMember({"wall", "cpu"}));
+  cmd->callback([=] { *exit_code = Run(*dir, Timing{*rounds, *iterations, *clock == "cpu"}); });
 }
 
 }  // namespace shard_tool

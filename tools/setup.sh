@@ -11,6 +11,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 packages=(
   build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
   libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev libwebp-dev zlib1g-dev libzstd-dev
+  libdeflate-dev libspng-dev
   libprotobuf-dev protobuf-compiler libtbb-dev libgtest-dev libgmock-dev libcli11-dev libssl-dev
   pybind11-dev python3-dev python3-numpy python3-pil python3-pytest python3-protobuf
   python3-pip python3-venv python3-setuptools python3-wheel

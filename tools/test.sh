@@ -31,7 +31,7 @@ case "$mode" in
     build=$root/build-fuzz
     CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
       -DLIBSHARD_BUILD_FUZZERS=ON -DLIBSHARD_BUILD_TESTS=OFF -DLIBSHARD_BUILD_TOOLS=OFF
-    targets=(fuzz_record_reader fuzz_example_view fuzz_verify fuzz_image_record fuzz_raw_array)
+    targets=(fuzz_record_reader fuzz_example_view fuzz_verify fuzz_image_record fuzz_raw_array fuzz_png_decode)
     cmake --build "$build" -j "$jobs" --target "${targets[@]}"
     seconds=${FUZZ_SECONDS:-30}
     passed=0 failed=0
@@ -40,6 +40,7 @@ case "$mode" in
       mkdir -p "$corpus"
       seeds=()
       [ -d "$shared/interop/tfrecord" ] && seeds+=("$shared/interop/tfrecord")
+      [ "$target" = fuzz_png_decode ] && [ -d "$shared/interop/pngsuite" ] && seeds=("$shared/interop/pngsuite")
       echo "fuzz: $target for ${seconds}s"
       if "$build/tests/fuzz/$target" -max_total_time="$seconds" -max_len=65536 -rss_limit_mb=2048 \
           -print_final_stats=1 "$corpus" "${seeds[@]}" > "$build/$target.log" 2>&1; then

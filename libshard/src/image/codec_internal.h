@@ -17,13 +17,23 @@ namespace libshard::image::internal {
 // -> 8 bits, tRNS -> alpha. 16-bit samples are rounded to 8 unless
 // keep_16bit. gray_to_rgb widens gray to RGB inside libpng.
 // palette_indices keeps palette indices / gray values unexpanded (index masks).
+// decoder picks the implementation (decode.h PngDecoder).
 struct PngReadOptions {
   bool keep_16bit = false;
   bool gray_to_rgb = false;
   bool palette_indices = false;
   uint64_t max_pixels = 0;
+  PngDecoder decoder = PngDecoder::kAuto;
 };
 Status DecodePng(std::string_view bytes, const PngReadOptions& options, Image* out);
+
+// The libdeflate decoder (png_libdeflate.cc): true when it decoded the image
+// into *out, with the pixels libpng gives for the same options; false when
+// it declines the file (palette, tRNS, below 8 bits,
+// palette_indices, over max_pixels, or anything libpng would complain
+// about), leaving *out reshaped but unspecified. It never reports errors:
+// a declined file goes to libpng, which names the problem.
+bool DecodePngLibdeflate(std::string_view bytes, const PngReadOptions& options, Image* out);
 
 // JPEG to 1 (gray), 3 (RGB) or 4 (raw CMYK as stored) channels.
 struct JpegReadOptions {

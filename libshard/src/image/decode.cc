@@ -62,6 +62,30 @@ Status DecodeJpegWithPolicy(std::string_view bytes, const ImageInfo& info,
   return Status::OK();
 }
 
+Status CheckPixelLimit(const ImageInfo& info, const DecodeOptions& options) {
+  const uint64_t pixels = static_cast<uint64_t>(info.width) * static_cast<uint64_t>(info.height);
+  if (pixels > options.max_pixels) {
+    return ResourceExhaustedError(std::string(ImageFormatName(info.format)) + ": " +
+                                  std::to_string(info.width) + "x" + std::to_string(info.height) +
+                                  " exceeds the pixel limit of " +
+                                  std::to_string(options.max_pixels) + " pixels");
+  }
+  return Status::OK();
+}
+
+// PNG bytes (probed, within the limit) to pixels under the policy.
+Status DecodePngPixels(PngDecoder decoder, std::string_view bytes, const DecodeOptions& options,
+                       Image* out) {
+  internal::PngReadOptions po;
+  po.keep_16bit = options.keep_16bit;
+  po.gray_to_rgb = options.channels == ChannelMode::kRgb;
+  po.max_pixels = options.max_pixels;
+  po.decoder = decoder;
+  LIBSHARD_RETURN_IF_ERROR(internal::DecodePng(bytes, po, out));
+  internal::ApplyPixelPolicy(options, out);
+  return Status::OK();
+}
+
 }  // namespace
 
 Status DecodeImageInto(std::string_view bytes, const DecodeOptions& options, Image* out) {
@@ -71,27 +95,34 @@ Status DecodeImageInto(std::string_view bytes, const DecodeOptions& options, Ima
                                 std::to_string(d));
   }
   LIBSHARD_ASSIGN_OR_RETURN(ImageInfo info, ProbeImage(bytes));
-  const uint64_t pixels = static_cast<uint64_t>(info.width) * static_cast<uint64_t>(info.height);
-  if (pixels > options.max_pixels) {
-    return ResourceExhaustedError(std::string(ImageFormatName(info.format)) + ": " +
-                                  std::to_string(info.width) + "x" + std::to_string(info.height) +
-                                  " exceeds the pixel limit of " +
-                                  std::to_string(options.max_pixels) + " pixels");
-  }
+  LIBSHARD_RETURN_IF_ERROR(CheckPixelLimit(info, options));
   if (info.format == ImageFormat::kJpeg) return DecodeJpegWithPolicy(bytes, info, options, out);
   if (info.format == ImageFormat::kWebp) {
     LIBSHARD_RETURN_IF_ERROR(internal::DecodeWebp(bytes, info, out));
     internal::ApplyPixelPolicy(options, out);
     return Status::OK();
   }
+  return DecodePngPixels(PngDecoder::kAuto, bytes, options, out);
+}
 
-  internal::PngReadOptions po;
-  po.keep_16bit = options.keep_16bit;
-  po.gray_to_rgb = options.channels == ChannelMode::kRgb;
-  po.max_pixels = options.max_pixels;
-  LIBSHARD_RETURN_IF_ERROR(internal::DecodePng(bytes, po, out));
-  internal::ApplyPixelPolicy(options, out);
-  return Status::OK();
+const char* PngDecoderName(PngDecoder decoder) {
+  switch (decoder) {
+    case PngDecoder::kAuto: return "auto";
+    case PngDecoder::kLibpng: return "libpng";
+    case PngDecoder::kLibdeflate: return "libdeflate";
+  }
+  return "?";
+}
+
+Status DecodePngWith(PngDecoder decoder, std::string_view bytes, const DecodeOptions& options,
+                     Image* out) {
+  LIBSHARD_ASSIGN_OR_RETURN(ImageInfo info, ProbeImage(bytes));
+  if (info.format != ImageFormat::kPng) {
+    return InvalidArgumentError(std::string("decode: the data is ") + ImageFormatName(info.format) +
+                                ", not PNG");
+  }
+  LIBSHARD_RETURN_IF_ERROR(CheckPixelLimit(info, options));
+  return DecodePngPixels(decoder, bytes, options, out);
 }
 
 StatusOr<ChannelMode> ParseChannelMode(std::string_view name) {

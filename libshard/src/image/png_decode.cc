@@ -1,3 +1,6 @@
+// PNG decode: the libdeflate decoder (png_libdeflate.cc) where it applies,
+// else libpng, the reference for every PNG.
+//
 // libpng reader. All setjmp/longjmp handling stays inside this file: libpng
 // reports errors by longjmp to the frame that called setjmp, so only plain C
 // data (no C++ object with a destructor) is created between setjmp and the
@@ -108,6 +111,14 @@ int ReadPng(PngSource* src, const PngReadOptions& opt, PngErrorState* err, Image
 }  // namespace
 
 Status DecodePng(std::string_view bytes, const PngReadOptions& options, Image* out) {
+  if (options.decoder != PngDecoder::kLibpng && DecodePngLibdeflate(bytes, options, out)) {
+    return Status::OK();
+  }
+  if (options.decoder == PngDecoder::kLibdeflate) {
+    return UnimplementedError(
+        "PNG: not taken by the libdeflate decoder (palette, tRNS, below 8 bits, or a defect "
+        "libpng reports)");
+  }
   PngSource src{reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), 0};
   PngErrorState err{};
   thread_local std::vector<png_bytep> rows;

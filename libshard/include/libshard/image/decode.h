@@ -1,4 +1,4 @@
-// Decode: PNG (libpng), JPEG (libjpeg-turbo) and still WebP (libwebp) bytes
+// Decode: PNG (libdeflate + libpng), JPEG (libjpeg-turbo) and still WebP (libwebp) bytes
 // to an Image, under an explicit pixel policy. Animated WebP is refused
 // (kUnimplemented); other formats (GIF, BMP, TIFF) are not read.
 //
@@ -81,6 +81,23 @@ struct DecodeOptions {
 };
 
 StatusOr<Image> DecodeImage(std::string_view bytes, const DecodeOptions& options = {});
+
+// The PNG decoders, for tests and benchmarks; DecodeImage uses kAuto.
+//   kLibpng: libpng + zlib, for every PNG: the reference.
+//   kLibdeflate: the IDAT stream inflated in one call by libdeflate and
+//     unfiltered by libshard. It takes only 8- and 16-bit gray, gray + alpha,
+//     RGB and RGBA files (interlaced or not) without PLTE or tRNS, whose
+//     inflated data fits in 256 MiB, that libpng would decode without
+//     complaint; for anything else it is kUnimplemented.
+//   kAuto: kLibdeflate where it takes the file, else kLibpng.
+// All three give the same pixels under the same options (tested on PngSuite).
+enum class PngDecoder { kAuto, kLibpng, kLibdeflate };
+// "auto", "libpng", "libdeflate".
+const char* PngDecoderName(PngDecoder decoder);
+// DecodeImageInto for PNG bytes with the given decoder; other formats are
+// kInvalidArgument.
+Status DecodePngWith(PngDecoder decoder, std::string_view bytes, const DecodeOptions& options,
+                     Image* out);
 
 // As DecodeImage, but into *out, reusing its allocation (keep one Image per
 // thread for the lowest cost). On error *out is unspecified.
