@@ -1,9 +1,7 @@
 // shard-bench: the benchmark programs (bench.h). Exit codes as `shard`'s:
 // 0 success, 1 failure, 2 usage error.
-#include <iostream>
-#include <new>
-
 #include "bench.h"
+#include "cli_main.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -18,20 +16,5 @@ int main(int argc, char** argv) {
   shard_tool::RegisterBenchCodec(app, &exit_code);
   shard_tool::RegisterBenchConvert(app, &exit_code);
   shard_tool::RegisterBenchVerify(app, &exit_code);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::cerr << "shard-bench: " << e.what() << "\nRun with --help for more information.\n";
-    return shard_tool::kExitUsage;
-  } catch (const std::bad_alloc&) {
-    std::cerr << "shard-bench: out of memory\n";
-    return shard_tool::kExitFailure;
-  }
-  return exit_code;
+  return shard_tool::ParseAndRun(app, argc, argv, exit_code);
 }

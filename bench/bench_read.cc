@@ -165,7 +165,7 @@ int RunDecodeBench(const BenchReadOptions& opt, const std::string& dir) {
     return kExitFailure;
   }
   std::shared_ptr<const reader::Dataset> dataset = std::move(*ds);
-  reader::LoaderOptions lo;
+  reader::BatchLoaderOptions lo;
   lo.batch_size = opt.batch_size;
   lo.threads = opt.threads;
   auto loader = reader::BatchLoader::Create(dataset, lo);
@@ -189,7 +189,7 @@ int RunDecodeBench(const BenchReadOptions& opt, const std::string& dir) {
   }
   const double loader_rate = jpegs.size() / loader_s;
   // One epoch with other options, best of the rounds (-1 if they are refused).
-  auto rate_of = [&](const reader::LoaderOptions& ro) {
+  auto rate_of = [&](const reader::BatchLoaderOptions& ro) {
     auto l = reader::BatchLoader::Create(dataset, ro);
     if (!l.ok()) return -1.0;
     const double s = BestSecondsPerCall(
@@ -205,7 +205,7 @@ int RunDecodeBench(const BenchReadOptions& opt, const std::string& dir) {
   // Random-resized-crop to 224 (as in ImageNet training), with and without
   // decode-only-the-crop.
   auto rrc_rate = [&](bool crop_decode) {
-    reader::LoaderOptions ro = lo;
+    reader::BatchLoaderOptions ro = lo;
     ro.augment = reader::Augment::kRandomResizedCrop;
     ro.crop_decode = crop_decode;
     return rate_of(ro);
@@ -213,7 +213,7 @@ int RunDecodeBench(const BenchReadOptions& opt, const std::string& dir) {
   const double rrc_full = rrc_rate(false), rrc_crop = rrc_rate(true);
   // What torch models take: NCHW float32 with ImageNet's mean / std, made in
   // the decode threads.
-  reader::LoaderOptions norm = lo;
+  reader::BatchLoaderOptions norm = lo;
   norm.layout = reader::Layout::kNCHW;
   norm.dtype = reader::PixelType::kFloat32;
   norm.mean = {0.485, 0.456, 0.406};

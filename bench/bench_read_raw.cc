@@ -115,7 +115,7 @@ StatusOr<double> LoaderRate(const std::string& shard, int threads, size_t batch_
   LIBSHARD_ASSIGN_OR_RETURN(std::unique_ptr<reader::Dataset> opened, reader::Dataset::Open({shard}));
   std::shared_ptr<const reader::Dataset> ds = std::move(opened);
   const size_t n = ds->size();
-  reader::LoaderOptions lo;
+  reader::BatchLoaderOptions lo;
   lo.batch_size = batch_size;
   lo.threads = threads;
   LIBSHARD_ASSIGN_OR_RETURN(auto loader, reader::BatchLoader::Create(std::move(ds), lo));
@@ -160,7 +160,7 @@ int RunRawBench(const RawBenchOptions& opt, const std::string& dir) {
   // The same, each image into its own place in a ring as large as the
   // loader's (prefetch + 1 batches): the memory traffic of filling batches.
   double bare_zstd_ring = 0;
-  std::vector<uint8_t> ring((reader::LoaderOptions{}.prefetch + 1) * opt.batch_size * pixels.size());
+  std::vector<uint8_t> ring((reader::BatchLoaderOptions{}.prefetch + 1) * opt.batch_size * pixels.size());
   int rc = kExitOk;
   for (size_t k = 0; k < encs.size() && rc == kExitOk; ++k) {
     Encoding& e = encs[k];

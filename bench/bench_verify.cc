@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -43,6 +44,49 @@ struct BenchVerifyOptions {
   std::string small_file;  // "" = the shared TF-written file, if there
   size_t copies = 300;
 };
+
+// Verifies `files` once (which warms the page cache too) and sums their
+// records and bytes; false, with a message naming the file, when one is
+// damaged (its figures would mean nothing).
+bool WarmAndCount(const std::vector<std::string>& files, uint64_t* records, uint64_t* bytes) {
+  *records = *bytes = 0;
+  for (const auto& r : verify::VerifyFiles(files, verify::VerifyOptions())) {
+    if (!r.ok()) {
+      std::cerr << "shard-bench verify: " << r.path << ": " << verify::FaultKindName(r.faults[0].kind) << ": "
+                << r.faults[0].message << " (run `shard verify` on it)\n";
+      return false;
+    }
+    *records += r.records;
+    *bytes += r.bytes;
+  }
+  return true;
+}
+
+// The table's rows: `cat` of `files` (the baseline), then `shard verify` at 1
+// and 2 threads, with and without the Example check. `rate(s)` is the first
+// figure of a row that took `s` seconds a pass.
+std::vector<std::vector<std::string>> VerifyRows(const std::vector<std::string>& files, uint64_t bytes,
+                                                 double seconds, const std::function<std::string(double)>& rate) {
+  double cat_best = 1e300;
+  for (int i = 0; i < 5; ++i) cat_best = std::min(cat_best, TimeCat(files));
+  std::vector<std::vector<std::string>> rows;
+  auto row = [&](const std::string& what, double s) {
+    rows.push_back({what, rate(s), Fixed(bytes / s / 1e9), Fixed(cat_best / s)});
+  };
+  if (cat_best > 0 && cat_best < 1e300) row("cat > /dev/null (baseline)", cat_best);
+  for (int threads : {1, 2}) {
+    for (bool examples : {false, true}) {
+      verify::VerifyOptions o;
+      o.threads = threads;
+      o.check_examples = examples;
+      double s = BestSecondsPerCall([&] { (void)verify::VerifyFiles(files, o); }, seconds);
+      row(std::string(examples ? "verify (framing + CRCs + Example)" : "verify --records-only (framing + CRCs)") +
+              ", " + std::to_string(threads) + (threads == 1 ? " thread" : " threads"),
+          s);
+    }
+  }
+  return rows;
+}
 
 // The many-small-files table (see the file comment).
 int RunManySmallFiles(const BenchVerifyOptions& opt) {
@@ -71,37 +115,13 @@ int RunManySmallFiles(const BenchVerifyOptions& opt) {
       return kExitFailure;
     }
   }
-  verify::VerifyOptions base;
-  std::vector<verify::FileResult> first = verify::VerifyFiles(files, base);  // warms the page cache too
   uint64_t records = 0, bytes = 0;
-  for (const auto& r : first) {
-    if (!r.ok()) {
-      std::cerr << "shard-bench verify: " << src << ": " << verify::FaultKindName(r.faults[0].kind) << ": "
-                << r.faults[0].message << "\n";
-      std::filesystem::remove_all(dir);
-      return kExitFailure;
-    }
-    records += r.records;
-    bytes += r.bytes;
+  if (!WarmAndCount(files, &records, &bytes)) {
+    std::filesystem::remove_all(dir);
+    return kExitFailure;
   }
-  double cat_best = 1e300;
-  for (int i = 0; i < 5; ++i) cat_best = std::min(cat_best, TimeCat(files));
-  std::vector<std::vector<std::string>> rows;
-  auto row = [&](const std::string& what, double s) {
-    rows.push_back({what, Fixed(files.size() / s, 0), Fixed(bytes / s / 1e9), Fixed(cat_best / s)});
-  };
-  if (cat_best > 0 && cat_best < 1e300) row("cat > /dev/null (baseline)", cat_best);
-  for (int threads : {1, 2}) {
-    for (bool examples : {false, true}) {
-      verify::VerifyOptions o;
-      o.threads = threads;
-      o.check_examples = examples;
-      double s = BestSecondsPerCall([&] { (void)verify::VerifyFiles(files, o); }, opt.seconds);
-      row(std::string(examples ? "verify (framing + CRCs + Example)" : "verify --records-only (framing + CRCs)") +
-              ", " + std::to_string(threads) + (threads == 1 ? " thread" : " threads"),
-          s);
-    }
-  }
+  const size_t n = files.size();
+  const auto rows = VerifyRows(files, bytes, opt.seconds, [n](double s) { return Fixed(n / s, 0); });
   std::cout << "\nmany small files: " << files.size() << " copies of " << src << " (" << bytes / files.size()
             << " bytes, " << records / files.size() << " records each, no .idx), page cache warm\n";
   PrintTable({"what", "files/s", "GB/s", "x cat"}, rows);
@@ -130,39 +150,13 @@ int RunBenchVerify(BenchVerifyOptions opt) {
   auto cleanup = [&] {
     if (!temp_dir.empty()) std::filesystem::remove_all(temp_dir);
   };
-  // Warm the page cache; refuse damaged input (its figures would mean nothing).
-  verify::VerifyOptions base;
-  std::vector<verify::FileResult> first = verify::VerifyFiles(opt.files, base);
   uint64_t records = 0, bytes = 0;
-  for (const auto& r : first) {
-    if (!r.ok()) {
-      std::cerr << "shard-bench verify: " << r.path << ": " << verify::FaultKindName(r.faults[0].kind) << ": "
-                << r.faults[0].message << " (run `shard verify` on it)\n";
-      cleanup();
-      return kExitFailure;
-    }
-    records += r.records;
-    bytes += r.bytes;
+  if (!WarmAndCount(opt.files, &records, &bytes)) {
+    cleanup();
+    return kExitFailure;
   }
-  double cat_best = 1e300;
-  for (int i = 0; i < 5; ++i) cat_best = std::min(cat_best, TimeCat(opt.files));
-
-  std::vector<std::vector<std::string>> rows;
-  auto row = [&](const std::string& what, double s) {
-    rows.push_back({what, Fixed(records / s / 1e3, 1), Fixed(bytes / s / 1e9), Fixed(cat_best / s)});
-  };
-  if (cat_best > 0 && cat_best < 1e300) row("cat > /dev/null (baseline)", cat_best);
-  for (int threads : {1, 2}) {
-    for (bool examples : {false, true}) {
-      verify::VerifyOptions o;
-      o.threads = threads;
-      o.check_examples = examples;
-      double s = BestSecondsPerCall([&] { (void)verify::VerifyFiles(opt.files, o); }, opt.seconds);
-      row(std::string(examples ? "verify (framing + CRCs + Example)" : "verify --records-only (framing + CRCs)") +
-              ", " + std::to_string(threads) + (threads == 1 ? " thread" : " threads"),
-          s);
-    }
-  }
+  const auto rows =
+      VerifyRows(opt.files, bytes, opt.seconds, [records](double s) { return Fixed(records / s / 1e3, 1); });
   std::cout << opt.files.size() << " file(s), " << records << " records, " << bytes
             << " bytes, page cache warm, no image decode\n";
   PrintTable({"what", "krecords/s", "GB/s", "x cat"}, rows);

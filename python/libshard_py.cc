@@ -374,7 +374,7 @@ class PyLoader {
       else if (k == "mask_format") dopt.keys.mask_format = v;
       else throw py::value_error("keys: unknown key role \"" + k + "\"");
     }
-    reader::LoaderOptions o;
+    reader::BatchLoaderOptions o;
     o.batch_size = batch_size;
     std::tie(o.height, o.width) = ImageSize(image_size);
     o.channels = channels;
@@ -603,7 +603,7 @@ class PyLoader {
 
   // buffers=[(images, labels[, masks]), ...]: checks each array and that no
   // two share memory (the same array twice would give wrong batches).
-  std::vector<reader::BatchBuffers> HoldBuffers(const py::object& buffers, const reader::LoaderOptions& o) {
+  std::vector<reader::BatchBuffers> HoldBuffers(const py::object& buffers, const reader::BatchLoaderOptions& o) {
     std::vector<reader::BatchBuffers> bufs;
     if (buffers.is_none()) return bufs;
     struct Region {
@@ -675,7 +675,7 @@ class PyLoader {
 
   std::shared_ptr<const reader::Dataset> dataset_;
   std::unique_ptr<reader::BatchLoader> loader_;  // null once closed
-  reader::LoaderOptions opt_;
+  reader::BatchLoaderOptions opt_;
   uint64_t batches_per_epoch_ = 0;
   std::vector<HeldBuffers> held_;
   std::unique_ptr<std::timed_mutex> mu_ = std::make_unique<std::timed_mutex>();

@@ -91,7 +91,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::shared_ptr<const reader::Dataset> dataset = std::move(*ds);
-  reader::LoaderOptions o;
+  reader::BatchLoaderOptions o;
   o.batch_size = 16;
   o.height = o.width = size;
   o.channels = 1;

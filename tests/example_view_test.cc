@@ -407,6 +407,25 @@ struct ModelFeature {
   std::vector<float> floats;
 };
 
+// The key contract of example_builder.h: protobuf (and so TensorFlow) refuses
+// a key that is not UTF-8; IsValidFeatureKey says which keys are safe.
+TEST(ExampleBuilderTest, KeysMustBeUtf8ForProtobuf) {
+  EXPECT_TRUE(IsValidFeatureKey("image/encoded"));
+  EXPECT_TRUE(IsValidFeatureKey(""));
+  EXPECT_TRUE(IsValidFeatureKey("\xc3\xa9tiquette"));
+  EXPECT_FALSE(IsValidFeatureKey("bad\xff"));
+  EXPECT_FALSE(IsValidFeatureKey("\xc3"));
+  for (const std::string key : {std::string("label\xc3\xa9"), std::string("label\xff")}) {
+    ExampleBuilder b;
+    b.AddInt64(key, 1);
+    const std::string bytes = b.Serialize();
+    tensorflow::Example proto;
+    EXPECT_EQ(proto.ParseFromString(bytes), IsValidFeatureKey(key)) << key;
+    // ExampleView gives the same verdict as protobuf.
+    EXPECT_EQ(ExampleView::Parse(bytes).ok(), IsValidFeatureKey(key)) << key;
+  }
+}
+
 TEST(ExampleBuilderTest, RandomBuilderOutputParsesWithProtobuf) {
   std::mt19937_64 rng(99);
   ExampleBuilder builder;

@@ -227,7 +227,7 @@ std::string LoaderVerdict(const std::string& dir, const std::string& record, boo
   }
   auto ds = reader::Dataset::Open({path});
   EXPECT_TRUE(ds.ok()) << ds.status();
-  reader::LoaderOptions o;
+  reader::BatchLoaderOptions o;
   o.width = kW;
   o.height = kH;
   o.batch_size = 1;
@@ -278,7 +278,7 @@ TEST(ImageRecordContractTest, Uint16RawArraysLoadAsThe16BitPngDoes) {
     ASSERT_TRUE(w.ok());
     ASSERT_TRUE((*w)->Write(row.Serialize()).ok());
     ASSERT_TRUE((*w)->Close().ok());
-    reader::LoaderOptions o;
+    reader::BatchLoaderOptions o;
     o.width = kW;
     o.height = kH;
     o.batch_size = 1;
@@ -311,7 +311,7 @@ std::string LoaderError(const std::string& dir, const std::string& jpeg, reader:
     EXPECT_TRUE((*w)->Write(Row{"", jpeg, "jpeg"}.Serialize()).ok());
     EXPECT_TRUE((*w)->Close().ok());
   }
-  reader::LoaderOptions o;
+  reader::BatchLoaderOptions o;
   o.width = kW;
   o.height = kH;
   o.batch_size = 1;
@@ -399,7 +399,7 @@ TEST(ImageRecordContractTest, ConvertRawOf16BitPngVerifiesAndLoads) {
     EXPECT_EQ(dtype.bytes(0), "uint16");
     ASSERT_TRUE(example::ExampleView::Parse(rec)->Find(keys::kFormat, &fmt));
     EXPECT_EQ(fmt.bytes(0), format);
-    reader::LoaderOptions o;
+    reader::BatchLoaderOptions o;
     o.width = kW;
     o.height = kH;
     o.batch_size = 1;

@@ -149,7 +149,7 @@ TEST(LoaderRaceTest, DefaultModeTruncationIsAnErrorNotSigbus) {
     testing::WriteFileOrDie(path, bytes);
     auto ds = reader::Dataset::Open({path});  // default: mmap
     ASSERT_TRUE(ds.ok()) << ds.status();
-    reader::LoaderOptions lo;
+    reader::BatchLoaderOptions lo;
     lo.batch_size = 8;
     lo.width = lo.height = 8;
     auto loader = reader::BatchLoader::Create(std::shared_ptr<const reader::Dataset>(std::move(*ds)), lo);

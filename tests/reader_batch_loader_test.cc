@@ -49,15 +49,15 @@ Written MakeDataset(const std::string& dir, const FixtureOptions& fo = {}, int s
 }
 
 // Batches of `batch_size` samples of the fixtures' size (32 x 24), as decoded.
-LoaderOptions FixtureSized(size_t batch_size) {
-  LoaderOptions o;
+BatchLoaderOptions FixtureSized(size_t batch_size) {
+  BatchLoaderOptions o;
   o.batch_size = batch_size;
   o.width = 32;
   o.height = 24;
   return o;
 }
 
-std::vector<uint8_t> Copy(const Batch& b, const LoaderOptions& o) {
+std::vector<uint8_t> Copy(const Batch& b, const BatchLoaderOptions& o) {
   const size_t n = b.size * o.height * o.width * o.channels;
   std::vector<uint8_t> v(b.images, b.images + n);
   for (size_t i = 0; i < b.size; ++i) {
@@ -73,7 +73,7 @@ TEST(BatchLoader, PixelsEqualDecodeImageWhenNoResizeIsNeeded) {
   fo.width = 32;
   fo.height = 24;
   Written w = MakeDataset(dir, fo);
-  LoaderOptions o;
+  BatchLoaderOptions o;
   o.batch_size = 8;
   o.width = 32;
   o.height = 24;
@@ -109,7 +109,7 @@ TEST(BatchLoader, ResizedPixelsEqualTheImagePipeline) {
   fo.height = 48;
   fo.format = "png";
   Written w = MakeDataset(dir, fo, 1, 5);
-  LoaderOptions o;
+  BatchLoaderOptions o;
   o.batch_size = 5;
   o.width = o.height = 16;
   o.channels = 1;
@@ -136,7 +136,7 @@ TEST(BatchLoader, RawArraysGoStraightIntoTheBatch) {
     FixtureOptions fo;
     fo.format = fmt;
     Written w = MakeDataset(dir, fo, 1, 4);
-    LoaderOptions o;
+    BatchLoaderOptions o;
     o.batch_size = 4;
     o.width = fo.width;
     o.height = fo.height;
@@ -154,7 +154,7 @@ TEST(BatchLoader, RawArraysGoStraightIntoTheBatch) {
 TEST(BatchLoader, ResumeGivesIdenticalBatchesWhateverTheThreads) {
   const std::string dir = testing::MakeTempDir();
   Written w = MakeDataset(dir, {}, 3, 10);
-  LoaderOptions o;
+  BatchLoaderOptions o;
   o.batch_size = 4;
   o.width = o.height = 16;
   o.augment = Augment::kRandomResizedCrop;
@@ -201,7 +201,7 @@ TEST(BatchLoader, RandomResizedCropMatchesItsOwnCropAndFlip) {
   fo.width = 40;
   fo.height = 30;
   Written w = MakeDataset(dir, fo, 1, 6);
-  LoaderOptions o;
+  BatchLoaderOptions o;
   o.batch_size = 6;
   o.width = o.height = 12;
   o.augment = Augment::kRandomResizedCrop;
@@ -248,7 +248,7 @@ TEST(BatchLoader, CropDecodeGivesTheFullDecodesPixels) {
     std::shared_ptr<const Dataset> ds = std::move(*Dataset::Open({path}));
     for (auto filter : {image::Filter::kBilinear, image::Filter::kLanczos3}) {
       for (int channels : {3, 1}) {
-        LoaderOptions o;
+        BatchLoaderOptions o;
         o.batch_size = 12;
         o.width = o.height = 32;
         o.channels = channels;
@@ -274,7 +274,7 @@ TEST(BatchLoader, MasksGetTheImagesGeometry) {
   fo.width = 32;
   fo.height = 24;
   Written w = MakeDataset(dir, fo, 1, 3);
-  LoaderOptions o;
+  BatchLoaderOptions o;
   o.batch_size = 3;
   o.width = 32;
   o.height = 24;
@@ -297,7 +297,7 @@ TEST(BatchLoader, MasksGetTheImagesGeometry) {
 TEST(BatchLoader, CallerBuffersAreFilledInTurn) {
   const std::string dir = testing::MakeTempDir();
   Written w = MakeDataset(dir, {}, 1, 8);
-  LoaderOptions o;
+  BatchLoaderOptions o;
   o.batch_size = 2;
   o.width = 32;
   o.height = 24;
@@ -332,7 +332,7 @@ TEST(BatchLoader, ABadSampleFailsItsBatchNamingTheRecord) {
   }
   auto ds = Dataset::Open({dir + "/d-0.tfrecord", dir + "/bad.tfrecord"});
   ASSERT_TRUE(ds.ok());
-  LoaderOptions o;
+  BatchLoaderOptions o;
   o.batch_size = 4;
   o.width = 32;
   o.height = 24;
@@ -358,7 +358,7 @@ TEST(BatchLoader, ReadsTensorFlowWrittenFilesThroughAKeyMapping) {
   dopt.keys.label = "label";
   std::shared_ptr<const Dataset> ds = std::move(*Dataset::Open({cifar}, dopt));
   ASSERT_EQ(ds->size(), 128u);
-  LoaderOptions o;
+  BatchLoaderOptions o;
   o.batch_size = 50;
   o.width = o.height = 32;
   auto loader = BatchLoader::Create(ds, o);
@@ -449,7 +449,7 @@ TEST(BatchLoader, OutOfMemoryIsAnErrorForItsBatchNotAnAbort) {
   const int rc = RunInForkChild([&] {
     auto ds = Dataset::Open({path});
     if (!ds.ok()) return 3;
-    LoaderOptions o;
+    BatchLoaderOptions o;
     o.batch_size = 1;
     o.width = o.height = 16;
     o.threads = 2;
@@ -475,7 +475,7 @@ TEST(BatchLoader, AForkChildRestartsTheLoaderWhereItStood) {
 #endif
   const std::string dir = testing::MakeTempDir();
   Written w = MakeDataset(dir, {}, 2, 10);
-  LoaderOptions o = FixtureSized(3);
+  BatchLoaderOptions o = FixtureSized(3);
   o.threads = 3;
   o.order.kind = OrderKind::kShuffle;
   o.order.seed = 9;
@@ -516,7 +516,7 @@ TEST(BatchLoader, AForkChildRestartsTheLoaderWhereItStood) {
 TEST(BatchLoader, SeekRefusesPositionsPastTheLastEpoch) {
   const std::string dir = testing::MakeTempDir();
   Written w = MakeDataset(dir, {}, 1, 4);
-  LoaderOptions o = FixtureSized(2);
+  BatchLoaderOptions o = FixtureSized(2);
   auto loader = BatchLoader::Create(w.ds, o);
   ASSERT_TRUE(loader.ok());
   Status s = (*loader)->Seek({~uint64_t{0}, 0});
@@ -537,7 +537,7 @@ TEST(BatchLoader, SeekRefusesPositionsPastTheLastEpoch) {
 TEST(BatchLoader, NextForWaitsAtMostItsTime) {
   const std::string dir = testing::MakeTempDir();
   Written w = MakeDataset(dir, {}, 1, 8);
-  LoaderOptions o = FixtureSized(2);
+  BatchLoaderOptions o = FixtureSized(2);
   auto polled = BatchLoader::Create(w.ds, o);
   auto plain = BatchLoader::Create(w.ds, o);
   for (int b = 0; b < 6; ++b) {
@@ -567,7 +567,7 @@ TEST(BatchLoader, MasksAreRefusedWhenTheManifestSaysThereAreNone) {
         {"file": "train-00000-of-00001.tfrecord", "records": "2"}]}]})");
     return std::shared_ptr<const Dataset>(std::move(*Dataset::Open({dir})));
   };
-  LoaderOptions o;
+  BatchLoaderOptions o;
   o.masks = true;
   auto refused = BatchLoader::Create(manifest(false), o);
   EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
@@ -582,7 +582,7 @@ TEST(BatchLoader, MasksAreRefusedWhenTheManifestSaysThereAreNone) {
 TEST(BatchLoader, RejectsBadOptions) {
   const std::string dir = testing::MakeTempDir();
   Written w = MakeDataset(dir, {}, 1, 2);
-  LoaderOptions o;
+  BatchLoaderOptions o;
   o.channels = 4;
   EXPECT_EQ(BatchLoader::Create(w.ds, o).status().code(), StatusCode::kInvalidArgument);
   o = {};

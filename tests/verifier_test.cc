@@ -27,6 +27,7 @@ using ::libshard::testing::ReadFileOrDie;
 using ::libshard::testing::SharedPath;
 using ::libshard::testing::WriteFileOrDie;
 using record::Compression;
+using record::RecordFault;
 
 ::testing::AssertionResult HasSubstr(const std::string& text, const std::string& part) {
   if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
@@ -461,6 +462,14 @@ TEST(VerifyOptionsTest, Validate) {
   EXPECT_EQ(ValidateOptions(bad).message(), "threads must be in 0..256 (0: automatic)");
   bad.threads = 256;
   EXPECT_TRUE(ValidateOptions(bad).ok());
+}
+
+TEST(FaultKindTest, FramingKindsShareTheRecordModulesNames) {
+  for (RecordFault f : {RecordFault::kTruncatedHeader, RecordFault::kLengthCrcMismatch, RecordFault::kLengthTooLarge,
+                        RecordFault::kTruncatedData, RecordFault::kDataCrcMismatch}) {
+    EXPECT_STREQ(FaultKindName(FramingFaultKind(f)), record::RecordFaultName(f));
+  }
+  EXPECT_EQ(FramingFaultKind(RecordFault::kNone), FaultKind::kUnreadable);
 }
 
 TEST(FaultKindTest, NamesAreStable) {

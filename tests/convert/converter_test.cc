@@ -5,6 +5,8 @@
 // splits, fail-on-error and all-rejected runs.
 #include "libshard/convert/converter.h"
 
+#include <atomic>
+#include <stdexcept>
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
@@ -12,9 +14,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <map>
 #include <set>
+#include <stdexcept>
 
 #include "deflate_testutil.h"
 #include "fixtures.h"
@@ -581,6 +585,40 @@ TEST_F(ConverterTest, FailOnErrorStopsNamingTheFileAndLeavesNoIncompleteShard) {
   ASSERT_FALSE(r.ok());
   EXPECT_TRUE(Contains(r.status().message(), "train/stray.png")) << r.status();
   EXPECT_FALSE(fs::exists(o.output));
+}
+
+// converter.h's ProgressFn contract: one call per sample, in order, never
+// two at once; an exception from it stops the run as an error, and no
+// incomplete shard is left.
+TEST_F(ConverterTest, ProgressIsSerialAndAThrowingCallbackStopsTheRun) {
+  fs::remove(in_ + "/train/stray.png");
+  ConvertOptions o = Options(in_, base_ + "/out");
+  o.threads = 2;
+  std::atomic<int> inside{0};
+  uint64_t calls = 0, last_done = 0;
+  bool overlapped = false, ordered = true;
+  StatusOr<ConvertResult> r = Convert(o, [&](const Progress& p) {
+    if (inside.fetch_add(1) != 0) overlapped = true;
+    ++calls;
+    if (p.done != last_done + 1) ordered = false;
+    last_done = p.done;
+    inside.fetch_sub(1);
+  });
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(overlapped);
+  EXPECT_TRUE(ordered);
+  EXPECT_GT(calls, 0u);
+
+  o.output = base_ + "/out-throw";
+  int seen = 0;
+  r = Convert(o, [&](const Progress&) {
+    if (++seen == 5) throw std::runtime_error("progress display failed");
+  });
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInternal) << r.status();
+  EXPECT_TRUE(Contains(r.status().message(), "progress display failed")) << r.status();
+  EXPECT_FALSE(fs::exists(o.output + "/manifest.json"));
+  for (const std::string& f : ListFilesRecursive(o.output)) EXPECT_FALSE(Contains(f, ".partial")) << f;
 }
 
 TEST(ConverterRejectTest, EverythingRejected) {

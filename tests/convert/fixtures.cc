@@ -10,7 +10,7 @@
 #include "libshard/example/image_keys.h"
 #include "libshard/image/decode.h"
 #include "libshard/image/encode.h"
-#include "libshard/image/label_map.h"
+#include "libshard/image/mask_colors.h"
 #include "libshard/reader/batch_loader.h"
 #include "libshard/record/record_reader.h"
 #include "libshard/io/shard_paths.h"
@@ -182,7 +182,7 @@ FolderReadBack ReadBackFolder(const std::string& dir) {
     EXPECT_TRUE(ex.ok() && ex->Find(keys::kFilename, &name) && name.size() == 1) << "record " << i;
     if (ex.ok() && name.size() == 1) ++out.filenames[std::string(name.bytes(0))];
   }
-  reader::LoaderOptions lo;
+  reader::BatchLoaderOptions lo;
   lo.batch_size = 4;
   lo.height = lo.width = 8;
   lo.threads = 1;

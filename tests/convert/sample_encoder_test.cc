@@ -256,7 +256,7 @@ TEST(SampleEncoderTest, IndexMaskFollowsTheImageGeometry) {
 }
 
 TEST(SampleEncoderTest, ColourMaskThroughLabelMap) {
-  StatusOr<image::LabelMap> map = image::LabelMap::FromCsv("name,r,g,b\nsky,0,0,255\nroad,128,64,128\n");
+  StatusOr<image::MaskColorMap> map = image::MaskColorMap::FromCsv("name,r,g,b\nsky,0,0,255\nroad,128,64,128\n");
   ASSERT_TRUE(map.ok());
   image::Image colour(6, 4, 3);
   for (int y = 0; y < 4; ++y) {

@@ -284,7 +284,7 @@ class CsvTest : public ::testing::Test {
   }
   StatusOr<Listing> Read(const std::string& name, const std::string& text, ListOptions o = {}) {
     WriteFileOrDie(dir_ + "/" + name, text);
-    return ReadManifestCsv(dir_ + "/" + name, o);
+    return ReadSourceCsv(dir_ + "/" + name, o);
   }
   std::string dir_;
 };
@@ -608,7 +608,7 @@ TEST(SourceListingMaskTest, CsvMaskColumn) {
   WriteTreeFile(dir, "a.png", PngBytes(4, 4, 3, 1));
   WriteTreeFile(dir, "m/a.png", PngBytes(4, 4, 1, 1));
   WriteFileOrDie(dir + "/list.csv", "path,mask\na.png,m/a.png\n");
-  StatusOr<Listing> l = ReadManifestCsv(dir + "/list.csv", ListOptions{});
+  StatusOr<Listing> l = ReadSourceCsv(dir + "/list.csv", ListOptions{});
   ASSERT_TRUE(l.ok()) << l.status();
   ASSERT_EQ(l->samples.size(), 1u);
   EXPECT_EQ(l->samples[0].mask_path, dir + "/m/a.png");

@@ -40,7 +40,7 @@ static std::string Basename(std::string path) {
 }
 
 StatusOr<Listing> ListInput(const ConvertOptions& o) {
-  if (IsRegularFile(o.input)) return ReadManifestCsv(o.input, o.list);
+  if (IsRegularFile(o.input)) return ReadSourceCsv(o.input, o.list);
   ListOptions list = o.list;
   list.exclude_dir = o.output;  // output inside the input: not listed
   list.ignore.push_back(o.mask_labels_file);  // CamVid keeps class_dict.csv beside its folders

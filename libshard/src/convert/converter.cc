@@ -48,9 +48,9 @@ std::string NowRfc3339() {
 }
 
 // The colour-mask classes in index order, for manifest.json.
-void AddMaskClasses(const image::LabelMap& map, Manifest* m) {
+void AddMaskClasses(const image::MaskColorMap& map, Manifest* m) {
   for (int i = 0; i < map.size(); ++i) {
-    const image::LabelClass& c = map.classes()[i];
+    const image::MaskColorClass& c = map.classes()[i];
     MaskClass* out = m->add_mask_classes();
     out->set_index(i);
     out->set_name(EscapeText(c.name));
@@ -140,11 +140,11 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
   LIBSHARD_RETURN_IF_ERROR(CheckOutputFolder(o));
   LIBSHARD_RETURN_IF_ERROR(ValidateEncodeOptions(o.encode));
 
-  std::optional<image::LabelMap> mask_map;
+  std::optional<image::MaskColorMap> mask_map;
   EncodeOptions encode = o.encode;
   if (!o.mask_labels_file.empty()) {
     LIBSHARD_ASSIGN_OR_RETURN(std::string csv, io::ReadFileToString(o.mask_labels_file, 64 << 20));
-    StatusOr<image::LabelMap> m = image::LabelMap::FromCsv(csv);
+    StatusOr<image::MaskColorMap> m = image::MaskColorMap::FromCsv(csv);
     if (!m.ok()) return m.status().WithContext(o.mask_labels_file);
     const int ignore = o.encode.mask_options.ignore_index;
     if (ignore < m->size()) {

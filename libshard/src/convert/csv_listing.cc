@@ -1,4 +1,4 @@
-// ReadManifestCsv: the samples of a CSV/TSV manifest (path, label, mask,
+// ReadSourceCsv: the samples of a CSV/TSV manifest (path, label, mask,
 // split columns); source_listing.h states the format.
 #include <sys/stat.h>
 
@@ -70,7 +70,7 @@ bool ParseInt64(const std::string& s, int64_t* v) {
 
 }  // namespace
 
-StatusOr<Listing> ReadManifestCsv(const std::string& csv_path, const ListOptions& options) {
+StatusOr<Listing> ReadSourceCsv(const std::string& csv_path, const ListOptions& options) {
   LIBSHARD_ASSIGN_OR_RETURN(std::string text, io::ReadFileToString(csv_path, 1ull << 32));
   if (text.compare(0, 3, "\xEF\xBB\xBF") == 0) text.erase(0, 3);  // a UTF-8 byte order mark
   Listing listing;

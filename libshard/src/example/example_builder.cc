@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "libshard/text_escape.h"
+
 namespace libshard::example {
 namespace {
 
@@ -21,6 +23,8 @@ void PutLenField(std::string* out, int field, std::string_view payload) {
 }
 
 }  // namespace
+
+bool IsValidFeatureKey(std::string_view key) { return IsValidUtf8(key); }
 
 void ExampleBuilder::AddEntry(std::string_view key, int kind_field, const std::string& list) {
   std::string feature;

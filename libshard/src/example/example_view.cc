@@ -4,6 +4,7 @@
 #include <string>
 
 #include "example/wire.h"
+#include "libshard/text_escape.h"
 
 namespace libshard::example {
 
@@ -21,34 +22,6 @@ FeatureKind KindOf(const wire::Field& f) {
   return static_cast<FeatureKind>(f.number);
 }
 
-bool ValidUtf8(std::string_view s) {
-  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-  const auto* end = p + s.size();
-  while (p < end) {
-    unsigned char c = *p;
-    if (c < 0x80) {
-      ++p;
-      continue;
-    }
-    int n;
-    uint32_t cp;
-    if ((c & 0xe0) == 0xc0) { n = 1; cp = c & 0x1f; }
-    else if ((c & 0xf0) == 0xe0) { n = 2; cp = c & 0x0f; }
-    else if ((c & 0xf8) == 0xf0) { n = 3; cp = c & 0x07; }
-    else return false;
-    if (end - p <= n) return false;
-    for (int i = 1; i <= n; ++i) {
-      if ((p[i] & 0xc0) != 0x80) return false;
-      cp = (cp << 6) | (p[i] & 0x3f);
-    }
-    if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) || cp > 0x10ffff ||
-        (cp >= 0xd800 && cp <= 0xdfff)) {
-      return false;
-    }
-    p += n + 1;
-  }
-  return true;
-}
 
 // Calls fn(entry_bytes) for every Features map entry of an Example; fn
 // returns false to stop. Assumes a validated record.
@@ -285,7 +258,7 @@ class Validator {
     while (r.Next(&f)) {
       if (f.type != wire::kLen) continue;
       if (f.number == kEntryKey) {
-        if (!ValidUtf8(f.bytes)) return Error(f.bytes.data(), "feature key is not valid UTF-8");
+        if (!IsValidUtf8(f.bytes)) return Error(f.bytes.data(), "feature key is not valid UTF-8");
         key_ = f.bytes;
       } else if (f.number == kEntryValue) {
         LIBSHARD_RETURN_IF_ERROR(Feature(f.bytes));

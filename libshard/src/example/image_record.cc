@@ -9,7 +9,7 @@
 #include <string>
 
 #include "libshard/image/decode.h"
-#include "libshard/image/label_map.h"
+#include "libshard/image/mask_colors.h"
 #include "libshard/image/pipeline.h"
 
 namespace libshard::example {

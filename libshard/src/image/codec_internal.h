@@ -43,19 +43,14 @@ struct JpegReadOptions {
 };
 Status DecodeJpeg(std::string_view bytes, const JpegReadOptions& options, Image* out);
 
-// A rectangle of the (DCT-scaled) output, for decoding only a crop: rows
-// above it are skipped (jpeg_skip_scanlines), columns outside it are not
-// transformed (jpeg_crop_scanline), rows below it are not decoded at all.
+// The implementation of decode.h's DecodeJpegRegion (whose comment states
+// the contract), with the read options spelled out.
 struct JpegRegion {
   int x = 0;
   int y = 0;
   int width = 0;
   int height = 0;
 };
-// Decodes `*region` of the image as scaled by options.scale_denom (no EXIF
-// orientation; not for CMYK/YCCK). libjpeg widens the columns to an iMCU
-// boundary: on return *region is what *out holds (x and width may grow).
-// The pixels equal those of the full decode at the same scale.
 Status DecodeJpegRegion(std::string_view bytes, const JpegReadOptions& options, JpegRegion* region, Image* out);
 
 // A still WebP (info from ProbeImage) to 8-bit RGB, or RGBA when it has

@@ -142,7 +142,7 @@ struct BatchLoader::Impl {
   };
 
   std::shared_ptr<const Dataset> ds;
-  LoaderOptions opt;
+  BatchLoaderOptions opt;
   SampleOrder order;
   size_t image_bytes = 0;  // per sample, in the batch (layout and dtype)
   size_t decoded_bytes = 0;  // per sample, as decoded (uint8 HWC)
@@ -353,7 +353,7 @@ BatchLoader::~BatchLoader() {
 }
 
 StatusOr<std::unique_ptr<BatchLoader>> BatchLoader::Create(std::shared_ptr<const Dataset> dataset,
-                                                           const LoaderOptions& options,
+                                                           const BatchLoaderOptions& options,
                                                            std::vector<BatchBuffers> buffers) {
   if (dataset == nullptr) return InvalidArgumentError("BatchLoader: no dataset");
   if (options.batch_size == 0) return InvalidArgumentError("batch_size must be > 0");
@@ -418,7 +418,7 @@ StatusOr<std::unique_ptr<BatchLoader>> BatchLoader::Create(std::shared_ptr<const
 
 uint64_t BatchLoader::batches_per_epoch() const { return impl_->order.batches_per_epoch(); }
 const SampleOrder& BatchLoader::order() const { return impl_->order; }
-const LoaderOptions& BatchLoader::options() const { return impl_->opt; }
+const BatchLoaderOptions& BatchLoader::options() const { return impl_->opt; }
 
 Position BatchLoader::position() const {
   std::lock_guard<std::mutex> lock(impl_->Current().mu);

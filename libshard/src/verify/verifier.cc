@@ -81,18 +81,6 @@ bool IsFramingFault(FaultKind kind) {
   }
 }
 
-FaultKind KindOf(RecordFault fault) {
-  switch (fault) {
-    case RecordFault::kTruncatedHeader: return FaultKind::kTruncatedHeader;
-    case RecordFault::kLengthCrcMismatch: return FaultKind::kLengthCrcMismatch;
-    case RecordFault::kLengthTooLarge: return FaultKind::kLengthTooLarge;
-    case RecordFault::kTruncatedData: return FaultKind::kTruncatedData;
-    case RecordFault::kDataCrcMismatch: return FaultKind::kDataCrcMismatch;
-    case RecordFault::kNone:
-    case RecordFault::kEndOfData: break;
-  }
-  return FaultKind::kUnreadable;  // not reached: callers pass real faults
-}
 
 // Records a framing fault. A first header that is not framing at all (its
 // CRC fails, or the file is shorter than a header) means the file is not a
@@ -109,7 +97,7 @@ void AddFramingFault(FileResult* r, const VerifyOptions& options, const record::
              "not a TFRecord file" + (what.empty() ? "" : " (" + what + ")") + ": first record's " + detail);
     return;
   }
-  AddFault(r, options, offset, r->records, KindOf(fault), std::move(detail));
+  AddFault(r, options, offset, r->records, FramingFaultKind(fault), std::move(detail));
 }
 
 record::ReaderOptions ReaderOptionsFor(const VerifyOptions& options) {
@@ -347,13 +335,27 @@ void FinishIndex(IndexComparer* index, FileResult* r) {
 
 }  // namespace
 
+FaultKind FramingFaultKind(RecordFault fault) {
+  switch (fault) {
+    case RecordFault::kTruncatedHeader: return FaultKind::kTruncatedHeader;
+    case RecordFault::kLengthCrcMismatch: return FaultKind::kLengthCrcMismatch;
+    case RecordFault::kLengthTooLarge: return FaultKind::kLengthTooLarge;
+    case RecordFault::kTruncatedData: return FaultKind::kTruncatedData;
+    case RecordFault::kDataCrcMismatch: return FaultKind::kDataCrcMismatch;
+    case RecordFault::kNone:
+    case RecordFault::kEndOfData: break;
+  }
+  return FaultKind::kUnreadable;
+}
+
 const char* FaultKindName(FaultKind kind) {
   switch (kind) {
-    case FaultKind::kLengthCrcMismatch: return "length_crc_mismatch";
-    case FaultKind::kLengthTooLarge: return "length_too_large";
-    case FaultKind::kTruncatedHeader: return "truncated_header";
-    case FaultKind::kTruncatedData: return "truncated_data";
-    case FaultKind::kDataCrcMismatch: return "data_crc_mismatch";
+    // The framing kinds: the record module's names.
+    case FaultKind::kLengthCrcMismatch: return record::RecordFaultName(RecordFault::kLengthCrcMismatch);
+    case FaultKind::kLengthTooLarge: return record::RecordFaultName(RecordFault::kLengthTooLarge);
+    case FaultKind::kTruncatedHeader: return record::RecordFaultName(RecordFault::kTruncatedHeader);
+    case FaultKind::kTruncatedData: return record::RecordFaultName(RecordFault::kTruncatedData);
+    case FaultKind::kDataCrcMismatch: return record::RecordFaultName(RecordFault::kDataCrcMismatch);
     case FaultKind::kNotAnExample: return "not_an_example";
     case FaultKind::kEmptyFile: return "empty_file";
     case FaultKind::kIndexMismatch: return "index_mismatch";

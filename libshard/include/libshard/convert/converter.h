@@ -96,6 +96,17 @@ struct Progress {
   uint32_t shards_done = 0;
   uint32_t shards_total = 0;  // shards this run writes (reused ones excluded)
 };
+// Progress callback contract:
+//   - Called once per finished sample (written or rejected), in plan order,
+//     from the pipeline's serial writer stage: never two calls at once, but
+//     on a oneTBB worker thread, not necessarily the thread that called
+//     Convert (guard anything it shares with that thread).
+//   - The Progress it gets is valid only during the call.
+//   - It holds up the writer while it runs: keep it short (the CLI redraws its
+//     line at most every 250 ms); it must not call Convert or DryRun.
+//   - A std::exception it throws stops the conversion: Convert returns
+//     INTERNAL (RESOURCE_EXHAUSTED for bad_alloc) with the exception's text,
+//     and the shard being written is removed.
 using ProgressFn = std::function<void(const Progress&)>;
 
 struct ConvertResult {
@@ -111,6 +122,10 @@ struct ConvertResult {
   std::vector<std::string> warnings;  // the listing's (Listing::warnings)
 };
 
+// Runs the conversion (docs/convert.md). `progress`, when set, is called as
+// ProgressFn says. Thread-safety: one Convert per output folder at a time
+// (a second one fails at once on the folder's lock, naming it); Converts of
+// different folders may run concurrently.
 StatusOr<ConvertResult> Convert(const ConvertOptions& options, const ProgressFn& progress = {});
 
 // kInvalidArgument when the output folder is the input folder (the same

@@ -6,8 +6,10 @@
 // every reader). Files are written to a temporary name beside the target,
 // fsynced, then renamed.
 //
-//   StatusOr<Manifest> m = ReadManifest("out/manifest.json");
-//   Manifest built = AssembleManifest(options, labels, schema, entries, rejects, true);
+//   LIBSHARD_ASSIGN_OR_RETURN(Manifest m, ReadManifest("out/manifest.json"));
+//   LIBSHARD_ASSIGN_OR_RETURN(Manifest built,
+//                             AssembleManifest(options, labels, schema, entries, rejects, true));
+//   LIBSHARD_RETURN_IF_ERROR(WriteFileAtomically("out/manifest.json", ManifestToJson(built)));
 //
 // Errors: kNotFound (no such file), kInvalidArgument (not JSON of the
 // schema, or a `format` other than manifest::kFormat), I/O errors naming the

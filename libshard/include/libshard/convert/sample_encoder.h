@@ -7,7 +7,7 @@
 //   * otherwise the image is decoded (JPEG shrink-on-load when there is no
 //     mask), transformed with the spec and encoded as JPEG, PNG or a raw
 //     array (16-bit PNG samples stay 16-bit for raw output);
-//   * a mask is decoded as class indices (through the label map for colour
+//   * a mask is decoded as class indices (through the mask colour map for colour
 //     masks), given the image's geometry with the nearest filter (padding
 //     with the ignore index) and stored as PNG, or raw like the image.
 // On success the sample's statistics (output pixels, label, source format
@@ -32,7 +32,7 @@
 #include "libshard/convert/source_listing.h"
 #include "libshard/image/decode.h"
 #include "libshard/image/encode.h"
-#include "libshard/image/label_map.h"
+#include "libshard/image/mask_colors.h"
 #include "libshard/image/passthrough.h"
 #include "libshard/image/probe.h"
 #include "libshard/image/raw_array.h"
@@ -59,9 +59,9 @@ struct EncodeOptions {
   image::ReencodeMode reencode = image::ReencodeMode::kAuto;
   // Colour masks: the map from colours to classes; null for index masks.
   // Borrowed; must outlive every EncodeSample call. Default: nullptr.
-  const image::LabelMap* mask_labels = nullptr;
-  // Unknown mask colours and the padding index. Default: LabelMapOptions{}.
-  image::LabelMapOptions mask_options;
+  const image::MaskColorMap* mask_labels = nullptr;
+  // Unknown mask colours and the padding index. Default: MaskColorOptions{}.
+  image::MaskColorOptions mask_options;
 };
 
 // Checks the options once (quality, levels, spec).

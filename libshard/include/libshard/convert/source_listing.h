@@ -18,7 +18,7 @@
 // across runs and machines): a sample goes to "val" when
 // Fnv1a64(path) / 2^64 < val_fraction.
 //
-// A CSV/TSV manifest (ReadManifestCsv) has a header naming the columns
+// A CSV/TSV manifest (ReadSourceCsv) has a header naming the columns
 // `path,label[,mask][,split]` (any order, each once; other names through
 // ListOptions::*_column; TSV when the file name ends in .tsv or the header
 // has a tab; a UTF-8 byte order mark is skipped). Paths are relative to the
@@ -118,7 +118,7 @@ struct ListOptions {
 };
 
 StatusOr<Listing> ListFolder(const std::string& root, const ListOptions& options);
-StatusOr<Listing> ReadManifestCsv(const std::string& csv_path, const ListOptions& options);
+StatusOr<Listing> ReadSourceCsv(const std::string& csv_path, const ListOptions& options);
 
 // The class name of `label` (label_offset applied), or "" for an unlabeled
 // sample or an integer label without a name.

@@ -8,7 +8,12 @@
 //   b.AddInt64("image/class/label", 3);
 //   std::string record = b.Serialize();
 //
-// Adding a key twice writes two map entries (parsers keep the last).
+// Keys: any valid UTF-8 string, the empty one included (IsValidFeatureKey).
+// tensorflow.Example's feature map key is a proto3 `string`, so protobuf,
+// and with it TensorFlow, refuses to parse an Example holding a key that is
+// not UTF-8; the builder does not check (libshard's keys are constants;
+// check a key from outside with IsValidFeatureKey first); ExampleView refuses
+// such an Example too. Adding a key twice writes two map entries (parsers keep the last).
 // Thread-safety: not thread-safe; one builder per thread, reusable after Clear().
 #ifndef LIBSHARD_EXAMPLE_EXAMPLE_BUILDER_H_
 #define LIBSHARD_EXAMPLE_EXAMPLE_BUILDER_H_
@@ -20,6 +25,9 @@
 #include <vector>
 
 namespace libshard::example {
+
+// True when `key` can be a feature key that every parser accepts: valid UTF-8.
+bool IsValidFeatureKey(std::string_view key);
 
 class ExampleBuilder {
  public:

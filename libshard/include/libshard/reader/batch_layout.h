@@ -1,7 +1,7 @@
 // Batch layout: how BatchLoader writes a decoded sample into its batch slot.
 //
 // A sample is always decoded to uint8 H x W x C first. The loader then stores
-// it in the batch as asked by LoaderOptions::layout / dtype / mean / std:
+// it in the batch as asked by BatchLoaderOptions::layout / dtype / mean / std:
 //   - layout kNHWC (channels last, the decode order) or kNCHW (channels first,
 //     what torch models take);
 //   - dtype kUint8 (the decoded bytes), kFloat32 or kFloat16;

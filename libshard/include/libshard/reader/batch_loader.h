@@ -2,7 +2,7 @@
 // and normalised float32 / float16 on request) and int64 labels from a Dataset, decoded by a pool of oneTBB threads into a ring of
 // reusable buffers, `prefetch` batches ahead of the consumer.
 //
-//   LoaderOptions o;
+//   BatchLoaderOptions o;
 //   o.batch_size = 64; o.height = o.width = 224; o.threads = 2;
 //   o.order.kind = OrderKind::kShuffle; o.order.seed = 1;
 //   o.augment = Augment::kRandomResizedCrop;
@@ -102,7 +102,7 @@ struct RandomResizedCropOptions {
   bool flip = true;
 };
 
-struct LoaderOptions {
+struct BatchLoaderOptions {
   // Samples per batch. Default: 32.
   size_t batch_size = 32;
   // Output height in pixels. Default: 224.
@@ -184,7 +184,7 @@ class BatchLoader {
   // a null caller buffer, masks from shards whose manifest says they have
   // none) and the SampleOrder::Create errors.
   static StatusOr<std::unique_ptr<BatchLoader>> Create(std::shared_ptr<const Dataset> dataset,
-                                                       const LoaderOptions& options,
+                                                       const BatchLoaderOptions& options,
                                                        std::vector<BatchBuffers> buffers = {});
   ~BatchLoader();
   BatchLoader(const BatchLoader&) = delete;
@@ -192,7 +192,7 @@ class BatchLoader {
 
   uint64_t batches_per_epoch() const;
   const SampleOrder& order() const;
-  const LoaderOptions& options() const;
+  const BatchLoaderOptions& options() const;
   // The position of the batch the next Next() returns.
   Position position() const;
   // Moves to `p` (batch may equal batches_per_epoch(), meaning the next epoch's

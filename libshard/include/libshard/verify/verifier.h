@@ -127,6 +127,10 @@ enum class FaultKind {
 
 // "length_crc_mismatch", "not_an_example", ... (the names in docs/verify.md).
 const char* FaultKindName(FaultKind kind);
+// The kind of a framing fault (one vocabulary with the record module: the
+// framing kinds' names are record::RecordFaultName's). kUnreadable for kNone
+// and kEndOfData, which are not faults.
+FaultKind FramingFaultKind(record::RecordFault fault);
 
 struct Fault {
   uint64_t offset = 0;  // byte where the faulty record (or region) starts

@@ -1,6 +1,6 @@
 // Segmentation masks: colour masks mapped to class indices, and index masks.
 //
-// A LabelMap lists classes in order; class i has index i. It is read from a
+// A MaskColorMap lists classes in order; class i has index i. It is read from a
 // CSV with the header `name,r,g,b` (CamVid's class_dict.csv), one class per
 // line, values 0..255; CRLF line ends, blank lines and double-quoted names
 // are accepted. Apply() turns an 8-bit RGB colour mask into a 1-channel
@@ -16,16 +16,16 @@
 // Masks are resized only with the nearest filter and always with their
 // image's geometry: use transform.h ApplyGeometryPair().
 //
-//   StatusOr<LabelMap> map = LabelMap::FromCsv(ReadFile("class_dict.csv"));
+//   StatusOr<MaskColorMap> map = MaskColorMap::FromCsv(ReadFile("class_dict.csv"));
 //   StatusOr<Image> rgb = DecodeImage(mask_png);            // RGB8
-//   StatusOr<Image> idx = map->Apply(*rgb, LabelMapOptions{});
+//   StatusOr<Image> idx = map->Apply(*rgb, MaskColorOptions{});
 //
 // Errors: kInvalidArgument for a malformed CSV (with its line number), a
 // colour mask that is not RGB8, or an unknown colour under kError.
-// Thread-safety: a LabelMap is immutable after construction; Apply may be
+// Thread-safety: a MaskColorMap is immutable after construction; Apply may be
 // called from many threads at once.
-#ifndef LIBSHARD_IMAGE_LABEL_MAP_H_
-#define LIBSHARD_IMAGE_LABEL_MAP_H_
+#ifndef LIBSHARD_IMAGE_MASK_COLORS_H_
+#define LIBSHARD_IMAGE_MASK_COLORS_H_
 
 #include <cstdint>
 #include <optional>
@@ -39,7 +39,7 @@
 
 namespace libshard::image {
 
-struct LabelClass {
+struct MaskColorClass {
   std::string name;
   uint8_t r = 0, g = 0, b = 0;
 };
@@ -52,7 +52,7 @@ enum class UnknownColor {
 // "error", "ignore"; InvalidArgument naming the choices otherwise.
 StatusOr<UnknownColor> ParseUnknownColor(std::string_view name);
 
-struct LabelMapOptions {
+struct MaskColorOptions {
   // What a colour missing from the map becomes. Default: kError.
   UnknownColor unknown = UnknownColor::kError;
   // Index for unknown colours under kIgnore (and the usual padding value
@@ -60,22 +60,22 @@ struct LabelMapOptions {
   uint8_t ignore_index = 255;
 };
 
-class LabelMap {
+class MaskColorMap {
  public:
-  static StatusOr<LabelMap> FromCsv(std::string_view csv);
+  static StatusOr<MaskColorMap> FromCsv(std::string_view csv);
   // Classes in index order; colours must be distinct, at most 256 classes.
-  static StatusOr<LabelMap> FromClasses(std::vector<LabelClass> classes);
+  static StatusOr<MaskColorMap> FromClasses(std::vector<MaskColorClass> classes);
 
   int size() const { return static_cast<int>(classes_.size()); }
-  const std::vector<LabelClass>& classes() const { return classes_; }
+  const std::vector<MaskColorClass>& classes() const { return classes_; }
   // The index of a colour, if it is in the map.
   std::optional<int> Find(uint8_t r, uint8_t g, uint8_t b) const;
 
   // RGB8 colour mask -> 1-channel index mask of the same size.
-  StatusOr<Image> Apply(const Image& color_mask, const LabelMapOptions& options = {}) const;
+  StatusOr<Image> Apply(const Image& color_mask, const MaskColorOptions& options = {}) const;
 
  private:
-  std::vector<LabelClass> classes_;
+  std::vector<MaskColorClass> classes_;
   std::unordered_map<uint32_t, uint8_t> index_;  // 0xRRGGBB -> class
 };
 
@@ -85,4 +85,4 @@ StatusOr<Image> DecodeIndexMask(std::string_view png_bytes, uint64_t max_pixels 
 
 }  // namespace libshard::image
 
-#endif  // LIBSHARD_IMAGE_LABEL_MAP_H_
+#endif  // LIBSHARD_IMAGE_MASK_COLORS_H_

@@ -1,5 +1,5 @@
 // Colour -> class index masks and index-mask decoding (label_map.h).
-#include "libshard/image/label_map.h"
+#include "libshard/image/mask_colors.h"
 
 #include <cctype>
 #include <cstdio>
@@ -66,8 +66,8 @@ std::string ColorString(uint32_t c) {
 
 }  // namespace
 
-StatusOr<LabelMap> LabelMap::FromCsv(std::string_view csv) {
-  std::vector<LabelClass> classes;
+StatusOr<MaskColorMap> MaskColorMap::FromCsv(std::string_view csv) {
+  std::vector<MaskColorClass> classes;
   bool header = false;
   int line_no = 0;
   while (!csv.empty()) {
@@ -89,7 +89,7 @@ StatusOr<LabelMap> LabelMap::FromCsv(std::string_view csv) {
       header = true;
       continue;
     }
-    LabelClass c;
+    MaskColorClass c;
     c.name = std::string(f[0]);
     if (!ParseByte(f[1], &c.r) || !ParseByte(f[2], &c.g) || !ParseByte(f[3], &c.b)) {
       return InvalidArgumentError(where + "colour values must be integers 0..255");
@@ -100,15 +100,15 @@ StatusOr<LabelMap> LabelMap::FromCsv(std::string_view csv) {
   return FromClasses(std::move(classes));
 }
 
-StatusOr<LabelMap> LabelMap::FromClasses(std::vector<LabelClass> classes) {
+StatusOr<MaskColorMap> MaskColorMap::FromClasses(std::vector<MaskColorClass> classes) {
   if (classes.empty()) return InvalidArgumentError("label map: no classes");
   if (classes.size() > 256) {
     return InvalidArgumentError("label map: " + std::to_string(classes.size()) +
                                 " classes; 8-bit index masks hold at most 256");
   }
-  LabelMap map;
+  MaskColorMap map;
   for (size_t i = 0; i < classes.size(); ++i) {
-    const LabelClass& c = classes[i];
+    const MaskColorClass& c = classes[i];
     auto [it, inserted] = map.index_.emplace(Pack(c.r, c.g, c.b), static_cast<uint8_t>(i));
     if (!inserted) {
       return InvalidArgumentError("label map: classes '" + classes[it->second].name + "' and '" +
@@ -120,13 +120,13 @@ StatusOr<LabelMap> LabelMap::FromClasses(std::vector<LabelClass> classes) {
   return map;
 }
 
-std::optional<int> LabelMap::Find(uint8_t r, uint8_t g, uint8_t b) const {
+std::optional<int> MaskColorMap::Find(uint8_t r, uint8_t g, uint8_t b) const {
   auto it = index_.find(Pack(r, g, b));
   if (it == index_.end()) return std::nullopt;
   return it->second;
 }
 
-StatusOr<Image> LabelMap::Apply(const Image& color_mask, const LabelMapOptions& options) const {
+StatusOr<Image> MaskColorMap::Apply(const Image& color_mask, const MaskColorOptions& options) const {
   if (color_mask.channels() != 3 || color_mask.bit_depth() != 8) {
     return InvalidArgumentError("label map: colour mask must be RGB8, got " +
                                 std::to_string(color_mask.channels()) + " channels at " +
@@ -174,7 +174,7 @@ StatusOr<Image> DecodeIndexMask(std::string_view png_bytes, uint64_t max_pixels)
   if (!info.palette && info.channels != 1) {
     return InvalidArgumentError("index mask: PNG has " + std::to_string(info.channels) +
                                 " channels; an index mask is a palette or plain gray PNG (use "
-                                "LabelMap for colour masks)");
+                                "MaskColorMap for colour masks)");
   }
   if (static_cast<uint64_t>(info.width) * info.height > max_pixels) {
     return ResourceExhaustedError("index mask: " + std::to_string(info.width) + "x" +

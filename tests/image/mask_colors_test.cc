@@ -1,5 +1,5 @@
 // Colour masks through a CamVid-style label map, and index-mask PNGs.
-#include "libshard/image/label_map.h"
+#include "libshard/image/mask_colors.h"
 
 #include <gtest/gtest.h>
 
@@ -34,7 +34,7 @@ TEST(LabelMapTest, UnknownColorPolicyParses) {
 }
 
 TEST(LabelMapTest, ParsesCamVidCsv) {
-  StatusOr<LabelMap> map = LabelMap::FromCsv(kCamVid);
+  StatusOr<MaskColorMap> map = MaskColorMap::FromCsv(kCamVid);
   ASSERT_TRUE(map.ok()) << map.status();
   ASSERT_EQ(map->size(), 4);
   EXPECT_EQ(map->classes()[2].name, "Bicyclist");
@@ -55,7 +55,7 @@ TEST(LabelMapTest, MalformedCsvNamesTheLine) {
       {"name,r,g,b\n", "no classes"},
   };
   for (const auto& [csv, want] : cases) {
-    StatusOr<LabelMap> map = LabelMap::FromCsv(csv);
+    StatusOr<MaskColorMap> map = MaskColorMap::FromCsv(csv);
     ASSERT_FALSE(map.ok()) << csv;
     EXPECT_EQ(map.status().code(), StatusCode::kInvalidArgument);
     EXPECT_NE(map.status().message().find(want), std::string::npos) << map.status();
@@ -73,13 +73,13 @@ Image ColorMask() {
 }
 
 TEST(LabelMapTest, ApplyMapsColoursAndReportsUnknowns) {
-  const LabelMap map = *LabelMap::FromCsv(kCamVid);
+  const MaskColorMap map = *MaskColorMap::FromCsv(kCamVid);
   StatusOr<Image> strict = map.Apply(ColorMask());
   ASSERT_FALSE(strict.ok());
   EXPECT_NE(strict.status().message().find("colour (1, 1, 1) at pixel (0, 1)"), std::string::npos)
       << strict.status();
 
-  LabelMapOptions o;
+  MaskColorOptions o;
   o.unknown = UnknownColor::kIgnore;
   StatusOr<Image> idx = map.Apply(ColorMask(), o);
   ASSERT_TRUE(idx.ok()) << idx.status();
@@ -93,8 +93,8 @@ TEST(LabelMapTest, ApplyMapsColoursAndReportsUnknowns) {
 }
 
 TEST(LabelMapTest, IndexMaskPngRoundTripAndPairTransform) {
-  const LabelMap map = *LabelMap::FromCsv(kCamVid);
-  LabelMapOptions o;
+  const MaskColorMap map = *MaskColorMap::FromCsv(kCamVid);
+  MaskColorOptions o;
   o.unknown = UnknownColor::kIgnore;
   const Image idx = *map.Apply(ColorMask(), o);
   StatusOr<std::string> png = EncodePng(idx);
