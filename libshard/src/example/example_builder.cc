@@ -22,23 +22,52 @@ void PutLenField(std::string* out, int field, std::string_view payload) {
   out->append(payload);
 }
 
+size_t VarintSize(uint64_t v) {
+  size_t n = 1;
+  while (v >= 0x80) {
+    v >>= 7;
+    ++n;
+  }
+  return n;
+}
+
+// The size of a length-delimited field with a payload of `n` bytes.
+size_t LenFieldSize(size_t n) { return 1 + VarintSize(n) + n; }
+
+// Writes the header of a length-delimited field whose payload follows.
+void PutLenHeader(std::string* out, int field, size_t n) {
+  out->push_back(static_cast<char>((field << 3) | 2));
+  PutVarint(out, n);
+}
+
 }  // namespace
 
 bool IsValidFeatureKey(std::string_view key) { return IsValidUtf8(key); }
 
+// Writes the headers of Features.feature { key, value: Feature { kind_field:
+// list } } straight into entries_, for a list payload of `list_size` bytes
+// that the caller appends next (no intermediate copies: a raw array's
+// payload is large).
+void ExampleBuilder::AddEntryHeader(std::string_view key, int kind_field, size_t list_size) {
+  const size_t feature = LenFieldSize(list_size);                  // Feature.{bytes,float,int64}_list
+  const size_t entry = LenFieldSize(key.size()) + LenFieldSize(feature);  // map entry key + value
+  entries_.reserve(entries_.size() + LenFieldSize(entry));
+  PutLenHeader(&entries_, 1, entry);  // Features.feature
+  PutLenField(&entries_, 1, key);     // map entry key
+  PutLenHeader(&entries_, 2, feature);  // map entry value
+  PutLenHeader(&entries_, kind_field, list_size);
+}
+
 void ExampleBuilder::AddEntry(std::string_view key, int kind_field, const std::string& list) {
-  std::string feature;
-  PutLenField(&feature, kind_field, list);  // Feature.{bytes,float,int64}_list
-  std::string entry;
-  PutLenField(&entry, 1, key);      // map entry key
-  PutLenField(&entry, 2, feature);  // map entry value
-  PutLenField(&entries_, 1, entry);  // Features.feature
+  AddEntryHeader(key, kind_field, list.size());
+  entries_.append(list);
 }
 
 void ExampleBuilder::AddBytesList(std::string_view key, const std::vector<std::string_view>& values) {
-  scratch_.clear();
-  for (std::string_view v : values) PutLenField(&scratch_, 1, v);
-  AddEntry(key, 1, scratch_);
+  size_t list = 0;
+  for (std::string_view v : values) list += LenFieldSize(v.size());
+  AddEntryHeader(key, 1, list);
+  for (std::string_view v : values) PutLenField(&entries_, 1, v);  // BytesList.value
 }
 
 void ExampleBuilder::AddInt64List(std::string_view key, const int64_t* values, size_t n) {

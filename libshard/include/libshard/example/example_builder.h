@@ -45,6 +45,7 @@ class ExampleBuilder {
   void Clear() { entries_.clear(); }
 
  private:
+  void AddEntryHeader(std::string_view key, int kind_field, size_t list_size);
   void AddEntry(std::string_view key, int kind_field, const std::string& list);
   std::string entries_;  // serialized Features map entries (field 1, length-delimited)
   std::string scratch_;
