@@ -255,7 +255,7 @@ TEST(SampleEncoderTest, IndexMaskFollowsTheImageGeometry) {
   EXPECT_EQ(Int(*ex, keys::kWidth), 10);
 }
 
-TEST(SampleEncoderTest, ColourMaskThroughLabelMap) {
+TEST(SampleEncoderTest, ColourMaskThroughMaskColorMap) {
   StatusOr<image::MaskColorMap> map = image::MaskColorMap::FromCsv("name,r,g,b\nsky,0,0,255\nroad,128,64,128\n");
   ASSERT_TRUE(map.ok());
   image::Image colour(6, 4, 3);

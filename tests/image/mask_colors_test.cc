@@ -27,13 +27,13 @@ constexpr char kCamVid[] =
     "Bicyclist,0,128, 192\n"
     "\"Car, parked\",64,0,128\n";
 
-TEST(LabelMapTest, UnknownColorPolicyParses) {
+TEST(MaskColorMapTest, UnknownColorPolicyParses) {
   EXPECT_EQ(*ParseUnknownColor("error"), UnknownColor::kError);
   EXPECT_EQ(*ParseUnknownColor("ignore"), UnknownColor::kIgnore);
   EXPECT_EQ(ParseUnknownColor("skip").status().message(), "unknown colour policy 'skip' (expected error or ignore)");
 }
 
-TEST(LabelMapTest, ParsesCamVidCsv) {
+TEST(MaskColorMapTest, ParsesCamVidCsv) {
   StatusOr<MaskColorMap> map = MaskColorMap::FromCsv(kCamVid);
   ASSERT_TRUE(map.ok()) << map.status();
   ASSERT_EQ(map->size(), 4);
@@ -44,7 +44,7 @@ TEST(LabelMapTest, ParsesCamVidCsv) {
   EXPECT_FALSE(map->Find(0, 0, 0).has_value());
 }
 
-TEST(LabelMapTest, MalformedCsvNamesTheLine) {
+TEST(MaskColorMapTest, MalformedCsvNamesTheLine) {
   const std::pair<const char*, const char*> cases[] = {
       {"", "empty"},
       {"label,red,green,blue\nA,1,2,3\n", "line 1: the header"},
@@ -72,7 +72,7 @@ Image ColorMask() {
   return img;
 }
 
-TEST(LabelMapTest, ApplyMapsColoursAndReportsUnknowns) {
+TEST(MaskColorMapTest, ApplyMapsColoursAndReportsUnknowns) {
   const MaskColorMap map = *MaskColorMap::FromCsv(kCamVid);
   StatusOr<Image> strict = map.Apply(ColorMask());
   ASSERT_FALSE(strict.ok());
@@ -92,7 +92,7 @@ TEST(LabelMapTest, ApplyMapsColoursAndReportsUnknowns) {
   EXPECT_EQ(map.Apply(Image(2, 2, 4)).status().code(), StatusCode::kInvalidArgument);
 }
 
-TEST(LabelMapTest, IndexMaskPngRoundTripAndPairTransform) {
+TEST(MaskColorMapTest, IndexMaskPngRoundTripAndPairTransform) {
   const MaskColorMap map = *MaskColorMap::FromCsv(kCamVid);
   MaskColorOptions o;
   o.unknown = UnknownColor::kIgnore;
@@ -116,7 +116,7 @@ TEST(LabelMapTest, IndexMaskPngRoundTripAndPairTransform) {
     for (int x = 0; x < 8; ++x) ASSERT_EQ(both->mask.row(y)[x], idx.row(y / 2)[x / 2]);
 }
 
-TEST(LabelMapTest, PaletteAndGrayPngsKeepTheirIndices) {
+TEST(MaskColorMapTest, PaletteAndGrayPngsKeepTheirIndices) {
   const std::string dir = SharedPath("interop/pngsuite");
   if (dir.empty()) GTEST_SKIP() << "shared interop/pngsuite not found";
   auto golden = LoadGoldenSet("pngsuite");

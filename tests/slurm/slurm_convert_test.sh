@@ -17,9 +17,17 @@ export SHARD=${SHARD:-shard}
 if [ -z "${LOCAL_SLURM_DIR:-}" ]; then
   # `shard SUB --help` for an unknown SUB prints the general help and exits 0,
   # so look for the subcommands in that and for --num-tasks in convert's.
+  # (Captured first: `grep -q` in a pipe may close it before the help ends,
+  # and the SIGPIPE would read as a failure under pipefail.)
   commands=$("$SHARD" --help 2>&1) || true
+  convert_help=$("$SHARD" convert --help 2>&1) || true
   if ! grep -qE '^ +convert ' <<< "$commands" || ! grep -qE '^ +merge ' <<< "$commands" ||
-     ! "$SHARD" convert --help 2>&1 | grep -q -- '--num-tasks'; then
+     ! grep -q -- '--num-tasks' <<< "$convert_help"; then
+    # CI (LOCAL_SLURM_REQUIRED=1) must not pass by skipping.
+    if [ "${LOCAL_SLURM_REQUIRED:-0}" = 1 ]; then
+      echo "slurm_convert_test: FAILED: $SHARD has no 'convert --num-tasks' and 'merge'" >&2
+      exit 1
+    fi
     echo "slurm_convert_test: SKIPPED: $SHARD has no 'convert --num-tasks' and 'merge' yet" >&2
     exit 77
   fi

@@ -1,4 +1,4 @@
-// Colour -> class index masks and index-mask decoding (label_map.h).
+// Colour -> class index masks and index-mask decoding (mask_colors.h).
 #include "libshard/image/mask_colors.h"
 
 #include <cctype>
