@@ -1,0 +1,450 @@
+// libshard.Loader: batches from shards (docs/reader.md).
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "libshard/reader/batch_loader.h"
+#include "libshard/reader/dataset.h"
+#include "py_common.h"
+
+namespace libshard_py {
+namespace {
+
+using namespace libshard;  // NOLINT: binding file
+
+// The loader's own buffers= arrays, held for its whole life: holding the
+// numpy array keeps its memory (and whatever it views) alive, and keeps the
+// exporter's buffer export, so a bytearray cannot be resized under the loader
+// (BufferError) nor a numpy array (ValueError).
+struct HeldBuffers {
+  py::array images, labels, masks;
+};
+
+// `for batch in loader` iterates one epoch; see PyLoader::Iter.
+class PyLoader;
+struct PyEpochIterator {
+  py::object loader;  // the PyLoader, kept alive
+  uint64_t pass = 0;
+};
+
+std::pair<int, int> ImageSize(const py::handle& v) {
+  auto as_int = [](py::handle x) -> std::optional<int> {
+    if (!py::isinstance<py::int_>(x) || py::isinstance<py::bool_>(x)) return std::nullopt;
+    const long long n = PyLong_AsLongLong(x.ptr());
+    if (n == -1 && PyErr_Occurred()) {
+      PyErr_Clear();
+      return std::nullopt;
+    }
+    if (n < 1 || n > 65535) throw py::value_error("image_size: " + std::to_string(n) + " is not in 1..65535");
+    return static_cast<int>(n);
+  };
+  if (auto n = as_int(v)) return {*n, *n};
+  if (py::isinstance<py::tuple>(v) || py::isinstance<py::list>(v)) {
+    py::sequence seq = py::reinterpret_borrow<py::sequence>(v);
+    if (seq.size() == 2) {
+      auto h = as_int(seq[0]), w = as_int(seq[1]);
+      if (h && w) return {*h, *w};
+    }
+  }
+  throw py::type_error("image_size: expected an int or a (height, width) pair of ints, got " +
+                       std::string(py::repr(v)));
+}
+
+class PyLoader {
+ public:
+  PyLoader(const py::object& files, size_t batch_size, const py::object& image_size, bool shuffle, uint64_t seed,
+           int rank, int world_size, int threads, const std::string& augment, bool drop_last, int channels,
+           const std::string& order, size_t prefetch, const std::string& io, bool verify_crc,
+           const std::string& split, const std::map<std::string, std::string>& keys, const std::string& resize,
+           bool masks, int worker, int num_workers, const py::object& buffers, const std::string& layout,
+           const std::string& dtype, const py::object& mean, const py::object& std) {
+    reader::DatasetOptions dopt;
+    dopt.shard.io = TakeArg(reader::ParseIoMode(io), "io");
+    dopt.shard.verify_crc = verify_crc;
+    dopt.split = split;
+    for (const auto& [k, v] : keys) {
+      if (k == "image") dopt.keys.image = v;
+      else if (k == "label") dopt.keys.label = v;
+      else if (k == "format") dopt.keys.format = v;
+      else if (k == "shape") dopt.keys.shape = v;
+      else if (k == "dtype") dopt.keys.dtype = v;
+      else if (k == "mask") dopt.keys.mask = v;
+      else if (k == "mask_format") dopt.keys.mask_format = v;
+      else throw py::value_error("keys: unknown key role \"" + k + "\"");
+    }
+    reader::BatchLoaderOptions o;
+    o.batch_size = batch_size;
+    std::tie(o.height, o.width) = ImageSize(image_size);
+    o.channels = channels;
+    o.threads = threads;
+    o.prefetch = prefetch;
+    o.augment = TakeArg(reader::ParseAugment(augment), "augment");
+    o.resize = TakeArg(image::ParseResizeMode(resize), "resize");
+    o.masks = masks;
+    o.layout = Take(reader::ParseLayout(layout));
+    o.dtype = Take(reader::ParsePixelType(dtype));
+    o.mean = Floats(mean, "mean");
+    o.std = Floats(std, "std");
+    // Checked here too so that a bad mean / std is reported before the sources are opened.
+    Check(reader::SampleConverter::Create(o.layout, o.dtype, o.mean, o.std, o.height, o.width, o.channels).status());
+    if (!order.empty()) {
+      o.order.kind = TakeArg(reader::ParseOrderKind(order), "order");
+    } else {
+      o.order.kind = shuffle ? reader::OrderKind::kShuffle : reader::OrderKind::kSequential;
+    }
+    o.order.seed = seed;
+    o.order.rank = rank;
+    o.order.world_size = world_size;
+    o.order.drop_last = drop_last;
+    o.order.worker = worker;
+    o.order.num_workers = num_workers;
+    std::vector<reader::BatchBuffers> bufs = HoldBuffers(buffers, o);
+    auto ds = Take(reader::Dataset::Open(Sources(files), dopt));
+    std::shared_ptr<const reader::Dataset> shared(std::move(ds));
+    dataset_ = shared;
+    loader_ = Take(reader::BatchLoader::Create(shared, o, bufs));
+    opt_ = o;
+    batches_per_epoch_ = loader_->batches_per_epoch();
+  }
+
+  ~PyLoader() {
+    // The loader's threads write into the held buffers: stop them first.
+    if (loader_ == nullptr) return;
+    if (Finalizing()) {
+      loader_.reset();
+    } else {
+      py::gil_scoped_release release;
+      loader_.reset();
+    }
+  }
+
+  size_t Len() const { return batches_per_epoch_; }
+
+  // A new pass over the current epoch. A pass left unfinished (a peek with
+  // next(iter(loader)), a break) does not count: the next iter() starts again
+  // where that pass started. After restore() or plain next() calls, a pass
+  // starts at the loader's position.
+  PyEpochIterator Iter(const py::object& self) {
+    auto lock = Lock();
+    reader::BatchLoader& l = Open();
+    const reader::Position p = l.position();
+    if (pass_active_ && p.epoch == pass_start_.epoch && !(p == pass_start_)) Seek(pass_start_);
+    pass_start_ = l.position();
+    pass_active_ = true;
+    return {self, ++pass_id_};
+  }
+
+  // next(loader): the stream of batches across epochs (Keras-style).
+  py::tuple Next() {
+    auto lock = Lock();
+    Open();
+    pass_active_ = false;
+    if (batches_per_epoch_ == 0) throw py::stop_iteration();
+    return NextBatch();
+  }
+
+  py::tuple NextInPass(uint64_t pass) {
+    auto lock = Lock();
+    reader::BatchLoader& l = Open();
+    if (pass != pass_id_) {
+      throw std::runtime_error("this epoch iterator was replaced by a later iter() of the same Loader");
+    }
+    if (!pass_active_ || batches_per_epoch_ == 0 || l.position().epoch != pass_start_.epoch) {
+      pass_active_ = false;
+      throw py::stop_iteration();
+    }
+    py::tuple t = NextBatch();
+    if (l.position().epoch != pass_start_.epoch) pass_active_ = false;  // the epoch is done
+    return t;
+  }
+
+  py::dict State() {
+    auto lock = Lock();
+    const reader::Position p = Open().position();
+    py::dict d;
+    d["epoch"] = p.epoch;
+    d["batch"] = p.batch;
+    d["seed"] = opt_.order.seed;
+    d["rank"] = opt_.order.rank;
+    d["world_size"] = opt_.order.world_size;
+    d["batches_per_epoch"] = batches_per_epoch_;
+    return d;
+  }
+
+  void Restore(const py::dict& state) {
+    auto lock = Lock();
+    Open();
+    const uint64_t epoch = StateInt(state, "epoch", reader::Position::kMaxEpoch);
+    const uint64_t batch = StateInt(state, "batch", batches_per_epoch_);
+    if (StateInt(state, "seed", ~uint64_t{0}) != opt_.order.seed ||
+        StateInt(state, "world_size", ~uint64_t{0}) != static_cast<uint64_t>(opt_.order.world_size) ||
+        StateInt(state, "rank", ~uint64_t{0}) != static_cast<uint64_t>(opt_.order.rank) ||
+        StateInt(state, "batches_per_epoch", ~uint64_t{0}) != batches_per_epoch_) {
+      throw py::value_error("state was saved by a loader with another seed, rank, world_size or dataset");
+    }
+    Seek({epoch, batch});
+    pass_active_ = false;
+  }
+
+  // Stops and joins the loader's threads and lets go of the buffers; later
+  // use raises ValueError. Idempotent.
+  void Close() {
+    auto lock = Lock();
+    if (loader_ != nullptr) {
+      WithoutGil([&] {
+        loader_.reset();
+        return true;
+      });
+    }
+    held_.clear();
+  }
+
+  py::list Labels() const {
+    py::list out;
+    for (const auto& l : dataset_->labels()) out.append(py::make_tuple(l.label, l.name));
+    return out;
+  }
+  uint64_t NumSamples() const { return dataset_->size(); }
+
+ private:
+  static bool Finalizing() {
+#if PY_VERSION_HEX >= 0x030D0000
+    return Py_IsFinalizing() != 0;
+#else
+    return _Py_IsFinalizing() != 0;
+#endif
+  }
+
+  reader::BatchLoader& Open() {
+    if (loader_ == nullptr) throw py::value_error("the Loader is closed");
+    return *loader_;
+  }
+
+  // One Python thread at a time uses the loader; others wait here with the
+  // GIL released (and stay interruptible). In a fork child the parent's lock
+  // (perhaps held by a thread that is not there) is abandoned.
+  std::unique_lock<std::timed_mutex> Lock() {
+    if (mu_pid_ != getpid()) {
+      (void)mu_.release();
+      mu_ = std::make_unique<std::timed_mutex>();
+      mu_pid_ = getpid();
+    }
+    std::unique_lock<std::timed_mutex> lock(*mu_, std::defer_lock);
+    while (!WithoutGil([&] { return lock.try_lock_for(std::chrono::milliseconds(50)); })) {
+      if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+    }
+    return lock;
+  }
+
+  void Seek(reader::Position p) {
+    Check(WithoutGil([&] { return loader_->Seek(p); }));
+  }
+
+  // The next batch as numpy arrays; waits with the GIL released, checking for
+  // signals (KeyboardInterrupt) every 100 ms.
+  py::tuple NextBatch() {
+    reader::Batch b;
+    Status s;
+    for (;;) {
+      bool ready = false;
+      s = WithoutGil([&] { return loader_->NextFor(&b, std::chrono::milliseconds(100), &ready); });
+      if (!s.ok() || ready) break;
+      if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+    }
+    // The options were checked at construction: a sample the image layer calls invalid (an unknown format,
+    // a bad raw dtype) is bad data.
+    if (s.code() == StatusCode::kInvalidArgument) s = DataLossError(std::string(s.message()));
+    Check(s);
+    const py::ssize_t n = static_cast<py::ssize_t>(b.size), H = opt_.height, W = opt_.width, C = opt_.channels;
+    const bool nchw = opt_.layout == reader::Layout::kNCHW;
+    py::object images, labels, masks = py::none();
+    if (!held_.empty()) {
+      const HeldBuffers& h = held_[b.slot];
+      py::slice first(0, n, 1);
+      const py::ssize_t B = static_cast<py::ssize_t>(opt_.batch_size);
+      images = h.images.attr("reshape")(nchw ? py::make_tuple(B, C, H, W) : py::make_tuple(B, H, W, C))[first];
+      labels = h.labels.attr("reshape")(py::make_tuple(opt_.batch_size))[first];
+      if (opt_.masks) masks = h.masks.attr("reshape")(py::make_tuple(opt_.batch_size, H, W))[first];
+    } else {
+      const std::vector<py::ssize_t> shape = nchw ? std::vector<py::ssize_t>{n, C, H, W}
+                                                  : std::vector<py::ssize_t>{n, H, W, C};
+      py::array im(PixelDtype(opt_.dtype), shape);
+      std::memcpy(im.mutable_data(), b.images, static_cast<size_t>(im.nbytes()));
+      py::array_t<int64_t> lb(n);
+      std::memcpy(lb.mutable_data(), b.labels, static_cast<size_t>(n) * sizeof(int64_t));
+      images = im;
+      labels = lb;
+      if (opt_.masks) {
+        py::array_t<uint8_t> mk({n, H, W});
+        std::memcpy(mk.mutable_data(), b.masks, static_cast<size_t>(n * H * W));
+        masks = mk;
+      }
+    }
+    if (opt_.masks) return py::make_tuple(images, labels, masks);
+    return py::make_tuple(images, labels);
+  }
+
+  static uint64_t StateInt(const py::dict& state, const char* key, uint64_t max) {
+    if (!state.contains(key)) throw py::value_error(std::string("state lacks \"") + key + "\"");
+    py::object v = state[key];
+    const std::string bad = std::string("state[\"") + key + "\"] must be an integer in 0.." + std::to_string(max) +
+                            ", got " + std::string(py::repr(v));
+    if (!py::isinstance<py::int_>(v) || py::isinstance<py::bool_>(v)) throw py::value_error(bad);
+    const unsigned long long n = PyLong_AsUnsignedLongLong(v.ptr());
+    if (PyErr_Occurred()) {
+      PyErr_Clear();
+      throw py::value_error(bad);
+    }
+    if (n > max) throw py::value_error(bad);
+    return n;
+  }
+
+  // buffers=[(images, labels[, masks]), ...]: checks each array and that no
+  // two share memory (the same array twice would give wrong batches).
+  std::vector<reader::BatchBuffers> HoldBuffers(const py::object& buffers, const reader::BatchLoaderOptions& o) {
+    std::vector<reader::BatchBuffers> bufs;
+    if (buffers.is_none()) return bufs;
+    struct Region {
+      uintptr_t begin, end;
+      std::string what;
+    };
+    std::vector<Region> regions;
+    auto hold = [&](py::handle obj, const py::dtype& dt, size_t count, const std::string& what) {
+      py::array a;
+      try {
+        a = py::array::ensure(obj);
+      } catch (py::error_already_set&) {
+      }
+      if (!a) throw py::type_error(what + " is a " + TypeName(obj) + ", not an array");
+      if (!a.dtype().is(dt) || static_cast<size_t>(a.size()) != count || !(a.flags() & py::array::c_style) ||
+          !a.writeable()) {
+        throw py::value_error(what + " must be a writable C-contiguous array of " +
+                              std::to_string(count) + " " + dt.attr("name").cast<std::string>());
+      }
+      const auto begin = reinterpret_cast<uintptr_t>(a.data());
+      regions.push_back({begin, begin + static_cast<uintptr_t>(a.nbytes()), what});
+      return a;
+    };
+    size_t i = 0;
+    for (auto item : buffers) {
+      if (!py::isinstance<py::tuple>(item) && !py::isinstance<py::list>(item)) {
+        throw py::type_error("buffers: expected (images, labels[, masks]) tuples, got " + TypeName(item));
+      }
+      py::sequence t = py::reinterpret_borrow<py::sequence>(item);
+      if (t.size() < 2 || (o.masks && t.size() < 3)) {
+        throw py::value_error("buffers: expected (images, labels[, masks]) tuples");
+      }
+      const std::string at = "buffers[" + std::to_string(i++) + "]";
+      const size_t n = o.batch_size * static_cast<size_t>(o.height) * o.width;
+      HeldBuffers h;
+      h.images = hold(t[0], PixelDtype(o.dtype), n * o.channels, at + " images");
+      h.labels = hold(t[1], py::dtype::of<int64_t>(), o.batch_size, at + " labels");
+      reader::BatchBuffers b{static_cast<uint8_t*>(h.images.mutable_data()),
+                             static_cast<int64_t*>(h.labels.mutable_data()), nullptr};
+      if (o.masks) {
+        h.masks = hold(t[2], py::dtype::of<uint8_t>(), n, at + " masks");
+        b.masks = static_cast<uint8_t*>(h.masks.mutable_data());
+      }
+      bufs.push_back(b);
+      held_.push_back(std::move(h));
+    }
+    std::sort(regions.begin(), regions.end(), [](const Region& a, const Region& b) { return a.begin < b.begin; });
+    for (size_t k = 1; k < regions.size(); ++k) {
+      if (regions[k].begin < regions[k - 1].end) {
+        throw py::value_error(regions[k].what + " shares memory with " + regions[k - 1].what +
+                              " (each buffer needs memory of its own)");
+      }
+    }
+    return bufs;
+  }
+
+  static py::dtype PixelDtype(reader::PixelType t) { return py::dtype(reader::PixelTypeName(t)); }
+
+  // None -> empty; a sequence of numbers -> its values; else ValueError naming `what`.
+  static std::vector<double> Floats(const py::object& v, const char* what) {
+    if (v.is_none()) return {};
+    try {
+      return v.cast<std::vector<double>>();
+    } catch (const py::cast_error&) {
+      throw py::value_error(std::string(what) + ": expected a sequence of numbers (one per channel) or None, got " +
+                            py::repr(v).cast<std::string>());
+    }
+  }
+
+  std::shared_ptr<const reader::Dataset> dataset_;
+  std::unique_ptr<reader::BatchLoader> loader_;  // null once closed
+  reader::BatchLoaderOptions opt_;
+  uint64_t batches_per_epoch_ = 0;
+  std::vector<HeldBuffers> held_;
+  std::unique_ptr<std::timed_mutex> mu_ = std::make_unique<std::timed_mutex>();
+  pid_t mu_pid_ = getpid();
+  // The current pass of `for` (see Iter).
+  uint64_t pass_id_ = 0;
+  reader::Position pass_start_;
+  bool pass_active_ = false;
+};
+
+}  // namespace
+
+void BindLoader(py::module_& m) {
+  py::class_<PyEpochIterator>(m, "EpochIterator", "One pass over an epoch of a Loader (what iter(loader) returns)")
+      .def("__iter__", [](py::object self) { return self; })
+      .def("__next__", [](PyEpochIterator& it) { return it.loader.cast<PyLoader&>().NextInPass(it.pass); });
+
+  py::class_<PyLoader>(m, "Loader",
+                       "Batches of uint8 images and int64 labels from shards (docs/reader.md).\n\n"
+                       "`for batch in loader` runs to the end of the current epoch; a pass left unfinished (a\n"
+                       "peek with next(iter(loader)), a break) is replayed by the next iter(). Plain next(loader)\n"
+                       "streams batches across epochs (Keras-style generators). close() or a `with` block stops\n"
+                       "the loader's threads. One Loader may be used from several threads (one batch at a\n"
+                       "time) and in a fork child (its threads restart there).")
+      .def(py::init<const py::object&, size_t, const py::object&, bool, uint64_t, int, int, int, const std::string&,
+                    bool, int, const std::string&, size_t, const std::string&, bool, const std::string&,
+                    const std::map<std::string, std::string>&, const std::string&, bool, int, int,
+                    const py::object&, const std::string&, const std::string&, const py::object&,
+                    const py::object&>(),
+           py::arg("sources"), py::arg("batch_size"), py::kw_only(),
+           py::arg("image_size") = py::make_tuple(224, 224),
+           py::arg("shuffle") = false, py::arg("seed") = 0, py::arg("rank") = 0, py::arg("world_size") = 1,
+           py::arg("threads") = 2, py::arg("augment") = "none", py::arg("drop_last") = false,
+           py::arg("channels") = 3, py::arg("order") = "", py::arg("prefetch") = 2, py::arg("io") = "mmap",
+           py::arg("verify_crc") = true, py::arg("split") = "",
+           py::arg("keys") = std::map<std::string, std::string>(), py::arg("resize") = "center-crop",
+           py::arg("masks") = false, py::arg("worker") = 0, py::arg("num_workers") = 1,
+           py::arg("buffers") = py::none(), py::arg("layout") = "NHWC", py::arg("dtype") = "uint8",
+           py::arg("mean") = py::none(), py::arg("std") = py::none(),
+           "sources: paths (str, bytes, os.PathLike), folders, globs or a manifest.json; image_size: an int or\n"
+           "(height, width); split: the manifest's split (required when it has several)")
+      .def("__len__", &PyLoader::Len, "Batches per epoch")
+      .def("__iter__", [](py::object self) { return self.cast<PyLoader&>().Iter(self); },
+           "A pass over the rest of the current epoch (see the class doc)")
+      .def("__next__", &PyLoader::Next, "The next batch of the stream, across epochs")
+      .def("state_dict", &PyLoader::State, "The position of the next batch, as a dict")
+      .def("load_state_dict", &PyLoader::Restore, py::arg("state"),
+           "Continues at a state_dict()'s position; ValueError for values out of range or from another loader")
+      .def("state", &PyLoader::State, "Alias of state_dict()")
+      .def("restore", &PyLoader::Restore, py::arg("state"), "Alias of load_state_dict()")
+      .def("close", &PyLoader::Close, "Stops and joins the loader's threads; later use raises ValueError")
+      .def("__enter__", [](py::object self) { return self; })
+      .def("__exit__", [](PyLoader& l, py::object, py::object, py::object) { l.Close(); })
+      .def_property_readonly("labels", &PyLoader::Labels,
+                             "The manifest's label map: [(label, name)], [] without a manifest")
+      .def_property_readonly("num_samples", &PyLoader::NumSamples,
+                             "Samples in the dataset (all ranks and workers; before drop_last)");
+}
+
+}  // namespace libshard_py
