@@ -277,23 +277,27 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
                 tbb::filter_mode::serial_in_order, [&](Item* raw) {
                   std::unique_ptr<Item> item(raw);
                   if (!failure.ok()) return;
-                  if (!item->reject.empty() && o.fail_on_error) {
-                    const SourceSample& s = listing.samples[item->work->sample];
-                    failure = FailedPreconditionError((s.origin.empty() ? "" : s.origin + ": ") +
-                                                      SourceFilePath(listing.root, s.path) + ": " + item->reject);
-                  } else {
-                    failure = sink.Add(*item);
-                  }
+                  // Nothing may escape this stage: an exception here would
+                  // cancel the pipeline with the items in flight unowned.
+                  failure = util::CatchAsStatus([&]() -> Status {
+                    if (!item->reject.empty() && o.fail_on_error) {
+                      const SourceSample& s = listing.samples[item->work->sample];
+                      return FailedPreconditionError((s.origin.empty() ? "" : s.origin + ": ") +
+                                                     SourceFilePath(listing.root, s.path) + ": " + item->reject);
+                    }
+                    LIBSHARD_RETURN_IF_ERROR(sink.Add(*item));
+                    ++prog.done;
+                    prog.rejected += item->reject.empty() ? 0 : 1;
+                    prog.bytes_read += item->bytes_read;
+                    prog.bytes_written += item->record.size();
+                    prog.shards_done += item->work->last ? 1 : 0;
+                    if (progress) progress(prog);
+                    return Status::OK();
+                  }, [] { return "(writing the shards)"; });
                   if (!failure.ok()) {
                     stop = true;
                     return;
                   }
-                  ++prog.done;
-                  prog.rejected += item->reject.empty() ? 0 : 1;
-                  prog.bytes_read += item->bytes_read;
-                  prog.bytes_written += item->record.size();
-                  prog.shards_done += item->work->last ? 1 : 0;
-                  if (progress) progress(prog);
                   // The record's buffer goes back for the next sample: a raw
                   // array's record is ~100 KB+, and a fresh one per sample
                   // cost page faults (a quarter of a raw conversion's time).
