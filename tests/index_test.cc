@@ -171,6 +171,26 @@ TEST_F(CheckIndexTest, AcceptsTheRightIndex) {
   EXPECT_TRUE(CheckIndexAgainst({}, {}).ok());
 }
 
+// The checks the reader makes of an index without reading its shard.
+TEST_F(CheckIndexTest, CoversFileNamesTheFirstBadEntry) {
+  EXPECT_TRUE(CheckIndexCoversFile(index_, shard_.size(), kDefaultMaxRecordLength).ok());
+  EXPECT_TRUE(CheckIndexCoversFile({}, 0, kDefaultMaxRecordLength).ok());
+  auto gap = index_;
+  gap[2].offset += 1;
+  Status s = CheckIndexCoversFile(gap, shard_.size(), kDefaultMaxRecordLength);
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(s.message(), "line 3: entry at byte " + std::to_string(gap[2].offset) + " is not contiguous");
+  auto tiny = index_;
+  tiny[0].size = 15;  // smaller than an empty record's framing
+  EXPECT_EQ(CheckIndexCoversFile(tiny, shard_.size(), kDefaultMaxRecordLength).message(),
+            "line 1: entry at byte 0 is not contiguous");
+  EXPECT_EQ(CheckIndexCoversFile(index_, shard_.size(), 299).message(),
+            "line 2: entry at byte 20 exceeds the record length limit");
+  EXPECT_EQ(CheckIndexCoversFile(index_, shard_.size() + 5, kDefaultMaxRecordLength).message(),
+            "index covers " + std::to_string(shard_.size()) + " bytes, the file has " +
+                std::to_string(shard_.size() + 5));
+}
+
 TEST_F(CheckIndexTest, TooFewEntries) {
   auto fewer = index_;
   fewer.pop_back();
