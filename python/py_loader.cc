@@ -41,6 +41,16 @@ struct PyEpochIterator {
   uint64_t pass = 0;
 };
 
+// libshard.Batch(images, labels) and libshard.SegmentationBatch(images,
+// labels, masks): named tuples, made when the module is bound (and never
+// freed: they outlive the interpreter's last use of them).
+py::handle g_batch_type, g_segmentation_batch_type;
+
+py::tuple MakeBatch(const py::object& images, const py::object& labels, const py::object& masks) {
+  if (masks.is_none()) return py::reinterpret_steal<py::tuple>(g_batch_type(images, labels).release());
+  return py::reinterpret_steal<py::tuple>(g_segmentation_batch_type(images, labels, masks).release());
+}
+
 std::pair<int, int> ImageSize(const py::handle& v) {
   auto as_int = [](py::handle x) -> std::optional<int> {
     if (!py::isinstance<py::int_>(x) || py::isinstance<py::bool_>(x)) return std::nullopt;
@@ -258,10 +268,15 @@ class PyLoader {
   // signals (KeyboardInterrupt) every 100 ms.
   py::tuple NextBatch() {
     reader::Batch b;
+    std::shared_ptr<reader::BatchBlock> owner;
     Status s;
+    const bool owned = held_.empty();
     for (;;) {
       bool ready = false;
-      s = WithoutGil([&] { return loader_->NextFor(&b, std::chrono::milliseconds(100), &ready); });
+      s = WithoutGil([&] {
+        return owned ? loader_->NextOwned(&b, &owner, std::chrono::milliseconds(100), &ready)
+                     : loader_->NextFor(&b, std::chrono::milliseconds(100), &ready);
+      });
       if (!s.ok() || ready) break;
       if (PyErr_CheckSignals() != 0) throw py::error_already_set();
     }
@@ -280,22 +295,19 @@ class PyLoader {
       labels = h.labels.attr("reshape")(py::make_tuple(opt_.batch_size))[first];
       if (opt_.masks) masks = h.masks.attr("reshape")(py::make_tuple(opt_.batch_size, H, W))[first];
     } else {
+      // The batch's own memory, no copy: the arrays share one capsule that
+      // holds the block; the last array to die returns it to the pool.
+      py::capsule base(new std::shared_ptr<reader::BatchBlock>(std::move(owner)), [](void* p) {
+        delete static_cast<std::shared_ptr<reader::BatchBlock>*>(p);
+      });
       const std::vector<py::ssize_t> shape = nchw ? std::vector<py::ssize_t>{n, C, H, W}
                                                   : std::vector<py::ssize_t>{n, H, W, C};
-      py::array im(PixelDtype(opt_.dtype), shape);
-      std::memcpy(im.mutable_data(), b.images, static_cast<size_t>(im.nbytes()));
-      py::array_t<int64_t> lb(n);
-      std::memcpy(lb.mutable_data(), b.labels, static_cast<size_t>(n) * sizeof(int64_t));
-      images = im;
-      labels = lb;
-      if (opt_.masks) {
-        py::array_t<uint8_t> mk({n, H, W});
-        std::memcpy(mk.mutable_data(), b.masks, static_cast<size_t>(n * H * W));
-        masks = mk;
-      }
+      images = py::array(PixelDtype(opt_.dtype), shape, b.images, base);
+      labels = py::array_t<int64_t>({n}, {static_cast<py::ssize_t>(sizeof(int64_t))}, b.labels, base);
+      if (opt_.masks) masks = py::array_t<uint8_t>({n, H, W}, b.masks, base);
     }
-    if (opt_.masks) return py::make_tuple(images, labels, masks);
-    return py::make_tuple(images, labels);
+    if (opt_.masks) return MakeBatch(images, labels, masks);
+    return MakeBatch(images, labels, py::none());
   }
 
   static uint64_t StateInt(const py::dict& state, const char* key, uint64_t max) {
@@ -401,6 +413,16 @@ class PyLoader {
 }  // namespace
 
 void BindLoader(py::module_& m) {
+  py::object namedtuple = py::module_::import("collections").attr("namedtuple");
+  g_batch_type = namedtuple("Batch", py::make_tuple("images", "labels"), py::arg("module") = "libshard").release();
+  g_segmentation_batch_type =
+      namedtuple("SegmentationBatch", py::make_tuple("images", "labels", "masks"), py::arg("module") = "libshard")
+          .release();
+  g_batch_type.attr("__doc__") = "A batch: images (numpy array in the Loader's layout and dtype), labels (int64)";
+  g_segmentation_batch_type.attr("__doc__") =
+      "A batch with masks=True: images, labels (int64) and masks (uint8 N x H x W)";
+  m.attr("Batch") = g_batch_type;
+  m.attr("SegmentationBatch") = g_segmentation_batch_type;
   py::class_<PyEpochIterator>(m, "EpochIterator", "One pass over an epoch of a Loader (what iter(loader) returns)")
       .def("__iter__", [](py::object self) { return self; })
       .def("__next__", [](PyEpochIterator& it) { return it.loader.cast<PyLoader&>().NextInPass(it.pass); });
