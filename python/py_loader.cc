@@ -81,7 +81,7 @@ class PyLoader {
            const std::string& order, size_t prefetch, const std::string& io, bool verify_crc,
            const std::string& split, const std::map<std::string, std::string>& keys, const std::string& resize,
            bool masks, int worker, int num_workers, const py::object& buffers, const std::string& layout,
-           const std::string& dtype, const py::object& mean, const py::object& std) {
+           const std::string& dtype, const py::object& mean, const py::object& std, const py::object& slots) {
     reader::DatasetOptions dopt;
     dopt.shard.io = TakeArg(reader::ParseIoMode(io), "io");
     dopt.shard.verify_crc = verify_crc;
@@ -123,10 +123,18 @@ class PyLoader {
     o.order.worker = worker;
     o.order.num_workers = num_workers;
     std::vector<reader::BatchBuffers> bufs = HoldBuffers(buffers, o);
+    if (!slots.is_none() && !bufs.empty()) throw py::value_error("buffers and slots: give one or the other");
     auto ds = Take(reader::Dataset::Open(Sources(files), dopt));
     std::shared_ptr<const reader::Dataset> shared(std::move(ds));
     dataset_ = shared;
-    loader_ = Take(reader::BatchLoader::Create(shared, o, bufs));
+    if (!slots.is_none()) {
+      // Batches in the slot set's memory while a slot is free; heap blocks
+      // (two kept) otherwise.
+      slots_ = slots;
+      loader_ = Take(reader::BatchLoader::CreateWithPool(shared, o, SlotPool(slots, 2)));
+    } else {
+      loader_ = Take(reader::BatchLoader::Create(shared, o, bufs));
+    }
     opt_ = o;
     batches_per_epoch_ = loader_->batches_per_epoch();
   }
@@ -229,6 +237,10 @@ class PyLoader {
     return out;
   }
   uint64_t NumSamples() const { return dataset_->size(); }
+  py::tuple Shape() const {
+    const reader::BatchShape s = reader::BatchLoader::ShapeOf(opt_);
+    return py::make_tuple(s.image_bytes, s.labels, s.mask_bytes);
+  }
 
  private:
   static bool Finalizing() {
@@ -297,9 +309,7 @@ class PyLoader {
     } else {
       // The batch's own memory, no copy: the arrays share one capsule that
       // holds the block; the last array to die returns it to the pool.
-      py::capsule base(new std::shared_ptr<reader::BatchBlock>(std::move(owner)), [](void* p) {
-        delete static_cast<std::shared_ptr<reader::BatchBlock>*>(p);
-      });
+      py::object base = WrapBatchOwner(std::move(owner), slots_);
       const std::vector<py::ssize_t> shape = nchw ? std::vector<py::ssize_t>{n, C, H, W}
                                                   : std::vector<py::ssize_t>{n, H, W, C};
       images = py::array(PixelDtype(opt_.dtype), shape, b.images, base);
@@ -402,6 +412,7 @@ class PyLoader {
   reader::BatchLoaderOptions opt_;
   uint64_t batches_per_epoch_ = 0;
   std::vector<HeldBuffers> held_;
+  py::object slots_ = py::none();  // the _SlotSet batches may live in
   std::unique_ptr<std::timed_mutex> mu_ = std::make_unique<std::timed_mutex>();
   pid_t mu_pid_ = getpid();
   // The current pass of `for` (see Iter).
@@ -438,7 +449,7 @@ void BindLoader(py::module_& m) {
                     bool, int, const std::string&, size_t, const std::string&, bool, const std::string&,
                     const std::map<std::string, std::string>&, const std::string&, bool, int, int,
                     const py::object&, const std::string&, const std::string&, const py::object&,
-                    const py::object&>(),
+                    const py::object&, const py::object&>(),
            py::arg("sources"), py::arg("batch_size"), py::kw_only(),
            py::arg("image_size") = py::make_tuple(224, 224),
            py::arg("shuffle") = false, py::arg("seed") = 0, py::arg("rank") = 0, py::arg("world_size") = 1,
@@ -448,7 +459,7 @@ void BindLoader(py::module_& m) {
            py::arg("keys") = std::map<std::string, std::string>(), py::arg("resize") = "center-crop",
            py::arg("masks") = false, py::arg("worker") = 0, py::arg("num_workers") = 1,
            py::arg("buffers") = py::none(), py::arg("layout") = "NHWC", py::arg("dtype") = "uint8",
-           py::arg("mean") = py::none(), py::arg("std") = py::none(),
+           py::arg("mean") = py::none(), py::arg("std") = py::none(), py::arg("slots") = py::none(),
            "sources: paths (str, bytes, os.PathLike), folders, globs or a manifest.json; image_size: an int or\n"
            "(height, width); split: the manifest's split (required when it has several)")
       .def("__len__", &PyLoader::Len, "Batches per epoch")
@@ -465,6 +476,8 @@ void BindLoader(py::module_& m) {
       .def("__exit__", [](PyLoader& l, py::object, py::object, py::object) { l.Close(); })
       .def_property_readonly("labels", &PyLoader::Labels,
                              "The manifest's label map: [(label, name)], [] without a manifest")
+      .def_property_readonly("batch_shape", &PyLoader::Shape,
+                             "Bytes of one full batch: (image bytes, labels, mask bytes)")
       .def_property_readonly("num_samples", &PyLoader::NumSamples,
                              "Samples in the dataset (all ranks and workers; before drop_last)");
 }

@@ -79,7 +79,8 @@ TEST(BatchPoolTest, SlotsAreLentOnlyWhenFreeHereAndElsewhere) {
   auto a = *(*pool)->Acquire();
   EXPECT_EQ(a->slot(), 0);
   EXPECT_EQ(a->buffers().images, m.images[0].data());
-  EXPECT_EQ(m.busy[0].load(), 1u);
+  EXPECT_EQ(m.busy[0].load(), a->token());
+  EXPECT_NE(a->token(), 0u);
   auto b = *(*pool)->Acquire();  // slot 0 is held here, slot 1 elsewhere: the heap
   EXPECT_EQ(b->slot(), -1);
   m.busy[1] = 0;  // the other process let go
@@ -97,9 +98,10 @@ TEST(BatchPoolTest, AHandedOffSlotStaysBusyUntilTheOtherProcessClearsIt) {
   ASSERT_TRUE(pool.ok());
   auto a = *(*pool)->Acquire();
   ASSERT_EQ(a->slot(), 0);
+  const uint32_t token = a->token();
   a->set_handed_off();
   a.reset();
-  EXPECT_EQ(m.busy[0].load(), 1u);
+  EXPECT_EQ(m.busy[0].load(), token);
   // The other process clears the word before this one lets go: still not
   // lent while held here.
   auto b = *(*pool)->Acquire();
@@ -107,6 +109,7 @@ TEST(BatchPoolTest, AHandedOffSlotStaysBusyUntilTheOtherProcessClearsIt) {
   m.busy[0] = 0;
   auto c = *(*pool)->Acquire();
   EXPECT_EQ(c->slot(), 0);
+  EXPECT_NE(c->token(), token) << "each hand-out of a slot has a token of its own";
   auto held_here = c;
   m.busy[0] = 0;  // cleared elsewhere while held here
   auto d = *(*pool)->Acquire();
@@ -119,13 +122,25 @@ TEST(BatchPoolTest, AForkChildLetsGoOfInheritedBlocksWithoutThePool) {
   ASSERT_TRUE(pool.ok());
   auto slot = *(*pool)->Acquire();
   auto heap = *(*pool)->Acquire();
+  const uint32_t token = slot->token();
   const int rc = testing::RunInForkChild([&] {
     slot.reset();
     heap.reset();
-    return m.busy[0].load() == 1 ? 0 : 1;  // the parent's busy word is the parent's
+    return m.busy[0].load() == token ? 0 : 1;  // the parent's busy word is the parent's
   }, 10);
   EXPECT_EQ(rc, 0);
-  EXPECT_EQ(m.busy[0].load(), 1u);
+  EXPECT_EQ(m.busy[0].load(), slot->token());
+}
+
+TEST(BatchPoolTest, HoldersRecordWhichProcessTookASlot) {
+  SlotMemory m(2);
+  std::vector<std::atomic<uint32_t>> holders(2);
+  for (auto& h : holders) h = 0;
+  auto pool = BatchPool::Slots(kShape, m.buffers, m.busy.data(), 1, holders.data());
+  ASSERT_TRUE(pool.ok());
+  auto a = *(*pool)->Acquire();
+  EXPECT_EQ(holders[0].load(), static_cast<uint32_t>(getpid()));
+  EXPECT_EQ(holders[1].load(), 0u);
 }
 
 TEST(BatchPoolTest, RejectsShapesAndSlotsItCannotServe) {

@@ -15,6 +15,7 @@ struct BatchPool::State {
   std::vector<BatchBlock*> free_blocks;  // cached heap blocks
   std::vector<std::unique_ptr<BatchBlock>> slot_blocks;  // one per slot, reused
   size_t heap_made = 0;
+  uint32_t next_token = 0;
 };
 
 namespace {
@@ -30,7 +31,8 @@ StatusOr<std::shared_ptr<BatchPool>> BatchPool::Heap(BatchShape shape, size_t ke
 }
 
 StatusOr<std::shared_ptr<BatchPool>> BatchPool::Slots(BatchShape shape, std::vector<BatchBuffers> slots,
-                                                      std::atomic<uint32_t>* busy, size_t keep) {
+                                                      std::atomic<uint32_t>* busy, size_t keep,
+                                                      std::atomic<uint32_t>* holders) {
   if (shape.image_bytes == 0 || shape.labels == 0) {
     return InvalidArgumentError("BatchPool: a batch needs image bytes and labels");
   }
@@ -46,10 +48,15 @@ StatusOr<std::shared_ptr<BatchPool>> BatchPool::Slots(BatchShape shape, std::vec
   pool->keep_ = keep;
   pool->slots_ = std::move(slots);
   pool->busy_ = busy;
+  pool->holders_ = holders;
   pool->pid_ = getpid();
   pool->state_ = std::make_unique<State>();
   pool->state_->held.assign(pool->slots_.size(), false);
   pool->state_->free_blocks.reserve(keep);
+  // Tokens differ between processes sharing a slot set (a later worker
+  // process of the same slots) as well as between hand-outs.
+  pool->state_->next_token = static_cast<uint32_t>(getpid()) * 2654435761u ^
+                             static_cast<uint32_t>(reinterpret_cast<uintptr_t>(pool.get()) >> 4);
   return pool;
 }
 
@@ -89,8 +96,11 @@ StatusOr<BatchBlock*> BatchPool::TakeSlotOrHeap() {
     if (st.slot_blocks.size() != slots_.size()) st.slot_blocks.resize(slots_.size());
     for (size_t i = 0; i < slots_.size(); ++i) {
       if (st.held[i]) continue;
+      uint32_t token = ++st.next_token;
+      if (token == 0) token = ++st.next_token;
       uint32_t expected = 0;
-      if (!busy_[i].compare_exchange_strong(expected, 1)) continue;  // another process holds it
+      if (!busy_[i].compare_exchange_strong(expected, token)) continue;  // another process holds it
+      if (holders_ != nullptr) holders_[i].store(static_cast<uint32_t>(pid_));
       st.held[i] = true;
       if (st.slot_blocks[i] == nullptr) {
         st.slot_blocks[i].reset(new BatchBlock());
@@ -99,6 +109,7 @@ StatusOr<BatchBlock*> BatchPool::TakeSlotOrHeap() {
       }
       BatchBlock* b = st.slot_blocks[i].get();
       b->handed_off_.store(false);
+      b->token_ = token;
       return b;
     }
     if (!st.free_blocks.empty()) {
@@ -133,7 +144,8 @@ void BatchPool::Release(BatchBlock* block) {
   if (block->slot_ >= 0) {
     const size_t i = static_cast<size_t>(block->slot_);
     st.held[i] = false;
-    if (!block->handed_off_.load()) busy_[i].store(0);
+    uint32_t token = block->token_;
+    if (!block->handed_off_.load()) busy_[i].compare_exchange_strong(token, 0);
     return;
   }
   if (st.free_blocks.size() < keep_) {

@@ -19,10 +19,13 @@
 //     shared-memory segment another process reads), each with a busy word
 //     that may live in memory shared with another process. A slot is handed
 //     out only when its busy word is 0 and no holder in this process has it;
-//     handing it out sets the word to 1. When the last holder in this process
+//     handing it out sets the word to a token, nonzero and different from the
+//     slot's previous ones (token()). When the last holder in this process
 //     lets go, the word is cleared -- unless the block was marked
 //     handed_off() (its contents went to another process by reference): then
-//     the other process clears the word when it is done. With no slot free,
+//     the other process clears the word when it is done, by a
+//     compare-and-swap from the token to 0, so that a late clear never frees
+//     a later hand-out of the slot. With no slot free,
 //     Acquire() falls back to heap blocks (as Heap(), `keep` of them cached),
 //     so a consumer is never made to wait for memory and never sees data
 //     overwritten.
@@ -78,6 +81,8 @@ class BatchBlock {
   const BatchBuffers& buffers() const { return buf_; }
   // The Slots() slot this block is, or -1 for a heap block.
   int slot() const { return slot_; }
+  // The slot's busy word while this block holds it (0 for a heap block).
+  uint32_t token() const { return token_; }
   // The block's contents went to another process by reference: when the last
   // holder here lets go, the slot's busy word stays set for that process to
   // clear. No effect on heap blocks.
@@ -88,6 +93,7 @@ class BatchBlock {
   BatchBlock() = default;
   BatchBuffers buf_;
   int slot_ = -1;
+  uint32_t token_ = 0;
   std::unique_ptr<uint8_t[]> heap_;  // heap blocks: the memory
   std::atomic<bool> handed_off_{false};
 };
@@ -97,10 +103,13 @@ class BatchPool : public std::enable_shared_from_this<BatchPool> {
   // InvalidArgument for a shape without image bytes or labels.
   static StatusOr<std::shared_ptr<BatchPool>> Heap(BatchShape shape, size_t keep);
   // `slots[i]` hold one batch of `shape` each; `busy[i]` is slot i's busy
-  // word (slots.size() of them). InvalidArgument for a null buffer (masks may
-  // be null only when shape.mask_bytes is 0) or a null `busy`.
+  // word (slots.size() of them). `holders`, when not null, gets the process
+  // id that takes slot i at each hand-out (so that another process can tell
+  // a slot held by a process that died). InvalidArgument for a null buffer
+  // (masks may be null only when shape.mask_bytes is 0) or a null `busy`.
   static StatusOr<std::shared_ptr<BatchPool>> Slots(BatchShape shape, std::vector<BatchBuffers> slots,
-                                                    std::atomic<uint32_t>* busy, size_t keep);
+                                                    std::atomic<uint32_t>* busy, size_t keep,
+                                                    std::atomic<uint32_t>* holders = nullptr);
   ~BatchPool();
   BatchPool(const BatchPool&) = delete;
   BatchPool& operator=(const BatchPool&) = delete;
@@ -124,6 +133,7 @@ class BatchPool : public std::enable_shared_from_this<BatchPool> {
   size_t keep_ = 0;
   std::vector<BatchBuffers> slots_;
   std::atomic<uint32_t>* busy_ = nullptr;
+  std::atomic<uint32_t>* holders_ = nullptr;
   int pid_ = 0;
   struct State;
   std::unique_ptr<State> state_;
