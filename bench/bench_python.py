@@ -2,7 +2,10 @@
 """What a Python training loop receives: images/s of libshard's Python paths, each as a ratio against
 libshard.Loader with caller buffers (buffers=, no copy) measured in the same run.
 
-    PYTHONPATH=build/python /usr/bin/python3 bench/bench_python.py [--images 6000] [--batch-size 64]
+    /usr/bin/python3 build/bench/bench_python.py [--images 6000] [--batch-size 64]
+
+(the build copies it beside shard-bench; run there, it uses the build tree's `libshard` package and `shard`
+program; an installed package and `shard` on PATH otherwise).
 
 Data: --images copies of the bundled photos (samples/photos), converted by `shard convert` to 224x224 JPEG
 (quality 90) and to raw arrays (zstd, the default level) in a temporary folder. Rows:
@@ -29,6 +32,12 @@ import time
 
 import numpy as np
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+for _p in (os.path.join(HERE, "..", "python"), os.path.join(HERE, "..", "build", "python")):
+    if os.path.exists(os.path.join(_p, "libshard", "__init__.py")):
+        sys.path.insert(0, _p)
+        break
+
 try:
     import torch
     import torch.utils.data
@@ -38,14 +47,15 @@ except ImportError as e:  # the Loader rows still run
 
 import libshard
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-
 
 def find_shard_and_photos(args):
-    shard = args.shard or shutil.which("shard") or os.path.join(HERE, "..", "build", "tools", "shard")
-    photos = args.photos or os.path.join(HERE, "..", "samples", "photos")
-    if not os.path.exists(shard):
-        sys.exit("bench_python: no `shard` program (--shard)")
+    def first(*paths):
+        return next((p for p in paths if p and os.path.exists(p)), None)
+    shard = args.shard or first(os.path.join(HERE, "..", "tools", "shard"),
+                                os.path.join(HERE, "..", "build", "tools", "shard"), shutil.which("shard"))
+    photos = args.photos or first(os.path.join(HERE, "photos"), os.path.join(HERE, "..", "samples", "photos"))
+    if shard is None or photos is None:
+        sys.exit("bench_python: no `shard` program (--shard) or no photos (--photos)")
     return shard, photos
 
 
