@@ -33,7 +33,7 @@ using example::ExampleView;
 constexpr uint64_t kAugmentSalt = 0xA0F3C1D2E5B69788ull;
 
 // torchvision.transforms.RandomResizedCrop.get_params, with our generator.
-image::CropBox RandomResizedCropBox(int width, int height, const RandomResizedCropOptions& o, SplitMix64* rng) {
+image::PixelRect RandomResizedCropBox(int width, int height, const RandomResizedCropOptions& o, SplitMix64* rng) {
   const double area = static_cast<double>(width) * height;
   const double log_r0 = std::log(o.ratio_min), log_r1 = std::log(o.ratio_max);
   for (int attempt = 0; attempt < 10; ++attempt) {
