@@ -66,8 +66,12 @@ std::atomic<bool> g_in_fork_child{false};
 
 void MarkForkChild() { g_in_fork_child.store(true); }
 
-// At load time, so that every fork after it is seen.
-const bool g_fork_handler_installed = [] { return pthread_atfork(nullptr, nullptr, &MarkForkChild) == 0; }();
+// Installed once, when the first loader is made (a fork before any loader
+// exists has nothing to restart): every fork after it is seen.
+void InstallForkHandler() {
+  static std::once_flag once;
+  std::call_once(once, [] { pthread_atfork(nullptr, nullptr, &MarkForkChild); });
+}
 
 // What a fork child cannot reuse: the parent's producer thread, the lock and
 // condition it waited on, the oneTBB arena. A child abandons them (destroying
@@ -82,6 +86,7 @@ struct Runtime {
 };
 
 std::unique_ptr<Runtime> NewRuntime(int threads) {
+  InstallForkHandler();
   auto rt = std::make_unique<Runtime>();
   if (g_in_fork_child.load()) return rt;
   if (threads > tbb::info::default_concurrency()) {
