@@ -28,10 +28,7 @@ namespace {
 
 using ::libshard::testing::SharedPath;
 
-::testing::AssertionResult HasSubstr(const std::string& text, const std::string& part) {
-  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "\"" << text << "\" does not contain \"" << part << "\"";
-}
+using ::libshard::testing::HasSubstr;
 
 uint32_t FloatBits(float f) {
   uint32_t b;

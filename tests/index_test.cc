@@ -17,10 +17,7 @@ namespace {
 
 using ::libshard::testing::SharedPath;
 
-::testing::AssertionResult HasSubstr(const std::string& text, const std::string& part) {
-  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "\"" << text << "\" does not contain \"" << part << "\"";
-}
+using ::libshard::testing::HasSubstr;
 
 // A shard of `payloads` written by RecordWriter, with the index it wrote.
 std::string WriteShard(const std::vector<std::string>& payloads, std::string* index_text) {

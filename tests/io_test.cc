@@ -27,10 +27,7 @@ using ::libshard::testing::MakeTempDir;
 using ::libshard::testing::ReadFileOrDie;
 using ::libshard::testing::WriteFileOrDie;
 
-::testing::AssertionResult HasSubstr(const std::string& text, const std::string& part) {
-  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "\"" << text << "\" does not contain \"" << part << "\"";
-}
+using ::libshard::testing::HasSubstr;
 
 TEST(MappedFileTest, MapsContents) {
   std::string path = MakeTempDir() + "/f";

@@ -28,10 +28,7 @@ using ::libshard::testing::ReadFileOrDie;
 using ::libshard::testing::SharedPath;
 using ::libshard::testing::WriteFileOrDie;
 // Whether `text` contains `part`, with both shown on failure.
-::testing::AssertionResult HasSubstr(const std::string& text, const std::string& part) {
-  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "\"" << text << "\" does not contain \"" << part << "\"";
-}
+using ::libshard::testing::HasSubstr;
 
 // Frames `payloads` with RecordWriter into a string (and its index into *index).
 std::string WriteRecords(const std::vector<std::string>& payloads, std::string* index = nullptr) {

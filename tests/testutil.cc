@@ -21,6 +21,11 @@ namespace fs = std::filesystem;
 
 namespace libshard::testing {
 
+::testing::AssertionResult HasSubstr(const std::string& text, const std::string& part) {
+  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "\"" << text << "\" does not contain \"" << part << "\"";
+}
+
 std::string SharedDir() {
   const char* env = std::getenv("LIBSHARD_SHARED_DIR");
   if (env == nullptr || !fs::is_directory(env)) return "";

@@ -3,6 +3,8 @@
 #ifndef LIBSHARD_TESTS_TESTUTIL_H_
 #define LIBSHARD_TESTS_TESTUTIL_H_
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -18,6 +20,11 @@
 #endif
 
 namespace libshard::testing {
+
+// EXPECT_TRUE(HasSubstr(message, "part")): an assertion that prints both
+// strings when `text` lacks `part` (plain strings; gmock's matcher of the
+// same name takes a matcher argument).
+::testing::AssertionResult HasSubstr(const std::string& text, const std::string& part);
 
 // The ../shared folder (from $LIBSHARD_SHARED_DIR), or "" when absent.
 std::string SharedDir();

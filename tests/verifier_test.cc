@@ -29,10 +29,7 @@ using ::libshard::testing::WriteFileOrDie;
 using record::Compression;
 using record::RecordFault;
 
-::testing::AssertionResult HasSubstr(const std::string& text, const std::string& part) {
-  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "\"" << text << "\" does not contain \"" << part << "\"";
-}
+using ::libshard::testing::HasSubstr;
 
 std::string Frame(const std::vector<std::string>& payloads, std::string* index = nullptr) {
   std::string data, idx;

@@ -34,10 +34,7 @@ using ::libshard::testing::MakeTempDir;
 using ::libshard::testing::ReadFileOrDie;
 using ::libshard::testing::WriteFileOrDie;
 
-::testing::AssertionResult HasSubstr(const std::string& text, const std::string& part) {
-  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "\"" << text << "\" does not contain \"" << part << "\"";
-}
+using ::libshard::testing::HasSubstr;
 
 image::Image Pattern(int width, int height, int channels, int seed = 0) {
   image::Image img(width, height, channels);
