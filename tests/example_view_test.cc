@@ -412,7 +412,7 @@ TEST(ExampleBuilderTest, KeysMustBeUtf8ForProtobuf) {
   EXPECT_TRUE(IsValidFeatureKey("\xc3\xa9tiquette"));
   EXPECT_FALSE(IsValidFeatureKey("bad\xff"));
   EXPECT_FALSE(IsValidFeatureKey("\xc3"));
-  for (const std::string key : {std::string("label\xc3\xa9"), std::string("label\xff")}) {
+  for (const std::string& key : {std::string("label\xc3\xa9"), std::string("label\xff")}) {
     ExampleBuilder b;
     b.AddInt64(key, 1);
     const std::string bytes = b.Serialize();

@@ -15,13 +15,13 @@ shared=${LIBSHARD_SHARED_DIR:-$root/../shared}
 case "$mode" in
   release|"")
     build=$root/build
-    cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLIBSHARD_SHARED_DIR="$shared"
+    cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLIBSHARD_WERROR=ON -DLIBSHARD_SHARED_DIR="$shared"
     cmake --build "$build" -j "$jobs"
     ctest --test-dir "$build" --output-on-failure -j "$jobs"
     ;;
   --asan)
     build=$root/build-asan
-    cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DLIBSHARD_SANITIZE=ON \
+    cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DLIBSHARD_SANITIZE=ON -DLIBSHARD_WERROR=ON \
       -DLIBSHARD_BUILD_BENCH=OFF -DLIBSHARD_SHARED_DIR="$shared"
     cmake --build "$build" -j "$jobs"
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
