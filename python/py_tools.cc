@@ -9,8 +9,9 @@
 //   _run_command(args) -> (exit_code, stdout, stderr)   `shard verify|inspect ...`
 //
 // _convert runs the conversion on a thread of its own while the calling
-// thread, without the GIL, wakes every 100 ms (or when the run ends) to check
-// Python's signals (Ctrl-C) and to hand the latest progress to `progress`. A
+// thread, without the GIL, wakes every 100 ms (and at the first progress, and
+// when the run ends) to check Python's signals (Ctrl-C) and to hand the latest
+// progress to `progress`. A
 // KeyboardInterrupt, or an exception from `progress`, cancels the run: the
 // converter's progress callback throws at the next finished sample, Convert
 // removes the shard being written (converter.h), and the exception reaches the
@@ -141,7 +142,9 @@ py::dict RunConvert(const std::vector<std::string>& args, const py::object& prog
     uint64_t updates = 0;
     WithoutGil([&] {
       std::unique_lock<std::mutex> lock(state.mu);
-      state.cv.wait_for(lock, std::chrono::milliseconds(100), [&] { return state.done || state.updates != seen; });
+      // The first update at once, then at most one every 100 ms, and the last when the run ends.
+      state.cv.wait_for(lock, std::chrono::milliseconds(100),
+                        [&] { return state.done || (seen == 0 && state.updates != 0); });
       done = state.done;
       updates = state.updates;
       last = state.last;
