@@ -5,7 +5,10 @@
     pip wheel --no-build-isolation .      # a wheel
 
 The compiled module libshard._libshard is the CMake target libshard_python,
-configured with tests, tools and benchmarks off for the running interpreter.
+configured with tests and benchmarks off for the running interpreter; the
+`shard` program (the CMake target shard, the same binary `cmake --build`
+makes) is built beside it and installed as the wheel's script, so it lands on
+the venv's PATH (VENV/bin/shard).
 CMAKE_ARGS (space-separated) adds arguments to the cmake configure step;
 LIBSHARD_CMAKE_BUILD_DIR=<dir> reuses an already configured CMake build tree
 (only the module target is brought up to date); it must have been configured
@@ -22,6 +25,10 @@ from pathlib import Path
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
+try:
+    from setuptools.command.build_scripts import build_scripts
+except ImportError:  # setuptools < 69 (Debian 12's 66): the distutils command setuptools provides
+    from distutils.command.build_scripts import build_scripts
 
 ROOT = Path(__file__).resolve().parent
 
@@ -40,27 +47,34 @@ class CMakeExtension(Extension):
         self.target = target
 
 
+def cmake_build_dir(cmd):
+    """The CMake build tree: LIBSHARD_CMAKE_BUILD_DIR, or one under setuptools' build_temp."""
+    reuse = os.environ.get("LIBSHARD_CMAKE_BUILD_DIR")
+    if reuse:
+        return Path(reuse).resolve()
+    build_ext_cmd = cmd.get_finalized_command("build_ext")
+    return Path(build_ext_cmd.build_temp).resolve() / "cmake"
+
+
 class CMakeBuild(build_ext):
     def build_extension(self, ext):
         dest = Path(self.get_ext_fullpath(ext.name)).resolve()
-        reuse = os.environ.get("LIBSHARD_CMAKE_BUILD_DIR")
-        if reuse:
-            build_dir = Path(reuse).resolve()
+        build_dir = cmake_build_dir(self)
+        if os.environ.get("LIBSHARD_CMAKE_BUILD_DIR"):
             if not (build_dir / "CMakeCache.txt").exists():
                 raise RuntimeError("LIBSHARD_CMAKE_BUILD_DIR=%s: not a configured CMake build tree" % build_dir)
         else:
-            build_dir = Path(self.build_temp).resolve() / "cmake"
             build_dir.mkdir(parents=True, exist_ok=True)
             cmd = ["cmake", "-S", str(ROOT), "-B", str(build_dir),
                    "-DCMAKE_BUILD_TYPE=Release",
-                   "-DLIBSHARD_BUILD_TESTS=OFF", "-DLIBSHARD_BUILD_TOOLS=OFF", "-DLIBSHARD_BUILD_BENCH=OFF",
+                   "-DLIBSHARD_BUILD_TESTS=OFF", "-DLIBSHARD_BUILD_TOOLS=ON", "-DLIBSHARD_BUILD_BENCH=OFF",
                    "-DLIBSHARD_BUILD_PYTHON=ON", "-DPython3_EXECUTABLE=" + sys.executable]
             if shutil.which("ninja"):
                 cmd += ["-G", "Ninja"]
             cmd += os.environ.get("CMAKE_ARGS", "").split()
             subprocess.run(cmd, check=True)
         jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL") or str(os.cpu_count() or 1)
-        subprocess.run(["cmake", "--build", str(build_dir), "--target", ext.target, "-j", jobs], check=True)
+        subprocess.run(["cmake", "--build", str(build_dir), "--target", ext.target, "shard", "-j", jobs], check=True)
         suffix = sysconfig.get_config_var("EXT_SUFFIX")
         built = build_dir / "python" / "libshard" / ("_libshard" + suffix)
         if not built.exists():
@@ -68,6 +82,21 @@ class CMakeBuild(build_ext):
                                % (built, build_dir, sys.version_info[0], sys.version_info[1]))
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(built, dest)
+
+
+class ShardProgram(build_scripts):
+    """The wheel's one script is the `shard` program build_ext built (copied as it is: an ELF binary, no
+    shebang to rewrite); pip installs it executable in the environment's bin/."""
+
+    def run(self):
+        self.run_command("build_ext")  # builds the program too
+        built = cmake_build_dir(self) / "tools" / "shard"
+        if not built.exists():
+            raise RuntimeError("%s not found: is the CMake tree configured with LIBSHARD_BUILD_TOOLS=ON?" % built)
+        self.mkpath(self.build_dir)
+        dest = os.path.join(self.build_dir, "shard")
+        shutil.copyfile(built, dest)
+        os.chmod(dest, 0o755)
 
 
 # With a reused CMake tree, setuptools' own build folders go inside it rather than in ./build.
@@ -90,6 +119,7 @@ setup(
     packages=["libshard"],
     package_data={"libshard": ["py.typed", "*.pyi"]},
     ext_modules=[CMakeExtension("libshard._libshard", target="libshard_python")],
-    cmdclass={"build_ext": CMakeBuild},
+    scripts=["tools/shard"],  # built, not in the sources: ShardProgram puts the CMake target there
+    cmdclass={"build_ext": CMakeBuild, "build_scripts": ShardProgram},
     zip_safe=False,
 )

@@ -33,4 +33,5 @@ PYBIND11_MODULE(_libshard, m) {
   libshard_py::BindShardIo(m);
   libshard_py::BindBatchMemory(m);
   libshard_py::BindLoader(m);
+  libshard_py::BindTools(m);
 }

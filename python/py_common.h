@@ -70,6 +70,7 @@ auto WithoutGil(const F& f) -> decltype(f()) {
 void BindShardIo(py::module_& m);
 void BindLoader(py::module_& m);
 void BindBatchMemory(py::module_& m);
+void BindTools(py::module_& m);  // py_tools.cc: convert / verify / inspect
 
 // py_batch_memory.cc: the base object of a batch's arrays, holding its block
 // (and `keep_alive`, the _SlotSet the block's memory may belong to); a

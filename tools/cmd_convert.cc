@@ -17,6 +17,7 @@
 
 #include "cli_checks.h"
 #include "commands.h"
+#include "convert_flags.h"
 #include "json_writer.h"
 #include "libshard/convert/converter.h"
 #include "libshard/util/byte_size.h"
@@ -24,7 +25,6 @@
 #include "progress.h"
 
 namespace shard_tool {
-namespace {
 
 namespace convert = libshard::convert;
 namespace image = libshard::image;
@@ -33,7 +33,7 @@ using libshard::StatusOr;
 
 constexpr int kExitRejected = 3;
 
-struct Flags {
+struct ConvertFlags {
   convert::ConvertOptions o;
   std::string size, shard_size = "128MiB", resize_mode, filter = "bilinear", format = "jpeg";
   std::string reencode = "auto", on_error = "skip", channels = "rgb", alpha = "composite";
@@ -44,8 +44,12 @@ struct Flags {
   uint64_t seed = 0;
   bool no_shuffle = false, dry_run = false, json = false, quiet = false, verbose = false;
   bool no_sync = false;
+  CLI::App* command = nullptr;  // the `convert` subcommand the options are on
   std::optional<uint32_t> num_tasks, task_index;
 };
+using Flags = ConvertFlags;
+
+namespace {
 
 // A library parse error with the flag that gave the text: "--size: ...".
 template <typename T>
@@ -74,7 +78,9 @@ int ExitCodeFor(const Status& s) {
                                                                                               : kExitFailure;
 }
 
-Status BuildOptions(Flags& f) {
+}  // namespace
+
+Status BuildConvertOptions(ConvertFlags& f) {
   convert::ConvertOptions& o = f.o;
   LIBSHARD_RETURN_IF_ERROR(CheckReadable("", o.input));
   LIBSHARD_RETURN_IF_ERROR(CheckReadable("--labels ", o.list.labels_file));
@@ -143,6 +149,8 @@ Status BuildOptions(Flags& f) {
   }
   return Status::OK();
 }
+
+namespace {
 
 // What the records will hold, e.g. "jpeg quality 90, 3 channels (rgb)".
 std::string OutputDescription(const convert::ConvertOptions& o) {
@@ -267,7 +275,7 @@ int RunDryRun(const Flags& f) {
 }
 
 int Run(Flags& f) {
-  Status s = BuildOptions(f);
+  Status s = BuildConvertOptions(f);
   if (!s.ok()) {
     std::cerr << "shard convert: " << s.message() << "\n";
     return kExitUsage;
@@ -339,8 +347,15 @@ int Run(Flags& f) {
 }  // namespace
 
 void RegisterConvert(CLI::App& app, int* exit_code) {
+  std::shared_ptr<ConvertFlags> flags = AddConvertOptions(app);
+  flags->command->callback([flags, exit_code] { *exit_code = Run(*flags); });
+}
+
+const convert::ConvertOptions& ConvertOptionsOf(const ConvertFlags& flags) { return flags.o; }
+
+std::shared_ptr<ConvertFlags> AddConvertOptions(CLI::App& app) {
   auto flags = std::make_shared<Flags>();
-  CLI::App* cmd = app.add_subcommand(
+  CLI::App* cmd = flags->command = app.add_subcommand(
       "convert",
       "Convert an image folder or CSV manifest to TFRecord shards, .idx indices, manifest.json "
       "and rejects.tsv. Images are read as PNG, JPEG or still WebP, by content (GIF, BMP and TIFF are "
@@ -434,7 +449,7 @@ void RegisterConvert(CLI::App& app, int* exit_code) {
       ->check(NumberIn(0.001, 86400))
       ->capture_default_str();
   cmd->add_flag("-v,--verbose", f.verbose, "list every reject and risky input");
-  cmd->callback([flags, exit_code] { *exit_code = Run(*flags); });
+  return flags;
 }
 
 }  // namespace shard_tool

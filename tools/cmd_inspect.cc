@@ -95,15 +95,15 @@ struct InspectOptions {
   std::string compression = "auto";
 };
 
-int RunInspect(const InspectOptions& opt) {
+int RunInspect(const InspectOptions& opt, std::ostream& out, std::ostream& err) {
   auto compression = libshard::record::ParseCompression(opt.compression);
   if (!compression.ok()) {
-    std::cerr << "shard inspect: " << compression.status().message() << "\n";
+    err << "shard inspect: " << compression.status().message() << "\n";
     return kExitUsage;
   }
   auto reader = libshard::record::RecordStreamReader::Open(opt.file, *compression);
   if (!reader.ok()) {
-    std::cerr << "shard inspect: " << reader.status().message() << "\n";
+    err << "shard inspect: " << reader.status().message() << "\n";
     return kExitUsage;
   }
   std::map<std::string, KeyStats> keys;
@@ -138,7 +138,7 @@ int RunInspect(const InspectOptions& opt) {
   const char* comp = libshard::record::CompressionName((*reader)->compression());
 
   if (opt.json) {
-    JsonWriter j(std::cout);
+    JsonWriter j(out);
     j.BeginObject();
     j.Field("file", opt.file);
     j.Field("compression", comp);
@@ -185,29 +185,29 @@ int RunInspect(const InspectOptions& opt) {
     if (damaged) j.String(s.message()); else j.Null();
     j.EndObject();
   } else {
-    std::cout << opt.file << ": " << records << " records (" << examples << " tf.Example), " << bytes
+    out << opt.file << ": " << records << " records (" << examples << " tf.Example), " << bytes
               << " bytes, compression " << comp << "\n";
     if (!keys.empty()) {
-      std::cout << "features:\n";
+      out << "features:\n";
       for (const auto& [key, k] : keys) {
-        std::cout << "  " << key << "  " << (k.mixed_kinds ? "mixed" : FeatureKindName(k.kind)) << "  in "
+        out << "  " << key << "  " << (k.mixed_kinds ? "mixed" : FeatureKindName(k.kind)) << "  in "
                   << k.records << " records, values " << k.min_values;
-        if (k.max_values != k.min_values) std::cout << ".." << k.max_values;
-        std::cout << "\n";
+        if (k.max_values != k.min_values) out << ".." << k.max_values;
+        out << "\n";
       }
     }
     for (size_t i = 0; i < first.size(); ++i) {
       const RecordSummary& r = first[i];
-      std::cout << "record " << i << " at byte " << r.offset << " (" << r.size << " bytes)";
-      if (!r.is_example) std::cout << ": not a tf.Example: " << r.raw_preview;
-      std::cout << "\n";
+      out << "record " << i << " at byte " << r.offset << " (" << r.size << " bytes)";
+      if (!r.is_example) out << ": not a tf.Example: " << r.raw_preview;
+      out << "\n";
       for (const auto& f : r.features) {
-        std::cout << "  " << f.key << ": " << FeatureKindName(f.kind) << "[" << f.count << "] " << f.preview << "\n";
+        out << "  " << f.key << ": " << FeatureKindName(f.kind) << "[" << f.count << "] " << f.preview << "\n";
       }
     }
   }
   if (damaged) {
-    std::cerr << "shard inspect: " << s.message() << "\n";
+    err << "shard inspect: " << s.message() << "\n";
     return kExitFailure;
   }
   return kExitOk;
@@ -215,7 +215,7 @@ int RunInspect(const InspectOptions& opt) {
 
 }  // namespace
 
-void RegisterInspect(CLI::App& app, int* exit_code) {
+void RegisterInspect(CLI::App& app, int* exit_code, std::ostream& out, std::ostream& err) {
   auto opt = std::make_shared<InspectOptions>();
   CLI::App* cmd = app.add_subcommand(
       "inspect",
@@ -228,11 +228,11 @@ void RegisterInspect(CLI::App& app, int* exit_code) {
       ->check(IntegerIn(0, 1000000))
       ->capture_default_str();
   cmd->add_option("--compression", opt->compression, "auto, none, gzip or zlib")->capture_default_str();
-  cmd->callback([opt, exit_code] {
+  cmd->callback([opt, exit_code, &out, &err] {
     try {
-      *exit_code = RunInspect(*opt);
+      *exit_code = RunInspect(*opt, out, err);
     } catch (const std::bad_alloc&) {  // a record larger than the memory left
-      std::cerr << "shard inspect: " << opt->file << ": out of memory reading its records\n";
+      err << "shard inspect: " << opt->file << ": out of memory reading its records\n";
       *exit_code = kExitFailure;
     }
   });

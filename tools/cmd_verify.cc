@@ -82,50 +82,50 @@ Summary Summarize(const verify::SetResult& set, double seconds) {
   return s;
 }
 
-void PrintHuman(const verify::SetResult& set, const Summary& s, bool quiet) {
+void PrintHuman(const verify::SetResult& set, const Summary& s, bool quiet, std::ostream& out) {
   const std::vector<verify::FileResult>& results = set.files;
   for (const auto& r : results) {
     for (const auto& f : r.faults) {
-      std::cout << "shard verify: " << r.path << ": at byte " << f.offset << " (record " << f.record
+      out << "shard verify: " << r.path << ": at byte " << f.offset << " (record " << f.record
                 << "): " << verify::FaultKindName(f.kind) << ": " << f.message << "\n";
     }
     if (r.faults_omitted > 0) {
-      std::cout << "shard verify: " << r.path << ": " << r.faults_omitted << " more faults not listed\n";
+      out << "shard verify: " << r.path << ": " << r.faults_omitted << " more faults not listed\n";
     }
     if (!r.unchecked_bytes.has_value()) {
       if (r.Has(verify::FaultKind::kUnreadable)) continue;  // nothing was read
-      std::cout << "shard verify: " << r.path << ": the rest of the " << record::CompressionName(r.compression)
+      out << "shard verify: " << r.path << ": the rest of the " << record::CompressionName(r.compression)
                 << " stream after byte " << r.bytes << " left unchecked\n";
     } else if (*r.unchecked_bytes > 0) {
-      std::cout << "shard verify: " << r.path << ": " << *r.unchecked_bytes << " bytes after byte " << r.bytes
+      out << "shard verify: " << r.path << ": " << *r.unchecked_bytes << " bytes after byte " << r.bytes
                 << " left unchecked\n";
     }
   }
   for (const auto& m : set.manifests) {
     for (const auto& f : m.faults) {
-      std::cout << "shard verify: " << f.path << ": " << verify::FaultKindName(f.kind) << ": " << f.message;
-      if (f.path != m.path) std::cout << " (" << m.path << ")";
-      std::cout << "\n";
+      out << "shard verify: " << f.path << ": " << verify::FaultKindName(f.kind) << ": " << f.message;
+      if (f.path != m.path) out << " (" << m.path << ")";
+      out << "\n";
     }
   }
   for (const auto& f : set.name_set_faults) {
-    std::cout << "shard verify: " << f.path << ": " << verify::FaultKindName(f.kind) << ": " << f.message << "\n";
+    out << "shard verify: " << f.path << ": " << verify::FaultKindName(f.kind) << ": " << f.message << "\n";
   }
   if (quiet) return;
   char rate[32];
   std::snprintf(rate, sizeof rate, "%.1f", s.mb_per_s());
-  std::cout << "shard verify: " << s.files << (s.files == 1 ? " file" : " files") << " (" << s.files_with_faults
+  out << "shard verify: " << s.files << (s.files == 1 ? " file" : " files") << " (" << s.files_with_faults
             << " with faults), " << s.records << " records, " << s.bytes << " bytes checked";
-  if (s.unchecked_bytes > 0) std::cout << ", " << s.unchecked_bytes << " bytes unchecked";
-  std::cout << ", " << s.faults << (s.faults == 1 ? " fault" : " faults");
+  if (s.unchecked_bytes > 0) out << ", " << s.unchecked_bytes << " bytes unchecked";
+  out << ", " << s.faults << (s.faults == 1 ? " fault" : " faults");
   if (!set.manifests.empty()) {
-    std::cout << " (manifest" << (set.manifests.size() == 1 ? " " : "s ");
-    for (size_t i = 0; i < set.manifests.size(); ++i) std::cout << (i ? ", " : "") << set.manifests[i].path;
-    std::cout << ")";
+    out << " (manifest" << (set.manifests.size() == 1 ? " " : "s ");
+    for (size_t i = 0; i < set.manifests.size(); ++i) out << (i ? ", " : "") << set.manifests[i].path;
+    out << ")";
   }
-  std::cout << ", " << rate << " MB/s\n";
+  out << ", " << rate << " MB/s\n";
   if (set.no_manifest) {
-    std::cout << "shard verify: no manifest.json given or found: sets checked by their -NNNNN-of-MMMMM names only\n";
+    out << "shard verify: no manifest.json given or found: sets checked by their -NNNNN-of-MMMMM names only\n";
   }
 }
 
@@ -142,9 +142,9 @@ void SetFaultsJson(const std::vector<verify::SetFault>& faults, JsonWriter& j) {
   j.EndArray();
 }
 
-void PrintJson(const verify::SetResult& set, const Summary& s) {
+void PrintJson(const verify::SetResult& set, const Summary& s, std::ostream& out) {
   const std::vector<verify::FileResult>& results = set.files;
-  JsonWriter j(std::cout);
+  JsonWriter j(out);
   j.BeginObject();
   j.Key("files");
   j.BeginArray();
@@ -201,14 +201,14 @@ void PrintJson(const verify::SetResult& set, const Summary& s) {
   j.Key("sets");
   SetFaultsJson(set.name_set_faults, j);
   j.EndObject();
-  std::cout << "\n";
+  out << "\n";
 }
 
-int RunVerify(const VerifyCliOptions& cli) {
+int RunVerify(const VerifyCliOptions& cli, std::ostream& out, std::ostream& err) {
   verify::VerifyOptions options;
   auto compression = record::ParseCompression(cli.compression);
   if (!compression.ok()) {
-    std::cerr << "shard verify: " << compression.status().message() << "\n";
+    err << "shard verify: " << compression.status().message() << "\n";
     return kExitUsage;
   }
   options.compression = *compression;
@@ -220,18 +220,18 @@ int RunVerify(const VerifyCliOptions& cli) {
   options.decode_images = cli.decode;
   options.max_pixels = cli.max_pixels;
   if (libshard::Status s = verify::ValidateOptions(options); !s.ok()) {
-    std::cerr << "shard verify: " << s.message() << "\n";
+    err << "shard verify: " << s.message() << "\n";
     return kExitUsage;
   }
   if (cli.paths.empty() && cli.manifest.empty()) {
-    std::cerr << "shard verify: nothing to check: give PATHS or --manifest FILE\n";
+    err << "shard verify: nothing to check: give PATHS or --manifest FILE\n";
     return kExitUsage;
   }
   std::vector<std::string> paths;
   if (!cli.paths.empty()) {
     auto expanded = io::ExpandPaths(cli.paths);
     if (!expanded.ok()) {
-      std::cerr << "shard verify: " << expanded.status().message() << "\n";
+      err << "shard verify: " << expanded.status().message() << "\n";
       return kExitUsage;
     }
     paths = std::move(*expanded);
@@ -258,18 +258,18 @@ int RunVerify(const VerifyCliOptions& cli) {
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   Summary s = Summarize(set, seconds);
   if (cli.json) {
-    PrintJson(set, s);
+    PrintJson(set, s, out);
   } else {
-    PrintHuman(set, s, cli.quiet);
+    PrintHuman(set, s, cli.quiet, out);
   }
-  std::cout.flush();
+  out.flush();
   if (s.unreadable) return kExitUsage;
   return s.faults > 0 ? kExitFailure : kExitOk;
 }
 
 }  // namespace
 
-void RegisterVerify(CLI::App& app, int* exit_code) {
+void RegisterVerify(CLI::App& app, int* exit_code, std::ostream& out, std::ostream& err) {
   auto opt = std::make_shared<VerifyCliOptions>();
   CLI::App* cmd = app.add_subcommand(
       "verify",
@@ -309,7 +309,7 @@ void RegisterVerify(CLI::App& app, int* exit_code) {
       ->check(IntegerIn(1, int64_t{1} << 62))
       ->capture_default_str();
   cmd->add_flag("-q,--quiet", opt->quiet, "Print only faults, no summary");
-  cmd->callback([opt, exit_code] { *exit_code = RunVerify(*opt); });
+  cmd->callback([opt, exit_code, &out, &err] { *exit_code = RunVerify(*opt, out, err); });
 }
 
 }  // namespace shard_tool

@@ -9,15 +9,19 @@
 
 #include <CLI/CLI.hpp>
 
+#include <iostream>
+
 namespace shard_tool {
 
 constexpr int kExitOk = 0;
 constexpr int kExitFailure = 1;
 constexpr int kExitUsage = 2;
 
-void RegisterInspect(CLI::App& app, int* exit_code);
+// inspect and verify write their report to `out` and their messages to `err`
+// (libshard.inspect / libshard.verify run them in-process on string streams).
+void RegisterInspect(CLI::App& app, int* exit_code, std::ostream& out = std::cout, std::ostream& err = std::cerr);
 void RegisterIndex(CLI::App& app, int* exit_code);
-void RegisterVerify(CLI::App& app, int* exit_code);
+void RegisterVerify(CLI::App& app, int* exit_code, std::ostream& out = std::cout, std::ostream& err = std::cerr);
 void RegisterConvert(CLI::App& app, int* exit_code);
 void RegisterMerge(CLI::App& app, int* exit_code);
 

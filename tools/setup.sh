@@ -15,7 +15,7 @@ packages=(
   libprotobuf-dev protobuf-compiler libtbb-dev libgtest-dev libgmock-dev libcli11-dev libssl-dev
   pybind11-dev python3-dev python3-numpy python3-pil python3-pytest python3-protobuf
   python3-pip python3-venv python3-setuptools python3-wheel
-  python3-torch python3-torchvision
+  python3-torch python3-torchvision python3-tqdm
 )
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo=sudo

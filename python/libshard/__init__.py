@@ -7,6 +7,8 @@ The compiled core is :mod:`libshard._libshard`; this package re-exports it:
   named tuples (:class:`SegmentationBatch` with masks) of numpy arrays that own their memory.
 * :class:`ShardReader` / :class:`ShardWriter` -- records and Examples of one shard.
 * :class:`DataLossError` -- corrupt or truncated data (a subclass of OSError).
+* :func:`convert` / :func:`verify` / :func:`inspect` -- ``shard convert`` / ``verify`` / ``inspect`` from Python
+  (:mod:`libshard.tools`).
 * :mod:`libshard.torch` -- ``ShardDataset``, a ``torch.utils.data.IterableDataset``
   (imported on demand: ``import libshard.torch``).
 
@@ -17,3 +19,5 @@ from ._libshard import (Batch, DataLossError, EpochIterator, Loader, Segmentatio
 
 __all__ = ["Batch", "DataLossError", "EpochIterator", "Loader", "SegmentationBatch", "ShardReader", "ShardWriter",
            "__version__"]
+from .tools import ConvertProgress, ConvertResult, Fault, Inspection, VerifyReport, convert, inspect, verify  # noqa: E402
+__all__ += ["ConvertProgress", "ConvertResult", "Fault", "Inspection", "VerifyReport", "convert", "inspect", "verify"]

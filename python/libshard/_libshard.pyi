@@ -244,3 +244,16 @@ class EpochIterator:
     def __next__(self) -> Union[Batch, SegmentationBatch]:
         """The next batch of the pass; StopIteration at the end of the epoch. RuntimeError when a later
         ``iter(loader)`` replaced this pass."""
+
+
+# The `shard` subcommands in-process, for libshard.convert / verify / inspect (python/libshard/tools.py, whose
+# public functions and result types are documented there).
+def _convert_flags() -> List[Tuple[str, bool, bool]]:
+    """The options of ``shard convert``: (name without dashes, takes_value, positional) for each."""
+
+def _convert(args: Sequence[str], progress: Optional[Any] = None) -> Dict[str, Any]:
+    """``shard convert ARGS`` without the GIL; ``progress`` gets a dict of ConvertProgress's fields at most every
+    100 ms, on the calling thread. ValueError for a usage error (the program's message)."""
+
+def _run_command(args: Sequence[str]) -> Tuple[int, bytes, bytes]:
+    """``shard inspect|verify ARGS`` without the GIL: (exit status, stdout, stderr)."""

@@ -94,3 +94,30 @@ def test_loader_arguments_beyond_sources_and_batch_size_are_keyword_only(tmp_pat
         libshard.Loader(str(path), 1, (8, 8))
     assert len(libshard.Loader(str(path), 1, image_size=(8, 8))) == 1
     assert len(libshard.Loader(sources=str(path), batch_size=1)) == 1
+
+
+def test_every_public_name_is_documented():
+    """Each name in libshard.__all__ has a docstring: the compiled ones in _libshard.pyi, the Python ones
+    (libshard.tools: convert, verify, inspect and their result types) in their source; every public function of
+    libshard.tools documents each of its arguments."""
+    stubs = stub_classes()
+    tree = ast.parse(open(os.path.join(PACKAGE, "_libshard.pyi")).read())
+    stub_functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    for name in libshard.__all__:
+        if name == "__version__":
+            continue
+        obj = getattr(libshard, name)
+        if getattr(obj, "__module__", "") == "libshard.tools":
+            assert (obj.__doc__ or "").strip(), "libshard.%s has no docstring" % name
+        else:
+            assert name in stubs or name in stub_functions, "libshard.%s is not in _libshard.pyi" % name
+    for name in dir(core):
+        if callable(getattr(core, name)) and not isinstance(getattr(core, name), type) and name.startswith("_") \
+                and not name.startswith("__"):
+            assert name in stub_functions and ast.get_docstring(stub_functions[name]), name
+    import inspect as pyinspect
+    for fn in (libshard.convert, libshard.verify, libshard.inspect):
+        doc = fn.__doc__
+        for a in pyinspect.signature(fn).parameters:
+            if a not in ("options",):
+                assert a in doc or a.replace("_", "-") in doc, "%s: argument %s undocumented" % (fn.__name__, a)

@@ -1,0 +1,343 @@
+"""Every code block a user would paste from README.md and docs/*.md, run against a small converted folder.
+
+Blocks are found by their fences: ```python blocks run with this interpreter, ```sh blocks run with bash when
+every command in them is `shard ...` or `protoc ...` (the others -- builds, installs, cluster jobs -- are listed
+as not run). Each Markdown file gets a working folder holding `out/` (a converted image folder: shards named
+pets-SPLIT-NNNNN-of-MMMMM.tfrecord, manifest.json), `a.tfrecord` (one of its shards), `proto/` (the repository's
+protos) and the inputs docs/convert.md converts (OCT2017/train, data/manifest.csv, CamVid); its blocks run there in
+document order, so a ```sh block can make what the next ```python block imports.
+
+A comment right above a block changes how it runs:
+    <!-- test: skip (needs CUDA) -->          not run here; the reason is listed (pytest -rs)
+    <!-- test: fake-tensorflow -->             run with a stand-in `tensorflow` module (TensorFlow is not
+                                               installable here) that reads the shards with libshard and checks
+                                               the block's glob and feature spec against every record
+Names a snippet leaves to its reader (model, loss_fn, epochs, ...) are defined by STAND_INS.
+"""
+import glob
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from PIL import Image
+
+import libshard
+from tools_fixtures import make_image_folder, shard_program
+
+SOURCE = os.environ.get("LIBSHARD_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+MARKER = re.compile(r"^<!--\s*test:\s*(skip|fake-tensorflow)\s*(?:\((.*)\))?\s*-->$")
+
+# Names snippets use without defining them: stand-ins, never hiding an import a snippet forgot.
+STAND_INS = textwrap.dedent("""\
+    import glob as _glob
+    epochs = 1
+    shards = sorted(_glob.glob("out/*-train-*-of-*.tfrecord"))
+    jpeg = open(_glob.glob("OCT2017/train/*/*.jpg")[0], "rb").read()
+    params = opt_state = None
+    def train_step(params, opt_state, images, labels):
+        return params, opt_state, 0.0
+    try:
+        import torch as _torch
+        model = _torch.nn.Linear(1, 1)
+        def make_model():
+            return model
+        def loss_fn(output, target):
+            return output.sum()
+    except ImportError:
+        pass
+    """)
+
+# Blocks of files this branch does not edit that fail here, by (file, sha1 of the block)[:12]: they are
+# expected to fail (xfail) until their text changes; a listed block that passes fails the test (remove it).
+KNOWN_BROKEN = {
+    ("README.md", "0be337b97087"): "needs torchrun and CUDA (nccl); mark it `<!-- test: skip (...) -->`",
+    ("README.md", "a2de1679bd62"): "needs keras (not installed here) and a `model`; mark it skip",
+    ("README.md", "1ef64c3eff21"): "needs jax (not installed here); mark it skip",
+    ("docs/reader.md", "99993039487b"): "uses torch without importing it, then .cuda(): import torch; skip (CUDA)",
+    ("docs/reader.md", "149b94c4e0c6"): "uses os without importing it",
+    ("docs/reader.md", "50ebdba0014b"): "a fragment (no import of libshard / torch), then CUDA; skip or complete it",
+}
+
+
+class Block:
+    def __init__(self, path, line, lang, text, marker, reason):
+        self.path, self.line, self.lang, self.text = path, line, lang, text
+        self.marker, self.reason = marker, reason
+        self.rel = os.path.relpath(path, SOURCE)
+        self.key = (self.rel, hashlib.sha1(text.encode()).hexdigest()[:12])
+
+    @property
+    def id(self):
+        return "%s:%d" % (self.rel, self.line)
+
+
+def doc_files():
+    return [os.path.join(SOURCE, "README.md")] + sorted(glob.glob(os.path.join(SOURCE, "docs", "*.md")))
+
+
+def blocks():
+    out = []
+    for path in doc_files():
+        lines = open(path, encoding="utf-8").read().splitlines()
+        i = 0
+        while i < len(lines):
+            m = re.match(r"^```(\w[\w+-]*)\s*$", lines[i])
+            if not m:
+                i += 1
+                continue
+            start, lang = i, m.group(1)
+            j = i + 1
+            while j < len(lines) and not lines[j].startswith("```"):
+                j += 1
+            k = start - 1
+            while k >= 0 and not lines[k].strip():
+                k -= 1
+            mark = MARKER.match(lines[k].strip()) if k >= 0 else None
+            if lang in ("python", "sh"):
+                out.append(Block(path, start + 1, lang, "\n".join(lines[start + 1:j]) + "\n",
+                                 mark.group(1) if mark else None, (mark.group(2) or "") if mark else ""))
+            i = j + 1
+    return out
+
+
+BLOCKS = blocks()
+
+
+def shell_commands(text):
+    """The commands of a sh block: continuation lines joined, comments and blank lines dropped."""
+    joined = text.replace("\\\n", " ")
+    cmds = []
+    for line in joined.splitlines():
+        line = line.split(" #")[0].strip() if not line.strip().startswith("#") else ""
+        if line:
+            cmds.append(line)
+    return cmds
+
+
+def runnable_sh(block):
+    cmds = shell_commands(block.text)
+    return bool(cmds) and all(re.match(r"^(shard|protoc)\s", c) for c in cmds)
+
+
+# --- the working folders ----------------------------------------------------------------------------------------
+
+def make_doc_inputs(root):
+    """What the docs' commands convert: OCT2017/train (class per folder), data/manifest.csv, CamVid (colour masks)."""
+    make_image_folder(os.path.join(root, "OCT2017"), classes=("CNV", "NORMAL"), per_class=3, splits=("train",),
+                      bad=0)
+    os.makedirs(os.path.join(root, "data", "img"))
+    rows = ["path,label"]
+    for i in range(4):
+        name = "img/%d.png" % i
+        Image.fromarray(np.full((20, 24, 3), 40 * i, np.uint8)).save(os.path.join(root, "data", name))
+        rows.append("%s,%s" % (name, "ab"[i % 2]))
+    open(os.path.join(root, "data", "manifest.csv"), "w").write("\n".join(rows) + "\n")
+    colours = {"Sky": (128, 128, 128), "Road": (128, 64, 128)}
+    cam = os.path.join(root, "CamVid")
+    for split in ("train", "val"):
+        os.makedirs(os.path.join(cam, split))
+        os.makedirs(os.path.join(cam, split + "_labels"))
+        for i in range(2):
+            Image.fromarray(np.full((36, 48, 3), 60 + i, np.uint8)).save(os.path.join(cam, split, "f%d.png" % i))
+            mask = np.zeros((36, 48, 3), np.uint8)
+            mask[:18] = colours["Sky"]
+            mask[18:] = colours["Road"]
+            Image.fromarray(mask).save(os.path.join(cam, split + "_labels", "f%d_L.png" % i))
+    with open(os.path.join(cam, "class_dict.csv"), "w") as f:
+        f.write("name,r,g,b\n" + "".join("%s,%d,%d,%d\n" % ((n,) + c) for n, c in colours.items()))
+
+
+@pytest.fixture(scope="module")
+def converted(tmp_path_factory):
+    """One converted folder all working folders link to."""
+    root = tmp_path_factory.mktemp("docs-data")
+    make_image_folder(str(root / "pets"), bad=0)
+    libshard.convert(str(root / "pets"), str(root / "out"), records_per_shard=5, size=32, no_sync=True)
+    return root
+
+
+_workdirs = {}
+
+
+def workdir(tmp_path_factory, converted, block):
+    if block.rel not in _workdirs:
+        d = tmp_path_factory.mktemp("doc-" + re.sub(r"\W", "_", block.rel))
+        os.symlink(converted / "out", d / "out")
+        shutil.copyfile(sorted(glob.glob(str(converted / "out" / "*-train-*.tfrecord")))[0], d / "a.tfrecord")
+        os.symlink(os.path.abspath(os.path.join(SOURCE, "proto")), d / "proto")
+        make_doc_inputs(str(d))
+        _workdirs[block.rel] = d
+    return _workdirs[block.rel]
+
+
+FAKE_TF = textwrap.dedent('''\
+    """A stand-in for the TensorFlow calls of docs/formats.md's tf.data recipe (TensorFlow is not installed here).
+    Records are read with libshard; parse_single_example applies the spec as TF does: a FixedLenFeature([])
+    needs exactly one value of its dtype unless it has a default_value, a VarLenFeature takes any number."""
+    import glob as _glob, io as _io
+    import numpy as _np
+    from PIL import Image as _Image
+    import libshard as _libshard
+
+    string, int64, float32, uint8 = "bytes", "int64", "float32", "uint8"
+    _KIND = {string: bytes, int64: int, float32: float}
+
+    class FixedLenFeature:
+        def __init__(self, shape, dtype, default_value=None):
+            assert list(shape) == [], "the recipe's features are scalars"
+            self.dtype, self.default_value = dtype, default_value
+
+    class VarLenFeature:
+        def __init__(self, dtype):
+            self.dtype = dtype
+
+    class _Record(dict):
+        pass
+
+    def _parse(record, spec):
+        assert isinstance(record, _Record)
+        out = {}
+        for key, f in spec.items():
+            values = record.get(key)
+            if values is not None:
+                for v in values:
+                    assert isinstance(v, _KIND[f.dtype]), "%s: %r is not %s" % (key, v, f.dtype)
+            if isinstance(f, VarLenFeature):
+                out[key] = list(values or [])
+            elif values is None:
+                assert f.default_value is not None, "Feature: %s (data type: %s) is required but could not be found" % (key, f.dtype)
+                out[key] = f.default_value
+            else:
+                assert len(values) == 1, "%s: %d values for a FixedLenFeature([])" % (key, len(values))
+                out[key] = values[0]
+        return out
+
+    def _decode_image(data, channels=0, expand_animations=True):
+        img = _Image.open(_io.BytesIO(data))
+        return _np.asarray(img.convert("RGB") if channels == 3 else img)
+
+    class _GFile:
+        glob = staticmethod(_glob.glob)
+
+    class io:
+        FixedLenFeature = FixedLenFeature
+        VarLenFeature = VarLenFeature
+        parse_single_example = staticmethod(_parse)
+        decode_image = staticmethod(_decode_image)
+        decode_raw = staticmethod(lambda b, dtype: _np.frombuffer(b, _np.uint8))
+        gfile = _GFile
+
+    class sparse:
+        to_dense = staticmethod(lambda x: _np.asarray(x))
+
+    def reshape(x, shape):
+        return _np.reshape(x, shape)
+
+    class _Dataset:
+        def __init__(self, files):
+            self.files = [str(f) for f in files]
+            assert self.files, "the glob matched no shard"
+            self.elements = None
+
+        def map(self, fn):
+            self.elements = []
+            for f in self.files:
+                r = _libshard.ShardReader(f)
+                for i in range(len(r)):
+                    self.elements.append(fn(_Record(r.example(i))))
+            return self
+
+    class data:
+        TFRecordDataset = _Dataset
+    ''')
+
+FAKE_TF_CHECK = textwrap.dedent("""
+    import json as _json
+    _m = _json.load(open("out/manifest.json"))
+    _train = [s for sp in _m["splits"] if sp["name"] == "train" for s in sp["shards"]]
+    assert sorted(ds.files) == sorted("out/" + s["file"] for s in _train), (ds.files, _train)
+    assert len(ds.elements) == sum(int(s.get("records", 0)) for s in _train) > 0
+    for _image, _label in ds.elements:
+        assert _image.ndim == 3 and _image.shape[2] == 3 and _label >= 0
+    """)
+
+
+def run_block(block, cwd):
+    env = dict(os.environ)
+    if env.get("PYTHONPATH"):  # the blocks run in another folder
+        env["PYTHONPATH"] = os.pathsep.join(os.path.abspath(p) for p in env["PYTHONPATH"].split(os.pathsep) if p)
+    program = shard_program()
+    if program:
+        env["PATH"] = os.path.dirname(program) + os.pathsep + env.get("PATH", "")
+    if block.lang == "sh":
+        return subprocess.run(["bash", "-e", "-o", "pipefail", "-c", block.text], cwd=str(cwd), env=env,
+                              capture_output=True, text=True, timeout=300)
+    script = STAND_INS + "\n" + block.text
+    if block.marker == "fake-tensorflow":
+        fake = cwd / "fake_tf" / "tensorflow"
+        fake.mkdir(parents=True, exist_ok=True)
+        (fake / "__init__.py").write_text(FAKE_TF)
+        env["PYTHONPATH"] = str(cwd / "fake_tf") + os.pathsep + env.get("PYTHONPATH", "")
+        script += FAKE_TF_CHECK
+    path = cwd / ("block_%d.py" % block.line)
+    path.write_text(script)
+    return subprocess.run([sys.executable, str(path)], cwd=str(cwd), env=env, capture_output=True, text=True,
+                          timeout=300)
+
+
+@pytest.mark.parametrize("block", BLOCKS, ids=[b.id for b in BLOCKS])
+def test_doc_block_runs(block, tmp_path_factory, converted):
+    if block.marker == "skip":
+        pytest.skip("%s: %s" % (block.id, block.reason))
+    if block.lang == "sh" and not runnable_sh(block):
+        pytest.skip("%s: not run (not only shard/protoc commands)" % block.id)
+    if block.lang == "sh" and block.text.lstrip().startswith("shard") and shard_program() is None:
+        pytest.skip("no `shard` program")
+    r = run_block(block, workdir(tmp_path_factory, converted, block))
+    broken = KNOWN_BROKEN.get(block.key)
+    if r.returncode != 0:
+        tail = "\n".join((r.stdout + r.stderr).strip().splitlines()[-15:])
+        if broken:
+            pytest.xfail("%s (known: %s)" % (block.id, broken))
+        pytest.fail("%s failed (exit %d):\n%s\n--- output ---\n%s" % (block.id, r.returncode, block.text, tail))
+    assert not broken, "%s runs now: remove %r from KNOWN_BROKEN" % (block.id, block.key)
+
+
+def test_skip_markers_give_a_reason_and_name_a_block():
+    marked = [b for b in BLOCKS if b.marker == "skip"]
+    for b in marked:
+        assert b.reason.strip(), "%s: `<!-- test: skip (REASON) -->` needs a reason" % b.id
+    # Every marker in the docs sits right above a python or sh block (a stray one would silently do nothing).
+    count = sum(len(re.findall(r"<!--\s*test:", open(p, encoding="utf-8").read())) for p in doc_files())
+    assert count == len([b for b in BLOCKS if b.marker]), "a `<!-- test: ... -->` marker not above a block"
+    print("\n".join("not run here: %s: %s" % (b.id, b.reason) for b in marked))
+
+
+def test_the_docs_have_blocks_to_run():
+    assert any(b.rel == "docs/formats.md" and b.marker == "fake-tensorflow" for b in BLOCKS)
+    assert len([b for b in BLOCKS if b.lang == "python"]) >= 5
+
+
+def test_readme_states_the_supported_and_tested_versions():
+    text = open(os.path.join(SOURCE, "README.md"), encoding="utf-8").read()
+    rows = {r.split("|")[1].strip(): r for r in text.splitlines() if r.startswith("| ") and r.count("|") >= 4}
+    python = rows.get("Python")
+    assert python, "README has no supported-versions table with a Python row"
+    setup = open(os.path.join(SOURCE, "setup.py")).read()
+    minimum = re.search(r'python_requires=">=(3\.\d+)"', setup).group(1)
+    assert minimum + " or later" in python
+    assert "%d.%d" % sys.version_info[:2] in python  # the interpreter this test runs on
+    torch_row = [r for name, r in rows.items() if name.startswith("PyTorch")]
+    assert torch_row
+    try:
+        import torch
+    except ImportError:
+        return
+    assert ".".join(torch.__version__.split(".")[:2]) in torch_row[0]
+    assert "cmake --install build" in text and "find_package(libshard" in text
