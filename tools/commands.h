@@ -20,6 +20,7 @@ void RegisterIndex(CLI::App& app, int* exit_code);
 void RegisterVerify(CLI::App& app, int* exit_code);
 void RegisterConvert(CLI::App& app, int* exit_code);
 void RegisterMerge(CLI::App& app, int* exit_code);
+void RegisterReport(CLI::App& app, int* exit_code);
 
 }  // namespace shard_tool
 
