@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <fstream>
 #include <regex>
 #include <set>
@@ -197,7 +199,13 @@ TEST(ReportTest, VerifyShowsFaultsAndDamagedRecordsAreCounted) {
   ASSERT_TRUE(bad.ok()) << bad.status().message();
   EXPECT_TRUE(Contains(*bad, "fault(s) found by shard verify")) << *bad;
   EXPECT_TRUE(Contains(*bad, "data_crc_mismatch"));
-  EXPECT_TRUE(Contains(*bad, "record(s) could not be shown; the first: " + shard));
+  EXPECT_TRUE(Contains(*bad, "record(s) or shard(s) could not be shown; the first: " + shard));
+  // A missing shard: still a page, which says so.
+  ASSERT_EQ(::unlink(shard.c_str()), 0);
+  StatusOr<std::string> missing = RenderReport(out, o);
+  ASSERT_TRUE(missing.ok()) << missing.status().message();
+  EXPECT_TRUE(Contains(*missing, "manifest_shard_missing")) << *missing;
+  EXPECT_TRUE(Contains(*missing, "could not be shown; the first: open " + shard + ": No such file"));
 }
 
 TEST(ReportTest, ErrorsNameTheFile) {

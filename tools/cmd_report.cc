@@ -41,8 +41,8 @@ void RegisterReport(CLI::App& app, int* exit_code) {
       "totals, class balance, source size and aspect histograms, per-channel mean/std, thumbnails per class "
       "(masks overlaid in class colours, with a legend and pixel counts); the rejects grouped by reason; the "
       "conversion options; with --verify the result of shard verify. docs/report.md describes the page.\n"
-      "Exit codes: 0 written (verification faults are shown on the page), 1 a shard or the page could not be "
-      "read or written, 2 usage error or no readable manifest.");
+      "Exit codes: 0 written (damaged shards and verification faults are shown on the page), 1 the page could "
+      "not be written, 2 usage error or no readable manifest.");
   cmd->add_option("dataset", f.source, "output folder of shard convert, or its manifest.json")->required();
   cmd->add_option("-o,--output", f.output, "where to write the page (default: report.html beside manifest.json)");
   cmd->add_option("--thumbnails", f.o.thumbnails_per_class, "thumbnails per class, 0..64")

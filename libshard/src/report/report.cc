@@ -205,16 +205,26 @@ StatusOr<SplitThumbs> PickThumbs(const Context& c, const SplitEntry& split, cons
     }
   }
   std::vector<std::unique_ptr<reader::ShardReader>> readers(split.shards_size());
+  std::vector<bool> failed(split.shards_size());
   reader::RecordBuffer buf;
   size_t wanted = shown.size() * static_cast<size_t>(o.thumbnails_per_class);
   for (uint64_t r : order) {
     if (wanted == 0) break;
     const size_t s = static_cast<size_t>(std::upper_bound(starts.begin(), starts.end(), r) - starts.begin() - 1);
-    if (!readers[s]) {
+    const std::string shard_path = c.dir + "/" + split.shards(s).file();
+    if (!readers[s] && !failed[s]) {
       reader::ShardReaderOptions ro;
       ro.access = reader::AccessHint::kRandom;
-      LIBSHARD_ASSIGN_OR_RETURN(readers[s], reader::ShardReader::Open(c.dir + "/" + split.shards(s).file(), ro));
+      StatusOr<std::unique_ptr<reader::ShardReader>> opened = reader::ShardReader::Open(shard_path, ro);
+      if (opened.ok()) {
+        readers[s] = std::move(*opened);
+      } else {
+        // A missing or damaged shard: the page still shows the rest.
+        failed[s] = true;
+        if (t.unreadable++ == 0) t.first_error = opened.status().message();
+      }
     }
+    if (failed[s]) continue;
     ++t.visited;
     std::string_view rec;
     Status st = readers[s]->ReadCopy(r - starts[s], &buf, &rec);
@@ -232,7 +242,7 @@ StatusOr<SplitThumbs> PickThumbs(const Context& c, const SplitEntry& split, cons
       st = MakeThumb(c, rec, &thumb);
     }
     if (!st.ok()) {
-      if (t.unreadable++ == 0) t.first_error = readers[s]->path() + ": record " + std::to_string(r - starts[s]) + ": " + st.message();
+      if (t.unreadable++ == 0) t.first_error = shard_path + ": record " + std::to_string(r - starts[s]) + ": " + st.message();
       continue;
     }
     t.by_label[label].push_back(std::move(thumb));
@@ -414,7 +424,7 @@ std::string ThumbSection(const Context& c, const TopClasses& top, const SplitThu
                     " per class, chosen by seed " + std::to_string(c.options.seed) + " among " +
                     FormatCount(t.visited) + " records looked at; hover for the file name.</p>";
   if (t.unreadable) {
-    out += "<p class=\"bad\">" + FormatCount(t.unreadable) + " record(s) could not be shown; the first: " +
+    out += "<p class=\"bad\">" + FormatCount(t.unreadable) + " record(s) or shard(s) could not be shown; the first: " +
            HtmlEscape(t.first_error) + "</p>";
   }
   out += "<div class=\"classes\">";

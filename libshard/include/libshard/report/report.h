@@ -36,12 +36,11 @@
 // swatch of any colour stands out. The mask's ignore index is not drawn.
 //
 // Errors: NotFound / InvalidArgument naming the file when the folder holds
-// no manifest.json or it is not a libshard manifest; DataLoss / IOError from
-// reading a shard (naming the file and offset) -- a damaged record is skipped
-// for thumbnails and counted on the page, a shard that cannot be opened is
-// an error unless `verify` is set (then it is listed as a fault); I/O errors
-// from writing the page, which is written atomically (a temporary name, then
-// rename).
+// no manifest.json or it is not a libshard manifest, or for bad options; I/O
+// errors naming the file from writing the page, which is written atomically
+// (a temporary name, then rename). A damaged set is not an error: a record or
+// shard that cannot be read is skipped for thumbnails and counted on the page
+// with the first message (file and offset), and `verify` lists every fault.
 // Thread-safety: pure functions apart from the named files.
 #ifndef LIBSHARD_REPORT_REPORT_H_
 #define LIBSHARD_REPORT_REPORT_H_
