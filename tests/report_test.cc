@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <fstream>
 #include <regex>
 #include <set>
@@ -125,6 +126,14 @@ TEST(ReportTest, SameSeedSameBytesOtherSeedOtherThumbnails) {
   EXPECT_TRUE(Contains(*a, "<h3>Class balance</h3>"));
   EXPECT_TRUE(Contains(*a, "Every source image is 28&times;28."));
   EXPECT_TRUE(Contains(*a, "No input was rejected."));
+  // Per-channel mean and std, as the manifest has them.
+  StatusOr<Manifest> m = manifest::ReadManifest(out + "/manifest.json");
+  ASSERT_TRUE(m.ok());
+  ASSERT_EQ(m->splits(0).stats().channels_size(), 3);
+  char cells[128];
+  std::snprintf(cells, sizeof(cells), "<td>red</td><td class=\"num\">%.3f</td><td class=\"num\">%.3f</td>",
+                m->splits(0).stats().channels(0).mean(), m->splits(0).stats().channels(0).std());
+  EXPECT_TRUE(Contains(*a, cells)) << cells;
   EXPECT_FALSE(Contains(*a, "id=\"verify\""));
 }
 
@@ -234,6 +243,8 @@ TEST(ReportTest, CliWritesThePageAndRejectsBadArguments) {
   EXPECT_TRUE(Contains(page, "Unlabeled: no class balance to show."));
   EXPECT_EQ(Count(page, "<figure "), 5u);
   EXPECT_TRUE(Contains(page, "distinct source sizes"));
+  EXPECT_TRUE(Contains(page, "<title>Source image widths</title>"));
+  EXPECT_TRUE(Contains(page, "<title>Source aspect ratios (width / height)</title>"));
 }
 
 }  // namespace

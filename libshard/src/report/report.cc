@@ -288,6 +288,7 @@ figure{margin:0;min-width:0}
 .thumb img.small{image-rendering:pixelated}
 .thumb img.overlay{position:absolute;left:0;top:0;height:100%;opacity:.5}
 figcaption{font-size:11px;color:var(--muted);white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+@media (max-width:480px){main{padding:10px}table{font-size:.8em}th,td{padding-right:6px}}
 .ok{color:#116329;font-weight:600}
 .bad{color:#a40e26;font-weight:600}
 )css";
