@@ -9,7 +9,6 @@
 
 #include <cstdio>
 #include <fstream>
-#include <regex>
 #include <set>
 #include <string>
 
@@ -100,9 +99,10 @@ std::string ConvertSamples(const std::string& dir) {
 
 std::set<std::string> ThumbFiles(const std::string& html) {
   std::set<std::string> files;
-  static const std::regex kFigure("<figure title=\"([^\"]+)\"");
-  for (auto it = std::sregex_iterator(html.begin(), html.end(), kFigure); it != std::sregex_iterator(); ++it) {
-    files.insert((*it)[1]);
+  const std::string start = "<figure title=\"";
+  for (size_t at = html.find(start); at != std::string::npos; at = html.find(start, at + 1)) {
+    const size_t from = at + start.size();
+    files.insert(html.substr(from, html.find('"', from) - from));
   }
   return files;
 }
