@@ -54,7 +54,9 @@ def mask_index(x, y, shift):
     return 2
 
 
-def make_segmentation_set(root):
+def make_segmentation_set(root, index_masks=False):
+    """Colour masks with a class_dict.csv, or (index_masks) gray PNGs of class indices."""
+    root = os.path.join(root, "index" if index_masks else "colour")
     images = os.path.join(root, "seg")
     masks = os.path.join(root, "seg_masks")
     os.makedirs(masks)
@@ -68,12 +70,15 @@ def make_segmentation_set(root):
             for x in range(W):
                 px[x, y] = ((x * 3 + i * 20) % 256, (y * 2) % 256, (x + y) % 256)
         img.save(os.path.join(images, cls, "img%d.png" % i))
-        m = Image.new("RGB", (W, H))
+        m = Image.new("L" if index_masks else "RGB", (W, H))
         mp = m.load()
         for y in range(H):
             for x in range(W):
                 k = mask_index(x, y, i)
-                mp[x, y] = (1, 2, 3) if k == IGNORE else CLASSES[k][1]
+                if index_masks:
+                    mp[x, y] = k
+                else:
+                    mp[x, y] = (1, 2, 3) if k == IGNORE else CLASSES[k][1]
         m.save(os.path.join(masks, "img%d.png" % i))
     with open(os.path.join(root, "class_dict.csv"), "w") as f:
         f.write("name,r,g,b\n")
@@ -111,6 +116,7 @@ DOM_SCRIPT = r"""
     }),
     verify: (document.getElementById('verify-result') || {}).textContent || null,
     verifyFaults: (document.getElementById('verify-result') || {dataset: {}}).dataset.faults,
+    more: q('section.split > p.more').map(p => p.textContent),
     charts: q('svg.chart').map(s => ({title: (s.querySelector('title') || {}).textContent, texts: q('text', s).length})),
   };
 })()
@@ -164,9 +170,25 @@ class ReportBrowserTest(unittest.TestCase):
                            stderr=subprocess.PIPE, text=True)
         if p.returncode != 0:
             raise AssertionError("shard convert --report: exit %d\n%s" % (p.returncode, p.stderr))
+        # Index masks: the report's own palette.
+        seg_in, seg_masks, _ = make_segmentation_set(cls.tmp, index_masks=True)
+        cls.index_seg = os.path.join(cls.tmp, "index_out")
+        run("convert", seg_in, "-o", cls.index_seg, "--masks", seg_masks, "--format", "png", "-q")
+        run("report", cls.index_seg, "-q")
+        # The fashion shards described with 10,000 classes.
+        cls.many = os.path.join(cls.tmp, "many")
+        shutil.copytree(cls.fashion, cls.many)
+        with open(os.path.join(cls.many, "manifest.json")) as f:
+            m = json.load(f)
+        m["labels"] = [{"label": str(i), "name": "class_%05d" % i} for i in range(10000)]
+        for split in m["splits"]:
+            split["stats"]["labels"] = [{"label": str(i), "count": str(1 + (i * 7919) % 1000)} for i in range(10000)]
+        with open(os.path.join(cls.many, "manifest.json"), "w") as f:
+            json.dump(m, f)
+        run("report", cls.many, "-q")
         cls.browser = browser.Browser()
         cls.results = {}
-        for name, folder in (("fashion", cls.fashion), ("seg", cls.seg)):
+        for name, folder in (("fashion", cls.fashion), ("seg", cls.seg), ("index", cls.index_seg), ("many", cls.many)):
             url = "file://" + os.path.join(folder, "report.html")
             for width in (1280, 400):
                 cls.browser.open(url, width, 900)
@@ -210,7 +232,8 @@ class ReportBrowserTest(unittest.TestCase):
 
     def test_every_image_decoded(self):
         for key, (dom, _) in self.results.items():
-            self.assertGreater(len(dom["images"]), 0, key)
+            if key[0] != "many":  # its 40 largest classes are not in the shards
+                self.assertGreater(len(dom["images"]), 0, key)
             for img in dom["images"]:
                 self.assertTrue(img["complete"], (key, img))
                 self.assertGreater(img["nw"], 0, (key, img))
@@ -220,7 +243,7 @@ class ReportBrowserTest(unittest.TestCase):
             self.assertEqual(dom["scripts"], 0, key)
             for u in dom["urls"]:
                 self.assertFalse(re.match(r"\s*(https?:|//)", u, re.I), (key, u[:80]))
-        for folder in (self.fashion, self.seg):
+        for folder in (self.fashion, self.seg, self.index_seg, self.many):
             with open(os.path.join(folder, "report.html")) as f:
                 text = f.read()
             self.assertIsNone(re.search(r"""(src|href)\s*=\s*["']?\s*(https?:|//)""", text, re.I))
@@ -241,7 +264,7 @@ class ReportBrowserTest(unittest.TestCase):
         self.assertTrue(dom["verify"].startswith("verified:"), dom["verify"])
 
     def test_fits_400_px_without_sideways_scrolling(self):
-        for name in ("fashion", "seg"):
+        for name in ("fashion", "seg", "index", "many"):
             dom, _ = self.results[(name, 400)]
             self.assertEqual(dom["innerWidth"], 400)
             self.assertLessEqual(dom["scrollWidth"], 400, name)
@@ -297,6 +320,29 @@ class ReportBrowserTest(unittest.TestCase):
                         self.assertEqual(px[x, y], CLASSES[k][1] + (255,), (file, x, y))
                     checked += 1
             self.assertGreater(checked, tw * th * 0.8)
+
+    def test_index_mask_palette_contrasts_with_the_page(self):
+        dom, _ = self.results[("index", 1280)]
+        self.assertEqual(sorted(l["index"] for l in dom["legend"]), [0, 1, 2])
+        colors = set()
+        for l in dom["legend"]:
+            swatch = rgb(l["bg"])
+            colors.add(swatch)
+            self.assertGreaterEqual(contrast(swatch, (255, 255, 255)), 3.0, l)
+            self.assertGreaterEqual(contrast(swatch, rgb(l["border"])), 3.0, l)
+        self.assertEqual(len(colors), 3)
+        self.assertEqual(len(dom["images"]), 12)  # 6 thumbnails, each with its overlay
+
+    def test_ten_thousand_classes_stay_readable(self):
+        for width in (1280, 400):
+            dom, _ = self.results[("many", width)]
+            self.assertLessEqual(dom["scrollWidth"], width)
+            for split in dom["splits"]:
+                self.assertEqual(len(split["bars"]), 40)
+                self.assertEqual(split["bars"][0][1], 1000)  # the largest first
+            # Per split: under the chart, and under the thumbnails.
+            self.assertEqual(len(dom["more"]), 2 * len(dom["splits"]), dom["more"])
+            self.assertTrue(all(m.startswith("and 9,960 more classes (") for m in dom["more"]), dom["more"])
 
     def test_segmentation_pixel_histogram_and_thumbnail_sizes(self):
         m = self.manifest(self.seg)
