@@ -70,11 +70,11 @@ TEST(ReportPagePartsTest, SwatchBorderContrastsWithAnyColour) {
 TEST(ReportPagePartsTest, BarChartHasTitleLabelsAndValues) {
   const std::string svg = HorizontalBarChart("Samples <per> class", {{"cat", 30, "", "cat"}, {"dog", 10, "", "dog"}}, 40);
   EXPECT_TRUE(Contains(svg, "<title>Samples &lt;per&gt; class</title>"));
-  EXPECT_TRUE(Contains(svg, ">cat</text>"));
-  EXPECT_TRUE(Contains(svg, ">30 (75.0%)</text>"));
+  EXPECT_TRUE(Contains(svg, "<tspan class=\"name\">cat</tspan><tspan class=\"value\" dx=\"8\">30 (75.0%)</tspan>"));
+  EXPECT_TRUE(Contains(svg, "<title>dog: 10 (25.0%)</title>"));
   EXPECT_TRUE(Contains(svg, "data-key=\"dog\" data-count=\"10\""));
-  EXPECT_TRUE(Contains(svg, "width=\"78.000%\""));  // the longest bar
-  EXPECT_TRUE(Contains(svg, "width=\"26.000%\""));
+  EXPECT_TRUE(Contains(svg, "width=\"100.000%\""));  // the longest bar
+  EXPECT_TRUE(Contains(svg, "width=\"33.333%\""));
 }
 
 TEST(ReportPagePartsTest, HistogramLabelsFirstMiddleLast) {
@@ -173,6 +173,7 @@ TEST(ReportTest, TenThousandClassesShowTopNAndMore) {
   // The largest class (count 1000) is listed first.
   const size_t first = html->find("<g class=\"bar\"");
   EXPECT_TRUE(Contains(html->substr(first, 200), "data-count=\"1000\""));
+  EXPECT_TRUE(Contains(*html, "10,000 classes; largest 1,000, smallest 1."));
 }
 
 TEST(ReportTest, RejectsAreGroupedByReason) {

@@ -106,7 +106,7 @@ DOM_SCRIPT = r"""
     splits: q('section.split').map(s => ({
       name: s.dataset.split, records: +s.dataset.records,
       samples: s.querySelector('.t-samples').textContent,
-      bars: q('.class-balance g.bar', s).map(g => [g.dataset.key, +g.dataset.count, g.querySelector('text').textContent]),
+      bars: q('.class-balance g.bar', s).map(g => [g.dataset.key, +g.dataset.count, g.querySelector('tspan.name').textContent]),
       grids: q('.grid', s).map(g => ({cls: g.dataset.class, files: q('figure', g).map(f => f.title)})),
     })),
     legend: q('li.legend-item').map(li => {

@@ -126,23 +126,23 @@ std::string HorizontalBarChart(std::string_view title, const std::vector<Bar>& b
   for (size_t i = 0; i < bars.size(); ++i) {
     const Bar& b = bars[i];
     const int y = static_cast<int>(i) * kRow;
-    // Bars use at most 78% of the width, leaving room for the number.
-    const double pct = 78.0 * static_cast<double>(b.value) / static_cast<double>(max);
-    out += "<g class=\"bar\" data-key=\"" + HtmlEscape(b.data_key) + "\" data-count=\"" + std::to_string(b.value) +
-           "\">";
-    out += "<text x=\"0\" y=\"" + std::to_string(y + 12) + "\" class=\"label\">" + HtmlEscape(b.label) + "</text>";
-    std::snprintf(buf, sizeof(buf), "%.3f%%", std::max(pct, 0.2));
-    out += "<rect x=\"0\" y=\"" + std::to_string(y + 16) + "\" height=\"14\" width=\"" + buf + "\"" +
-           (b.fill.empty() ? std::string() : " style=\"fill:" + b.fill + "\"") + "/>";
+    const double pct = 100.0 * static_cast<double>(b.value) / static_cast<double>(max);
     std::string value = FormatCount(b.value);
     if (total > 0) {
       char p[32];
       std::snprintf(p, sizeof(p), " (%.1f%%)", 100.0 * static_cast<double>(b.value) / static_cast<double>(total));
       value += p;
     }
+    // The name and the number on one line above the bar: nothing is drawn
+    // right of the bar, so nothing runs off a narrow screen; a name too long
+    // for the width is cut at the chart's edge, and whole in the tooltip.
+    out += "<g class=\"bar\" data-key=\"" + HtmlEscape(b.data_key) + "\" data-count=\"" + std::to_string(b.value) +
+           "\"><title>" + HtmlEscape(b.label) + ": " + value + "</title>";
+    out += "<text x=\"0\" y=\"" + std::to_string(y + 12) + "\"><tspan class=\"name\">" + HtmlEscape(b.label) +
+           "</tspan><tspan class=\"value\" dx=\"8\">" + value + "</tspan></text>";
     std::snprintf(buf, sizeof(buf), "%.3f%%", std::max(pct, 0.2));
-    out += "<text x=\"" + std::string(buf) + "\" dx=\"6\" y=\"" + std::to_string(y + 28) + "\" class=\"value\">" +
-           value + "</text></g>";
+    out += "<rect x=\"0\" y=\"" + std::to_string(y + 16) + "\" height=\"14\" width=\"" + buf + "\"" +
+           (b.fill.empty() ? std::string() : " style=\"fill:" + b.fill + "\"") + "/></g>";
   }
   out += "</svg>";
   return out;

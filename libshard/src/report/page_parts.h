@@ -47,8 +47,9 @@ struct Bar {
   std::string data_key; // data-key attribute of the bar's group (for tests, links)
 };
 
-// Horizontal bars, one row per entry: the label above its bar, the value
-// after it. `total` (when > 0) adds a percentage after each value.
+// Horizontal bars, one row per entry: the label and the value on a line
+// above the bar (the longest bar spans the width). `total` (when > 0) adds a
+// percentage after each value.
 std::string HorizontalBarChart(std::string_view title, const std::vector<Bar>& bars, uint64_t total);
 
 struct Bin {

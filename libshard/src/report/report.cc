@@ -269,9 +269,10 @@ dl.totals dt{color:var(--muted);font-size:.85em}
 dl.totals dd{margin:0;font-size:1.15em;font-weight:600}
 .cols{display:grid;grid-template-columns:repeat(auto-fit,minmax(300px,1fr));gap:16px}
 svg.chart{display:block;overflow:visible}
+svg.bars{overflow:hidden;max-width:900px}
 svg.chart rect{fill:var(--bar)}
 svg.chart text{font-size:12px;fill:var(--fg)}
-svg.chart text.value,svg.chart text.caption{fill:var(--muted)}
+svg.chart .value,svg.chart .caption{fill:var(--muted)}
 svg.chart line{stroke:var(--muted)}
 .table-wrap{overflow-x:auto}
 table{border-collapse:collapse;font-size:.9em}
@@ -653,8 +654,9 @@ StatusOr<std::string> RenderReport(const std::string& source, const ReportOption
       for (const auto& [label, count] : top.shown) bars.push_back({ClassName(c, label), count, "", ClassName(c, label)});
       html += "<h3>Class balance</h3><p class=\"muted\">" + FormatCount(st.labels_size()) + " classes";
       if (!top.shown.empty()) {
-        html += "; largest " + FormatCount(top.shown.front().second) + ", smallest " +
-                FormatCount(top.more_classes ? 0 : top.shown.back().second);
+        uint64_t smallest = UINT64_MAX;
+        for (const LabelCount& l : st.labels()) smallest = std::min<uint64_t>(smallest, l.count());
+        html += "; largest " + FormatCount(top.shown.front().second) + ", smallest " + FormatCount(smallest);
       }
       html += ".</p><div class=\"class-balance\">" +
               HorizontalBarChart("Samples per class in split " + split.name(), bars, split.records()) + "</div>";
