@@ -213,9 +213,7 @@ StatusOr<SplitThumbs> PickThumbs(const Context& c, const SplitEntry& split, cons
     const size_t s = static_cast<size_t>(std::upper_bound(starts.begin(), starts.end(), r) - starts.begin() - 1);
     const std::string shard_path = c.dir + "/" + split.shards(s).file();
     if (!readers[s] && !failed[s]) {
-      reader::ShardReaderOptions ro;
-      ro.access = reader::AccessHint::kRandom;
-      StatusOr<std::unique_ptr<reader::ShardReader>> opened = reader::ShardReader::Open(shard_path, ro);
+      StatusOr<std::unique_ptr<reader::ShardReader>> opened = reader::ShardReader::Open(shard_path, {});
       if (opened.ok()) {
         readers[s] = std::move(*opened);
       } else {
