@@ -227,6 +227,9 @@ TEST(ReportTest, ErrorsNameTheFile) {
   ReportOptions o;
   o.thumbnails_per_class = 65;
   EXPECT_EQ(RenderReport(dir, o).status().code(), StatusCode::kInvalidArgument);
+  ReportOptions decode_alone;
+  decode_alone.verify_decode = true;
+  EXPECT_EQ(RenderReport(dir, decode_alone).status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST(ReportTest, CliWritesThePageAndRejectsBadArguments) {
@@ -238,6 +241,10 @@ TEST(ReportTest, CliWritesThePageAndRejectsBadArguments) {
   EXPECT_EQ(Count(ReadFileOrDie(dir + "/page.html"), "<figure "), 20u);
   EXPECT_EQ(RunShard("report " + dir + "/nowhere").exit_code, 2);
   EXPECT_EQ(RunShard("report " + out + " --thumbnails 65").exit_code, 2);
+  EXPECT_EQ(RunShard("report " + out + " --decode").exit_code, 2);  // needs --verify
+  auto decoded = RunShard("report " + out + " --verify --decode -o " + dir + "/decoded.html");
+  EXPECT_EQ(decoded.exit_code, 0) << decoded.err;
+  EXPECT_TRUE(Contains(ReadFileOrDie(dir + "/decoded.html"), "every image decoded"));
   auto conv = RunShard("convert " + SourceDir() + "/samples/photos -o " + dir + "/photos -q --report");
   EXPECT_EQ(conv.exit_code, 0) << conv.err;
   const std::string page = ReadFileOrDie(dir + "/photos/report.html");

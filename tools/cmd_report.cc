@@ -56,8 +56,8 @@ void RegisterReport(CLI::App& app, int* exit_code) {
       ->check(IntegerIn(16, 512))
       ->capture_default_str();
   cmd->add_option("--seed", f.o.seed, "seed of the thumbnail choice, 0..2^64-1")->check(Uint64Any())->capture_default_str();
-  cmd->add_flag("--verify", f.o.verify, "run shard verify's checks and show the result");
-  cmd->add_flag("--decode", f.o.verify_decode, "with --verify: decode every image and mask too");
+  CLI::Option* verify = cmd->add_flag("--verify", f.o.verify, "run shard verify's checks and show the result");
+  cmd->add_flag("--decode", f.o.verify_decode, "with --verify: decode every image and mask too")->needs(verify);
   cmd->add_option("--threads", f.o.threads, "verify threads, 0..256 (0 = one per core)")->check(IntegerIn(0, kMaxThreads));
   cmd->add_flag("-q,--quiet", f.quiet, "no summary line");
   cmd->callback([flags, exit_code] { *exit_code = Run(*flags); });

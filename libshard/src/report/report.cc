@@ -591,6 +591,7 @@ Status ValidateReportOptions(const ReportOptions& o) {
   if (o.thumbnail_quality < 1 || o.thumbnail_quality > 100) return bad("thumbnail_quality", "1..100");
   if (o.max_scan_records < 1) return bad("max_scan_records", "1..2^64-1");
   if (o.threads < 0 || o.threads > 256) return bad("threads", "0..256");
+  if (o.verify_decode && !o.verify) return InvalidArgumentError("report option verify_decode needs verify");
   return Status::OK();
 }
 

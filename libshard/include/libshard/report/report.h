@@ -73,8 +73,8 @@ struct ReportOptions {
   // Run `shard verify`'s checks over the set (framing, CRCs, Examples,
   // indexes, the manifest) and show the result. Default: false.
   bool verify = false;
-  // With `verify`: decode every image and mask too (`shard verify --decode`).
-  // Default: false.
+  // Decode every image and mask too (`shard verify --decode`); needs
+  // `verify`. Default: false.
   bool verify_decode = false;
   // Threads for verify; 0: one per core. Default: 0.
   int threads = 0;
