@@ -22,6 +22,7 @@
 #include "libshard/convert/converter.h"
 #include "libshard/util/byte_size.h"
 #include "libshard/convert/manifest_io.h"
+#include "libshard/report/report.h"
 #include "progress.h"
 
 namespace shard_tool {
@@ -44,6 +45,7 @@ struct ConvertFlags {
   uint64_t seed = 0;
   bool no_shuffle = false, dry_run = false, json = false, quiet = false, verbose = false;
   bool no_sync = false;
+  bool report = false;
   CLI::App* command = nullptr;  // the `convert` subcommand the options are on
   std::optional<uint32_t> num_tasks, task_index;
 };
@@ -341,6 +343,14 @@ int Run(Flags& f) {
                  last.done / secs, last.bytes_read / secs / 1e6, r->manifest_path.c_str());
   }
   if (f.json) std::cout << convert::ManifestToJson(m);
+  if (f.report && f.o.num_tasks == 1) {
+    std::string page;
+    if (Status rs = libshard::report::WriteReport(r->manifest_path, "", {}, &page); !rs.ok()) {
+      std::cerr << "shard convert: --report: " << rs.message() << "\n";
+      return kExitFailure;
+    }
+    if (!f.quiet) std::fprintf(stderr, "shard convert: report -> %s\n", page.c_str());
+  }
   return r->rejected > 0 ? kExitRejected : kExitOk;
 }
 
@@ -442,6 +452,8 @@ std::shared_ptr<ConvertFlags> AddConvertOptions(CLI::App& app) {
       ->check(IntegerIn(0, kMaxShards - 1));
   cmd->add_flag("--dry-run", f.dry_run, "write nothing; print counts, formats, the shard plan and risky inputs");
   cmd->add_flag("--json", f.json, "with --dry-run: the report as JSON; else print the manifest to stdout");
+  cmd->add_flag("--report", f.report,
+                "also write report.html (shard report) beside manifest.json; with --num-tasks run shard report after merge");
   cmd->add_flag("--no-sync", f.no_sync, "skip every fsync (of shards, entries, manifest, folders): faster, unsafe on power loss");
   cmd->add_flag("-q,--quiet", f.quiet, "no progress bar or summary");
   cmd->add_option("--progress-interval", f.progress_interval,

@@ -5,6 +5,8 @@
 #        tools/setup.sh --deps-only
 #        tools/setup.sh --slurm    only Slurm and munge, for the Slurm tests
 #                                  (tests/slurm/; they start their own daemons)
+#        tools/setup.sh --browser  only Chromium, for the report browser test
+#                                  (tests/report/; headless, no network)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -43,6 +45,11 @@ if [ "${1:-}" = "--slurm" ]; then
     trap '$sudo rm -f "$policy"' EXIT
   fi
   install_missing slurm-wlm munge
+  exit 0
+fi
+
+if [ "${1:-}" = "--browser" ]; then
+  install_missing chromium
   exit 0
 fi
 

@@ -17,5 +17,6 @@ int main(int argc, char** argv) {
   shard_tool::RegisterInspect(app, &exit_code);
   shard_tool::RegisterIndex(app, &exit_code);
   shard_tool::RegisterVerify(app, &exit_code);
+  shard_tool::RegisterReport(app, &exit_code);
   return shard_tool::ParseAndRun(app, argc, argv, exit_code);
 }

@@ -1,0 +1,259 @@
+// The report module: the page's pieces (escaping, colours, charts) and pages
+// of converted sets (determinism, 10k classes, rejects, verify, errors).
+// The browser checks are tests/report/report_browser_test.py.
+#include "libshard/report/report.h"
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <set>
+#include <string>
+
+#include "libshard/manifest/manifest_json.h"
+#include "report/page_parts.h"
+#include "testutil.h"
+
+namespace libshard::report {
+namespace {
+
+using testing::Contains;
+using testing::MakeTempDir;
+using testing::ReadFileOrDie;
+using testing::RunShard;
+using testing::SourceDir;
+using testing::WriteFileOrDie;
+
+size_t Count(const std::string& text, const std::string& part) {
+  size_t n = 0;
+  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+  return n;
+}
+
+TEST(ReportPagePartsTest, HtmlEscapeEscapesMarkupAndInvalidUtf8) {
+  EXPECT_EQ(HtmlEscape("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
+  EXPECT_EQ(HtmlEscape("caf\xc3\xa9"), "caf\xc3\xa9");
+  EXPECT_EQ(HtmlEscape(std::string("a\xff<", 3)), "a\\xff&lt;");
+}
+
+TEST(ReportPagePartsTest, DataUrlIsBase64) {
+  EXPECT_EQ(DataUrl("image/png", "abc"), "data:image/png;base64,YWJj");
+  EXPECT_EQ(DataUrl("image/png", "ab"), "data:image/png;base64,YWI=");
+  EXPECT_EQ(DataUrl("image/png", ""), "data:image/png;base64,");
+}
+
+TEST(ReportPagePartsTest, PaletteColoursContrastWithWhiteAndDiffer) {
+  const Rgb white = {255, 255, 255};
+  std::set<std::string> seen;
+  for (int i = 0; i < 1000; ++i) {
+    EXPECT_GE(ContrastRatio(PaletteColor(i), white), 3.0) << i << " " << CssColor(PaletteColor(i));
+    if (i < 32) {
+      EXPECT_TRUE(seen.insert(CssColor(PaletteColor(i))).second) << i;
+    }
+  }
+}
+
+TEST(ReportPagePartsTest, SwatchBorderContrastsWithAnyColour) {
+  for (int r = 0; r < 256; r += 15) {
+    for (int g = 0; g < 256; g += 15) {
+      for (int b = 0; b < 256; b += 15) {
+        const Rgb c = {uint8_t(r), uint8_t(g), uint8_t(b)};
+        EXPECT_GE(ContrastRatio(c, BorderFor(c)), 4.5) << CssColor(c);
+      }
+    }
+  }
+  EXPECT_NEAR(ContrastRatio({0, 0, 0}, {255, 255, 255}), 21.0, 1e-9);
+}
+
+TEST(ReportPagePartsTest, BarChartHasTitleLabelsAndValues) {
+  const std::string svg = HorizontalBarChart("Samples <per> class", {{"cat", 30, "", "cat"}, {"dog", 10, "", "dog"}}, 40);
+  EXPECT_TRUE(Contains(svg, "<title>Samples &lt;per&gt; class</title>"));
+  EXPECT_TRUE(Contains(svg, "<tspan class=\"name\">cat</tspan><tspan class=\"value\" dx=\"8\">30 (75.0%)</tspan>"));
+  EXPECT_TRUE(Contains(svg, "<title>dog: 10 (25.0%)</title>"));
+  EXPECT_TRUE(Contains(svg, "data-key=\"dog\" data-count=\"10\""));
+  EXPECT_TRUE(Contains(svg, "width=\"100.000%\""));  // the longest bar
+  EXPECT_TRUE(Contains(svg, "width=\"33.333%\""));
+}
+
+TEST(ReportPagePartsTest, HistogramLabelsFirstMiddleLast) {
+  std::vector<Bin> bins;
+  for (int i = 0; i < 12; ++i) bins.push_back({"b" + std::to_string(i), uint64_t(i)});
+  const std::string svg = Histogram("Widths", "width (pixels)", bins);
+  EXPECT_EQ(Count(svg, "<rect"), 12u);
+  EXPECT_TRUE(Contains(svg, ">b0</text>"));
+  EXPECT_TRUE(Contains(svg, ">b6</text>"));
+  EXPECT_TRUE(Contains(svg, ">b11</text>"));
+  EXPECT_FALSE(Contains(svg, ">b3</text>"));
+  EXPECT_TRUE(Contains(svg, ">width (pixels)</text>"));
+}
+
+// The bundled Fashion-MNIST samples, converted once per test.
+std::string ConvertSamples(const std::string& dir) {
+  const std::string out = dir + "/fashion";
+  auto r = RunShard("convert " + SourceDir() + "/samples/images -o " + out + " --records-per-shard 32 --seed 1 -q");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return out;
+}
+
+std::set<std::string> ThumbFiles(const std::string& html) {
+  std::set<std::string> files;
+  const std::string start = "<figure title=\"";
+  for (size_t at = html.find(start); at != std::string::npos; at = html.find(start, at + 1)) {
+    const size_t from = at + start.size();
+    files.insert(html.substr(from, html.find('"', from) - from));
+  }
+  return files;
+}
+
+TEST(ReportTest, SameSeedSameBytesOtherSeedOtherThumbnails) {
+  const std::string out = ConvertSamples(MakeTempDir());
+  ReportOptions o;
+  o.thumbnails_per_class = 2;
+  StatusOr<std::string> a = RenderReport(out, o), b = RenderReport(out + "/manifest.json", o);
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  o.seed = 7;
+  StatusOr<std::string> c = RenderReport(out, o);
+  ASSERT_TRUE(c.ok());
+  // 10 classes x 2 thumbnails in each of two splits (train 80, val 20 samples).
+  EXPECT_EQ(Count(*a, "<figure "), 40u);
+  EXPECT_EQ(ThumbFiles(*a), ThumbFiles(*b));
+  EXPECT_NE(ThumbFiles(*a), ThumbFiles(*c));
+  EXPECT_FALSE(Contains(*a, "<script"));
+  EXPECT_FALSE(Contains(*a, "src=\"http"));
+  EXPECT_TRUE(Contains(*a, "<h3>Class balance</h3>"));
+  EXPECT_TRUE(Contains(*a, "Every source image is 28&times;28."));
+  EXPECT_TRUE(Contains(*a, "No input was rejected."));
+  // Per-channel mean and std, as the manifest has them.
+  StatusOr<Manifest> m = manifest::ReadManifest(out + "/manifest.json");
+  ASSERT_TRUE(m.ok());
+  ASSERT_EQ(m->splits(0).stats().channels_size(), 3);
+  char cells[128];
+  std::snprintf(cells, sizeof(cells), "<td>red</td><td class=\"num\">%.3f</td><td class=\"num\">%.3f</td>",
+                m->splits(0).stats().channels(0).mean(), m->splits(0).stats().channels(0).std());
+  EXPECT_TRUE(Contains(*a, cells)) << cells;
+  EXPECT_FALSE(Contains(*a, "id=\"verify\""));
+}
+
+TEST(ReportTest, WriteReportDefaultsBesideTheManifest) {
+  const std::string out = ConvertSamples(MakeTempDir());
+  std::string path;
+  ASSERT_TRUE(WriteReport(out + "/", "", {}, &path).ok());
+  EXPECT_EQ(path, out + "/report.html");
+  EXPECT_TRUE(Contains(ReadFileOrDie(path), "<!DOCTYPE html>"));
+}
+
+TEST(ReportTest, TenThousandClassesShowTopNAndMore) {
+  const std::string out = ConvertSamples(MakeTempDir());
+  StatusOr<Manifest> m = manifest::ReadManifest(out + "/manifest.json");
+  ASSERT_TRUE(m.ok());
+  // The same shards, described with 10,000 classes.
+  m->clear_labels();
+  for (int i = 0; i < 10000; ++i) {
+    LabelEntry* l = m->add_labels();
+    l->set_label(i);
+    l->set_name("class_" + std::to_string(i));
+  }
+  for (SplitEntry& s : *m->mutable_splits()) {
+    s.mutable_stats()->clear_labels();
+    for (int i = 0; i < 10000; ++i) {
+      LabelCount* c = s.mutable_stats()->add_labels();
+      c->set_label(i);
+      c->set_count(1 + (i * 7919) % 1000);
+    }
+  }
+  WriteFileOrDie(out + "/manifest.json", manifest::ToJson(*m));
+  StatusOr<std::string> html = RenderReport(out, {});
+  ASSERT_TRUE(html.ok()) << html.status().message();
+  EXPECT_TRUE(Contains(*html, "and 9,960 more classes")) << html->substr(0, 2000);
+  EXPECT_EQ(Count(*html, "<g class=\"bar\""), 80u);  // 40 per split
+  EXPECT_LT(html->size(), 3'000'000u);
+  // The largest class (count 1000) is listed first.
+  const size_t first = html->find("<g class=\"bar\"");
+  EXPECT_TRUE(Contains(html->substr(first, 200), "data-count=\"1000\""));
+  EXPECT_TRUE(Contains(*html, "10,000 classes; largest 1,000, smallest 1."));
+}
+
+TEST(ReportTest, RejectsAreGroupedByReason) {
+  const std::string dir = MakeTempDir();
+  const std::string in = dir + "/in";
+  ASSERT_EQ(std::system(("mkdir -p " + in + "/cat && cp " + SourceDir() + "/samples/images/train/bag/*.png " + in +
+                         "/cat/").c_str()),
+            0);
+  for (int i = 0; i < 7; ++i) WriteFileOrDie(in + "/cat/bad" + std::to_string(i) + ".png", "not a png at all");
+  auto r = RunShard("convert " + in + " -o " + dir + "/out -q");
+  ASSERT_EQ(r.exit_code, 3) << r.err;
+  StatusOr<std::string> html = RenderReport(dir + "/out", {});
+  ASSERT_TRUE(html.ok());
+  EXPECT_TRUE(Contains(*html, "7 rejected in 1 group(s)")) << *html;
+  EXPECT_TRUE(Contains(*html, "data-count=\"7\""));
+  EXPECT_TRUE(Contains(*html, "and 2 more</li>"));  // five files shown per group
+}
+
+TEST(ReportTest, VerifyShowsFaultsAndDamagedRecordsAreCounted) {
+  const std::string out = ConvertSamples(MakeTempDir());
+  ReportOptions o;
+  o.verify = true;
+  o.thumbnails_per_class = 64;  // every record is looked at
+  StatusOr<std::string> good = RenderReport(out, o);
+  ASSERT_TRUE(good.ok());
+  EXPECT_TRUE(Contains(*good, "data-faults=\"0\">verified: 4 files, 100 records, no faults"));
+  // One byte of a record's payload in the first train shard.
+  const std::string shard = out + "/images-train-00000-of-00003.tfrecord";
+  std::string bytes = ReadFileOrDie(shard);
+  bytes[200] ^= 0x40;
+  WriteFileOrDie(shard, bytes);
+  StatusOr<std::string> bad = RenderReport(out, o);
+  ASSERT_TRUE(bad.ok()) << bad.status().message();
+  EXPECT_TRUE(Contains(*bad, "fault(s) found by shard verify")) << *bad;
+  EXPECT_TRUE(Contains(*bad, "data_crc_mismatch"));
+  EXPECT_TRUE(Contains(*bad, "record(s) or shard(s) could not be shown; the first: " + shard));
+  // A missing shard: still a page, which says so.
+  ASSERT_EQ(::unlink(shard.c_str()), 0);
+  StatusOr<std::string> missing = RenderReport(out, o);
+  ASSERT_TRUE(missing.ok()) << missing.status().message();
+  EXPECT_TRUE(Contains(*missing, "manifest_shard_missing")) << *missing;
+  EXPECT_TRUE(Contains(*missing, "could not be shown; the first: open " + shard + ": No such file"));
+}
+
+TEST(ReportTest, ErrorsNameTheFile) {
+  const std::string dir = MakeTempDir();
+  StatusOr<std::string> r = RenderReport(dir, {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(Contains(r.status().message(), dir + "/manifest.json")) << r.status().message();
+  ReportOptions o;
+  o.thumbnails_per_class = 65;
+  EXPECT_EQ(RenderReport(dir, o).status().code(), StatusCode::kInvalidArgument);
+  ReportOptions decode_alone;
+  decode_alone.verify_decode = true;
+  EXPECT_EQ(RenderReport(dir, decode_alone).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(ReportTest, CliWritesThePageAndRejectsBadArguments) {
+  const std::string dir = MakeTempDir();
+  const std::string out = ConvertSamples(dir);
+  auto ok = RunShard("report " + out + " -o " + dir + "/page.html --thumbnails 1");
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_TRUE(Contains(ok.err, "wrote " + dir + "/page.html"));
+  EXPECT_EQ(Count(ReadFileOrDie(dir + "/page.html"), "<figure "), 20u);
+  EXPECT_EQ(RunShard("report " + dir + "/nowhere").exit_code, 2);
+  EXPECT_EQ(RunShard("report " + out + " --thumbnails 65").exit_code, 2);
+  EXPECT_EQ(RunShard("report " + out + " --decode").exit_code, 2);  // needs --verify
+  auto decoded = RunShard("report " + out + " --verify --decode -o " + dir + "/decoded.html");
+  EXPECT_EQ(decoded.exit_code, 0) << decoded.err;
+  EXPECT_TRUE(Contains(ReadFileOrDie(dir + "/decoded.html"), "every image decoded"));
+  auto conv = RunShard("convert " + SourceDir() + "/samples/photos -o " + dir + "/photos -q --report");
+  EXPECT_EQ(conv.exit_code, 0) << conv.err;
+  const std::string page = ReadFileOrDie(dir + "/photos/report.html");
+  EXPECT_TRUE(Contains(page, "Unlabeled: no class balance to show."));
+  EXPECT_EQ(Count(page, "<figure "), 5u);
+  EXPECT_TRUE(Contains(page, "distinct source sizes"));
+  EXPECT_TRUE(Contains(page, "<title>Source image widths</title>"));
+  EXPECT_TRUE(Contains(page, "<title>Source aspect ratios (width / height)</title>"));
+}
+
+}  // namespace
+}  // namespace libshard::report
