@@ -218,6 +218,15 @@ int RunDryRun(const Flags& f) {
       w.EndObject();
     }
     w.EndArray();
+    w.Key("skipped");
+    w.BeginObject();
+    w.Key("non_image");
+    w.BeginObject();
+    for (const auto& [ext, n] : l.skipped.non_image) w.Field(ext, n);
+    w.EndObject();
+    w.Field("excluded", l.skipped.excluded);
+    w.Field("not_included", l.skipped.not_included);
+    w.EndObject();
     w.Key("warnings");
     w.BeginArray();
     for (const std::string& x : l.warnings) w.String(x);
@@ -261,6 +270,7 @@ int RunDryRun(const Flags& f) {
     std::printf("  %s: %s\n", r->risky[i].path().c_str(), r->risky[i].reason().c_str());
   }
   if (show < r->risky.size()) std::printf("  ... %zu more (-v lists all)\n", r->risky.size() - show);
+  if (const std::string skips = convert::SkipSummary(l.skipped); !skips.empty()) std::printf("%s\n", skips.c_str());
   std::printf("rejected while listing: %zu\n", l.rejects.size());
   for (const auto& x : l.rejects) std::printf("  %s: %s\n", x.path.c_str(), x.reason.c_str());
   return kExitOk;
@@ -290,6 +300,9 @@ int Run(Flags& f) {
   if (!f.quiet) {
     for (const std::string& w : r->warnings) std::fprintf(stderr, "shard convert: warning: %s\n", w.c_str());
   }
+  if (const std::string skips = convert::SkipSummary(r->skipped); !skips.empty() && !f.quiet) {
+    std::fprintf(stderr, "shard convert: %s\n", skips.c_str());
+  }
   if (!r->removed_stale.empty() && !f.quiet) {
     const size_t n = r->removed_stale.size(), show = f.verbose ? n : std::min<size_t>(n, 5);
     std::string names;
@@ -299,6 +312,12 @@ int Run(Flags& f) {
                  "shard convert: removed %zu shard(s) of an earlier plan from %s (another shard count or "
                  "split), with their index and entry: %s\n",
                  n, f.o.output.c_str(), names.c_str());
+  }
+  if (!f.quiet) {
+    for (const std::string& d : r->redone_damaged) {
+      std::fprintf(stderr,
+                   "shard convert: shard %s of an earlier run did not match its checksum: redone\n", d.c_str());
+    }
   }
   const libshard::Manifest& m = r->manifest;
   const libshard::DatasetStats& st = m.stats();
@@ -382,6 +401,11 @@ void RegisterConvert(CLI::App& app, int* exit_code) {
   cmd->add_option("--masks", f.o.list.masks,
                   "folder of segmentation masks (matched by path/stem); {split} stands for the split "
                   "(CamVid: --masks 'CamVid/{split}_labels')");
+  cmd->add_option("--include", f.o.list.include,
+                  "GLOB (repeatable): list only the folder's files that match (a glob without '/' matches the "
+                  "file name, with '/' the path in the input); they are samples whatever their extension");
+  cmd->add_option("--exclude", f.o.list.exclude,
+                  "GLOB (repeatable): leave out the folder's files that match (counted in the summary)");
   cmd->add_option("--mask-suffix", f.o.list.mask_suffix, "mask name = image stem + this (e.g. _L)");
   cmd->add_option("--mask-labels", f.o.mask_labels_file, "class_dict.csv (name,r,g,b) for colour masks");
   cmd->add_option("--unknown-color", f.unknown_color, "colour-mask colour not in the map: error|ignore")

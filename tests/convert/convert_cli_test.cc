@@ -115,19 +115,19 @@ TEST(ConvertCliTest, AllConvertedExitsZero) {
 TEST(ConvertCliTest, RejectedInputExitsThreeAndIsListed) {
   const std::string dir = MakeTempDir();
   MakeSmallTree(dir + "/in");
-  WriteTreeFile(dir + "/in", "dog/readme.txt", "this is not an image");
+  WriteTreeFile(dir + "/in", "dog/readme.jpg", "this is not an image");  // content decides
   Result r = RunShard("convert " + dir + "/in -o " + dir + "/out");
   EXPECT_EQ(r.exit_code, 3) << r.err;
-  EXPECT_TRUE(Contains(r.err, "rejected dog/readme.txt")) << r.err;
+  EXPECT_TRUE(Contains(r.err, "rejected dog/readme.jpg")) << r.err;
   const std::string tsv = ReadFileOrDie(dir + "/out/rejects.tsv");
-  ASSERT_TRUE(Contains(tsv, "\ndog/readme.txt\t")) << tsv;
-  const std::string reason = tsv.substr(tsv.find("dog/readme.txt\t") + 15);
+  ASSERT_TRUE(Contains(tsv, "\ndog/readme.jpg\t")) << tsv;
+  const std::string reason = tsv.substr(tsv.find("dog/readme.jpg\t") + 15);
   EXPECT_GT(reason.size(), 2u) << tsv;  // a reason, not an empty field
   StatusOr<Manifest> m = convert::ReadManifest(dir + "/out/manifest.json");
   ASSERT_TRUE(m.ok());
   EXPECT_EQ(m->stats().converted(), 4u);
   ASSERT_EQ(m->rejects_size(), 1);
-  EXPECT_EQ(m->rejects(0).path(), "dog/readme.txt");
+  EXPECT_EQ(m->rejects(0).path(), "dog/readme.jpg");
   // Run again: the same exit code (the reject is remembered by its shard).
   r = RunShard("convert -q " + dir + "/in -o " + dir + "/out");
   EXPECT_EQ(r.exit_code, 3) << r.err;
@@ -386,24 +386,24 @@ TEST(ConvertCliTest, OddFileNamesAreEscapedNeverDropped) {
   const std::string dir = MakeTempDir();
   const std::string in = dir + "/in";
   WriteTreeFile(in, "cat/a.png", PngBytes(6, 6, 3, 1));
-  WriteTreeFile(in, "cat/b\xe4" "d.txt", "not an image");
-  WriteTreeFile(in, "cat/t\tab.txt", "not an image");
-  WriteTreeFile(in, "cat/back\\slash.txt", "not an image");
-  WriteTreeFile(in, "cat/new\nline.txt", "not an image");
+  WriteTreeFile(in, "cat/b\xe4" "d.jpg", "not an image");
+  WriteTreeFile(in, "cat/t\tab.jpg", "not an image");
+  WriteTreeFile(in, "cat/back\\slash.jpg", "not an image");
+  WriteTreeFile(in, "cat/new\nline.jpg", "not an image");
   Result r = RunShard("convert " + in + " -o " + dir + "/out");
   EXPECT_EQ(r.exit_code, 3) << r.err;
   const std::string tsv = ReadFileOrDie(dir + "/out/rejects.tsv");
   EXPECT_TRUE(ValidUtf8(tsv)) << tsv;
-  EXPECT_TRUE(Contains(tsv, "\ncat/b\\xe4d.txt\t")) << tsv;
-  EXPECT_TRUE(Contains(tsv, "\ncat/t\\tab.txt\t")) << tsv;
-  EXPECT_TRUE(Contains(tsv, "\ncat/back\\\\slash.txt\t")) << tsv;
-  EXPECT_TRUE(Contains(tsv, "\ncat/new\\nline.txt\t")) << tsv;
+  EXPECT_TRUE(Contains(tsv, "\ncat/b\\xe4d.jpg\t")) << tsv;
+  EXPECT_TRUE(Contains(tsv, "\ncat/t\\tab.jpg\t")) << tsv;
+  EXPECT_TRUE(Contains(tsv, "\ncat/back\\\\slash.jpg\t")) << tsv;
+  EXPECT_TRUE(Contains(tsv, "\ncat/new\\nline.jpg\t")) << tsv;
   size_t lines = 0;
   for (char c : tsv) lines += c == '\n';
   EXPECT_EQ(lines, 5u) << tsv;  // header + 4: no name broke a line
   const std::string json = ReadFileOrDie(dir + "/out/manifest.json");
   EXPECT_TRUE(ValidUtf8(json));
-  EXPECT_TRUE(Contains(json, "\"cat/b\\\\xe4d.txt\"")) << json;
+  EXPECT_TRUE(Contains(json, "\"cat/b\\\\xe4d.jpg\"")) << json;
   StatusOr<Manifest> m = convert::ReadManifest(dir + "/out/manifest.json");
   ASSERT_TRUE(m.ok()) << m.status();
   EXPECT_EQ(m->rejects_size(), 4);
@@ -412,8 +412,8 @@ TEST(ConvertCliTest, OddFileNamesAreEscapedNeverDropped) {
   Result dry = RunShard("convert --dry-run --json " + in + " -o " + dir + "/out2");
   EXPECT_EQ(dry.exit_code, 0) << dry.err;
   EXPECT_TRUE(ValidUtf8(dry.out));
-  EXPECT_TRUE(Contains(dry.out, "\"cat/b\\udce4d.txt\"")) << dry.out;
-  EXPECT_TRUE(Contains(dry.out, "\"cat/t\\tab.txt\"")) << dry.out;
+  EXPECT_TRUE(Contains(dry.out, "\"cat/b\\udce4d.jpg\"")) << dry.out;
+  EXPECT_TRUE(Contains(dry.out, "\"cat/t\\tab.jpg\"")) << dry.out;
 
   // An input folder whose own name is not UTF-8: the manifest escapes it.
   fs::create_directories(dir + "/d\xe9j\xe0");
@@ -574,7 +574,7 @@ TEST(ConvertCliTest, DryRunJsonFlagsRiskyInputs) {
   WriteTreeFile(in, "b/still.webp", testing::WebpLosslessBytes(still.data(), 5, 4, 3));
   // RIFF + VP8X with the animation flag, canvas 4x3.
   WriteTreeFile(in, "b/anim.webp", std::string("RIFF\x16\0\0\0WEBPVP8X\x0a\0\0\0\x02\0\0\0\x03\0\0\x02\0\0", 30));
-  WriteTreeFile(in, "stray.txt", "x");
+  WriteTreeFile(in, "stray.png", "x");
   Result r = RunShard("convert --dry-run --json " + in + " -o " + dir + "/out");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_FALSE(fs::exists(dir + "/out"));
@@ -605,7 +605,7 @@ TEST(ConvertCliTest, DryRunJsonFlagsRiskyInputs) {
   EXPECT_TRUE(Contains(risky["b/broken.png"], "undecodable")) << risky["b/broken.png"];
   const auto& rejects = Field(json, "rejects").list_value().values();
   ASSERT_EQ(rejects.size(), 1);
-  EXPECT_EQ(Field(rejects[0].struct_value(), "path").string_value(), "stray.txt");
+  EXPECT_EQ(Field(rejects[0].struct_value(), "path").string_value(), "stray.png");
   const auto& shards = Field(json, "shards").list_value().values();
   ASSERT_EQ(shards.size(), 1);
   EXPECT_EQ(Field(shards[0].struct_value(), "file").string_value(), "in-train-00000-of-00001.tfrecord");
@@ -676,8 +676,8 @@ TEST(ConvertCliTest, OutputIsTheInputOrInsideIt) {
     Result r = RunShard("convert -q " + in + " -o " + out);
     EXPECT_EQ(r.exit_code, 2) << out;
     EXPECT_EQ(r.err, "shard convert: output folder " + out + " is the input folder " + in +
-                         "; write the shards to another folder (one inside the input is fine: it is left out of "
-                         "the listing)\n");
+                         "; write the shards to another folder (one inside the input that holds only shards is "
+                         "left out of the listing)\n");
     EXPECT_FALSE(fs::exists(in + "/.libshard"));
     EXPECT_FALSE(fs::exists(in + "/manifest.json"));
   }
@@ -700,6 +700,105 @@ TEST(ConvertCliTest, OutputIsTheInputOrInsideIt) {
   for (const char* f : {"/in-train-00000-of-00002.tfrecord", "/in-train-00001-of-00002.tfrecord"}) {
     EXPECT_EQ(ReadFileOrDie(inside + f), ReadFileOrDie(dir + "/outside" + f)) << f;
   }
+}
+
+// Issue 23 item 1: an output folder inside the input that holds input
+// images (a typo: -o in/train for -o out/train) is refused with exit 2,
+// naming how many it holds, instead of converting the rest without them;
+// the same for a class folder (-o in/b) and a folder deeper down.
+TEST(ConvertCliTest, OutputInsideTheInputHoldingImagesIsRefused) {
+  const std::string dir = MakeTempDir();
+  const std::string in = dir + "/in";
+  for (int i = 0; i < 5; ++i) WriteTreeFile(in, "train/a/" + std::to_string(i) + ".png", PngBytes(4, 4, 3, i));
+  for (int i = 0; i < 3; ++i) WriteTreeFile(in, "train/b/" + std::to_string(i) + ".png", PngBytes(4, 4, 3, i));
+  WriteTreeFile(in, "val/a/v.png", PngBytes(4, 4, 3, 9));
+  for (const auto& [out, n, as] : {std::tuple(in + "/train", 8, "train"), std::tuple(in + "/train/b", 3, "train/b"),
+                                   std::tuple(in + "/val/a", 1, "val/a")}) {
+    SCOPED_TRACE(out);
+    for (const char* dry : {"", "--dry-run "}) {
+      Result r = RunShard(std::string("convert -q ") + dry + in + " -o " + out);
+      EXPECT_EQ(r.exit_code, 2) << r.err;
+      EXPECT_TRUE(Contains(r.err, "output folder " + out + " lies inside the input " + in + " (as " + as +
+                                      ") and holds " + std::to_string(n) + " input image(s)"))
+          << r.err;
+      EXPECT_FALSE(fs::exists(out + "/.libshard"));
+      EXPECT_FALSE(fs::exists(out + "/manifest.json"));
+    }
+  }
+  // An empty folder inside, or one holding only an earlier run's output,
+  // is still fine.
+  fs::create_directories(in + "/shards");
+  Result first = RunShard("convert -q " + in + " -o " + in + "/shards");
+  EXPECT_EQ(first.exit_code, 0) << first.err;
+  Result again = RunShard("convert -q " + in + " -o " + in + "/shards");
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+}
+
+// Issue 23 item 4: resume re-checks a kept shard's CRC-32C: a damaged
+// shard of the right size is redone (and said), not kept on every rerun.
+TEST(ConvertCliTest, ResumeRedoesADamagedShardOfTheRightSize) {
+  const std::string dir = MakeTempDir();
+  MakeSmallTree(dir + "/in");
+  const std::string out = dir + "/out";
+  Result first = RunShard("convert -q " + dir + "/in -o " + out + " --records-per-shard 2");
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  const std::string shard = out + "/in-train-00001-of-00002.tfrecord";
+  const std::string good = ReadFileOrDie(shard);
+  std::string bad = good;
+  bad[bad.size() - 10] ^= 1;
+  WriteFileOrDie(shard, bad);
+  Result r = RunShard("convert " + dir + "/in -o " + out + " --records-per-shard 2");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Contains(r.err, "shard convert: shard in-train-00001-of-00002.tfrecord (crc32c:")) << r.err;
+  EXPECT_TRUE(Contains(r.err, "of an earlier run did not match its checksum: redone")) << r.err;
+  EXPECT_TRUE(Contains(r.err, "2 kept from an earlier run in 1 shard(s)")) << r.err;
+  EXPECT_EQ(ReadFileOrDie(shard), good);
+  ExpectFinalShardsComplete(out);
+}
+
+// Issue 23 item 8: files whose extension is not an image type are skipped
+// and counted (not rejects: the run exits 0); content decides for an image
+// extension (a PNG named .jpg converts); --exclude and --include choose.
+TEST(ConvertCliTest, NonImageFilesAreSkippedAndCountedAndGlobsChoose) {
+  const std::string dir = MakeTempDir();
+  const std::string in = dir + "/in";
+  MakeSmallTree(in);
+  WriteTreeFile(in, "cat/png-named.jpg", PngBytes(6, 6, 3, 7));
+  for (int i = 0; i < 3; ++i) WriteTreeFile(in, "cat/meta" + std::to_string(i) + ".json", "{}");
+  WriteTreeFile(in, "dog/wall.desktop", "[Desktop Entry]");
+  WriteTreeFile(in, "README.txt", "about");  // beside the class folders
+  WriteTreeFile(in, "dog/Thumbs.db", "x");
+  WriteTreeFile(in, "dog/.DS_Store", "x");
+  Result r = RunShard("convert " + in + " -o " + dir + "/out");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Contains(r.err, "5 converted")) << r.err;
+  EXPECT_TRUE(Contains(r.err, "shard convert: skipped 6 non-image file(s): .json 3, .db 1, .desktop 1, .txt 1\n"))
+      << r.err;
+  EXPECT_EQ(ReadFileOrDie(dir + "/out/rejects.tsv"), "path\treason\n");
+  Result dry = RunShard("convert --dry-run " + in + " -o " + dir + "/dry");
+  EXPECT_EQ(dry.exit_code, 0) << dry.err;
+  EXPECT_TRUE(Contains(dry.out, "\nskipped 6 non-image file(s): .json 3, .db 1, .desktop 1, .txt 1\n")) << dry.out;
+  Result json = RunShard("convert --dry-run --json " + in + " -o " + dir + "/dry");
+  EXPECT_TRUE(Contains(json.out, "\"skipped\":{\"non_image\":{\".db\":1,\".desktop\":1,\".json\":3,\".txt\":1},"
+                                 "\"excluded\":0,\"not_included\":0}"))
+      << json.out;
+
+  // --exclude by name and by path; --include takes a non-image extension.
+  Result ex = RunShard("convert --dry-run " + in + " -o " + dir + "/dry --exclude '*.jpg' --exclude 'dog/c.*'");
+  EXPECT_EQ(ex.exit_code, 0) << ex.err;
+  EXPECT_TRUE(Contains(ex.out, "dry run: 1 samples")) << ex.out;
+  EXPECT_TRUE(Contains(ex.out, "; 4 file(s) matching --exclude\n")) << ex.out;
+  WriteTreeFile(in, "dog/e.img", PngBytes(5, 5, 3, 8));
+  Result inc = RunShard("convert -q " + in + " -o " + dir + "/inc --include '*.img' --include 'cat/*.png'");
+  EXPECT_EQ(inc.exit_code, 0) << inc.err;
+  StatusOr<Manifest> m = convert::ReadManifest(dir + "/inc/manifest.json");
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->stats().converted(), 2u);  // cat/a.png, dog/e.img
+  // A CSV names its files: the globs are refused.
+  WriteFileOrDie(dir + "/m.csv", "path\nin/cat/a.png\n");
+  Result csv = RunShard("convert -q " + dir + "/m.csv -o " + dir + "/csv --exclude '*.png'");
+  EXPECT_EQ(csv.exit_code, 2) << csv.err;
+  EXPECT_TRUE(Contains(csv.err, "--include and --exclude choose the files of a folder")) << csv.err;
 }
 
 // Issue 16 item 15 (and the messages of item 13): --task-index alone, the

@@ -71,7 +71,7 @@ void MakeTree(const std::string& root) {
   add("train/c", 6);
   add("val/a", 3);
   add("val/c", 3);
-  WriteTreeFile(root, "train/b/notes.txt", "not an image\n");
+  WriteTreeFile(root, "train/b/notes.jpg", "not an image\n");  // content decides
   WriteTreeFile(root, "train/stray.png", PngBytes(4, 4, 3, 99));
 }
 
@@ -146,12 +146,12 @@ TEST_F(ConverterTest, ManifestMatchesTheShards) {
   }
   // Rejects: the listing's and the converter's, sorted by path.
   ASSERT_EQ(m->rejects_size(), 2);
-  EXPECT_EQ(m->rejects(0).path(), "train/b/notes.txt");
+  EXPECT_EQ(m->rejects(0).path(), "train/b/notes.jpg");
   EXPECT_EQ(m->rejects(1).path(), "train/stray.png");
   EXPECT_EQ(m->stats().rejected(), 2u);
   const std::string tsv = ReadFileOrDie(o.output + "/rejects.tsv");
   EXPECT_EQ(tsv.substr(0, 12), "path\treason\n");
-  EXPECT_TRUE(Contains(tsv, "\ntrain/b/notes.txt\t")) << tsv;
+  EXPECT_TRUE(Contains(tsv, "\ntrain/b/notes.jpg\t")) << tsv;
   EXPECT_TRUE(Contains(tsv, "\ntrain/stray.png\tfile outside any class folder\n")) << tsv;
 
   ASSERT_EQ(m->splits_size(), 2);
@@ -266,7 +266,9 @@ TEST_F(ConverterTest, JpegPassThroughIsCounted) {
   ASSERT_TRUE(r.ok()) << r.status();
   // k % 5 == 1 are colour JPEGs (RGB out: passed through); gray JPEGs become RGB.
   uint64_t colour_jpegs = 0;
-  for (const std::string& f : ListFilesRecursive(in_)) colour_jpegs += f.size() > 4 && f.substr(f.size() - 4) == ".jpg";
+  for (const std::string& f : ListFilesRecursive(in_)) {
+    colour_jpegs += f.size() > 4 && f.substr(f.size() - 4) == ".jpg" && !Contains(f, "notes.jpg");  // text
+  }
   EXPECT_EQ(r->manifest.stats().passed_through(), colour_jpegs);
   EXPECT_GT(colour_jpegs, 0u);
 }
@@ -560,7 +562,7 @@ TEST_F(ConverterTest, FailOnErrorStopsNamingTheFileAndLeavesNoIncompleteShard) {
   StatusOr<ConvertResult> r = Convert(o);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
-  EXPECT_TRUE(Contains(r.status().message(), in_ + "/train/b/notes.txt")) << r.status();
+  EXPECT_TRUE(Contains(r.status().message(), in_ + "/train/b/notes.jpg")) << r.status();
   EXPECT_FALSE(fs::exists(o.output + "/manifest.json"));
   // Shards finished before the bad input may stay; each is complete.
   int complete = 0;
@@ -574,7 +576,7 @@ TEST_F(ConverterTest, FailOnErrorStopsNamingTheFileAndLeavesNoIncompleteShard) {
       ++complete;
     }
   }
-  // Unshuffled, train/b/notes.txt is the 13th sample: shards 0..2 hold 0..11.
+  // Unshuffled, train/b/notes.jpg is the 13th sample: shards 0..2 hold 0..11.
   EXPECT_LE(complete, 3);
   EXPECT_FALSE(fs::exists(o.output + "/t-train-00003-of-00005.tfrecord"));
 
@@ -623,7 +625,7 @@ TEST_F(ConverterTest, ProgressIsSerialAndAThrowingCallbackStopsTheRun) {
 
 TEST(ConverterRejectTest, EverythingRejected) {
   const std::string base = MakeTempDir();
-  for (int i = 0; i < 5; ++i) WriteTreeFile(base + "/in", "c" + std::to_string(i % 2) + "/f" + std::to_string(i) + ".txt", "text " + std::to_string(i));
+  for (int i = 0; i < 5; ++i) WriteTreeFile(base + "/in", "c" + std::to_string(i % 2) + "/f" + std::to_string(i) + ".png", "text " + std::to_string(i));
   ConvertOptions o = Options(base + "/in", base + "/out");
   StatusOr<ConvertResult> r = Convert(o);
   ASSERT_TRUE(r.ok()) << r.status();
@@ -719,7 +721,7 @@ TEST(ConverterRejectTest, DryRunWritesNothing) {
   const std::string base = MakeTempDir();
   WriteTreeFile(base + "/in", "c/a.png", PngBytes(4, 4, 3, 1));
   WriteTreeFile(base + "/in", "c/b.jpg", JpegBytes(16, 16, 3, 1, /*progressive=*/true));
-  WriteTreeFile(base + "/in", "d/x.txt", "hello");
+  WriteTreeFile(base + "/in", "d/x.jpg", "hello");
   ConvertOptions o = Options(base + "/in", base + "/out");
   StatusOr<DryRunReport> r = DryRun(o);
   ASSERT_TRUE(r.ok()) << r.status();
@@ -734,7 +736,7 @@ TEST(ConverterRejectTest, DryRunWritesNothing) {
   ASSERT_EQ(r->risky.size(), 2u);
   EXPECT_EQ(r->risky[0].path(), "c/b.jpg");
   EXPECT_TRUE(Contains(r->risky[0].reason(), "progressive"));
-  EXPECT_EQ(r->risky[1].path(), "d/x.txt");
+  EXPECT_EQ(r->risky[1].path(), "d/x.jpg");
   EXPECT_TRUE(Contains(r->risky[1].reason(), "undecodable"));
   fs::remove_all(base);
 }
@@ -853,7 +855,7 @@ class OptionFlipTest : public ::testing::TestWithParam<OptionFlip> {
   static void SetUpTestSuite() {
     base_ = new std::string(MakeTempDir());
     MakeTree(*base_ + "/in");
-    fs::remove(*base_ + "/in/train/b/notes.txt");  // so that fail_on_error converts
+    fs::remove(*base_ + "/in/train/b/notes.jpg");  // so that fail_on_error converts
     fs::remove(*base_ + "/in/train/stray.png");
     WriteTreeFile(*base_ + "/in", "train/c/rotated.jpg", testing::WithExifOrientation(JpegBytes(16, 8, 3, 5), 6));
   }

@@ -96,8 +96,8 @@ Status CheckOutputFolder(const ConvertOptions& o) {
                         : fs::weakly_canonical(o.output, ec1) == fs::weakly_canonical(o.input, ec2);
   if (same) {
     return InvalidArgumentError("output folder " + o.output + " is the input folder " + o.input +
-                                "; write the shards to another folder (one inside the input is fine: it is "
-                                "left out of the listing)");
+                                "; write the shards to another folder (one inside the input that holds only "
+                                "shards is left out of the listing)");
   }
   return Status::OK();
 }

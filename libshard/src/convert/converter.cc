@@ -178,6 +178,7 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
   ConvertResult result;
   result.removed_stale = RemoveStaleShards(o.output, o.plan.prefix, plan);
   result.warnings = listing.warnings;
+  result.skipped = listing.skipped;
   std::vector<ShardEntry> entries;
   std::vector<size_t> todo;
   std::map<size_t, std::string> plan_ids;
@@ -193,7 +194,8 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
     const std::string temp = o.output + "/" + kStateDir + "/" + s.file + ".partial";
     ::unlink(temp.c_str());
     ::unlink((temp + ".idx").c_str());
-    if (std::optional<ShardEntry> e = ReusableShard(o, s, plan_ids[pos])) {
+    std::string damaged;
+    if (std::optional<ShardEntry> e = ReusableShard(o, s, plan_ids[pos], &damaged)) {
       entries.push_back(std::move(*e));
       ++result.shards_reused;
     } else {
@@ -203,6 +205,7 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
       // make the next run reuse them).
       ::unlink((o.output + "/" + s.file).c_str());
       ::unlink((o.output + "/" + s.file + ".idx").c_str());
+      if (!damaged.empty()) result.redone_damaged.push_back(damaged);
       todo.push_back(pos);
     }
   }

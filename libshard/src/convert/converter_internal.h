@@ -86,8 +86,12 @@ class ShardSink {
   std::vector<ShardEntry> entries_;
 };
 
-// A complete shard from an earlier run with the same plan, or nothing.
-std::optional<ShardEntry> ReusableShard(const ConvertOptions& o, const PlannedShard& s, const std::string& plan_id);
+// A complete shard from an earlier run with the same plan, or nothing. A
+// shard whose entry matches but whose bytes do not have the entry's CRC-32C
+// is not reusable, and *damaged then says so ("FILE (crc32c:..., its entry
+// says crc32c:...)"); otherwise *damaged is left alone.
+std::optional<ShardEntry> ReusableShard(const ConvertOptions& o, const PlannedShard& s, const std::string& plan_id,
+                                        std::string* damaged);
 
 // Shards of an earlier run into this folder under another plan (another
 // shard count, a split this plan no longer has) are removed with everything

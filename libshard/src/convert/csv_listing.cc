@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <utility>
@@ -17,6 +18,8 @@
 
 namespace libshard::convert {
 namespace {
+
+namespace fs = std::filesystem;
 
 using internal::Dirname;
 using internal::FinishListing;
@@ -71,6 +74,10 @@ bool ParseInt64(const std::string& s, int64_t* v) {
 }  // namespace
 
 StatusOr<Listing> ReadSourceCsv(const std::string& csv_path, const ListOptions& options) {
+  if (!options.include.empty() || !options.exclude.empty()) {
+    return InvalidArgumentError(csv_path + ": --include and --exclude choose the files of a folder; a CSV "
+                                "manifest names its files (leave the rows out instead)");
+  }
   LIBSHARD_ASSIGN_OR_RETURN(std::string text, io::ReadFileToString(csv_path, 1ull << 32));
   if (text.compare(0, 3, "\xEF\xBB\xBF") == 0) text.erase(0, 3);  // a UTF-8 byte order mark
   Listing listing;
@@ -125,7 +132,7 @@ StatusOr<Listing> ReadSourceCsv(const std::string& csv_path, const ListOptions& 
     int line;
   };
   std::vector<Row> rows;
-  std::map<std::string, int> first_line;  // path -> line
+  std::map<std::string, std::pair<int, std::string>> first_line;  // normalised path -> line, path
   for (size_t i = 1; i < lines.size(); ++i) {
     if (lines[i].empty()) continue;
     const int line_no = static_cast<int>(i) + 1;
@@ -139,10 +146,17 @@ StatusOr<Listing> ReadSourceCsv(const std::string& csv_path, const ListOptions& 
     r.sample.path = f[col_path];
     r.sample.origin = at(line_no).substr(0, at(line_no).size() - 2);
     if (r.sample.path.empty()) return InvalidArgumentError(at(line_no) + "empty " + path_col);
-    auto [it, inserted] = first_line.emplace(r.sample.path, line_no);
+    // One file, however it is spelled (./a, a//b, x/../a, absolute): by the
+    // normalised absolute path here, by file identity once it is stat'ed.
+    std::error_code ec;
+    std::string key = fs::absolute(SourceFilePath(listing.root, r.sample.path), ec).lexically_normal().string();
+    if (ec) key = r.sample.path;
+    auto [it, inserted] = first_line.emplace(key, std::pair(line_no, r.sample.path));
     if (!inserted) {
+      const auto& [first_no, first_path] = it->second;
       return InvalidArgumentError(at(line_no) + r.sample.path + " is listed again (first at line " +
-                                  std::to_string(it->second) + ")");
+                                  std::to_string(first_no) +
+                                  (first_path == r.sample.path ? std::string() : " as " + first_path) + ")");
     }
     r.sample.split = col_split >= 0 && !f[col_split].empty() ? f[col_split] : options.default_split;
     if (Status s = ValidateNamePart("split name", r.sample.split); !s.ok()) {
@@ -187,6 +201,7 @@ StatusOr<Listing> ReadSourceCsv(const std::string& csv_path, const ListOptions& 
   if (names) {
     LIBSHARD_ASSIGN_OR_RETURN(index, LabelIndex(options, seen, &listing.class_names));
   }
+  std::map<std::pair<dev_t, ino_t>, std::pair<int, std::string>> first_file;  // identity -> line, path
   for (Row& r : rows) {
     const std::string full = SourceFilePath(listing.root, r.sample.path);
     struct stat st;
@@ -201,6 +216,12 @@ StatusOr<Listing> ReadSourceCsv(const std::string& csv_path, const ListOptions& 
     if (!why.empty()) {
       listing.rejects.push_back({r.sample.path, at(r.line) + why});
       continue;
+    }
+    auto [same, inserted] = first_file.emplace(std::pair(st.st_dev, st.st_ino), std::pair(r.line, r.sample.path));
+    if (!inserted) {
+      return InvalidArgumentError(at(r.line) + r.sample.path + " is the same file as " + same->second.second +
+                                  " (line " + std::to_string(same->second.first) +
+                                  "; a link or another spelling): each file is listed once");
     }
     r.sample.size = static_cast<uint64_t>(st.st_size);
     if (names && !r.label_text.empty()) {

@@ -1,5 +1,6 @@
 // ListFolder: the samples of a folder tree (class per folder, split folders,
 // flat), walked in a canonical order; source_listing.h states the layouts.
+#include <fnmatch.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -35,12 +36,25 @@ struct Entry {
   uint64_t size = 0;
 };
 
-// A folder's identity, for ListOptions::exclude_dir.
+// A folder's identity, for ListOptions::exclude_dir, and the relative paths
+// under which the listing met it (left out there).
 struct FolderId {
   dev_t dev = 0;
   ino_t ino = 0;
   bool set = false;
+  std::vector<std::string>* met = nullptr;
 };
+
+// What `shard convert` writes into its output folder (its hidden .libshard/
+// state is skipped as every hidden name is).
+bool IsConvertOutputName(const std::string& name) {
+  auto ends = [&name](const char* tail) {
+    const size_t n = std::strlen(tail);
+    return name.size() >= n && name.compare(name.size() - n, n, tail) == 0;
+  };
+  return ends(".tfrecord") || ends(".tfrecord.idx") || name == "manifest.json" || name == "rejects.tsv" ||
+         (name.rfind("manifest.task-", 0) == 0 && ends(".json"));
+}
 
 // The non-hidden entries of `dir`, sorted by name, following symbolic links,
 // without the folder `skip`. Broken links and entries that cannot be
@@ -61,7 +75,10 @@ Status ReadDir(const std::string& dir, const std::string& rel, std::vector<Entry
       continue;
     }
     if (S_ISDIR(st.st_mode)) {
-      if (skip.set && st.st_dev == skip.dev && st.st_ino == skip.ino) continue;
+      if (skip.set && st.st_dev == skip.dev && st.st_ino == skip.ino) {
+        if (skip.met != nullptr) skip.met->push_back(child_rel);
+        continue;
+      }
       out->push_back({name, true, 0});
     } else if (S_ISREG(st.st_mode)) {
       out->push_back({name, false, static_cast<uint64_t>(st.st_size)});
@@ -74,9 +91,49 @@ Status ReadDir(const std::string& dir, const std::string& rel, std::vector<Entry
   return Status::OK();
 }
 
+// Walks folders below ROOT. Symbolic links are followed; a folder that is
+// its own ancestor on the current path (a link loop) is not entered again,
+// and said in *warnings. A folder reached twice otherwise (two links to one
+// folder, in two classes) is walked each time, listed where the tree puts it.
+// Decides which files of a folder listing are samples: the --exclude and
+// --include globs, then the file's extension (source_listing.h).
+class FileFilter {
+ public:
+  explicit FileFilter(const ListOptions& o) : include_(o.include), exclude_(o.exclude) {}
+
+  // True when `rel` is a sample; otherwise counts it in *skips.
+  bool Take(const std::string& rel, ListingSkips* skips) const {
+    for (const std::string& g : exclude_) {
+      if (Matches(g, rel)) {
+        ++skips->excluded;
+        return false;
+      }
+    }
+    if (!include_.empty()) {
+      for (const std::string& g : include_) {
+        if (Matches(g, rel)) return true;
+      }
+      ++skips->not_included;
+      return false;
+    }
+    const std::string ext = Extension(rel);
+    if (ext.empty() || IsImageExtension(ext)) return true;
+    ++skips->non_image[ext];
+    return false;
+  }
+
+ private:
+  static bool Matches(const std::string& glob, const std::string& rel) {
+    const std::string target = glob.find('/') == std::string::npos ? rel.substr(rel.rfind('/') + 1) : rel;
+    return ::fnmatch(glob.c_str(), target.c_str(), 0) == 0;
+  }
+  std::vector<std::string> include_, exclude_;
+};
+
 class Walker {
  public:
-  Walker(std::string root, FolderId skip) : root_(std::move(root)), skip_(skip) {}
+  Walker(std::string root, FolderId skip, std::vector<std::string>* warnings = nullptr)
+      : root_(std::move(root)), skip_(skip), warnings_(warnings) {}
 
   // Every regular file under ROOT/rel (recursively), as (rel path, size).
   void Walk(const std::string& rel, std::vector<std::pair<std::string, uint64_t>>* files,
@@ -87,34 +144,49 @@ class Walker {
       rejects->push_back({rel, std::string("cannot stat folder: ") + std::strerror(errno)});
       return;
     }
-    if (!visited_.insert({st.st_dev, st.st_ino}).second) return;  // a link loop
+    const std::pair<dev_t, ino_t> id{st.st_dev, st.st_ino};
+    if (auto it = ancestors_.find(id); it != ancestors_.end()) {
+      if (warnings_ != nullptr) {
+        warnings_->push_back("folder " + EscapeText(rel) + " is a link back to " +
+                             (it->second.empty() ? std::string("the input folder") : EscapeText(it->second)) +
+                             " (a loop): not followed");
+      }
+      return;
+    }
+    ancestors_.emplace(id, rel);
     std::vector<Entry> entries;
     Status s = ReadDir(dir, rel, &entries, rejects, skip_);
     if (!s.ok()) {
       rejects->push_back({rel, s.message()});
-      return;
-    }
-    for (const Entry& e : entries) {
-      std::string child = rel.empty() ? e.name : rel + "/" + e.name;
-      if (e.is_dir) {
-        Walk(child, files, rejects);
-      } else {
-        files->push_back({child, e.size});
+    } else {
+      for (const Entry& e : entries) {
+        std::string child = rel.empty() ? e.name : rel + "/" + e.name;
+        if (e.is_dir) {
+          Walk(child, files, rejects);
+        } else {
+          files->push_back({child, e.size});
+        }
       }
     }
+    ancestors_.erase(id);
   }
 
-  // Marks ROOT/rel visited without walking it (so a link back to it is a loop).
-  void MarkVisited(const std::string& rel) {
-    std::string dir = rel.empty() ? root_ : root_ + "/" + rel;
-    struct stat st;
-    if (::stat(dir.c_str(), &st) == 0) visited_.insert({st.st_dev, st.st_ino});
+  // The folders above the next walks (the root, a split folder): a link
+  // back to one of them is a loop.
+  void SetAncestors(const std::vector<std::string>& rels) {
+    ancestors_.clear();
+    for (const std::string& rel : rels) {
+      std::string dir = rel.empty() ? root_ : root_ + "/" + rel;
+      struct stat st;
+      if (::stat(dir.c_str(), &st) == 0) ancestors_.emplace(std::pair{st.st_dev, st.st_ino}, rel);
+    }
   }
 
  private:
   std::string root_;
   FolderId skip_;
-  std::set<std::pair<dev_t, ino_t>> visited_;
+  std::vector<std::string>* warnings_;
+  std::map<std::pair<dev_t, ino_t>, std::string> ancestors_;  // the current path's folders -> rel
 };
 
 
@@ -145,13 +217,13 @@ StatusOr<Listing> ListFolder(const std::string& root_in, const ListOptions& opti
   Listing listing;
   listing.root = root;
   FolderId skip;
+  std::vector<std::string> excluded_at;  // where the listing met exclude_dir
   struct stat excluded;
   if (!options.exclude_dir.empty() && ::stat(options.exclude_dir.c_str(), &excluded) == 0 &&
       S_ISDIR(excluded.st_mode)) {
-    skip = {excluded.st_dev, excluded.st_ino, true};
+    skip = {excluded.st_dev, excluded.st_ino, true, &excluded_at};
   }
-  Walker walker(root, skip);
-  walker.MarkVisited("");
+  Walker walker(root, skip, &listing.warnings);
 
   std::vector<Entry> top;
   LIBSHARD_RETURN_IF_ERROR(ReadDir(root, "", &top, &listing.rejects, skip));
@@ -175,10 +247,13 @@ StatusOr<Listing> ListFolder(const std::string& root_in, const ListOptions& opti
     return InvalidArgumentError("split '" + options.default_split + "' given for " + root +
                                 ", which has split folders (train, val, ...): they name the splits");
   }
+  const FileFilter filter(options);
   if (has_splits) {
     for (const Entry& e : top) {
       if (e.is_dir && IsSplitName(e.name)) {
         groups.push_back({e.name, e.name});
+      } else if (!e.is_dir && !filter.Take(e.name, &listing.skipped)) {
+        continue;
       } else {
         listing.rejects.push_back({e.name, e.is_dir ? "folder is not a split (train, val, "
                                                       "validation, valid, test) beside split folders"
@@ -200,10 +275,10 @@ StatusOr<Listing> ListFolder(const std::string& root_in, const ListOptions& opti
   std::set<std::string> class_seen;
   for (const auto& [rel, split] : groups) {
     std::vector<Entry> entries;
+    walker.SetAncestors(rel.empty() ? std::vector<std::string>{""} : std::vector<std::string>{"", rel});
     if (rel.empty()) {
       entries = top;
     } else {
-      walker.MarkVisited(rel);
       Status s = ReadDir(root + "/" + rel, rel, &entries, &listing.rejects, skip);
       if (!s.ok()) {
         listing.rejects.push_back({rel, s.message()});
@@ -218,7 +293,9 @@ StatusOr<Listing> ListFolder(const std::string& root_in, const ListOptions& opti
                                    [](const Entry& e) { return e.is_dir; });
     for (const Entry& e : entries) {
       std::string child = rel.empty() ? e.name : rel + "/" + e.name;
-      if (!has_classes) {
+      if (!e.is_dir && !filter.Take(child, &listing.skipped)) {
+        continue;
+      } else if (!has_classes) {
         pending.push_back({child, split, "", e.size});
       } else if (!e.is_dir) {
         listing.rejects.push_back({child, "file outside any class folder"});
@@ -231,8 +308,32 @@ StatusOr<Listing> ListFolder(const std::string& root_in, const ListOptions& opti
           listing.warnings.push_back("class folder " + child + " has no files; class '" + e.name +
                                      "' keeps its label");
         }
-        for (auto& [path, size] : files) pending.push_back({path, split, e.name, size});
+        for (auto& [path, size] : files) {
+          if (filter.Take(path, &listing.skipped)) pending.push_back({path, split, e.name, size});
+        }
       }
+    }
+  }
+
+  // The excluded folder (the output) may hold only what a conversion writes
+  // there: anything else would be left out of the listing without a word.
+  for (const std::string& rel : excluded_at) {
+    std::vector<std::pair<std::string, uint64_t>> files;
+    std::vector<ListingReject> ignored_rejects;
+    Walker(root, FolderId{}).Walk(rel, &files, &ignored_rejects);
+    std::vector<std::string> inputs;
+    ListingSkips unused;
+    for (const auto& [path, size] : files) {
+      if (!IsConvertOutputName(path.substr(path.rfind('/') + 1)) && filter.Take(path, &unused)) {
+        inputs.push_back(path);
+      }
+    }
+    if (!inputs.empty()) {
+      return InvalidArgumentError("output folder " + options.exclude_dir + " lies inside the input " + root +
+                                  " (as " + rel + ") and holds " + std::to_string(inputs.size()) +
+                                  " input image(s) (e.g. " + EscapeText(inputs.front()) +
+                                  ") that the conversion would leave out; write the shards to a folder "
+                                  "outside the input (or to an empty or earlier output folder)");
     }
   }
 

@@ -7,6 +7,7 @@
 
 #include "convert/converter_internal.h"
 #include "libshard/crc32c.h"
+#include "libshard/io/open_file.h"
 #include "libshard/io/shard_paths.h"
 #include "libshard/io/writable_file.h"
 #include "libshard/manifest/manifest_json.h"
@@ -109,14 +110,22 @@ Status ShardSink::Finish() {
 }
 
 // A complete shard from an earlier run with the same plan, or nothing.
-std::optional<ShardEntry> ReusableShard(const ConvertOptions& o, const PlannedShard& s,
-                                        const std::string& plan_id) {
+std::optional<ShardEntry> ReusableShard(const ConvertOptions& o, const PlannedShard& s, const std::string& plan_id,
+                                        std::string* damaged) {
   const std::string path = o.output + "/" + s.file;
   const std::string entry_path = o.output + "/" + kStateDir + "/" + s.file + ".json";
   if (!IsRegularFile(path) || !IsRegularFile(entry_path)) return std::nullopt;
   StatusOr<ShardEntry> e = ReadShardEntry(entry_path);
   if (!e.ok() || e->plan_id() != plan_id || e->bytes() != FileSize(path) ||
       FileSize(o.output + "/" + e->index_file()) == UINT64_MAX) {
+    return std::nullopt;
+  }
+  // The right size is not the right bytes: a shard is kept only when it
+  // still has the CRC-32C its entry records (one read of each kept shard).
+  StatusOr<uint32_t> crc = io::Crc32cOfFile(path);
+  const std::string sum = crc.ok() ? manifest::FormatChecksum(*crc) : crc.status().message();
+  if (sum != e->checksum()) {
+    *damaged = s.file + " (" + sum + ", its entry says " + e->checksum() + ")";
     return std::nullopt;
   }
   return *e;

@@ -15,8 +15,9 @@
 // place only when complete, after its entry; a killed run leaves at most
 // .partial files, which the next run deletes. Run again with the same
 // options, a conversion keeps every shard whose entry is present, whose size
-// matches and whose plan_id (what decides its bytes) is unchanged, and
-// redoes the rest: the result is byte-identical to an uninterrupted run.
+// and CRC-32C match the entry and whose plan_id (what decides its bytes) is
+// unchanged, and redoes the rest (a damaged one named in
+// ConvertResult::redone_damaged): the result is byte-identical to an uninterrupted run.
 // Run again with another plan (another shard count, a split gone), it first
 // removes the earlier plan's shards of this prefix (ConvertResult::
 // removed_stale), so the folder holds exactly the shards its manifest lists.
@@ -119,7 +120,12 @@ struct ConvertResult {
   // for a split, or a split this plan does not have), with their index,
   // entry and temporary files; sorted.
   std::vector<std::string> removed_stale;
+  // Shards of an earlier run with the plan's entry and size whose bytes no
+  // longer had the entry's CRC-32C: redone. "FILE (crc32c:..., its entry
+  // says crc32c:...)", in plan order.
+  std::vector<std::string> redone_damaged;
   std::vector<std::string> warnings;  // the listing's (Listing::warnings)
+  ListingSkips skipped;               // the listing's (Listing::skipped)
 };
 
 // Runs the conversion (docs/convert.md). `progress`, when set, is called as
@@ -129,8 +135,9 @@ struct ConvertResult {
 StatusOr<ConvertResult> Convert(const ConvertOptions& options, const ProgressFn& progress = {});
 
 // kInvalidArgument when the output folder is the input folder (the same
-// folder under any spelling). An output folder inside the input is fine:
-// the listing leaves it out (ListOptions::exclude_dir). Convert checks this
+// folder under any spelling). An output folder inside the input is left out
+// of the listing (ListOptions::exclude_dir), and refused there when it holds
+// anything but shard convert's output. Convert checks this
 // first; the CLI calls it to report a usage error.
 Status CheckOutputFolder(const ConvertOptions& options);
 
