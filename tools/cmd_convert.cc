@@ -37,7 +37,7 @@ struct Flags {
   convert::ConvertOptions o;
   std::string size, shard_size = "128MiB", resize_mode, filter = "bilinear", format = "jpeg";
   std::string reencode = "auto", on_error = "skip", channels = "rgb", alpha = "composite";
-  std::string unknown_color = "error", fill, raw_filter = "none";
+  std::string unknown_color = "error", fill, raw_filter = "none", layout = "auto";
   int mask_ignore_index = 255;
   int quality = 90, zstd_level = -5;
   double progress_interval = 10;
@@ -82,6 +82,7 @@ Status BuildOptions(Flags& f) {
     LIBSHARD_RETURN_IF_ERROR(CheckReadable("--masks ", o.list.masks));
   }
   LIBSHARD_RETURN_IF_ERROR(CheckReadable("--mask-labels ", o.mask_labels_file));
+  LIBSHARD_ASSIGN_OR_RETURN(o.list.layout, ForFlag("--layout", convert::ParseFolderLayout(f.layout)));
   LIBSHARD_ASSIGN_OR_RETURN(o.plan.shard_size_bytes, ForFlag("--shard-size", libshard::util::ParseByteSize(f.shard_size)));
   o.plan.seed = f.seed;
   o.plan.shuffle = !f.no_shuffle;
@@ -181,6 +182,16 @@ int RunDryRun(const Flags& f) {
     w.Field("output_format", image::OutputFormatName(f.o.encode.format));
     w.Field("output_description", OutputDescription(f.o));
     w.Field("samples", static_cast<uint64_t>(l.samples.size()));
+    w.Field("layout", l.layout);
+    w.Key("split_folders");
+    w.BeginArray();
+    for (const auto& [folder, split] : l.split_folders) {
+      w.BeginObject();
+      w.Field("folder", folder);
+      w.Field("split", split);
+      w.EndObject();
+    }
+    w.EndArray();
     w.Key("classes");
     w.BeginArray();
     for (const std::string& c : l.class_names) w.String(c);
@@ -250,6 +261,7 @@ int RunDryRun(const Flags& f) {
   for (const std::string& w : l.warnings) std::fprintf(stderr, "shard convert: warning: %s\n", w.c_str());
   std::printf("dry run: %zu samples in %s, %zu classes; nothing written\n", l.samples.size(),
               (ec ? l.root : input).c_str(), l.class_names.size());
+  std::printf("%s\n", convert::LayoutSummary(l).c_str());
   std::printf("output: %zu shards in %s; %s\n", r->plan.shards.size(), f.o.output.c_str(),
               OutputDescription(f.o).c_str());
   std::printf("%-12s %-24s %8s\n", "split", "class", "samples");
@@ -300,6 +312,7 @@ int Run(Flags& f) {
   if (!f.quiet) {
     for (const std::string& w : r->warnings) std::fprintf(stderr, "shard convert: warning: %s\n", w.c_str());
   }
+  if (!f.quiet) std::fprintf(stderr, "shard convert: %s\n", r->layout.c_str());
   if (const std::string skips = convert::SkipSummary(r->skipped); !skips.empty() && !f.quiet) {
     std::fprintf(stderr, "shard convert: %s\n", skips.c_str());
   }
@@ -352,6 +365,12 @@ int Run(Flags& f) {
                  last.done / secs, last.bytes_read / secs / 1e6, r->manifest_path.c_str());
   }
   if (f.json) std::cout << convert::ManifestToJson(m);
+  if (st.converted() == 0 && r->rejected > 0) {
+    std::fprintf(stderr, "shard convert: nothing converted: all %llu input(s) were rejected (%s names them)\n",
+                 static_cast<unsigned long long>(r->rejected),
+                 f.o.num_tasks > 1 ? r->manifest_path.c_str() : (f.o.output + "/rejects.tsv").c_str());
+    return kExitFailure;
+  }
   return r->rejected > 0 ? kExitRejected : kExitOk;
 }
 
@@ -366,7 +385,7 @@ void RegisterConvert(CLI::App& app, int* exit_code) {
       "rejected); WebP is always re-encoded to --format.\n"
       "Exit codes: 0 every input converted, 3 some inputs rejected (the rest converted; see "
       "rejects.tsv), 1 fatal error while converting (nothing half-written is left under a shard's "
-      "name), 2 usage error or an unreadable or invalid argument (a missing input, a bad CSV, a "
+      "name) or nothing converted (every input rejected), 2 usage error or an unreadable or invalid argument (a missing input, a bad CSV, a "
       "bad --prefix), before anything is written.");
   Flags& f = *flags;
   cmd->add_option("input", f.o.input,
@@ -392,6 +411,11 @@ void RegisterConvert(CLI::App& app, int* exit_code) {
   cmd->add_option("--label-col", f.o.list.label_column, "CSV column of the labels")->capture_default_str();
   cmd->add_option("--mask-col", f.o.list.mask_column, "CSV column of the mask paths")->capture_default_str();
   cmd->add_option("--split-col", f.o.list.split_column, "CSV column of the split names")->capture_default_str();
+  cmd->add_option("--layout", f.layout,
+                  "how a folder's top level is read: auto (split folders when one is named train/training, "
+                  "val/valid/validation/dev or test/testing, any case; else classes, or flat) | class | "
+                  "split/class | flat (every file below, unlabeled)")
+      ->capture_default_str();
   cmd->add_option("--split", f.o.list.default_split,
                   "split of an input without split folders (or of a CSV row without one)")
       ->capture_default_str();

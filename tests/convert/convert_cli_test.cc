@@ -134,8 +134,9 @@ TEST(ConvertCliTest, RejectedInputExitsThreeAndIsListed) {
 }
 
 // --size 65535: 12.9 GB per output image, under a 2 GB address-space limit.
-// Each image is a reject (exit 3), never std::bad_alloc aborting the run.
-TEST(ConvertCliTest, OutOfMemoryRejectsEachImageAndExitsThree) {
+// Each image is a reject, never std::bad_alloc aborting the run; with
+// every input rejected, nothing is converted: exit 1 (issue 23 item 11).
+TEST(ConvertCliTest, OutOfMemoryRejectsEachImageAndNothingConvertedExitsOne) {
 #ifdef LIBSHARD_TEST_ASAN
   GTEST_SKIP() << "address space limits do not work under AddressSanitizer";
 #endif
@@ -143,7 +144,7 @@ TEST(ConvertCliTest, OutOfMemoryRejectsEachImageAndExitsThree) {
   MakeSmallTree(dir + "/in");
   Result r = testing::RunCommand("ulimit -v 2000000; " + std::string(SHARD_BIN) + " convert -q --threads 2 --size 65535 " +
                                  dir + "/in -o " + dir + "/out");
-  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_EQ(r.exit_code, 1) << r.err;
   StatusOr<Manifest> m = convert::ReadManifest(dir + "/out/manifest.json");
   ASSERT_TRUE(m.ok()) << r.err;
   EXPECT_EQ(m->stats().converted(), 0u);
@@ -799,6 +800,73 @@ TEST(ConvertCliTest, NonImageFilesAreSkippedAndCountedAndGlobsChoose) {
   Result csv = RunShard("convert -q " + dir + "/m.csv -o " + dir + "/csv --exclude '*.png'");
   EXPECT_EQ(csv.exit_code, 2) << csv.err;
   EXPECT_TRUE(Contains(csv.err, "--include and --exclude choose the files of a folder")) << csv.err;
+}
+
+// Issue 23 item 2: Train/Test folders are splits; the dry run and the
+// summary say the layout found; --layout forces another; a bad value is a
+// usage error.
+TEST(ConvertCliTest, LayoutIsRecognisedSaidAndForced) {
+  const std::string dir = MakeTempDir();
+  const std::string in = dir + "/in";
+  for (int i = 0; i < 6; ++i) {
+    WriteTreeFile(in, std::string(i < 4 ? "Train" : "Test") + "/c" + std::to_string(i % 2) + "/" + std::to_string(i) +
+                          ".png", PngBytes(4, 4, 3, i));
+  }
+  Result dry = RunShard("convert --dry-run " + in + " -o " + dir + "/out");
+  EXPECT_EQ(dry.exit_code, 0) << dry.err;
+  EXPECT_TRUE(Contains(dry.out, "\nlayout split/class: split test (folder Test) 2 samples in 2 classes, split train "
+                                "(folder Train) 4 samples in 2 classes\n"))
+      << dry.out;
+  Result json = RunShard("convert --dry-run --json " + in + " -o " + dir + "/out");
+  EXPECT_TRUE(Contains(json.out, "\"layout\":\"split/class\",\"split_folders\":[{\"folder\":\"Test\",\"split\":"
+                                 "\"test\"},{\"folder\":\"Train\",\"split\":\"train\"}]"))
+      << json.out;
+  Result r = RunShard("convert " + in + " -o " + dir + "/out");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Contains(r.err, "shard convert: layout split/class: split test (folder Test) 2 samples")) << r.err;
+  EXPECT_TRUE(fs::exists(dir + "/out/in-test-00000-of-00001.tfrecord"));
+  Result forced = RunShard("convert --dry-run --layout class " + in + " -o " + dir + "/out2");
+  EXPECT_EQ(forced.exit_code, 0) << forced.err;
+  EXPECT_TRUE(Contains(forced.out, "\nlayout class: split train 6 samples in 2 classes\n")) << forced.out;
+  EXPECT_TRUE(Contains(forced.err, "warning: top-level folder 'Test' looks like a split but was taken as a class "
+                                   "(--layout class)"))
+      << forced.err;
+  Result bad = RunShard("convert --dry-run --layout tree " + in + " -o " + dir + "/out2");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.err, "shard convert: --layout: unknown layout 'tree' (expected auto, class, split/class or flat)\n");
+}
+
+// Issue 23 item 11: exit codes as the README states them. Every input
+// rejected is "nothing converted" (1, not 3); `shard merge` of a missing
+// folder is a usage error (2); a --prefix too long for a file name is a
+// usage error (2) before anything is created.
+TEST(ConvertCliTest, ExitCodesForNothingConvertedMissingMergeFolderAndLongPrefix) {
+  const std::string dir = MakeTempDir();
+  WriteTreeFile(dir, "in/cat/a.png", "not an image");
+  WriteTreeFile(dir, "in/dog/b.jpg", "not an image either");
+  Result r = RunShard("convert " + dir + "/in -o " + dir + "/out");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_TRUE(Contains(r.err, "shard convert: nothing converted: all 2 input(s) were rejected (" + dir +
+                                  "/out/rejects.tsv names them)\n"))
+      << r.err;
+  // One good input: some converted, exit 3 as before.
+  WriteTreeFile(dir, "in/dog/c.png", PngBytes(4, 4, 3, 1));
+  r = RunShard("convert -q " + dir + "/in -o " + dir + "/out");
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+
+  Result m = RunShard("merge " + dir + "/nonexistent");
+  EXPECT_EQ(m.exit_code, 2) << m.err;
+  EXPECT_EQ(m.err, "shard merge: " + dir + "/nonexistent: no such folder\n");
+
+  const std::string long_prefix(230, 'p');
+  r = RunShard("convert -q " + dir + "/in -o " + dir + "/long --prefix " + long_prefix);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_TRUE(Contains(r.err, "passes the file system's 255-byte limit: use a --prefix of at most 213 bytes "
+                              "(split 'train')"))
+      << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/long"));
+  r = RunShard("convert -q " + dir + "/in -o " + dir + "/long --prefix " + std::string(213, 'p'));
+  EXPECT_EQ(r.exit_code, 3) << r.err;
 }
 
 // Issue 16 item 15 (and the messages of item 13): --task-index alone, the

@@ -592,6 +592,24 @@ TEST_F(ConverterTest, FailOnErrorStopsNamingTheFileAndLeavesNoIncompleteShard) {
 // converter.h's ProgressFn contract: one call per sample, in order, never
 // two at once; an exception from it stops the run as an error, and no
 // incomplete shard is left.
+// Issue 23 item 11: a file missing once the run has started (another
+// process removed the output's state folder) is an I/O error, not the
+// kNotFound that the CLI maps to a usage error (exit 2).
+TEST_F(ConverterTest, AFileRemovedMidRunIsAnIOErrorNotNotFound) {
+  ConvertOptions o = Options(in_, base_ + "/out");
+  o.plan.records_per_shard = 2;
+  o.plan.shuffle = false;
+  o.threads = 1;
+  bool removed = false;
+  StatusOr<ConvertResult> r = Convert(o, [&](const Progress&) {
+    if (!removed) fs::remove_all(o.output + "/.libshard");
+    removed = true;
+  });
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kIOError) << r.status();
+  EXPECT_TRUE(Contains(r.status().message(), o.output + "/.libshard/")) << r.status();
+}
+
 TEST_F(ConverterTest, ProgressIsSerialAndAThrowingCallbackStopsTheRun) {
   fs::remove(in_ + "/train/stray.png");
   ConvertOptions o = Options(in_, base_ + "/out");

@@ -95,6 +95,81 @@ TEST(SourceListingTest, SplitFoldersBecomeSplits) {
   EXPECT_TRUE(Contains(FindReject(*l, "README")->reason, "beside the split folders"));
 }
 
+// Issue 23 item 2: split folders named as downloaded datasets name them
+// (Train/Test, Training/Testing, valid, validation, dev) are splits, not
+// classes; the layout found is said; --layout forces one; a class that
+// looks like a split is warned about.
+TEST(SourceListingTest, SplitFolderNamesAreCaseInsensitiveWithAliases) {
+  const std::string png = PngBytes(3, 3, 3, 1);
+  const std::string base = MakeTempDir();
+  struct Case {
+    std::vector<std::string> folders;
+    std::vector<std::string> splits;
+  };
+  for (const Case& c : {Case{{"Train", "Test"}, {"test", "train"}}, Case{{"Training", "Testing"}, {"test", "train"}},
+                        Case{{"TRAIN", "valid"}, {"train", "valid"}}, Case{{"train", "Validation"}, {"train", "validation"}},
+                        Case{{"train", "dev"}, {"train", "val"}}}) {
+    const std::string root = base + "/" + c.folders[0];
+    for (const std::string& f : c.folders) {
+      for (const char* cls : {"ant", "bee", "cat"}) WriteTreeFile(root, f + "/" + cls + "/1.png", png);
+    }
+    StatusOr<Listing> l = ListFolder(root, ListOptions{});
+    ASSERT_TRUE(l.ok()) << l.status();
+    SCOPED_TRACE(c.folders[0] + "," + c.folders[1]);
+    EXPECT_EQ(l->splits, c.splits);
+    EXPECT_EQ(l->class_names, (std::vector<std::string>{"ant", "bee", "cat"}));
+    EXPECT_EQ(l->layout, "split/class");
+    EXPECT_TRUE(l->rejects.empty());
+    EXPECT_TRUE(l->warnings.empty()) << l->warnings[0];
+    fs::remove_all(root);
+  }
+  const std::string root = base + "/data";
+  for (const char* f : {"Training/ant/1.png", "Training/bee/2.png", "Testing/ant/3.png"}) WriteTreeFile(root, f, png);
+  StatusOr<Listing> l = ListFolder(root, ListOptions{});
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(LayoutSummary(*l), "layout split/class: split test (folder Testing) 1 samples in 1 classes, "
+                               "split train (folder Training) 2 samples in 2 classes");
+  // --layout class: the top-level folders are classes, with a warning.
+  ListOptions o;
+  o.layout = FolderLayout::kClass;
+  l = ListFolder(root, o);
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(l->class_names, (std::vector<std::string>{"Testing", "Training"}));
+  EXPECT_EQ(l->layout, "class");
+  ASSERT_EQ(l->warnings.size(), 2u);
+  EXPECT_EQ(l->warnings[0], "top-level folder 'Testing' looks like a split but was taken as a class (--layout class)");
+  // --layout flat: every file below, unlabeled.
+  o.layout = FolderLayout::kFlat;
+  l = ListFolder(root, o);
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(Paths(*l), (std::vector<std::string>{"Testing/ant/3.png", "Training/ant/1.png", "Training/bee/2.png"}));
+  EXPECT_EQ(l->samples[0].label, -1);
+  EXPECT_EQ(l->layout, "flat");
+  // --layout split/class: any top-level name is a split.
+  WriteTreeFile(root, "extra/ant/4.png", png);
+  o.layout = FolderLayout::kSplitClass;
+  l = ListFolder(root, o);
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(l->splits, (std::vector<std::string>{"extra", "test", "train"}));
+  // Auto: a class that looks like a split (COCO's train2017) is warned about.
+  const std::string coco = base + "/coco";
+  WriteTreeFile(coco, "train2017/1.png", png);
+  WriteTreeFile(coco, "val2017/2.png", png);
+  l = ListFolder(coco, ListOptions{});
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(l->layout, "class");
+  ASSERT_EQ(l->warnings.size(), 2u);
+  EXPECT_EQ(l->warnings[0], "top-level folder 'train2017' looks like a split but was taken as a class; --layout "
+                            "split/class makes the top-level folders splits");
+  // Two folders naming one split are refused.
+  WriteTreeFile(root, "train/ant/5.png", png);
+  l = ListFolder(root, ListOptions{});
+  ASSERT_FALSE(l.ok());
+  EXPECT_EQ(l.status().message(), "folders Training and train of " + root +
+                                      " both name split 'train'; merge or rename one (or --layout class: the "
+                                      "top-level folders are classes)");
+}
+
 TEST(SourceListingTest, FlatFoldersAreUnlabeled) {
   const std::string root = MakeTempDir();
   WriteTreeFile(root, "b.png", PngBytes(3, 3, 3, 1));

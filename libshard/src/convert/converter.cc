@@ -39,6 +39,15 @@ using internal::ReusableShard;
 using internal::ShardSink;
 using internal::Work;
 
+// Once the output folder is locked, a file that is missing or refused is
+// file-system trouble (another process removed it), not a usage error:
+// converter.h keeps kNotFound and kInvalidArgument for what is found before
+// anything is written.
+Status Started(Status s) {
+  if (s.code() == StatusCode::kNotFound || s.code() == StatusCode::kInvalidArgument) return IOError(s.message());
+  return s;
+}
+
 std::string NowRfc3339() {
   std::time_t t = std::time(nullptr);
   std::tm tm;
@@ -179,6 +188,7 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
   result.removed_stale = RemoveStaleShards(o.output, o.plan.prefix, plan);
   result.warnings = listing.warnings;
   result.skipped = listing.skipped;
+  result.layout = LayoutSummary(listing);
   std::vector<ShardEntry> entries;
   std::vector<size_t> todo;
   std::map<size_t, std::string> plan_ids;
@@ -315,7 +325,7 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
   if (failure.ok()) failure = pipeline;
   if (!failure.ok()) {
     sink.Abort();
-    return failure;
+    return Started(failure);
   }
   for (ShardEntry& e : sink.entries()) entries.push_back(std::move(e));
   result.shards_written = static_cast<uint32_t>(sink.entries().size());
@@ -342,9 +352,10 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
     masks |= !s.mask_path.empty();
   }
   const bool single = o.num_tasks == 1;
-  LIBSHARD_ASSIGN_OR_RETURN(
-      result.manifest, AssembleManifest(options_proto, labels, RecordSchema(o, labeled, masks),
-                                        std::move(entries), listing_rejects, single));
+  StatusOr<Manifest> assembled = AssembleManifest(options_proto, labels, RecordSchema(o, labeled, masks),
+                                                  std::move(entries), listing_rejects, single);
+  if (!assembled.ok()) return Started(assembled.status());
+  result.manifest = std::move(*assembled);
   result.manifest.set_plan_id(Sha256Hex(all_plan_ids));
   if (mask_map) AddMaskClasses(*mask_map, &result.manifest);
   RunInfo* run = result.manifest.mutable_run();
@@ -356,13 +367,12 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
   result.rejected = result.manifest.rejects_size();
 
   if (single) {
-    LIBSHARD_RETURN_IF_ERROR(WriteRejectsTsv(o.output + "/rejects.tsv", result.manifest, o.sync));
+    LIBSHARD_RETURN_IF_ERROR(Started(WriteRejectsTsv(o.output + "/rejects.tsv", result.manifest, o.sync)));
     result.manifest_path = o.output + "/" + kManifestName;
   } else {
     result.manifest_path = TaskManifestPath(o.output, o.task_index, o.num_tasks);
   }
-  LIBSHARD_RETURN_IF_ERROR(
-      WriteFileAtomically(result.manifest_path, ManifestToJson(result.manifest), o.sync));
+  LIBSHARD_RETURN_IF_ERROR(Started(WriteFileAtomically(result.manifest_path, ManifestToJson(result.manifest), o.sync)));
   return result;
 }
 

@@ -74,6 +74,10 @@ bool ParseInt64(const std::string& s, int64_t* v) {
 }  // namespace
 
 StatusOr<Listing> ReadSourceCsv(const std::string& csv_path, const ListOptions& options) {
+  if (options.layout != FolderLayout::kAuto) {
+    return InvalidArgumentError(csv_path + ": --layout reads a folder; a CSV manifest names its splits and labels "
+                                "in its columns");
+  }
   if (!options.include.empty() || !options.exclude.empty()) {
     return InvalidArgumentError(csv_path + ": --include and --exclude choose the files of a folder; a CSV "
                                 "manifest names its files (leave the rows out instead)");
@@ -235,6 +239,7 @@ StatusOr<Listing> ReadSourceCsv(const std::string& csv_path, const ListOptions& 
     }
     listing.samples.push_back(std::move(r.sample));
   }
+  listing.layout = "csv";
   bool has_split_column = col_split >= 0;
   LIBSHARD_RETURN_IF_ERROR(FinishListing(options, has_split_column, &listing));
   return listing;

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -23,9 +24,19 @@ using internal::FinishListing;
 using internal::LabelIndex;
 using internal::MaskFolder;
 
-bool IsSplitName(const std::string& name) {
-  return name == "train" || name == "val" || name == "validation" || name == "valid" ||
-         name == "test";
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// A name that starts like a split (train2017, val_images, TestSet) without
+// being one: worth a warning when it becomes a class.
+bool LooksLikeSplit(const std::string& name) {
+  const std::string l = Lower(name);
+  for (const char* p : {"train", "val", "test", "dev"}) {
+    if (l.rfind(p, 0) == 0) return true;
+  }
+  return false;
 }
 
 bool Hidden(const std::string& name) { return !name.empty() && name[0] == '.'; }
@@ -227,9 +238,16 @@ StatusOr<Listing> ListFolder(const std::string& root_in, const ListOptions& opti
 
   std::vector<Entry> top;
   LIBSHARD_RETURN_IF_ERROR(ReadDir(root, "", &top, &listing.rejects, skip));
+  const FolderLayout layout = options.layout;
+  // The split a top-level folder stands for ("" for none).
+  const auto split_of = [layout](const Entry& e) -> std::string {
+    if (!e.is_dir || layout == FolderLayout::kClass || layout == FolderLayout::kFlat) return "";
+    std::string split = SplitForFolderName(e.name);
+    return split.empty() && layout == FolderLayout::kSplitClass ? e.name : split;
+  };
   std::vector<std::string> split_names = {options.default_split};
   for (const Entry& e : top) {
-    if (e.is_dir && IsSplitName(e.name)) split_names.push_back(e.name);
+    if (!split_of(e).empty()) split_names.push_back(split_of(e));
   }
   const auto ignored_ids = IgnoredIds(options, split_names);
   const auto ignored = [&ignored_ids](const std::string& path) {
@@ -239,7 +257,7 @@ StatusOr<Listing> ListFolder(const std::string& root_in, const ListOptions& opti
   top.erase(std::remove_if(top.begin(), top.end(), [&](const Entry& e) { return ignored(root + "/" + e.name); }),
             top.end());
   bool has_splits = false;
-  for (const Entry& e : top) has_splits |= e.is_dir && IsSplitName(e.name);
+  for (const Entry& e : top) has_splits |= !split_of(e).empty();
 
   // (split folder rel path or "", split name) pairs to read classes from.
   std::vector<std::pair<std::string, std::string>> groups;
@@ -249,20 +267,42 @@ StatusOr<Listing> ListFolder(const std::string& root_in, const ListOptions& opti
   }
   const FileFilter filter(options);
   if (has_splits) {
+    std::map<std::string, std::string> folder_of;  // split -> its folder
     for (const Entry& e : top) {
-      if (e.is_dir && IsSplitName(e.name)) {
-        groups.push_back({e.name, e.name});
+      if (const std::string split = split_of(e); !split.empty()) {
+        LIBSHARD_RETURN_IF_ERROR(ValidateNamePart("split name", split));
+        if (auto [it, inserted] = folder_of.emplace(split, e.name); !inserted) {
+          return InvalidArgumentError("folders " + EscapeText(it->second) + " and " + EscapeText(e.name) + " of " +
+                                      root + " both name split '" + split +
+                                      "'; merge or rename one (or --layout class: the top-level folders are "
+                                      "classes)");
+        }
+        groups.push_back({e.name, split});
+        listing.split_folders.push_back({e.name, split});
       } else if (!e.is_dir && !filter.Take(e.name, &listing.skipped)) {
         continue;
       } else {
-        listing.rejects.push_back({e.name, e.is_dir ? "folder is not a split (train, val, "
-                                                      "validation, valid, test) beside split folders"
+        listing.rejects.push_back({e.name, e.is_dir ? "folder is not a split (train/training, val/valid/"
+                                                      "validation/dev, test/testing, any case) beside split "
+                                                      "folders; --layout split/class takes every top-level "
+                                                      "folder as a split"
                                                     : "file beside the split folders"});
       }
     }
   } else {
     LIBSHARD_RETURN_IF_ERROR(ValidateNamePart("split name", options.default_split));
     groups.push_back({"", options.default_split});
+    if (layout != FolderLayout::kFlat) {
+      for (const Entry& e : top) {
+        if (e.is_dir && (!SplitForFolderName(e.name).empty() || LooksLikeSplit(e.name))) {
+          listing.warnings.push_back(
+              "top-level folder '" + EscapeText(e.name) + "' looks like a split but was taken as a class" +
+              (layout == FolderLayout::kClass ? std::string(" (--layout class)")
+                                              : std::string("; --layout split/class makes the top-level folders "
+                                                            "splits")));
+        }
+      }
+    }
   }
 
   struct Pending {
@@ -273,6 +313,7 @@ StatusOr<Listing> ListFolder(const std::string& root_in, const ListOptions& opti
   };
   std::vector<Pending> pending;
   std::set<std::string> class_seen;
+  bool any_classes = false;
   for (const auto& [rel, split] : groups) {
     std::vector<Entry> entries;
     walker.SetAncestors(rel.empty() ? std::vector<std::string>{""} : std::vector<std::string>{"", rel});
@@ -289,12 +330,19 @@ StatusOr<Listing> ListFolder(const std::string& root_in, const ListOptions& opti
                                    [&](const Entry& e) { return ignored(dir + e.name); }),
                     entries.end());
     }
-    bool has_classes = std::any_of(entries.begin(), entries.end(),
-                                   [](const Entry& e) { return e.is_dir; });
+    const bool has_classes = layout != FolderLayout::kFlat &&
+                             std::any_of(entries.begin(), entries.end(), [](const Entry& e) { return e.is_dir; });
+    any_classes |= has_classes;
     for (const Entry& e : entries) {
       std::string child = rel.empty() ? e.name : rel + "/" + e.name;
       if (!e.is_dir && !filter.Take(child, &listing.skipped)) {
         continue;
+      } else if (!has_classes && e.is_dir) {  // --layout flat: every file below, unlabeled
+        std::vector<std::pair<std::string, uint64_t>> files;
+        walker.Walk(child, &files, &listing.rejects);
+        for (auto& [path, size] : files) {
+          if (filter.Take(path, &listing.skipped)) pending.push_back({path, split, "", size});
+        }
       } else if (!has_classes) {
         pending.push_back({child, split, "", e.size});
       } else if (!e.is_dir) {
@@ -354,6 +402,7 @@ StatusOr<Listing> ListFolder(const std::string& root_in, const ListOptions& opti
     }
     listing.samples.push_back(std::move(s));
   }
+  listing.layout = std::string(has_splits ? "split/" : "") + (any_classes ? "class" : "flat");
   LIBSHARD_RETURN_IF_ERROR(FinishListing(options, has_splits, &listing));
   return listing;
 }

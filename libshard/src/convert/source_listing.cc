@@ -164,6 +164,48 @@ StatusOr<std::map<std::string, int64_t>> LabelIndex(const ListOptions& options,
 
 }  // namespace internal
 
+std::string SplitForFolderName(const std::string& name) {
+  std::string l = name;
+  for (char& c : l) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (l == "train" || l == "training") return "train";
+  if (l == "test" || l == "testing") return "test";
+  if (l == "val" || l == "dev" || l == "development") return "val";
+  if (l == "valid" || l == "validation") return l;  // the names earlier versions gave them
+  return "";
+}
+
+StatusOr<FolderLayout> ParseFolderLayout(std::string_view name) {
+  if (name == "auto") return FolderLayout::kAuto;
+  if (name == "class") return FolderLayout::kClass;
+  if (name == "split/class") return FolderLayout::kSplitClass;
+  if (name == "flat") return FolderLayout::kFlat;
+  return InvalidArgumentError("unknown layout '" + std::string(name) + "' (expected auto, class, split/class or flat)");
+}
+
+std::string LayoutSummary(const Listing& listing) {
+  std::map<std::string, std::pair<std::set<int64_t>, uint64_t>> per_split;  // labels, samples
+  for (const SourceSample& s : listing.samples) {
+    auto& [labels, n] = per_split[s.split];
+    if (s.label >= 0) labels.insert(s.label);
+    ++n;
+  }
+  std::map<std::string, std::string> folder;  // split -> folder, where they differ
+  for (const auto& [f, split] : listing.split_folders) {
+    if (f != split) folder[split] = f;
+  }
+  std::string out = "layout " + listing.layout + ":";
+  bool first = true;
+  for (const auto& [split, v] : per_split) {
+    out += std::string(first ? " " : ", ") + "split " + split;
+    if (auto it = folder.find(split); it != folder.end()) out += " (folder " + EscapeText(it->second) + ")";
+    out += " " + std::to_string(v.second) + " samples";
+    if (!v.first.empty()) out += " in " + std::to_string(v.first.size()) + " classes";
+    first = false;
+  }
+  if (per_split.empty()) out += " no samples";
+  return out;
+}
+
 std::string Extension(const std::string& rel) {
   const size_t slash = rel.rfind('/');
   const size_t start = slash == std::string::npos ? 0 : slash + 1;

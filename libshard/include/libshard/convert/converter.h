@@ -32,8 +32,9 @@
 //   StatusOr<ConvertResult> r = Convert(o, [](const Progress& p) { ... });
 //
 // Errors: a bad option or unreadable input is kInvalidArgument/kNotFound
-// before anything is written; an I/O error (a full disk) stops the run with
-// the file named; with fail_on_error the first rejected input stops the run
+// before anything is written (and only then: once the output folder is
+// locked, a missing file, say one another process removed, is kIOError);
+// an I/O error (a full disk) stops the run with the file named; with fail_on_error the first rejected input stops the run
 // (kAborted-like kFailedPrecondition naming the file). Rejected inputs are
 // not errors: they are in ConvertResult and manifest.json.
 // Thread-safety: one writer per output folder, enforced (output_lock.h): a
@@ -126,6 +127,7 @@ struct ConvertResult {
   std::vector<std::string> redone_damaged;
   std::vector<std::string> warnings;  // the listing's (Listing::warnings)
   ListingSkips skipped;               // the listing's (Listing::skipped)
+  std::string layout;                 // LayoutSummary of the listing
 };
 
 // Runs the conversion (docs/convert.md). `progress`, when set, is called as

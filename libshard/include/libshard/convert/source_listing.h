@@ -3,12 +3,18 @@
 // order (sorted by split, then relative path, byte-wise) so the listing is the
 // same on every machine for the same input.
 //
-// Folder layouts (ListFolder):
-//   ROOT/CLASS/**/FILE             one sub-folder per class, labels 0..K-1 in
-//                                  sorted class-name order (or --labels FILE)
-//   ROOT/SPLIT/CLASS/**/FILE       SPLIT one of train, val, validation, valid,
-//                                  test: the top level becomes the splits
-//   ROOT/FILE, ROOT/SPLIT/FILE     flat folders: unlabeled samples
+// Folder layouts (ListFolder, ListOptions::layout):
+//   ROOT/CLASS/**/FILE             "class": one sub-folder per class, labels
+//                                  0..K-1 in sorted class-name order (or
+//                                  --labels FILE)
+//   ROOT/SPLIT/CLASS/**/FILE       "split/class": the top level is the splits
+//   ROOT/FILE, ROOT/SPLIT/FILE     "flat", "split/flat": unlabeled samples
+// kAuto takes the top level as splits when a top-level folder's name is a
+// split name (SplitForFolderName: train/training, val/valid/validation/dev,
+// test/testing, any case); a top-level folder beside them that is not one is
+// rejected. A top-level folder taken as a class whose name looks like a split
+// (a split name under kClass, or train2017, val_images...) gives a warning.
+// Two folders naming one split (train and Train) are kInvalidArgument.
 // In a folder that has class sub-folders, a file beside them belongs to no
 // class and is rejected. Names starting with '.' are skipped, and so are
 // files whose extension is not an image type (metadata.json, README.txt,
@@ -85,6 +91,16 @@ struct ListingSkips {
   uint64_t not_included = 0;                  // matched no --include glob
 };
 
+// How a folder's top level is read (ListOptions::layout).
+enum class FolderLayout {
+  kAuto,        // splits when a top-level folder has a split name, else classes or flat
+  kClass,       // every top-level folder is a class (even one named train)
+  kSplitClass,  // every top-level folder is a split (named by SplitForFolderName, else as it is)
+  kFlat,        // every file below ROOT, unlabeled, in the default split
+};
+// "auto", "class", "split/class", "flat"; kInvalidArgument otherwise.
+StatusOr<FolderLayout> ParseFolderLayout(std::string_view name);
+
 struct Listing {
   std::string root;                      // folder the paths are relative to
   std::vector<SourceSample> samples;     // canonical order
@@ -93,6 +109,10 @@ struct Listing {
   std::vector<ListingReject> rejects;    // sorted by path
   std::vector<std::string> warnings;     // worth telling the user (e.g. an empty class folder)
   ListingSkips skipped;                  // a folder's non-image and filtered files
+  // The layout found: "class", "split/class", "flat", "split/flat" or "csv".
+  std::string layout;
+  // (top-level folder, split) for a folder with split folders.
+  std::vector<std::pair<std::string, std::string>> split_folders;
   int64_t label_offset = 0;              // added to every label (ListOptions::label_offset)
 };
 
@@ -132,6 +152,8 @@ struct ListOptions {
   // its files: ReadSourceCsv refuses these. Default: none.
   std::vector<std::string> include;
   std::vector<std::string> exclude;
+  // How a folder's top level is read (FolderLayout). Default: kAuto.
+  FolderLayout layout = FolderLayout::kAuto;
   // CSV column names. Defaults: "path", "label", "mask", "split".
   std::string path_column = "path";
   std::string label_column = "label";
@@ -161,6 +183,17 @@ std::string SourceFilePath(const std::string& root, const std::string& path);
 // no '/' and no control character (tab, newline, DEL...). Otherwise
 // kInvalidArgument naming `what` ("split name", "shard prefix").
 Status ValidateNamePart(const std::string& what, const std::string& name);
+
+// The split a top-level folder name stands for, case-insensitively: "train"
+// for train/training, "test" for test/testing, "val" for val/dev/
+// development, and "valid"/"validation" for those (the names earlier
+// versions gave them); "" for any other name.
+std::string SplitForFolderName(const std::string& name);
+
+// "layout split/class: split train (folder Training) 600 samples in 10
+// classes, split val 100 samples in 10 classes": what the dry run and the
+// summary print.
+std::string LayoutSummary(const Listing& listing);
 
 // The lower-case extension of a path's file name with its dot (".jpg"), or
 // "" for none (no dot, a leading dot, a trailing dot).
