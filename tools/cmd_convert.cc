@@ -119,28 +119,41 @@ Status BuildOptions(Flags& f) {
   LIBSHARD_RETURN_IF_ERROR(convert::ValidateEncodeOptions(o.encode));
   LIBSHARD_RETURN_IF_ERROR(convert::CheckOutputFolder(o));
 
-  uint32_t env_n = 0, env_i = 0;
-  std::string source;
-  const bool from_env = convert::TaskFromEnvironment(&env_n, &env_i, &source);
-  if (f.num_tasks) o.num_tasks = *f.num_tasks;
-  else if (from_env && env_n > 0) o.num_tasks = env_n;
-  if (f.task_index) o.task_index = *f.task_index;
-  else if (from_env) o.task_index = env_i;
-  if (f.task_index && !f.num_tasks && !(from_env && env_n > 0)) {
+  // Flags win; the environment (Slurm, Kubernetes) fills in what they leave.
+  std::optional<convert::EnvironmentTask> env;
+  if (!f.num_tasks || !f.task_index) {
+    LIBSHARD_ASSIGN_OR_RETURN(env, convert::TaskFromEnvironment());
+  }
+  const bool env_count = env && env->num_tasks > 0 && !f.num_tasks;
+  const bool env_index = env && !f.task_index;
+  if (f.task_index && !f.num_tasks && !env_count) {
     return libshard::InvalidArgumentError("--task-index " + std::to_string(*f.task_index) +
                                           " needs --num-tasks N (the number of tasks the work is split into, "
                                           "or SLURM_ARRAY_TASK_COUNT)");
   }
+  if (env_index && !f.num_tasks && env->num_tasks == 0) {
+    return libshard::InvalidArgumentError(env->source +
+                                          " gives this task's index but not the number of tasks: add "
+                                          "--num-tasks N (an Indexed Job's completions)");
+  }
+  o.num_tasks = f.num_tasks ? *f.num_tasks : env_count ? env->num_tasks : 1;
+  o.task_index = f.task_index ? *f.task_index : env_index ? env->task_index : 0;
   if (o.num_tasks == 0) return libshard::InvalidArgumentError("--num-tasks must be at least 1");
   if (o.task_index >= o.num_tasks) {
+    const std::string last = std::to_string(o.num_tasks - 1);
+    if (env_index) {  // the count is --num-tasks: the environment's own is checked where it is read
+      return libshard::InvalidArgumentError("task index " + std::to_string(o.task_index) + " from " + env->source +
+                                            " is out of range for --num-tasks " + std::to_string(o.num_tasks) +
+                                            " (0.." + last + ")");
+    }
     return libshard::InvalidArgumentError("--task-index: task index " + std::to_string(o.task_index) +
-                                          " is out of range for " + std::to_string(o.num_tasks) +
-                                          " tasks (0.." + std::to_string(o.num_tasks - 1) + ")");
+                                          " is out of range for " + std::to_string(o.num_tasks) + " tasks" +
+                                          (env_count ? " (from " + env->source + ")" : std::string()) + " (0.." +
+                                          last + ")");
   }
   if (o.num_tasks > 1 && !f.quiet) {
     std::fprintf(stderr, "shard convert: task %u of %u (0-based)%s%s\n", o.task_index, o.num_tasks,
-                 from_env && (!f.num_tasks || !f.task_index) ? ", from " : "",
-                 from_env && (!f.num_tasks || !f.task_index) ? source.c_str() : "");
+                 env_index || env_count ? ", from " : "", env_index || env_count ? env->source.c_str() : "");
   }
   return Status::OK();
 }
@@ -471,7 +484,8 @@ void RegisterConvert(CLI::App& app, int* exit_code) {
                   "split the work into N tasks, 1..99999 (default: from SLURM_ARRAY_TASK_COUNT)")
       ->check(IntegerIn(1, kMaxShards));
   cmd->add_option("--task-index", f.task_index,
-                  "this task, 0..N-1 (default: from SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX)")
+                  "this task, 0..N-1 (default: (SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN) / SLURM_ARRAY_TASK_STEP, or "
+                  "JOB_COMPLETION_INDEX with --num-tasks)")
       ->check(IntegerIn(0, kMaxShards - 1));
   cmd->add_flag("--dry-run", f.dry_run, "write nothing; print counts, formats, the shard plan and risky inputs");
   cmd->add_flag("--json", f.json, "with --dry-run: the report as JSON; else print the manifest to stdout");

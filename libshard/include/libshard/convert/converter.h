@@ -47,6 +47,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -167,10 +168,23 @@ ConversionOptions ToProto(const ConvertOptions& options);
 // The keys every record carries (and optional ones), for the manifest.
 std::vector<FeatureSpec> RecordSchema(const ConvertOptions& options, bool labeled, bool masks);
 
-// The engine's task defaults: SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN and
-// SLURM_ARRAY_TASK_COUNT, or JOB_COMPLETION_INDEX (Kubernetes; N must be
-// given). Returns false when none is set; *source names the variables used.
-bool TaskFromEnvironment(uint32_t* num_tasks, uint32_t* task_index, std::string* source);
+// The engine's task defaults, from the environment.
+struct EnvironmentTask {
+  uint32_t num_tasks = 0;  // 0: the variables do not say (JOB_COMPLETION_INDEX)
+  uint32_t task_index = 0;
+  // The variables used with their values, for messages:
+  // "SLURM_ARRAY_TASK_ID=14, SLURM_ARRAY_TASK_MIN=10, SLURM_ARRAY_TASK_STEP=2,
+  // SLURM_ARRAY_TASK_COUNT=5".
+  std::string source;
+};
+// Slurm: task index (SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN) /
+// SLURM_ARRAY_TASK_STEP (MIN 0 and STEP 1 when unset), SLURM_ARRAY_TASK_COUNT
+// tasks, so --array=0-9:2 and --array=10-19 map onto tasks 0..COUNT-1;
+// else Kubernetes' JOB_COMPLETION_INDEX (the index only; the count must be
+// given). nullopt when none is set. kInvalidArgument naming the variables
+// and their values when they are not numbers, COUNT is missing, or the ID is
+// not one of the array's tasks (a list such as --array=1,5,9 has no step).
+StatusOr<std::optional<EnvironmentTask>> TaskFromEnvironment();
 
 }  // namespace libshard::convert
 
