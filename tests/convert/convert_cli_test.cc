@@ -917,6 +917,20 @@ TEST(ConvertCliTest, TaskVariablesAreNamedAndSlurmStepsMap) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 
+// Issue 23 item 9: --alpha keep with --format jpeg is refused up front
+// (exit 2, nothing written) instead of rejecting every image with alpha.
+TEST(ConvertCliTest, AlphaKeepWithJpegIsAUsageError) {
+  const std::string dir = MakeTempDir();
+  MakeSmallTree(dir + "/in");
+  Result r = RunShard("convert -q " + dir + "/in -o " + dir + "/out --alpha keep");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err, "shard convert: --alpha keep needs --format png or raw: JPEG has no alpha channel (every image "
+                   "with alpha would be rejected); --alpha composite flattens it over the background\n");
+  EXPECT_FALSE(fs::exists(dir + "/out"));
+  r = RunShard("convert -q " + dir + "/in -o " + dir + "/out --alpha keep --format png");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
 // Issue 16 item 15 (and the messages of item 13): --task-index alone, the
 // summary after a resume, the dry-run headline of `.`, the output format
 // and channel count in the dry run and the summary.

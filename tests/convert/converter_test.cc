@@ -771,6 +771,21 @@ namespace {
 // run pair the new entry with the old shard. Records of equal size (raw
 // arrays of one geometry, names of one length) make the old and new shards
 // the same size, so only content tells them apart.
+// Issue 23 item 9: the dry run names an image over the pixel limit (the
+// conversion would reject it).
+TEST(ConverterRejectTest, DryRunNamesImagesOverThePixelLimit) {
+  const std::string base = MakeTempDir();
+  WriteTreeFile(base + "/in", "c/small.png", PngBytes(10, 10, 3, 1));
+  WriteTreeFile(base + "/in", "c/big.png", PngBytes(12, 10, 3, 2));
+  ConvertOptions o = Options(base + "/in", base + "/out");
+  o.encode.decode.max_pixels = 100;
+  StatusOr<DryRunReport> r = DryRun(o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->risky.size(), 1u);
+  EXPECT_EQ(r->risky[0].path(), "c/big.png");
+  EXPECT_EQ(r->risky[0].reason(), "over the pixel limit (12x10 = 120 pixels > 100; rejected)");
+}
+
 TEST(ConverterResumeTest, StaleShardIsNotReusedWithANewEntry) {
   const std::string base = MakeTempDir();
   for (int i = 0; i < 24; ++i) {

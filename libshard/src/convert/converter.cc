@@ -112,6 +112,12 @@ StatusOr<DryRunReport> DryRun(const ConvertOptions& in) {
     if (info->orientation != 1) add(("EXIF-rotated (orientation " + std::to_string(info->orientation) + ")").c_str());
     if (info->arithmetic) add("arithmetic-coded");
     if (info->animated) add("animated WebP (not decodable)");
+    const uint64_t pixels = static_cast<uint64_t>(info->width) * static_cast<uint64_t>(info->height);
+    if (pixels > o.encode.decode.max_pixels) {  // as image::CheckPixelLimit decides
+      add(("over the pixel limit (" + std::to_string(info->width) + "x" + std::to_string(info->height) + " = " +
+           std::to_string(pixels) + " pixels > " + std::to_string(o.encode.decode.max_pixels) + "; rejected)")
+              .c_str());
+    }
     reasons[i] = r;
   };
   tbb::parallel_for(size_t{0}, l.samples.size(), [&](size_t i) {

@@ -77,6 +77,11 @@ Status ValidateEncodeOptions(const EncodeOptions& o) {
     return InvalidArgumentError(std::string("resize mode ") +
                                 image::ResizeModeName(o.transform.mode) + " needs a size");
   }
+  // JPEG has no alpha: every image with alpha would be decoded, then rejected.
+  if (o.decode.alpha == image::AlphaMode::kKeep && o.format == OutputFormat::kJpeg) {
+    return InvalidArgumentError("--alpha keep needs --format png or raw: JPEG has no alpha channel (every image "
+                                "with alpha would be rejected); --alpha composite flattens it over the background");
+  }
   return Status::OK();
 }
 
