@@ -344,6 +344,9 @@ int Run(Flags& f) {
       std::fprintf(stderr,
                    "shard convert: shard %s of an earlier run did not match its checksum: redone\n", d.c_str());
     }
+    for (const std::string& d : r->redone_retried) {
+      std::fprintf(stderr, "shard convert: shard %s of an earlier run: redone to retry them\n", d.c_str());
+    }
   }
   const libshard::Manifest& m = r->manifest;
   const libshard::DatasetStats& st = m.stats();
@@ -376,6 +379,12 @@ int Run(Flags& f) {
                  static_cast<unsigned long long>(st.passed_through()),
                  static_cast<unsigned long long>(st.rejected()), OutputDescription(f.o).c_str(), run.seconds(),
                  last.done / secs, last.bytes_read / secs / 1e6, r->manifest_path.c_str());
+  }
+  if (r->transient_rejects > 0 && !f.quiet) {
+    std::fprintf(stderr,
+                 "shard convert: %llu reject(s) were not caused by the file (out of memory, an I/O error): the "
+                 "next run of this command retries them\n",
+                 static_cast<unsigned long long>(r->transient_rejects));
   }
   if (f.json) std::cout << convert::ManifestToJson(m);
   if (st.converted() == 0 && r->rejected > 0) {

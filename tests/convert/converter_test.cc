@@ -690,7 +690,58 @@ TEST(ConverterRejectTest, OutOfMemoryIsARejectOfThatImageNotAnAbort) {
     return 0;
   });
   ASSERT_EQ(rc, 0) << (fs::exists(report) ? ReadFileOrDie(report) : "no report");
-  EXPECT_EQ(ReadFileOrDie(report), "converted 4; b/huge.png: out of memory decoding the image");
+  EXPECT_EQ(ReadFileOrDie(report), "converted 4; b/huge.png: out of memory decoding the image (not caused by the "
+                                   "file: retried on the next run)");
+  fs::remove_all(base);
+}
+
+// Issue 23 item 5: an out-of-memory reject is not frozen into its finished
+// shard: the reason says it will be retried, and a rerun with enough memory
+// redoes that shard and converts the image (a content reject stays final).
+TEST(ConverterRejectTest, OutOfMemoryRejectIsRetriedByTheNextRun) {
+#ifdef LIBSHARD_TEST_ASAN
+  GTEST_SKIP() << "address space limits do not work under AddressSanitizer";
+#endif
+  const std::string base = MakeTempDir();
+  for (int i = 0; i < 3; ++i) WriteTreeFile(base + "/in", "a/" + std::to_string(i) + ".png", PngBytes(16, 12, 3, i));
+  WriteTreeFile(base + "/in", "a/text.png", "not an image");  // a content reject: final
+  WriteTreeFile(base + "/in", "b/huge.png", testing::BlankRgba16Png(6000, 6000));
+  ConvertOptions o = Options(base + "/in", base + "/out");
+  o.plan.records_per_shard = 1;
+  o.plan.shuffle = false;
+  o.threads = 1;
+  o.encode.transform.mode = image::ResizeMode::kCenterCrop;
+  o.encode.transform.width = o.encode.transform.height = 8;
+  const std::string report = base + "/report.txt";
+  const int rc = testing::RunInForkChild([&] {
+    if (!testing::LimitAddressSpace(uint64_t{128} << 20)) return 5;
+    StatusOr<ConvertResult> r = Convert(o);
+    if (!r.ok()) {
+      WriteFileOrDie(report, r.status().ToString());
+      return 3;
+    }
+    std::string text = "converted " + std::to_string(r->manifest.stats().converted()) + ", transient " +
+                       std::to_string(r->transient_rejects);
+    for (const Reject& x : r->manifest.rejects()) text += "; " + x.path() + ": " + x.reason();
+    WriteFileOrDie(report, text);
+    return 0;
+  });
+  ASSERT_EQ(rc, 0) << (fs::exists(report) ? ReadFileOrDie(report) : "no report");
+  const std::string first = ReadFileOrDie(report);
+  ASSERT_TRUE(Contains(first, "converted 3, transient 1; ")) << first;
+  EXPECT_TRUE(Contains(first, "b/huge.png: out of memory decoding the image (not caused by the file: retried on the "
+                              "next run)"))
+      << first;
+
+  StatusOr<ConvertResult> again = Convert(o);  // all the memory it needs
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->manifest.stats().converted(), 4u);
+  EXPECT_EQ(again->transient_rejects, 0u);
+  ASSERT_EQ(again->manifest.rejects_size(), 1);
+  EXPECT_EQ(again->manifest.rejects(0).path(), "a/text.png");  // content: kept, not retried
+  ASSERT_EQ(again->redone_retried.size(), 1u);
+  EXPECT_EQ(again->redone_retried[0], "t-train-00004-of-00005.tfrecord (1 reject(s) not caused by the file)");
+  EXPECT_EQ(again->shards_written, 1u);
   fs::remove_all(base);
 }
 

@@ -30,6 +30,7 @@ namespace libshard::convert {
 namespace {
 
 using internal::FileSize;
+using internal::IsTransient;
 using internal::Item;
 using internal::kMaxSourceBytes;
 using internal::ListInput;
@@ -210,8 +211,8 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
     const std::string temp = o.output + "/" + kStateDir + "/" + s.file + ".partial";
     ::unlink(temp.c_str());
     ::unlink((temp + ".idx").c_str());
-    std::string damaged;
-    if (std::optional<ShardEntry> e = ReusableShard(o, s, plan_ids[pos], &damaged)) {
+    std::string damaged, retried;
+    if (std::optional<ShardEntry> e = ReusableShard(o, s, plan_ids[pos], &damaged, &retried)) {
       entries.push_back(std::move(*e));
       ++result.shards_reused;
     } else {
@@ -222,6 +223,7 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
       ::unlink((o.output + "/" + s.file).c_str());
       ::unlink((o.output + "/" + s.file + ".idx").c_str());
       if (!damaged.empty()) result.redone_damaged.push_back(damaged);
+      if (!retried.empty()) result.redone_retried.push_back(retried);
       todo.push_back(pos);
     }
   }
@@ -289,7 +291,10 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
                   };
                   // A huge image (or a low ulimit -v) is a reject, never an abort.
                   Status st = util::CatchAsStatus(encode_sample, [] { return "decoding the image"; });
-                  if (!st.ok()) item->reject = st.message();
+                  if (!st.ok()) {
+                    item->reject = st.message();
+                    item->transient = IsTransient(st);
+                  }
                   return item.release();
                 }) &
             tbb::make_filter<Item*, void>(
@@ -371,6 +376,11 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
   run->set_num_tasks(o.num_tasks);
   run->set_task_index(o.task_index);
   result.rejected = result.manifest.rejects_size();
+  for (const Reject& r : result.manifest.rejects()) {
+    const std::string_view note = internal::kRetryNote;
+    result.transient_rejects += r.reason().size() >= note.size() &&
+                                r.reason().compare(r.reason().size() - note.size(), note.size(), note) == 0;
+  }
 
   if (single) {
     LIBSHARD_RETURN_IF_ERROR(Started(WriteRejectsTsv(o.output + "/rejects.tsv", result.manifest, o.sync)));

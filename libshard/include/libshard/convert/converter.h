@@ -21,6 +21,9 @@
 // Run again with another plan (another shard count, a split gone), it first
 // removes the earlier plan's shards of this prefix (ConvertResult::
 // removed_stale), so the folder holds exactly the shards its manifest lists.
+// Rejects: an input whose content is bad is a final reject, kept with its
+// shard; one rejected for another cause (out of memory, an I/O error reading
+// it) is noted as such in its reason, and the next run redoes its shard.
 // Determinism: shards are byte-identical for any thread count; statistics
 // are exact integer sums.
 // Memory: bounded by the tokens in flight (4 per thread), not the dataset.
@@ -118,6 +121,10 @@ struct ConvertResult {
   uint32_t shards_written = 0;
   uint32_t shards_reused = 0;  // complete shards kept from an earlier run
   uint64_t rejected = 0;       // every reject, the reused shards' included
+  // Of those, rejects not caused by the file's content (out of memory, an
+  // I/O error reading it): their reason ends in " (not caused by the file:
+  // retried on the next run)", and the next run redoes their shards.
+  uint64_t transient_rejects = 0;
   // Shards of an earlier plan removed from the folder (another shard count
   // for a split, or a split this plan does not have), with their index,
   // entry and temporary files; sorted.
@@ -126,6 +133,10 @@ struct ConvertResult {
   // longer had the entry's CRC-32C: redone. "FILE (crc32c:..., its entry
   // says crc32c:...)", in plan order.
   std::vector<std::string> redone_damaged;
+  // Shards of an earlier run redone because their entry held rejects not
+  // caused by the file (out of memory, an I/O error): "FILE (N reject(s) not
+  // caused by the file)", in plan order.
+  std::vector<std::string> redone_retried;
   std::vector<std::string> warnings;  // the listing's (Listing::warnings)
   ListingSkips skipped;               // the listing's (Listing::skipped)
   std::string layout;                 // LayoutSummary of the listing
