@@ -358,8 +358,10 @@ int Run(Flags& f) {
                    m.rejects(i).reason().c_str());
     }
     if (show < m.rejects_size()) {
-      std::fprintf(stderr, "shard convert: ... %d more rejects in %s/rejects.tsv\n",
-                   m.rejects_size() - show, f.o.output.c_str());
+      // A task's rejects are in its own manifest; rejects.tsv is written by the merge.
+      std::fprintf(stderr, "shard convert: ... %d more rejects in %s%s\n", m.rejects_size() - show,
+                   f.o.num_tasks > 1 ? r->manifest_path.c_str() : f.o.output.c_str(),
+                   f.o.num_tasks > 1 ? " (rejects.tsv once shard merge has run)" : "/rejects.tsv");
     }
   }
   if (!f.quiet) {

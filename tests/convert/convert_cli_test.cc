@@ -934,6 +934,33 @@ TEST(ConvertCliTest, AlphaKeepWithJpegIsAUsageError) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 
+// Issue 23 item 12: a colour-mask reject names the mask file and the
+// class_dict.csv; in task mode the summary points at the task's manifest,
+// not at a rejects.tsv that only the merge writes.
+TEST(ConvertCliTest, MaskRejectsNameTheirFilesAndTaskSummaryNamesTheTaskManifest) {
+  const std::string dir = MakeTempDir();
+  testing::MakeColourMaskSet(dir, 2, 6, 4);
+  WriteFileOrDie(dir + "/class_dict.csv", "name,r,g,b\nonly,1,2,3\n");  // the masks' colours are not in it
+  Result r = RunShard("convert -q " + dir + "/in -o " + dir + "/out --masks " + dir + "/masks --mask-labels " + dir +
+                      "/class_dict.csv --format png");
+  EXPECT_EQ(r.exit_code, 1) << r.err;  // nothing converted
+  StatusOr<Manifest> m = convert::ReadManifest(dir + "/out/manifest.json");
+  ASSERT_TRUE(m.ok()) << m.status();
+  ASSERT_EQ(m->rejects_size(), 2);
+  EXPECT_TRUE(Contains(m->rejects(0).reason(), "mask " + dir + "/masks/img0.png (colours of " + dir +
+                                                   "/class_dict.csv): "))
+      << m->rejects(0).reason();
+
+  const std::string in = dir + "/many";
+  WriteTreeFile(in, "c/good.png", PngBytes(4, 4, 3, 1));
+  for (int i = 0; i < 60; ++i) WriteTreeFile(in, "c/bad" + std::to_string(i) + ".png", "not an image");
+  r = RunShard("convert " + in + " -o " + dir + "/tasks --records-per-shard 1 --num-tasks 2 --task-index 0");
+  EXPECT_TRUE(Contains(r.err, "more rejects in " + dir + "/tasks/.libshard/manifest.task-00000-of-00002.json "
+                              "(rejects.tsv once shard merge has run)\n"))
+      << r.err;
+  EXPECT_FALSE(Contains(r.err, "rejects.tsv\n")) << r.err;
+}
+
 // Issue 16 item 15 (and the messages of item 13): --task-index alone, the
 // summary after a resume, the dry-run headline of `.`, the output format
 // and channel count in the dry run and the summary.

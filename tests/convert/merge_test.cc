@@ -229,6 +229,8 @@ TEST_F(MergeTest, TasksWithDifferentOptionsAreRefused) {
   ASSERT_TRUE(r.ok());
   ASSERT_FALSE(r->problems.empty());
   EXPECT_TRUE(Contains(r->problems[0], "different options")) << r->problems[0];
+  // Issue 23 item 12: the option and both values are named.
+  EXPECT_EQ(r->problems[0], "task 1: converted with different options than task 0 (quality 50 vs 90)");
 }
 
 // Issue 12 item 11: task 0 runs, one image is added to the input, task 1

@@ -603,6 +603,15 @@ TEST_F(CsvTest, OneFileNamedSeveralWaysIsAnError) {
                                          "another spelling): each file is listed once");
 }
 
+// Issue 23 item 12: a quoted field holding a line break is refused saying
+// so, not reported as "1 fields, header has 2".
+TEST_F(CsvTest, QuotedFieldWithALineBreakIsRefusedSayingSo) {
+  StatusOr<Listing> l = Read("m.csv", "path,label\nimg/a.png,0\n\"img/b\n.jpg\",1\n");
+  ASSERT_FALSE(l.ok());
+  EXPECT_EQ(l.status().message(), dir_ + "/m.csv:3: a quoted field holds a line break (RFC 4180 allows it; this "
+                                         "reader takes one row per line): put the field on one line");
+}
+
 TEST_F(CsvTest, ColumnNamesFromOptions) {
   ListOptions o;
   o.path_column = "filename";

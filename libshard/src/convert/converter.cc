@@ -172,6 +172,7 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
     }
     mask_map = std::move(*m);
     encode.mask_labels = &*mask_map;
+    encode.mask_labels_file = o.mask_labels_file;
   }
 
   LIBSHARD_ASSIGN_OR_RETURN(Listing listing, ListInput(o));

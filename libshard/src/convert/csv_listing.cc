@@ -26,7 +26,9 @@ using internal::FinishListing;
 using internal::LabelIndex;
 
 
-std::vector<std::string> SplitRow(const std::string& line, char sep) {
+// The fields of one line; *open is set when a quoted field is still open
+// at the end of the line (it held a line break).
+std::vector<std::string> SplitRow(const std::string& line, char sep, bool* open = nullptr) {
   std::vector<std::string> out;
   std::string cur;
   bool quoted = false;
@@ -51,6 +53,7 @@ std::vector<std::string> SplitRow(const std::string& line, char sep) {
     }
   }
   out.push_back(cur);
+  if (open != nullptr) *open = quoted;
   return out;
 }
 
@@ -140,7 +143,12 @@ StatusOr<Listing> ReadSourceCsv(const std::string& csv_path, const ListOptions& 
   for (size_t i = 1; i < lines.size(); ++i) {
     if (lines[i].empty()) continue;
     const int line_no = static_cast<int>(i) + 1;
-    std::vector<std::string> f = SplitRow(lines[i], sep);
+    bool open = false;
+    std::vector<std::string> f = SplitRow(lines[i], sep, &open);
+    if (open) {
+      return InvalidArgumentError(at(line_no) + "a quoted field holds a line break (RFC 4180 allows it; this reader "
+                                  "takes one row per line): put the field on one line");
+    }
     if (f.size() != header.size()) {
       return InvalidArgumentError(at(line_no) + std::to_string(f.size()) + " fields, header has " +
                                   std::to_string(header.size()));

@@ -113,7 +113,13 @@ Status EncodeSample(const SourceSample& sample, std::string_view class_name,
   } else {
     if (has_mask) {
       LIBSHARD_RETURN_IF_ERROR(image::DecodeImageInto(bytes, decode, &decoded));
-      LIBSHARD_ASSIGN_OR_RETURN(Image raw_mask, DecodeMask(mask_bytes, o));
+      StatusOr<Image> mask_or = DecodeMask(mask_bytes, o);
+      if (!mask_or.ok()) {
+        return mask_or.status().WithContext(
+            "mask " + sample.mask_path +
+            (o.mask_labels_file.empty() ? std::string() : " (colours of " + o.mask_labels_file + ")"));
+      }
+      Image raw_mask = std::move(*mask_or);
       if (raw_mask.width() != decoded.width() || raw_mask.height() != decoded.height()) {
         return InvalidArgumentError(
             "mask " + sample.mask_path + " is " + std::to_string(raw_mask.width()) + "x" +
