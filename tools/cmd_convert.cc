@@ -242,6 +242,7 @@ int RunDryRun(const Flags& f) {
       w.EndObject();
     }
     w.EndArray();
+    w.Field("gray_expanded", r->gray_expanded);
     w.Key("skipped");
     w.BeginObject();
     w.Key("non_image");
@@ -295,6 +296,10 @@ int RunDryRun(const Flags& f) {
     std::printf("  %s: %s\n", r->risky[i].path().c_str(), r->risky[i].reason().c_str());
   }
   if (show < r->risky.size()) std::printf("  ... %zu more (-v lists all)\n", r->risky.size() - show);
+  if (r->gray_expanded > 0) {
+    std::printf("gray sources: %llu will be stored as RGB (--channels auto keeps them gray)\n",
+                static_cast<unsigned long long>(r->gray_expanded));
+  }
   if (const std::string skips = convert::SkipSummary(l.skipped); !skips.empty()) std::printf("%s\n", skips.c_str());
   std::printf("rejected while listing: %zu\n", l.rejects.size());
   for (const auto& x : l.rejects) std::printf("  %s: %s\n", x.path.c_str(), x.reason.c_str());
@@ -382,6 +387,10 @@ int Run(Flags& f) {
                  static_cast<unsigned long long>(st.rejected()), OutputDescription(f.o).c_str(), run.seconds(),
                  last.done / secs, last.bytes_read / secs / 1e6, r->manifest_path.c_str());
   }
+  if (r->gray_expanded > 0 && !f.quiet) {
+    std::fprintf(stderr, "shard convert: %llu gray source(s) stored as RGB (--channels auto keeps them gray)\n",
+                 static_cast<unsigned long long>(r->gray_expanded));
+  }
   if (r->transient_rejects > 0 && !f.quiet) {
     std::fprintf(stderr,
                  "shard convert: %llu reject(s) were not caused by the file (out of memory, an I/O error): the "
@@ -464,7 +473,9 @@ void RegisterConvert(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   cmd->add_option("--shard-size", f.shard_size, "target shard size (e.g. 128MiB, 1G)")->capture_default_str();
   cmd->add_option("--records-per-shard", f.o.plan.records_per_shard,
-                  "exact records per shard, 1..4294967295 (overrides --shard-size)")
+                  "at most N inputs planned per shard, 1..4294967295 (overrides --shard-size): a split of n inputs "
+                  "gets ceil(n/N) shards of floor or ceil of n/that inputs each; a rejected input leaves its shard "
+                  "one record short")
       ->check(IntegerIn(1, 4294967295));
   cmd->add_option("--seed", f.seed, "shuffle seed, 0..2^64-1")->check(Uint64Any())->capture_default_str();
   cmd->add_flag("--no-shuffle", f.no_shuffle, "keep the sorted order");

@@ -961,6 +961,54 @@ TEST(ConvertCliTest, MaskRejectsNameTheirFilesAndTaskSummaryNamesTheTaskManifest
   EXPECT_FALSE(Contains(r.err, "rejects.tsv\n")) << r.err;
 }
 
+// Issue 23 item 14: --records-per-shard says what it guarantees (inputs
+// planned, at most N, spread evenly; a reject leaves a shard short), which
+// the plan and the manifest bear out: 25 inputs at 10 are 3 shards of 9, 8
+// and 8 planned, a reject making one record fewer.
+TEST(ConvertCliTest, RecordsPerShardIsAnUpperBoundOnPlannedInputs) {
+  Result help = RunShard("convert --help");
+  EXPECT_TRUE(Contains(help.out, "at most N inputs planned per shard")) << help.out;
+  EXPECT_TRUE(Contains(help.out, "a rejected input leaves its shard one record short")) << help.out;
+  const std::string dir = MakeTempDir();
+  for (int i = 0; i < 24; ++i) WriteTreeFile(dir, "in/c/" + std::to_string(i) + ".png", PngBytes(4, 4, 3, i));
+  WriteTreeFile(dir, "in/c/bad.png", "not an image");
+  Result r = RunShard("convert -q " + dir + "/in -o " + dir + "/out --records-per-shard 10");
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  StatusOr<Manifest> m = convert::ReadManifest(dir + "/out/manifest.json");
+  ASSERT_TRUE(m.ok()) << m.status();
+  ASSERT_EQ(m->splits(0).shards_size(), 3);
+  uint64_t planned = 0, records = 0;
+  for (const ShardEntry& e : m->splits(0).shards()) {
+    EXPECT_LE(e.planned(), 10u);
+    EXPECT_GE(e.planned(), 8u);
+    planned += e.planned();
+    records += e.records();
+  }
+  EXPECT_EQ(planned, 25u);
+  EXPECT_EQ(records, 24u);
+}
+
+// Issue 23 item 16: gray sources stored as RGB by default are counted in
+// the dry run and the summary, with the flag that keeps them gray.
+TEST(ConvertCliTest, GraySourcesExpandedToRgbAreSaid) {
+  const std::string dir = MakeTempDir();
+  MakeSmallTree(dir + "/in");  // dog/c.png is gray
+  WriteTreeFile(dir + "/in", "cat/g.jpg", JpegBytes(8, 8, 1, 9));
+  Result dry = RunShard("convert --dry-run " + dir + "/in -o " + dir + "/out");
+  EXPECT_EQ(dry.exit_code, 0) << dry.err;
+  EXPECT_TRUE(Contains(dry.out, "\ngray sources: 2 will be stored as RGB (--channels auto keeps them gray)\n"))
+      << dry.out;
+  Result r = RunShard("convert " + dir + "/in -o " + dir + "/out");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Contains(r.err, "shard convert: 2 gray source(s) stored as RGB (--channels auto keeps them gray)\n"))
+      << r.err;
+  Result kept = RunShard("convert --channels auto " + dir + "/in -o " + dir + "/auto");
+  EXPECT_EQ(kept.exit_code, 0) << kept.err;
+  EXPECT_FALSE(Contains(kept.err, "stored as RGB")) << kept.err;
+  Result dry_auto = RunShard("convert --dry-run --channels auto " + dir + "/in -o " + dir + "/out2");
+  EXPECT_FALSE(Contains(dry_auto.out, "stored as RGB")) << dry_auto.out;
+}
+
 // Issue 16 item 15 (and the messages of item 13): --task-index alone, the
 // summary after a resume, the dry-run headline of `.`, the output format
 // and channel count in the dry run and the summary.

@@ -90,6 +90,7 @@ StatusOr<DryRunReport> DryRun(const ConvertOptions& in) {
   // in practice (EXIF segments are at most 64 KiB).
   std::vector<std::string> reasons(l.samples.size());
   std::vector<std::string> formats(l.samples.size());
+  std::vector<char> gray(l.samples.size(), 0);
   auto probe = [&](size_t i) {
     const std::string path = SourceFilePath(l.root, l.samples[i].path);
     std::string head(1 << 20, '\0');
@@ -103,6 +104,7 @@ StatusOr<DryRunReport> DryRun(const ConvertOptions& in) {
       return;
     }
     formats[i] = image::ImageFormatName(info->format);
+    gray[i] = info->channels <= 2;
     std::string r;
     auto add = [&r](const char* what) { r += r.empty() ? what : std::string(", ") + what; };
     if (info->cmyk) add(info->ycck ? "YCCK" : "CMYK");
@@ -131,6 +133,7 @@ StatusOr<DryRunReport> DryRun(const ConvertOptions& in) {
   std::map<std::string, uint64_t> fc;
   for (size_t i = 0; i < l.samples.size(); ++i) {
     ++fc[formats[i]];
+    if (o.encode.decode.channels == image::ChannelMode::kRgb) report.gray_expanded += gray[i];
     if (!reasons[i].empty()) {
       Reject r;
       r.set_path(l.samples[i].path);
@@ -246,6 +249,7 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
   // many as the pipeline has samples in flight, plus a few).
   tbb::concurrent_queue<std::string> spare_records;
   Status failure;
+  uint64_t gray_expanded = 0;  // the writer stage's (serial)
   std::atomic<bool> stop{false};
   size_t next = 0;
   const int threads = o.threads > 0 ? o.threads : tbb::this_task_arena::max_concurrency();
@@ -288,6 +292,7 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
                     LIBSHARD_RETURN_IF_ERROR(
                         EncodeSample(s, ClassName(listing, s.label), *bytes, mask, encode, &out, &item->stats));
                     item->record = std::move(out.record);
+                    item->gray_source = out.source.channels <= 2;
                     return Status::OK();
                   };
                   // A huge image (or a low ulimit -v) is a reject, never an abort.
@@ -313,6 +318,7 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
                     LIBSHARD_RETURN_IF_ERROR(sink.Add(*item));
                     ++prog.done;
                     prog.rejected += item->reject.empty() ? 0 : 1;
+                    gray_expanded += item->reject.empty() && item->gray_source ? 1 : 0;
                     prog.bytes_read += item->bytes_read;
                     prog.bytes_written += item->record.size();
                     prog.shards_done += item->work->last ? 1 : 0;
@@ -341,6 +347,7 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
   }
   for (ShardEntry& e : sink.entries()) entries.push_back(std::move(e));
   result.shards_written = static_cast<uint32_t>(sink.entries().size());
+  if (o.encode.decode.channels == image::ChannelMode::kRgb) result.gray_expanded = gray_expanded;
 
   std::vector<LabelEntry> labels;
   for (size_t i = 0; i < listing.class_names.size(); ++i) {

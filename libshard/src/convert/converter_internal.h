@@ -56,6 +56,7 @@ struct Item {
   std::string record;
   std::string reject;  // non-empty: the reason this input was rejected
   bool transient = false;  // the reject IsTransient: retried by the next run
+  bool gray_source = false;  // the source is gray (1 or 2 channels as stored)
   StatsAccumulator stats;
   uint64_t bytes_read = 0;
 };

@@ -140,6 +140,8 @@ struct ConvertResult {
   std::vector<std::string> warnings;  // the listing's (Listing::warnings)
   ListingSkips skipped;               // the listing's (Listing::skipped)
   std::string layout;                 // LayoutSummary of the listing
+  // Gray sources this run converted to RGB (ChannelMode::kRgb only).
+  uint64_t gray_expanded = 0;
 };
 
 // Runs the conversion (docs/convert.md). `progress`, when set, is called as
@@ -169,6 +171,9 @@ struct DryRunReport {
   // Inputs worth a look: CMYK/YCCK, progressive, 16-bit, alpha,
   // EXIF-rotated, undecodable (header does not probe). path -> reasons.
   std::vector<Reject> risky;
+  // Gray sources (1 or 2 channels as stored) that --channels rgb (the
+  // default) will store as RGB; 0 under gray or auto.
+  uint64_t gray_expanded = 0;
 };
 StatusOr<DryRunReport> DryRun(const ConvertOptions& options);
 
