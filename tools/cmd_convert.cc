@@ -480,7 +480,9 @@ void RegisterConvert(CLI::App& app, int* exit_code) {
   cmd->add_option("--seed", f.seed, "shuffle seed, 0..2^64-1")->check(Uint64Any())->capture_default_str();
   cmd->add_flag("--no-shuffle", f.no_shuffle, "keep the sorted order");
   cmd->add_option("--size", f.size, "output size N (NxN) or WxH; implies --resize-mode center-crop");
-  cmd->add_option("--resize-mode", f.resize_mode, "stretch|center-crop|keep-ratio|letterbox|crop-or-pad");
+  cmd->add_option("--resize-mode", f.resize_mode,
+                  "stretch|center-crop|keep-ratio|letterbox|crop-or-pad|shorter-side (shorter side = --size N, "
+                  "aspect kept, no crop: torchvision's Resize(N))");
   cmd->add_option("--fill", f.fill,
                   "R,G,B[,A] 0..255: padding of letterbox and crop-or-pad (default 0,0,0,255)");
   cmd->add_option("--filter", f.filter, "nearest|box|bilinear|bicubic|lanczos3")->capture_default_str();

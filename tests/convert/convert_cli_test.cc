@@ -1009,6 +1009,35 @@ TEST(ConvertCliTest, GraySourcesExpandedToRgbAreSaid) {
   EXPECT_FALSE(Contains(dry_auto.out, "stored as RGB")) << dry_auto.out;
 }
 
+// Issue 23 item 15: --resize-mode shorter-side --size N stores each image
+// with its shorter side N and its aspect ratio (recorded in the manifest).
+TEST(ConvertCliTest, ShorterSideResizeKeepsTheAspectRatio) {
+  const std::string dir = MakeTempDir();
+  WriteTreeFile(dir, "in/c/wide.png", PngBytes(40, 20, 3, 1));
+  WriteTreeFile(dir, "in/c/tall.jpg", JpegBytes(16, 48, 3, 2));
+  Result r = RunShard("convert -q " + dir + "/in -o " + dir + "/out --resize-mode shorter-side --size 10 --format png");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::map<std::string, std::pair<int64_t, int64_t>> sizes;
+  for (const std::string& rec : ReadRecords(dir + "/out/in-train-00000-of-00001.tfrecord")) {
+    tensorflow::Example ex;
+    ASSERT_TRUE(ex.ParseFromString(rec));
+    const auto& f = ex.features().feature();
+    sizes[f.at("image/filename").bytes_list().value(0)] = {f.at("image/width").int64_list().value(0),
+                                                           f.at("image/height").int64_list().value(0)};
+  }
+  EXPECT_EQ(sizes["c/wide.png"], std::make_pair(int64_t{20}, int64_t{10}));
+  EXPECT_EQ(sizes["c/tall.jpg"], std::make_pair(int64_t{10}, int64_t{30}));
+  StatusOr<Manifest> m = convert::ReadManifest(dir + "/out/manifest.json");
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->options().resize_mode(), "shorter-side");
+  Result v = RunShard("verify --decode -q " + dir + "/out");
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+  Result bad = RunShard("convert -q " + dir + "/in -o " + dir + "/bad --resize-mode shorter-side --size 10x12");
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_TRUE(Contains(bad.err, "shorter-side takes one size N")) << bad.err;
+  EXPECT_FALSE(fs::exists(dir + "/bad"));
+}
+
 // Issue 16 item 15 (and the messages of item 13): --task-index alone, the
 // summary after a resume, the dry-run headline of `.`, the output format
 // and channel count in the dry run and the summary.

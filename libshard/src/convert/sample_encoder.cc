@@ -77,6 +77,10 @@ Status ValidateEncodeOptions(const EncodeOptions& o) {
     return InvalidArgumentError(std::string("resize mode ") +
                                 image::ResizeModeName(o.transform.mode) + " needs a size");
   }
+  if (o.transform.mode == image::ResizeMode::kShorterSide && o.transform.width != o.transform.height) {
+    return InvalidArgumentError("resize mode shorter-side takes one size N (the shorter side), got " +
+                                std::to_string(o.transform.width) + "x" + std::to_string(o.transform.height));
+  }
   // JPEG has no alpha: every image with alpha would be decoded, then rejected.
   if (o.decode.alpha == image::AlphaMode::kKeep && o.format == OutputFormat::kJpeg) {
     return InvalidArgumentError("--alpha keep needs --format png or raw: JPEG has no alpha channel (every image "
