@@ -214,7 +214,8 @@ std::string MakeConvertedFolder() {
                  "{\"label\":\"1\",\"name\":\"b\"},{\"label\":\"2\",\"name\":\"c\"},"
                  "{\"label\":\"3\",\"name\":\"d\"}],\"schema\":[{\"key\":\"image/encoded\",\"kind\":\"bytes\","
                  "\"required\":true},{\"key\":\"image/class/label\",\"kind\":\"int64\",\"required\":true}],"
-                 "\"splits\":[{\"name\":\"train\",\"shards\":[" + shards + "]}],\"complete\":true}");
+                 "\"splits\":[{\"name\":\"train\",\"records\":\"7\",\"shards\":[" + shards +
+                     "]}],\"stats\":{\"converted\":\"7\"},\"complete\":true}");
   return dir;
 }
 

@@ -161,6 +161,8 @@ class ManifestSetTest : public ::testing::Test {
     SplitEntry* split = manifest_.add_splits();
     split->set_name("train");
     split->set_shard_count(shards_.size());
+    manifest_.set_complete(true);
+    uint64_t records = 0;
     for (size_t i = 0; i < shards_.size(); ++i) {
       ShardEntry* e = split->add_shards();
       e->set_file(shards_[i]);
@@ -172,7 +174,10 @@ class ManifestSetTest : public ::testing::Test {
       e->set_bytes(fs::file_size(Path(i)));
       e->set_checksum(ChecksumOf(Path(i)));
       e->set_index_file(shards_[i] + ".idx");
+      records += r.records;
     }
+    split->set_records(records);
+    manifest_.mutable_stats()->set_converted(records);
     Write();
   }
 
@@ -256,6 +261,49 @@ TEST_F(ManifestSetTest, ListedShardsAreCheckedWithoutPaths) {
   EXPECT_EQ(r.fault_count(), 0u);
 }
 
+// Issue 23 item 13: what the manifest itself claims is checked: complete,
+// totals equal to the sums of the shards, listed paths inside its folder.
+TEST_F(ManifestSetTest, ManifestClaimsAreChecked) {
+  EXPECT_EQ(Verify().fault_count(), 0u);
+  auto only = [&](const std::string& want) {
+    SetResult r = Verify();
+    ASSERT_EQ(r.manifests.size(), 1u);
+    ASSERT_EQ(r.manifests[0].faults.size(), 1u) << (r.manifests[0].faults.size() > 1 ? r.manifests[0].faults[1].message : "");
+    EXPECT_EQ(r.manifests[0].faults[0].kind, FaultKind::kManifestInvalid);
+    EXPECT_EQ(r.manifests[0].faults[0].message, want);
+  };
+  manifest_.set_complete(false);
+  Write();
+  only("\"complete\" is false: a task's partial manifest or an unfinished conversion (shard merge writes the "
+       "complete one)");
+  manifest_.set_complete(true);
+  manifest_.mutable_stats()->set_converted(99);
+  Write();
+  only("stats.converted claims 99 records, the shards list 6");
+  manifest_.mutable_stats()->set_converted(6);
+  manifest_.mutable_splits(0)->set_records(5);
+  Write();
+  only("split \"train\" claims 5 records, its shards list 6");
+  manifest_.mutable_splits(0)->set_records(6);
+  manifest_.mutable_stats()->set_rejected(2);
+  Write();
+  only("stats.rejected claims 2 rejects, rejects[] lists 0");
+  manifest_.mutable_stats()->set_rejected(0);
+  for (const std::string& file : {std::string("../outside.tfrecord"), std::string("/etc/hostname"),
+                                  std::string("a/../../x.tfrecord")}) {
+    Entry(1)->set_file(file);
+    Write();
+    SetResult r = Verify();
+    ASSERT_EQ(r.manifests.size(), 1u);
+    bool named = false;
+    for (const SetFault& f : r.manifests[0].faults) {
+      named |= f.kind == FaultKind::kManifestInvalid &&
+               f.message == "split \"train\" lists " + file + ", outside the manifest's folder (not read)";
+    }
+    EXPECT_TRUE(named) << file;
+  }
+}
+
 TEST_F(ManifestSetTest, MissingShard) {
   fs::remove(Path(1));
   SetFault f = OnlySetFault(Verify());
@@ -282,6 +330,8 @@ TEST_F(ManifestSetTest, UnlistedShard) {
 
 TEST_F(ManifestSetTest, RecordCountMismatch) {
   Entry(0)->set_records(4);
+  manifest_.mutable_splits(0)->set_records(7);  // totals that agree with the entries
+  manifest_.mutable_stats()->set_converted(7);
   Write();
   SetFault f = OnlySetFault(Verify());
   EXPECT_EQ(f.kind, FaultKind::kManifestRecordCount);

@@ -38,7 +38,7 @@ struct ConvertFlags {
   convert::ConvertOptions o;
   std::string size, shard_size = "128MiB", resize_mode, filter = "bilinear", format = "jpeg";
   std::string reencode = "auto", on_error = "skip", channels = "rgb", alpha = "composite";
-  std::string unknown_color = "error", fill, raw_filter = "none";
+  std::string unknown_color = "error", fill, raw_filter = "none", layout = "auto";
   int mask_ignore_index = 255;
   int quality = 90, zstd_level = -5;
   double progress_interval = 10;
@@ -90,6 +90,7 @@ Status BuildConvertOptions(ConvertFlags& f) {
     LIBSHARD_RETURN_IF_ERROR(CheckReadable("--masks ", o.list.masks));
   }
   LIBSHARD_RETURN_IF_ERROR(CheckReadable("--mask-labels ", o.mask_labels_file));
+  LIBSHARD_ASSIGN_OR_RETURN(o.list.layout, ForFlag("--layout", convert::ParseFolderLayout(f.layout)));
   LIBSHARD_ASSIGN_OR_RETURN(o.plan.shard_size_bytes, ForFlag("--shard-size", libshard::util::ParseByteSize(f.shard_size)));
   o.plan.seed = f.seed;
   o.plan.shuffle = !f.no_shuffle;
@@ -126,28 +127,41 @@ Status BuildConvertOptions(ConvertFlags& f) {
   LIBSHARD_RETURN_IF_ERROR(convert::ValidateEncodeOptions(o.encode));
   LIBSHARD_RETURN_IF_ERROR(convert::CheckOutputFolder(o));
 
-  uint32_t env_n = 0, env_i = 0;
-  std::string source;
-  const bool from_env = convert::TaskFromEnvironment(&env_n, &env_i, &source);
-  if (f.num_tasks) o.num_tasks = *f.num_tasks;
-  else if (from_env && env_n > 0) o.num_tasks = env_n;
-  if (f.task_index) o.task_index = *f.task_index;
-  else if (from_env) o.task_index = env_i;
-  if (f.task_index && !f.num_tasks && !(from_env && env_n > 0)) {
+  // Flags win; the environment (Slurm, Kubernetes) fills in what they leave.
+  std::optional<convert::EnvironmentTask> env;
+  if (!f.num_tasks || !f.task_index) {
+    LIBSHARD_ASSIGN_OR_RETURN(env, convert::TaskFromEnvironment());
+  }
+  const bool env_count = env && env->num_tasks > 0 && !f.num_tasks;
+  const bool env_index = env && !f.task_index;
+  if (f.task_index && !f.num_tasks && !env_count) {
     return libshard::InvalidArgumentError("--task-index " + std::to_string(*f.task_index) +
                                           " needs --num-tasks N (the number of tasks the work is split into, "
                                           "or SLURM_ARRAY_TASK_COUNT)");
   }
+  if (env_index && !f.num_tasks && env->num_tasks == 0) {
+    return libshard::InvalidArgumentError(env->source +
+                                          " gives this task's index but not the number of tasks: add "
+                                          "--num-tasks N (an Indexed Job's completions)");
+  }
+  o.num_tasks = f.num_tasks ? *f.num_tasks : env_count ? env->num_tasks : 1;
+  o.task_index = f.task_index ? *f.task_index : env_index ? env->task_index : 0;
   if (o.num_tasks == 0) return libshard::InvalidArgumentError("--num-tasks must be at least 1");
   if (o.task_index >= o.num_tasks) {
+    const std::string last = std::to_string(o.num_tasks - 1);
+    if (env_index) {  // the count is --num-tasks: the environment's own is checked where it is read
+      return libshard::InvalidArgumentError("task index " + std::to_string(o.task_index) + " from " + env->source +
+                                            " is out of range for --num-tasks " + std::to_string(o.num_tasks) +
+                                            " (0.." + last + ")");
+    }
     return libshard::InvalidArgumentError("--task-index: task index " + std::to_string(o.task_index) +
-                                          " is out of range for " + std::to_string(o.num_tasks) +
-                                          " tasks (0.." + std::to_string(o.num_tasks - 1) + ")");
+                                          " is out of range for " + std::to_string(o.num_tasks) + " tasks" +
+                                          (env_count ? " (from " + env->source + ")" : std::string()) + " (0.." +
+                                          last + ")");
   }
   if (o.num_tasks > 1 && !f.quiet) {
     std::fprintf(stderr, "shard convert: task %u of %u (0-based)%s%s\n", o.task_index, o.num_tasks,
-                 from_env && (!f.num_tasks || !f.task_index) ? ", from " : "",
-                 from_env && (!f.num_tasks || !f.task_index) ? source.c_str() : "");
+                 env_index || env_count ? ", from " : "", env_index || env_count ? env->source.c_str() : "");
   }
   return Status::OK();
 }
@@ -191,6 +205,16 @@ int RunDryRun(const Flags& f) {
     w.Field("output_format", image::OutputFormatName(f.o.encode.format));
     w.Field("output_description", OutputDescription(f.o));
     w.Field("samples", static_cast<uint64_t>(l.samples.size()));
+    w.Field("layout", l.layout);
+    w.Key("split_folders");
+    w.BeginArray();
+    for (const auto& [folder, split] : l.split_folders) {
+      w.BeginObject();
+      w.Field("folder", folder);
+      w.Field("split", split);
+      w.EndObject();
+    }
+    w.EndArray();
     w.Key("classes");
     w.BeginArray();
     for (const std::string& c : l.class_names) w.String(c);
@@ -228,6 +252,16 @@ int RunDryRun(const Flags& f) {
       w.EndObject();
     }
     w.EndArray();
+    w.Field("gray_expanded", r->gray_expanded);
+    w.Key("skipped");
+    w.BeginObject();
+    w.Key("non_image");
+    w.BeginObject();
+    for (const auto& [ext, n] : l.skipped.non_image) w.Field(ext, n);
+    w.EndObject();
+    w.Field("excluded", l.skipped.excluded);
+    w.Field("not_included", l.skipped.not_included);
+    w.EndObject();
     w.Key("warnings");
     w.BeginArray();
     for (const std::string& x : l.warnings) w.String(x);
@@ -251,6 +285,7 @@ int RunDryRun(const Flags& f) {
   for (const std::string& w : l.warnings) std::fprintf(stderr, "shard convert: warning: %s\n", w.c_str());
   std::printf("dry run: %zu samples in %s, %zu classes; nothing written\n", l.samples.size(),
               (ec ? l.root : input).c_str(), l.class_names.size());
+  std::printf("%s\n", convert::LayoutSummary(l).c_str());
   std::printf("output: %zu shards in %s; %s\n", r->plan.shards.size(), f.o.output.c_str(),
               OutputDescription(f.o).c_str());
   std::printf("%-12s %-24s %8s\n", "split", "class", "samples");
@@ -271,6 +306,11 @@ int RunDryRun(const Flags& f) {
     std::printf("  %s: %s\n", r->risky[i].path().c_str(), r->risky[i].reason().c_str());
   }
   if (show < r->risky.size()) std::printf("  ... %zu more (-v lists all)\n", r->risky.size() - show);
+  if (r->gray_expanded > 0) {
+    std::printf("gray sources: %llu will be stored as RGB (--channels auto keeps them gray)\n",
+                static_cast<unsigned long long>(r->gray_expanded));
+  }
+  if (const std::string skips = convert::SkipSummary(l.skipped); !skips.empty()) std::printf("%s\n", skips.c_str());
   std::printf("rejected while listing: %zu\n", l.rejects.size());
   for (const auto& x : l.rejects) std::printf("  %s: %s\n", x.path.c_str(), x.reason.c_str());
   return kExitOk;
@@ -300,6 +340,10 @@ int Run(Flags& f) {
   if (!f.quiet) {
     for (const std::string& w : r->warnings) std::fprintf(stderr, "shard convert: warning: %s\n", w.c_str());
   }
+  if (!f.quiet) std::fprintf(stderr, "shard convert: %s\n", r->layout.c_str());
+  if (const std::string skips = convert::SkipSummary(r->skipped); !skips.empty() && !f.quiet) {
+    std::fprintf(stderr, "shard convert: %s\n", skips.c_str());
+  }
   if (!r->removed_stale.empty() && !f.quiet) {
     const size_t n = r->removed_stale.size(), show = f.verbose ? n : std::min<size_t>(n, 5);
     std::string names;
@@ -309,6 +353,15 @@ int Run(Flags& f) {
                  "shard convert: removed %zu shard(s) of an earlier plan from %s (another shard count or "
                  "split), with their index and entry: %s\n",
                  n, f.o.output.c_str(), names.c_str());
+  }
+  if (!f.quiet) {
+    for (const std::string& d : r->redone_damaged) {
+      std::fprintf(stderr,
+                   "shard convert: shard %s of an earlier run did not match its checksum: redone\n", d.c_str());
+    }
+    for (const std::string& d : r->redone_retried) {
+      std::fprintf(stderr, "shard convert: shard %s of an earlier run: redone to retry them\n", d.c_str());
+    }
   }
   const libshard::Manifest& m = r->manifest;
   const libshard::DatasetStats& st = m.stats();
@@ -320,8 +373,10 @@ int Run(Flags& f) {
                    m.rejects(i).reason().c_str());
     }
     if (show < m.rejects_size()) {
-      std::fprintf(stderr, "shard convert: ... %d more rejects in %s/rejects.tsv\n",
-                   m.rejects_size() - show, f.o.output.c_str());
+      // A task's rejects are in its own manifest; rejects.tsv is written by the merge.
+      std::fprintf(stderr, "shard convert: ... %d more rejects in %s%s\n", m.rejects_size() - show,
+                   f.o.num_tasks > 1 ? r->manifest_path.c_str() : f.o.output.c_str(),
+                   f.o.num_tasks > 1 ? " (rejects.tsv once shard merge has run)" : "/rejects.tsv");
     }
   }
   if (!f.quiet) {
@@ -342,7 +397,23 @@ int Run(Flags& f) {
                  static_cast<unsigned long long>(st.rejected()), OutputDescription(f.o).c_str(), run.seconds(),
                  last.done / secs, last.bytes_read / secs / 1e6, r->manifest_path.c_str());
   }
+  if (r->gray_expanded > 0 && !f.quiet) {
+    std::fprintf(stderr, "shard convert: %llu gray source(s) stored as RGB (--channels auto keeps them gray)\n",
+                 static_cast<unsigned long long>(r->gray_expanded));
+  }
+  if (r->transient_rejects > 0 && !f.quiet) {
+    std::fprintf(stderr,
+                 "shard convert: %llu reject(s) were not caused by the file (out of memory, an I/O error): the "
+                 "next run of this command retries them\n",
+                 static_cast<unsigned long long>(r->transient_rejects));
+  }
   if (f.json) std::cout << convert::ManifestToJson(m);
+  if (st.converted() == 0 && r->rejected > 0) {
+    std::fprintf(stderr, "shard convert: nothing converted: all %llu input(s) were rejected (%s names them)\n",
+                 static_cast<unsigned long long>(r->rejected),
+                 f.o.num_tasks > 1 ? r->manifest_path.c_str() : (f.o.output + "/rejects.tsv").c_str());
+    return kExitFailure;
+  }
   if (f.report && f.o.num_tasks == 1) {
     std::string page;
     if (Status rs = libshard::report::WriteReport(r->manifest_path, "", {}, &page); !rs.ok()) {
@@ -372,7 +443,7 @@ std::shared_ptr<ConvertFlags> AddConvertOptions(CLI::App& app) {
       "rejected); WebP is always re-encoded to --format.\n"
       "Exit codes: 0 every input converted, 3 some inputs rejected (the rest converted; see "
       "rejects.tsv), 1 fatal error while converting (nothing half-written is left under a shard's "
-      "name), 2 usage error or an unreadable or invalid argument (a missing input, a bad CSV, a "
+      "name) or nothing converted (every input rejected), 2 usage error or an unreadable or invalid argument (a missing input, a bad CSV, a "
       "bad --prefix), before anything is written.");
   Flags& f = *flags;
   cmd->add_option("input", f.o.input,
@@ -398,6 +469,11 @@ std::shared_ptr<ConvertFlags> AddConvertOptions(CLI::App& app) {
   cmd->add_option("--label-col", f.o.list.label_column, "CSV column of the labels")->capture_default_str();
   cmd->add_option("--mask-col", f.o.list.mask_column, "CSV column of the mask paths")->capture_default_str();
   cmd->add_option("--split-col", f.o.list.split_column, "CSV column of the split names")->capture_default_str();
+  cmd->add_option("--layout", f.layout,
+                  "how a folder's top level is read: auto (split folders when one is named train/training, "
+                  "val/valid/validation/dev or test/testing, any case; else classes, or flat) | class | "
+                  "split/class | flat (every file below, unlabeled)")
+      ->capture_default_str();
   cmd->add_option("--split", f.o.list.default_split,
                   "split of an input without split folders (or of a CSV row without one)")
       ->capture_default_str();
@@ -407,6 +483,11 @@ std::shared_ptr<ConvertFlags> AddConvertOptions(CLI::App& app) {
   cmd->add_option("--masks", f.o.list.masks,
                   "folder of segmentation masks (matched by path/stem); {split} stands for the split "
                   "(CamVid: --masks 'CamVid/{split}_labels')");
+  cmd->add_option("--include", f.o.list.include,
+                  "GLOB (repeatable): list only the folder's files that match (a glob without '/' matches the "
+                  "file name, with '/' the path in the input); they are samples whatever their extension");
+  cmd->add_option("--exclude", f.o.list.exclude,
+                  "GLOB (repeatable): leave out the folder's files that match (counted in the summary)");
   cmd->add_option("--mask-suffix", f.o.list.mask_suffix, "mask name = image stem + this (e.g. _L)");
   cmd->add_option("--mask-labels", f.o.mask_labels_file, "class_dict.csv (name,r,g,b) for colour masks");
   cmd->add_option("--unknown-color", f.unknown_color, "colour-mask colour not in the map: error|ignore")
@@ -417,12 +498,16 @@ std::shared_ptr<ConvertFlags> AddConvertOptions(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--shard-size", f.shard_size, "target shard size (e.g. 128MiB, 1G)")->capture_default_str();
   cmd->add_option("--records-per-shard", f.o.plan.records_per_shard,
-                  "exact records per shard, 1..4294967295 (overrides --shard-size)")
+                  "at most N inputs planned per shard, 1..4294967295 (overrides --shard-size): a split of n inputs "
+                  "gets ceil(n/N) shards of floor or ceil of n/that inputs each; a rejected input leaves its shard "
+                  "one record short")
       ->check(IntegerIn(1, 4294967295));
   cmd->add_option("--seed", f.seed, "shuffle seed, 0..2^64-1")->check(Uint64Any())->capture_default_str();
   cmd->add_flag("--no-shuffle", f.no_shuffle, "keep the sorted order");
   cmd->add_option("--size", f.size, "output size N (NxN) or WxH; implies --resize-mode center-crop");
-  cmd->add_option("--resize-mode", f.resize_mode, "stretch|center-crop|keep-ratio|letterbox|crop-or-pad");
+  cmd->add_option("--resize-mode", f.resize_mode,
+                  "stretch|center-crop|keep-ratio|letterbox|crop-or-pad|shorter-side (shorter side = --size N, "
+                  "aspect kept, no crop: torchvision's Resize(N))");
   cmd->add_option("--fill", f.fill,
                   "R,G,B[,A] 0..255: padding of letterbox and crop-or-pad (default 0,0,0,255)");
   cmd->add_option("--filter", f.filter, "nearest|box|bilinear|bicubic|lanczos3")->capture_default_str();
@@ -448,7 +533,8 @@ std::shared_ptr<ConvertFlags> AddConvertOptions(CLI::App& app) {
                   "split the work into N tasks, 1..99999 (default: from SLURM_ARRAY_TASK_COUNT)")
       ->check(IntegerIn(1, kMaxShards));
   cmd->add_option("--task-index", f.task_index,
-                  "this task, 0..N-1 (default: from SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX)")
+                  "this task, 0..N-1 (default: (SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN) / SLURM_ARRAY_TASK_STEP, or "
+                  "JOB_COMPLETION_INDEX with --num-tasks)")
       ->check(IntegerIn(0, kMaxShards - 1));
   cmd->add_flag("--dry-run", f.dry_run, "write nothing; print counts, formats, the shard plan and risky inputs");
   cmd->add_flag("--json", f.json, "with --dry-run: the report as JSON; else print the manifest to stdout");

@@ -2,6 +2,7 @@
 // together (libshard/convert/merge.h): checks every task and shard, then
 // writes OUT/manifest.json and OUT/rejects.tsv.
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -17,6 +18,11 @@ struct MergeFlags {
 };
 
 int Run(const MergeFlags& f) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(f.dir, ec)) {
+    std::fprintf(stderr, "shard merge: %s: no such folder\n", f.dir.c_str());
+    return kExitUsage;
+  }
   libshard::StatusOr<libshard::convert::MergeResult> r = libshard::convert::MergeTasks(f.dir);
   if (!r.ok()) {
     std::fprintf(stderr, "shard merge: %s\n", r.status().message().c_str());
@@ -48,7 +54,7 @@ void RegisterMerge(CLI::App& app, int* exit_code) {
       "(and rejects.tsv), after checking that every task ran, all planned the same conversion "
       "(plan_id), and every shard is complete. Task manifests are read from OUT/.libshard/.\n"
       "Exit codes: 0 merged, 1 something missing, damaged or planned differently, or another convert/merge "
-      "writing to OUT (each named; nothing written), 2 usage.");
+      "writing to OUT (each named; nothing written), 2 usage (OUT is not a folder).");
   cmd->add_option("output", flags->dir, "the output folder the tasks wrote to")->required();
   cmd->add_flag("-q,--quiet", flags->quiet, "no summary line");
   cmd->callback([flags, exit_code] { *exit_code = Run(*flags); });

@@ -115,27 +115,28 @@ TEST(ConvertCliTest, AllConvertedExitsZero) {
 TEST(ConvertCliTest, RejectedInputExitsThreeAndIsListed) {
   const std::string dir = MakeTempDir();
   MakeSmallTree(dir + "/in");
-  WriteTreeFile(dir + "/in", "dog/readme.txt", "this is not an image");
+  WriteTreeFile(dir + "/in", "dog/readme.jpg", "this is not an image");  // content decides
   Result r = RunShard("convert " + dir + "/in -o " + dir + "/out");
   EXPECT_EQ(r.exit_code, 3) << r.err;
-  EXPECT_TRUE(Contains(r.err, "rejected dog/readme.txt")) << r.err;
+  EXPECT_TRUE(Contains(r.err, "rejected dog/readme.jpg")) << r.err;
   const std::string tsv = ReadFileOrDie(dir + "/out/rejects.tsv");
-  ASSERT_TRUE(Contains(tsv, "\ndog/readme.txt\t")) << tsv;
-  const std::string reason = tsv.substr(tsv.find("dog/readme.txt\t") + 15);
+  ASSERT_TRUE(Contains(tsv, "\ndog/readme.jpg\t")) << tsv;
+  const std::string reason = tsv.substr(tsv.find("dog/readme.jpg\t") + 15);
   EXPECT_GT(reason.size(), 2u) << tsv;  // a reason, not an empty field
   StatusOr<Manifest> m = convert::ReadManifest(dir + "/out/manifest.json");
   ASSERT_TRUE(m.ok());
   EXPECT_EQ(m->stats().converted(), 4u);
   ASSERT_EQ(m->rejects_size(), 1);
-  EXPECT_EQ(m->rejects(0).path(), "dog/readme.txt");
+  EXPECT_EQ(m->rejects(0).path(), "dog/readme.jpg");
   // Run again: the same exit code (the reject is remembered by its shard).
   r = RunShard("convert -q " + dir + "/in -o " + dir + "/out");
   EXPECT_EQ(r.exit_code, 3) << r.err;
 }
 
 // --size 65535: 12.9 GB per output image, under a 2 GB address-space limit.
-// Each image is a reject (exit 3), never std::bad_alloc aborting the run.
-TEST(ConvertCliTest, OutOfMemoryRejectsEachImageAndExitsThree) {
+// Each image is a reject, never std::bad_alloc aborting the run; with
+// every input rejected, nothing is converted: exit 1 (issue 23 item 11).
+TEST(ConvertCliTest, OutOfMemoryRejectsEachImageAndNothingConvertedExitsOne) {
 #ifdef LIBSHARD_TEST_ASAN
   GTEST_SKIP() << "address space limits do not work under AddressSanitizer";
 #endif
@@ -143,12 +144,15 @@ TEST(ConvertCliTest, OutOfMemoryRejectsEachImageAndExitsThree) {
   MakeSmallTree(dir + "/in");
   Result r = testing::RunCommand("ulimit -v 2000000; " + std::string(SHARD_BIN) + " convert -q --threads 2 --size 65535 " +
                                  dir + "/in -o " + dir + "/out");
-  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_EQ(r.exit_code, 1) << r.err;
   StatusOr<Manifest> m = convert::ReadManifest(dir + "/out/manifest.json");
   ASSERT_TRUE(m.ok()) << r.err;
   EXPECT_EQ(m->stats().converted(), 0u);
   ASSERT_EQ(m->rejects_size(), 4) << r.err;
-  for (const Reject& x : m->rejects()) EXPECT_EQ(x.reason(), "out of memory decoding the image") << x.path();
+  for (const Reject& x : m->rejects()) {
+    EXPECT_EQ(x.reason(), "out of memory decoding the image (not caused by the file: retried on the next run)")
+        << x.path();
+  }
 }
 
 TEST(ConvertCliTest, WebpSourcesAreReencodedAndOtherFormatsNamed) {
@@ -386,24 +390,24 @@ TEST(ConvertCliTest, OddFileNamesAreEscapedNeverDropped) {
   const std::string dir = MakeTempDir();
   const std::string in = dir + "/in";
   WriteTreeFile(in, "cat/a.png", PngBytes(6, 6, 3, 1));
-  WriteTreeFile(in, "cat/b\xe4" "d.txt", "not an image");
-  WriteTreeFile(in, "cat/t\tab.txt", "not an image");
-  WriteTreeFile(in, "cat/back\\slash.txt", "not an image");
-  WriteTreeFile(in, "cat/new\nline.txt", "not an image");
+  WriteTreeFile(in, "cat/b\xe4" "d.jpg", "not an image");
+  WriteTreeFile(in, "cat/t\tab.jpg", "not an image");
+  WriteTreeFile(in, "cat/back\\slash.jpg", "not an image");
+  WriteTreeFile(in, "cat/new\nline.jpg", "not an image");
   Result r = RunShard("convert " + in + " -o " + dir + "/out");
   EXPECT_EQ(r.exit_code, 3) << r.err;
   const std::string tsv = ReadFileOrDie(dir + "/out/rejects.tsv");
   EXPECT_TRUE(ValidUtf8(tsv)) << tsv;
-  EXPECT_TRUE(Contains(tsv, "\ncat/b\\xe4d.txt\t")) << tsv;
-  EXPECT_TRUE(Contains(tsv, "\ncat/t\\tab.txt\t")) << tsv;
-  EXPECT_TRUE(Contains(tsv, "\ncat/back\\\\slash.txt\t")) << tsv;
-  EXPECT_TRUE(Contains(tsv, "\ncat/new\\nline.txt\t")) << tsv;
+  EXPECT_TRUE(Contains(tsv, "\ncat/b\\xe4d.jpg\t")) << tsv;
+  EXPECT_TRUE(Contains(tsv, "\ncat/t\\tab.jpg\t")) << tsv;
+  EXPECT_TRUE(Contains(tsv, "\ncat/back\\\\slash.jpg\t")) << tsv;
+  EXPECT_TRUE(Contains(tsv, "\ncat/new\\nline.jpg\t")) << tsv;
   size_t lines = 0;
   for (char c : tsv) lines += c == '\n';
   EXPECT_EQ(lines, 5u) << tsv;  // header + 4: no name broke a line
   const std::string json = ReadFileOrDie(dir + "/out/manifest.json");
   EXPECT_TRUE(ValidUtf8(json));
-  EXPECT_TRUE(Contains(json, "\"cat/b\\\\xe4d.txt\"")) << json;
+  EXPECT_TRUE(Contains(json, "\"cat/b\\\\xe4d.jpg\"")) << json;
   StatusOr<Manifest> m = convert::ReadManifest(dir + "/out/manifest.json");
   ASSERT_TRUE(m.ok()) << m.status();
   EXPECT_EQ(m->rejects_size(), 4);
@@ -412,8 +416,8 @@ TEST(ConvertCliTest, OddFileNamesAreEscapedNeverDropped) {
   Result dry = RunShard("convert --dry-run --json " + in + " -o " + dir + "/out2");
   EXPECT_EQ(dry.exit_code, 0) << dry.err;
   EXPECT_TRUE(ValidUtf8(dry.out));
-  EXPECT_TRUE(Contains(dry.out, "\"cat/b\\udce4d.txt\"")) << dry.out;
-  EXPECT_TRUE(Contains(dry.out, "\"cat/t\\tab.txt\"")) << dry.out;
+  EXPECT_TRUE(Contains(dry.out, "\"cat/b\\udce4d.jpg\"")) << dry.out;
+  EXPECT_TRUE(Contains(dry.out, "\"cat/t\\tab.jpg\"")) << dry.out;
 
   // An input folder whose own name is not UTF-8: the manifest escapes it.
   fs::create_directories(dir + "/d\xe9j\xe0");
@@ -574,7 +578,7 @@ TEST(ConvertCliTest, DryRunJsonFlagsRiskyInputs) {
   WriteTreeFile(in, "b/still.webp", testing::WebpLosslessBytes(still.data(), 5, 4, 3));
   // RIFF + VP8X with the animation flag, canvas 4x3.
   WriteTreeFile(in, "b/anim.webp", std::string("RIFF\x16\0\0\0WEBPVP8X\x0a\0\0\0\x02\0\0\0\x03\0\0\x02\0\0", 30));
-  WriteTreeFile(in, "stray.txt", "x");
+  WriteTreeFile(in, "stray.png", "x");
   Result r = RunShard("convert --dry-run --json " + in + " -o " + dir + "/out");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_FALSE(fs::exists(dir + "/out"));
@@ -605,7 +609,7 @@ TEST(ConvertCliTest, DryRunJsonFlagsRiskyInputs) {
   EXPECT_TRUE(Contains(risky["b/broken.png"], "undecodable")) << risky["b/broken.png"];
   const auto& rejects = Field(json, "rejects").list_value().values();
   ASSERT_EQ(rejects.size(), 1);
-  EXPECT_EQ(Field(rejects[0].struct_value(), "path").string_value(), "stray.txt");
+  EXPECT_EQ(Field(rejects[0].struct_value(), "path").string_value(), "stray.png");
   const auto& shards = Field(json, "shards").list_value().values();
   ASSERT_EQ(shards.size(), 1);
   EXPECT_EQ(Field(shards[0].struct_value(), "file").string_value(), "in-train-00000-of-00001.tfrecord");
@@ -676,8 +680,8 @@ TEST(ConvertCliTest, OutputIsTheInputOrInsideIt) {
     Result r = RunShard("convert -q " + in + " -o " + out);
     EXPECT_EQ(r.exit_code, 2) << out;
     EXPECT_EQ(r.err, "shard convert: output folder " + out + " is the input folder " + in +
-                         "; write the shards to another folder (one inside the input is fine: it is left out of "
-                         "the listing)\n");
+                         "; write the shards to another folder (one inside the input that holds only shards is "
+                         "left out of the listing)\n");
     EXPECT_FALSE(fs::exists(in + "/.libshard"));
     EXPECT_FALSE(fs::exists(in + "/manifest.json"));
   }
@@ -700,6 +704,338 @@ TEST(ConvertCliTest, OutputIsTheInputOrInsideIt) {
   for (const char* f : {"/in-train-00000-of-00002.tfrecord", "/in-train-00001-of-00002.tfrecord"}) {
     EXPECT_EQ(ReadFileOrDie(inside + f), ReadFileOrDie(dir + "/outside" + f)) << f;
   }
+}
+
+// Issue 23 item 1: an output folder inside the input that holds input
+// images (a typo: -o in/train for -o out/train) is refused with exit 2,
+// naming how many it holds, instead of converting the rest without them;
+// the same for a class folder (-o in/b) and a folder deeper down.
+TEST(ConvertCliTest, OutputInsideTheInputHoldingImagesIsRefused) {
+  const std::string dir = MakeTempDir();
+  const std::string in = dir + "/in";
+  for (int i = 0; i < 5; ++i) WriteTreeFile(in, "train/a/" + std::to_string(i) + ".png", PngBytes(4, 4, 3, i));
+  for (int i = 0; i < 3; ++i) WriteTreeFile(in, "train/b/" + std::to_string(i) + ".png", PngBytes(4, 4, 3, i));
+  WriteTreeFile(in, "val/a/v.png", PngBytes(4, 4, 3, 9));
+  for (const auto& [out, n, as] : {std::tuple(in + "/train", 8, "train"), std::tuple(in + "/train/b", 3, "train/b"),
+                                   std::tuple(in + "/val/a", 1, "val/a")}) {
+    SCOPED_TRACE(out);
+    for (const char* dry : {"", "--dry-run "}) {
+      Result r = RunShard(std::string("convert -q ") + dry + in + " -o " + out);
+      EXPECT_EQ(r.exit_code, 2) << r.err;
+      EXPECT_TRUE(Contains(r.err, "output folder " + out + " lies inside the input " + in + " (as " + as +
+                                      ") and holds " + std::to_string(n) + " input image(s)"))
+          << r.err;
+      EXPECT_FALSE(fs::exists(out + "/.libshard"));
+      EXPECT_FALSE(fs::exists(out + "/manifest.json"));
+    }
+  }
+  // An empty folder inside, or one holding only an earlier run's output,
+  // is still fine.
+  fs::create_directories(in + "/shards");
+  Result first = RunShard("convert -q " + in + " -o " + in + "/shards");
+  EXPECT_EQ(first.exit_code, 0) << first.err;
+  Result again = RunShard("convert -q " + in + " -o " + in + "/shards");
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+}
+
+// Issue 23 item 4: resume re-checks a kept shard's CRC-32C: a damaged
+// shard of the right size is redone (and said), not kept on every rerun.
+TEST(ConvertCliTest, ResumeRedoesADamagedShardOfTheRightSize) {
+  const std::string dir = MakeTempDir();
+  MakeSmallTree(dir + "/in");
+  const std::string out = dir + "/out";
+  Result first = RunShard("convert -q " + dir + "/in -o " + out + " --records-per-shard 2");
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  const std::string shard = out + "/in-train-00001-of-00002.tfrecord";
+  const std::string good = ReadFileOrDie(shard);
+  std::string bad = good;
+  bad[bad.size() - 10] ^= 1;
+  WriteFileOrDie(shard, bad);
+  Result r = RunShard("convert " + dir + "/in -o " + out + " --records-per-shard 2");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Contains(r.err, "shard convert: shard in-train-00001-of-00002.tfrecord (crc32c:")) << r.err;
+  EXPECT_TRUE(Contains(r.err, "of an earlier run did not match its checksum: redone")) << r.err;
+  EXPECT_TRUE(Contains(r.err, "2 kept from an earlier run in 1 shard(s)")) << r.err;
+  EXPECT_EQ(ReadFileOrDie(shard), good);
+  ExpectFinalShardsComplete(out);
+}
+
+// Issue 23 item 8: files whose extension is not an image type are skipped
+// and counted (not rejects: the run exits 0); content decides for an image
+// extension (a PNG named .jpg converts); --exclude and --include choose.
+TEST(ConvertCliTest, NonImageFilesAreSkippedAndCountedAndGlobsChoose) {
+  const std::string dir = MakeTempDir();
+  const std::string in = dir + "/in";
+  MakeSmallTree(in);
+  WriteTreeFile(in, "cat/png-named.jpg", PngBytes(6, 6, 3, 7));
+  for (int i = 0; i < 3; ++i) WriteTreeFile(in, "cat/meta" + std::to_string(i) + ".json", "{}");
+  WriteTreeFile(in, "dog/wall.desktop", "[Desktop Entry]");
+  WriteTreeFile(in, "README.txt", "about");  // beside the class folders
+  WriteTreeFile(in, "dog/Thumbs.db", "x");
+  WriteTreeFile(in, "dog/.DS_Store", "x");
+  Result r = RunShard("convert " + in + " -o " + dir + "/out");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Contains(r.err, "5 converted")) << r.err;
+  EXPECT_TRUE(Contains(r.err, "shard convert: skipped 6 non-image file(s): .json 3, .db 1, .desktop 1, .txt 1\n"))
+      << r.err;
+  EXPECT_EQ(ReadFileOrDie(dir + "/out/rejects.tsv"), "path\treason\n");
+  Result dry = RunShard("convert --dry-run " + in + " -o " + dir + "/dry");
+  EXPECT_EQ(dry.exit_code, 0) << dry.err;
+  EXPECT_TRUE(Contains(dry.out, "\nskipped 6 non-image file(s): .json 3, .db 1, .desktop 1, .txt 1\n")) << dry.out;
+  Result json = RunShard("convert --dry-run --json " + in + " -o " + dir + "/dry");
+  EXPECT_TRUE(Contains(json.out, "\"skipped\":{\"non_image\":{\".db\":1,\".desktop\":1,\".json\":3,\".txt\":1},"
+                                 "\"excluded\":0,\"not_included\":0}"))
+      << json.out;
+
+  // --exclude by name and by path; --include takes a non-image extension.
+  Result ex = RunShard("convert --dry-run " + in + " -o " + dir + "/dry --exclude '*.jpg' --exclude 'dog/c.*'");
+  EXPECT_EQ(ex.exit_code, 0) << ex.err;
+  EXPECT_TRUE(Contains(ex.out, "dry run: 1 samples")) << ex.out;
+  EXPECT_TRUE(Contains(ex.out, "; 4 file(s) matching --exclude\n")) << ex.out;
+  WriteTreeFile(in, "dog/e.img", PngBytes(5, 5, 3, 8));
+  Result inc = RunShard("convert -q " + in + " -o " + dir + "/inc --include '*.img' --include 'cat/*.png'");
+  EXPECT_EQ(inc.exit_code, 0) << inc.err;
+  StatusOr<Manifest> m = convert::ReadManifest(dir + "/inc/manifest.json");
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->stats().converted(), 2u);  // cat/a.png, dog/e.img
+  // A CSV names its files: the globs are refused.
+  WriteFileOrDie(dir + "/m.csv", "path\nin/cat/a.png\n");
+  Result csv = RunShard("convert -q " + dir + "/m.csv -o " + dir + "/csv --exclude '*.png'");
+  EXPECT_EQ(csv.exit_code, 2) << csv.err;
+  EXPECT_TRUE(Contains(csv.err, "--include and --exclude choose the files of a folder")) << csv.err;
+}
+
+// Issue 23 item 2: Train/Test folders are splits; the dry run and the
+// summary say the layout found; --layout forces another; a bad value is a
+// usage error.
+TEST(ConvertCliTest, LayoutIsRecognisedSaidAndForced) {
+  const std::string dir = MakeTempDir();
+  const std::string in = dir + "/in";
+  for (int i = 0; i < 6; ++i) {
+    WriteTreeFile(in, std::string(i < 4 ? "Train" : "Test") + "/c" + std::to_string(i % 2) + "/" + std::to_string(i) +
+                          ".png", PngBytes(4, 4, 3, i));
+  }
+  Result dry = RunShard("convert --dry-run " + in + " -o " + dir + "/out");
+  EXPECT_EQ(dry.exit_code, 0) << dry.err;
+  EXPECT_TRUE(Contains(dry.out, "\nlayout split/class: split test (folder Test) 2 samples in 2 classes, split train "
+                                "(folder Train) 4 samples in 2 classes\n"))
+      << dry.out;
+  Result json = RunShard("convert --dry-run --json " + in + " -o " + dir + "/out");
+  EXPECT_TRUE(Contains(json.out, "\"layout\":\"split/class\",\"split_folders\":[{\"folder\":\"Test\",\"split\":"
+                                 "\"test\"},{\"folder\":\"Train\",\"split\":\"train\"}]"))
+      << json.out;
+  Result r = RunShard("convert " + in + " -o " + dir + "/out");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Contains(r.err, "shard convert: layout split/class: split test (folder Test) 2 samples")) << r.err;
+  EXPECT_TRUE(fs::exists(dir + "/out/in-test-00000-of-00001.tfrecord"));
+  Result forced = RunShard("convert --dry-run --layout class " + in + " -o " + dir + "/out2");
+  EXPECT_EQ(forced.exit_code, 0) << forced.err;
+  EXPECT_TRUE(Contains(forced.out, "\nlayout class: split train 6 samples in 2 classes\n")) << forced.out;
+  EXPECT_TRUE(Contains(forced.err, "warning: top-level folder 'Test' looks like a split but was taken as a class "
+                                   "(--layout class)"))
+      << forced.err;
+  Result bad = RunShard("convert --dry-run --layout tree " + in + " -o " + dir + "/out2");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.err, "shard convert: --layout: unknown layout 'tree' (expected auto, class, split/class or flat)\n");
+}
+
+// Issue 23 item 11: exit codes as the README states them. Every input
+// rejected is "nothing converted" (1, not 3); `shard merge` of a missing
+// folder is a usage error (2); a --prefix too long for a file name is a
+// usage error (2) before anything is created.
+TEST(ConvertCliTest, ExitCodesForNothingConvertedMissingMergeFolderAndLongPrefix) {
+  const std::string dir = MakeTempDir();
+  WriteTreeFile(dir, "in/cat/a.png", "not an image");
+  WriteTreeFile(dir, "in/dog/b.jpg", "not an image either");
+  Result r = RunShard("convert " + dir + "/in -o " + dir + "/out");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_TRUE(Contains(r.err, "shard convert: nothing converted: all 2 input(s) were rejected (" + dir +
+                                  "/out/rejects.tsv names them)\n"))
+      << r.err;
+  // One good input: some converted, exit 3 as before.
+  WriteTreeFile(dir, "in/dog/c.png", PngBytes(4, 4, 3, 1));
+  r = RunShard("convert -q " + dir + "/in -o " + dir + "/out");
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+
+  Result m = RunShard("merge " + dir + "/nonexistent");
+  EXPECT_EQ(m.exit_code, 2) << m.err;
+  EXPECT_EQ(m.err, "shard merge: " + dir + "/nonexistent: no such folder\n");
+
+  const std::string long_prefix(230, 'p');
+  r = RunShard("convert -q " + dir + "/in -o " + dir + "/long --prefix " + long_prefix);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_TRUE(Contains(r.err, "passes the file system's 255-byte limit: use a --prefix of at most 213 bytes "
+                              "(split 'train')"))
+      << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/long"));
+  r = RunShard("convert -q " + dir + "/in -o " + dir + "/long --prefix " + std::string(213, 'p'));
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+}
+
+// Issue 23 item 10: task variables are named in every message, and Slurm
+// arrays with an offset or a step map onto tasks 0..COUNT-1.
+TEST(ConvertCliTest, TaskVariablesAreNamedAndSlurmStepsMap) {
+  const std::string dir = MakeTempDir();
+  MakeSmallTree(dir + "/in");
+  const std::string no_env = "env -u SLURM_ARRAY_TASK_ID -u SLURM_ARRAY_TASK_COUNT -u SLURM_ARRAY_TASK_MIN "
+                             "-u SLURM_ARRAY_TASK_STEP -u JOB_COMPLETION_INDEX ";
+  auto run = [&](const std::string& vars, const std::string& flags) {
+    return testing::RunCommand(no_env + vars + " " + SHARD_BIN + " convert --dry-run " + dir + "/in -o " + dir +
+                               "/out --records-per-shard 1 " + flags);
+  };
+  Result r = run("JOB_COMPLETION_INDEX=1", "");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "shard convert: JOB_COMPLETION_INDEX=1 gives this task's index but not the number of tasks: add "
+                   "--num-tasks N (an Indexed Job's completions)\n");
+  r = run("JOB_COMPLETION_INDEX=5", "--num-tasks 4");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "shard convert: task index 5 from JOB_COMPLETION_INDEX=5 is out of range for --num-tasks 4 (0..3)\n");
+  r = run("JOB_COMPLETION_INDEX=2", "--num-tasks 4");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Contains(r.err, "shard convert: task 2 of 4 (0-based), from JOB_COMPLETION_INDEX=2\n")) << r.err;
+  // --array=0-9:2 (tasks 0, 2, 4, 6, 8) and --array=10-19.
+  r = run("SLURM_ARRAY_TASK_ID=6 SLURM_ARRAY_TASK_MIN=0 SLURM_ARRAY_TASK_STEP=2 SLURM_ARRAY_TASK_COUNT=5", "");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Contains(r.err, "shard convert: task 3 of 5 (0-based), from SLURM_ARRAY_TASK_ID=6, SLURM_ARRAY_TASK_MIN=0, "
+                              "SLURM_ARRAY_TASK_STEP=2, SLURM_ARRAY_TASK_COUNT=5\n"))
+      << r.err;
+  r = run("SLURM_ARRAY_TASK_ID=12 SLURM_ARRAY_TASK_MIN=10 SLURM_ARRAY_TASK_STEP=1 SLURM_ARRAY_TASK_COUNT=10", "");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Contains(r.err, "task 2 of 10 (0-based), from SLURM_ARRAY_TASK_ID=12")) << r.err;
+  // Out of range or off the step: named, not "--task-index".
+  r = run("SLURM_ARRAY_TASK_ID=7 SLURM_ARRAY_TASK_MIN=0 SLURM_ARRAY_TASK_STEP=2 SLURM_ARRAY_TASK_COUNT=5", "");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "shard convert: SLURM_ARRAY_TASK_ID=7, SLURM_ARRAY_TASK_MIN=0, SLURM_ARRAY_TASK_STEP=2, "
+                   "SLURM_ARRAY_TASK_COUNT=5: not one of the array's 5 tasks (MIN + k * STEP, k in 0..4); an array "
+                   "given as a list (--array=1,5,9) has no step: give --num-tasks N and --task-index I\n");
+  r = run("SLURM_ARRAY_TASK_ID=9 SLURM_ARRAY_TASK_MIN=0 SLURM_ARRAY_TASK_COUNT=4", "");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(Contains(r.err, "SLURM_ARRAY_TASK_ID=9, SLURM_ARRAY_TASK_MIN=0, SLURM_ARRAY_TASK_COUNT=4: not one of")) << r.err;
+  EXPECT_FALSE(Contains(r.err, "--task-index:")) << r.err;
+  r = run("SLURM_ARRAY_TASK_ID=x1 SLURM_ARRAY_TASK_COUNT=4", "");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "shard convert: SLURM_ARRAY_TASK_ID='x1' is not a task number\n");
+  // Explicit flags win over a broken environment.
+  r = run("SLURM_ARRAY_TASK_ID=x1", "--num-tasks 2 --task-index 1");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+// Issue 23 item 9: --alpha keep with --format jpeg is refused up front
+// (exit 2, nothing written) instead of rejecting every image with alpha.
+TEST(ConvertCliTest, AlphaKeepWithJpegIsAUsageError) {
+  const std::string dir = MakeTempDir();
+  MakeSmallTree(dir + "/in");
+  Result r = RunShard("convert -q " + dir + "/in -o " + dir + "/out --alpha keep");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err, "shard convert: --alpha keep needs --format png or raw: JPEG has no alpha channel (every image "
+                   "with alpha would be rejected); --alpha composite flattens it over the background\n");
+  EXPECT_FALSE(fs::exists(dir + "/out"));
+  r = RunShard("convert -q " + dir + "/in -o " + dir + "/out --alpha keep --format png");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+// Issue 23 item 12: a colour-mask reject names the mask file and the
+// class_dict.csv; in task mode the summary points at the task's manifest,
+// not at a rejects.tsv that only the merge writes.
+TEST(ConvertCliTest, MaskRejectsNameTheirFilesAndTaskSummaryNamesTheTaskManifest) {
+  const std::string dir = MakeTempDir();
+  testing::MakeColourMaskSet(dir, 2, 6, 4);
+  WriteFileOrDie(dir + "/class_dict.csv", "name,r,g,b\nonly,1,2,3\n");  // the masks' colours are not in it
+  Result r = RunShard("convert -q " + dir + "/in -o " + dir + "/out --masks " + dir + "/masks --mask-labels " + dir +
+                      "/class_dict.csv --format png");
+  EXPECT_EQ(r.exit_code, 1) << r.err;  // nothing converted
+  StatusOr<Manifest> m = convert::ReadManifest(dir + "/out/manifest.json");
+  ASSERT_TRUE(m.ok()) << m.status();
+  ASSERT_EQ(m->rejects_size(), 2);
+  EXPECT_TRUE(Contains(m->rejects(0).reason(), "mask " + dir + "/masks/img0.png (colours of " + dir +
+                                                   "/class_dict.csv): "))
+      << m->rejects(0).reason();
+
+  const std::string in = dir + "/many";
+  WriteTreeFile(in, "c/good.png", PngBytes(4, 4, 3, 1));
+  for (int i = 0; i < 60; ++i) WriteTreeFile(in, "c/bad" + std::to_string(i) + ".png", "not an image");
+  r = RunShard("convert " + in + " -o " + dir + "/tasks --records-per-shard 1 --num-tasks 2 --task-index 0");
+  EXPECT_TRUE(Contains(r.err, "more rejects in " + dir + "/tasks/.libshard/manifest.task-00000-of-00002.json "
+                              "(rejects.tsv once shard merge has run)\n"))
+      << r.err;
+  EXPECT_FALSE(Contains(r.err, "rejects.tsv\n")) << r.err;
+}
+
+// Issue 23 item 14: --records-per-shard says what it guarantees (inputs
+// planned, at most N, spread evenly; a reject leaves a shard short), which
+// the plan and the manifest bear out: 25 inputs at 10 are 3 shards of 9, 8
+// and 8 planned, a reject making one record fewer.
+TEST(ConvertCliTest, RecordsPerShardIsAnUpperBoundOnPlannedInputs) {
+  Result help = RunShard("convert --help");
+  EXPECT_TRUE(Contains(help.out, "at most N inputs planned per shard")) << help.out;
+  EXPECT_TRUE(Contains(help.out, "a rejected input leaves its shard one record short")) << help.out;
+  const std::string dir = MakeTempDir();
+  for (int i = 0; i < 24; ++i) WriteTreeFile(dir, "in/c/" + std::to_string(i) + ".png", PngBytes(4, 4, 3, i));
+  WriteTreeFile(dir, "in/c/bad.png", "not an image");
+  Result r = RunShard("convert -q " + dir + "/in -o " + dir + "/out --records-per-shard 10");
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  StatusOr<Manifest> m = convert::ReadManifest(dir + "/out/manifest.json");
+  ASSERT_TRUE(m.ok()) << m.status();
+  ASSERT_EQ(m->splits(0).shards_size(), 3);
+  uint64_t planned = 0, records = 0;
+  for (const ShardEntry& e : m->splits(0).shards()) {
+    EXPECT_LE(e.planned(), 10u);
+    EXPECT_GE(e.planned(), 8u);
+    planned += e.planned();
+    records += e.records();
+  }
+  EXPECT_EQ(planned, 25u);
+  EXPECT_EQ(records, 24u);
+}
+
+// Issue 23 item 16: gray sources stored as RGB by default are counted in
+// the dry run and the summary, with the flag that keeps them gray.
+TEST(ConvertCliTest, GraySourcesExpandedToRgbAreSaid) {
+  const std::string dir = MakeTempDir();
+  MakeSmallTree(dir + "/in");  // dog/c.png is gray
+  WriteTreeFile(dir + "/in", "cat/g.jpg", JpegBytes(8, 8, 1, 9));
+  Result dry = RunShard("convert --dry-run " + dir + "/in -o " + dir + "/out");
+  EXPECT_EQ(dry.exit_code, 0) << dry.err;
+  EXPECT_TRUE(Contains(dry.out, "\ngray sources: 2 will be stored as RGB (--channels auto keeps them gray)\n"))
+      << dry.out;
+  Result r = RunShard("convert " + dir + "/in -o " + dir + "/out");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Contains(r.err, "shard convert: 2 gray source(s) stored as RGB (--channels auto keeps them gray)\n"))
+      << r.err;
+  Result kept = RunShard("convert --channels auto " + dir + "/in -o " + dir + "/auto");
+  EXPECT_EQ(kept.exit_code, 0) << kept.err;
+  EXPECT_FALSE(Contains(kept.err, "stored as RGB")) << kept.err;
+  Result dry_auto = RunShard("convert --dry-run --channels auto " + dir + "/in -o " + dir + "/out2");
+  EXPECT_FALSE(Contains(dry_auto.out, "stored as RGB")) << dry_auto.out;
+}
+
+// Issue 23 item 15: --resize-mode shorter-side --size N stores each image
+// with its shorter side N and its aspect ratio (recorded in the manifest).
+TEST(ConvertCliTest, ShorterSideResizeKeepsTheAspectRatio) {
+  const std::string dir = MakeTempDir();
+  WriteTreeFile(dir, "in/c/wide.png", PngBytes(40, 20, 3, 1));
+  WriteTreeFile(dir, "in/c/tall.jpg", JpegBytes(16, 48, 3, 2));
+  Result r = RunShard("convert -q " + dir + "/in -o " + dir + "/out --resize-mode shorter-side --size 10 --format png");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::map<std::string, std::pair<int64_t, int64_t>> sizes;
+  for (const std::string& rec : ReadRecords(dir + "/out/in-train-00000-of-00001.tfrecord")) {
+    tensorflow::Example ex;
+    ASSERT_TRUE(ex.ParseFromString(rec));
+    const auto& f = ex.features().feature();
+    sizes[f.at("image/filename").bytes_list().value(0)] = {f.at("image/width").int64_list().value(0),
+                                                           f.at("image/height").int64_list().value(0)};
+  }
+  EXPECT_EQ(sizes["c/wide.png"], std::make_pair(int64_t{20}, int64_t{10}));
+  EXPECT_EQ(sizes["c/tall.jpg"], std::make_pair(int64_t{10}, int64_t{30}));
+  StatusOr<Manifest> m = convert::ReadManifest(dir + "/out/manifest.json");
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->options().resize_mode(), "shorter-side");
+  Result v = RunShard("verify --decode -q " + dir + "/out");
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+  Result bad = RunShard("convert -q " + dir + "/in -o " + dir + "/bad --resize-mode shorter-side --size 10x12");
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_TRUE(Contains(bad.err, "shorter-side takes one size N")) << bad.err;
+  EXPECT_FALSE(fs::exists(dir + "/bad"));
 }
 
 // Issue 16 item 15 (and the messages of item 13): --task-index alone, the

@@ -71,7 +71,7 @@ void MakeTree(const std::string& root) {
   add("train/c", 6);
   add("val/a", 3);
   add("val/c", 3);
-  WriteTreeFile(root, "train/b/notes.txt", "not an image\n");
+  WriteTreeFile(root, "train/b/notes.jpg", "not an image\n");  // content decides
   WriteTreeFile(root, "train/stray.png", PngBytes(4, 4, 3, 99));
 }
 
@@ -146,12 +146,12 @@ TEST_F(ConverterTest, ManifestMatchesTheShards) {
   }
   // Rejects: the listing's and the converter's, sorted by path.
   ASSERT_EQ(m->rejects_size(), 2);
-  EXPECT_EQ(m->rejects(0).path(), "train/b/notes.txt");
+  EXPECT_EQ(m->rejects(0).path(), "train/b/notes.jpg");
   EXPECT_EQ(m->rejects(1).path(), "train/stray.png");
   EXPECT_EQ(m->stats().rejected(), 2u);
   const std::string tsv = ReadFileOrDie(o.output + "/rejects.tsv");
   EXPECT_EQ(tsv.substr(0, 12), "path\treason\n");
-  EXPECT_TRUE(Contains(tsv, "\ntrain/b/notes.txt\t")) << tsv;
+  EXPECT_TRUE(Contains(tsv, "\ntrain/b/notes.jpg\t")) << tsv;
   EXPECT_TRUE(Contains(tsv, "\ntrain/stray.png\tfile outside any class folder\n")) << tsv;
 
   ASSERT_EQ(m->splits_size(), 2);
@@ -266,7 +266,9 @@ TEST_F(ConverterTest, JpegPassThroughIsCounted) {
   ASSERT_TRUE(r.ok()) << r.status();
   // k % 5 == 1 are colour JPEGs (RGB out: passed through); gray JPEGs become RGB.
   uint64_t colour_jpegs = 0;
-  for (const std::string& f : ListFilesRecursive(in_)) colour_jpegs += f.size() > 4 && f.substr(f.size() - 4) == ".jpg";
+  for (const std::string& f : ListFilesRecursive(in_)) {
+    colour_jpegs += f.size() > 4 && f.substr(f.size() - 4) == ".jpg" && !Contains(f, "notes.jpg");  // text
+  }
   EXPECT_EQ(r->manifest.stats().passed_through(), colour_jpegs);
   EXPECT_GT(colour_jpegs, 0u);
 }
@@ -560,7 +562,7 @@ TEST_F(ConverterTest, FailOnErrorStopsNamingTheFileAndLeavesNoIncompleteShard) {
   StatusOr<ConvertResult> r = Convert(o);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
-  EXPECT_TRUE(Contains(r.status().message(), in_ + "/train/b/notes.txt")) << r.status();
+  EXPECT_TRUE(Contains(r.status().message(), in_ + "/train/b/notes.jpg")) << r.status();
   EXPECT_FALSE(fs::exists(o.output + "/manifest.json"));
   // Shards finished before the bad input may stay; each is complete.
   int complete = 0;
@@ -574,7 +576,7 @@ TEST_F(ConverterTest, FailOnErrorStopsNamingTheFileAndLeavesNoIncompleteShard) {
       ++complete;
     }
   }
-  // Unshuffled, train/b/notes.txt is the 13th sample: shards 0..2 hold 0..11.
+  // Unshuffled, train/b/notes.jpg is the 13th sample: shards 0..2 hold 0..11.
   EXPECT_LE(complete, 3);
   EXPECT_FALSE(fs::exists(o.output + "/t-train-00003-of-00005.tfrecord"));
 
@@ -590,6 +592,24 @@ TEST_F(ConverterTest, FailOnErrorStopsNamingTheFileAndLeavesNoIncompleteShard) {
 // converter.h's ProgressFn contract: one call per sample, in order, never
 // two at once; an exception from it stops the run as an error, and no
 // incomplete shard is left.
+// Issue 23 item 11: a file missing once the run has started (another
+// process removed the output's state folder) is an I/O error, not the
+// kNotFound that the CLI maps to a usage error (exit 2).
+TEST_F(ConverterTest, AFileRemovedMidRunIsAnIOErrorNotNotFound) {
+  ConvertOptions o = Options(in_, base_ + "/out");
+  o.plan.records_per_shard = 2;
+  o.plan.shuffle = false;
+  o.threads = 1;
+  bool removed = false;
+  StatusOr<ConvertResult> r = Convert(o, [&](const Progress&) {
+    if (!removed) fs::remove_all(o.output + "/.libshard");
+    removed = true;
+  });
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kIOError) << r.status();
+  EXPECT_TRUE(Contains(r.status().message(), o.output + "/.libshard/")) << r.status();
+}
+
 TEST_F(ConverterTest, ProgressIsSerialAndAThrowingCallbackStopsTheRun) {
   fs::remove(in_ + "/train/stray.png");
   ConvertOptions o = Options(in_, base_ + "/out");
@@ -623,7 +643,7 @@ TEST_F(ConverterTest, ProgressIsSerialAndAThrowingCallbackStopsTheRun) {
 
 TEST(ConverterRejectTest, EverythingRejected) {
   const std::string base = MakeTempDir();
-  for (int i = 0; i < 5; ++i) WriteTreeFile(base + "/in", "c" + std::to_string(i % 2) + "/f" + std::to_string(i) + ".txt", "text " + std::to_string(i));
+  for (int i = 0; i < 5; ++i) WriteTreeFile(base + "/in", "c" + std::to_string(i % 2) + "/f" + std::to_string(i) + ".png", "text " + std::to_string(i));
   ConvertOptions o = Options(base + "/in", base + "/out");
   StatusOr<ConvertResult> r = Convert(o);
   ASSERT_TRUE(r.ok()) << r.status();
@@ -670,7 +690,58 @@ TEST(ConverterRejectTest, OutOfMemoryIsARejectOfThatImageNotAnAbort) {
     return 0;
   });
   ASSERT_EQ(rc, 0) << (fs::exists(report) ? ReadFileOrDie(report) : "no report");
-  EXPECT_EQ(ReadFileOrDie(report), "converted 4; b/huge.png: out of memory decoding the image");
+  EXPECT_EQ(ReadFileOrDie(report), "converted 4; b/huge.png: out of memory decoding the image (not caused by the "
+                                   "file: retried on the next run)");
+  fs::remove_all(base);
+}
+
+// Issue 23 item 5: an out-of-memory reject is not frozen into its finished
+// shard: the reason says it will be retried, and a rerun with enough memory
+// redoes that shard and converts the image (a content reject stays final).
+TEST(ConverterRejectTest, OutOfMemoryRejectIsRetriedByTheNextRun) {
+#ifdef LIBSHARD_TEST_ASAN
+  GTEST_SKIP() << "address space limits do not work under AddressSanitizer";
+#endif
+  const std::string base = MakeTempDir();
+  for (int i = 0; i < 3; ++i) WriteTreeFile(base + "/in", "a/" + std::to_string(i) + ".png", PngBytes(16, 12, 3, i));
+  WriteTreeFile(base + "/in", "a/text.png", "not an image");  // a content reject: final
+  WriteTreeFile(base + "/in", "b/huge.png", testing::BlankRgba16Png(6000, 6000));
+  ConvertOptions o = Options(base + "/in", base + "/out");
+  o.plan.records_per_shard = 1;
+  o.plan.shuffle = false;
+  o.threads = 1;
+  o.encode.transform.mode = image::ResizeMode::kCenterCrop;
+  o.encode.transform.width = o.encode.transform.height = 8;
+  const std::string report = base + "/report.txt";
+  const int rc = testing::RunInForkChild([&] {
+    if (!testing::LimitAddressSpace(uint64_t{128} << 20)) return 5;
+    StatusOr<ConvertResult> r = Convert(o);
+    if (!r.ok()) {
+      WriteFileOrDie(report, r.status().ToString());
+      return 3;
+    }
+    std::string text = "converted " + std::to_string(r->manifest.stats().converted()) + ", transient " +
+                       std::to_string(r->transient_rejects);
+    for (const Reject& x : r->manifest.rejects()) text += "; " + x.path() + ": " + x.reason();
+    WriteFileOrDie(report, text);
+    return 0;
+  });
+  ASSERT_EQ(rc, 0) << (fs::exists(report) ? ReadFileOrDie(report) : "no report");
+  const std::string first = ReadFileOrDie(report);
+  ASSERT_TRUE(Contains(first, "converted 3, transient 1; ")) << first;
+  EXPECT_TRUE(Contains(first, "b/huge.png: out of memory decoding the image (not caused by the file: retried on the "
+                              "next run)"))
+      << first;
+
+  StatusOr<ConvertResult> again = Convert(o);  // all the memory it needs
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->manifest.stats().converted(), 4u);
+  EXPECT_EQ(again->transient_rejects, 0u);
+  ASSERT_EQ(again->manifest.rejects_size(), 1);
+  EXPECT_EQ(again->manifest.rejects(0).path(), "a/text.png");  // content: kept, not retried
+  ASSERT_EQ(again->redone_retried.size(), 1u);
+  EXPECT_EQ(again->redone_retried[0], "t-train-00004-of-00005.tfrecord (1 reject(s) not caused by the file)");
+  EXPECT_EQ(again->shards_written, 1u);
   fs::remove_all(base);
 }
 
@@ -719,7 +790,7 @@ TEST(ConverterRejectTest, DryRunWritesNothing) {
   const std::string base = MakeTempDir();
   WriteTreeFile(base + "/in", "c/a.png", PngBytes(4, 4, 3, 1));
   WriteTreeFile(base + "/in", "c/b.jpg", JpegBytes(16, 16, 3, 1, /*progressive=*/true));
-  WriteTreeFile(base + "/in", "d/x.txt", "hello");
+  WriteTreeFile(base + "/in", "d/x.jpg", "hello");
   ConvertOptions o = Options(base + "/in", base + "/out");
   StatusOr<DryRunReport> r = DryRun(o);
   ASSERT_TRUE(r.ok()) << r.status();
@@ -734,7 +805,7 @@ TEST(ConverterRejectTest, DryRunWritesNothing) {
   ASSERT_EQ(r->risky.size(), 2u);
   EXPECT_EQ(r->risky[0].path(), "c/b.jpg");
   EXPECT_TRUE(Contains(r->risky[0].reason(), "progressive"));
-  EXPECT_EQ(r->risky[1].path(), "d/x.txt");
+  EXPECT_EQ(r->risky[1].path(), "d/x.jpg");
   EXPECT_TRUE(Contains(r->risky[1].reason(), "undecodable"));
   fs::remove_all(base);
 }
@@ -751,6 +822,21 @@ namespace {
 // run pair the new entry with the old shard. Records of equal size (raw
 // arrays of one geometry, names of one length) make the old and new shards
 // the same size, so only content tells them apart.
+// Issue 23 item 9: the dry run names an image over the pixel limit (the
+// conversion would reject it).
+TEST(ConverterRejectTest, DryRunNamesImagesOverThePixelLimit) {
+  const std::string base = MakeTempDir();
+  WriteTreeFile(base + "/in", "c/small.png", PngBytes(10, 10, 3, 1));
+  WriteTreeFile(base + "/in", "c/big.png", PngBytes(12, 10, 3, 2));
+  ConvertOptions o = Options(base + "/in", base + "/out");
+  o.encode.decode.max_pixels = 100;
+  StatusOr<DryRunReport> r = DryRun(o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->risky.size(), 1u);
+  EXPECT_EQ(r->risky[0].path(), "c/big.png");
+  EXPECT_EQ(r->risky[0].reason(), "over the pixel limit (12x10 = 120 pixels > 100; rejected)");
+}
+
 TEST(ConverterResumeTest, StaleShardIsNotReusedWithANewEntry) {
   const std::string base = MakeTempDir();
   for (int i = 0; i < 24; ++i) {
@@ -853,7 +939,7 @@ class OptionFlipTest : public ::testing::TestWithParam<OptionFlip> {
   static void SetUpTestSuite() {
     base_ = new std::string(MakeTempDir());
     MakeTree(*base_ + "/in");
-    fs::remove(*base_ + "/in/train/b/notes.txt");  // so that fail_on_error converts
+    fs::remove(*base_ + "/in/train/b/notes.jpg");  // so that fail_on_error converts
     fs::remove(*base_ + "/in/train/stray.png");
     WriteTreeFile(*base_ + "/in", "train/c/rotated.jpg", testing::WithExifOrientation(JpegBytes(16, 8, 3, 5), 6));
   }

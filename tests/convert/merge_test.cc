@@ -41,7 +41,7 @@ class MergeTest : public ::testing::Test {
         WriteTreeFile(base_ + "/in", rel + ".jpg", JpegBytes(12 + k % 7, 9 + k, 3, k));
       }
     }
-    WriteTreeFile(base_ + "/in", "train/b/readme.txt", "not an image\n");  // rejected
+    WriteTreeFile(base_ + "/in", "train/b/readme.png", "not an image\n");  // rejected
   }
   void TearDown() override { fs::remove_all(base_); }
 
@@ -79,7 +79,7 @@ TEST_F(MergeTest, TasksPlusMergeEqualOneRun) {
   const auto want = Outputs(base_ + "/single");
   ASSERT_TRUE(want.count("manifest.json"));
   ASSERT_TRUE(want.count("rejects.tsv"));
-  ASSERT_TRUE(Contains(want.at("rejects.tsv"), "readme.txt"));
+  ASSERT_TRUE(Contains(want.at("rejects.tsv"), "readme.png"));
   for (uint32_t n : {2u, 3u, 7u}) {
     SCOPED_TRACE("tasks " + std::to_string(n));
     const std::string dir = base_ + "/tasks" + std::to_string(n);
@@ -168,6 +168,39 @@ TEST_F(MergeTest, MissingAndDamagedShardsAreNamed) {
   EXPECT_TRUE(r->problems.empty()) << r->problems[0];
 }
 
+// Issue 23 item 4: a damaged shard of the right size is named by the merge,
+// and re-running its task (the merge's advice) redoes it instead of keeping
+// it, so the advice does not loop.
+TEST_F(MergeTest, ADamagedShardOfTheRightSizeIsRedoneByItsTask) {
+  const std::string dir = base_ + "/out";
+  for (uint32_t i = 0; i < 2; ++i) RunTask(dir, 2, i);
+  StatusOr<Manifest> m1 = ReadManifest(TaskManifestPath(dir, 1, 2));
+  ASSERT_TRUE(m1.ok());
+  const std::string hurt = m1->splits(0).shards(0).file();
+  const std::string good = ReadFileOrDie(dir + "/" + hurt);
+  std::string bad = good;
+  bad[bad.size() / 2] ^= 0x20;
+  testing::WriteFileOrDie(dir + "/" + hurt, bad);
+
+  StatusOr<MergeResult> r = MergeTasks(dir);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->problems.size(), 1u);
+  EXPECT_TRUE(Contains(r->problems[0], hurt) && Contains(r->problems[0], "damaged")) << r->problems[0];
+
+  ConvertOptions o = Options(dir);
+  o.num_tasks = 2;
+  o.task_index = 1;
+  StatusOr<ConvertResult> again = Convert(o);
+  ASSERT_TRUE(again.ok()) << again.status();
+  ASSERT_EQ(again->redone_damaged.size(), 1u);
+  EXPECT_TRUE(Contains(again->redone_damaged[0], hurt)) << again->redone_damaged[0];
+  EXPECT_EQ(again->shards_written, 1u);
+  EXPECT_EQ(ReadFileOrDie(dir + "/" + hurt), good);
+  r = MergeTasks(dir);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->problems.empty()) << r->problems[0];
+}
+
 TEST_F(MergeTest, NoTaskManifestsIsNotFound) {
   fs::create_directories(base_ + "/empty");
   EXPECT_EQ(MergeTasks(base_ + "/empty").status().code(), StatusCode::kNotFound);
@@ -196,6 +229,8 @@ TEST_F(MergeTest, TasksWithDifferentOptionsAreRefused) {
   ASSERT_TRUE(r.ok());
   ASSERT_FALSE(r->problems.empty());
   EXPECT_TRUE(Contains(r->problems[0], "different options")) << r->problems[0];
+  // Issue 23 item 12: the option and both values are named.
+  EXPECT_EQ(r->problems[0], "task 1: converted with different options than task 0 (quality 50 vs 90)");
 }
 
 // Issue 12 item 11: task 0 runs, one image is added to the input, task 1

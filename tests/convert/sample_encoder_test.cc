@@ -350,6 +350,17 @@ TEST(SampleEncoderTest, ColorspaceNamesAndOptionChecks) {
   o = EncodeOptions{};
   o.transform.mode = image::ResizeMode::kStretch;
   EXPECT_FALSE(ValidateEncodeOptions(o).ok());
+  // Issue 23 item 9: alpha kept in JPEG is refused up front (it decoded,
+  // then rejected every image with alpha).
+  o = EncodeOptions{};
+  o.decode.alpha = image::AlphaMode::kKeep;
+  EXPECT_EQ(ValidateEncodeOptions(o).message(),
+            "--alpha keep needs --format png or raw: JPEG has no alpha channel (every image with alpha would be "
+            "rejected); --alpha composite flattens it over the background");
+  o.format = image::OutputFormat::kPng;
+  EXPECT_TRUE(ValidateEncodeOptions(o).ok());
+  o.format = image::OutputFormat::kRaw;
+  EXPECT_TRUE(ValidateEncodeOptions(o).ok());
 }
 
 TEST(SampleEncoderTest, AlphaKeptAndGrayAuto) {

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "fixtures.h"
@@ -49,12 +50,12 @@ TEST(SourceListingTest, ClassPerFolderLabelsAreSortedNames) {
   WriteTreeFile(root, "zebra/a.png", png);
   WriteTreeFile(root, "ant/b.jpg", JpegBytes(8, 8, 3, 2));
   WriteTreeFile(root, "ant/c.png", png);
-  WriteTreeFile(root, "moth/d.txt", "not an image");  // a candidate: rejected later, by the converter
+  WriteTreeFile(root, "moth/d.bmp", "not an image");  // an image type: a candidate, rejected later by content
   StatusOr<Listing> l = ListFolder(root + "/", ListOptions{});
   ASSERT_TRUE(l.ok()) << l.status();
   EXPECT_EQ(l->root, root);
   EXPECT_EQ(l->class_names, (std::vector<std::string>{"ant", "moth", "zebra"}));
-  EXPECT_EQ(Paths(*l), (std::vector<std::string>{"ant/b.jpg", "ant/c.png", "moth/d.txt", "zebra/a.png"}));
+  EXPECT_EQ(Paths(*l), (std::vector<std::string>{"ant/b.jpg", "ant/c.png", "moth/d.bmp", "zebra/a.png"}));
   EXPECT_EQ(l->samples[0].label, 0);
   EXPECT_EQ(l->samples[1].label, 0);
   EXPECT_EQ(l->samples[2].label, 1);
@@ -92,6 +93,81 @@ TEST(SourceListingTest, SplitFoldersBecomeSplits) {
   ASSERT_NE(FindReject(*l, "extra"), nullptr);
   ASSERT_NE(FindReject(*l, "README"), nullptr);
   EXPECT_TRUE(Contains(FindReject(*l, "README")->reason, "beside the split folders"));
+}
+
+// Issue 23 item 2: split folders named as downloaded datasets name them
+// (Train/Test, Training/Testing, valid, validation, dev) are splits, not
+// classes; the layout found is said; --layout forces one; a class that
+// looks like a split is warned about.
+TEST(SourceListingTest, SplitFolderNamesAreCaseInsensitiveWithAliases) {
+  const std::string png = PngBytes(3, 3, 3, 1);
+  const std::string base = MakeTempDir();
+  struct Case {
+    std::vector<std::string> folders;
+    std::vector<std::string> splits;
+  };
+  for (const Case& c : {Case{{"Train", "Test"}, {"test", "train"}}, Case{{"Training", "Testing"}, {"test", "train"}},
+                        Case{{"TRAIN", "valid"}, {"train", "valid"}}, Case{{"train", "Validation"}, {"train", "validation"}},
+                        Case{{"train", "dev"}, {"train", "val"}}}) {
+    const std::string root = base + "/" + c.folders[0];
+    for (const std::string& f : c.folders) {
+      for (const char* cls : {"ant", "bee", "cat"}) WriteTreeFile(root, f + "/" + cls + "/1.png", png);
+    }
+    StatusOr<Listing> l = ListFolder(root, ListOptions{});
+    ASSERT_TRUE(l.ok()) << l.status();
+    SCOPED_TRACE(c.folders[0] + "," + c.folders[1]);
+    EXPECT_EQ(l->splits, c.splits);
+    EXPECT_EQ(l->class_names, (std::vector<std::string>{"ant", "bee", "cat"}));
+    EXPECT_EQ(l->layout, "split/class");
+    EXPECT_TRUE(l->rejects.empty());
+    EXPECT_TRUE(l->warnings.empty()) << l->warnings[0];
+    fs::remove_all(root);
+  }
+  const std::string root = base + "/data";
+  for (const char* f : {"Training/ant/1.png", "Training/bee/2.png", "Testing/ant/3.png"}) WriteTreeFile(root, f, png);
+  StatusOr<Listing> l = ListFolder(root, ListOptions{});
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(LayoutSummary(*l), "layout split/class: split test (folder Testing) 1 samples in 1 classes, "
+                               "split train (folder Training) 2 samples in 2 classes");
+  // --layout class: the top-level folders are classes, with a warning.
+  ListOptions o;
+  o.layout = FolderLayout::kClass;
+  l = ListFolder(root, o);
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(l->class_names, (std::vector<std::string>{"Testing", "Training"}));
+  EXPECT_EQ(l->layout, "class");
+  ASSERT_EQ(l->warnings.size(), 2u);
+  EXPECT_EQ(l->warnings[0], "top-level folder 'Testing' looks like a split but was taken as a class (--layout class)");
+  // --layout flat: every file below, unlabeled.
+  o.layout = FolderLayout::kFlat;
+  l = ListFolder(root, o);
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(Paths(*l), (std::vector<std::string>{"Testing/ant/3.png", "Training/ant/1.png", "Training/bee/2.png"}));
+  EXPECT_EQ(l->samples[0].label, -1);
+  EXPECT_EQ(l->layout, "flat");
+  // --layout split/class: any top-level name is a split.
+  WriteTreeFile(root, "extra/ant/4.png", png);
+  o.layout = FolderLayout::kSplitClass;
+  l = ListFolder(root, o);
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(l->splits, (std::vector<std::string>{"extra", "test", "train"}));
+  // Auto: a class that looks like a split (COCO's train2017) is warned about.
+  const std::string coco = base + "/coco";
+  WriteTreeFile(coco, "train2017/1.png", png);
+  WriteTreeFile(coco, "val2017/2.png", png);
+  l = ListFolder(coco, ListOptions{});
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(l->layout, "class");
+  ASSERT_EQ(l->warnings.size(), 2u);
+  EXPECT_EQ(l->warnings[0], "top-level folder 'train2017' looks like a split but was taken as a class; --layout "
+                            "split/class makes the top-level folders splits");
+  // Two folders naming one split are refused.
+  WriteTreeFile(root, "train/ant/5.png", png);
+  l = ListFolder(root, ListOptions{});
+  ASSERT_FALSE(l.ok());
+  EXPECT_EQ(l.status().message(), "folders Training and train of " + root +
+                                      " both name split 'train'; merge or rename one (or --layout class: the "
+                                      "top-level folders are classes)");
 }
 
 TEST(SourceListingTest, FlatFoldersAreUnlabeled) {
@@ -176,6 +252,32 @@ TEST(SourceListingTest, SymlinkLoopIsWalkedOnce) {
   EXPECT_EQ(FindSample(*l, "cat/alias.png")->size, png.size());
 }
 
+// Issue 23 item 3: folder links are de-duplicated on loops only. Three
+// links to one folder, in two classes, give three listed copies (the old
+// walker kept the first and left bravo empty, alpha/b dropped).
+TEST(SourceListingTest, FolderReachedByTwoLinksIsListedAtEachPlace) {
+  const std::string base = MakeTempDir();
+  const std::string root = base + "/dup";
+  WriteTreeFile(base, "real/x.png", PngBytes(3, 3, 3, 1));
+  fs::create_directories(root + "/alpha");
+  fs::create_directories(root + "/bravo");
+  for (const char* link : {"alpha/a", "alpha/b", "bravo/c"}) {
+    ASSERT_EQ(::symlink((base + "/real").c_str(), (root + "/" + link).c_str()), 0);
+  }
+  StatusOr<Listing> l = ListFolder(root, ListOptions{});
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(Paths(*l), (std::vector<std::string>{"alpha/a/x.png", "alpha/b/x.png", "bravo/c/x.png"}));
+  EXPECT_EQ(l->samples[2].label, 1);
+  EXPECT_TRUE(l->warnings.empty()) << l->warnings[0];
+  // A loop is still cut, and said.
+  ASSERT_EQ(::symlink(root.c_str(), (base + "/real/up").c_str()), 0);
+  l = ListFolder(root, ListOptions{});
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(Paths(*l), (std::vector<std::string>{"alpha/a/x.png", "alpha/b/x.png", "bravo/c/x.png"}));
+  ASSERT_EQ(l->warnings.size(), 3u);
+  EXPECT_EQ(l->warnings[0], "folder alpha/a/up is a link back to the input folder (a loop): not followed");
+}
+
 TEST(SourceListingTest, BrokenSymlinkIsRejected) {
   const std::string root = MakeTempDir();
   WriteTreeFile(root, "cat/1.png", PngBytes(3, 3, 3, 1));
@@ -222,6 +324,24 @@ TEST(SourceListingTest, LabelsFileSetsOrderAndRejectsUnknownClasses) {
   EXPECT_TRUE(Contains(l.status().message(), labels + ":3")) << l.status();
   o.labels_file = root + "/missing.txt";
   EXPECT_FALSE(ListFolder(root, o).ok());
+}
+
+// Issue 23 item 7: a labels file with a byte order mark (and CRLF) names
+// its first class without the mark (it was "\xEF\xBB\xBFapple", and every
+// apple image a reject).
+TEST(SourceListingTest, LabelsFileByteOrderMarkIsSkipped) {
+  const std::string base = MakeTempDir();
+  WriteTreeFile(base, "data/apple/1.png", PngBytes(3, 3, 3, 1));
+  WriteTreeFile(base, "data/pear/2.png", PngBytes(3, 3, 3, 2));
+  WriteFileOrDie(base + "/labels.txt", "\xEF\xBB\xBF" "apple\r\npear\r\n");
+  ListOptions o;
+  o.labels_file = base + "/labels.txt";
+  StatusOr<Listing> l = ListFolder(base + "/data", o);
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(l->class_names, (std::vector<std::string>{"apple", "pear"}));
+  EXPECT_TRUE(l->rejects.empty()) << l->rejects[0].reason;
+  ASSERT_EQ(l->samples.size(), 2u);
+  EXPECT_EQ(l->samples[0].label, 0);
 }
 
 TEST(SourceListingTest, ValFractionIsDeterministicAndRoughlyTheFraction) {
@@ -464,6 +584,34 @@ TEST_F(CsvTest, BadSplitNamesDuplicatesAndHeaderOnlyAreRefused) {
   }
 }
 
+// Issue 23 item 6: rows naming one file in other spellings (./, //, ..,
+// absolute) or through a link are the same path listed again, not five
+// records with five labels.
+TEST_F(CsvTest, OneFileNamedSeveralWaysIsAnError) {
+  const std::string abs = dir_ + "/img/a.png";
+  for (const std::string& other : {std::string("./img/a.png"), std::string("img//a.png"), abs,
+                                   std::string("img/../img/a.png")}) {
+    StatusOr<Listing> l = Read("m.csv", "path,label\nimg/a.png,0\nimg/b.jpg,1\n" + other + ",2\n");
+    ASSERT_FALSE(l.ok()) << other;
+    EXPECT_EQ(l.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(l.status().message(), dir_ + "/m.csv:4: " + other + " is listed again (first at line 2 as img/a.png)");
+  }
+  ASSERT_EQ(::symlink("a.png", (dir_ + "/img/link.png").c_str()), 0);
+  StatusOr<Listing> l = Read("m.csv", "path,label\nimg/a.png,0\nimg/link.png,1\n");
+  ASSERT_FALSE(l.ok());
+  EXPECT_EQ(l.status().message(), dir_ + "/m.csv:3: img/link.png is the same file as img/a.png (line 2; a link or "
+                                         "another spelling): each file is listed once");
+}
+
+// Issue 23 item 12: a quoted field holding a line break is refused saying
+// so, not reported as "1 fields, header has 2".
+TEST_F(CsvTest, QuotedFieldWithALineBreakIsRefusedSayingSo) {
+  StatusOr<Listing> l = Read("m.csv", "path,label\nimg/a.png,0\n\"img/b\n.jpg\",1\n");
+  ASSERT_FALSE(l.ok());
+  EXPECT_EQ(l.status().message(), dir_ + "/m.csv:3: a quoted field holds a line break (RFC 4180 allows it; this "
+                                         "reader takes one row per line): put the field on one line");
+}
+
 TEST_F(CsvTest, ColumnNamesFromOptions) {
   ListOptions o;
   o.path_column = "filename";
@@ -588,12 +736,13 @@ TEST(SourceListingMaskTest, PerSplitMaskFolderAndIgnoredFiles) {
   EXPECT_EQ(l->samples[0].mask_path, root + "/train_labels/a_L.png");
   EXPECT_EQ(l->samples[1].mask_path, root + "/val_labels/b_L.png");
   EXPECT_TRUE(l->rejects.empty()) << l->rejects[0].path << ": " << l->rejects[0].reason;
-  // Without `ignore`, the stray CSV is a reject; the mask folders never are.
+  // Without `ignore`, the stray CSV is skipped as a non-image file (issue
+  // 23 item 8; it was a reject); the mask folders are never rejects.
   o.ignore.clear();
   l = ListFolder(root, o);
   ASSERT_TRUE(l.ok());
-  ASSERT_EQ(l->rejects.size(), 1u);
-  EXPECT_EQ(l->rejects[0].path, "class_dict.csv");
+  EXPECT_TRUE(l->rejects.empty());
+  EXPECT_EQ(l->skipped.non_image, (std::map<std::string, uint64_t>{{".csv", 1}}));
   // A missing per-split mask names the split's folder.
   ::unlink((root + "/val_labels/b_L.png").c_str());
   l = ListFolder(root, o);

@@ -44,6 +44,15 @@ TEST(MaskColorMapTest, ParsesCamVidCsv) {
   EXPECT_FALSE(map->Find(0, 0, 0).has_value());
 }
 
+// Issue 23 item 7: a class_dict.csv saved with a byte order mark (Excel,
+// Notepad) is read, not refused as "the header must be name,r,g,b".
+TEST(MaskColorMapTest, ByteOrderMarkIsSkipped) {
+  StatusOr<MaskColorMap> map = MaskColorMap::FromCsv(std::string("\xEF\xBB\xBF") + kCamVid);
+  ASSERT_TRUE(map.ok()) << map.status();
+  ASSERT_EQ(map->size(), 4);
+  EXPECT_EQ(map->classes()[0].name, MaskColorMap::FromCsv(kCamVid)->classes()[0].name);
+}
+
 TEST(MaskColorMapTest, MalformedCsvNamesTheLine) {
   const std::pair<const char*, const char*> cases[] = {
       {"", "empty"},

@@ -263,6 +263,29 @@ TransformSpec Spec(ResizeMode mode, int w, int h) {
   return s;
 }
 
+// Issue 23 item 15: shorter-side N is torchvision's Resize(N): the shorter
+// side becomes N (up or down), the longer int(N * long / short), no crop.
+TEST(PlanGeometryTest, ShorterSideKeepsTheAspectRatioLikeTorchvision) {
+  struct Case {
+    int w, h, n, out_w, out_h;
+  };
+  for (const Case& c : {Case{640, 480, 256, 341, 256}, Case{480, 640, 256, 256, 341}, Case{500, 500, 224, 224, 224},
+                        Case{100, 30, 60, 200, 60}, Case{1000, 3, 2, 666, 2}}) {
+    auto g = PlanGeometry(c.w, c.h, Spec(ResizeMode::kShorterSide, c.n, c.n));
+    ASSERT_TRUE(g.ok()) << g.status();
+    EXPECT_EQ(g->out_width, c.out_w) << c.w << "x" << c.h;
+    EXPECT_EQ(g->out_height, c.out_h) << c.w << "x" << c.h;
+    EXPECT_EQ(g->scaled_width, c.out_w);
+    EXPECT_EQ(g->box.x0, 0);
+    EXPECT_EQ(g->box.x1, c.w);  // the whole image: no crop
+  }
+  EXPECT_EQ(*ParseResizeMode("shorter-side"), ResizeMode::kShorterSide);
+  EXPECT_STREQ(ResizeModeName(ResizeMode::kShorterSide), "shorter-side");
+  auto bad = PlanGeometry(640, 480, Spec(ResizeMode::kShorterSide, 256, 200));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(), "transform: mode shorter-side takes one size N (the shorter side), got 256x200");
+}
+
 TEST(PlanGeometryTest, Modes) {
   // 400x200 source, 100x100 target.
   auto g = PlanGeometry(400, 200, Spec(ResizeMode::kStretch, 100, 100));

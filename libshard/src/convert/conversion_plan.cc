@@ -3,6 +3,7 @@
 // environment, and where the samples come from (converter.h, converter_internal.h).
 #include <sys/stat.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 
@@ -96,8 +97,8 @@ Status CheckOutputFolder(const ConvertOptions& o) {
                         : fs::weakly_canonical(o.output, ec1) == fs::weakly_canonical(o.input, ec2);
   if (same) {
     return InvalidArgumentError("output folder " + o.output + " is the input folder " + o.input +
-                                "; write the shards to another folder (one inside the input is fine: it is "
-                                "left out of the listing)");
+                                "; write the shards to another folder (one inside the input that holds only "
+                                "shards is left out of the listing)");
   }
   return Status::OK();
 }
@@ -191,28 +192,56 @@ std::vector<FeatureSpec> RecordSchema(const ConvertOptions& o, bool labeled, boo
   return schema;
 }
 
-bool TaskFromEnvironment(uint32_t* num_tasks, uint32_t* task_index, std::string* source) {
-  auto get = [](const char* name, uint64_t* v) {
+StatusOr<std::optional<EnvironmentTask>> TaskFromEnvironment() {
+  // Unset or empty: nullopt; set: its value, or an error naming it.
+  auto get = [](const char* name) -> StatusOr<std::optional<uint64_t>> {
     const char* s = std::getenv(name);
-    if (s == nullptr || *s == '\0') return false;
+    if (s == nullptr || *s == '\0') return std::optional<uint64_t>();
     char* end = nullptr;
-    *v = std::strtoull(s, &end, 10);
-    return *end == '\0';
+    errno = 0;
+    const uint64_t v = std::strtoull(s, &end, 10);
+    if (*end != '\0' || errno != 0 || *s == '-' || *s == '+' || *s == ' ') {
+      return InvalidArgumentError(std::string(name) + "='" + s + "' is not a task number");
+    }
+    return std::optional<uint64_t>(v);
   };
-  uint64_t id, count, min = 0;
-  if (get("SLURM_ARRAY_TASK_ID", &id) && get("SLURM_ARRAY_TASK_COUNT", &count)) {
-    get("SLURM_ARRAY_TASK_MIN", &min);
-    *task_index = static_cast<uint32_t>(id - min);
-    *num_tasks = static_cast<uint32_t>(count);
-    *source = "SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN, SLURM_ARRAY_TASK_COUNT";
-    return true;
+  LIBSHARD_ASSIGN_OR_RETURN(std::optional<uint64_t> id, get("SLURM_ARRAY_TASK_ID"));
+  if (id) {
+    LIBSHARD_ASSIGN_OR_RETURN(std::optional<uint64_t> count, get("SLURM_ARRAY_TASK_COUNT"));
+    LIBSHARD_ASSIGN_OR_RETURN(std::optional<uint64_t> min, get("SLURM_ARRAY_TASK_MIN"));
+    LIBSHARD_ASSIGN_OR_RETURN(std::optional<uint64_t> step, get("SLURM_ARRAY_TASK_STEP"));
+    const uint64_t lo = min.value_or(0), by = step.value_or(1);
+    std::string source = "SLURM_ARRAY_TASK_ID=" + std::to_string(*id);
+    if (min) source += ", SLURM_ARRAY_TASK_MIN=" + std::to_string(*min);
+    if (step) source += ", SLURM_ARRAY_TASK_STEP=" + std::to_string(*step);
+    if (count) source += ", SLURM_ARRAY_TASK_COUNT=" + std::to_string(*count);
+    if (!count) {
+      return InvalidArgumentError(source + ": SLURM_ARRAY_TASK_COUNT is not set, so the number of tasks is "
+                                  "unknown; give --num-tasks N and --task-index I");
+    }
+    if (by == 0 || *id < lo || (*id - lo) % by != 0 || (*id - lo) / by >= *count || *count > 99999) {
+      return InvalidArgumentError(
+          source + ": not one of the array's " + std::to_string(*count) + " tasks (MIN + k * STEP, k in 0.." +
+          std::to_string(*count == 0 ? 0 : *count - 1) +
+          "); an array given as a list (--array=1,5,9) has no step: give --num-tasks N and --task-index I");
+    }
+    EnvironmentTask t;
+    t.task_index = static_cast<uint32_t>((*id - lo) / by);
+    t.num_tasks = static_cast<uint32_t>(*count);
+    t.source = source;
+    return std::optional<EnvironmentTask>(t);
   }
-  if (get("JOB_COMPLETION_INDEX", &id)) {
-    *task_index = static_cast<uint32_t>(id);
-    *source = "JOB_COMPLETION_INDEX";
-    return true;
+  LIBSHARD_ASSIGN_OR_RETURN(std::optional<uint64_t> index, get("JOB_COMPLETION_INDEX"));
+  if (index) {
+    if (*index > 99998) {
+      return InvalidArgumentError("JOB_COMPLETION_INDEX=" + std::to_string(*index) + " is not in 0..99998");
+    }
+    EnvironmentTask t;
+    t.task_index = static_cast<uint32_t>(*index);
+    t.source = "JOB_COMPLETION_INDEX=" + std::to_string(*index);
+    return std::optional<EnvironmentTask>(t);
   }
-  return false;
+  return std::optional<EnvironmentTask>();
 }
 
 }  // namespace libshard::convert

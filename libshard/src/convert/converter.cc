@@ -30,6 +30,7 @@ namespace libshard::convert {
 namespace {
 
 using internal::FileSize;
+using internal::IsTransient;
 using internal::Item;
 using internal::kMaxSourceBytes;
 using internal::ListInput;
@@ -38,6 +39,15 @@ using internal::RemoveStaleShards;
 using internal::ReusableShard;
 using internal::ShardSink;
 using internal::Work;
+
+// Once the output folder is locked, a file that is missing or refused is
+// file-system trouble (another process removed it), not a usage error:
+// converter.h keeps kNotFound and kInvalidArgument for what is found before
+// anything is written.
+Status Started(Status s) {
+  if (s.code() == StatusCode::kNotFound || s.code() == StatusCode::kInvalidArgument) return IOError(s.message());
+  return s;
+}
 
 std::string NowRfc3339() {
   std::time_t t = std::time(nullptr);
@@ -80,6 +90,7 @@ StatusOr<DryRunReport> DryRun(const ConvertOptions& in) {
   // in practice (EXIF segments are at most 64 KiB).
   std::vector<std::string> reasons(l.samples.size());
   std::vector<std::string> formats(l.samples.size());
+  std::vector<char> gray(l.samples.size(), 0);
   auto probe = [&](size_t i) {
     const std::string path = SourceFilePath(l.root, l.samples[i].path);
     std::string head(1 << 20, '\0');
@@ -93,6 +104,7 @@ StatusOr<DryRunReport> DryRun(const ConvertOptions& in) {
       return;
     }
     formats[i] = image::ImageFormatName(info->format);
+    gray[i] = info->channels <= 2;
     std::string r;
     auto add = [&r](const char* what) { r += r.empty() ? what : std::string(", ") + what; };
     if (info->cmyk) add(info->ycck ? "YCCK" : "CMYK");
@@ -103,6 +115,12 @@ StatusOr<DryRunReport> DryRun(const ConvertOptions& in) {
     if (info->orientation != 1) add(("EXIF-rotated (orientation " + std::to_string(info->orientation) + ")").c_str());
     if (info->arithmetic) add("arithmetic-coded");
     if (info->animated) add("animated WebP (not decodable)");
+    const uint64_t pixels = static_cast<uint64_t>(info->width) * static_cast<uint64_t>(info->height);
+    if (pixels > o.encode.decode.max_pixels) {  // as image::CheckPixelLimit decides
+      add(("over the pixel limit (" + std::to_string(info->width) + "x" + std::to_string(info->height) + " = " +
+           std::to_string(pixels) + " pixels > " + std::to_string(o.encode.decode.max_pixels) + "; rejected)")
+              .c_str());
+    }
     reasons[i] = r;
   };
   tbb::parallel_for(size_t{0}, l.samples.size(), [&](size_t i) {
@@ -115,6 +133,7 @@ StatusOr<DryRunReport> DryRun(const ConvertOptions& in) {
   std::map<std::string, uint64_t> fc;
   for (size_t i = 0; i < l.samples.size(); ++i) {
     ++fc[formats[i]];
+    if (o.encode.decode.channels == image::ChannelMode::kRgb) report.gray_expanded += gray[i];
     if (!reasons[i].empty()) {
       Reject r;
       r.set_path(l.samples[i].path);
@@ -156,6 +175,7 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
     }
     mask_map = std::move(*m);
     encode.mask_labels = &*mask_map;
+    encode.mask_labels_file = o.mask_labels_file;
   }
 
   LIBSHARD_ASSIGN_OR_RETURN(Listing listing, ListInput(o));
@@ -178,6 +198,8 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
   ConvertResult result;
   result.removed_stale = RemoveStaleShards(o.output, o.plan.prefix, plan);
   result.warnings = listing.warnings;
+  result.skipped = listing.skipped;
+  result.layout = LayoutSummary(listing);
   std::vector<ShardEntry> entries;
   std::vector<size_t> todo;
   std::map<size_t, std::string> plan_ids;
@@ -193,7 +215,8 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
     const std::string temp = o.output + "/" + kStateDir + "/" + s.file + ".partial";
     ::unlink(temp.c_str());
     ::unlink((temp + ".idx").c_str());
-    if (std::optional<ShardEntry> e = ReusableShard(o, s, plan_ids[pos])) {
+    std::string damaged, retried;
+    if (std::optional<ShardEntry> e = ReusableShard(o, s, plan_ids[pos], &damaged, &retried)) {
       entries.push_back(std::move(*e));
       ++result.shards_reused;
     } else {
@@ -203,6 +226,8 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
       // make the next run reuse them).
       ::unlink((o.output + "/" + s.file).c_str());
       ::unlink((o.output + "/" + s.file + ".idx").c_str());
+      if (!damaged.empty()) result.redone_damaged.push_back(damaged);
+      if (!retried.empty()) result.redone_retried.push_back(retried);
       todo.push_back(pos);
     }
   }
@@ -224,6 +249,7 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
   // many as the pipeline has samples in flight, plus a few).
   tbb::concurrent_queue<std::string> spare_records;
   Status failure;
+  uint64_t gray_expanded = 0;  // the writer stage's (serial)
   std::atomic<bool> stop{false};
   size_t next = 0;
   const int threads = o.threads > 0 ? o.threads : tbb::this_task_arena::max_concurrency();
@@ -266,11 +292,15 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
                     LIBSHARD_RETURN_IF_ERROR(
                         EncodeSample(s, ClassName(listing, s.label), *bytes, mask, encode, &out, &item->stats));
                     item->record = std::move(out.record);
+                    item->gray_source = out.source.channels <= 2;
                     return Status::OK();
                   };
                   // A huge image (or a low ulimit -v) is a reject, never an abort.
                   Status st = util::CatchAsStatus(encode_sample, [] { return "decoding the image"; });
-                  if (!st.ok()) item->reject = st.message();
+                  if (!st.ok()) {
+                    item->reject = st.message();
+                    item->transient = IsTransient(st);
+                  }
                   return item.release();
                 }) &
             tbb::make_filter<Item*, void>(
@@ -288,6 +318,7 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
                     LIBSHARD_RETURN_IF_ERROR(sink.Add(*item));
                     ++prog.done;
                     prog.rejected += item->reject.empty() ? 0 : 1;
+                    gray_expanded += item->reject.empty() && item->gray_source ? 1 : 0;
                     prog.bytes_read += item->bytes_read;
                     prog.bytes_written += item->record.size();
                     prog.shards_done += item->work->last ? 1 : 0;
@@ -312,10 +343,11 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
   if (failure.ok()) failure = pipeline;
   if (!failure.ok()) {
     sink.Abort();
-    return failure;
+    return Started(failure);
   }
   for (ShardEntry& e : sink.entries()) entries.push_back(std::move(e));
   result.shards_written = static_cast<uint32_t>(sink.entries().size());
+  if (o.encode.decode.channels == image::ChannelMode::kRgb) result.gray_expanded = gray_expanded;
 
   std::vector<LabelEntry> labels;
   for (size_t i = 0; i < listing.class_names.size(); ++i) {
@@ -339,9 +371,10 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
     masks |= !s.mask_path.empty();
   }
   const bool single = o.num_tasks == 1;
-  LIBSHARD_ASSIGN_OR_RETURN(
-      result.manifest, AssembleManifest(options_proto, labels, RecordSchema(o, labeled, masks),
-                                        std::move(entries), listing_rejects, single));
+  StatusOr<Manifest> assembled = AssembleManifest(options_proto, labels, RecordSchema(o, labeled, masks),
+                                                  std::move(entries), listing_rejects, single);
+  if (!assembled.ok()) return Started(assembled.status());
+  result.manifest = std::move(*assembled);
   result.manifest.set_plan_id(Sha256Hex(all_plan_ids));
   if (mask_map) AddMaskClasses(*mask_map, &result.manifest);
   RunInfo* run = result.manifest.mutable_run();
@@ -351,15 +384,19 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
   run->set_num_tasks(o.num_tasks);
   run->set_task_index(o.task_index);
   result.rejected = result.manifest.rejects_size();
+  for (const Reject& r : result.manifest.rejects()) {
+    const std::string_view note = internal::kRetryNote;
+    result.transient_rejects += r.reason().size() >= note.size() &&
+                                r.reason().compare(r.reason().size() - note.size(), note.size(), note) == 0;
+  }
 
   if (single) {
-    LIBSHARD_RETURN_IF_ERROR(WriteRejectsTsv(o.output + "/rejects.tsv", result.manifest, o.sync));
+    LIBSHARD_RETURN_IF_ERROR(Started(WriteRejectsTsv(o.output + "/rejects.tsv", result.manifest, o.sync)));
     result.manifest_path = o.output + "/" + kManifestName;
   } else {
     result.manifest_path = TaskManifestPath(o.output, o.task_index, o.num_tasks);
   }
-  LIBSHARD_RETURN_IF_ERROR(
-      WriteFileAtomically(result.manifest_path, ManifestToJson(result.manifest), o.sync));
+  LIBSHARD_RETURN_IF_ERROR(Started(WriteFileAtomically(result.manifest_path, ManifestToJson(result.manifest), o.sync)));
   return result;
 }
 

@@ -19,6 +19,15 @@
 
 namespace libshard::convert::internal {
 
+// Appended to the reason of a reject whose cause was not the file's content
+// (out of memory, an I/O error reading it): a shard whose entry holds one is
+// not kept by the next run, which tries those inputs again.
+constexpr char kRetryNote[] = " (not caused by the file: retried on the next run)";
+
+// True for a reject that another run may not repeat: out of memory (as
+// util::CatchAsStatus reports it) or an I/O error (not a missing file).
+bool IsTransient(const Status& reject);
+
 // Largest source file read (an image bigger than this is rejected).
 constexpr uint64_t kMaxSourceBytes = uint64_t{1} << 30;
 
@@ -46,6 +55,8 @@ struct Item {
   const Work* work = nullptr;
   std::string record;
   std::string reject;  // non-empty: the reason this input was rejected
+  bool transient = false;  // the reject IsTransient: retried by the next run
+  bool gray_source = false;  // the source is gray (1 or 2 channels as stored)
   StatsAccumulator stats;
   uint64_t bytes_read = 0;
 };
@@ -86,8 +97,14 @@ class ShardSink {
   std::vector<ShardEntry> entries_;
 };
 
-// A complete shard from an earlier run with the same plan, or nothing.
-std::optional<ShardEntry> ReusableShard(const ConvertOptions& o, const PlannedShard& s, const std::string& plan_id);
+// A complete shard from an earlier run with the same plan, or nothing. A
+// shard whose entry matches but whose bytes do not have the entry's CRC-32C
+// is not reusable, and *damaged then says so ("FILE (crc32c:..., its entry
+// says crc32c:...)"); one whose entry holds rejects with kRetryNote is not
+// reusable either, and *retried says so ("FILE (N reject(s) ...)").
+// Otherwise they are left alone.
+std::optional<ShardEntry> ReusableShard(const ConvertOptions& o, const PlannedShard& s, const std::string& plan_id,
+                                        std::string* damaged, std::string* retried);
 
 // Shards of an earlier run into this folder under another plan (another
 // shard count, a split this plan no longer has) are removed with everything

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <utility>
@@ -18,12 +19,16 @@
 namespace libshard::convert {
 namespace {
 
+namespace fs = std::filesystem;
+
 using internal::Dirname;
 using internal::FinishListing;
 using internal::LabelIndex;
 
 
-std::vector<std::string> SplitRow(const std::string& line, char sep) {
+// The fields of one line; *open is set when a quoted field is still open
+// at the end of the line (it held a line break).
+std::vector<std::string> SplitRow(const std::string& line, char sep, bool* open = nullptr) {
   std::vector<std::string> out;
   std::string cur;
   bool quoted = false;
@@ -48,6 +53,7 @@ std::vector<std::string> SplitRow(const std::string& line, char sep) {
     }
   }
   out.push_back(cur);
+  if (open != nullptr) *open = quoted;
   return out;
 }
 
@@ -71,6 +77,14 @@ bool ParseInt64(const std::string& s, int64_t* v) {
 }  // namespace
 
 StatusOr<Listing> ReadSourceCsv(const std::string& csv_path, const ListOptions& options) {
+  if (options.layout != FolderLayout::kAuto) {
+    return InvalidArgumentError(csv_path + ": --layout reads a folder; a CSV manifest names its splits and labels "
+                                "in its columns");
+  }
+  if (!options.include.empty() || !options.exclude.empty()) {
+    return InvalidArgumentError(csv_path + ": --include and --exclude choose the files of a folder; a CSV "
+                                "manifest names its files (leave the rows out instead)");
+  }
   LIBSHARD_ASSIGN_OR_RETURN(std::string text, io::ReadFileToString(csv_path, 1ull << 32));
   if (text.compare(0, 3, "\xEF\xBB\xBF") == 0) text.erase(0, 3);  // a UTF-8 byte order mark
   Listing listing;
@@ -125,11 +139,16 @@ StatusOr<Listing> ReadSourceCsv(const std::string& csv_path, const ListOptions& 
     int line;
   };
   std::vector<Row> rows;
-  std::map<std::string, int> first_line;  // path -> line
+  std::map<std::string, std::pair<int, std::string>> first_line;  // normalised path -> line, path
   for (size_t i = 1; i < lines.size(); ++i) {
     if (lines[i].empty()) continue;
     const int line_no = static_cast<int>(i) + 1;
-    std::vector<std::string> f = SplitRow(lines[i], sep);
+    bool open = false;
+    std::vector<std::string> f = SplitRow(lines[i], sep, &open);
+    if (open) {
+      return InvalidArgumentError(at(line_no) + "a quoted field holds a line break (RFC 4180 allows it; this reader "
+                                  "takes one row per line): put the field on one line");
+    }
     if (f.size() != header.size()) {
       return InvalidArgumentError(at(line_no) + std::to_string(f.size()) + " fields, header has " +
                                   std::to_string(header.size()));
@@ -139,10 +158,17 @@ StatusOr<Listing> ReadSourceCsv(const std::string& csv_path, const ListOptions& 
     r.sample.path = f[col_path];
     r.sample.origin = at(line_no).substr(0, at(line_no).size() - 2);
     if (r.sample.path.empty()) return InvalidArgumentError(at(line_no) + "empty " + path_col);
-    auto [it, inserted] = first_line.emplace(r.sample.path, line_no);
+    // One file, however it is spelled (./a, a//b, x/../a, absolute): by the
+    // normalised absolute path here, by file identity once it is stat'ed.
+    std::error_code ec;
+    std::string key = fs::absolute(SourceFilePath(listing.root, r.sample.path), ec).lexically_normal().string();
+    if (ec) key = r.sample.path;
+    auto [it, inserted] = first_line.emplace(key, std::pair(line_no, r.sample.path));
     if (!inserted) {
+      const auto& [first_no, first_path] = it->second;
       return InvalidArgumentError(at(line_no) + r.sample.path + " is listed again (first at line " +
-                                  std::to_string(it->second) + ")");
+                                  std::to_string(first_no) +
+                                  (first_path == r.sample.path ? std::string() : " as " + first_path) + ")");
     }
     r.sample.split = col_split >= 0 && !f[col_split].empty() ? f[col_split] : options.default_split;
     if (Status s = ValidateNamePart("split name", r.sample.split); !s.ok()) {
@@ -187,6 +213,7 @@ StatusOr<Listing> ReadSourceCsv(const std::string& csv_path, const ListOptions& 
   if (names) {
     LIBSHARD_ASSIGN_OR_RETURN(index, LabelIndex(options, seen, &listing.class_names));
   }
+  std::map<std::pair<dev_t, ino_t>, std::pair<int, std::string>> first_file;  // identity -> line, path
   for (Row& r : rows) {
     const std::string full = SourceFilePath(listing.root, r.sample.path);
     struct stat st;
@@ -202,6 +229,12 @@ StatusOr<Listing> ReadSourceCsv(const std::string& csv_path, const ListOptions& 
       listing.rejects.push_back({r.sample.path, at(r.line) + why});
       continue;
     }
+    auto [same, inserted] = first_file.emplace(std::pair(st.st_dev, st.st_ino), std::pair(r.line, r.sample.path));
+    if (!inserted) {
+      return InvalidArgumentError(at(r.line) + r.sample.path + " is the same file as " + same->second.second +
+                                  " (line " + std::to_string(same->second.first) +
+                                  "; a link or another spelling): each file is listed once");
+    }
     r.sample.size = static_cast<uint64_t>(st.st_size);
     if (names && !r.label_text.empty()) {
       auto it = index.find(r.label_text);
@@ -214,6 +247,7 @@ StatusOr<Listing> ReadSourceCsv(const std::string& csv_path, const ListOptions& 
     }
     listing.samples.push_back(std::move(r.sample));
   }
+  listing.layout = "csv";
   bool has_split_column = col_split >= 0;
   LIBSHARD_RETURN_IF_ERROR(FinishListing(options, has_split_column, &listing));
   return listing;

@@ -1,8 +1,10 @@
 // ListFolder: the samples of a folder tree (class per folder, split folders,
 // flat), walked in a canonical order; source_listing.h states the layouts.
+#include <fnmatch.h>
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -22,9 +24,19 @@ using internal::FinishListing;
 using internal::LabelIndex;
 using internal::MaskFolder;
 
-bool IsSplitName(const std::string& name) {
-  return name == "train" || name == "val" || name == "validation" || name == "valid" ||
-         name == "test";
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// A name that starts like a split (train2017, val_images, TestSet) without
+// being one: worth a warning when it becomes a class.
+bool LooksLikeSplit(const std::string& name) {
+  const std::string l = Lower(name);
+  for (const char* p : {"train", "val", "test", "dev"}) {
+    if (l.rfind(p, 0) == 0) return true;
+  }
+  return false;
 }
 
 bool Hidden(const std::string& name) { return !name.empty() && name[0] == '.'; }
@@ -35,12 +47,25 @@ struct Entry {
   uint64_t size = 0;
 };
 
-// A folder's identity, for ListOptions::exclude_dir.
+// A folder's identity, for ListOptions::exclude_dir, and the relative paths
+// under which the listing met it (left out there).
 struct FolderId {
   dev_t dev = 0;
   ino_t ino = 0;
   bool set = false;
+  std::vector<std::string>* met = nullptr;
 };
+
+// What `shard convert` writes into its output folder (its hidden .libshard/
+// state is skipped as every hidden name is).
+bool IsConvertOutputName(const std::string& name) {
+  auto ends = [&name](const char* tail) {
+    const size_t n = std::strlen(tail);
+    return name.size() >= n && name.compare(name.size() - n, n, tail) == 0;
+  };
+  return ends(".tfrecord") || ends(".tfrecord.idx") || name == "manifest.json" || name == "rejects.tsv" ||
+         (name.rfind("manifest.task-", 0) == 0 && ends(".json"));
+}
 
 // The non-hidden entries of `dir`, sorted by name, following symbolic links,
 // without the folder `skip`. Broken links and entries that cannot be
@@ -61,7 +86,10 @@ Status ReadDir(const std::string& dir, const std::string& rel, std::vector<Entry
       continue;
     }
     if (S_ISDIR(st.st_mode)) {
-      if (skip.set && st.st_dev == skip.dev && st.st_ino == skip.ino) continue;
+      if (skip.set && st.st_dev == skip.dev && st.st_ino == skip.ino) {
+        if (skip.met != nullptr) skip.met->push_back(child_rel);
+        continue;
+      }
       out->push_back({name, true, 0});
     } else if (S_ISREG(st.st_mode)) {
       out->push_back({name, false, static_cast<uint64_t>(st.st_size)});
@@ -74,9 +102,49 @@ Status ReadDir(const std::string& dir, const std::string& rel, std::vector<Entry
   return Status::OK();
 }
 
+// Walks folders below ROOT. Symbolic links are followed; a folder that is
+// its own ancestor on the current path (a link loop) is not entered again,
+// and said in *warnings. A folder reached twice otherwise (two links to one
+// folder, in two classes) is walked each time, listed where the tree puts it.
+// Decides which files of a folder listing are samples: the --exclude and
+// --include globs, then the file's extension (source_listing.h).
+class FileFilter {
+ public:
+  explicit FileFilter(const ListOptions& o) : include_(o.include), exclude_(o.exclude) {}
+
+  // True when `rel` is a sample; otherwise counts it in *skips.
+  bool Take(const std::string& rel, ListingSkips* skips) const {
+    for (const std::string& g : exclude_) {
+      if (Matches(g, rel)) {
+        ++skips->excluded;
+        return false;
+      }
+    }
+    if (!include_.empty()) {
+      for (const std::string& g : include_) {
+        if (Matches(g, rel)) return true;
+      }
+      ++skips->not_included;
+      return false;
+    }
+    const std::string ext = Extension(rel);
+    if (ext.empty() || IsImageExtension(ext)) return true;
+    ++skips->non_image[ext];
+    return false;
+  }
+
+ private:
+  static bool Matches(const std::string& glob, const std::string& rel) {
+    const std::string target = glob.find('/') == std::string::npos ? rel.substr(rel.rfind('/') + 1) : rel;
+    return ::fnmatch(glob.c_str(), target.c_str(), 0) == 0;
+  }
+  std::vector<std::string> include_, exclude_;
+};
+
 class Walker {
  public:
-  Walker(std::string root, FolderId skip) : root_(std::move(root)), skip_(skip) {}
+  Walker(std::string root, FolderId skip, std::vector<std::string>* warnings = nullptr)
+      : root_(std::move(root)), skip_(skip), warnings_(warnings) {}
 
   // Every regular file under ROOT/rel (recursively), as (rel path, size).
   void Walk(const std::string& rel, std::vector<std::pair<std::string, uint64_t>>* files,
@@ -87,34 +155,49 @@ class Walker {
       rejects->push_back({rel, std::string("cannot stat folder: ") + std::strerror(errno)});
       return;
     }
-    if (!visited_.insert({st.st_dev, st.st_ino}).second) return;  // a link loop
+    const std::pair<dev_t, ino_t> id{st.st_dev, st.st_ino};
+    if (auto it = ancestors_.find(id); it != ancestors_.end()) {
+      if (warnings_ != nullptr) {
+        warnings_->push_back("folder " + EscapeText(rel) + " is a link back to " +
+                             (it->second.empty() ? std::string("the input folder") : EscapeText(it->second)) +
+                             " (a loop): not followed");
+      }
+      return;
+    }
+    ancestors_.emplace(id, rel);
     std::vector<Entry> entries;
     Status s = ReadDir(dir, rel, &entries, rejects, skip_);
     if (!s.ok()) {
       rejects->push_back({rel, s.message()});
-      return;
-    }
-    for (const Entry& e : entries) {
-      std::string child = rel.empty() ? e.name : rel + "/" + e.name;
-      if (e.is_dir) {
-        Walk(child, files, rejects);
-      } else {
-        files->push_back({child, e.size});
+    } else {
+      for (const Entry& e : entries) {
+        std::string child = rel.empty() ? e.name : rel + "/" + e.name;
+        if (e.is_dir) {
+          Walk(child, files, rejects);
+        } else {
+          files->push_back({child, e.size});
+        }
       }
     }
+    ancestors_.erase(id);
   }
 
-  // Marks ROOT/rel visited without walking it (so a link back to it is a loop).
-  void MarkVisited(const std::string& rel) {
-    std::string dir = rel.empty() ? root_ : root_ + "/" + rel;
-    struct stat st;
-    if (::stat(dir.c_str(), &st) == 0) visited_.insert({st.st_dev, st.st_ino});
+  // The folders above the next walks (the root, a split folder): a link
+  // back to one of them is a loop.
+  void SetAncestors(const std::vector<std::string>& rels) {
+    ancestors_.clear();
+    for (const std::string& rel : rels) {
+      std::string dir = rel.empty() ? root_ : root_ + "/" + rel;
+      struct stat st;
+      if (::stat(dir.c_str(), &st) == 0) ancestors_.emplace(std::pair{st.st_dev, st.st_ino}, rel);
+    }
   }
 
  private:
   std::string root_;
   FolderId skip_;
-  std::set<std::pair<dev_t, ino_t>> visited_;
+  std::vector<std::string>* warnings_;
+  std::map<std::pair<dev_t, ino_t>, std::string> ancestors_;  // the current path's folders -> rel
 };
 
 
@@ -145,19 +228,26 @@ StatusOr<Listing> ListFolder(const std::string& root_in, const ListOptions& opti
   Listing listing;
   listing.root = root;
   FolderId skip;
+  std::vector<std::string> excluded_at;  // where the listing met exclude_dir
   struct stat excluded;
   if (!options.exclude_dir.empty() && ::stat(options.exclude_dir.c_str(), &excluded) == 0 &&
       S_ISDIR(excluded.st_mode)) {
-    skip = {excluded.st_dev, excluded.st_ino, true};
+    skip = {excluded.st_dev, excluded.st_ino, true, &excluded_at};
   }
-  Walker walker(root, skip);
-  walker.MarkVisited("");
+  Walker walker(root, skip, &listing.warnings);
 
   std::vector<Entry> top;
   LIBSHARD_RETURN_IF_ERROR(ReadDir(root, "", &top, &listing.rejects, skip));
+  const FolderLayout layout = options.layout;
+  // The split a top-level folder stands for ("" for none).
+  const auto split_of = [layout](const Entry& e) -> std::string {
+    if (!e.is_dir || layout == FolderLayout::kClass || layout == FolderLayout::kFlat) return "";
+    std::string split = SplitForFolderName(e.name);
+    return split.empty() && layout == FolderLayout::kSplitClass ? e.name : split;
+  };
   std::vector<std::string> split_names = {options.default_split};
   for (const Entry& e : top) {
-    if (e.is_dir && IsSplitName(e.name)) split_names.push_back(e.name);
+    if (!split_of(e).empty()) split_names.push_back(split_of(e));
   }
   const auto ignored_ids = IgnoredIds(options, split_names);
   const auto ignored = [&ignored_ids](const std::string& path) {
@@ -167,7 +257,7 @@ StatusOr<Listing> ListFolder(const std::string& root_in, const ListOptions& opti
   top.erase(std::remove_if(top.begin(), top.end(), [&](const Entry& e) { return ignored(root + "/" + e.name); }),
             top.end());
   bool has_splits = false;
-  for (const Entry& e : top) has_splits |= e.is_dir && IsSplitName(e.name);
+  for (const Entry& e : top) has_splits |= !split_of(e).empty();
 
   // (split folder rel path or "", split name) pairs to read classes from.
   std::vector<std::pair<std::string, std::string>> groups;
@@ -175,19 +265,44 @@ StatusOr<Listing> ListFolder(const std::string& root_in, const ListOptions& opti
     return InvalidArgumentError("split '" + options.default_split + "' given for " + root +
                                 ", which has split folders (train, val, ...): they name the splits");
   }
+  const FileFilter filter(options);
   if (has_splits) {
+    std::map<std::string, std::string> folder_of;  // split -> its folder
     for (const Entry& e : top) {
-      if (e.is_dir && IsSplitName(e.name)) {
-        groups.push_back({e.name, e.name});
+      if (const std::string split = split_of(e); !split.empty()) {
+        LIBSHARD_RETURN_IF_ERROR(ValidateNamePart("split name", split));
+        if (auto [it, inserted] = folder_of.emplace(split, e.name); !inserted) {
+          return InvalidArgumentError("folders " + EscapeText(it->second) + " and " + EscapeText(e.name) + " of " +
+                                      root + " both name split '" + split +
+                                      "'; merge or rename one (or --layout class: the top-level folders are "
+                                      "classes)");
+        }
+        groups.push_back({e.name, split});
+        listing.split_folders.push_back({e.name, split});
+      } else if (!e.is_dir && !filter.Take(e.name, &listing.skipped)) {
+        continue;
       } else {
-        listing.rejects.push_back({e.name, e.is_dir ? "folder is not a split (train, val, "
-                                                      "validation, valid, test) beside split folders"
+        listing.rejects.push_back({e.name, e.is_dir ? "folder is not a split (train/training, val/valid/"
+                                                      "validation/dev, test/testing, any case) beside split "
+                                                      "folders; --layout split/class takes every top-level "
+                                                      "folder as a split"
                                                     : "file beside the split folders"});
       }
     }
   } else {
     LIBSHARD_RETURN_IF_ERROR(ValidateNamePart("split name", options.default_split));
     groups.push_back({"", options.default_split});
+    if (layout != FolderLayout::kFlat) {
+      for (const Entry& e : top) {
+        if (e.is_dir && (!SplitForFolderName(e.name).empty() || LooksLikeSplit(e.name))) {
+          listing.warnings.push_back(
+              "top-level folder '" + EscapeText(e.name) + "' looks like a split but was taken as a class" +
+              (layout == FolderLayout::kClass ? std::string(" (--layout class)")
+                                              : std::string("; --layout split/class makes the top-level folders "
+                                                            "splits")));
+        }
+      }
+    }
   }
 
   struct Pending {
@@ -198,12 +313,13 @@ StatusOr<Listing> ListFolder(const std::string& root_in, const ListOptions& opti
   };
   std::vector<Pending> pending;
   std::set<std::string> class_seen;
+  bool any_classes = false;
   for (const auto& [rel, split] : groups) {
     std::vector<Entry> entries;
+    walker.SetAncestors(rel.empty() ? std::vector<std::string>{""} : std::vector<std::string>{"", rel});
     if (rel.empty()) {
       entries = top;
     } else {
-      walker.MarkVisited(rel);
       Status s = ReadDir(root + "/" + rel, rel, &entries, &listing.rejects, skip);
       if (!s.ok()) {
         listing.rejects.push_back({rel, s.message()});
@@ -214,11 +330,20 @@ StatusOr<Listing> ListFolder(const std::string& root_in, const ListOptions& opti
                                    [&](const Entry& e) { return ignored(dir + e.name); }),
                     entries.end());
     }
-    bool has_classes = std::any_of(entries.begin(), entries.end(),
-                                   [](const Entry& e) { return e.is_dir; });
+    const bool has_classes = layout != FolderLayout::kFlat &&
+                             std::any_of(entries.begin(), entries.end(), [](const Entry& e) { return e.is_dir; });
+    any_classes |= has_classes;
     for (const Entry& e : entries) {
       std::string child = rel.empty() ? e.name : rel + "/" + e.name;
-      if (!has_classes) {
+      if (!e.is_dir && !filter.Take(child, &listing.skipped)) {
+        continue;
+      } else if (!has_classes && e.is_dir) {  // --layout flat: every file below, unlabeled
+        std::vector<std::pair<std::string, uint64_t>> files;
+        walker.Walk(child, &files, &listing.rejects);
+        for (auto& [path, size] : files) {
+          if (filter.Take(path, &listing.skipped)) pending.push_back({path, split, "", size});
+        }
+      } else if (!has_classes) {
         pending.push_back({child, split, "", e.size});
       } else if (!e.is_dir) {
         listing.rejects.push_back({child, "file outside any class folder"});
@@ -231,8 +356,32 @@ StatusOr<Listing> ListFolder(const std::string& root_in, const ListOptions& opti
           listing.warnings.push_back("class folder " + child + " has no files; class '" + e.name +
                                      "' keeps its label");
         }
-        for (auto& [path, size] : files) pending.push_back({path, split, e.name, size});
+        for (auto& [path, size] : files) {
+          if (filter.Take(path, &listing.skipped)) pending.push_back({path, split, e.name, size});
+        }
       }
+    }
+  }
+
+  // The excluded folder (the output) may hold only what a conversion writes
+  // there: anything else would be left out of the listing without a word.
+  for (const std::string& rel : excluded_at) {
+    std::vector<std::pair<std::string, uint64_t>> files;
+    std::vector<ListingReject> ignored_rejects;
+    Walker(root, FolderId{}).Walk(rel, &files, &ignored_rejects);
+    std::vector<std::string> inputs;
+    ListingSkips unused;
+    for (const auto& [path, size] : files) {
+      if (!IsConvertOutputName(path.substr(path.rfind('/') + 1)) && filter.Take(path, &unused)) {
+        inputs.push_back(path);
+      }
+    }
+    if (!inputs.empty()) {
+      return InvalidArgumentError("output folder " + options.exclude_dir + " lies inside the input " + root +
+                                  " (as " + rel + ") and holds " + std::to_string(inputs.size()) +
+                                  " input image(s) (e.g. " + EscapeText(inputs.front()) +
+                                  ") that the conversion would leave out; write the shards to a folder "
+                                  "outside the input (or to an empty or earlier output folder)");
     }
   }
 
@@ -253,6 +402,7 @@ StatusOr<Listing> ListFolder(const std::string& root_in, const ListOptions& opti
     }
     listing.samples.push_back(std::move(s));
   }
+  listing.layout = std::string(has_splits ? "split/" : "") + (any_classes ? "class" : "flat");
   LIBSHARD_RETURN_IF_ERROR(FinishListing(options, has_splits, &listing));
   return listing;
 }

@@ -1,5 +1,7 @@
 #include "libshard/convert/merge.h"
 
+#include <google/protobuf/text_format.h>
+
 #include <sys/stat.h>
 
 #include <chrono>
@@ -26,6 +28,22 @@ StatusOr<std::string> FileChecksum(const std::string& path) {
   if (::stat(path.c_str(), &st) != 0) return NotFoundError(path + ": missing");
   LIBSHARD_ASSIGN_OR_RETURN(uint32_t crc, io::Crc32cOfFile(path));  // pread: no SIGBUS if it shrinks
   return manifest::FormatChecksum(crc);
+}
+
+// The options that differ between two tasks, with both values:
+// "quality 90 vs 50, seed 0 vs 5" (by reflection, so every option counts).
+std::string OptionDifferences(const ConversionOptions& a, const ConversionOptions& b) {
+  const google::protobuf::Descriptor* d = ConversionOptions::descriptor();
+  std::string out;
+  for (int i = 0; i < d->field_count(); ++i) {
+    const google::protobuf::FieldDescriptor* f = d->field(i);
+    if (f->is_repeated()) continue;
+    std::string va, vb;
+    google::protobuf::TextFormat::PrintFieldValueToString(a, f, -1, &va);
+    google::protobuf::TextFormat::PrintFieldValueToString(b, f, -1, &vb);
+    if (va != vb) out += (out.empty() ? "" : ", ") + f->name() + " " + va + " vs " + vb;
+  }
+  return out;
 }
 
 }  // namespace
@@ -95,9 +113,9 @@ StatusOr<MergeResult> MergeTasks(const std::string& dir) {
       result.problems.push_back("task " + std::to_string(i) + " of " + std::to_string(n) +
                                 ": no " + TaskManifestName(i, n) + " (not run, or not finished)");
     } else if (it->second.options().SerializeAsString() != options) {
-      result.problems.push_back("task " + std::to_string(i) +
-                                ": converted with different options than task " +
-                                std::to_string(tasks.begin()->first));
+      result.problems.push_back("task " + std::to_string(i) + ": converted with different options than task " +
+                                std::to_string(tasks.begin()->first) + " (" +
+                                OptionDifferences(it->second.options(), first.options()) + ")");
     } else if (it->second.plan_id() != first.plan_id()) {
       result.problems.push_back(
           "task " + std::to_string(i) + ": planned a different conversion than task " +

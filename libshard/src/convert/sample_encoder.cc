@@ -77,6 +77,15 @@ Status ValidateEncodeOptions(const EncodeOptions& o) {
     return InvalidArgumentError(std::string("resize mode ") +
                                 image::ResizeModeName(o.transform.mode) + " needs a size");
   }
+  if (o.transform.mode == image::ResizeMode::kShorterSide && o.transform.width != o.transform.height) {
+    return InvalidArgumentError("resize mode shorter-side takes one size N (the shorter side), got " +
+                                std::to_string(o.transform.width) + "x" + std::to_string(o.transform.height));
+  }
+  // JPEG has no alpha: every image with alpha would be decoded, then rejected.
+  if (o.decode.alpha == image::AlphaMode::kKeep && o.format == OutputFormat::kJpeg) {
+    return InvalidArgumentError("--alpha keep needs --format png or raw: JPEG has no alpha channel (every image "
+                                "with alpha would be rejected); --alpha composite flattens it over the background");
+  }
   return Status::OK();
 }
 
@@ -108,7 +117,13 @@ Status EncodeSample(const SourceSample& sample, std::string_view class_name,
   } else {
     if (has_mask) {
       LIBSHARD_RETURN_IF_ERROR(image::DecodeImageInto(bytes, decode, &decoded));
-      LIBSHARD_ASSIGN_OR_RETURN(Image raw_mask, DecodeMask(mask_bytes, o));
+      StatusOr<Image> mask_or = DecodeMask(mask_bytes, o);
+      if (!mask_or.ok()) {
+        return mask_or.status().WithContext(
+            "mask " + sample.mask_path +
+            (o.mask_labels_file.empty() ? std::string() : " (colours of " + o.mask_labels_file + ")"));
+      }
+      Image raw_mask = std::move(*mask_or);
       if (raw_mask.width() != decoded.width() || raw_mask.height() != decoded.height()) {
         return InvalidArgumentError(
             "mask " + sample.mask_path + " is " + std::to_string(raw_mask.width()) + "x" +

@@ -84,6 +84,14 @@ StatusOr<ShardPlan> MakeShardPlan(const Listing& listing, const PlanOptions& opt
       shard.index = static_cast<uint32_t>(i);
       shard.count = static_cast<uint32_t>(m);
       shard.file = ShardFileName(options.prefix, split, shard.index, shard.count);
+      // The longest name written for it is .libshard/FILE.partial.idx.
+      if (constexpr size_t kNameMax = 255, kLongestTail = 12; shard.file.size() + kLongestTail > kNameMax) {
+        return InvalidArgumentError("shard name " + shard.file + " is " + std::to_string(shard.file.size()) +
+                                    " bytes; with its temporary name's '.partial.idx' it passes the file "
+                                    "system's 255-byte limit: use a --prefix of at most " +
+                                    std::to_string(kNameMax - kLongestTail - (shard.file.size() - options.prefix.size())) +
+                                    " bytes (split '" + split + "')");
+      }
       const uint64_t take = base + (i < extra ? 1 : 0);
       for (uint64_t k = 0; k < take; ++k) {
         shard.samples.push_back(static_cast<uint32_t>(begin + order[pos++]));

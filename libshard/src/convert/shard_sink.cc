@@ -7,6 +7,7 @@
 
 #include "convert/converter_internal.h"
 #include "libshard/crc32c.h"
+#include "libshard/io/open_file.h"
 #include "libshard/io/shard_paths.h"
 #include "libshard/io/writable_file.h"
 #include "libshard/manifest/manifest_json.h"
@@ -49,7 +50,8 @@ Status ShardSink::Add(Item& item) {
     Reject* r = entry_.add_rejects();
     const SourceSample& s = listing_.samples[w.sample];
     r->set_path(EscapeText(s.path));
-    r->set_reason(EscapeText(s.origin.empty() ? item.reject : s.origin + ": " + item.reject));
+    const std::string reason = item.reject + (item.transient ? kRetryNote : "");
+    r->set_reason(EscapeText(s.origin.empty() ? reason : s.origin + ": " + reason));
     stats_.AddRejected();
   }
   if (w.last) return Finish();
@@ -109,14 +111,37 @@ Status ShardSink::Finish() {
 }
 
 // A complete shard from an earlier run with the same plan, or nothing.
-std::optional<ShardEntry> ReusableShard(const ConvertOptions& o, const PlannedShard& s,
-                                        const std::string& plan_id) {
+bool IsTransient(const Status& reject) {
+  return reject.code() == StatusCode::kIOError ||
+         (reject.code() == StatusCode::kResourceExhausted && reject.message().rfind("out of memory", 0) == 0);
+}
+
+std::optional<ShardEntry> ReusableShard(const ConvertOptions& o, const PlannedShard& s, const std::string& plan_id,
+                                        std::string* damaged, std::string* retried) {
   const std::string path = o.output + "/" + s.file;
   const std::string entry_path = o.output + "/" + kStateDir + "/" + s.file + ".json";
   if (!IsRegularFile(path) || !IsRegularFile(entry_path)) return std::nullopt;
   StatusOr<ShardEntry> e = ReadShardEntry(entry_path);
   if (!e.ok() || e->plan_id() != plan_id || e->bytes() != FileSize(path) ||
       FileSize(o.output + "/" + e->index_file()) == UINT64_MAX) {
+    return std::nullopt;
+  }
+  // The right size is not the right bytes: a shard is kept only when it
+  // still has the CRC-32C its entry records (one read of each kept shard).
+  StatusOr<uint32_t> crc = io::Crc32cOfFile(path);
+  const std::string sum = crc.ok() ? manifest::FormatChecksum(*crc) : crc.status().message();
+  if (sum != e->checksum()) {
+    *damaged = s.file + " (" + sum + ", its entry says " + e->checksum() + ")";
+    return std::nullopt;
+  }
+  const std::string_view note = kRetryNote;
+  int transient = 0;
+  for (const Reject& r : e->rejects()) {
+    const std::string& why = r.reason();
+    transient += why.size() >= note.size() && why.compare(why.size() - note.size(), note.size(), note) == 0;
+  }
+  if (transient > 0) {
+    *retried = s.file + " (" + std::to_string(transient) + " reject(s) not caused by the file)";
     return std::nullopt;
   }
   return *e;

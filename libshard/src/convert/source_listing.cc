@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -21,6 +22,7 @@ namespace internal {
 
 static StatusOr<std::vector<std::string>> ReadLabelsFile(const std::string& path) {
   LIBSHARD_ASSIGN_OR_RETURN(std::string text, io::ReadFileToString(path, 64 << 20));
+  if (text.compare(0, 3, "\xEF\xBB\xBF") == 0) text.erase(0, 3);  // a UTF-8 byte order mark
   std::vector<std::string> names;
   size_t pos = 0;
   int line = 0;
@@ -161,6 +163,88 @@ StatusOr<std::map<std::string, int64_t>> LabelIndex(const ListOptions& options,
 }
 
 }  // namespace internal
+
+std::string SplitForFolderName(const std::string& name) {
+  std::string l = name;
+  for (char& c : l) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (l == "train" || l == "training") return "train";
+  if (l == "test" || l == "testing") return "test";
+  if (l == "val" || l == "dev" || l == "development") return "val";
+  if (l == "valid" || l == "validation") return l;  // the names earlier versions gave them
+  return "";
+}
+
+StatusOr<FolderLayout> ParseFolderLayout(std::string_view name) {
+  if (name == "auto") return FolderLayout::kAuto;
+  if (name == "class") return FolderLayout::kClass;
+  if (name == "split/class") return FolderLayout::kSplitClass;
+  if (name == "flat") return FolderLayout::kFlat;
+  return InvalidArgumentError("unknown layout '" + std::string(name) + "' (expected auto, class, split/class or flat)");
+}
+
+std::string LayoutSummary(const Listing& listing) {
+  std::map<std::string, std::pair<std::set<int64_t>, uint64_t>> per_split;  // labels, samples
+  for (const SourceSample& s : listing.samples) {
+    auto& [labels, n] = per_split[s.split];
+    if (s.label >= 0) labels.insert(s.label);
+    ++n;
+  }
+  std::map<std::string, std::string> folder;  // split -> folder, where they differ
+  for (const auto& [f, split] : listing.split_folders) {
+    if (f != split) folder[split] = f;
+  }
+  std::string out = "layout " + listing.layout + ":";
+  bool first = true;
+  for (const auto& [split, v] : per_split) {
+    out += std::string(first ? " " : ", ") + "split " + split;
+    if (auto it = folder.find(split); it != folder.end()) out += " (folder " + EscapeText(it->second) + ")";
+    out += " " + std::to_string(v.second) + " samples";
+    if (!v.first.empty()) out += " in " + std::to_string(v.first.size()) + " classes";
+    first = false;
+  }
+  if (per_split.empty()) out += " no samples";
+  return out;
+}
+
+std::string Extension(const std::string& rel) {
+  const size_t slash = rel.rfind('/');
+  const size_t start = slash == std::string::npos ? 0 : slash + 1;
+  const size_t dot = rel.rfind('.');
+  if (dot == std::string::npos || dot <= start || dot + 1 == rel.size()) return "";
+  std::string ext = rel.substr(dot);
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return ext;
+}
+
+bool IsImageExtension(const std::string& ext) {
+  static const std::set<std::string> kImage = {
+      ".jpg",  ".jpeg", ".jpe", ".jfif", ".jif", ".pjpeg", ".pjp", ".png",  ".apng", ".webp", ".gif",
+      ".bmp",  ".dib",  ".tif", ".tiff", ".ppm", ".pgm",   ".pbm", ".pnm",  ".pam",  ".heic", ".heif",
+      ".avif", ".jp2",  ".j2k", ".jxl",  ".ico", ".tga",   ".psd", ".exr",  ".hdr",  ".svg",  ".dng",
+      ".cr2",  ".nef",  ".arw", ".raw"};
+  return kImage.count(ext) > 0;
+}
+
+std::string SkipSummary(const ListingSkips& skips) {
+  std::string out;
+  uint64_t n = 0;
+  std::vector<std::pair<std::string, uint64_t>> by_count(skips.non_image.begin(), skips.non_image.end());
+  std::stable_sort(by_count.begin(), by_count.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::string list;
+  for (size_t i = 0; i < by_count.size(); ++i) {
+    n += by_count[i].second;
+    if (i < 8) list += (i ? ", " : "") + EscapeText(by_count[i].first) + " " + std::to_string(by_count[i].second);
+  }
+  if (by_count.size() > 8) list += ", ...";
+  if (n > 0) out = "skipped " + std::to_string(n) + " non-image file(s): " + list;
+  if (skips.excluded > 0) {
+    out += (out.empty() ? "skipped " : "; ") + std::to_string(skips.excluded) + " file(s) matching --exclude";
+  }
+  if (skips.not_included > 0) {
+    out += (out.empty() ? "skipped " : "; ") + std::to_string(skips.not_included) + " file(s) matching no --include";
+  }
+  return out;
+}
 
 uint64_t Fnv1a64(std::string_view s) {
   uint64_t h = 0xcbf29ce484222325ull;

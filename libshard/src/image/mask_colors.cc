@@ -70,6 +70,7 @@ StatusOr<MaskColorMap> MaskColorMap::FromCsv(std::string_view csv) {
   std::vector<MaskColorClass> classes;
   bool header = false;
   int line_no = 0;
+  if (csv.substr(0, 3) == "\xEF\xBB\xBF") csv.remove_prefix(3);  // a UTF-8 byte order mark (Excel, Notepad)
   while (!csv.empty()) {
     const size_t nl = csv.find('\n');
     std::string_view line = csv.substr(0, nl);

@@ -44,18 +44,20 @@ const char* ResizeModeName(ResizeMode mode) {
     case ResizeMode::kKeepRatio: return "keep-ratio";
     case ResizeMode::kLetterbox: return "letterbox";
     case ResizeMode::kCropOrPad: return "crop-or-pad";
+    case ResizeMode::kShorterSide: return "shorter-side";
   }
   return "?";
 }
 
 StatusOr<ResizeMode> ParseResizeMode(std::string_view name) {
   for (ResizeMode m : {ResizeMode::kNone, ResizeMode::kStretch, ResizeMode::kCenterCrop,
-                       ResizeMode::kKeepRatio, ResizeMode::kLetterbox, ResizeMode::kCropOrPad}) {
+                       ResizeMode::kKeepRatio, ResizeMode::kLetterbox, ResizeMode::kCropOrPad,
+                       ResizeMode::kShorterSide}) {
     if (name == ResizeModeName(m)) return m;
   }
   return InvalidArgumentError("unknown resize mode '" + std::string(name) +
-                              "' (expected none, stretch, center-crop, keep-ratio, letterbox or "
-                              "crop-or-pad)");
+                              "' (expected none, stretch, center-crop, keep-ratio, letterbox, "
+                              "crop-or-pad or shorter-side)");
 }
 
 Status ParseImageSize(std::string_view text, int* width, int* height) {
@@ -170,6 +172,25 @@ StatusOr<Geometry> PlanGeometry(int src_width, int src_height, const TransformSp
         g.out_height = H;
         g.offset_x = (W - g.scaled_width) / 2;
         g.offset_y = (H - g.scaled_height) / 2;
+      }
+      break;
+    }
+    case ResizeMode::kShorterSide: {
+      if (W != H) {
+        return InvalidArgumentError("transform: mode shorter-side takes one size N (the shorter side), got " +
+                                    std::to_string(W) + "x" + std::to_string(H));
+      }
+      // torchvision's Resize(N): the long side is int(N * long / short).
+      const auto longer = [W](int a, int b) {
+        return static_cast<int>(std::max<int64_t>(1, int64_t{W} * a / b));
+      };
+      g.scaled_width = g.out_width = cw <= ch ? W : longer(cw, ch);
+      g.scaled_height = g.out_height = cw <= ch ? longer(ch, cw) : W;
+      if (g.out_width > 65535 || g.out_height > 65535) {
+        return InvalidArgumentError("transform: shorter-side " + std::to_string(W) + " makes a " +
+                                    std::to_string(cw) + "x" + std::to_string(ch) + " image " +
+                                    std::to_string(g.out_width) + "x" + std::to_string(g.out_height) +
+                                    ", over 65535 pixels a side");
       }
       break;
     }

@@ -93,11 +93,50 @@ LoadedManifest Load(const std::string& path) {
   for (const LabelEntry& l : m.proto.labels()) m.rules.labels.push_back(l.label());
   std::sort(m.rules.labels.begin(), m.rules.labels.end());
   m.rules.labels.erase(std::unique(m.rules.labels.begin(), m.rules.labels.end()), m.rules.labels.end());
+  // What the manifest claims beyond its shards: that it is complete, and
+  // totals that are the sums of its shards.
+  if (!m.proto.complete()) {
+    Add(&m.result, path, FaultKind::kManifestInvalid,
+        "\"complete\" is false: a task's partial manifest or an unfinished conversion (shard merge writes the "
+        "complete one)");
+  }
+  uint64_t all_records = 0;
+  for (const SplitEntry& split : m.proto.splits()) {
+    uint64_t records = 0;
+    for (const ShardEntry& shard : split.shards()) records += shard.records();
+    all_records += records;
+    if (records != split.records()) {
+      Add(&m.result, path, FaultKind::kManifestInvalid,
+          "split \"" + split.name() + "\" claims " + std::to_string(split.records()) + " records, its shards list " +
+              std::to_string(records));
+    }
+  }
+  if (all_records != m.proto.stats().converted()) {
+    Add(&m.result, path, FaultKind::kManifestInvalid,
+        "stats.converted claims " + std::to_string(m.proto.stats().converted()) + " records, the shards list " +
+            std::to_string(all_records));
+  }
+  if (m.proto.stats().rejected() != static_cast<uint64_t>(m.proto.rejects_size())) {
+    Add(&m.result, path, FaultKind::kManifestInvalid,
+        "stats.rejected claims " + std::to_string(m.proto.stats().rejected()) + " rejects, rejects[] lists " +
+            std::to_string(m.proto.rejects_size()));
+  }
+  // A listed file must be a path inside the manifest's folder.
+  const auto outside = [](const std::string& file) {
+    const fs::path p = fs::path(file).lexically_normal();
+    return p.is_absolute() || p.empty() || *p.begin() == "..";
+  };
   std::set<std::string> seen;
   for (const SplitEntry& split : m.proto.splits()) {
     for (const ShardEntry& shard : split.shards()) {
       if (shard.file().empty()) {
         Add(&m.result, path, FaultKind::kManifestInvalid, "split \"" + split.name() + "\" lists a shard without a file");
+        continue;
+      }
+      if (outside(shard.file()) || (!shard.index_file().empty() && outside(shard.index_file()))) {
+        Add(&m.result, path, FaultKind::kManifestInvalid,
+            "split \"" + split.name() + "\" lists " + (outside(shard.file()) ? shard.file() : shard.index_file()) +
+                ", outside the manifest's folder (not read)");
         continue;
       }
       const std::string joined = (m.dir / shard.file()).string();

@@ -15,11 +15,15 @@
 // place only when complete, after its entry; a killed run leaves at most
 // .partial files, which the next run deletes. Run again with the same
 // options, a conversion keeps every shard whose entry is present, whose size
-// matches and whose plan_id (what decides its bytes) is unchanged, and
-// redoes the rest: the result is byte-identical to an uninterrupted run.
+// and CRC-32C match the entry and whose plan_id (what decides its bytes) is
+// unchanged, and redoes the rest (a damaged one named in
+// ConvertResult::redone_damaged): the result is byte-identical to an uninterrupted run.
 // Run again with another plan (another shard count, a split gone), it first
 // removes the earlier plan's shards of this prefix (ConvertResult::
 // removed_stale), so the folder holds exactly the shards its manifest lists.
+// Rejects: an input whose content is bad is a final reject, kept with its
+// shard; one rejected for another cause (out of memory, an I/O error reading
+// it) is noted as such in its reason, and the next run redoes its shard.
 // Determinism: shards are byte-identical for any thread count; statistics
 // are exact integer sums.
 // Memory: bounded by the tokens in flight (4 per thread), not the dataset.
@@ -31,9 +35,11 @@
 //   StatusOr<ConvertResult> r = Convert(o, [](const Progress& p) { ... });
 //
 // Errors: a bad option or unreadable input is kInvalidArgument/kNotFound
-// before anything is written; an I/O error (a full disk) stops the run with
-// the file named; with fail_on_error the first rejected input stops the run
-// (kFailedPrecondition naming the file). Rejected inputs are
+// before anything is written (and only then: once the output folder is
+// locked, a missing file, say one another process removed, is kIOError); an
+// I/O error (a full disk) stops the run with the file named; with
+// fail_on_error the first rejected input stops the run (kFailedPrecondition
+// naming the file). Rejected inputs are
 // not errors: they are in ConvertResult and manifest.json.
 // Thread-safety: one writer per output folder, enforced (output_lock.h): a
 // single-task Convert holds OUT/.libshard/lock exclusively for its whole
@@ -45,6 +51,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -115,11 +122,27 @@ struct ConvertResult {
   uint32_t shards_written = 0;
   uint32_t shards_reused = 0;  // complete shards kept from an earlier run
   uint64_t rejected = 0;       // every reject, the reused shards' included
+  // Of those, rejects not caused by the file's content (out of memory, an
+  // I/O error reading it): their reason ends in " (not caused by the file:
+  // retried on the next run)", and the next run redoes their shards.
+  uint64_t transient_rejects = 0;
   // Shards of an earlier plan removed from the folder (another shard count
   // for a split, or a split this plan does not have), with their index,
   // entry and temporary files; sorted.
   std::vector<std::string> removed_stale;
+  // Shards of an earlier run with the plan's entry and size whose bytes no
+  // longer had the entry's CRC-32C: redone. "FILE (crc32c:..., its entry
+  // says crc32c:...)", in plan order.
+  std::vector<std::string> redone_damaged;
+  // Shards of an earlier run redone because their entry held rejects not
+  // caused by the file (out of memory, an I/O error): "FILE (N reject(s) not
+  // caused by the file)", in plan order.
+  std::vector<std::string> redone_retried;
   std::vector<std::string> warnings;  // the listing's (Listing::warnings)
+  ListingSkips skipped;               // the listing's (Listing::skipped)
+  std::string layout;                 // LayoutSummary of the listing
+  // Gray sources this run converted to RGB (ChannelMode::kRgb only).
+  uint64_t gray_expanded = 0;
 };
 
 // Runs the conversion (docs/convert.md). `progress`, when set, is called as
@@ -129,8 +152,9 @@ struct ConvertResult {
 StatusOr<ConvertResult> Convert(const ConvertOptions& options, const ProgressFn& progress = {});
 
 // kInvalidArgument when the output folder is the input folder (the same
-// folder under any spelling). An output folder inside the input is fine:
-// the listing leaves it out (ListOptions::exclude_dir). Convert checks this
+// folder under any spelling). An output folder inside the input is left out
+// of the listing (ListOptions::exclude_dir), and refused there when it holds
+// anything but shard convert's output. Convert checks this
 // first; the CLI calls it to report a usage error.
 Status CheckOutputFolder(const ConvertOptions& options);
 
@@ -148,6 +172,9 @@ struct DryRunReport {
   // Inputs worth a look: CMYK/YCCK, progressive, 16-bit, alpha,
   // EXIF-rotated, undecodable (header does not probe). path -> reasons.
   std::vector<Reject> risky;
+  // Gray sources (1 or 2 channels as stored) that --channels rgb (the
+  // default) will store as RGB; 0 under gray or auto.
+  uint64_t gray_expanded = 0;
 };
 StatusOr<DryRunReport> DryRun(const ConvertOptions& options);
 
@@ -158,10 +185,23 @@ ConversionOptions ToProto(const ConvertOptions& options);
 // The keys every record carries (and optional ones), for the manifest.
 std::vector<FeatureSpec> RecordSchema(const ConvertOptions& options, bool labeled, bool masks);
 
-// The engine's task defaults: SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN and
-// SLURM_ARRAY_TASK_COUNT, or JOB_COMPLETION_INDEX (Kubernetes; N must be
-// given). Returns false when none is set; *source names the variables used.
-bool TaskFromEnvironment(uint32_t* num_tasks, uint32_t* task_index, std::string* source);
+// The engine's task defaults, from the environment.
+struct EnvironmentTask {
+  uint32_t num_tasks = 0;  // 0: the variables do not say (JOB_COMPLETION_INDEX)
+  uint32_t task_index = 0;
+  // The variables used with their values, for messages:
+  // "SLURM_ARRAY_TASK_ID=14, SLURM_ARRAY_TASK_MIN=10, SLURM_ARRAY_TASK_STEP=2,
+  // SLURM_ARRAY_TASK_COUNT=5".
+  std::string source;
+};
+// Slurm: task index (SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN) /
+// SLURM_ARRAY_TASK_STEP (MIN 0 and STEP 1 when unset), SLURM_ARRAY_TASK_COUNT
+// tasks, so --array=0-9:2 and --array=10-19 map onto tasks 0..COUNT-1;
+// else Kubernetes' JOB_COMPLETION_INDEX (the index only; the count must be
+// given). nullopt when none is set. kInvalidArgument naming the variables
+// and their values when they are not numbers, COUNT is missing, or the ID is
+// not one of the array's tasks (a list such as --array=1,5,9 has no step).
+StatusOr<std::optional<EnvironmentTask>> TaskFromEnvironment();
 
 }  // namespace libshard::convert
 

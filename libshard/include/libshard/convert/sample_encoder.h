@@ -60,6 +60,8 @@ struct EncodeOptions {
   // Colour masks: the map from colours to classes; null for index masks.
   // Borrowed; must outlive every EncodeSample call. Default: nullptr.
   const image::MaskColorMap* mask_labels = nullptr;
+  // The file mask_labels came from, named in a mask's reject. Default: "".
+  std::string mask_labels_file;
   // Unknown mask colours and the padding index. Default: MaskColorOptions{}.
   image::MaskColorOptions mask_options;
 };

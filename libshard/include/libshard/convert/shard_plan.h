@@ -44,7 +44,11 @@ struct PlanOptions {
   std::string prefix;
   // Target shard size, used when records_per_shard is 0. Default: 128 MiB.
   uint64_t shard_size_bytes = uint64_t{128} << 20;
-  // Exact records per shard (the last ones may have one fewer). Default: 0.
+  // At most this many samples planned per shard: a split of n samples gets
+  // M = ceil(n / records_per_shard) shards of floor(n / M) or ceil(n / M)
+  // samples each (so 250 samples at 20 give 13 shards of 19 or 20); a
+  // rejected sample leaves its shard one record short. Default: 0 (use
+  // shard_size_bytes).
   uint64_t records_per_shard = 0;
   // Shuffle seed. Default: 0.
   uint64_t seed = 0;

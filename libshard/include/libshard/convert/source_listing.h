@@ -3,17 +3,28 @@
 // order (sorted by split, then relative path, byte-wise) so the listing is the
 // same on every machine for the same input.
 //
-// Folder layouts (ListFolder):
-//   ROOT/CLASS/**/FILE             one sub-folder per class, labels 0..K-1 in
-//                                  sorted class-name order (or --labels FILE)
-//   ROOT/SPLIT/CLASS/**/FILE       SPLIT one of train, val, validation, valid,
-//                                  test: the top level becomes the splits
-//   ROOT/FILE, ROOT/SPLIT/FILE     flat folders: unlabeled samples
+// Folder layouts (ListFolder, ListOptions::layout):
+//   ROOT/CLASS/**/FILE             "class": one sub-folder per class, labels
+//                                  0..K-1 in sorted class-name order (or
+//                                  --labels FILE)
+//   ROOT/SPLIT/CLASS/**/FILE       "split/class": the top level is the splits
+//   ROOT/FILE, ROOT/SPLIT/FILE     "flat", "split/flat": unlabeled samples
+// kAuto takes the top level as splits when a top-level folder's name is a
+// split name (SplitForFolderName: train/training, val/valid/validation/dev,
+// test/testing, any case); a top-level folder beside them that is not one is
+// rejected. A top-level folder taken as a class whose name looks like a split
+// (a split name under kClass, or train2017, val_images...) gives a warning.
+// Two folders naming one split (train and Train) are kInvalidArgument.
 // In a folder that has class sub-folders, a file beside them belongs to no
-// class and is rejected. Names starting with '.' are skipped; symbolic links
-// are followed, and a directory reached twice (a link loop) is walked once.
-// Every other file is a candidate: one that is not an image is rejected
-// later, by the converter, not here. With `val_fraction` > 0, an input
+// class and is rejected. Names starting with '.' are skipped, and so are
+// files whose extension is not an image type (metadata.json, README.txt,
+// Thumbs.db: counted in Listing::skipped, see ListOptions::include for the
+// rule and the globs that change it); symbolic links
+// are followed: a link to a folder above it (a loop) is not followed, with a
+// warning; a folder reached by several links is listed at each place the
+// tree puts it (under each class that links to it).
+// Every other file is a candidate: one that is not an image (whatever its
+// extension says) is rejected later, by the converter, not here. With `val_fraction` > 0, an input
 // without split folders is split by a hash of each relative path (stable
 // across runs and machines): a sample goes to "val" when
 // Fnv1a64(path) / 2^64 < val_fraction.
@@ -22,7 +33,9 @@
 // `path,label[,mask][,split]` (any order, each once; other names through
 // ListOptions::*_column; TSV when the file name ends in .tsv or the header
 // has a tab; a UTF-8 byte order mark is skipped). Paths are relative to the
-// manifest's folder, or absolute (used as given). Each path is listed once.
+// manifest's folder, or absolute (used as given). Each file is listed once:
+// two rows naming one file (by normalised path, `./a`, `a//b`, `x/../a`,
+// absolute, or by identity, a link) are an error naming both lines.
 // Labels are all integers (kept as given, 0..2^63-1) or all class names
 // (numbered 0..K-1 in sorted order, or by `labels_file`, which makes every
 // label a name); a column mixing the two is an error naming the line. An
@@ -48,6 +61,7 @@
 #define LIBSHARD_CONVERT_SOURCE_LISTING_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -70,6 +84,23 @@ struct ListingReject {
   std::string reason;
 };
 
+// Files a folder listing left out on purpose (neither samples nor rejects).
+struct ListingSkips {
+  std::map<std::string, uint64_t> non_image;  // lower-case extension (".json") -> files
+  uint64_t excluded = 0;                      // matched an --exclude glob
+  uint64_t not_included = 0;                  // matched no --include glob
+};
+
+// How a folder's top level is read (ListOptions::layout).
+enum class FolderLayout {
+  kAuto,        // splits when a top-level folder has a split name, else classes or flat
+  kClass,       // every top-level folder is a class (even one named train)
+  kSplitClass,  // every top-level folder is a split (named by SplitForFolderName, else as it is)
+  kFlat,        // every file below ROOT, unlabeled, in the default split
+};
+// "auto", "class", "split/class", "flat"; kInvalidArgument otherwise.
+StatusOr<FolderLayout> ParseFolderLayout(std::string_view name);
+
 struct Listing {
   std::string root;                      // folder the paths are relative to
   std::vector<SourceSample> samples;     // canonical order
@@ -77,12 +108,18 @@ struct Listing {
   std::vector<std::string> splits;       // sorted split names that have samples
   std::vector<ListingReject> rejects;    // sorted by path
   std::vector<std::string> warnings;     // worth telling the user (e.g. an empty class folder)
+  ListingSkips skipped;                  // a folder's non-image and filtered files
+  // The layout found: "class", "split/class", "flat", "split/flat" or "csv".
+  std::string layout;
+  // (top-level folder, split) for a folder with split folders.
+  std::vector<std::pair<std::string, std::string>> split_folders;
   int64_t label_offset = 0;              // added to every label (ListOptions::label_offset)
 };
 
 struct ListOptions {
-  // Class names, one per line (label = line number from 0). Empty: the
-  // sorted class folder names. Default: "".
+  // Class names, one per line (label = line number from 0; a UTF-8 byte
+  // order mark and CRLF line ends are skipped). Empty: the sorted class
+  // folder names. Default: "".
   std::string labels_file;
   // Deterministic hash split of an input without split folders into "train"
   // and "val". Must be in [0, 1). Default: 0 (no split).
@@ -99,9 +136,24 @@ struct ListOptions {
   // A folder left out of a folder listing wherever it appears under the
   // input (matched by device and inode, so any spelling of the path works):
   // `shard convert` passes its output folder, so that output inside the
-  // input never lists its own shards. Ignored when it does not exist.
-  // Default: "" (none).
+  // input never lists its own shards. A folder met there that holds any
+  // file but what a conversion writes (*.tfrecord, *.tfrecord.idx,
+  // manifest.json, rejects.tsv, hidden state) is kInvalidArgument naming
+  // how many: its files would be left out without a word. Ignored when it
+  // does not exist. Default: "" (none).
   std::string exclude_dir;
+  // Globs (fnmatch(3)) choosing the files of a folder listing: a glob
+  // without '/' matches the file name, one with '/' the path relative to the
+  // input ('*' then matches across '/'). A file matching an `exclude` glob is
+  // skipped; with `include` globs, a file matching none is skipped and one
+  // matching any is a sample whatever its extension; without them a file is
+  // a sample when its extension is an image type (IsImageExtension) or it has
+  // none. Skipped files are counted in Listing::skipped. A CSV manifest names
+  // its files: ReadSourceCsv refuses these. Default: none.
+  std::vector<std::string> include;
+  std::vector<std::string> exclude;
+  // How a folder's top level is read (FolderLayout). Default: kAuto.
+  FolderLayout layout = FolderLayout::kAuto;
   // CSV column names. Defaults: "path", "label", "mask", "split".
   std::string path_column = "path";
   std::string label_column = "label";
@@ -131,6 +183,30 @@ std::string SourceFilePath(const std::string& root, const std::string& path);
 // no '/' and no control character (tab, newline, DEL...). Otherwise
 // kInvalidArgument naming `what` ("split name", "shard prefix").
 Status ValidateNamePart(const std::string& what, const std::string& name);
+
+// The split a top-level folder name stands for, case-insensitively: "train"
+// for train/training, "test" for test/testing, "val" for val/dev/
+// development, and "valid"/"validation" for those (the names earlier
+// versions gave them); "" for any other name.
+std::string SplitForFolderName(const std::string& name);
+
+// "layout split/class: split train (folder Training) 600 samples in 10
+// classes, split val 100 samples in 10 classes": what the dry run and the
+// summary print.
+std::string LayoutSummary(const Listing& listing);
+
+// The lower-case extension of a path's file name with its dot (".jpg"), or
+// "" for none (no dot, a leading dot, a trailing dot).
+std::string Extension(const std::string& rel);
+
+// True for the extensions of image types, supported or not (.jpg, .png,
+// .webp, .gif, .bmp, .tif, .heic, ...): such files are samples whose content
+// decides (a PNG named .jpg converts; a GIF is rejected, never dropped).
+bool IsImageExtension(const std::string& ext);
+
+// "skipped 14 non-image file(s): .json 7, .desktop 7; 3 file(s) matching
+// --exclude", or "" when nothing was skipped.
+std::string SkipSummary(const ListingSkips& skips);
 
 // The 64-bit FNV-1a hash (used for the val split; stable by definition).
 uint64_t Fnv1a64(std::string_view s);

@@ -2,8 +2,8 @@
 //
 // A MaskColorMap lists classes in order; class i has index i. It is read from a
 // CSV with the header `name,r,g,b` (CamVid's class_dict.csv), one class per
-// line, values 0..255; CRLF line ends, blank lines and double-quoted names
-// are accepted. Apply() turns an 8-bit RGB colour mask into a 1-channel
+// line, values 0..255; a UTF-8 byte order mark, CRLF line ends, blank lines
+// and double-quoted names are accepted. Apply() turns an 8-bit RGB colour mask into a 1-channel
 // 8-bit index mask (at most 256 classes). A colour that is not in the map is
 // an error by default (the message names the colour and the first pixel
 // that has it); with UnknownColor::kIgnore it becomes `ignore_index`

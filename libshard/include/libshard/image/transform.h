@@ -43,9 +43,13 @@
 
 namespace libshard::image {
 
-enum class ResizeMode { kNone, kStretch, kCenterCrop, kKeepRatio, kLetterbox, kCropOrPad };
+// kShorterSide scales the image so its shorter side is the target size
+// (width == height == N; up or down), keeping the aspect ratio, no crop: the
+// longer side is trunc(N * long / short), as torchvision's Resize(N).
+enum class ResizeMode { kNone, kStretch, kCenterCrop, kKeepRatio, kLetterbox, kCropOrPad, kShorterSide };
 
-// "none", "stretch", "center-crop", "keep-ratio", "letterbox", "crop-or-pad".
+// "none", "stretch", "center-crop", "keep-ratio", "letterbox", "crop-or-pad",
+// "shorter-side".
 const char* ResizeModeName(ResizeMode mode);
 StatusOr<ResizeMode> ParseResizeMode(std::string_view name);
 
