@@ -559,7 +559,7 @@ TEST(BatchLoader, MasksAreRefusedWhenTheManifestSaysThereAreNone) {
   const std::string dir = testing::MakeTempDir();
   WriteImageShard(dir + "/train-00000-of-00001.tfrecord", 2, 0);
   auto manifest = [&](bool masks) {
-    testing::WriteFileOrDie(dir + "/manifest.json", std::string(R"({"format": "libshard.manifest/1",
+    testing::WriteFileOrDie(dir + "/manifest.json", std::string(R"({"format": "libshard.manifest/1", "complete": true,
       "schema": [{"key": "image/encoded", "kind": "bytes", "required": true},
                  {"key": "image/segmentation/class/encoded", "kind": "bytes", "required": )") +
       (masks ? "true" : "false") + R"(}],

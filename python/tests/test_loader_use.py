@@ -351,7 +351,7 @@ def write_converted(tmp_path, masks=False):
     schema = [{"key": "image/encoded", "kind": "bytes", "required": True},
               {"key": "image/class/label", "kind": "int64", "required": True},
               {"key": "image/segmentation/class/encoded", "kind": "bytes", "required": masks}]
-    manifest = {"format": "libshard.manifest/1", "labels": [{"label": "0", "name": "cat"}],
+    manifest = {"format": "libshard.manifest/1", "complete": True, "labels": [{"label": "0", "name": "cat"}],
                 "schema": schema,
                 "splits": [{"name": "train", "records": "6",
                             "shards": [{"file": "train-00000-of-00001.tfrecord", "records": "6"}]},
