@@ -13,6 +13,8 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
+#include <cstdio>
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
@@ -352,10 +354,56 @@ BatchLoader::~BatchLoader() {
   impl_->StopProducer(rt, &lock);
 }
 
+namespace {
+
+// Physical memory, for bounding the loader's own buffers; 0 when unknown.
+uint64_t PhysicalMemory() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
+}
+
+// "925.0 MB".
+std::string Bytes(long double n) {
+  const char* units[] = {"bytes", "kB", "MB", "GB", "TB", "PB", "EB"};
+  int u = 0;
+  while (n >= 1000 && u < 6) {
+    n /= 1000;
+    ++u;
+  }
+  char buf[64];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0Lf %s" : "%.1Lf %s", n, units[u]);
+  return buf;
+}
+
+std::string Count(long double n) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.0Lf", n);
+  return buf;
+}
+
+}  // namespace
+
+Status BatchLoader::ResolveShape(const Dataset& dataset, BatchLoaderOptions* options) {
+  const StoredShape& stored = dataset.stored_shape();
+  if (options->width == 0 && options->height == 0) {
+    if (stored.width == 0 || stored.height == 0) {
+      return InvalidArgumentError("image_size: not given, and the stored images do not all have one size (" +
+                                  stored.sizes + "); give the output size (image_size=(height, width))");
+    }
+    options->width = stored.width;
+    options->height = stored.height;
+  }
+  if (options->channels == 0) options->channels = stored.channels == 1 || stored.channels == 2 ? 1 : 3;
+  return Status::OK();
+}
+
 StatusOr<std::unique_ptr<BatchLoader>> BatchLoader::Create(std::shared_ptr<const Dataset> dataset,
-                                                           const BatchLoaderOptions& options,
+                                                           const BatchLoaderOptions& given,
                                                            std::vector<BatchBuffers> buffers) {
   if (dataset == nullptr) return InvalidArgumentError("BatchLoader: no dataset");
+  BatchLoaderOptions options = given;
+  LIBSHARD_RETURN_IF_ERROR(ResolveShape(*dataset, &options));
   if (options.batch_size == 0) return InvalidArgumentError("batch_size must be > 0");
   if (options.width <= 0 || options.height <= 0 || options.width > 65535 || options.height > 65535) {
     return InvalidArgumentError("image size " + std::to_string(options.width) + "x" + std::to_string(options.height) +
@@ -391,14 +439,37 @@ StatusOr<std::unique_ptr<BatchLoader>> BatchLoader::Create(std::shared_ptr<const
   impl->image_bytes = impl->converter.sample_bytes();
   impl->mask_bytes = options.masks ? static_cast<size_t>(options.width) * options.height : 0;
   if (buffers.empty()) {
-    const size_t n = std::max<size_t>(options.prefetch, 1) + 1;
+    // No slot larger than the largest batch the order gives (a batch_size
+    // beyond the epoch fills only part of it), and no more than the machine
+    // could hold: refused by name rather than std::bad_alloc or an
+    // hour of swapping.
+    const uint64_t samples = std::max<uint64_t>(1, std::min<uint64_t>(options.batch_size,
+                                                                        impl->order.samples_per_rank()));
+    const long double slots = static_cast<long double>(std::max<size_t>(options.prefetch, 1)) + 1;
+    const long double per_slot = static_cast<long double>(samples) *
+                                 (static_cast<long double>(impl->image_bytes) + sizeof(int64_t) + impl->mask_bytes);
+    const long double need = slots * per_slot;
+    const uint64_t memory = PhysicalMemory();
+    const long double limit = memory > 0 ? memory / 2.0L : static_cast<long double>(SIZE_MAX / 4);
+    if (need > limit) {
+      // The fewest slots (prefetch 0 or 1) still too big: the batch is.
+      const bool batch = 2 * per_slot > limit;
+      return InvalidArgumentError(
+          std::string(batch ? "batch_size" : "prefetch") + ": " + Count(slots) + " buffers (prefetch " +
+          std::to_string(options.prefetch) + " + 1) of " + std::to_string(samples) + " samples of " +
+          std::to_string(options.height) + "x" + std::to_string(options.width) + "x" +
+          std::to_string(options.channels) + " " + PixelTypeName(options.dtype) + " would need " + Bytes(need) +
+          ", more than half of this machine's " + (memory > 0 ? Bytes(memory) : std::string("memory")) +
+          "; lower batch_size or prefetch");
+    }
+    const size_t n = static_cast<size_t>(slots);
     impl->owned_images.resize(n);
     impl->owned_labels.resize(n);
     impl->owned_masks.resize(n);
     for (size_t i = 0; i < n; ++i) {
-      impl->owned_images[i].resize(impl->image_bytes * options.batch_size);
-      impl->owned_labels[i].resize(options.batch_size);
-      if (options.masks) impl->owned_masks[i].resize(impl->mask_bytes * options.batch_size);
+      impl->owned_images[i].resize(impl->image_bytes * samples);
+      impl->owned_labels[i].resize(samples);
+      if (options.masks) impl->owned_masks[i].resize(impl->mask_bytes * samples);
       buffers.push_back({impl->owned_images[i].data(), impl->owned_labels[i].data(),
                          options.masks ? impl->owned_masks[i].data() : nullptr});
     }

@@ -50,7 +50,12 @@
 // (ResourceExhausted "out of memory decoding FILE record N"): no exception
 // leaves the loader or its threads.
 //
-// Buffers: by default the loader allocates prefetch + 1 slots. A caller may
+// Buffers: by default the loader allocates prefetch + 1 slots (at least 2),
+// each of min(batch_size, samples per rank) samples: the largest batch an
+// epoch can give, so a batch_size beyond the dataset costs no more memory
+// than the dataset. Slots that would need more than half the machine's
+// physical memory (sysconf) are refused at Create (InvalidArgument naming
+// batch_size or prefetch and the bytes). A caller may
 // supply its own (e.g. pinned host memory for GPU copies): the ring is then
 // those buffers, used in order; each must hold batch_size full samples in the
 // output layout and dtype (batch_size * H * W * C values of dtype, aligned for
@@ -105,11 +110,15 @@ struct RandomResizedCropOptions {
 struct BatchLoaderOptions {
   // Samples per batch. Default: 32.
   size_t batch_size = 32;
-  // Output height in pixels. Default: 224.
+  // Output height in pixels; height = width = 0: the stored size, when the
+  // dataset's manifests say every image has it (Dataset::stored_shape(),
+  // else InvalidArgument naming the sizes found). Default: 224.
   int height = 224;
-  // Output width in pixels. Default: 224.
+  // Output width in pixels (0: see height). Default: 224.
   int width = 224;
-  // Output channels: 1 (gray, Pillow "L" weights) or 3 (RGB). Default: 3.
+  // Output channels: 1 (gray, Pillow "L" weights) or 3 (RGB); 0: 1 when
+  // the manifests say every stored image is gray (with or without alpha),
+  // else 3. Default: 3.
   int channels = 3;
   // Order and partition (its batch_size is replaced by the one above).
   // Default: sequential, rank 0 of 1.
@@ -182,10 +191,15 @@ class BatchLoader {
  public:
   // InvalidArgument for bad options (sizes, channels, threads, resize mode,
   // a null caller buffer, masks from shards whose manifest says they have
-  // none) and the SampleOrder::Create errors.
+  // none, buffers beyond the memory bound, a stored size asked for where
+  // the images differ) and the SampleOrder::Create errors.
   static StatusOr<std::unique_ptr<BatchLoader>> Create(std::shared_ptr<const Dataset> dataset,
                                                        const BatchLoaderOptions& options,
                                                        std::vector<BatchBuffers> buffers = {});
+  // Fills in what `options` leaves to the dataset: height = width = 0 (the
+  // stored size) and channels = 0 (see BatchLoaderOptions). Create() does the
+  // same; a caller that sizes its own buffers calls it first.
+  static Status ResolveShape(const Dataset& dataset, BatchLoaderOptions* options);
   ~BatchLoader();
   BatchLoader(const BatchLoader&) = delete;
   BatchLoader& operator=(const BatchLoader&) = delete;
