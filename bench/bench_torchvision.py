@@ -6,10 +6,10 @@ resize: the images are already the target size). Prints one line
 "skipped: <why>" and exits 77 when torch/torchvision are missing.
 
 With --libshard SHARD it times libshard.Loader from Python on the shard of
-the same JPEGs instead (a fresh numpy copy per batch, as a training script
-gets them), printing "libshard images/s <rate>". With --buffers the loader
-fills caller-supplied arrays instead (three of them, as a training script
-passes pinned tensors), and yields views of them: no copy per batch.
+the same JPEGs instead (batches that own their memory, as a training script
+gets them: no copy), printing "libshard images/s <rate>". With --buffers the
+loader fills caller-supplied arrays instead (three of them, as a training
+script passes pinned tensors), and yields views of them.
 """
 import argparse
 import sys

@@ -31,5 +31,6 @@ PYBIND11_MODULE(_libshard, m) {
   m.attr("DataLossError") = py::handle(libshard_py::g_data_loss_error);
 
   libshard_py::BindShardIo(m);
+  libshard_py::BindBatchMemory(m);
   libshard_py::BindLoader(m);
 }

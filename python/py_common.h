@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "libshard/reader/batch_pool.h"
 #include "libshard/status.h"
 
 namespace libshard_py {
@@ -68,6 +69,13 @@ auto WithoutGil(const F& f) -> decltype(f()) {
 
 void BindShardIo(py::module_& m);
 void BindLoader(py::module_& m);
+void BindBatchMemory(py::module_& m);
+
+// py_batch_memory.cc: the base object of a batch's arrays, holding its block
+// (and `keep_alive`, the _SlotSet the block's memory may belong to); a
+// BatchPool over a _SlotSet's slots.
+py::object WrapBatchOwner(std::shared_ptr<libshard::reader::BatchBlock> block, py::object keep_alive);
+std::shared_ptr<libshard::reader::BatchPool> SlotPool(const py::object& slot_set, size_t keep);
 
 }  // namespace libshard_py
 

@@ -41,6 +41,16 @@ struct PyEpochIterator {
   uint64_t pass = 0;
 };
 
+// libshard.Batch(images, labels) and libshard.SegmentationBatch(images,
+// labels, masks): named tuples, made when the module is bound (and never
+// freed: they outlive the interpreter's last use of them).
+py::handle g_batch_type, g_segmentation_batch_type;
+
+py::tuple MakeBatch(const py::object& images, const py::object& labels, const py::object& masks) {
+  if (masks.is_none()) return py::reinterpret_steal<py::tuple>(g_batch_type(images, labels).release());
+  return py::reinterpret_steal<py::tuple>(g_segmentation_batch_type(images, labels, masks).release());
+}
+
 std::pair<int, int> ImageSize(const py::handle& v) {
   auto as_int = [](py::handle x) -> std::optional<int> {
     if (!py::isinstance<py::int_>(x) || py::isinstance<py::bool_>(x)) return std::nullopt;
@@ -71,7 +81,7 @@ class PyLoader {
            const std::string& order, size_t prefetch, const std::string& io, bool verify_crc,
            const std::string& split, const std::map<std::string, std::string>& keys, const std::string& resize,
            bool masks, int worker, int num_workers, const py::object& buffers, const std::string& layout,
-           const std::string& dtype, const py::object& mean, const py::object& std) {
+           const std::string& dtype, const py::object& mean, const py::object& std, const py::object& slots) {
     reader::DatasetOptions dopt;
     dopt.shard.io = TakeArg(reader::ParseIoMode(io), "io");
     dopt.shard.verify_crc = verify_crc;
@@ -113,10 +123,18 @@ class PyLoader {
     o.order.worker = worker;
     o.order.num_workers = num_workers;
     std::vector<reader::BatchBuffers> bufs = HoldBuffers(buffers, o);
+    if (!slots.is_none() && !bufs.empty()) throw py::value_error("buffers and slots: give one or the other");
     auto ds = Take(reader::Dataset::Open(Sources(files), dopt));
     std::shared_ptr<const reader::Dataset> shared(std::move(ds));
     dataset_ = shared;
-    loader_ = Take(reader::BatchLoader::Create(shared, o, bufs));
+    if (!slots.is_none()) {
+      // Batches in the slot set's memory while a slot is free; heap blocks
+      // (two kept) otherwise.
+      slots_ = slots;
+      loader_ = Take(reader::BatchLoader::CreateWithPool(shared, o, SlotPool(slots, 2)));
+    } else {
+      loader_ = Take(reader::BatchLoader::Create(shared, o, bufs));
+    }
     opt_ = o;
     batches_per_epoch_ = loader_->batches_per_epoch();
   }
@@ -219,6 +237,10 @@ class PyLoader {
     return out;
   }
   uint64_t NumSamples() const { return dataset_->size(); }
+  py::tuple Shape() const {
+    const reader::BatchShape s = reader::BatchLoader::ShapeOf(opt_);
+    return py::make_tuple(s.image_bytes, s.labels, s.mask_bytes);
+  }
 
  private:
   static bool Finalizing() {
@@ -258,10 +280,15 @@ class PyLoader {
   // signals (KeyboardInterrupt) every 100 ms.
   py::tuple NextBatch() {
     reader::Batch b;
+    std::shared_ptr<reader::BatchBlock> owner;
     Status s;
+    const bool owned = held_.empty();
     for (;;) {
       bool ready = false;
-      s = WithoutGil([&] { return loader_->NextFor(&b, std::chrono::milliseconds(100), &ready); });
+      s = WithoutGil([&] {
+        return owned ? loader_->NextOwned(&b, &owner, std::chrono::milliseconds(100), &ready)
+                     : loader_->NextFor(&b, std::chrono::milliseconds(100), &ready);
+      });
       if (!s.ok() || ready) break;
       if (PyErr_CheckSignals() != 0) throw py::error_already_set();
     }
@@ -280,22 +307,17 @@ class PyLoader {
       labels = h.labels.attr("reshape")(py::make_tuple(opt_.batch_size))[first];
       if (opt_.masks) masks = h.masks.attr("reshape")(py::make_tuple(opt_.batch_size, H, W))[first];
     } else {
+      // The batch's own memory, no copy: the arrays share one capsule that
+      // holds the block; the last array to die returns it to the pool.
+      py::object base = WrapBatchOwner(std::move(owner), slots_);
       const std::vector<py::ssize_t> shape = nchw ? std::vector<py::ssize_t>{n, C, H, W}
                                                   : std::vector<py::ssize_t>{n, H, W, C};
-      py::array im(PixelDtype(opt_.dtype), shape);
-      std::memcpy(im.mutable_data(), b.images, static_cast<size_t>(im.nbytes()));
-      py::array_t<int64_t> lb(n);
-      std::memcpy(lb.mutable_data(), b.labels, static_cast<size_t>(n) * sizeof(int64_t));
-      images = im;
-      labels = lb;
-      if (opt_.masks) {
-        py::array_t<uint8_t> mk({n, H, W});
-        std::memcpy(mk.mutable_data(), b.masks, static_cast<size_t>(n * H * W));
-        masks = mk;
-      }
+      images = py::array(PixelDtype(opt_.dtype), shape, b.images, base);
+      labels = py::array_t<int64_t>({n}, {static_cast<py::ssize_t>(sizeof(int64_t))}, b.labels, base);
+      if (opt_.masks) masks = py::array_t<uint8_t>({n, H, W}, b.masks, base);
     }
-    if (opt_.masks) return py::make_tuple(images, labels, masks);
-    return py::make_tuple(images, labels);
+    if (opt_.masks) return MakeBatch(images, labels, masks);
+    return MakeBatch(images, labels, py::none());
   }
 
   static uint64_t StateInt(const py::dict& state, const char* key, uint64_t max) {
@@ -390,6 +412,7 @@ class PyLoader {
   reader::BatchLoaderOptions opt_;
   uint64_t batches_per_epoch_ = 0;
   std::vector<HeldBuffers> held_;
+  py::object slots_ = py::none();  // the _SlotSet batches may live in
   std::unique_ptr<std::timed_mutex> mu_ = std::make_unique<std::timed_mutex>();
   pid_t mu_pid_ = getpid();
   // The current pass of `for` (see Iter).
@@ -401,6 +424,16 @@ class PyLoader {
 }  // namespace
 
 void BindLoader(py::module_& m) {
+  py::object namedtuple = py::module_::import("collections").attr("namedtuple");
+  g_batch_type = namedtuple("Batch", py::make_tuple("images", "labels"), py::arg("module") = "libshard").release();
+  g_segmentation_batch_type =
+      namedtuple("SegmentationBatch", py::make_tuple("images", "labels", "masks"), py::arg("module") = "libshard")
+          .release();
+  g_batch_type.attr("__doc__") = "A batch: images (numpy array in the Loader's layout and dtype), labels (int64)";
+  g_segmentation_batch_type.attr("__doc__") =
+      "A batch with masks=True: images, labels (int64) and masks (uint8 N x H x W)";
+  m.attr("Batch") = g_batch_type;
+  m.attr("SegmentationBatch") = g_segmentation_batch_type;
   py::class_<PyEpochIterator>(m, "EpochIterator", "One pass over an epoch of a Loader (what iter(loader) returns)")
       .def("__iter__", [](py::object self) { return self; })
       .def("__next__", [](PyEpochIterator& it) { return it.loader.cast<PyLoader&>().NextInPass(it.pass); });
@@ -416,7 +449,7 @@ void BindLoader(py::module_& m) {
                     bool, int, const std::string&, size_t, const std::string&, bool, const std::string&,
                     const std::map<std::string, std::string>&, const std::string&, bool, int, int,
                     const py::object&, const std::string&, const std::string&, const py::object&,
-                    const py::object&>(),
+                    const py::object&, const py::object&>(),
            py::arg("sources"), py::arg("batch_size"), py::kw_only(),
            py::arg("image_size") = py::make_tuple(224, 224),
            py::arg("shuffle") = false, py::arg("seed") = 0, py::arg("rank") = 0, py::arg("world_size") = 1,
@@ -426,7 +459,7 @@ void BindLoader(py::module_& m) {
            py::arg("keys") = std::map<std::string, std::string>(), py::arg("resize") = "center-crop",
            py::arg("masks") = false, py::arg("worker") = 0, py::arg("num_workers") = 1,
            py::arg("buffers") = py::none(), py::arg("layout") = "NHWC", py::arg("dtype") = "uint8",
-           py::arg("mean") = py::none(), py::arg("std") = py::none(),
+           py::arg("mean") = py::none(), py::arg("std") = py::none(), py::arg("slots") = py::none(),
            "sources: paths (str, bytes, os.PathLike), folders, globs or a manifest.json; image_size: an int or\n"
            "(height, width); split: the manifest's split (required when it has several)")
       .def("__len__", &PyLoader::Len, "Batches per epoch")
@@ -443,6 +476,8 @@ void BindLoader(py::module_& m) {
       .def("__exit__", [](PyLoader& l, py::object, py::object, py::object) { l.Close(); })
       .def_property_readonly("labels", &PyLoader::Labels,
                              "The manifest's label map: [(label, name)], [] without a manifest")
+      .def_property_readonly("batch_shape", &PyLoader::Shape,
+                             "Bytes of one full batch: (image bytes, labels, mask bytes)")
       .def_property_readonly("num_samples", &PyLoader::NumSamples,
                              "Samples in the dataset (all ranks and workers; before drop_last)");
 }

@@ -3,7 +3,8 @@
 The compiled core is :mod:`libshard._libshard`; this package re-exports it:
 
 * :class:`Loader` -- batches of images (uint8 / float32 / float16, NHWC or NCHW,
-  optionally normalised) and int64 labels, decoded by C++ threads.
+  optionally normalised) and int64 labels, decoded by C++ threads, as :class:`Batch`
+  named tuples (:class:`SegmentationBatch` with masks) of numpy arrays that own their memory.
 * :class:`ShardReader` / :class:`ShardWriter` -- records and Examples of one shard.
 * :class:`DataLossError` -- corrupt or truncated data (a subclass of OSError).
 * :mod:`libshard.torch` -- ``ShardDataset``, a ``torch.utils.data.IterableDataset``
@@ -11,6 +12,8 @@ The compiled core is :mod:`libshard._libshard`; this package re-exports it:
 
 docs/reader.md has the whole API.
 """
-from ._libshard import DataLossError, EpochIterator, Loader, ShardReader, ShardWriter, __version__
+from ._libshard import (Batch, DataLossError, EpochIterator, Loader, SegmentationBatch, ShardReader, ShardWriter,
+                        __version__)
 
-__all__ = ["DataLossError", "EpochIterator", "Loader", "ShardReader", "ShardWriter", "__version__"]
+__all__ = ["Batch", "DataLossError", "EpochIterator", "Loader", "SegmentationBatch", "ShardReader", "ShardWriter",
+           "__version__"]

@@ -92,13 +92,26 @@ class ShardWriter:
     def __exit__(self, *exc: Any) -> None: ...
 
 
-Batch = Tuple[npt.NDArray[Any], ...]
+class Batch(Tuple[npt.NDArray[Any], npt.NDArray[np.int64]]):
+    """A batch (a named tuple): ``images`` in the Loader's layout and dtype, ``labels`` int64 ``[B]``. The arrays
+    own their memory (their ``base`` holds the Loader's block): keep them as long as you like."""
+    images: npt.NDArray[Any]
+    labels: npt.NDArray[np.int64]
+
+
+class SegmentationBatch(Tuple[npt.NDArray[Any], npt.NDArray[np.int64], npt.NDArray[np.uint8]]):
+    """A batch with ``masks=True`` (a named tuple): ``images``, ``labels`` and ``masks`` uint8 ``[B, H, W]``."""
+    images: npt.NDArray[Any]
+    labels: npt.NDArray[np.int64]
+    masks: npt.NDArray[np.uint8]
 
 
 class Loader:
     """Batches of images and int64 labels from shards, decoded by C++ threads, ``prefetch`` batches ahead.
 
-    ``for batch in loader`` yields the rest of the current epoch of ``(images, labels)`` (``(images, labels, masks)`` with ``masks=True``):
+    ``for batch in loader`` yields the rest of the current epoch of :class:`Batch` ``(images, labels)``
+    (:class:`SegmentationBatch` ``(images, labels, masks)`` with ``masks=True``), arrays that own their memory
+    (no copy: the memory the decode threads wrote, returned to the loader's pool when the last array dies):
     images ``[B, H, W, C]`` (``layout="NHWC"``) or ``[B, C, H, W]`` (``"NCHW"``) of ``dtype``; labels int64
     ``[B]`` (-1 where a record has none); masks uint8 ``[B, H, W]``. The last batch of an epoch may be short.
     The next ``for`` loop continues with the next epoch; a pass left unfinished (a peek with
@@ -116,7 +129,7 @@ class Loader:
                  worker: int = 0, num_workers: int = 1,
                  buffers: Optional[Sequence[Tuple[np.ndarray, ...]]] = None, layout: str = "NHWC",
                  dtype: str = "uint8", mean: Optional[Sequence[float]] = None,
-                 std: Optional[Sequence[float]] = None) -> None:
+                 std: Optional[Sequence[float]] = None, slots: Optional[Any] = None) -> None:
         """Opens the sources and sets up the decode threads (they start on the first batch).
 
         Args:
@@ -156,6 +169,8 @@ class Loader:
             mean: per-channel means on the 0..1 scale (torchvision's ``Normalize``), ``channels`` values;
                 float dtypes only. Default: 0.
             std: per-channel standard deviations on the 0..1 scale, non-zero. Default: 1.
+            slots: internal (``libshard.torch``): a ``_SlotSet`` of shared-memory or pinned batch slots that
+                batches are decoded into while one is free. Not with ``buffers``.
 
         Raises:
             ValueError: a bad argument (the message names it). FileNotFoundError: a missing source.
@@ -168,7 +183,7 @@ class Loader:
     def __iter__(self) -> "EpochIterator":
         """A pass over the rest of the current epoch (an unfinished earlier pass is replayed)."""
 
-    def __next__(self) -> Batch:
+    def __next__(self) -> Union[Batch, SegmentationBatch]:
         """The next batch of the stream, across epochs (never StopIteration). Raises DataLossError (naming
         file, record and offset) for a sample that does not decode, MemoryError when decoding runs out of
         memory."""
@@ -212,6 +227,10 @@ class Loader:
         """The manifest's label map as ``[(label, name)]`` (empty without a manifest)."""
 
     @property
+    def batch_shape(self) -> Tuple[int, int, int]:
+        """Bytes of one full batch: ``(image bytes, labels, mask bytes)``."""
+
+    @property
     def num_samples(self) -> int:
         """Samples in the dataset (all ranks and workers; before drop_last)."""
 
@@ -222,6 +241,6 @@ class EpochIterator:
     def __iter__(self) -> "EpochIterator":
         """The iterator itself."""
 
-    def __next__(self) -> Batch:
+    def __next__(self) -> Union[Batch, SegmentationBatch]:
         """The next batch of the pass; StopIteration at the end of the epoch. RuntimeError when a later
         ``iter(loader)`` replaced this pass."""

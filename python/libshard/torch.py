@@ -5,28 +5,48 @@
                                      image_size=(224, 224), augment="random-resized-crop",
                                      layout="NCHW", dtype="float32",
                                      mean=(0.485, 0.456, 0.406), std=(0.229, 0.224, 0.225))
-    dl = torch.utils.data.DataLoader(ds, batch_size=None, num_workers=4, pin_memory=True)
-    for epoch in range(epochs):
+    dl = torch.utils.data.DataLoader(ds, batch_size=None, num_workers=0)   # the Loader's threads decode
+    for epoch in range(start_epoch, epochs):
         ds.set_epoch(epoch)
-        for images, labels in dl:   # float32 [B, 3, 224, 224], int64 [B]
+        for step, (images, labels) in enumerate(dl):   # float32 [B, 3, 224, 224], int64 [B]
             ...
+            state = ds.state_dict(batch=step + 1)      # resume: ds.load_state_dict(state)
 
-Each item is a batch ``(images, labels)`` (``(images, labels, masks)`` with ``masks=True``) of torch tensors made
-with ``torch.from_numpy`` from the Loader's arrays: decoding, layout, dtype and normalisation happen in the
-Loader's C++ threads, and no copy is added. docs/reader.md has the details.
+Each item is a :class:`libshard.Batch` ``(images, labels)`` (:class:`libshard.SegmentationBatch` with
+``masks=True``) of torch tensors. Decoding, layout, dtype and normalisation happen in the Loader's C++ threads,
+and no copy is added on the way to the training loop:
+
+* ``num_workers=0``: the tensors are the Loader's own batch memory (``torch.from_numpy``), recycled once the
+  training loop lets go of a batch.
+* ``num_workers=K``: each worker decodes into a segment of shared-memory batch slots that lives as long as the
+  dataset object, and the trainer maps it once; a batch crosses as a slot number, and its slot is reused only
+  after the trainer has let go of every tensor of that batch. With no slot free (a loop that keeps batches),
+  batches go in fresh memory, as torch sends any tensor: never overwritten data.
+
+docs/reader.md has the details and figures.
 """
+import glob
 import os
+import secrets
+import tempfile
+import threading
+import warnings
+import weakref
 from typing import Any, Dict, Iterator, Optional, Sequence, Tuple, Union
 
+import numpy as np
 import torch
 import torch.utils.data
 
-from ._libshard import Loader
+from ._libshard import Batch, Loader, SegmentationBatch, _SlotSet
 
 __all__ = ["ShardDataset", "default_rank_and_world_size"]
 
 # Loader arguments that ShardDataset sets itself.
-_OWN = ("rank", "world_size", "worker", "num_workers", "shuffle", "seed", "drop_last")
+_OWN = ("rank", "world_size", "worker", "num_workers", "shuffle", "seed", "drop_last", "buffers", "slots")
+
+_SEGMENT_DIR = "/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir()
+_SEGMENT_PREFIX = "libshard-"
 
 
 def default_rank_and_world_size() -> Tuple[int, int]:
@@ -44,10 +64,122 @@ def default_rank_and_world_size() -> Tuple[int, int]:
     return 0, 1
 
 
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _remove_segments(owner_pid: int, uid: str) -> None:
+    """Unlinks the slot segments of dataset `uid` (run in the process that made the dataset)."""
+    if os.getpid() != owner_pid:
+        return
+    for path in glob.glob(os.path.join(_SEGMENT_DIR, "%s%d-%s-*.slots" % (_SEGMENT_PREFIX, owner_pid, uid))):
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+    with _segments_lock:
+        for path in [p for p in _segments if ("-%s-" % uid) in os.path.basename(p)]:
+            del _segments[path]
+
+
+def _remove_stale_segments() -> None:
+    """Unlinks segments left by trainer processes that no longer exist (killed before their cleanup ran)."""
+    for path in glob.glob(os.path.join(_SEGMENT_DIR, _SEGMENT_PREFIX + "*.slots")):
+        parts = os.path.basename(path)[len(_SEGMENT_PREFIX):].split("-")
+        try:
+            pid = int(parts[0])
+        except (ValueError, IndexError):
+            continue
+        if not _pid_alive(pid):
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+
+
+# Trainer side: the segments mapped in this process, by path, and the datasets whose batches arrived
+# from DataLoader workers (uid -> True), so that state_dict() knows it cannot count them itself.
+_segments: Dict[str, Any] = {}
+_segments_lock = threading.Lock()
+_pinned_segments = set()
+_from_workers: Dict[str, bool] = {}
+
+
+def _segment(path: str, pin: bool):
+    with _segments_lock:
+        seg = _segments.get(path)
+        if seg is None:
+            seg = _SlotSet.open(path)
+            _segments[path] = seg
+        if pin and path not in _pinned_segments and torch.cuda.is_available():
+            address, size = seg.mapping
+            torch.cuda.cudart().cudaHostRegister(address, size, 0)
+            _pinned_segments.add(path)
+        return seg
+
+
+def _fields(masks: bool):
+    return SegmentationBatch if masks else Batch
+
+
+def _rebuild_shared(path: str, slot: int, token: int, spec: Tuple, uid: str, pin: bool):
+    """Trainer side of a batch sent by slot: tensors over the mapped slot, freed when the last one dies."""
+    _from_workers[uid] = True
+    seg = _segment(path, pin)
+    seg.mark_received(slot, token)
+    whole = np.frombuffer(seg.lease(slot, token), dtype=np.uint8)  # its base is the lease
+    image_dtype, image_shape, labels_at, masks_at, masks_shape = spec
+    image_dtype = np.dtype(image_dtype)
+    n = image_shape[0]
+    images = whole[:int(np.prod(image_shape)) * image_dtype.itemsize].view(image_dtype).reshape(image_shape)
+    tensors = [torch.from_numpy(images), torch.from_numpy(whole[labels_at:labels_at + 8 * n].view(np.int64))]
+    if masks_at is not None:
+        tensors.append(torch.from_numpy(whole[masks_at:masks_at + int(np.prod(masks_shape))].reshape(masks_shape)))
+    return _fields(masks_at is not None)(*tensors)
+
+
+def _rebuild_plain(tensors: Tuple[torch.Tensor, ...], uid: str):
+    _from_workers[uid] = True
+    return _fields(len(tensors) == 3)(*tensors)
+
+
+class _WorkerBatch:
+    """What a DataLoader worker yields: pickled to the trainer as a slot reference (or, for a batch outside
+    the slots, as plain tensors). torch's default_convert passes it through untouched."""
+    __slots__ = ("batch", "path", "uid", "pin")
+
+    def __init__(self, batch, path: Optional[str], uid: str, pin: bool):
+        self.batch, self.path, self.uid, self.pin = batch, path, uid, pin
+
+    def __reduce__(self):
+        images = self.batch[0]
+        owner = images.base
+        masks = len(self.batch) == 3
+        if self.path is not None and getattr(owner, "slot", -1) >= 0:
+            owner.hand_off()
+            labels_at = self.batch[1].ctypes.data - images.ctypes.data
+            masks_at = (self.batch[2].ctypes.data - images.ctypes.data) if masks else None
+            spec = (images.dtype.str, images.shape, labels_at, masks_at, self.batch[2].shape if masks else None)
+            return (_rebuild_shared, (self.path, owner.slot, owner.token, spec, self.uid, self.pin))
+        return (_rebuild_plain, (tuple(torch.from_numpy(a) for a in self.batch), self.uid))
+
+
+# Worker side: the segments this process decodes into, by path.
+_worker_segments: Dict[str, Any] = {}
+
+
 class ShardDataset(torch.utils.data.IterableDataset):
     """Batches of torch tensors from shards, split by data-parallel rank and by DataLoader worker.
 
     Use it with ``DataLoader(ds, batch_size=None, num_workers=K)``: the dataset yields whole batches.
+    ``num_workers=0`` is the fastest setting: the Loader's own C++ threads (``threads=``) decode, and the
+    batches are the Loader's memory. With workers, batches cross processes in shared memory without a copy.
 
     Partitioning: the epoch's sample order (a function of ``seed`` and the epoch) is cut into ``world_size``
     parts as by ``DistributedSampler`` (see ``drop_last``); this rank's batches are then dealt round-robin to
@@ -55,9 +187,9 @@ class ShardDataset(torch.utils.data.IterableDataset):
     ``w, w + K, ...``. The DataLoader, which takes one batch from each worker in turn, therefore yields the
     rank's batches in order, and one epoch over K workers yields each sample of the rank exactly once.
 
-    Epochs: as with ``DistributedSampler``, call :meth:`set_epoch` before each epoch; iterating again without
-    it repeats the same epoch. (With ``persistent_workers=True`` the workers keep the epoch they started with:
-    leave it off.)
+    Epochs and resume: call :meth:`set_epoch` before each epoch (it reaches persistent workers too); iterating
+    again without it repeats the same epoch. :meth:`state_dict` / :meth:`load_state_dict` save and restore the
+    position; see their docs for the loop that resumes exactly.
 
     The Loader is created on first iteration inside each worker process, so the dataset pickles (for
     ``spawn``) as its arguments only.
@@ -65,7 +197,7 @@ class ShardDataset(torch.utils.data.IterableDataset):
 
     def __init__(self, sources: Union[str, Sequence[str]], batch_size: int, *, rank: Optional[int] = None,
                  world_size: Optional[int] = None, shuffle: bool = False, seed: int = 0, drop_last: bool = False,
-                 **loader_options: Any) -> None:
+                 pin_memory: bool = False, worker_slots: int = 8, **loader_options: Any) -> None:
         """
         Args:
             sources: shard files, folders, globs or a ``manifest.json`` (with ``split=``), as for ``Loader``.
@@ -79,9 +211,14 @@ class ShardDataset(torch.utils.data.IterableDataset):
             drop_last: False: every rank gets ``ceil(n / world_size)`` samples (the order padded by repeating
                 its first samples) and its last batch may be short. True: ``floor(n / world_size)`` samples
                 each, disjoint across ranks, short last batch dropped.
+            pin_memory: hand out batches in page-locked memory where CUDA is available, so that
+                ``x.cuda(non_blocking=True)`` needs no staging copy; without CUDA a warning, as DataLoader's
+                ``pin_memory`` gives, and ordinary memory. Default: False.
+            worker_slots: shared-memory batch slots per DataLoader worker (each one batch); a worker whose
+                slots are all in use (batches the trainer still holds, or in flight) sends fresh memory
+                instead. Default: 8 (the Loader's ring, DataLoader's prefetch and two held by the loop).
             **loader_options: the other keyword arguments of ``libshard.Loader`` (``image_size``, ``augment``,
                 ``layout``, ``dtype``, ``mean``, ``std``, ``threads``, ``split``, ``keys``, ``masks``, ...).
-                ``buffers=`` only makes sense with ``num_workers=0`` (the arrays are reused batch after batch).
         """
         super().__init__()
         for k in _OWN:
@@ -89,6 +226,8 @@ class ShardDataset(torch.utils.data.IterableDataset):
                 raise ValueError("%s: not a Loader option here (ShardDataset sets it)" % k)
         if (rank is None) != (world_size is None):
             raise ValueError("rank and world_size: give both or neither")
+        if isinstance(worker_slots, bool) or not isinstance(worker_slots, int) or not 1 <= worker_slots <= 1024:
+            raise ValueError("worker_slots: expected an integer in 1..1024, got %r" % (worker_slots,))
         if rank is None:
             rank, world_size = default_rank_and_world_size()
         self.sources = sources
@@ -98,26 +237,40 @@ class ShardDataset(torch.utils.data.IterableDataset):
         self.shuffle = shuffle
         self.seed = seed
         self.drop_last = drop_last
+        self.pin_memory = bool(pin_memory)
+        self.worker_slots = worker_slots
         self.loader_options = dict(loader_options)
         self._epoch = 0
-        self._start_batch = 0   # where the next iteration starts (load_state_dict)
-        self._yielded = 0       # batches yielded in this process during the current iteration
+        self._start_batch = 0      # where the current (or last) pass started
+        self._finished = False     # the last pass in this process ran to the epoch's end
+        self._resume: Optional[Tuple[int, int]] = None  # (epoch, batch) from load_state_dict, until used
+        self._yielded = 0          # batches yielded in this process during the current iteration
+        # [epoch, start batch]: how set_epoch() / load_state_dict() reach workers, persistent ones too.
+        self._shared = torch.zeros(2, dtype=torch.int64).share_memory_()
+        self._uid = secrets.token_hex(6)
+        self._owner_pid = os.getpid()
         self._loader: Optional[Loader] = None
         self._loader_split: Optional[Tuple[int, int]] = None
-        # Opens the sources now (errors at construction, not in a worker) and counts the rank's batches with
-        # a loader of 1x1 uint8 images that decodes nothing.
-        probe_options = {k: v for k, v in self.loader_options.items()
-                         if k in ("order", "io", "verify_crc", "split", "keys")}
-        probe = self._make_loader(worker=0, num_workers=1, image_size=(1, 1), threads=1, prefetch=0,
-                                  **probe_options)
+        self._pinned: Optional[Any] = None  # num_workers=0 with pin_memory: the pinned _SlotSet
+        if self.pin_memory and not torch.cuda.is_available():
+            warnings.warn("pin_memory=True but CUDA is not available: batches are in ordinary memory")
+        # Opens the sources now (errors at construction, not in a worker); a Loader decodes nothing before
+        # its first batch, and allocates no batch memory.
+        probe = self._make_loader(worker=0, num_workers=1, threads=1, prefetch=1,
+                                  **{k: v for k, v in self.loader_options.items() if k not in ("threads", "prefetch")})
         self._len = len(probe)
         self.num_samples = probe.num_samples
         self.labels = probe.labels
+        self._batch_shape = probe.batch_shape
+        probe.close()
+        _remove_stale_segments()
+        weakref.finalize(self, _remove_segments, self._owner_pid, self._uid)
 
     def __getstate__(self) -> Dict[str, Any]:
         state = dict(self.__dict__)
         state["_loader"] = None  # not picklable; each process makes its own
         state["_loader_split"] = None
+        state["_pinned"] = None
         return state
 
     def _make_loader(self, worker: int, num_workers: int, **options: Any) -> Loader:
@@ -130,52 +283,140 @@ class ShardDataset(torch.utils.data.IterableDataset):
         right); one worker yields about ``len(ds) / num_workers`` of them."""
         return self._len
 
+    def _publish(self) -> None:
+        self._shared[0] = self._epoch
+        self._shared[1] = self._start_batch
+
     def set_epoch(self, epoch: int) -> None:
-        """The next iteration yields epoch ``epoch`` (its order and its augmentation) from its first batch."""
-        if epoch < 0:
-            raise ValueError("epoch: must be >= 0, got %d" % epoch)
+        """The next iteration yields epoch ``epoch`` (its order and its augmentation) from its first batch --
+        unless ``epoch`` is the epoch of a :meth:`load_state_dict` not yet resumed, which then continues at
+        the loaded batch (so the usual ``for epoch in range(start, n): ds.set_epoch(epoch)`` loop resumes
+        exactly). Reaches DataLoader workers, persistent ones too."""
+        if isinstance(epoch, bool) or not isinstance(epoch, int) or not 0 <= epoch < 2 ** 63:
+            raise ValueError("epoch: expected an integer in 0..2**63-1, got %r" % (epoch,))
         self._epoch = int(epoch)
-        self._start_batch = 0
+        if self._resume is not None and self._resume[0] == self._epoch:
+            self._start_batch = self._resume[1]
+        else:
+            self._resume = None
+            self._start_batch = 0
+        self._yielded = 0
+        self._finished = False
+        _from_workers.pop(self._uid, None)
+        self._publish()
 
     def state_dict(self, batch: Optional[int] = None) -> Dict[str, Any]:
         """The position to resume from: ``{"epoch", "batch", "seed", "rank", "world_size", "batches_per_epoch"}``.
 
         Args:
-            batch: batches of this epoch already consumed. Default: the number this object has yielded in the
-                current iteration in this process (right for ``num_workers=0``). With DataLoader workers the
-                iteration runs in the worker processes: pass the training loop's step within the epoch.
+            batch: batches consumed in the current pass over the DataLoader (``step + 1`` in
+                ``for step, b in enumerate(dl)``), counted from where the pass started -- a resumed pass
+                included, so the saved position is absolute. Default: the batches this object yielded in this
+                process (``num_workers=0``). With DataLoader workers the batches are produced in the worker
+                processes, so ``batch=`` is required there (ValueError otherwise).
         """
         if batch is None:
-            batch = self._start_batch + self._yielded
-        if not 0 <= batch <= self._len:
-            raise ValueError("batch: %d is outside 0..%d (batches per epoch)" % (batch, self._len))
-        return {"epoch": self._epoch, "batch": int(batch), "seed": self.seed, "rank": self.rank,
+            if _from_workers.get(self._uid):
+                raise ValueError("state_dict: batches come from DataLoader workers here; pass batch=, the number "
+                                 "of batches of this pass the loop has consumed (step + 1)")
+            batch = self._yielded
+        if isinstance(batch, bool) or not isinstance(batch, int):
+            raise ValueError("batch: expected an integer, got %r" % (batch,))
+        position = self._start_batch + batch
+        if not 0 <= batch or position > self._len:
+            raise ValueError("batch: %d batches consumed from batch %d is outside the epoch's %d batches"
+                             % (batch, self._start_batch, self._len))
+        return {"epoch": self._epoch, "batch": int(position), "seed": self.seed, "rank": self.rank,
                 "world_size": self.world_size, "batches_per_epoch": self._len}
 
     def load_state_dict(self, state: Dict[str, Any]) -> None:
         """The next iteration continues at ``state``'s position: the same remaining batches with the same
-        contents as the run that saved it (set_epoch() afterwards starts over at another epoch)."""
+        contents as the run that saved it. A following ``set_epoch(state["epoch"])`` keeps that position (the
+        resume loop); ``set_epoch`` of another epoch starts that epoch from its start."""
         for k in ("epoch", "batch", "seed", "rank", "world_size", "batches_per_epoch"):
             if k not in state:
                 raise ValueError('state: lacks "%s"' % k)
         if (state["seed"], state["rank"], state["world_size"], state["batches_per_epoch"]) != \
                 (self.seed, self.rank, self.world_size, self._len):
             raise ValueError("state: saved by a dataset with another seed, rank, world_size or batch count")
+        for k in ("epoch", "batch"):
+            v = state[k]
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise ValueError("state: %s must be an integer, got %r" % (k, v))
         if not 0 <= state["batch"] <= self._len:
             raise ValueError("state: batch %d is outside 0..%d" % (state["batch"], self._len))
+        if not 0 <= state["epoch"] < 2 ** 63:
+            raise ValueError("state: epoch %d is outside 0..2**63-1" % state["epoch"])
         self._epoch = int(state["epoch"])
         self._start_batch = int(state["batch"])
+        self._resume = (self._epoch, self._start_batch)
+        self._yielded = 0
+        self._finished = False
+        _from_workers.pop(self._uid, None)
+        self._publish()
+
+    # --- iteration -----------------------------------------------------------------------------------------
+
+    def _worker_segment(self, worker_id: int):
+        """This worker's slot segment (made by the first worker process of this id, reused by later ones: its
+        pages stay in memory, so a non-persistent worker pays no page faults at an epoch's start)."""
+        path = os.path.join(_SEGMENT_DIR, "%s%d-%s-w%d.slots" % (_SEGMENT_PREFIX, self._owner_pid, self._uid,
+                                                                 worker_id))
+        seg = _worker_segments.get(path)
+        if seg is not None:
+            return path, seg
+        image_bytes, labels, mask_bytes = self._batch_shape
+        try:
+            try:
+                seg = _SlotSet.open(path)
+                if seg.shape != (image_bytes, labels, mask_bytes):
+                    raise ValueError("%s: made for another batch shape" % path)
+                seg.reclaim_orphans()
+            except FileNotFoundError:
+                seg = _SlotSet.create(path, self.worker_slots, image_bytes, labels, mask_bytes)
+        except OSError as e:
+            warnings.warn("libshard: no shared-memory batch slots (%s); batches go through torch's own sharing, "
+                          "which copies each one" % e)
+            return None, None
+        _worker_segments[path] = seg
+        return path, seg
+
+    def _pinned_slots(self):
+        if self._pinned is None:
+            image_bytes, labels, mask_bytes = self._batch_shape
+            size = _SlotSet.slot_bytes_for(image_bytes, labels, mask_bytes)
+            buffers = [torch.empty(size, dtype=torch.uint8, pin_memory=True).numpy()
+                       for _ in range(self.worker_slots)]
+            self._pinned = _SlotSet.from_buffers(buffers, image_bytes, labels, mask_bytes)
+        return self._pinned
 
     def __iter__(self) -> Iterator[Tuple[torch.Tensor, ...]]:
         info = torch.utils.data.get_worker_info()
         w, k = (info.id, info.num_workers) if info is not None else (0, 1)
-        n = self._start_batch
+        if info is not None:
+            # A worker reads what set_epoch() / load_state_dict() last said in the trainer.
+            self._epoch, self._start_batch = int(self._shared[0]), int(self._shared[1])
+        elif self._finished:
+            # Iterating again after a whole pass, without set_epoch(): the same epoch from its start.
+            self._resume = None
+            self._start_batch = 0
+            self._finished = False
+            self._publish()
+        epoch, n = self._epoch, self._start_batch
         # The DataLoader asks worker 0, 1, ... in turn from here: worker w must yield the rank's batches
         # n + w, n + w + k, ..., which are loader worker j's batches from index (n + w) // k on.
         j = (n + w) % k
+        path, slots = None, None
+        if info is not None:
+            path, slots = self._worker_segment(w)
+        elif self.pin_memory and torch.cuda.is_available():
+            slots = self._pinned_slots()
         if self._loader is None or self._loader_split != (j, k):
             self._loader = None
-            self._loader = self._make_loader(worker=j, num_workers=k, **self.loader_options)
+            options = dict(self.loader_options)
+            if slots is not None:
+                options["slots"] = slots
+            self._loader = self._make_loader(worker=j, num_workers=k, **options)
             self._loader_split = (j, k)
         loader = self._loader
         first = (n + w) // k
@@ -183,11 +424,16 @@ class ShardDataset(torch.utils.data.IterableDataset):
         if first >= len(loader):
             return
         saved = loader.state_dict()
-        saved.update(epoch=self._epoch, batch=first)
+        saved.update(epoch=epoch, batch=first)
         loader.load_state_dict(saved)
         for batch in loader:
             self._yielded += 1
-            yield tuple(torch.from_numpy(a) for a in batch)
-        # A finished epoch: the next iteration starts the epoch set by set_epoch() from its start.
-        self._start_batch = 0
-        self._yielded = 0
+            if info is not None:
+                yield _WorkerBatch(batch, path, self._uid, self.pin_memory)
+            else:
+                yield _fields(len(batch) == 3)(*(torch.from_numpy(a) for a in batch))
+        if info is None:
+            # A finished pass in this process: state_dict() now says "the epoch's end", and iterating again
+            # without set_epoch() repeats this epoch from its start.
+            self._resume = None
+            self._finished = True

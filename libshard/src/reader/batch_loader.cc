@@ -137,6 +137,7 @@ struct BatchLoader::Impl {
   enum class SlotState { kFree, kFilling, kReady, kTaken };
   struct Slot {
     BatchBuffers buf;
+    std::shared_ptr<BatchBlock> block;  // pool mode: buf's memory (null: take one before filling)
     SlotState state = SlotState::kFree;
     Status status;
     size_t size = 0;
@@ -150,8 +151,8 @@ struct BatchLoader::Impl {
   size_t decoded_bytes = 0;  // per sample, as decoded (uint8 HWC)
   SampleConverter converter;
   size_t mask_bytes = 0;
-  std::vector<std::vector<uint8_t>> owned_images, owned_masks;
-  std::vector<std::vector<int64_t>> owned_labels;
+  std::shared_ptr<BatchPool> pool;     // null: fixed caller buffers
+  std::shared_ptr<BatchBlock> lent;    // pool mode: the batch Next() lent out
   std::vector<Slot> slots;
   std::unique_ptr<Runtime> rt;  // see Current()
 
@@ -176,7 +177,8 @@ struct BatchLoader::Impl {
   void Produce(Runtime* rt, Position start);
   Status Fill(Runtime* rt, Slot* slot, const std::vector<uint64_t>& samples, Position pos);
   void StopProducer(Runtime* rt, std::unique_lock<std::mutex>* lock);
-  Status NextUntil(Batch* out, const std::chrono::steady_clock::time_point* deadline, bool* ready);
+  Status NextUntil(Batch* out, std::shared_ptr<BatchBlock>* owner,
+                   const std::chrono::steady_clock::time_point* deadline, bool* ready);
 };
 
 Runtime& BatchLoader::Impl::Current() {
@@ -190,6 +192,16 @@ Runtime& BatchLoader::Impl::Current() {
     for (Slot& s : slots) {
       s.state = SlotState::kFree;
       s.status = Status::OK();
+    }
+    if (pool != nullptr) {
+      // The parent's pool may be locked by a parent thread: blocks inherited
+      // from it are let go without it (BatchPool), and a heap pool of the
+      // child's own serves from here on.
+      (void)new std::shared_ptr<BatchPool>(pool);  // never destroyed in the child
+      const size_t keep = slots.size() + 2;
+      pool = BatchPool::Heap(pool->shape(), keep).value();  // the shape was valid: cannot fail
+      lent.reset();
+      for (Slot& s : slots) s.block.reset();
     }
   }
   return *rt;
@@ -303,6 +315,10 @@ void BatchLoader::Impl::Produce(Runtime* rt, Position pos) {
     }
     const Status s = util::CatchAsStatus(
         [&] {
+          if (pool != nullptr && slot->block == nullptr) {
+            LIBSHARD_ASSIGN_OR_RETURN(slot->block, pool->Acquire());
+            slot->buf = slot->block->buffers();
+          }
           if (samples_epoch != pos.epoch) {
             samples = order.EpochSamples(pos.epoch);
             samples_epoch = pos.epoch;
@@ -382,6 +398,9 @@ std::string Count(long double n) {
   return buf;
 }
 
+StatusOr<std::unique_ptr<BatchLoader::Impl>> NewImpl(std::shared_ptr<const Dataset> dataset,
+                                                     const BatchLoaderOptions& given);
+
 }  // namespace
 
 Status BatchLoader::ResolveShape(const Dataset& dataset, BatchLoaderOptions* options) {
@@ -398,12 +417,89 @@ Status BatchLoader::ResolveShape(const Dataset& dataset, BatchLoaderOptions* opt
   return Status::OK();
 }
 
+BatchShape BatchLoader::ShapeOf(const BatchLoaderOptions& options) {
+  const size_t pixels = static_cast<size_t>(options.width) * static_cast<size_t>(options.height);
+  BatchShape shape;
+  shape.image_bytes = options.batch_size * pixels * static_cast<size_t>(options.channels) *
+                      PixelTypeSize(options.dtype);
+  shape.labels = options.batch_size;
+  shape.mask_bytes = options.masks ? options.batch_size * pixels : 0;
+  return shape;
+}
+
 StatusOr<std::unique_ptr<BatchLoader>> BatchLoader::Create(std::shared_ptr<const Dataset> dataset,
                                                            const BatchLoaderOptions& given,
                                                            std::vector<BatchBuffers> buffers) {
+  LIBSHARD_ASSIGN_OR_RETURN(std::unique_ptr<Impl> impl, NewImpl(std::move(dataset), given));
+  const BatchLoaderOptions& options = impl->opt;  // the stored size and channels filled in
+  if (buffers.empty()) {
+    // The loader's own heap pool: the ring's blocks plus those the consumer
+    // may hold. No block larger than the largest batch the order gives (a
+    // batch_size beyond the epoch fills only part of it), and no ring larger
+    // than the machine could hold: refused by name rather than
+    // std::bad_alloc or an hour of swapping.
+    const uint64_t samples =
+        std::max<uint64_t>(1, std::min<uint64_t>(options.batch_size, impl->order.samples_per_rank()));
+    const long double slots = static_cast<long double>(std::max<size_t>(options.prefetch, 1)) + 1;
+    const long double per_slot = static_cast<long double>(samples) *
+                                 (static_cast<long double>(impl->image_bytes) + sizeof(int64_t) + impl->mask_bytes);
+    const long double need = slots * per_slot;
+    const uint64_t memory = PhysicalMemory();
+    const long double limit = memory > 0 ? memory / 2.0L : static_cast<long double>(SIZE_MAX / 4);
+    if (need > limit) {
+      // The fewest slots (prefetch 0 or 1) still too big: the batch is.
+      const bool batch = 2 * per_slot > limit;
+      return InvalidArgumentError(
+          std::string(batch ? "batch_size" : "prefetch") + ": " + Count(slots) + " buffers (prefetch " +
+          std::to_string(options.prefetch) + " + 1) of " + std::to_string(samples) + " samples of " +
+          std::to_string(options.height) + "x" + std::to_string(options.width) + "x" +
+          std::to_string(options.channels) + " " + PixelTypeName(options.dtype) + " would need " + Bytes(need) +
+          ", more than half of this machine's " + (memory > 0 ? Bytes(memory) : std::string("memory")) +
+          "; lower batch_size or prefetch");
+    }
+    const size_t ring = static_cast<size_t>(slots);
+    BatchLoaderOptions block = options;
+    block.batch_size = static_cast<size_t>(samples);
+    LIBSHARD_ASSIGN_OR_RETURN(impl->pool, BatchPool::Heap(ShapeOf(block), ring + 2));
+    impl->slots.resize(ring);
+  }
+  for (const BatchBuffers& b : buffers) {
+    if (b.images == nullptr || b.labels == nullptr || (options.masks && b.masks == nullptr)) {
+      return InvalidArgumentError("a caller buffer lacks images, labels or (with masks) masks");
+    }
+    Impl::Slot s;
+    s.buf = b;
+    if (!options.masks) s.buf.masks = nullptr;
+    impl->slots.push_back(std::move(s));
+  }
+  impl->rt = NewRuntime(options.threads);
+  return std::unique_ptr<BatchLoader>(new BatchLoader(std::move(impl)));
+}
+
+StatusOr<std::unique_ptr<BatchLoader>> BatchLoader::CreateWithPool(std::shared_ptr<const Dataset> dataset,
+                                                                   const BatchLoaderOptions& options,
+                                                                   std::shared_ptr<BatchPool> pool) {
+  LIBSHARD_ASSIGN_OR_RETURN(std::unique_ptr<Impl> impl, NewImpl(std::move(dataset), options));
+  if (pool == nullptr) return InvalidArgumentError("BatchLoader: no batch pool");
+  const BatchShape need = ShapeOf(impl->opt), have = pool->shape();
+  if (have.image_bytes < need.image_bytes || have.labels < need.labels || have.mask_bytes < need.mask_bytes) {
+    return InvalidArgumentError("the batch pool's blocks (" + std::to_string(have.image_bytes) +
+                                " image bytes) are smaller than a batch (" + std::to_string(need.image_bytes) +
+                                ")");
+  }
+  impl->pool = std::move(pool);
+  impl->slots.resize(std::max<size_t>(impl->opt.prefetch, 1) + 1);
+  impl->rt = NewRuntime(impl->opt.threads);
+  return std::unique_ptr<BatchLoader>(new BatchLoader(std::move(impl)));
+}
+
+namespace {
+
+StatusOr<std::unique_ptr<BatchLoader::Impl>> NewImpl(std::shared_ptr<const Dataset> dataset,
+                                                     const BatchLoaderOptions& given) {
   if (dataset == nullptr) return InvalidArgumentError("BatchLoader: no dataset");
   BatchLoaderOptions options = given;
-  LIBSHARD_RETURN_IF_ERROR(ResolveShape(*dataset, &options));
+  LIBSHARD_RETURN_IF_ERROR(BatchLoader::ResolveShape(*dataset, &options));
   if (options.batch_size == 0) return InvalidArgumentError("batch_size must be > 0");
   if (options.width <= 0 || options.height <= 0 || options.width > 65535 || options.height > 65535) {
     return InvalidArgumentError("image size " + std::to_string(options.width) + "x" + std::to_string(options.height) +
@@ -411,6 +507,16 @@ StatusOr<std::unique_ptr<BatchLoader>> BatchLoader::Create(std::shared_ptr<const
   }
   if (options.channels != 1 && options.channels != 3) return InvalidArgumentError("channels must be 1 or 3");
   if (options.threads < 1 || options.threads > 256) return InvalidArgumentError("threads must be in 1..256");
+  {
+    // A batch's bytes must be representable (BatchLoader::ShapeOf).
+    size_t bytes = 0;
+    const size_t sample = static_cast<size_t>(options.width) * static_cast<size_t>(options.height) *
+                          static_cast<size_t>(options.channels) * PixelTypeSize(options.dtype);
+    if (__builtin_mul_overflow(options.batch_size, sample, &bytes)) {
+      return InvalidArgumentError("batch_size " + std::to_string(options.batch_size) + " of " +
+                                  std::to_string(sample) + "-byte samples overflows memory sizes");
+    }
+  }
   using image::ResizeMode;
   if (options.resize != ResizeMode::kCenterCrop && options.resize != ResizeMode::kStretch &&
       options.resize != ResizeMode::kLetterbox && options.resize != ResizeMode::kCropOrPad) {
@@ -429,7 +535,7 @@ StatusOr<std::unique_ptr<BatchLoader>> BatchLoader::Create(std::shared_ptr<const
   LIBSHARD_ASSIGN_OR_RETURN(SampleConverter converter,
                             SampleConverter::Create(options.layout, options.dtype, options.mean, options.std,
                                                     options.height, options.width, options.channels));
-  auto impl = std::make_unique<Impl>();
+  auto impl = std::make_unique<BatchLoader::Impl>();
   impl->converter = std::move(converter);
   impl->ds = std::move(dataset);
   impl->opt = options;
@@ -438,54 +544,10 @@ StatusOr<std::unique_ptr<BatchLoader>> BatchLoader::Create(std::shared_ptr<const
   impl->decoded_bytes = static_cast<size_t>(options.width) * options.height * options.channels;
   impl->image_bytes = impl->converter.sample_bytes();
   impl->mask_bytes = options.masks ? static_cast<size_t>(options.width) * options.height : 0;
-  if (buffers.empty()) {
-    // No slot larger than the largest batch the order gives (a batch_size
-    // beyond the epoch fills only part of it), and no more than the machine
-    // could hold: refused by name rather than std::bad_alloc or an
-    // hour of swapping.
-    const uint64_t samples = std::max<uint64_t>(1, std::min<uint64_t>(options.batch_size,
-                                                                        impl->order.samples_per_rank()));
-    const long double slots = static_cast<long double>(std::max<size_t>(options.prefetch, 1)) + 1;
-    const long double per_slot = static_cast<long double>(samples) *
-                                 (static_cast<long double>(impl->image_bytes) + sizeof(int64_t) + impl->mask_bytes);
-    const long double need = slots * per_slot;
-    const uint64_t memory = PhysicalMemory();
-    const long double limit = memory > 0 ? memory / 2.0L : static_cast<long double>(SIZE_MAX / 4);
-    if (need > limit) {
-      // The fewest slots (prefetch 0 or 1) still too big: the batch is.
-      const bool batch = 2 * per_slot > limit;
-      return InvalidArgumentError(
-          std::string(batch ? "batch_size" : "prefetch") + ": " + Count(slots) + " buffers (prefetch " +
-          std::to_string(options.prefetch) + " + 1) of " + std::to_string(samples) + " samples of " +
-          std::to_string(options.height) + "x" + std::to_string(options.width) + "x" +
-          std::to_string(options.channels) + " " + PixelTypeName(options.dtype) + " would need " + Bytes(need) +
-          ", more than half of this machine's " + (memory > 0 ? Bytes(memory) : std::string("memory")) +
-          "; lower batch_size or prefetch");
-    }
-    const size_t n = static_cast<size_t>(slots);
-    impl->owned_images.resize(n);
-    impl->owned_labels.resize(n);
-    impl->owned_masks.resize(n);
-    for (size_t i = 0; i < n; ++i) {
-      impl->owned_images[i].resize(impl->image_bytes * samples);
-      impl->owned_labels[i].resize(samples);
-      if (options.masks) impl->owned_masks[i].resize(impl->mask_bytes * samples);
-      buffers.push_back({impl->owned_images[i].data(), impl->owned_labels[i].data(),
-                         options.masks ? impl->owned_masks[i].data() : nullptr});
-    }
-  }
-  for (const BatchBuffers& b : buffers) {
-    if (b.images == nullptr || b.labels == nullptr || (options.masks && b.masks == nullptr)) {
-      return InvalidArgumentError("a caller buffer lacks images, labels or (with masks) masks");
-    }
-    Impl::Slot s;
-    s.buf = b;
-    if (!options.masks) s.buf.masks = nullptr;
-    impl->slots.push_back(std::move(s));
-  }
-  impl->rt = NewRuntime(options.threads);
-  return std::unique_ptr<BatchLoader>(new BatchLoader(std::move(impl)));
+  return impl;
 }
+
+}  // namespace
 
 uint64_t BatchLoader::batches_per_epoch() const { return impl_->order.batches_per_epoch(); }
 const SampleOrder& BatchLoader::order() const { return impl_->order; }
@@ -522,21 +584,32 @@ Status BatchLoader::Seek(Position p) {
 
 Status BatchLoader::Next(Batch* out) {
   bool ready = false;
-  Status s = impl_->NextUntil(out, nullptr, &ready);
+  Status s = impl_->NextUntil(out, nullptr, nullptr, &ready);
   return s;
 }
 
 Status BatchLoader::NextFor(Batch* out, std::chrono::milliseconds wait, bool* ready) {
   const auto deadline = std::chrono::steady_clock::now() + wait;
-  return impl_->NextUntil(out, &deadline, ready);
+  return impl_->NextUntil(out, nullptr, &deadline, ready);
 }
 
-Status BatchLoader::Impl::NextUntil(Batch* out, const std::chrono::steady_clock::time_point* deadline,
-                                    bool* ready) {
+Status BatchLoader::NextOwned(Batch* out, std::shared_ptr<BatchBlock>* owner, std::chrono::milliseconds wait,
+                              bool* ready) {
+  *ready = false;
+  if (impl_->pool == nullptr) {
+    return FailedPreconditionError("NextOwned: this loader writes into fixed caller buffers");
+  }
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  return impl_->NextUntil(out, owner, &deadline, ready);
+}
+
+Status BatchLoader::Impl::NextUntil(Batch* out, std::shared_ptr<BatchBlock>* owner,
+                                    const std::chrono::steady_clock::time_point* deadline, bool* ready) {
   *ready = false;
   if (order.batches_per_epoch() == 0) return OutOfRangeError("the loader has no batches (empty dataset?)");
   Runtime& r = Current();
   std::unique_lock<std::mutex> lock(r.mu);
+  lent.reset();  // back to the pool (pool mode)
   if (taken >= 0) {
     slots[static_cast<size_t>(taken)].state = SlotState::kFree;
     taken = -1;
@@ -568,8 +641,16 @@ Status BatchLoader::Impl::NextUntil(Batch* out, const std::chrono::steady_clock:
     sticky = slot.status;
     return sticky;
   }
-  slot.state = SlotState::kTaken;
-  taken = static_cast<int>(idx);
+  if (pool != nullptr) {
+    // The block goes to the consumer; the slot takes another before its next fill.
+    (owner != nullptr ? *owner : lent) = std::move(slot.block);
+    slot.block = nullptr;
+    slot.state = SlotState::kFree;
+    r.cv.notify_all();
+  } else {
+    slot.state = SlotState::kTaken;
+    taken = static_cast<int>(idx);
+  }
   ++consume_seq;
   out->images = slot.buf.images;
   out->labels = slot.buf.labels;

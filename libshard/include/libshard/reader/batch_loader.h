@@ -50,21 +50,28 @@
 // (ResourceExhausted "out of memory decoding FILE record N"): no exception
 // leaves the loader or its threads.
 //
-// Buffers: by default the loader allocates prefetch + 1 slots (at least 2),
-// each of min(batch_size, samples per rank) samples: the largest batch an
-// epoch can give, so a batch_size beyond the dataset costs no more memory
-// than the dataset. Slots that would need more than half the machine's
-// physical memory (sysconf) are refused at Create (InvalidArgument naming
-// batch_size or prefetch and the bytes). A caller may
-// supply its own (e.g. pinned host memory for GPU copies): the ring is then
-// those buffers, used in order; each must hold batch_size full samples in the
-// output layout and dtype (batch_size * H * W * C values of dtype, aligned for
-// it) and outlive the loader.
+// Buffers: the ring has prefetch + 1 slots (at least 2). By default their
+// memory comes from a BatchPool (batch_pool.h): a heap pool of the loader's
+// own, or one the caller gives to CreateWithPool() (e.g. slots in pinned or
+// shared memory). Then NextOwned() hands each batch out with its memory: the
+// caller holds it as long as it likes, and the ring slot takes a new block
+// from the pool (a recycled one when the caller lets go of its batches
+// promptly, so no page is faulted in twice). The loader's own heap blocks
+// hold min(batch_size, samples per rank) samples: the largest batch an epoch
+// can give, so a batch_size beyond the dataset costs no more memory than the
+// dataset; a ring that would need more than half the machine's physical
+// memory (sysconf) is refused at Create (InvalidArgument naming batch_size or
+// prefetch and the bytes). A caller may instead give fixed
+// buffers to Create(): the ring is then those buffers, used in order; each
+// must hold batch_size full samples in the output layout and dtype
+// (batch_size * H * W * C values of dtype, aligned for it) and outlive the
+// loader; NextOwned() is then FailedPrecondition.
 //
-// Lifetime: a Batch's pointers are valid until the next Next(), NextFor(),
-// Seek() or the loader's destruction; destruction stops and joins the
-// loader's threads. Thread-safety: one consumer thread; the loader's own
-// threads are internal.
+// Lifetime: a Batch's pointers from Next() / NextFor() are valid until the
+// next Next(), NextFor(), NextOwned(), Seek() or the loader's destruction;
+// from NextOwned(), while its BatchBlock lives (also after the loader is
+// gone). Destruction stops and joins the loader's threads. Thread-safety: one
+// consumer thread; the loader's own threads are internal.
 //
 // fork(): a loader may be used in a fork child (a PyTorch DataLoader worker):
 // the child has none of the parent's threads, so the loader starts its own
@@ -83,6 +90,7 @@
 #include "libshard/image/resize.h"
 #include "libshard/image/transform.h"
 #include "libshard/reader/batch_layout.h"
+#include "libshard/reader/batch_pool.h"
 #include "libshard/reader/dataset.h"
 #include "libshard/reader/sample_order.h"
 #include "libshard/status.h"
@@ -158,15 +166,6 @@ struct BatchLoaderOptions {
   std::vector<double> std;
 };
 
-// Caller-owned memory for one batch: images batch_size*H*W*C values of
-// options.dtype in options.layout (the pointer is to their bytes), labels
-// batch_size values, masks batch_size*H*W bytes (only with options.masks).
-struct BatchBuffers {
-  uint8_t* images = nullptr;
-  int64_t* labels = nullptr;
-  uint8_t* masks = nullptr;
-};
-
 struct Position {
   // The last epoch a loader runs (2^63 - 1, so that a position fits an int64
   // wherever it is saved).
@@ -196,6 +195,16 @@ class BatchLoader {
   static StatusOr<std::unique_ptr<BatchLoader>> Create(std::shared_ptr<const Dataset> dataset,
                                                        const BatchLoaderOptions& options,
                                                        std::vector<BatchBuffers> buffers = {});
+  // As Create() without buffers, the ring's memory from `pool` (shared with
+  // the caller, who may hand it slots in pinned or shared memory).
+  // InvalidArgument when the pool's shape is smaller than a batch of these
+  // options (batch_shape()).
+  static StatusOr<std::unique_ptr<BatchLoader>> CreateWithPool(std::shared_ptr<const Dataset> dataset,
+                                                               const BatchLoaderOptions& options,
+                                                               std::shared_ptr<BatchPool> pool);
+  // The bytes of one full batch of `options` (images in its layout and dtype,
+  // labels, masks): what a pool's shape must hold.
+  static BatchShape ShapeOf(const BatchLoaderOptions& options);
   // Fills in what `options` leaves to the dataset: height = width = 0 (the
   // stored size) and channels = 0 (see BatchLoaderOptions). Create() does the
   // same; a caller that sizes its own buffers calls it first.
@@ -221,6 +230,10 @@ class BatchLoader {
   // (OK and *ready false: not yet, call again). The previous batch is released
   // either way. Lets a caller poll for interrupts (Python's KeyboardInterrupt).
   Status NextFor(Batch* out, std::chrono::milliseconds wait, bool* ready);
+  // As NextFor(), handing the batch's memory to the caller: *owner keeps
+  // out's pointers valid until its last copy dies (see BatchPool). Set only
+  // when *ready. FailedPrecondition for a loader given fixed buffers.
+  Status NextOwned(Batch* out, std::shared_ptr<BatchBlock>* owner, std::chrono::milliseconds wait, bool* ready);
 
   // Decodes global sample `sample` as it would appear at `epoch` into
   // image (H*W*C uint8 bytes, HWC: before the layout / dtype conversion) / mask (H*W bytes or null). For tests and tools.
