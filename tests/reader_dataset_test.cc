@@ -304,8 +304,7 @@ TEST(Dataset, StoredShapeComesFromTheManifest) {
            R"(, "source_sizes": [{"name": "40x30", "count": "4"}], "source_formats": [{"name": "jpeg", "count": "4"}]})",
        0, 0, 3, "40x30, 30x40"},
       // No sizes recorded (an older manifest).
-      {R"({"resize_mode": "none"})", R"({"channels": )" + rgb + "}", 0, 0, 3,
-       "the manifest records no image sizes"},
+      {R"({"resize_mode": "none"})", R"({"channels": )" + rgb + "}", 0, 0, 3, ""},
   };
   for (const Case& c : cases) {
     testing::WriteFileOrDie(dir + "/manifest.json", ShapeManifest(c.options, c.stats));
@@ -316,13 +315,14 @@ TEST(Dataset, StoredShapeComesFromTheManifest) {
     EXPECT_EQ(s.height, c.height) << c.options << c.stats;
     EXPECT_EQ(s.channels, c.channels) << c.options << c.stats;
     EXPECT_EQ(s.sizes, c.sizes) << c.options << c.stats;
+    EXPECT_EQ(s.unknown, c.sizes.empty() ? dir + "/manifest.json records no image sizes" : "") << c.options << c.stats;
   }
   auto plain = Dataset::Open({dir + "/train-00000-of-00001.tfrecord"});
   ASSERT_TRUE(plain.ok());
   EXPECT_EQ((*plain)->stored_shape().width, 0);
   EXPECT_EQ((*plain)->stored_shape().channels, 0);
-  EXPECT_EQ((*plain)->stored_shape().sizes,
-            "unknown: " + dir + "/train-00000-of-00001.tfrecord is not a manifest (plain shards record no image size)");
+  EXPECT_EQ((*plain)->stored_shape().sizes, "");
+  EXPECT_EQ((*plain)->stored_shape().unknown, dir + "/train-00000-of-00001.tfrecord has no manifest.json to record them");
 }
 
 }  // namespace

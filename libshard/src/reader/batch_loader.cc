@@ -406,6 +406,10 @@ StatusOr<std::unique_ptr<BatchLoader::Impl>> NewImpl(std::shared_ptr<const Datas
 Status BatchLoader::ResolveShape(const Dataset& dataset, BatchLoaderOptions* options) {
   const StoredShape& stored = dataset.stored_shape();
   if (options->width == 0 && options->height == 0) {
+    if (!stored.unknown.empty()) {
+      return InvalidArgumentError("image_size: not given, and the stored image size is unknown (" + stored.unknown +
+                                  "); give the output size (image_size=(height, width))");
+    }
     if (stored.width == 0 || stored.height == 0) {
       return InvalidArgumentError("image_size: not given, and the stored images do not all have one size (" +
                                   stored.sizes + "); give the output size (image_size=(height, width))");

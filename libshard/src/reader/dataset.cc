@@ -111,13 +111,14 @@ Status Dataset::AddManifest(const std::string& src, const std::string& source) {
     intersect(&schema_, keys);
     intersect(&listed_, listed);
   }
-  AddStoredShape(m, opened);
+  AddStoredShape(src, m, opened);
   return Status::OK();
 }
 
 // The output size of each source size, through the conversion's own
 // geometry (image::PlanGeometry), and the channels from the pixel counts.
-void Dataset::AddStoredShape(const libshard::Manifest& m, const std::vector<const libshard::SplitEntry*>& splits) {
+void Dataset::AddStoredShape(const std::string& src_name, const libshard::Manifest& m,
+                             const std::vector<const libshard::SplitEntry*>& splits) {
   const libshard::ConversionOptions& o = m.options();
   uint64_t records = 0;
   std::map<std::string, uint64_t> sources;  // "WxH" -> samples
@@ -149,7 +150,7 @@ void Dataset::AddStoredShape(const libshard::Manifest& m, const std::vector<cons
   if (!o.crop().empty()) {
     image::CropBox c;
     if (std::sscanf(o.crop().c_str(), "%d,%d,%d,%d", &c.x, &c.y, &c.width, &c.height) != 4) {
-      unknown_sizes_ = m.options().crop() + ": a crop the reader does not understand";
+      unknown_sizes_ = src_name + ": its crop \"" + o.crop() + "\" is not X,Y,W,H";
       return;
     }
     spec.crop = c;
@@ -157,7 +158,7 @@ void Dataset::AddStoredShape(const libshard::Manifest& m, const std::vector<cons
   const bool fixed = mode.ok() && spec.mode != image::ResizeMode::kNone &&
                      spec.mode != image::ResizeMode::kKeepRatio && spec.width > 0 && spec.height > 0;
   if (!mode.ok()) {
-    unknown_sizes_ = "resize mode \"" + o.resize_mode() + "\" unknown to this reader";
+    unknown_sizes_ = src_name + ": its resize mode \"" + o.resize_mode() + "\" is unknown to this reader";
     return;
   }
   if (fixed) {
@@ -165,7 +166,7 @@ void Dataset::AddStoredShape(const libshard::Manifest& m, const std::vector<cons
     return;
   }
   if (sources.empty()) {
-    unknown_sizes_ = "the manifest records no image sizes";
+    unknown_sizes_ = src_name + " records no image sizes";
     return;
   }
   for (const auto& [name, count] : sources) {
@@ -277,7 +278,7 @@ StatusOr<std::unique_ptr<Dataset>> Dataset::Open(const std::vector<std::string>&
     if (manifest.empty()) {
       ds->schema_known_ = false;
       ds->plain_ = true;
-      ds->unknown_sizes_ = "unknown: " + src + " is not a manifest (plain shards record no image size)";
+      ds->unknown_sizes_ = src + " has no manifest.json to record them";
       LIBSHARD_RETURN_IF_ERROR(ds->AddPlain(src));
       continue;
     }
@@ -303,7 +304,7 @@ void Dataset::FinishStoredShape() {
   for (size_t i = 0; i < by_count.size() && i < 5; ++i) list += (i ? ", " : "") + by_count[i].first;
   if (by_count.size() > 5) list += ", ...";
   if (!unknown_sizes_.empty()) {
-    stored_.sizes = unknown_sizes_;
+    stored_.unknown = unknown_sizes_;
     if (plain_) stored_.channels = 0;
     return;
   }

@@ -102,8 +102,11 @@ struct StoredShape {
   // 4 RGBA); 0 when they differ or are unknown.
   int channels = 0;
   // The sizes found, "WxH" most common first (at most 5, then ", ..."), or
-  // why they are unknown; for messages.
+  // "none (no samples)"; for messages. Empty when unknown.
   std::string sizes;
+  // Why the sizes are unknown ("DIR/x.tfrecord has no manifest.json to
+  // record them"); empty when they are known.
+  std::string unknown;
 };
 
 struct LabelName {
@@ -157,7 +160,8 @@ class Dataset {
   Status AddManifest(const std::string& path, const std::string& source);
   Status AddPlain(const std::string& source);
   Status CheckKeys() const;
-  void AddStoredShape(const libshard::Manifest& m, const std::vector<const libshard::SplitEntry*>& splits);
+  void AddStoredShape(const std::string& src_name, const libshard::Manifest& m,
+                      const std::vector<const libshard::SplitEntry*>& splits);
   void FinishStoredShape();
 
   DatasetOptions options_;
@@ -171,7 +175,7 @@ class Dataset {
   std::map<std::pair<uint64_t, uint64_t>, std::string> files_;  // (device, inode) -> "SOURCE (FILE)"
   StoredShape stored_;
   std::map<std::string, uint64_t> sizes_;  // "WxH" of the stored images -> samples
-  std::string unknown_sizes_;               // why the sizes are unknown, if they are
+  std::string unknown_sizes_;               // why the sizes are unknown, if they are (StoredShape::unknown)
   bool plain_ = false;                      // a plain shard among the sources
   bool channel_set_ = false;                // stored_.channels holds a manifest's value
 };
