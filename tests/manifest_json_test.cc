@@ -39,7 +39,7 @@ std::string ManifestText(const std::string& format, const std::string& extra) {
 TEST(ManifestJsonTest, UnknownFieldsAreIgnoredByEveryReader) {
   const std::string dir = MakeTempDir();
   const std::string path = dir + "/manifest.json";
-  WriteFileOrDie(path, ManifestText(kFormat, "\"added_by_a_later_libshard\": {\"x\": 1}, "));
+  WriteFileOrDie(path, ManifestText(kFormat, "\"complete\": true, \"added_by_a_later_libshard\": {\"x\": 1}, "));
   StatusOr<Manifest> m = ReadManifest(path);
   ASSERT_TRUE(m.ok()) << m.status();
   EXPECT_EQ(m->format(), kFormat);

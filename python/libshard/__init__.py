@@ -9,6 +9,8 @@ The compiled core is :mod:`libshard._libshard`; this package re-exports it:
 * :class:`DataLossError` -- corrupt or truncated data (a subclass of OSError).
 * :mod:`libshard.torch` -- ``ShardDataset``, a ``torch.utils.data.IterableDataset``
   (imported on demand: ``import libshard.torch``).
+* :mod:`libshard.keras` -- ``ShardDataset``, a ``keras.utils.PyDataset`` whose item ``i`` is
+  batch ``i`` of the current epoch (imported on demand: ``import libshard.keras``).
 
 docs/reader.md has the whole API.
 """
