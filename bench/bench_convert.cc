@@ -84,7 +84,7 @@ libshard::StatusOr<std::vector<img::Image>> MakeInputs(const ConvertBenchFlags& 
     spec.width = 512 + (v * 7) % 48;
     spec.height = 496 + (v * 11) % 40;
     LIBSHARD_ASSIGN_OR_RETURN(img::Image big, img::Transform(src, spec));
-    img::CropBox box{(v * 13) % (spec.width - 512 + 1), (v * 5) % (spec.height - 496 + 1), 512, 496};
+    img::PixelRect box{(v * 13) % (spec.width - 512 + 1), (v * 5) % (spec.height - 496 + 1), 512, 496};
     LIBSHARD_ASSIGN_OR_RETURN(img::Image cut, img::Crop(big, box));
     out.push_back(v % 2 ? img::Orient(cut, 2) : std::move(cut));
   }

@@ -337,7 +337,7 @@ int RunBenchRead(BenchReadOptions opt) {
   auto reader_walk = [&](libshard::reader::IoMode io) {
     libshard::reader::ShardReaderOptions ro;
     ro.io = io;
-    ro.access = libshard::reader::AccessHint::kSequential;
+    ro.access = libshard::io::AccessPattern::kSequential;
     libshard::reader::RecordBuffer buf;
     for (const auto& f : opt.files) {
       auto r = libshard::reader::ShardReader::Open(f, ro);

@@ -66,7 +66,7 @@ StatusOr<std::vector<img::Image>> PhotoInputs(const std::string& folder, size_t 
     spec.width = kSide + static_cast<int>((v * 7) % 48);
     spec.height = kSide + static_cast<int>((v * 11) % 40);
     LIBSHARD_ASSIGN_OR_RETURN(img::Image big, img::Transform(photos[v % photos.size()], spec));
-    img::CropBox box{static_cast<int>((v * 13) % (spec.width - kSide + 1)),
+    img::PixelRect box{static_cast<int>((v * 13) % (spec.width - kSide + 1)),
                      static_cast<int>((v * 5) % (spec.height - kSide + 1)), kSide, kSide};
     LIBSHARD_ASSIGN_OR_RETURN(img::Image cut, img::Crop(big, box));
     out.push_back(v % 2 ? img::Orient(cut, 2) : std::move(cut));

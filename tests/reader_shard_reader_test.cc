@@ -237,7 +237,7 @@ TEST(ShardReaderModes, MmapPreadAndDirectGiveTheSameBytes) {
   for (bool direct : {false, true}) {
     ShardReaderOptions q;
     q.io = IoMode::kPread;
-    q.access = AccessHint::kSequential;
+    q.access = io::AccessPattern::kSequential;
     q.readahead_bytes = 10000;
     q.direct_io = direct;
     auto rq = ShardReader::Open(path, q);

@@ -296,7 +296,7 @@ TEST(PlanGeometryTest, Modes) {
   EXPECT_EQ(PlanGeometry(400, 200, Spec(ResizeMode::kStretch, 0, 10)).status().code(),
             StatusCode::kInvalidArgument);
   TransformSpec crop = Spec(ResizeMode::kNone, 0, 0);
-  crop.crop = CropBox{390, 0, 20, 10};
+  crop.crop = PixelRect{390, 0, 20, 10};
   EXPECT_EQ(PlanGeometry(400, 200, crop).status().code(), StatusCode::kInvalidArgument);
 }
 
@@ -328,7 +328,7 @@ TEST(TransformTest, CropOrPadMatchesTensorFlow) {
 
 TEST(TransformTest, ExplicitCropThenNone) {
   TransformSpec s;
-  s.crop = CropBox{1, 2, 3, 2};
+  s.crop = PixelRect{1, 2, 3, 2};
   StatusOr<Image> out = Transform(Ramp(6, 5, 3), s);
   ASSERT_TRUE(out.ok());
   ASSERT_EQ(out->width(), 3);

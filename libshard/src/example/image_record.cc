@@ -167,7 +167,7 @@ double FilterSupport(image::Filter f) {
 Status DecodeJpegCrop(std::string_view bytes, const image::ImageInfo& info, const image::TransformSpec& spec,
                       int channels, image::Image* out) {
   const int d = image::ChooseJpegScale(info, spec);
-  const image::CropBox& c = *spec.crop;
+  const image::PixelRect& c = *spec.crop;
   const double bx0 = static_cast<double>(c.x) / d, by0 = static_cast<double>(c.y) / d;
   const double bx1 = static_cast<double>(c.x + c.width) / d, by1 = static_cast<double>(c.y + c.height) / d;
   const int sw = (info.width + d - 1) / d, sh = (info.height + d - 1) / d;

@@ -45,13 +45,7 @@ Status DecodeJpeg(std::string_view bytes, const JpegReadOptions& options, Image*
 
 // The implementation of decode.h's DecodeJpegRegion (whose comment states
 // the contract), with the read options spelled out.
-struct JpegRegion {
-  int x = 0;
-  int y = 0;
-  int width = 0;
-  int height = 0;
-};
-Status DecodeJpegRegion(std::string_view bytes, const JpegReadOptions& options, JpegRegion* region, Image* out);
+Status DecodeJpegRegion(std::string_view bytes, const JpegReadOptions& options, PixelRect* region, Image* out);
 
 // A still WebP (info from ProbeImage) to 8-bit RGB, or RGBA when it has
 // alpha. Animated WebP: kUnimplemented. Corrupt or truncated: kDataLoss.

@@ -142,9 +142,7 @@ Status DecodeJpegRegion(std::string_view bytes, int scale_denom, bool gray, Pixe
   internal::JpegReadOptions jo;
   jo.gray = gray;
   jo.scale_denom = scale_denom;
-  internal::JpegRegion r{region->x, region->y, region->width, region->height};
-  LIBSHARD_RETURN_IF_ERROR(internal::DecodeJpegRegion(bytes, jo, &r, out));
-  *region = PixelRect{r.x, r.y, r.width, r.height};
+  LIBSHARD_RETURN_IF_ERROR(internal::DecodeJpegRegion(bytes, jo, region, out));
   return Status::OK();
 }
 

@@ -64,7 +64,7 @@ struct JpegDecoder {
 // The part that may longjmp; only C data is touched between setjmp and the
 // libjpeg calls. Returns false on a libjpeg error.
 bool RunDecode(JpegDecoder* d, const unsigned char* data, size_t size,
-               const JpegReadOptions& opt, JpegRegion* region, Image* out) {
+               const JpegReadOptions& opt, PixelRect* region, Image* out) {
   jpeg_decompress_struct* cinfo = &d->cinfo;
   if (setjmp(d->err.jmp)) {
     jpeg_abort_decompress(cinfo);
@@ -116,7 +116,7 @@ bool RunDecode(JpegDecoder* d, const unsigned char* data, size_t size,
   return true;
 }
 
-Status Decode(std::string_view bytes, const JpegReadOptions& options, JpegRegion* region, Image* out) {
+Status Decode(std::string_view bytes, const JpegReadOptions& options, PixelRect* region, Image* out) {
   thread_local JpegDecoder decoder;
   decoder.err.warnings = 0;
   decoder.err.truncated = false;
@@ -152,7 +152,7 @@ Status DecodeJpeg(std::string_view bytes, const JpegReadOptions& options, Image*
   return Decode(bytes, options, nullptr, out);
 }
 
-Status DecodeJpegRegion(std::string_view bytes, const JpegReadOptions& options, JpegRegion* region, Image* out) {
+Status DecodeJpegRegion(std::string_view bytes, const JpegReadOptions& options, PixelRect* region, Image* out) {
   if (region->x < 0 || region->y < 0 || region->width <= 0 || region->height <= 0) {
     return InvalidArgumentError("JPEG region: empty or negative");
   }

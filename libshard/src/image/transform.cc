@@ -124,7 +124,7 @@ StatusOr<Geometry> PlanGeometry(int src_width, int src_height, const TransformSp
   g.src_height = src_height;
   int cx = 0, cy = 0, cw = src_width, ch = src_height;
   if (spec.crop) {
-    const CropBox& c = *spec.crop;
+    const PixelRect& c = *spec.crop;
     if (c.x < 0 || c.y < 0 || c.width <= 0 || c.height <= 0 || c.x + c.width > src_width ||
         c.y + c.height > src_height) {
       return InvalidArgumentError("transform: crop box " + std::to_string(c.width) + "x" +
@@ -197,7 +197,7 @@ StatusOr<Geometry> PlanGeometry(int src_width, int src_height, const TransformSp
   return g;
 }
 
-StatusOr<Image> Crop(const Image& img, const CropBox& box) {
+StatusOr<Image> Crop(const Image& img, const PixelRect& box) {
   if (box.x < 0 || box.y < 0 || box.width <= 0 || box.height <= 0 ||
       box.x + box.width > img.width() || box.y + box.height > img.height()) {
     return InvalidArgumentError("crop: box outside the " + std::to_string(img.width()) + "x" +
@@ -233,7 +233,7 @@ StatusOr<Image> ApplyGeometry(const Image& img, const Geometry& g, Filter filter
   const bool integer_box = IsInteger(box.x0) && IsInteger(box.y0) && IsInteger(box.x1) &&
                            IsInteger(box.y1);
   if (integer_box && box.x1 - box.x0 == g.scaled_width && box.y1 - box.y0 == g.scaled_height) {
-    LIBSHARD_ASSIGN_OR_RETURN(scaled, Crop(img, CropBox{int(box.x0), int(box.y0), g.scaled_width,
+    LIBSHARD_ASSIGN_OR_RETURN(scaled, Crop(img, PixelRect{int(box.x0), int(box.y0), g.scaled_width,
                                                         g.scaled_height}));
   } else {
     LIBSHARD_ASSIGN_OR_RETURN(scaled, Resample(img, box, g.scaled_width, g.scaled_height, filter));

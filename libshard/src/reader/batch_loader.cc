@@ -35,7 +35,7 @@ using example::ExampleView;
 constexpr uint64_t kAugmentSalt = 0xA0F3C1D2E5B69788ull;
 
 // torchvision.transforms.RandomResizedCrop.get_params, with our generator.
-image::CropBox RandomResizedCropBox(int width, int height, const RandomResizedCropOptions& o, SplitMix64* rng) {
+image::PixelRect RandomResizedCropBox(int width, int height, const RandomResizedCropOptions& o, SplitMix64* rng) {
   const double area = static_cast<double>(width) * height;
   const double log_r0 = std::log(o.ratio_min), log_r1 = std::log(o.ratio_max);
   for (int attempt = 0; attempt < 10; ++attempt) {
@@ -68,8 +68,12 @@ std::atomic<bool> g_in_fork_child{false};
 
 void MarkForkChild() { g_in_fork_child.store(true); }
 
-// At load time, so that every fork after it is seen.
-const bool g_fork_handler_installed = [] { return pthread_atfork(nullptr, nullptr, &MarkForkChild) == 0; }();
+// Installed once, when the first loader is made (a fork before any loader
+// exists has nothing to restart): every fork after it is seen.
+void InstallForkHandler() {
+  static std::once_flag once;
+  std::call_once(once, [] { pthread_atfork(nullptr, nullptr, &MarkForkChild); });
+}
 
 // What a fork child cannot reuse: the parent's producer thread, the lock and
 // condition it waited on, the oneTBB arena. A child abandons them (destroying
@@ -84,6 +88,7 @@ struct Runtime {
 };
 
 std::unique_ptr<Runtime> NewRuntime(int threads) {
+  InstallForkHandler();
   auto rt = std::make_unique<Runtime>();
   if (g_in_fork_child.load()) return rt;
   if (threads > tbb::info::default_concurrency()) {

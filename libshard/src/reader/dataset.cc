@@ -148,7 +148,7 @@ void Dataset::AddStoredShape(const std::string& src_name, const libshard::Manife
   spec.width = o.width();
   spec.height = o.height();
   if (!o.crop().empty()) {
-    image::CropBox c;
+    image::PixelRect c;
     if (std::sscanf(o.crop().c_str(), "%d,%d,%d,%d", &c.x, &c.y, &c.width, &c.height) != 4) {
       unknown_sizes_ = src_name + ": its crop \"" + o.crop() + "\" is not X,Y,W,H";
       return;

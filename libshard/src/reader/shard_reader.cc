@@ -58,12 +58,9 @@ StatusOr<std::unique_ptr<ShardReader>> ShardReader::Open(const std::string& path
   r->path_ = path;
   r->options_ = options;
   if (options.io == IoMode::kMmap) {
-    const io::AccessPattern pattern = options.access == AccessHint::kSequential ? io::AccessPattern::kSequential
-                                      : options.access == AccessHint::kRandom   ? io::AccessPattern::kRandom
-                                                                                : io::AccessPattern::kNormal;
     // The mapping needs no descriptor: MappedFile closes it, so a dataset of
     // many shards holds no open files in this mode.
-    LIBSHARD_ASSIGN_OR_RETURN(r->file_, io::MappedFile::Open(path, pattern));
+    LIBSHARD_ASSIGN_OR_RETURN(r->file_, io::MappedFile::Open(path, options.access));
     r->file_size_ = r->file_->size();
     r->map_ = r->file_size_ > 0 ? r->file_->data().data() : nullptr;
   } else {
@@ -82,8 +79,8 @@ StatusOr<std::unique_ptr<ShardReader>> ShardReader::Open(const std::string& path
     r->file_size_ = id.size;
     r->identity_ = id;
     r->open_flags_ = r->options_.direct_io ? O_DIRECT : 0;
-    int advice = options.access == AccessHint::kSequential ? POSIX_FADV_SEQUENTIAL
-                 : options.access == AccessHint::kRandom   ? POSIX_FADV_RANDOM
+    int advice = options.access == io::AccessPattern::kSequential ? POSIX_FADV_SEQUENTIAL
+                 : options.access == io::AccessPattern::kRandom   ? POSIX_FADV_RANDOM
                                                            : POSIX_FADV_NORMAL;
     ::posix_fadvise(r->fd_.get(), 0, 0, advice);
   }
@@ -255,7 +252,7 @@ Status ShardReader::Read(size_t i, RecordBuffer* buf, std::string_view* out) con
     skip = e.offset - buf->start_;
   } else {
     uint64_t start = e.offset, want = e.size;
-    if (options_.access == AccessHint::kSequential && want < options_.readahead_bytes) {
+    if (options_.access == io::AccessPattern::kSequential && want < options_.readahead_bytes) {
       want = std::min<uint64_t>(options_.readahead_bytes, file_size_ - e.offset);
       want = std::max<uint64_t>(want, e.size);
     }

@@ -33,7 +33,7 @@
 // Errors: a bad option or unreadable input is kInvalidArgument/kNotFound
 // before anything is written; an I/O error (a full disk) stops the run with
 // the file named; with fail_on_error the first rejected input stops the run
-// (kAborted-like kFailedPrecondition naming the file). Rejected inputs are
+// (kFailedPrecondition naming the file). Rejected inputs are
 // not errors: they are in ConvertResult and manifest.json.
 // Thread-safety: one writer per output folder, enforced (output_lock.h): a
 // single-task Convert holds OUT/.libshard/lock exclusively for its whole

@@ -103,14 +103,6 @@ Status DecodePngWith(PngDecoder decoder, std::string_view bytes, const DecodeOpt
 // thread for the lowest cost). On error *out is unspecified.
 Status DecodeImageInto(std::string_view bytes, const DecodeOptions& options, Image* out);
 
-// A rectangle of an image, in pixels.
-struct PixelRect {
-  int x = 0;
-  int y = 0;
-  int width = 0;
-  int height = 0;
-};
-
 // Crop-decode: decodes only `*region` of a JPEG as scaled by 1/scale_denom
 // (1, 2, 4 or 8): rows above it are skipped, columns outside it are not
 // transformed, rows below it are not decoded at all. To 1 channel when

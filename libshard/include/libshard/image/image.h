@@ -22,6 +22,15 @@
 
 namespace libshard::image {
 
+// A rectangle of an image, in pixels (x + width <= the image's width, y +
+// height <= its height where a function says so): crops, crop-decode regions.
+struct PixelRect {
+  int x = 0;
+  int y = 0;
+  int width = 0;
+  int height = 0;
+};
+
 class Image {
  public:
   Image() = default;

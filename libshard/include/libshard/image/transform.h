@@ -58,17 +58,9 @@ Status ParseImageSize(std::string_view text, int* width, int* height);
 // InvalidArgument "expected R,G,B or R,G,B,A with values 0..255, got 'TEXT'".
 StatusOr<std::array<uint8_t, 4>> ParseFillColor(std::string_view text);
 
-// An integer pixel rectangle; x + width <= image width, etc.
-struct CropBox {
-  int x = 0;
-  int y = 0;
-  int width = 0;
-  int height = 0;
-};
-
 struct TransformSpec {
   // Applied before the resize mode, in (oriented) source pixels. Default: none.
-  std::optional<CropBox> crop;
+  std::optional<PixelRect> crop;
   // How the (cropped) image reaches width x height. Default: kNone.
   ResizeMode mode = ResizeMode::kNone;
   // Target size; required (> 0) by every mode but kNone. Default: 0.
@@ -127,7 +119,7 @@ StatusOr<ImageAndMask> ApplyGeometryPair(const Image& img, const Image& mask, co
                                          const TransformSpec& spec, uint8_t mask_fill);
 
 // An integer crop (copy).
-StatusOr<Image> Crop(const Image& img, const CropBox& box);
+StatusOr<Image> Crop(const Image& img, const PixelRect& box);
 
 // Applies EXIF orientation 1..8 (2 mirror, 3 rotate 180, 4 flip vertical,
 // 5 transpose, 6 rotate 90 clockwise, 7 transverse, 8 rotate 90

@@ -11,9 +11,10 @@
 //   * descriptors are close-on-exec;
 //   * errors name the path (NotFound for a missing file, IOError otherwise).
 //
-//   uint64_t size = 0;
-//   LIBSHARD_ASSIGN_OR_RETURN(io::ScopedFd fd, io::OpenForRead(path, &size));
-//   int64_t n = io::PreadFull(fd.get(), buf, len, offset);
+//   io::FileIdentity id;
+//   LIBSHARD_ASSIGN_OR_RETURN(io::ScopedFd fd, io::OpenForRead(path, &id));
+//   std::vector<char> buf(id.size);
+//   int64_t n = io::PreadFull(fd.get(), buf.data(), buf.size(), 0);   // -errno on error
 //
 // Thread-safety: all functions are thread-safe; a ScopedFd is owned by one
 // thread at a time.

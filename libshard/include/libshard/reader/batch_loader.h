@@ -76,7 +76,9 @@
 // fork(): a loader may be used in a fork child (a PyTorch DataLoader worker):
 // the child has none of the parent's threads, so the loader starts its own
 // there, from position(), transparently. A fork child decodes on plain
-// std::threads (oneTBB's pool cannot be restarted in a fork child).
+// std::threads (oneTBB's pool cannot be restarted in a fork child). To see
+// forks, the library installs one pthread_atfork child handler when the first
+// loader is created (never at static initialisation); it only sets a flag.
 #ifndef LIBSHARD_READER_BATCH_LOADER_H_
 #define LIBSHARD_READER_BATCH_LOADER_H_
 

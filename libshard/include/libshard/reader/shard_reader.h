@@ -72,10 +72,6 @@ enum class IoMode { kMmap, kPread };
 const char* IoModeName(IoMode mode);
 StatusOr<IoMode> ParseIoMode(std::string_view name);
 
-// How records will be visited; passed to madvise (mmap) or posix_fadvise
-// (pread).
-enum class AccessHint { kNormal, kSequential, kRandom };
-
 struct ShardReaderOptions {
   // Where record bytes come from. Default: kMmap.
   IoMode io = IoMode::kMmap;
@@ -86,8 +82,9 @@ struct ShardReaderOptions {
   bool verify_crc = true;
   // Use `<shard>.idx` when present and consistent. Default: true.
   bool use_index = true;
-  // Access pattern advice for the kernel. Default: kNormal.
-  AccessHint access = AccessHint::kNormal;
+  // How records will be visited (io/mapped_file.h's one access vocabulary),
+  // passed to madvise (mmap) or posix_fadvise (pread). Default: kNormal.
+  io::AccessPattern access = io::AccessPattern::kNormal;
   // Records claiming more bytes are corrupt. Default: kDefaultMaxRecordLength (1 GiB).
   uint64_t max_record_length = record::kDefaultMaxRecordLength;
   // kPread with access = kSequential: read at least this many bytes per call,

@@ -39,6 +39,8 @@ class RecordWriter {
   // Writes to `data` and, when non-null, the index to `index`. Takes ownership.
   RecordWriter(std::unique_ptr<io::WritableFile> data, std::unique_ptr<io::WritableFile> index,
                WriterOptions options = {});
+  // Closes the files if Close() was not called, ignoring its error: a writer
+  // that must know whether its data reached the disk calls Close() itself.
   ~RecordWriter();
   RecordWriter(const RecordWriter&) = delete;
   RecordWriter& operator=(const RecordWriter&) = delete;

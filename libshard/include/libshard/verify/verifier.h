@@ -204,7 +204,8 @@ void CheckIndexText(std::string_view shard, std::string_view index_text, const s
 // Verifies the file at `path`, and its `.idx` when present and
 // options.check_index is set. A plain file is read sequentially with pread
 // into one reusable buffer (cache-sized, grown only for a longer record); a
-// gzip/zlib file is memory-mapped.
+// gzip/zlib file is inflated as it is read (streamed with read(2), never
+// mapped, so a file that shrinks meanwhile is a fault, not a SIGBUS).
 FileResult VerifyFile(const std::string& path, const VerifyOptions& options, const FileChecks& checks = {});
 
 // Verifies `paths` in parallel (options.threads); results in `paths` order.
