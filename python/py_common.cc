@@ -21,7 +21,9 @@ void Raise(const Status& s) {
     case StatusCode::kIOError: type = PyExc_OSError; break;
     default: break;
   }
-  const std::string text = s.ToString();  // paths may hold any bytes
+  // The plain message, as docs/reader.md says: the exception type carries
+  // the code (no "INVALID_ARGUMENT: " prefix). Paths may hold any bytes.
+  const std::string& text = s.message();
   PyObject* message = PyUnicode_DecodeUTF8(text.data(), static_cast<Py_ssize_t>(text.size()), "backslashreplace");
   if (message != nullptr) {
     PyErr_SetObject(type, message);

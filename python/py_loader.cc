@@ -74,14 +74,58 @@ std::pair<int, int> ImageSize(const py::handle& v) {
                        std::string(py::repr(v)));
 }
 
+// An integer argument (an int, or anything with __index__ such as a numpy
+// integer; not a bool): ValueError naming it when outside lo..hi, TypeError
+// naming it for another type, never pybind's signature dump.
+uint64_t IntArg(const py::object& v, const char* name, uint64_t lo, uint64_t hi) {
+  const std::string range = std::string(name) + ": expected an integer in " + std::to_string(lo) + ".." +
+                            std::to_string(hi) + ", got ";
+  if (py::isinstance<py::bool_>(v) || !PyIndex_Check(v.ptr())) {
+    throw py::type_error(range + TypeName(v) + " " + std::string(py::repr(v)));
+  }
+  py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(v.ptr()));
+  if (!index) throw py::error_already_set();
+  if (PyObject_RichCompareBool(index.ptr(), py::int_(0).ptr(), Py_LT) == 1) {
+    throw py::value_error(range + std::string(py::repr(v)));
+  }
+  const unsigned long long n = PyLong_AsUnsignedLongLong(index.ptr());
+  if (PyErr_Occurred()) {
+    PyErr_Clear();
+    throw py::value_error(range + std::string(py::repr(v)));
+  }
+  if (n < lo || n > hi) throw py::value_error(range + std::string(py::repr(v)));
+  return n;
+}
+
+// dtype=: a str ("float16"), a numpy dtype or scalar type (np.float32,
+// np.dtype("float16")) or a torch dtype (torch.uint8), as numpy's name. A
+// torch dtype is recognised by its type's module and its str ("torch.uint8"),
+// so torch is never imported here.
+std::string DtypeName(const py::object& v) {
+  if (py::isinstance<py::str>(v)) return v.cast<std::string>();
+  const py::object module = py::getattr(py::type::of(v), "__module__", py::none());
+  if (!module.is_none() && std::string(py::str(module)) == "torch") {
+    const std::string text = py::str(v);
+    if (text.rfind("torch.", 0) == 0) return text.substr(6);
+  }
+  try {
+    return py::str(py::dtype::from_args(v).attr("name"));
+  } catch (py::error_already_set&) {
+  }
+  throw py::type_error("dtype: expected uint8, float32 or float16 as a str, a numpy dtype or a torch dtype, got " +
+                       TypeName(v) + " " + std::string(py::repr(v)));
+}
+
 class PyLoader {
  public:
-  PyLoader(const py::object& files, size_t batch_size, const py::object& image_size, bool shuffle, uint64_t seed,
-           int rank, int world_size, int threads, const std::string& augment, bool drop_last, int channels,
-           const std::string& order, size_t prefetch, const std::string& io, bool verify_crc,
-           const std::string& split, const std::map<std::string, std::string>& keys, const std::string& resize,
-           bool masks, int worker, int num_workers, const py::object& buffers, const std::string& layout,
-           const std::string& dtype, const py::object& mean, const py::object& std, const py::object& slots) {
+  PyLoader(const py::object& files, const py::object& batch_size, const py::object& image_size, bool shuffle,
+           const py::object& seed, const py::object& rank, const py::object& world_size, const py::object& threads,
+           const std::string& augment, bool drop_last, const py::object& channels, const std::string& order,
+           const py::object& prefetch, const std::string& io, bool verify_crc, const std::string& split,
+           const std::map<std::string, std::string>& keys, const std::string& resize, bool masks,
+           const py::object& worker, const py::object& num_workers, const py::object& buffers,
+           const std::string& layout, const py::object& dtype, const py::object& mean, const py::object& std,
+           const py::object& slots) {
     reader::DatasetOptions dopt;
     dopt.shard.io = TakeArg(reader::ParseIoMode(io), "io");
     dopt.shard.verify_crc = verify_crc;
@@ -96,37 +140,49 @@ class PyLoader {
       else if (k == "mask_format") dopt.keys.mask_format = v;
       else throw py::value_error("keys: unknown key role \"" + k + "\"");
     }
+    constexpr uint64_t kIntMax = 2147483647, kInt64Max = (uint64_t{1} << 63) - 1;
     reader::BatchLoaderOptions o;
-    o.batch_size = batch_size;
-    std::tie(o.height, o.width) = ImageSize(image_size);
-    o.channels = channels;
-    o.threads = threads;
-    o.prefetch = prefetch;
+    o.batch_size = static_cast<size_t>(IntArg(batch_size, "batch_size", 1, kInt64Max));
+    if (image_size.is_none()) {
+      o.height = o.width = 0;  // the stored size (BatchLoader::ResolveShape)
+    } else {
+      std::tie(o.height, o.width) = ImageSize(image_size);
+    }
+    o.channels = channels.is_none() ? 0 : static_cast<int>(IntArg(channels, "channels", 1, 3));
+    o.threads = static_cast<int>(IntArg(threads, "threads", 1, 256));
+    o.prefetch = static_cast<size_t>(IntArg(prefetch, "prefetch", 0, kInt64Max));
     o.augment = TakeArg(reader::ParseAugment(augment), "augment");
     o.resize = TakeArg(image::ParseResizeMode(resize), "resize");
     o.masks = masks;
     o.layout = Take(reader::ParseLayout(layout));
-    o.dtype = Take(reader::ParsePixelType(dtype));
+    o.dtype = Take(reader::ParsePixelType(DtypeName(dtype)));
     o.mean = Floats(mean, "mean");
     o.std = Floats(std, "std");
-    // Checked here too so that a bad mean / std is reported before the sources are opened.
-    Check(reader::SampleConverter::Create(o.layout, o.dtype, o.mean, o.std, o.height, o.width, o.channels).status());
+    // Checked here too so that a bad mean / std is reported before the sources are opened (the size and
+    // channels may come from the manifest: then 1 x 1, and 1 channel for one mean / std value, else 3).
+    const size_t given = std::max(o.mean.size(), o.std.size());
+    const int check_channels = o.channels != 0 ? o.channels : given == 1 ? 1 : 3;
+    Check(reader::SampleConverter::Create(o.layout, o.dtype, o.mean, o.std, std::max(o.height, 1),
+                                          std::max(o.width, 1), check_channels)
+              .status());
     if (!order.empty()) {
       o.order.kind = TakeArg(reader::ParseOrderKind(order), "order");
     } else {
       o.order.kind = shuffle ? reader::OrderKind::kShuffle : reader::OrderKind::kSequential;
     }
-    o.order.seed = seed;
-    o.order.rank = rank;
-    o.order.world_size = world_size;
+    o.order.seed = IntArg(seed, "seed", 0, ~uint64_t{0});
+    o.order.rank = static_cast<int>(IntArg(rank, "rank", 0, kIntMax));
+    o.order.world_size = static_cast<int>(IntArg(world_size, "world_size", 1, kIntMax));
     o.order.drop_last = drop_last;
-    o.order.worker = worker;
-    o.order.num_workers = num_workers;
-    std::vector<reader::BatchBuffers> bufs = HoldBuffers(buffers, o);
-    if (!slots.is_none() && !bufs.empty()) throw py::value_error("buffers and slots: give one or the other");
+    o.order.worker = static_cast<int>(IntArg(worker, "worker", 0, kIntMax));
+    o.order.num_workers = static_cast<int>(IntArg(num_workers, "num_workers", 1, kIntMax));
     auto ds = Take(reader::Dataset::Open(Sources(files), dopt));
     std::shared_ptr<const reader::Dataset> shared(std::move(ds));
     dataset_ = shared;
+    // The stored size and channels, where they were left to the manifest, before buffers are checked.
+    Check(reader::BatchLoader::ResolveShape(*shared, &o));
+    std::vector<reader::BatchBuffers> bufs = HoldBuffers(buffers, o);
+    if (!slots.is_none() && !bufs.empty()) throw py::value_error("buffers and slots: give one or the other");
     if (!slots.is_none()) {
       // Batches in the slot set's memory while a slot is free; heap blocks
       // (two kept) otherwise.
@@ -135,7 +191,7 @@ class PyLoader {
     } else {
       loader_ = Take(reader::BatchLoader::Create(shared, o, bufs));
     }
-    opt_ = o;
+    opt_ = loader_->options();
     batches_per_epoch_ = loader_->batches_per_epoch();
   }
 
@@ -154,7 +210,7 @@ class PyLoader {
 
   // A new pass over the current epoch. A pass left unfinished (a peek with
   // next(iter(loader)), a break) does not count: the next iter() starts again
-  // where that pass started. After restore() or plain next() calls, a pass
+  // where that pass started. After load_state_dict() or plain next() calls, a pass
   // starts at the loader's position.
   PyEpochIterator Iter(const py::object& self) {
     auto lock = Lock();
@@ -445,23 +501,27 @@ void BindLoader(py::module_& m) {
                        "streams batches across epochs (Keras-style generators). close() or a `with` block stops\n"
                        "the loader's threads. One Loader may be used from several threads (one batch at a\n"
                        "time) and in a fork child (its threads restart there).")
-      .def(py::init<const py::object&, size_t, const py::object&, bool, uint64_t, int, int, int, const std::string&,
-                    bool, int, const std::string&, size_t, const std::string&, bool, const std::string&,
-                    const std::map<std::string, std::string>&, const std::string&, bool, int, int,
-                    const py::object&, const std::string&, const std::string&, const py::object&,
-                    const py::object&, const py::object&>(),
+      .def(py::init<const py::object&, const py::object&, const py::object&, bool, const py::object&,
+                    const py::object&, const py::object&, const py::object&, const std::string&, bool,
+                    const py::object&, const std::string&, const py::object&, const std::string&, bool,
+                    const std::string&, const std::map<std::string, std::string>&, const std::string&, bool,
+                    const py::object&, const py::object&, const py::object&, const std::string&,
+                    const py::object&, const py::object&, const py::object&, const py::object&>(),
            py::arg("sources"), py::arg("batch_size"), py::kw_only(),
-           py::arg("image_size") = py::make_tuple(224, 224),
+           py::arg("image_size") = py::none(),
            py::arg("shuffle") = false, py::arg("seed") = 0, py::arg("rank") = 0, py::arg("world_size") = 1,
            py::arg("threads") = 2, py::arg("augment") = "none", py::arg("drop_last") = false,
-           py::arg("channels") = 3, py::arg("order") = "", py::arg("prefetch") = 2, py::arg("io") = "mmap",
+           py::arg("channels") = py::none(), py::arg("order") = "", py::arg("prefetch") = 2, py::arg("io") = "mmap",
            py::arg("verify_crc") = true, py::arg("split") = "",
            py::arg("keys") = std::map<std::string, std::string>(), py::arg("resize") = "center-crop",
            py::arg("masks") = false, py::arg("worker") = 0, py::arg("num_workers") = 1,
            py::arg("buffers") = py::none(), py::arg("layout") = "NHWC", py::arg("dtype") = "uint8",
            py::arg("mean") = py::none(), py::arg("std") = py::none(), py::arg("slots") = py::none(),
            "sources: paths (str, bytes, os.PathLike), folders, globs or a manifest.json; image_size: an int or\n"
-           "(height, width); split: the manifest's split (required when it has several)")
+           "(height, width), None (default): the stored size when the manifest says every image has it;\n"
+           "channels: 1 or 3, None (default): 1 when the manifest says every image is gray, else 3;\n"
+           "dtype: \"uint8\", \"float32\", \"float16\" or a numpy / torch dtype; split: the manifest's split\n"
+           "(required when it has several)")
       .def("__len__", &PyLoader::Len, "Batches per epoch")
       .def("__iter__", [](py::object self) { return self.cast<PyLoader&>().Iter(self); },
            "A pass over the rest of the current epoch (see the class doc)")
@@ -469,8 +529,6 @@ void BindLoader(py::module_& m) {
       .def("state_dict", &PyLoader::State, "The position of the next batch, as a dict")
       .def("load_state_dict", &PyLoader::Restore, py::arg("state"),
            "Continues at a state_dict()'s position; ValueError for values out of range or from another loader")
-      .def("state", &PyLoader::State, "Alias of state_dict()")
-      .def("restore", &PyLoader::Restore, py::arg("state"), "Alias of load_state_dict()")
       .def("close", &PyLoader::Close, "Stops and joins the loader's threads; later use raises ValueError")
       .def("__enter__", [](py::object self) { return self; })
       .def("__exit__", [](PyLoader& l, py::object, py::object, py::object) { l.Close(); })

@@ -76,7 +76,7 @@ class PyShardWriter {
     const Status s = Finish();
     const std::string text = s.ok() ? "libshard.ShardWriter(" + path_ + ") was not closed; closed at garbage collection"
                                     : "libshard.ShardWriter(" + path_ + ") was not closed, and closing it at garbage "
-                                      "collection failed (nothing written): " + s.ToString();
+                                      "collection failed (nothing written): " + s.message();
     if (PyErr_WarnEx(s.ok() ? PyExc_ResourceWarning : PyExc_RuntimeWarning, text.c_str(), 1) != 0) {
       PyErr_WriteUnraisable(Py_None);
     }

@@ -81,5 +81,40 @@ TEST(BatchLayout, RejectsBadArgumentsNamingThem) {
   EXPECT_NE(ParsePixelType("int8").status().ToString().find("dtype: unknown dtype \"int8\""), std::string::npos);
 }
 
+// issue 21: std=1e-300 or mean=1e300 put +-inf into batches.
+TEST(BatchLayout, RefusesNormalisationWhoseResultsAreNotFiniteInTheDtype) {
+  auto msg = [](StatusOr<SampleConverter> s) { return s.ok() ? std::string("ok") : std::string(s.status().message()); };
+  EXPECT_EQ(msg(SampleConverter::Create(Layout::kNCHW, PixelType::kFloat32, {}, {1e-300}, 2, 2, 1)),
+            "mean/std: channel 0 (mean 0, std 1e-300) gives 1e+300 for pixel value 255, beyond float32's range "
+            "(largest 3.40282e+38): (x / 255 - mean) / std must be finite in the chosen dtype");
+  EXPECT_EQ(msg(SampleConverter::Create(Layout::kNCHW, PixelType::kFloat32, {0.5, 1e300, 0.5}, {}, 2, 2, 3)),
+            "mean/std: channel 1 (mean 1e+300, std 1) gives -1e+300 for pixel value 255, beyond float32's range "
+            "(largest 3.40282e+38): (x / 255 - mean) / std must be finite in the chosen dtype");
+  // float16's range is far smaller: 1 / 1e-5 = 1e5 > 65504.
+  EXPECT_EQ(msg(SampleConverter::Create(Layout::kNHWC, PixelType::kFloat16, {}, {1e-5}, 2, 2, 1)),
+            "mean/std: channel 0 (mean 0, std 1e-05) gives 100000 for pixel value 255, beyond float16's range "
+            "(largest 65504): (x / 255 - mean) / std must be finite in the chosen dtype");
+  EXPECT_EQ(msg(SampleConverter::Create(Layout::kNHWC, PixelType::kFloat32, {}, {1e-5}, 2, 2, 1)), "ok");
+  EXPECT_EQ(msg(SampleConverter::Create(Layout::kNHWC, PixelType::kFloat16, {}, {1.0 / 65000}, 2, 2, 1)), "ok");
+  // Every value a converter accepts converts to finite numbers.
+  for (PixelType t : {PixelType::kFloat32, PixelType::kFloat16}) {
+    for (double sd : {1e-3, 1.0 / 255 / 60000, 1e-30, 1e30}) {
+      auto conv = SampleConverter::Create(Layout::kNHWC, t, {0.25}, {sd}, 1, 256, 1);
+      if (!conv.ok()) continue;
+      std::vector<uint8_t> hwc(256);
+      for (int x = 0; x < 256; ++x) hwc[x] = static_cast<uint8_t>(x);
+      std::vector<uint8_t> out(conv->sample_bytes());
+      conv->Convert(hwc.data(), out.data());
+      for (int x = 0; x < 256; ++x) {
+        const double v = t == PixelType::kFloat32 ? reinterpret_cast<const float*>(out.data())[x]
+                                                  : ((reinterpret_cast<const uint16_t*>(out.data())[x] & 0x7C00) == 0x7C00
+                                                         ? INFINITY
+                                                         : 0.0);
+        EXPECT_TRUE(std::isfinite(v)) << PixelTypeName(t) << " std " << sd << " x " << x;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace libshard::reader

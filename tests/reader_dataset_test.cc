@@ -56,7 +56,7 @@ TEST(Dataset, AMissingSourceIsNotFoundNamingIt) {
 
 // A manifest as protobuf's JSON printer writes it (64-bit counts as strings).
 std::string Manifest(const std::string& format, const std::string& records_b) {
-  return R"({"format": ")" + format + R"(", "labels": [{"label": "0", "name": "cat"}, {"label": "1", "name": "dog"}],
+  return R"({"format": ")" + format + R"(", "complete": true, "labels": [{"label": "0", "name": "cat"}, {"label": "1", "name": "dog"}],
   "splits": [
    {"name": "train", "records": "5", "shards": [
      {"file": "train-00000-of-00002.tfrecord", "records": "2"},
@@ -120,7 +120,7 @@ TEST(Dataset, OpensTheConvertersManifest) {
 TEST(Dataset, HasFeatureComesFromTheManifestsSchema) {
   const std::string dir = testing::MakeTempDir();
   testing::WritePlainShard(dir + "/train-00000-of-00001.tfrecord", 2);
-  testing::WriteFileOrDie(dir + "/manifest.json", R"({"format": "libshard.manifest/1",
+  testing::WriteFileOrDie(dir + "/manifest.json", R"({"format": "libshard.manifest/1", "complete": true,
     "schema": [{"key": "image/encoded", "kind": "bytes", "required": true},
                {"key": "image/segmentation/class/encoded", "kind": "bytes", "required": false}],
     "splits": [{"name": "train", "records": "2", "shards": [
@@ -132,6 +132,197 @@ TEST(Dataset, HasFeatureComesFromTheManifestsSchema) {
   auto files = Dataset::Open({dir + "/train-00000-of-00001.tfrecord"});
   ASSERT_TRUE(files.ok());
   EXPECT_EQ((*files)->HasFeature("image/encoded"), std::nullopt);  // no manifest: unknown
+}
+
+// issue 21: a source named twice would be read twice; refused by file identity.
+TEST(Dataset, AFileReachedTwiceIsRefusedNamingBothSources) {
+  const std::string dir = testing::MakeTempDir();
+  const std::string other = testing::MakeTempDir();
+  testing::WritePlainShard(dir + "/a.tfrecord", 2);
+  testing::WritePlainShard(dir + "/b.tfrecord", 3);
+  std::filesystem::create_symlink(dir + "/a.tfrecord", other + "/link.tfrecord");
+  const std::vector<std::vector<std::string>> cases = {
+      {dir, dir},
+      {dir + "/a.tfrecord", dir},
+      {dir + "/*.tfrecord", dir},
+      {other + "/link.tfrecord", dir + "/a.tfrecord"},
+      {dir + "/b.tfrecord", dir + "/./b.tfrecord"},
+  };
+  for (const auto& src : cases) {
+    auto ds = Dataset::Open(src);
+    ASSERT_EQ(ds.status().code(), StatusCode::kInvalidArgument) << src[0] << " " << src[1];
+    const std::string msg = ds.status().message();
+    EXPECT_NE(msg.find(src[0]), std::string::npos) << msg;
+    EXPECT_NE(msg.find(src[1]), std::string::npos) << msg;
+    EXPECT_NE(msg.find("are the same file"), std::string::npos) << msg;
+  }
+  EXPECT_EQ(Dataset::Open({dir + "/b.tfrecord", dir + "/./b.tfrecord"}).status().message(),
+            dir + "/./b.tfrecord and " + dir +
+                "/b.tfrecord are the same file: each shard may be named once (drop one of the sources)");
+  // Different files are fine, and so is the symbolic link alone.
+  EXPECT_TRUE(Dataset::Open({dir + "/a.tfrecord", dir + "/b.tfrecord"}).ok());
+  auto link = Dataset::Open({other + "/link.tfrecord"});
+  ASSERT_TRUE(link.ok()) << link.status();
+  EXPECT_EQ((*link)->size(), 2u);
+
+  // A manifest and one of its shards.
+  const std::string conv = testing::MakeTempDir();
+  testing::WritePlainShard(conv + "/train-00000-of-00001.tfrecord", 2);
+  testing::WriteFileOrDie(conv + "/manifest.json", R"({"format": "libshard.manifest/1", "complete": true,
+    "splits": [{"name": "train", "records": "2", "shards": [
+      {"file": "train-00000-of-00001.tfrecord", "records": "2"}]}]})");
+  auto both = Dataset::Open({conv, conv + "/train-00000-of-00001.tfrecord"});
+  ASSERT_EQ(both.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(both.status().message(),
+            conv + "/train-00000-of-00001.tfrecord and " + conv + " (" + conv +
+                "/train-00000-of-00001.tfrecord) are the same file: each shard may be named once (drop one of the "
+                "sources)");
+  EXPECT_EQ(Dataset::Open({conv + "/manifest.json", conv}).status().code(), StatusCode::kInvalidArgument);
+}
+
+// issue 21: an unfinished conversion (or task outputs not merged) read as
+// if it were whole mixes splits and misses shards.
+TEST(Dataset, AnUnfinishedConversionIsRefused) {
+  const std::string dir = testing::MakeTempDir();
+  testing::WritePlainShard(dir + "/x-train-00000-of-00003.tfrecord", 2);
+  testing::WritePlainShard(dir + "/x-train-00002-of-00003.tfrecord", 2);
+  testing::WritePlainShard(dir + "/x-val-00000-of-00001.tfrecord", 1);
+  for (const std::string& src : {dir, dir + "/*.tfrecord"}) {
+    auto ds = Dataset::Open({src});
+    ASSERT_EQ(ds.status().code(), StatusCode::kInvalidArgument) << src;
+    const std::string msg = ds.status().message();
+    EXPECT_EQ(msg.rfind(src + ": " + dir + "/x-train-*-of-00003.tfrecord: 2 of the 3 shards of this set are here; "
+                                         "1 missing (00001)",
+                        0),
+              0u)
+        << msg;
+    EXPECT_NE(msg.find("run `shard verify " + src + "`"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("shard merge"), std::string::npos) << msg;
+  }
+  // Named one by one, shards are read as they are.
+  auto files = Dataset::Open({dir + "/x-train-00000-of-00003.tfrecord", dir + "/x-train-00002-of-00003.tfrecord"});
+  ASSERT_TRUE(files.ok()) << files.status();
+  EXPECT_EQ((*files)->size(), 4u);
+
+  // The converter's state without a manifest: killed before the manifest
+  // (the set may even be whole), or --num-tasks outputs not merged.
+  const std::string killed = testing::MakeTempDir();
+  testing::WritePlainShard(killed + "/x-train-00000-of-00001.tfrecord", 2);
+  std::filesystem::create_directories(killed + "/.libshard");
+  testing::WriteFileOrDie(killed + "/.libshard/x-train-00000-of-00001.tfrecord.json", "{}");
+  auto k = Dataset::Open({killed});
+  ASSERT_EQ(k.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(k.status().message(), killed +
+                                       ": a `shard convert` that did not finish (no manifest.json, the converter's "
+                                       ".libshard/ state is there); rerun the same command to finish it (`shard "
+                                       "verify " + killed + "` says what is there)");
+  testing::WriteFileOrDie(killed + "/.libshard/manifest.task-00000-of-00002.json", "{}");
+  k = Dataset::Open({killed});
+  ASSERT_EQ(k.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(k.status().message(), killed +
+                                       ": task outputs of `shard convert --num-tasks` not merged yet (no "
+                                       "manifest.json, partial manifests in .libshard/); run `shard merge " +
+                                       killed + "` first");
+  // A task's partial manifest given as the source.
+  testing::WriteFileOrDie(killed + "/.libshard/manifest.task-00000-of-00002.json",
+                          R"({"format": "libshard.manifest/1", "complete": false, "splits": [{"name": "train",
+                              "records": "2", "shards": [{"file": "x-train-00000-of-00001.tfrecord", "records": "2"}]}]})");
+  auto task = Dataset::Open({killed + "/.libshard/manifest.task-00000-of-00002.json"});
+  ASSERT_EQ(task.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(task.status().message().find("not complete"), std::string::npos) << task.status();
+  EXPECT_NE(task.status().message().find("shard merge"), std::string::npos) << task.status();
+}
+
+// issue 21: keys={"label": "image/class/lable"} made every label -1.
+TEST(Dataset, AKeyTheSchemaLacksIsRefusedNamingTheKeysItHas) {
+  const std::string dir = testing::MakeTempDir();
+  testing::WritePlainShard(dir + "/train-00000-of-00001.tfrecord", 2);
+  testing::WriteFileOrDie(dir + "/manifest.json", R"({"format": "libshard.manifest/1", "complete": true,
+    "schema": [{"key": "image/encoded", "kind": "bytes", "required": true},
+               {"key": "image/class/label", "kind": "int64", "required": false}],
+    "splits": [{"name": "train", "records": "2", "shards": [
+      {"file": "train-00000-of-00001.tfrecord", "records": "2"}]}]})");
+  DatasetOptions o;
+  o.keys.label = "image/class/lable";
+  auto ds = Dataset::Open({dir}, o);
+  ASSERT_EQ(ds.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ds.status().message(),
+            "keys: the label key \"image/class/lable\" is not in the manifest's schema (its keys: image/class/label, "
+            "image/encoded)");
+  o.keys.label = "image/class/label";
+  o.keys.image = "image_raw";
+  EXPECT_NE(Dataset::Open({dir}, o).status().message().find("the image key \"image_raw\""), std::string::npos);
+  // Keys the schema lists, and plain shards (no schema to check against), are fine.
+  o.keys.image = "image/encoded";
+  EXPECT_TRUE(Dataset::Open({dir}, o).ok());
+  o.keys.label = "label";
+  EXPECT_TRUE(Dataset::Open({dir + "/train-00000-of-00001.tfrecord"}, o).ok());
+}
+
+// A manifest whose splits carry the statistics the converter writes.
+std::string ShapeManifest(const std::string& options, const std::string& stats) {
+  return R"({"format": "libshard.manifest/1", "complete": true, "options": )" + options + R"(,
+    "splits": [{"name": "train", "records": "4", "stats": )" + stats + R"(, "shards": [
+      {"file": "train-00000-of-00001.tfrecord", "records": "4"}]}]})";
+}
+
+// issue 21: with no size given, the loader takes the stored one only when
+// the manifest says every sample has it.
+TEST(Dataset, StoredShapeComesFromTheManifest) {
+  const std::string dir = testing::MakeTempDir();
+  testing::WritePlainShard(dir + "/train-00000-of-00001.tfrecord", 4);
+  const std::string rgb = R"([{"count": "3136"}, {"count": "3136"}, {"count": "3136"}])";
+  const std::string gray = R"([{"count": "3136"}])";
+  const std::string mixed = R"([{"count": "3136"}, {"count": "784"}, {"count": "784"}])";
+  struct Case {
+    std::string options, stats;
+    int width, height, channels;
+    std::string sizes;
+  };
+  const Case cases[] = {
+      // Kept at the source size: the source sizes say it.
+      {R"({"resize_mode": "none"})",
+       R"({"channels": )" + gray + R"(, "source_sizes": [{"name": "28x28", "count": "4"}]})", 28, 28, 1, "28x28"},
+      {R"({"resize_mode": "none"})",
+       R"({"channels": )" + mixed +
+           R"(, "source_sizes": [{"name": "28x28", "count": "3"}, {"name": "32x24", "count": "1"}]})",
+       0, 0, 0, "28x28, 32x24"},
+      // A fixed-size resize mode: its size, whatever the sources were.
+      {R"({"resize_mode": "center-crop", "width": 224, "height": 160})",
+       R"({"channels": )" + rgb + R"(, "source_sizes": [{"name": "500x300", "count": "4"}]})", 224, 160, 3,
+       "224x160"},
+      // keep-ratio: through the same geometry as the converter.
+      {R"({"resize_mode": "keep-ratio", "width": 100, "height": 100})",
+       R"({"channels": )" + rgb + R"(, "source_sizes": [{"name": "400x200", "count": "4"}]})", 100, 50, 3,
+       "100x50"},
+      // An explicit crop.
+      {R"({"resize_mode": "none", "crop": "1,2,10,12"})",
+       R"({"channels": )" + rgb + R"(, "source_sizes": [{"name": "40x40", "count": "4"}]})", 10, 12, 3, "10x12"},
+      // EXIF-rotated JPEGs may be stored turned: not one size.
+      {R"({"resize_mode": "none", "apply_orientation": true})",
+       R"({"channels": )" + rgb +
+           R"(, "source_sizes": [{"name": "40x30", "count": "4"}], "source_formats": [{"name": "jpeg", "count": "4"}]})",
+       0, 0, 3, "40x30, 30x40"},
+      // No sizes recorded (an older manifest).
+      {R"({"resize_mode": "none"})", R"({"channels": )" + rgb + "}", 0, 0, 3, ""},
+  };
+  for (const Case& c : cases) {
+    testing::WriteFileOrDie(dir + "/manifest.json", ShapeManifest(c.options, c.stats));
+    auto ds = Dataset::Open({dir});
+    ASSERT_TRUE(ds.ok()) << ds.status();
+    const StoredShape& s = (*ds)->stored_shape();
+    EXPECT_EQ(s.width, c.width) << c.options << c.stats;
+    EXPECT_EQ(s.height, c.height) << c.options << c.stats;
+    EXPECT_EQ(s.channels, c.channels) << c.options << c.stats;
+    EXPECT_EQ(s.sizes, c.sizes) << c.options << c.stats;
+    EXPECT_EQ(s.unknown, c.sizes.empty() ? dir + "/manifest.json records no image sizes" : "") << c.options << c.stats;
+  }
+  auto plain = Dataset::Open({dir + "/train-00000-of-00001.tfrecord"});
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ((*plain)->stored_shape().width, 0);
+  EXPECT_EQ((*plain)->stored_shape().channels, 0);
+  EXPECT_EQ((*plain)->stored_shape().sizes, "");
+  EXPECT_EQ((*plain)->stored_shape().unknown, dir + "/train-00000-of-00001.tfrecord has no manifest.json to record them");
 }
 
 }  // namespace

@@ -11,6 +11,8 @@ The compiled core is :mod:`libshard._libshard`; this package re-exports it:
   (:mod:`libshard.tools`).
 * :mod:`libshard.torch` -- ``ShardDataset``, a ``torch.utils.data.IterableDataset``
   (imported on demand: ``import libshard.torch``).
+* :mod:`libshard.keras` -- ``ShardDataset``, a ``keras.utils.PyDataset`` whose item ``i`` is
+  batch ``i`` of the current epoch (imported on demand: ``import libshard.keras``).
 
 docs/reader.md has the whole API.
 """

@@ -122,22 +122,29 @@ class Loader:
     """
 
     def __init__(self, sources: Union[str, Sequence[str]], batch_size: int, *,
-                 image_size: Union[int, Tuple[int, int]] = (224, 224), shuffle: bool = False, seed: int = 0, rank: int = 0,
-                 world_size: int = 1, threads: int = 2, augment: str = "none", drop_last: bool = False,
-                 channels: int = 3, order: str = "", prefetch: int = 2, io: str = "mmap", verify_crc: bool = True,
+                 image_size: Union[None, int, Tuple[int, int]] = None, shuffle: bool = False, seed: int = 0,
+                 rank: int = 0, world_size: int = 1, threads: int = 2, augment: str = "none", drop_last: bool = False,
+                 channels: Optional[int] = None, order: str = "", prefetch: int = 2, io: str = "mmap",
+                 verify_crc: bool = True,
                  split: str = "", keys: Mapping[str, str] = {}, resize: str = "center-crop", masks: bool = False,
                  worker: int = 0, num_workers: int = 1,
                  buffers: Optional[Sequence[Tuple[np.ndarray, ...]]] = None, layout: str = "NHWC",
-                 dtype: str = "uint8", mean: Optional[Sequence[float]] = None,
+                 dtype: Union[str, np.dtype, type, Any] = "uint8", mean: Optional[Sequence[float]] = None,
                  std: Optional[Sequence[float]] = None, slots: Optional[Any] = None) -> None:
         """Opens the sources and sets up the decode threads (they start on the first batch).
 
         Args:
             sources: shard files, folders (their ``*.tfrecord``), globs, or a ``manifest.json``; one str or a list.
-            batch_size: samples per batch (> 0).
-            image_size: ``(height, width)`` of every output image, or one int for a square.
+                A file reached twice (the same folder twice, a manifest and one of its shards, a glob and its
+                folder, a link and its target) is a ValueError naming both; so is an unfinished conversion (a
+                partial manifest, a folder with the converter's ``.libshard/`` but no ``manifest.json``, a folder
+                or glob whose ``-NNNNN-of-MMMMM`` shards miss some numbers).
+            batch_size: samples per batch (> 0). The loader's own buffers hold at most the largest batch an epoch
+                gives; buffers beyond half the machine's memory are a ValueError naming the bytes.
+            image_size: ``(height, width)`` of every output image, or one int for a square. None (default): the
+                stored size, when the manifest says every image has one (else ValueError naming the sizes).
             shuffle: a full permutation of the samples each epoch, drawn from ``(seed, epoch)``.
-            seed: shuffle and augmentation seed; the same on every rank.
+            seed: shuffle and augmentation seed (0..2**64 - 1); the same on every rank.
             rank: this data-parallel rank, ``0 <= rank < world_size``.
             world_size: number of data-parallel ranks; the epoch's order is cut into that many parts.
             threads: decode threads (1..256).
@@ -146,7 +153,8 @@ class Loader:
             drop_last: False: each rank gets ``ceil(n / world_size)`` samples (padded by repeating the order's
                 first samples), the last batch may be short. True: ``floor(n / world_size)``, disjoint across
                 ranks, the short last batch dropped.
-            channels: 3 (RGB) or 1 (gray).
+            channels: 3 (RGB) or 1 (gray). None (default): 1 when the manifest says every image is stored
+                gray, else 3.
             order: ``"sequential"``, ``"shuffle"`` or ``"block-shuffle"``; overrides ``shuffle`` when given.
             prefetch: batches decoded ahead of the consumer (owned buffers only).
             io: ``"mmap"`` or ``"pread"``.
@@ -154,7 +162,8 @@ class Loader:
             split: with a ``manifest.json`` (or a folder holding one), the split to read (e.g. ``"train"``);
                 required when the manifest has several, ``"*"`` for all of them.
             keys: feature keys by role, for files written by other tools: ``{"image": ..., "label": ...,
-                "format": ..., "shape": ..., "dtype": ..., "mask": ..., "mask_format": ...}``.
+                "format": ..., "shape": ..., "dtype": ..., "mask": ..., "mask_format": ...}``. With a manifest, a
+                key it does not list is a ValueError naming the keys it has.
             resize: how an image of another size reaches ``image_size`` without augmentation:
                 ``"center-crop"``, ``"stretch"``, ``"letterbox"`` or ``"crop-or-pad"``.
             masks: also produce segmentation masks (uint8 ``[B, H, W]``, same geometry, nearest neighbour).
@@ -165,15 +174,19 @@ class Loader:
                 values of ``dtype``, ``batch_size`` int64, ``batch_size * H * W`` uint8. Batches are then views
                 into them, valid until the loader reuses the buffer.
             layout: ``"NHWC"`` (channels last) or ``"NCHW"`` (channels first). Masks are unaffected.
-            dtype: ``"uint8"`` (decoded values), ``"float32"`` or ``"float16"``: ``(x / 255 - mean) / std``.
+            dtype: ``"uint8"`` (decoded values), ``"float32"`` or ``"float16"``: ``(x / 255 - mean) / std``; or
+                the numpy or torch dtype of the same name (``np.float32``, ``np.dtype("float16")``,
+                ``torch.uint8``).
             mean: per-channel means on the 0..1 scale (torchvision's ``Normalize``), ``channels`` values;
                 float dtypes only. Default: 0.
-            std: per-channel standard deviations on the 0..1 scale, non-zero. Default: 1.
+            std: per-channel standard deviations on the 0..1 scale, non-zero. Default: 1. Values whose results
+                are not finite in ``dtype`` (float16: beyond 65504) are a ValueError.
             slots: internal (``libshard.torch``): a ``_SlotSet`` of shared-memory or pinned batch slots that
                 batches are decoded into while one is free. Not with ``buffers``.
 
         Raises:
-            ValueError: a bad argument (the message names it). FileNotFoundError: a missing source.
+            ValueError: a bad argument (the message names it; an integer argument out of range too).
+            TypeError: an argument of the wrong type (naming it). FileNotFoundError: a missing source.
             DataLossError: a corrupt shard or manifest.
         """
 
@@ -210,16 +223,6 @@ class Loader:
 
         Raises:
             ValueError: a state of another seed, rank, world size or dataset, or a batch past the epoch.
-        """
-
-    def state(self) -> Dict[str, int]:
-        """Alias of :meth:`state_dict`."""
-
-    def restore(self, state: Mapping[str, int]) -> None:
-        """Alias of :meth:`load_state_dict`.
-
-        Args:
-            state: a dict from :meth:`state_dict`.
         """
 
     @property

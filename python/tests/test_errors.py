@@ -85,7 +85,7 @@ def test_bad_arguments_are_value_errors(tmp_path):
                dict(dtype="float64"), dict(layout="HWC"), dict(keys={"colour": "c"}),
                dict(buffers=[(np.zeros(3, np.uint8),)])):
         name = next(iter(kw))
-        with pytest.raises(ValueError, match="^(INVALID_ARGUMENT: )?%s: " % name):
-            libshard.Loader(str(path), 1, **kw)
+        with pytest.raises(ValueError, match="^%s: " % name):
+            libshard.Loader(str(path), 1, image_size=8, **kw)
     with pytest.raises(ValueError, match="io"):
         libshard.ShardReader(str(path), io="carrier-pigeon")

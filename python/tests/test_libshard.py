@@ -80,7 +80,7 @@ def test_loader_pixels_equal_pillow(tmp_path):
             assert labels[i] == seen
             seen += 1
     assert seen == 7
-    assert loader.state()["epoch"] == 1
+    assert loader.state_dict()["epoch"] == 1
 
 
 def test_loader_shuffle_resume_and_ranks(tmp_path):
@@ -97,17 +97,17 @@ def test_loader_shuffle_resume_and_ranks(tmp_path):
     assert sorted(np.concatenate([lb for _, lb in epoch0]).tolist()) == list(range(20))
     it = iter(loader)
     next(it)
-    saved = loader.state()
+    saved = loader.state_dict()
     rest = [(im.copy(), lb.copy()) for im, lb in it]
     fresh = make(threads=1)
-    fresh.restore(saved)
+    fresh.load_state_dict(saved)
     again = [(im.copy(), lb.copy()) for im, lb in fresh]
     assert len(again) == len(rest) == 4
     for (a, la), (b, lb) in zip(rest, again):
         np.testing.assert_array_equal(a, b)
         np.testing.assert_array_equal(la, lb)
     with pytest.raises(ValueError):
-        make(world=2).restore(saved)
+        make(world=2).load_state_dict(saved)
 
     parts = [np.concatenate([lb for _, lb in make(rank=r, world=3, drop_last=True)]) for r in range(3)]
     assert all(len(p) == 4 for p in parts)  # 6 samples per rank, the short batch dropped

@@ -93,7 +93,7 @@ def test_loader_arguments_beyond_sources_and_batch_size_are_keyword_only(tmp_pat
     with pytest.raises(TypeError):
         libshard.Loader(str(path), 1, (8, 8))
     assert len(libshard.Loader(str(path), 1, image_size=(8, 8))) == 1
-    assert len(libshard.Loader(sources=str(path), batch_size=1)) == 1
+    assert len(libshard.Loader(sources=str(path), batch_size=1, image_size=8)) == 1
 
 
 def test_every_public_name_is_documented():

@@ -13,6 +13,7 @@
 #include "fixtures.h"
 #include "libshard/convert/converter.h"
 #include "libshard/convert/manifest_io.h"
+#include "libshard/reader/dataset.h"
 #include "testutil.h"
 
 namespace libshard::convert {
@@ -354,6 +355,57 @@ TEST(MergeMaskStatsTest, MaskClassesAndHistogramSurviveTheMerge) {
   b.clear_run();
   EXPECT_EQ(a.SerializeAsString(), b.SerializeAsString());
   EXPECT_EQ(b.stats().mask_pixels_size(), 3);
+}
+
+// The reader reads only what a complete manifest lists (issue 21): task
+// outputs are refused until merged, a partial manifest is refused, and a
+// killed run (no manifest.json) too; the merged folder reads every sample
+// once, with the stored shape its options imply.
+TEST_F(MergeTest, TheReaderRefusesTaskOutputsUntilTheyAreMerged) {
+  const std::string dir = base_ + "/tasks";
+  RunTask(dir, 3, 0);
+  reader::DatasetOptions all;
+  all.split = "*";
+  auto folder = reader::Dataset::Open({dir}, all);
+  ASSERT_EQ(folder.status().code(), StatusCode::kInvalidArgument) << folder.status();
+  EXPECT_EQ(folder.status().message(),
+            dir + ": task outputs of `shard convert --num-tasks` not merged yet (no manifest.json, partial manifests "
+                  "in .libshard/); run `shard merge " + dir + "` first");
+  auto glob = reader::Dataset::Open({dir + "/*.tfrecord"});
+  ASSERT_EQ(glob.status().code(), StatusCode::kInvalidArgument) << glob.status();
+  EXPECT_NE(glob.status().message().find("shards of this set are here"), std::string::npos) << glob.status();
+  EXPECT_NE(glob.status().message().find("run `shard verify " + dir + "/*.tfrecord`"), std::string::npos);
+  auto partial = reader::Dataset::Open({TaskManifestPath(dir, 0, 3)}, all);
+  ASSERT_EQ(partial.status().code(), StatusCode::kInvalidArgument) << partial.status();
+  EXPECT_NE(partial.status().message().find("not complete"), std::string::npos) << partial.status();
+
+  RunTask(dir, 3, 1);
+  RunTask(dir, 3, 2);
+  StatusOr<MergeResult> merged = MergeTasks(dir);
+  ASSERT_TRUE(merged.ok()) << merged.status();
+  auto ds = reader::Dataset::Open({dir}, all);
+  ASSERT_TRUE(ds.ok()) << ds.status();
+  EXPECT_EQ((*ds)->size(), 23u);  // every image once (readme.txt rejected)
+  // Kept at their varied source sizes: no one stored size.
+  EXPECT_EQ((*ds)->stored_shape().width, 0);
+  EXPECT_EQ((*ds)->stored_shape().channels, 3);
+
+  // A single run killed before its manifest.
+  const std::string killed = base_ + "/killed";
+  ConvertOptions o = Options(killed);
+  o.encode.transform.mode = image::ResizeMode::kStretch;
+  o.encode.transform.width = 16;
+  o.encode.transform.height = 12;
+  ASSERT_TRUE(Convert(o).ok());
+  auto sized = reader::Dataset::Open({killed}, all);
+  ASSERT_TRUE(sized.ok()) << sized.status();
+  EXPECT_EQ((*sized)->stored_shape().width, 16);
+  EXPECT_EQ((*sized)->stored_shape().height, 12);
+  EXPECT_EQ((*sized)->stored_shape().sizes, "16x12");
+  fs::remove(killed + "/manifest.json");
+  auto k = reader::Dataset::Open({killed});
+  ASSERT_EQ(k.status().code(), StatusCode::kInvalidArgument) << k.status();
+  EXPECT_NE(k.status().message().find("a `shard convert` that did not finish"), std::string::npos) << k.status();
 }
 
 }  // namespace

@@ -1,9 +1,13 @@
 #include <glob.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
+#include <iterator>
+#include <map>
 #include <set>
 #include <system_error>
+#include <tuple>
 
 #include "libshard/io/shard_paths.h"
 
@@ -130,6 +134,65 @@ StatusOr<std::vector<std::string>> ExpandPaths(const std::vector<std::string>& a
     if (seen.insert(p).second) unique.push_back(std::move(p));
   }
   return unique;
+}
+
+std::vector<NumberedSetGap> FindIncompleteNumberedSets(const std::vector<std::string>& paths) {
+  struct Set {
+    std::string width;  // MMMMM as written
+    std::set<uint64_t> numbers;
+  };
+  // (folder, HEAD, TAIL) -> MMMMM -> numbers present
+  std::map<std::tuple<std::string, std::string, std::string>, std::map<uint64_t, Set>> sets;
+  std::vector<NumberedSetGap> faults;
+  for (const std::string& path : paths) {
+    const fs::path p(path);
+    const std::string name = p.filename().string();
+    const std::optional<ShardNumbering> m = ParseShardNumbering(name);
+    if (!m || m->index.size() > 18 || m->count.size() > 18) continue;
+    const std::string index(m->index), width(m->count);
+    const uint64_t n = std::stoull(index), count = std::stoull(width);
+    Set& set = sets[{p.parent_path().string(), std::string(m->head), std::string(m->tail)}][count];
+    set.width = width;
+    set.numbers.insert(n);
+    if (n >= count) {
+      faults.push_back({path, "shard number " + index + " is beyond its set of " + width +
+                            " (numbers run from 0 to M-1); no manifest.json to say more"});
+    }
+  }
+  for (const auto& [key, by_count] : sets) {
+    const auto& [dir, head, tail] = key;
+    const std::string in_dir = dir.empty() ? "" : dir + "/";
+    if (by_count.size() > 1) {
+      std::string counts;
+      for (const auto& [count, set] : by_count) counts += (counts.empty() ? "" : " and ") + set.width;
+      faults.push_back({in_dir + head + "-*-of-*" + tail, "shards of sets of different sizes (" + counts +
+                            ") under one name: shards of two conversions; no manifest.json to say which is current"});
+    }
+    for (const auto& [count, set] : by_count) {
+      // Bounded work whatever MMMMM says: the first ten missing numbers lie
+      // within the present ones plus ten.
+      const uint64_t present = static_cast<uint64_t>(
+          std::distance(set.numbers.begin(), set.numbers.lower_bound(count)));
+      if (present == count) continue;
+      const uint64_t missing = count - present;
+      std::string list;
+      char buf[32];
+      int listed = 0;
+      for (uint64_t i = 0; i < count && listed < 10; ++i) {
+        if (set.numbers.count(i)) continue;
+        std::snprintf(buf, sizeof buf, "%0*llu", static_cast<int>(set.width.size()),
+                      static_cast<unsigned long long>(i));
+        list += (listed++ ? ", " : "") + std::string(buf);
+      }
+      if (missing > 10) list += ", ...";
+      faults.push_back({in_dir + head + "-*-of-" + set.width + tail, std::to_string(present) + " of the " + std::to_string(count) + " shards of this set are here; " +
+                            std::to_string(missing) + " missing (" + list +
+                            "); no manifest.json to say more"});
+    }
+  }
+  std::sort(faults.begin(), faults.end(),
+            [](const NumberedSetGap& a, const NumberedSetGap& b) { return a.path < b.path; });
+  return faults;
 }
 
 }  // namespace libshard::io

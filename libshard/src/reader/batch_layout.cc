@@ -1,7 +1,9 @@
 #include "libshard/reader/batch_layout.h"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <string>
 
@@ -129,6 +131,33 @@ StatusOr<SampleConverter> SampleConverter::Create(Layout layout, PixelType dtype
       if (!std::isfinite(v) || (k == 1 && v == 0)) {
         return InvalidArgumentError(std::string(names[k]) + ": " + std::to_string(v) +
                                     (k == 1 ? " (values must be finite and non-zero)" : " (values must be finite)"));
+      }
+    }
+  }
+  // (x / 255 - mean) / std is linear in x: its extremes are at x = 0 and 255.
+  // Each must be finite in the dtype, as computed (float32: x * scale + bias
+  // in float; float16: rounded from double, 65520 and beyond round to inf).
+  if (is_float) {
+    const double largest = dtype == PixelType::kFloat16 ? 65504.0 : static_cast<double>(FLT_MAX);
+    for (int c = 0; c < channels; ++c) {
+      const double m = mean.empty() ? 0.0 : mean[c];
+      const double sd = std.empty() ? 1.0 : std[c];
+      const float scale = static_cast<float>(1.0 / (255.0 * sd));
+      const float bias = static_cast<float>(-m / sd);
+      for (int x : {255, 0}) {
+        const double v = (x / 255.0 - m) / sd;
+        const bool finite = dtype == PixelType::kFloat16
+                                ? std::isfinite(v) && std::fabs(v) < 65520.0
+                                : std::isfinite(v) && std::fabs(v) <= largest &&
+                                      std::isfinite(static_cast<float>(x) * scale + bias);
+        if (!finite) {
+          char buf[256];
+          std::snprintf(buf, sizeof buf,
+                        "mean/std: channel %d (mean %g, std %g) gives %g for pixel value %d, beyond %s's range "
+                        "(largest %g): (x / 255 - mean) / std must be finite in the chosen dtype",
+                        c, m, sd, v, x, PixelTypeName(dtype), largest);
+          return InvalidArgumentError(buf);
+        }
       }
     }
   }

@@ -13,6 +13,8 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
+#include <cstdio>
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
@@ -375,10 +377,54 @@ BatchLoader::~BatchLoader() {
 
 namespace {
 
+// Physical memory, for bounding the loader's own buffers; 0 when unknown.
+uint64_t PhysicalMemory() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
+}
+
+// "925.0 MB".
+std::string Bytes(long double n) {
+  const char* units[] = {"bytes", "kB", "MB", "GB", "TB", "PB", "EB"};
+  int u = 0;
+  while (n >= 1000 && u < 6) {
+    n /= 1000;
+    ++u;
+  }
+  char buf[64];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0Lf %s" : "%.1Lf %s", n, units[u]);
+  return buf;
+}
+
+std::string Count(long double n) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.0Lf", n);
+  return buf;
+}
+
 StatusOr<std::unique_ptr<BatchLoader::Impl>> NewImpl(std::shared_ptr<const Dataset> dataset,
-                                                     const BatchLoaderOptions& options);
+                                                     const BatchLoaderOptions& given);
 
 }  // namespace
+
+Status BatchLoader::ResolveShape(const Dataset& dataset, BatchLoaderOptions* options) {
+  const StoredShape& stored = dataset.stored_shape();
+  if (options->width == 0 && options->height == 0) {
+    if (!stored.unknown.empty()) {
+      return InvalidArgumentError("image_size: not given, and the stored image size is unknown (" + stored.unknown +
+                                  "); give the output size (image_size=(height, width))");
+    }
+    if (stored.width == 0 || stored.height == 0) {
+      return InvalidArgumentError("image_size: not given, and the stored images do not all have one size (" +
+                                  stored.sizes + "); give the output size (image_size=(height, width))");
+    }
+    options->width = stored.width;
+    options->height = stored.height;
+  }
+  if (options->channels == 0) options->channels = stored.channels == 1 || stored.channels == 2 ? 1 : 3;
+  return Status::OK();
+}
 
 BatchShape BatchLoader::ShapeOf(const BatchLoaderOptions& options) {
   const size_t pixels = static_cast<size_t>(options.width) * static_cast<size_t>(options.height);
@@ -391,13 +437,39 @@ BatchShape BatchLoader::ShapeOf(const BatchLoaderOptions& options) {
 }
 
 StatusOr<std::unique_ptr<BatchLoader>> BatchLoader::Create(std::shared_ptr<const Dataset> dataset,
-                                                           const BatchLoaderOptions& options,
+                                                           const BatchLoaderOptions& given,
                                                            std::vector<BatchBuffers> buffers) {
-  LIBSHARD_ASSIGN_OR_RETURN(std::unique_ptr<Impl> impl, NewImpl(std::move(dataset), options));
+  LIBSHARD_ASSIGN_OR_RETURN(std::unique_ptr<Impl> impl, NewImpl(std::move(dataset), given));
+  const BatchLoaderOptions& options = impl->opt;  // the stored size and channels filled in
   if (buffers.empty()) {
-    // The loader's own heap pool: the ring's blocks plus those the consumer may hold.
-    const size_t ring = std::max<size_t>(options.prefetch, 1) + 1;
-    LIBSHARD_ASSIGN_OR_RETURN(impl->pool, BatchPool::Heap(ShapeOf(options), ring + 2));
+    // The loader's own heap pool: the ring's blocks plus those the consumer
+    // may hold. No block larger than the largest batch the order gives (a
+    // batch_size beyond the epoch fills only part of it), and no ring larger
+    // than the machine could hold: refused by name rather than
+    // std::bad_alloc or an hour of swapping.
+    const uint64_t samples =
+        std::max<uint64_t>(1, std::min<uint64_t>(options.batch_size, impl->order.samples_per_rank()));
+    const long double slots = static_cast<long double>(std::max<size_t>(options.prefetch, 1)) + 1;
+    const long double per_slot = static_cast<long double>(samples) *
+                                 (static_cast<long double>(impl->image_bytes) + sizeof(int64_t) + impl->mask_bytes);
+    const long double need = slots * per_slot;
+    const uint64_t memory = PhysicalMemory();
+    const long double limit = memory > 0 ? memory / 2.0L : static_cast<long double>(SIZE_MAX / 4);
+    if (need > limit) {
+      // The fewest slots (prefetch 0 or 1) still too big: the batch is.
+      const bool batch = 2 * per_slot > limit;
+      return InvalidArgumentError(
+          std::string(batch ? "batch_size" : "prefetch") + ": " + Count(slots) + " buffers (prefetch " +
+          std::to_string(options.prefetch) + " + 1) of " + std::to_string(samples) + " samples of " +
+          std::to_string(options.height) + "x" + std::to_string(options.width) + "x" +
+          std::to_string(options.channels) + " " + PixelTypeName(options.dtype) + " would need " + Bytes(need) +
+          ", more than half of this machine's " + (memory > 0 ? Bytes(memory) : std::string("memory")) +
+          "; lower batch_size or prefetch");
+    }
+    const size_t ring = static_cast<size_t>(slots);
+    BatchLoaderOptions block = options;
+    block.batch_size = static_cast<size_t>(samples);
+    LIBSHARD_ASSIGN_OR_RETURN(impl->pool, BatchPool::Heap(ShapeOf(block), ring + 2));
     impl->slots.resize(ring);
   }
   for (const BatchBuffers& b : buffers) {
@@ -418,23 +490,25 @@ StatusOr<std::unique_ptr<BatchLoader>> BatchLoader::CreateWithPool(std::shared_p
                                                                    std::shared_ptr<BatchPool> pool) {
   LIBSHARD_ASSIGN_OR_RETURN(std::unique_ptr<Impl> impl, NewImpl(std::move(dataset), options));
   if (pool == nullptr) return InvalidArgumentError("BatchLoader: no batch pool");
-  const BatchShape need = ShapeOf(options), have = pool->shape();
+  const BatchShape need = ShapeOf(impl->opt), have = pool->shape();
   if (have.image_bytes < need.image_bytes || have.labels < need.labels || have.mask_bytes < need.mask_bytes) {
     return InvalidArgumentError("the batch pool's blocks (" + std::to_string(have.image_bytes) +
                                 " image bytes) are smaller than a batch (" + std::to_string(need.image_bytes) +
                                 ")");
   }
   impl->pool = std::move(pool);
-  impl->slots.resize(std::max<size_t>(options.prefetch, 1) + 1);
-  impl->rt = NewRuntime(options.threads);
+  impl->slots.resize(std::max<size_t>(impl->opt.prefetch, 1) + 1);
+  impl->rt = NewRuntime(impl->opt.threads);
   return std::unique_ptr<BatchLoader>(new BatchLoader(std::move(impl)));
 }
 
 namespace {
 
 StatusOr<std::unique_ptr<BatchLoader::Impl>> NewImpl(std::shared_ptr<const Dataset> dataset,
-                                                     const BatchLoaderOptions& options) {
+                                                     const BatchLoaderOptions& given) {
   if (dataset == nullptr) return InvalidArgumentError("BatchLoader: no dataset");
+  BatchLoaderOptions options = given;
+  LIBSHARD_RETURN_IF_ERROR(BatchLoader::ResolveShape(*dataset, &options));
   if (options.batch_size == 0) return InvalidArgumentError("batch_size must be > 0");
   if (options.width <= 0 || options.height <= 0 || options.width > 65535 || options.height > 65535) {
     return InvalidArgumentError("image size " + std::to_string(options.width) + "x" + std::to_string(options.height) +

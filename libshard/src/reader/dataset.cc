@@ -1,15 +1,20 @@
 #include "libshard/reader/dataset.h"
 
+#include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <iterator>
 #include <set>
+#include <tuple>
 
+#include "libshard/image/transform.h"
 #include "libshard/io/mapped_file.h"
+#include "libshard/io/shard_paths.h"
 #include "libshard/manifest.pb.h"
 #include "libshard/manifest/manifest_json.h"
-#include "libshard/io/shard_paths.h"
 
 namespace libshard::reader {
 namespace {
@@ -21,7 +26,19 @@ bool EndsWith(std::string_view s, std::string_view suffix) {
 
 }  // namespace
 
-Status Dataset::AddShard(const std::string& path, int64_t expected_records) {
+Status Dataset::AddShard(const std::string& path, int64_t expected_records, const std::string& source) {
+  // One read per file, whatever the spelling: the same folder twice, a
+  // manifest and one of its shards, a symbolic link and its target.
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0) {
+    const std::pair<uint64_t, uint64_t> id{static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
+    const std::string here = source == path ? path : source + " (" + path + ")";
+    auto [it, fresh] = files_.emplace(id, here);
+    if (!fresh) {
+      return InvalidArgumentError(here + " and " + it->second +
+                                  " are the same file: each shard may be named once (drop one of the sources)");
+    }
+  }  // else: ShardReader::Open names the problem
   LIBSHARD_ASSIGN_OR_RETURN(auto shard, ShardReader::Open(path, options_.shard));
   if (expected_records >= 0 && shard->size() != static_cast<uint64_t>(expected_records)) {
     return DataLossError(path + ": " + std::to_string(shard->size()) + " records, the manifest says " +
@@ -44,8 +61,13 @@ std::string SplitNames(const libshard::Manifest& m) {
 
 }  // namespace
 
-Status Dataset::AddManifest(const std::string& src) {
+Status Dataset::AddManifest(const std::string& src, const std::string& source) {
   LIBSHARD_ASSIGN_OR_RETURN(libshard::Manifest m, manifest::ReadManifest(src));
+  if (!m.complete()) {
+    return InvalidArgumentError(src + ": the manifest says its conversion is not complete (a --num-tasks task's "
+                                "partial manifest); run `shard merge` on its folder and read the manifest.json "
+                                "that writes");
+  }
   const std::string& want = options_.split;
   if (want.empty() && m.splits_size() > 1) {
     return InvalidArgumentError(src + ": the manifest has splits " + SplitNames(m) +
@@ -53,12 +75,14 @@ Status Dataset::AddManifest(const std::string& src) {
   }
   const std::filesystem::path dir = std::filesystem::path(src).parent_path();
   bool found_split = want.empty() || want == "*";
+  std::vector<const libshard::SplitEntry*> opened;
   for (const auto& split : m.splits()) {
     if (!found_split && split.name() != want) continue;
     if (split.name() == want) found_split = true;
     for (const auto& sh : split.shards()) {
-      LIBSHARD_RETURN_IF_ERROR(AddShard((dir / sh.file()).string(), static_cast<int64_t>(sh.records())));
+      LIBSHARD_RETURN_IF_ERROR(AddShard((dir / sh.file()).string(), static_cast<int64_t>(sh.records()), source));
     }
+    opened.push_back(&split);
     if (split.name() == want) break;
   }
   if (!found_split) {
@@ -67,20 +91,167 @@ Status Dataset::AddManifest(const std::string& src) {
   if (labels_.empty()) {
     for (const auto& l : m.labels()) labels_.push_back({l.label(), l.name()});
   }
-  std::set<std::string> keys;  // required ones: every record has them
+  std::set<std::string> keys, listed;  // required ones: every record has them
   for (const auto& f : m.schema()) {
     if (f.required()) keys.insert(f.key());
+    listed.insert(f.key());
   }
+  auto intersect = [](std::set<std::string>* a, const std::set<std::string>& b) {
+    std::set<std::string> both;
+    std::set_intersection(a->begin(), a->end(), b.begin(), b.end(), std::inserter(both, both.begin()));
+    *a = std::move(both);
+  };
   if (m.schema_size() == 0) {
     schema_known_ = false;  // an older manifest without a schema
   } else if (!schema_seen_) {
     schema_ = std::move(keys);
+    listed_ = std::move(listed);
     schema_seen_ = true;
   } else {
-    std::set<std::string> both;
-    std::set_intersection(schema_.begin(), schema_.end(), keys.begin(), keys.end(),
-                          std::inserter(both, both.begin()));
-    schema_ = std::move(both);
+    intersect(&schema_, keys);
+    intersect(&listed_, listed);
+  }
+  AddStoredShape(src, m, opened);
+  return Status::OK();
+}
+
+// The output size of each source size, through the conversion's own
+// geometry (image::PlanGeometry), and the channels from the pixel counts.
+void Dataset::AddStoredShape(const std::string& src_name, const libshard::Manifest& m,
+                             const std::vector<const libshard::SplitEntry*>& splits) {
+  const libshard::ConversionOptions& o = m.options();
+  uint64_t records = 0;
+  std::map<std::string, uint64_t> sources;  // "WxH" -> samples
+  std::vector<uint64_t> counts;              // pixels per channel index
+  bool jpeg = false;
+  for (const libshard::SplitEntry* split : splits) {
+    records += split->records();
+    const libshard::DatasetStats& st = split->stats();
+    for (const auto& f : st.source_sizes()) sources[f.name()] += f.count();
+    for (const auto& f : st.source_formats()) jpeg = jpeg || (f.name() == "jpeg" && f.count() > 0);
+    if (counts.size() < static_cast<size_t>(st.channels_size())) counts.resize(st.channels_size());
+    for (int c = 0; c < st.channels_size(); ++c) counts[c] += st.channels(c).count();
+  }
+  const int channels = !counts.empty() && counts.front() > 0 && counts.front() == counts.back()
+                           ? static_cast<int>(counts.size())
+                           : 0;
+  if (!channel_set_) {
+    stored_.channels = channels;
+    channel_set_ = true;
+  } else if (stored_.channels != channels) {
+    stored_.channels = 0;
+  }
+  if (records == 0) return;  // nothing stored: no size to agree or disagree
+  auto mode = image::ParseResizeMode(o.resize_mode());
+  image::TransformSpec spec;
+  spec.mode = mode.ok() ? *mode : image::ResizeMode::kNone;
+  spec.width = o.width();
+  spec.height = o.height();
+  if (!o.crop().empty()) {
+    image::PixelRect c;
+    if (std::sscanf(o.crop().c_str(), "%d,%d,%d,%d", &c.x, &c.y, &c.width, &c.height) != 4) {
+      unknown_sizes_ = src_name + ": its crop \"" + o.crop() + "\" is not X,Y,W,H";
+      return;
+    }
+    spec.crop = c;
+  }
+  const bool fixed = mode.ok() && spec.mode != image::ResizeMode::kNone &&
+                     spec.mode != image::ResizeMode::kKeepRatio && spec.width > 0 && spec.height > 0;
+  if (!mode.ok()) {
+    unknown_sizes_ = src_name + ": its resize mode \"" + o.resize_mode() + "\" is unknown to this reader";
+    return;
+  }
+  if (fixed) {
+    sizes_[std::to_string(spec.width) + "x" + std::to_string(spec.height)] += records;
+    return;
+  }
+  if (sources.empty()) {
+    unknown_sizes_ = src_name + " records no image sizes";
+    return;
+  }
+  for (const auto& [name, count] : sources) {
+    int w = 0, h = 0;
+    if (std::sscanf(name.c_str(), "%dx%d", &w, &h) != 2 || w < 1 || h < 1) continue;
+    auto out = [&](int sw, int sh) -> std::string {
+      auto g = image::PlanGeometry(sw, sh, spec);
+      if (!g.ok()) return "";
+      return std::to_string(g->out_width) + "x" + std::to_string(g->out_height);
+    };
+    const std::string a = out(w, h);
+    if (!a.empty()) sizes_[a] += count;
+    // An EXIF-rotated JPEG is stored turned (its source size is counted as
+    // stored in the file): both are possible.
+    if (jpeg && o.apply_orientation() && w != h) {
+      const std::string b = out(h, w);
+      if (!b.empty() && b != a) sizes_.emplace(b, 0);
+    }
+  }
+}
+
+namespace {
+
+// A folder the converter writes to (its .libshard/ state) but without a
+// manifest.json: a conversion that did not finish, or task outputs not merged.
+Status CheckFinishedConversion(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path state = fs::path(dir) / ".libshard";
+  if (!fs::is_directory(state, ec)) return Status::OK();
+  bool tasks = false;
+  for (fs::directory_iterator it(state, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    tasks = tasks || name.rfind("manifest.task-", 0) == 0;
+  }
+  if (tasks) {
+    return InvalidArgumentError(dir + ": task outputs of `shard convert --num-tasks` not merged yet (no manifest.json, "
+                                "partial manifests in .libshard/); run `shard merge " + dir + "` first");
+  }
+  return InvalidArgumentError(dir + ": a `shard convert` that did not finish (no manifest.json, the converter's "
+                              ".libshard/ state is there); rerun the same command to finish it (`shard verify " +
+                              dir + "` says what is there)");
+}
+
+}  // namespace
+
+Status Dataset::AddPlain(const std::string& src) {
+  std::error_code ec;
+  const bool file = std::filesystem::is_regular_file(src, ec);
+  const bool folder = !file && std::filesystem::is_directory(src, ec);
+  if (folder) LIBSHARD_RETURN_IF_ERROR(CheckFinishedConversion(src));
+  LIBSHARD_ASSIGN_OR_RETURN(std::vector<std::string> files, io::ExpandPaths({src}));
+  if (!file) {
+    // A folder or a glob: its numbered shards must form whole sets.
+    const std::vector<io::NumberedSetGap> gaps = io::FindIncompleteNumberedSets(files);
+    if (!gaps.empty()) {
+      std::string more = gaps.size() > 1 ? " (and " + std::to_string(gaps.size() - 1) + " more)" : "";
+      return InvalidArgumentError(src + ": " + gaps.front().path + ": " + gaps.front().message + more +
+                                  "; a conversion that did not finish, or `shard convert --num-tasks` outputs not "
+                                  "merged: run `shard verify " + src + "` (or `shard merge` on the output folder), "
+                                  "or name the shard files to read");
+    }
+  }
+  for (const auto& f : files) LIBSHARD_RETURN_IF_ERROR(AddShard(f, -1, src));
+  return Status::OK();
+}
+
+Status Dataset::CheckKeys() const {
+  if (!schema_known_ || !schema_seen_) return Status::OK();
+  const KeyMap& k = options_.keys;
+  const KeyMap defaults;
+  const std::tuple<const char*, const std::string*, const std::string*> roles[] = {
+      {"image", &k.image, &defaults.image},    {"label", &k.label, &defaults.label},
+      {"format", &k.format, &defaults.format}, {"shape", &k.shape, &defaults.shape},
+      {"dtype", &k.dtype, &defaults.dtype},    {"mask", &k.mask, &defaults.mask},
+      {"mask_format", &k.mask_format, &defaults.mask_format}};
+  for (const auto& [role, key, default_key] : roles) {
+    // The converter's keys are in every schema it writes; a key the caller
+    // changed must be there too.
+    if (*key == *default_key || listed_.count(*key) > 0) continue;
+    std::string have;
+    for (const std::string& l : listed_) have += (have.empty() ? "" : ", ") + l;
+    return InvalidArgumentError(std::string("keys: the ") + role + " key \"" + *key +
+                                "\" is not in the manifest's schema (its keys: " + (have.empty() ? "none" : have) +
+                                ")");
   }
   return Status::OK();
 }
@@ -94,14 +265,6 @@ StatusOr<std::unique_ptr<Dataset>> Dataset::Open(const std::vector<std::string>&
   if (options.shard.io == IoMode::kPread && options.shard.open_files == nullptr) {
     ds->options_.shard.open_files = std::make_shared<io::OpenFileCache>(options.max_open_files);
   }
-  std::vector<std::string> plain;
-  auto flush_plain = [&]() -> Status {
-    if (plain.empty()) return Status::OK();
-    LIBSHARD_ASSIGN_OR_RETURN(std::vector<std::string> files, io::ExpandPaths(plain));
-    plain.clear();
-    for (const auto& f : files) LIBSHARD_RETURN_IF_ERROR(ds->AddShard(f, -1));
-    return Status::OK();
-  };
   bool any_manifest = false;
   for (const std::string& src : sources) {
     std::string manifest;
@@ -113,22 +276,42 @@ StatusOr<std::unique_ptr<Dataset>> Dataset::Open(const std::vector<std::string>&
       manifest = (std::filesystem::path(src) / "manifest.json").string();  // the converter's output folder
     }
     if (manifest.empty()) {
-      plain.push_back(src);
       ds->schema_known_ = false;
+      ds->plain_ = true;
+      ds->unknown_sizes_ = src + " has no manifest.json to record them";
+      LIBSHARD_RETURN_IF_ERROR(ds->AddPlain(src));
       continue;
     }
     any_manifest = true;
-    LIBSHARD_RETURN_IF_ERROR(flush_plain());
-    LIBSHARD_RETURN_IF_ERROR(ds->AddManifest(manifest));
+    LIBSHARD_RETURN_IF_ERROR(ds->AddManifest(manifest, src));
   }
   if (!options.split.empty() && !any_manifest) {
     return InvalidArgumentError("split \"" + options.split +
                                 "\" needs a manifest.json (or a folder holding one); the sources are plain shards");
   }
-  LIBSHARD_RETURN_IF_ERROR(flush_plain());
   if (ds->starts_.empty()) ds->starts_.push_back(0);
   if (!any_manifest) ds->schema_known_ = false;
+  LIBSHARD_RETURN_IF_ERROR(ds->CheckKeys());
+  ds->FinishStoredShape();
   return ds;
+}
+
+void Dataset::FinishStoredShape() {
+  std::vector<std::pair<std::string, uint64_t>> by_count(sizes_.begin(), sizes_.end());
+  std::stable_sort(by_count.begin(), by_count.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::string list;
+  for (size_t i = 0; i < by_count.size() && i < 5; ++i) list += (i ? ", " : "") + by_count[i].first;
+  if (by_count.size() > 5) list += ", ...";
+  if (!unknown_sizes_.empty()) {
+    stored_.unknown = unknown_sizes_;
+    if (plain_) stored_.channels = 0;
+    return;
+  }
+  stored_.sizes = list.empty() ? "none (no samples)" : list;
+  if (by_count.size() == 1) {
+    std::sscanf(by_count[0].first.c_str(), "%dx%d", &stored_.width, &stored_.height);
+  }
 }
 
 std::optional<bool> Dataset::HasFeature(const std::string& key) const {

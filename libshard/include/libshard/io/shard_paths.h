@@ -55,6 +55,20 @@ StatusOr<std::vector<std::string>> FindShardFiles(const std::string& dir);
 // and without a manifest.json is InvalidArgument naming it.
 StatusOr<std::vector<std::string>> ExpandPaths(const std::vector<std::string>& args);
 
+// An incomplete `-NNNNN-of-MMMMM` set (FindIncompleteNumberedSets).
+struct NumberedSetGap {
+  std::string path;     // the folder's HEAD-*-of-MMMMMTAIL, or the file numbered M or more
+  std::string message;  // what is wrong, ending "; no manifest.json to say more"
+};
+// Without a manifest, the one set check the names allow: files among
+// `paths` named HEAD-NNNNN-of-MMMMM[TAIL] (ParseShardNumbering) form a set
+// per folder, HEAD, MMMMM and TAIL, which must hold every number 0..M-1.
+// One gap per incomplete set (naming up to ten missing numbers), per file
+// numbered M or more, and per HEAD/TAIL in one folder with two counts
+// (shards of two plans). Sorted by path. `shard verify` and the reader's
+// Dataset (folder and glob sources) both use it.
+std::vector<NumberedSetGap> FindIncompleteNumberedSets(const std::vector<std::string>& paths);
+
 }  // namespace libshard::io
 
 #endif  // LIBSHARD_IO_SHARD_PATHS_H_

@@ -51,8 +51,11 @@ uint16_t DoubleToHalf(double v);
 class SampleConverter {
  public:
   // InvalidArgument (naming the argument) when mean / std are given with
-  // dtype kUint8, when their length is neither 0 nor `channels`, or when a
-  // std value is 0 or not finite or a mean value not finite.
+  // dtype kUint8, when their length is neither 0 nor `channels`, when a
+  // std value is 0 or not finite or a mean value not finite, or when a
+  // result (x / 255 - mean[c]) / std[c] for x in 0..255 is not finite in the
+  // dtype (float16: beyond +-65504; float32: beyond +-3.4e38), e.g. std
+  // 1e-300 or mean 1e300.
   static StatusOr<SampleConverter> Create(Layout layout, PixelType dtype, const std::vector<double>& mean,
                                           const std::vector<double>& std, int height, int width, int channels);
   SampleConverter() = default;

@@ -56,7 +56,12 @@
 // shared memory). Then NextOwned() hands each batch out with its memory: the
 // caller holds it as long as it likes, and the ring slot takes a new block
 // from the pool (a recycled one when the caller lets go of its batches
-// promptly, so no page is faulted in twice). A caller may instead give fixed
+// promptly, so no page is faulted in twice). The loader's own heap blocks
+// hold min(batch_size, samples per rank) samples: the largest batch an epoch
+// can give, so a batch_size beyond the dataset costs no more memory than the
+// dataset; a ring that would need more than half the machine's physical
+// memory (sysconf) is refused at Create (InvalidArgument naming batch_size or
+// prefetch and the bytes). A caller may instead give fixed
 // buffers to Create(): the ring is then those buffers, used in order; each
 // must hold batch_size full samples in the output layout and dtype
 // (batch_size * H * W * C values of dtype, aligned for it) and outlive the
@@ -115,11 +120,15 @@ struct RandomResizedCropOptions {
 struct BatchLoaderOptions {
   // Samples per batch. Default: 32.
   size_t batch_size = 32;
-  // Output height in pixels. Default: 224.
+  // Output height in pixels; height = width = 0: the stored size, when the
+  // dataset's manifests say every image has it (Dataset::stored_shape(),
+  // else InvalidArgument naming the sizes found). Default: 224.
   int height = 224;
-  // Output width in pixels. Default: 224.
+  // Output width in pixels (0: see height). Default: 224.
   int width = 224;
-  // Output channels: 1 (gray, Pillow "L" weights) or 3 (RGB). Default: 3.
+  // Output channels: 1 (gray, Pillow "L" weights) or 3 (RGB); 0: 1 when
+  // the manifests say every stored image is gray (with or without alpha),
+  // else 3. Default: 3.
   int channels = 3;
   // Order and partition (its batch_size is replaced by the one above).
   // Default: sequential, rank 0 of 1.
@@ -183,7 +192,8 @@ class BatchLoader {
  public:
   // InvalidArgument for bad options (sizes, channels, threads, resize mode,
   // a null caller buffer, masks from shards whose manifest says they have
-  // none) and the SampleOrder::Create errors.
+  // none, buffers beyond the memory bound, a stored size asked for where
+  // the images differ) and the SampleOrder::Create errors.
   static StatusOr<std::unique_ptr<BatchLoader>> Create(std::shared_ptr<const Dataset> dataset,
                                                        const BatchLoaderOptions& options,
                                                        std::vector<BatchBuffers> buffers = {});
@@ -197,6 +207,10 @@ class BatchLoader {
   // The bytes of one full batch of `options` (images in its layout and dtype,
   // labels, masks): what a pool's shape must hold.
   static BatchShape ShapeOf(const BatchLoaderOptions& options);
+  // Fills in what `options` leaves to the dataset: height = width = 0 (the
+  // stored size) and channels = 0 (see BatchLoaderOptions). Create() does the
+  // same; a caller that sizes its own buffers calls it first.
+  static Status ResolveShape(const Dataset& dataset, BatchLoaderOptions* options);
   ~BatchLoader();
   BatchLoader(const BatchLoader&) = delete;
   BatchLoader& operator=(const BatchLoader&) = delete;

@@ -20,13 +20,31 @@
 //     as `shard verify` expands them (io/shard_paths.h ExpandPaths).
 // A source that does not exist (a missing file, folder or manifest, a glob
 // matching nothing) is NotFound naming it.
+// Each shard file is read once: two sources that reach the same file (by
+// device and inode: the same folder twice, a manifest and one of its shards,
+// a glob and its folder, a symbolic link and its target) are InvalidArgument
+// naming both and the file.
+// Unfinished conversions are refused (InvalidArgument naming the source), so
+// that only what a complete manifest.json lists is read:
+//   - a manifest whose `complete` is false (a `--num-tasks` task's partial
+//     manifest): run `shard merge`;
+//   - a folder without manifest.json that holds the converter's `.libshard/`
+//     state (a conversion killed before its manifest, or task outputs not
+//     merged yet: the message says which to run);
+//   - a folder or glob whose `-NNNNN-of-MMMMM` shards form an incomplete set
+//     (io::FindIncompleteNumberedSets): run `shard verify` (or `shard merge`).
+// A shard file named on its own is read as it is, numbered or not.
 // Splits: with `options.split` empty a manifest must have one split (several
 // is InvalidArgument naming them); "*" takes all; an unknown split, or a
 // split with no manifest among the sources, is InvalidArgument.
 //
 // Keys: `options.keys` names the features read (defaults: example/image_keys.h,
 // the converter's keys). TensorFlow-written files with other names work by
-// changing them, e.g. keys.label = "label", keys.image = "image_raw".
+// changing them, e.g. keys.label = "label", keys.image = "image_raw". When
+// every source is a manifest with a schema, each key changed from its
+// default must be one the schemas list (InvalidArgument naming the key's
+// role and the keys they have: a misspelt label key would otherwise give
+// every sample label -1); plain shards are not checked.
 //
 // Thread-safety: after Open() the dataset is immutable; ReadRecord() may be
 // called from many threads, each with its own RecordBuffer.
@@ -34,16 +52,23 @@
 #define LIBSHARD_READER_DATASET_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "libshard/example/image_record.h"
 #include "libshard/reader/shard_reader.h"
 #include "libshard/status.h"
+
+namespace libshard {
+class Manifest;
+class SplitEntry;
+}  // namespace libshard
 
 namespace libshard::reader {
 
@@ -64,6 +89,24 @@ struct DatasetOptions {
   // mmap mode keeps none open after Open(). Must be >= 1 (ignored when
   // shard.open_files is set). Default: 64.
   size_t max_open_files = 64;
+};
+
+// What the manifests say about the stored images (stored_shape()): what a
+// loader takes for its output size and channels when none are given.
+struct StoredShape {
+  // Width and height every stored image has; 0 when they differ or are
+  // unknown.
+  int width = 0;
+  int height = 0;
+  // Channels every stored image has (1 gray, 2 gray + alpha, 3 RGB,
+  // 4 RGBA); 0 when they differ or are unknown.
+  int channels = 0;
+  // The sizes found, "WxH" most common first (at most 5, then ", ..."), or
+  // "none (no samples)"; for messages. Empty when unknown.
+  std::string sizes;
+  // Why the sizes are unknown ("DIR/x.tfrecord has no manifest.json to
+  // record them"); empty when they are known.
+  std::string unknown;
 };
 
 struct LabelName {
@@ -92,6 +135,12 @@ class Dataset {
   // say; nullopt when unknown (a plain shard among the sources, or a manifest
   // without a schema).
   std::optional<bool> HasFeature(const std::string& key) const;
+  // The stored image shape, from the manifests: the conversion's options
+  // (a fixed-size resize mode, or else the source sizes of the opened
+  // splits' statistics through the same geometry) and the per-channel pixel
+  // counts of the statistics. Unknown (0) with any plain shard among the
+  // sources, and for an EXIF-rotated JPEG source size that is not square.
+  const StoredShape& stored_shape() const { return stored_; }
 
   // Which shard and record a global sample number is (sample < size()).
   struct Location {
@@ -106,8 +155,14 @@ class Dataset {
 
  private:
   Dataset() = default;
-  Status AddShard(const std::string& path, int64_t expected_records);
-  Status AddManifest(const std::string& path);
+  // `source`: the argument that named the file (for messages).
+  Status AddShard(const std::string& path, int64_t expected_records, const std::string& source);
+  Status AddManifest(const std::string& path, const std::string& source);
+  Status AddPlain(const std::string& source);
+  Status CheckKeys() const;
+  void AddStoredShape(const std::string& src_name, const libshard::Manifest& m,
+                      const std::vector<const libshard::SplitEntry*>& splits);
+  void FinishStoredShape();
 
   DatasetOptions options_;
   std::vector<std::unique_ptr<ShardReader>> shards_;
@@ -116,6 +171,13 @@ class Dataset {
   bool schema_known_ = true;     // false once a source has no schema
   bool schema_seen_ = false;
   std::set<std::string> schema_;  // keys every manifest marks required
+  std::set<std::string> listed_;  // keys every manifest lists, required or not
+  std::map<std::pair<uint64_t, uint64_t>, std::string> files_;  // (device, inode) -> "SOURCE (FILE)"
+  StoredShape stored_;
+  std::map<std::string, uint64_t> sizes_;  // "WxH" of the stored images -> samples
+  std::string unknown_sizes_;               // why the sizes are unknown, if they are (StoredShape::unknown)
+  bool plain_ = false;                      // a plain shard among the sources
+  bool channel_set_ = false;                // stored_.channels holds a manifest's value
 };
 
 }  // namespace libshard::reader
