@@ -4,6 +4,7 @@
 // progress bar and prints the summary.
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <filesystem>
@@ -74,8 +75,24 @@ int ExitCodeFor(const Status& s) {
                                                                                               : kExitFailure;
 }
 
+// An output that names an object store (s3://, https://, any "scheme://"):
+// not a folder. Without this check the run would write a local folder named
+// "s3:" and exit 0.
+Status CheckOutputIsAFolder(const std::string& output) {
+  const size_t colon = output.find("://");
+  if (colon == std::string::npos || colon == 0) return Status::OK();
+  for (size_t i = 0; i < colon; ++i) {
+    const char c = output[i];
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '+' && c != '-' && c != '.') return Status::OK();
+  }
+  return libshard::InvalidArgumentError("-o " + output +
+                                        ": converting into object storage is not supported; give a local "
+                                        "folder (and upload it afterwards)");
+}
+
 Status BuildOptions(Flags& f) {
   convert::ConvertOptions& o = f.o;
+  LIBSHARD_RETURN_IF_ERROR(CheckOutputIsAFolder(o.output));
   LIBSHARD_RETURN_IF_ERROR(CheckReadable("", o.input));
   LIBSHARD_RETURN_IF_ERROR(CheckReadable("--labels ", o.list.labels_file));
   if (o.list.masks.find("{split}") == std::string::npos) {
