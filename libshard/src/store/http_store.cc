@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <atomic>
 #include <chrono>
 #include <map>
@@ -89,6 +90,22 @@ std::string Query(const std::map<std::string, std::string>& params) {
 std::string Unquote(std::string s) {
   if (s.size() >= 2 && s.front() == '"' && s.back() == '"') s = s.substr(1, s.size() - 2);
   return s;
+}
+
+// [A-Za-z0-9._-] kept, anything else '_': a folder name.
+std::string Sanitize(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-') c = '_';
+  }
+  return out;
+}
+
+// "127.0.0.1_9000" from "http://127.0.0.1:9000".
+std::string HostOf(const std::string& url) {
+  const size_t sep = url.find("://");
+  std::string host = sep == std::string::npos ? url : url.substr(sep + 3);
+  return Sanitize(host.substr(0, host.find('/')));
 }
 
 bool Retryable(long status, const std::string& code) {
@@ -336,6 +353,10 @@ class S3Store : public HttpStore {
       : HttpStore(config.retry, std::move(transport)), config_(config), bucket_(std::move(bucket)) {}
 
   std::string UrlOf(const std::string& key) const override { return "s3://" + JoinKey(bucket_, key); }
+  std::string CacheName() const override {
+    return "s3/" + (config_.endpoint.empty() ? std::string("aws") : HostOf(config_.endpoint)) + "/" +
+           Sanitize(bucket_);
+  }
 
   Status Put(const std::string& key, std::string_view bytes) override {
     LIBSHARD_ASSIGN_OR_RETURN(std::string sha, Sha256Hex(bytes));
@@ -505,6 +526,7 @@ class HttpsStore : public HttpStore {
       : HttpStore(retry, std::move(transport)), base_(std::move(base)) {}
 
   std::string UrlOf(const std::string& key) const override { return base_ + "/" + key; }
+  std::string CacheName() const override { return "https/" + HostOf(base_); }
 
   Status Put(const std::string& key, std::string_view) override { return ReadOnly("PUT", key); }
   Status PutFile(const std::string& key, const std::string&, const PutOptions&) override {

@@ -22,6 +22,7 @@ class LocalStore : public ObjectStore {
   explicit LocalStore(std::string root) : root_(std::move(root)) {}
 
   std::string UrlOf(const std::string& key) const override { return root_.empty() ? key : JoinKey(root_, key); }
+  std::string CacheName() const override { return "local"; }
 
   StatusOr<ObjectInfo> Head(const std::string& key) override {
     io::FileIdentity id;

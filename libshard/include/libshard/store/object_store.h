@@ -96,6 +96,11 @@ class ObjectStore {
   // The URL of `key` as users write it ("s3://b/k", "https://h/k", "/dir/k").
   virtual std::string UrlOf(const std::string& key) const = 0;
 
+  // A relative folder name that tells this store apart from others in a
+  // cache: "s3/127.0.0.1_9000/BUCKET", "s3/aws/BUCKET", "https/HOST_PORT",
+  // "local". Only [A-Za-z0-9._-] and '/'.
+  virtual std::string CacheName() const = 0;
+
   // The object's size (and ETag). NotFound when there is none.
   virtual StatusOr<ObjectInfo> Head(const std::string& key) = 0;
 
