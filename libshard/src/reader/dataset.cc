@@ -10,6 +10,7 @@
 #include "libshard/manifest.pb.h"
 #include "libshard/manifest/manifest_json.h"
 #include "libshard/io/shard_paths.h"
+#include "libshard/store/object_store.h"
 
 namespace libshard::reader {
 namespace {
@@ -44,26 +45,39 @@ std::string SplitNames(const libshard::Manifest& m) {
 
 }  // namespace
 
-Status Dataset::AddManifest(const std::string& src) {
-  LIBSHARD_ASSIGN_OR_RETURN(libshard::Manifest m, manifest::ReadManifest(src));
+StatusOr<std::vector<const libshard::ShardEntry*>> Dataset::SelectShards(const std::string& src,
+                                                                          const libshard::Manifest& m) const {
   const std::string& want = options_.split;
   if (want.empty() && m.splits_size() > 1) {
     return InvalidArgumentError(src + ": the manifest has splits " + SplitNames(m) +
                                 "; pick one (split=NAME, or \"*\" for all)");
   }
-  const std::filesystem::path dir = std::filesystem::path(src).parent_path();
+  std::vector<const libshard::ShardEntry*> out;
   bool found_split = want.empty() || want == "*";
   for (const auto& split : m.splits()) {
     if (!found_split && split.name() != want) continue;
     if (split.name() == want) found_split = true;
-    for (const auto& sh : split.shards()) {
-      LIBSHARD_RETURN_IF_ERROR(AddShard((dir / sh.file()).string(), static_cast<int64_t>(sh.records())));
-    }
+    for (const auto& sh : split.shards()) out.push_back(&sh);
     if (split.name() == want) break;
   }
   if (!found_split) {
     return InvalidArgumentError(src + ": no split named \"" + want + "\" (the manifest has " + SplitNames(m) + ")");
   }
+  return out;
+}
+
+Status Dataset::AddManifest(const std::string& src) {
+  LIBSHARD_ASSIGN_OR_RETURN(libshard::Manifest m, manifest::ReadManifest(src));
+  LIBSHARD_ASSIGN_OR_RETURN(std::vector<const libshard::ShardEntry*> shards, SelectShards(src, m));
+  const std::filesystem::path dir = std::filesystem::path(src).parent_path();
+  for (const libshard::ShardEntry* sh : shards) {
+    LIBSHARD_RETURN_IF_ERROR(AddShard((dir / sh->file()).string(), static_cast<int64_t>(sh->records())));
+  }
+  AddManifestMetadata(m);
+  return Status::OK();
+}
+
+void Dataset::AddManifestMetadata(const libshard::Manifest& m) {
   if (labels_.empty()) {
     for (const auto& l : m.labels()) labels_.push_back({l.label(), l.name()});
   }
@@ -82,7 +96,6 @@ Status Dataset::AddManifest(const std::string& src) {
                           std::inserter(both, both.begin()));
     schema_ = std::move(both);
   }
-  return Status::OK();
 }
 
 StatusOr<std::unique_ptr<Dataset>> Dataset::Open(const std::vector<std::string>& sources,
@@ -106,6 +119,12 @@ StatusOr<std::unique_ptr<Dataset>> Dataset::Open(const std::vector<std::string>&
   for (const std::string& src : sources) {
     std::string manifest;
     std::error_code ec;
+    if (store::IsObjectUrl(src)) {  // s3://, https://: remote_dataset.cc
+      any_manifest = true;
+      LIBSHARD_RETURN_IF_ERROR(flush_plain());
+      LIBSHARD_RETURN_IF_ERROR(ds->AddRemote(src));
+      continue;
+    }
     if (EndsWith(src, ".json")) {
       manifest = src;
     } else if (std::filesystem::is_directory(src, ec) &&

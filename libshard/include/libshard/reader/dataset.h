@@ -17,7 +17,19 @@
 //     count is checked against the manifest;
 //   - a folder holding a manifest.json (the converter's output): that manifest;
 //   - a shard file, another folder (its shards, recursively, sorted) or a glob,
-//     as `shard verify` expands them (io/shard_paths.h ExpandPaths).
+//     as `shard verify` expands them (io/shard_paths.h ExpandPaths);
+//   - an object-store URL: "s3://BUCKET/PREFIX" (the folder holding
+//     manifest.json), "s3://BUCKET/PREFIX/NAME.json", or the same over
+//     "https://" (store/object_store.h; configured from AWS_* variables).
+//     The manifest is fetched and planned from (no LIST); the chosen split's
+//     shards and their .idx are downloaded whole into the cache
+//     (`cache_dir`, store/shard_cache.h), each checked against the
+//     manifest's size and CRC-32C as it arrives (DataLoss naming the object
+//     otherwise), several at once, and then read from there like local
+//     files. Complete cached shards are reused (no request for them). Every
+//     shard of the split stays resident while the dataset is open, so a
+//     `cache_limit` below their total is refused at Open (ResourceExhausted
+//     naming cache_limit).
 // A source that does not exist (a missing file, folder or manifest, a glob
 // matching nothing) is NotFound naming it.
 // Splits: with `options.split` empty a manifest must have one split (several
@@ -45,6 +57,11 @@
 #include "libshard/reader/shard_reader.h"
 #include "libshard/status.h"
 
+namespace libshard {
+class Manifest;
+class ShardEntry;
+}  // namespace libshard
+
 namespace libshard::reader {
 
 // The Example keys a loader reads (the image-record contract's keys,
@@ -64,6 +81,13 @@ struct DatasetOptions {
   // mmap mode keeps none open after Open(). Must be >= 1 (ignored when
   // shard.open_files is set). Default: 64.
   size_t max_open_files = 64;
+  // Remote sources: the cache folder; "" = $LIBSHARD_CACHE_DIR, else
+  // ~/.cache/libshard. Default: "".
+  std::string cache_dir;
+  // Remote sources: most bytes the cache may hold (0 = no limit). Default: 0.
+  uint64_t cache_limit = 0;
+  // Remote sources: shards downloaded at once. Default: 8.
+  int download_threads = 8;
 };
 
 struct LabelName {
@@ -108,6 +132,13 @@ class Dataset {
   Dataset() = default;
   Status AddShard(const std::string& path, int64_t expected_records);
   Status AddManifest(const std::string& path);
+  // An s3:// or https:// source (remote_dataset.cc).
+  Status AddRemote(const std::string& url);
+  // The shards of options_.split in `m` (named `src` in messages), in order.
+  StatusOr<std::vector<const libshard::ShardEntry*>> SelectShards(const std::string& src,
+                                                                   const libshard::Manifest& m) const;
+  // The label map and schema of a manifest whose shards were added.
+  void AddManifestMetadata(const libshard::Manifest& m);
 
   DatasetOptions options_;
   std::vector<std::unique_ptr<ShardReader>> shards_;
@@ -116,6 +147,7 @@ class Dataset {
   bool schema_known_ = true;     // false once a source has no schema
   bool schema_seen_ = false;
   std::set<std::string> schema_;  // keys every manifest marks required
+  std::vector<std::shared_ptr<void>> pins_;  // cached remote shards, kept while open
 };
 
 }  // namespace libshard::reader
