@@ -71,8 +71,11 @@ class PyLoader {
            const std::string& order, size_t prefetch, const std::string& io, bool verify_crc,
            const std::string& split, const std::map<std::string, std::string>& keys, const std::string& resize,
            bool masks, int worker, int num_workers, const py::object& buffers, const std::string& layout,
-           const std::string& dtype, const py::object& mean, const py::object& std) {
+           const std::string& dtype, const py::object& mean, const py::object& std, const py::object& cache_dir,
+           uint64_t cache_limit) {
     reader::DatasetOptions dopt;
+    if (!cache_dir.is_none()) dopt.cache_dir = FsPath(cache_dir, "cache_dir");
+    dopt.cache_limit = cache_limit;
     dopt.shard.io = TakeArg(reader::ParseIoMode(io), "io");
     dopt.shard.verify_crc = verify_crc;
     dopt.split = split;
@@ -416,7 +419,7 @@ void BindLoader(py::module_& m) {
                     bool, int, const std::string&, size_t, const std::string&, bool, const std::string&,
                     const std::map<std::string, std::string>&, const std::string&, bool, int, int,
                     const py::object&, const std::string&, const std::string&, const py::object&,
-                    const py::object&>(),
+                    const py::object&, const py::object&, uint64_t>(),
            py::arg("sources"), py::arg("batch_size"), py::kw_only(),
            py::arg("image_size") = py::make_tuple(224, 224),
            py::arg("shuffle") = false, py::arg("seed") = 0, py::arg("rank") = 0, py::arg("world_size") = 1,
@@ -426,9 +429,12 @@ void BindLoader(py::module_& m) {
            py::arg("keys") = std::map<std::string, std::string>(), py::arg("resize") = "center-crop",
            py::arg("masks") = false, py::arg("worker") = 0, py::arg("num_workers") = 1,
            py::arg("buffers") = py::none(), py::arg("layout") = "NHWC", py::arg("dtype") = "uint8",
-           py::arg("mean") = py::none(), py::arg("std") = py::none(),
-           "sources: paths (str, bytes, os.PathLike), folders, globs or a manifest.json; image_size: an int or\n"
-           "(height, width); split: the manifest's split (required when it has several)")
+           py::arg("mean") = py::none(), py::arg("std") = py::none(), py::arg("cache_dir") = py::none(),
+           py::arg("cache_limit") = 0,
+           "sources: paths (str, bytes, os.PathLike), folders, globs or a manifest.json, or s3://BUCKET/PREFIX[/\n"
+           "manifest.json] / https://... (docs/object_storage.md); image_size: an int or (height, width); split:\n"
+           "the manifest's split (required when it has several); cache_dir, cache_limit: where remote shards\n"
+           "are cached (default $LIBSHARD_CACHE_DIR, else ~/.cache/libshard) and its byte limit (0: none)")
       .def("__len__", &PyLoader::Len, "Batches per epoch")
       .def("__iter__", [](py::object self) { return self.cast<PyLoader&>().Iter(self); },
            "A pass over the rest of the current epoch (see the class doc)")

@@ -116,11 +116,13 @@ class Loader:
                  worker: int = 0, num_workers: int = 1,
                  buffers: Optional[Sequence[Tuple[np.ndarray, ...]]] = None, layout: str = "NHWC",
                  dtype: str = "uint8", mean: Optional[Sequence[float]] = None,
-                 std: Optional[Sequence[float]] = None) -> None:
+                 std: Optional[Sequence[float]] = None, cache_dir: Optional[str] = None,
+                 cache_limit: int = 0) -> None:
         """Opens the sources and sets up the decode threads (they start on the first batch).
 
         Args:
-            sources: shard files, folders (their ``*.tfrecord``), globs, or a ``manifest.json``; one str or a list.
+            sources: shard files, folders (their ``*.tfrecord``), globs, or a ``manifest.json``; one str or a list;
+                or ``s3://BUCKET/PREFIX`` (``.../manifest.json``) and ``https://...``, read through ``cache_dir``.
             batch_size: samples per batch (> 0).
             image_size: ``(height, width)`` of every output image, or one int for a square.
             shuffle: a full permutation of the samples each epoch, drawn from ``(seed, epoch)``.
@@ -156,6 +158,10 @@ class Loader:
             mean: per-channel means on the 0..1 scale (torchvision's ``Normalize``), ``channels`` values;
                 float dtypes only. Default: 0.
             std: per-channel standard deviations on the 0..1 scale, non-zero. Default: 1.
+            cache_dir: where shards of ``s3://`` and ``https://`` sources are cached, each checked against the
+                manifest's size and CRC-32C as it downloads (docs/object_storage.md). Default:
+                ``$LIBSHARD_CACHE_DIR``, else ``~/.cache/libshard``.
+            cache_limit: most bytes the cache may hold (0: no limit); the shards of the split must fit at once.
 
         Raises:
             ValueError: a bad argument (the message names it). FileNotFoundError: a missing source.
