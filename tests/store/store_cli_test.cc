@@ -1,0 +1,96 @@
+// `shard verify` and `shard inspect` on s3:// locations (s3rver, objects put
+// by the store), as a user runs them.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "convert/fixtures.h"
+#include "libshard/store/s3_store.h"
+#include "store/servers.h"
+#include "testutil.h"
+
+namespace libshard {
+namespace {
+
+namespace fs = std::filesystem;
+
+class StoreCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testing::MakeTempDir();
+    std::string why;
+    s3_ = testing::LocalS3::Start(dir_ + "/s3", {"bkt"}, &why);
+    LIBSHARD_REQUIRE_SERVER(s3_, why);
+    for (int i = 0; i < 12; ++i) {
+      fs::create_directories(dir_ + "/in/" + std::string(i % 2 ? "a" : "b"));
+      testing::WriteFileOrDie(dir_ + "/in/" + std::string(i % 2 ? "a" : "b") + "/" + std::to_string(i) + ".png",
+                              testing::PngBytes(24, 20, 3, i));
+    }
+    testing::CommandResult r = testing::RunShard("convert -q " + dir_ + "/in -o " + dir_ + "/ds --shard-size 2KiB");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    store::S3Config c = s3_->Config();
+    store_ = store::NewS3Store(c, "bkt", store::NewCurlTransport(c));
+    for (const auto& e : fs::directory_iterator(dir_ + "/ds")) {
+      if (!e.is_regular_file()) continue;
+      const std::string name = e.path().filename().string();
+      if (name.find(".tfrecord") != std::string::npos) shards_.push_back(name.substr(0, name.find(".tfrecord") + 9));
+      ASSERT_TRUE(store_->PutFile("ds/" + name, e.path().string()).ok());
+    }
+    std::sort(shards_.begin(), shards_.end());
+    shards_.erase(std::unique(shards_.begin(), shards_.end()), shards_.end());
+    fs::create_directories(dir_ + "/tmp");
+    env_ = "env AWS_ENDPOINT_URL=" + s3_->endpoint() +
+           " AWS_ACCESS_KEY_ID=S3RVER AWS_SECRET_ACCESS_KEY=S3RVER TMPDIR=" + dir_ + "/tmp ";
+  }
+  testing::CommandResult Shard(const std::string& args) {
+    return testing::RunCommand(env_ + SHARD_BIN + " " + args);
+  }
+
+  std::string dir_, env_;
+  std::vector<std::string> shards_;
+  std::unique_ptr<testing::LocalS3> s3_;
+  std::unique_ptr<store::ObjectStore> store_;
+};
+
+TEST_F(StoreCliTest, VerifyCleanThenNamesADamagedAndAnUnlistedObject) {
+  ASSERT_GE(shards_.size(), 2u);
+  testing::CommandResult r = Shard("verify s3://bkt/ds");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("0 faults (manifest s3://bkt/ds/manifest.json)"), std::string::npos) << r.out;
+  EXPECT_TRUE(fs::is_empty(dir_ + "/tmp"));  // the staging folder is gone
+
+  std::string bytes = testing::ReadFileOrDie(dir_ + "/ds/" + shards_[1]);
+  bytes[bytes.size() / 2] ^= 0x01;
+  ASSERT_TRUE(store_->Put("ds/" + shards_[1], bytes).ok());
+  ASSERT_TRUE(store_->Put("ds/stray-00000-of-00001.tfrecord", testing::ReadFileOrDie(dir_ + "/ds/" + shards_[0])).ok());
+  r = Shard("verify s3://bkt/ds/manifest.json");
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("shard verify: s3://bkt/ds/" + shards_[1] + ": at byte"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("manifest_checksum"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("s3://bkt/ds/stray-00000-of-00001.tfrecord: manifest_shard_unlisted"), std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find(dir_ + "/tmp"), std::string::npos) << r.out;  // no staging paths in the report
+  r = Shard("verify --json s3://bkt/ds");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("\"path\":\"s3://bkt/ds/" + shards_[1] + "\""), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("S3RVER"), std::string::npos);
+  EXPECT_TRUE(fs::is_empty(dir_ + "/tmp"));
+}
+
+TEST_F(StoreCliTest, VerifyOneObjectAndUsageErrors) {
+  testing::CommandResult r = Shard("verify s3://bkt/ds/" + shards_[0]);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("1 file (0 with faults)"), std::string::npos) << r.out;
+  r = Shard("verify s3://bkt/nothing");
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  r = Shard("verify s3://bkt/ds " + dir_ + "/ds");
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  r = testing::RunCommand("env AWS_ENDPOINT_URL=" + s3_->endpoint() +
+                          " AWS_ACCESS_KEY_ID=S3RVER AWS_SECRET_ACCESS_KEY=BAD " + SHARD_BIN + " verify s3://bkt/ds");
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("HTTP 403 SignatureDoesNotMatch"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("BAD"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace libshard
