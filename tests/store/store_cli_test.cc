@@ -92,5 +92,22 @@ TEST_F(StoreCliTest, VerifyOneObjectAndUsageErrors) {
   EXPECT_EQ(r.err.find("BAD"), std::string::npos) << r.err;
 }
 
+TEST_F(StoreCliTest, InspectAnObject) {
+  testing::CommandResult local = testing::RunShard("inspect --json " + dir_ + "/ds/" + shards_[0]);
+  ASSERT_EQ(local.exit_code, 0) << local.err;
+  testing::CommandResult r = Shard("inspect --json s3://bkt/ds/" + shards_[0]);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  // The same report, naming the object instead of the file.
+  std::string want = local.out;
+  want.replace(want.find(dir_ + "/ds/"), dir_.size() + 4, "s3://bkt/ds/");
+  EXPECT_EQ(r.out, want);
+  r = Shard("inspect s3://bkt/ds/" + shards_[0]);
+  EXPECT_EQ(r.out.rfind("s3://bkt/ds/" + shards_[0] + ": ", 0), 0u) << r.out;
+  r = Shard("inspect s3://bkt/ds/none.tfrecord");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("s3://bkt/ds/none.tfrecord"), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::is_empty(dir_ + "/tmp"));
+}
+
 }  // namespace
 }  // namespace libshard
