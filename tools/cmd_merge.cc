@@ -17,6 +17,11 @@ struct MergeFlags {
 };
 
 int Run(const MergeFlags& f) {
+  if (f.dir.find("://") != std::string::npos) {
+    std::fprintf(stderr, "shard merge: %s: merging in object storage is not supported; merge the local task "
+                         "outputs and upload the folder\n", f.dir.c_str());
+    return kExitUsage;
+  }
   libshard::StatusOr<libshard::convert::MergeResult> r = libshard::convert::MergeTasks(f.dir);
   if (!r.ok()) {
     std::fprintf(stderr, "shard merge: %s\n", r.status().message().c_str());

@@ -92,6 +92,15 @@ TEST_F(StoreCliTest, VerifyOneObjectAndUsageErrors) {
   EXPECT_EQ(r.err.find("BAD"), std::string::npos) << r.err;
 }
 
+TEST(StoreCliUsageTest, ConvertAndMergeIntoObjectStorageAreUsageErrors) {
+  for (const std::string args : {"merge s3://bkt/ds", "convert /nonexistent -o s3://bkt/ds"}) {
+    testing::CommandResult r = testing::RunShard(args);
+    EXPECT_EQ(r.exit_code, 2) << args << r.err;
+    EXPECT_NE(r.err.find("s3://bkt/ds"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("object storage is not supported"), std::string::npos) << r.err;
+  }
+}
+
 TEST_F(StoreCliTest, InspectAnObject) {
   testing::CommandResult local = testing::RunShard("inspect --json " + dir_ + "/ds/" + shards_[0]);
   ASSERT_EQ(local.exit_code, 0) << local.err;
