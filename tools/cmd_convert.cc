@@ -22,7 +22,10 @@
 #include "libshard/convert/converter.h"
 #include "libshard/util/byte_size.h"
 #include "libshard/convert/manifest_io.h"
+#include "libshard/store/object_store.h"
+#include "libshard/store/shard_cache.h"
 #include "progress.h"
+#include "remote_upload.h"
 
 namespace shard_tool {
 namespace {
@@ -46,6 +49,7 @@ struct Flags {
   bool no_shuffle = false, dry_run = false, json = false, quiet = false, verbose = false;
   bool no_sync = false;
   std::optional<uint32_t> num_tasks, task_index;
+  std::string staging;  // -o s3://...: the local folder converted into first
 };
 
 // A library parse error with the flag that gave the text: "--size: ...".
@@ -75,10 +79,11 @@ int ExitCodeFor(const Status& s) {
                                                                                               : kExitFailure;
 }
 
-// An output that names an object store (s3://, https://, any "scheme://"):
-// not a folder. Without this check the run would write a local folder named
-// "s3:" and exit 0.
+// An output that names an object store: s3:// is uploaded to
+// (remote_upload.h); any other "scheme://" is not a folder, and without this
+// check the run would write a local folder named "https:" and exit 0.
 Status CheckOutputIsAFolder(const std::string& output) {
+  if (output.rfind("s3://", 0) == 0) return libshard::store::ParseLocation(output).status();
   const size_t colon = output.find("://");
   if (colon == std::string::npos || colon == 0) return Status::OK();
   for (size_t i = 0; i < colon; ++i) {
@@ -86,8 +91,8 @@ Status CheckOutputIsAFolder(const std::string& output) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '+' && c != '-' && c != '.') return Status::OK();
   }
   return libshard::InvalidArgumentError("-o " + output +
-                                        ": converting into object storage is not supported; give a local "
-                                        "folder (and upload it afterwards)");
+                                        ": converting into this kind of object storage is not supported; give "
+                                        "a local folder or s3://BUCKET/PREFIX");
 }
 
 Status BuildOptions(Flags& f) {
@@ -283,6 +288,8 @@ int RunDryRun(const Flags& f) {
   return kExitOk;
 }
 
+int RunLocal(Flags& f);
+
 int Run(Flags& f) {
   Status s = BuildOptions(f);
   if (!s.ok()) {
@@ -290,6 +297,41 @@ int Run(Flags& f) {
     return kExitUsage;
   }
   if (f.dry_run) return RunDryRun(f);
+  // -o s3://BUCKET/PREFIX: convert into a local staging folder while an
+  // uploader sends each finished shard up, manifest.json last.
+  const std::string remote = f.o.output.rfind("s3://", 0) == 0 ? f.o.output : "";
+  std::unique_ptr<ShardUploader> uploader;
+  if (!remote.empty()) {
+    libshard::StatusOr<libshard::store::Location> loc = libshard::store::ParseLocation(remote);
+    f.o.output = !f.staging.empty() ? f.staging
+                                    : libshard::store::DefaultCacheDir() + "/staging/" + loc->bucket + "/" + loc->key;
+    libshard::StatusOr<std::unique_ptr<ShardUploader>> u = ShardUploader::Start(remote, f.o.output);
+    if (!u.ok()) {
+      std::cerr << "shard convert: " << u.status().message() << "\n";
+      return kExitUsage;
+    }
+    uploader = std::move(*u);
+  }
+  const int code = RunLocal(f);
+  if (uploader) {
+    const bool converted = code == kExitOk || code == kExitRejected;
+    Status up = uploader->Finish(converted);
+    if (!up.ok()) {
+      std::cerr << "shard convert: uploading to " << remote << ": " << up.message()
+                << " (rerun the same command to resume; objects already up are kept)\n";
+      return kExitFailure;
+    }
+    if (converted && !f.quiet) {
+      std::fprintf(stderr, "shard convert: uploaded %llu objects to %s (%llu already there), manifest.json last; "
+                           "staging folder %s\n",
+                   static_cast<unsigned long long>(uploader->uploaded()), remote.c_str(),
+                   static_cast<unsigned long long>(uploader->skipped()), f.o.output.c_str());
+    }
+  }
+  return code;
+}
+
+int RunLocal(Flags& f) {
 
   ProgressBar bar(stderr, !f.quiet, "shard convert", f.progress_interval);
   const InterruptMessage interrupt("shard convert", !f.quiet && ::isatty(STDERR_FILENO));
@@ -373,8 +415,14 @@ void RegisterConvert(CLI::App& app, int* exit_code) {
       ->required();
   cmd->add_option("-o,--output", f.o.output,
                   "output folder (created; reruns resume, a rerun with another plan removes the earlier plan's "
-                  "shards; one writer at a time)")
+                  "shards; one writer at a time), or s3://BUCKET/PREFIX: converted into --staging, each finished "
+                  "shard uploaded with its .idx as it completes, then rejects.tsv, manifest.json last; a rerun "
+                  "skips objects already there with the same size and CRC-32C (docs/object_storage.md)")
       ->required();
+  cmd->add_option("--staging", f.staging,
+                  "with -o s3://...: the local folder converted into before the upload; it holds the whole "
+                  "output and is kept for resuming (default: $LIBSHARD_CACHE_DIR/staging/BUCKET/PREFIX, else "
+                  "~/.cache/libshard/staging/BUCKET/PREFIX)");
   cmd->add_option("--prefix", f.o.plan.prefix,
                   "shard name prefix (default: input folder name); not empty, no '/', not starting with '.'")
       ->check(CLI::Validator(

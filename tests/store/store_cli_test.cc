@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 
 #include "convert/fixtures.h"
+#include "libshard/manifest/manifest_json.h"
 #include "libshard/store/s3_store.h"
 #include "store/servers.h"
 #include "testutil.h"
@@ -92,8 +94,8 @@ TEST_F(StoreCliTest, VerifyOneObjectAndUsageErrors) {
   EXPECT_EQ(r.err.find("BAD"), std::string::npos) << r.err;
 }
 
-TEST(StoreCliUsageTest, ConvertAndMergeIntoObjectStorageAreUsageErrors) {
-  for (const std::string args : {"merge s3://bkt/ds", "convert /nonexistent -o s3://bkt/ds"}) {
+TEST(StoreCliUsageTest, MergeInObjectStorageIsAUsageError) {
+  for (const std::string args : {"merge s3://bkt/ds"}) {
     testing::CommandResult r = testing::RunShard(args);
     EXPECT_EQ(r.exit_code, 2) << args << r.err;
     EXPECT_NE(r.err.find("s3://bkt/ds"), std::string::npos) << r.err;
@@ -116,6 +118,60 @@ TEST_F(StoreCliTest, InspectAnObject) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("s3://bkt/ds/none.tfrecord"), std::string::npos) << r.err;
   EXPECT_TRUE(fs::is_empty(dir_ + "/tmp"));
+}
+
+// Every object under `prefix`, by name relative to it -> bytes.
+std::map<std::string, std::string> Objects(store::ObjectStore& s, const std::string& prefix) {
+  std::map<std::string, std::string> out;
+  StatusOr<std::vector<store::ObjectInfo>> l = s.List(prefix + "/");
+  EXPECT_TRUE(l.ok()) << l.status();
+  for (const auto& o : *l) out[o.key.substr(prefix.size() + 1)] = *s.GetSmall(o.key, 1 << 30);
+  return out;
+}
+
+TEST_F(StoreCliTest, ConvertToS3IsTheLocalConversionByteForByteAndResumes) {
+  testing::CommandResult r = Shard("convert " + dir_ + "/in -o s3://bkt/conv --shard-size 2KiB --staging " + dir_ +
+                                   "/staging");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.err.find("to s3://bkt/conv (0 already there), manifest.json last"), std::string::npos) << r.err;
+  std::map<std::string, std::string> objects = Objects(*store_, "conv");
+  std::map<std::string, std::string> local = testing::SnapshotDir(dir_ + "/ds");
+  size_t compared = 0;
+  for (const auto& [name, bytes] : local) {
+    if (name.rfind(".libshard/", 0) == 0 && name.find(".json") == std::string::npos) continue;  // the lock
+    ASSERT_TRUE(objects.count(name)) << name;
+    ++compared;
+    if (name == "manifest.json") {  // the same shards, labels and statistics; the run's times and paths differ
+      Manifest a, b;
+      ASSERT_TRUE(manifest::FromJson(objects[name], &a).ok());
+      ASSERT_TRUE(manifest::FromJson(bytes, &b).ok());
+      a.clear_run();
+      b.clear_run();
+      EXPECT_EQ(manifest::ToJson(a), manifest::ToJson(b));
+      continue;
+    }
+    EXPECT_TRUE(objects[name] == bytes) << name;
+  }
+  EXPECT_GE(compared, shards_.size() * 2 + 1);
+  for (const auto& [name, bytes] : objects) EXPECT_TRUE(local.count(name)) << "extra object " << name;
+  testing::CommandResult v = Shard("verify -q s3://bkt/conv");
+  EXPECT_EQ(v.exit_code, 0) << v.out;
+  // A rerun (resume) sends nothing again.
+  r = Shard("convert " + dir_ + "/in -o s3://bkt/conv --shard-size 2KiB --staging " + dir_ + "/staging");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // (manifest.json records the run, so it goes up again; everything else is skipped.)
+  EXPECT_NE(r.err.find("uploaded 1 objects to s3://bkt/conv (" + std::to_string(compared - 1) + " already there)"),
+            std::string::npos)
+      << r.err;
+}
+
+TEST_F(StoreCliTest, UploadFailureExitsOneNamingTheCause) {
+  // A bucket that does not exist: every PUT is refused (404 NoSuchBucket).
+  testing::CommandResult r = Shard("convert " + dir_ + "/in -o s3://nobucket/conv --shard-size 2KiB --staging " +
+                                   dir_ + "/staging");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("uploading to s3://nobucket/conv"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("NoSuchBucket"), std::string::npos) << r.err;
 }
 
 }  // namespace

@@ -164,6 +164,9 @@ class HttpStore : public ObjectStore {
     if (it == r.headers.end()) return IOError("HEAD " + UrlOf(key) + ": the response has no Content-Length");
     info.size = std::strtoull(it->second.c_str(), nullptr, 10);
     if (r.headers.count("etag")) info.etag = Unquote(r.headers["etag"]);
+    for (const auto& [name, value] : r.headers) {
+      if (name.rfind("x-amz-meta-", 0) == 0) info.metadata[name.substr(11)] = value;
+    }
     return info;
   }
 
@@ -374,10 +377,12 @@ class S3Store : public HttpStore {
     struct stat st;
     if (::fstat(fd, &st) != 0) return ErrnoError(path, errno);
     const uint64_t size = static_cast<uint64_t>(st.st_size);
+    std::vector<std::string> meta;
+    for (const auto& [name, value] : options.metadata) meta.push_back("x-amz-meta-" + name + ": " + value);
     if (size < options.multipart_threshold || options.part_size == 0 || size <= options.part_size) {
       LIBSHARD_ASSIGN_OR_RETURN(std::string sha, Sha256Hex({}, fd, 0, size));
       HttpResponse r;
-      return Call("PUT", key, {}, {},
+      return Call("PUT", key, {}, meta,
                   [&](HttpRequest* q) {
                     q->body_fd = fd;
                     q->body_offset = 0;
@@ -385,7 +390,7 @@ class S3Store : public HttpStore {
                   },
                   &r, sha);
     }
-    return Multipart(key, fd, size, options);
+    return Multipart(key, fd, size, options, meta);
   }
 
   StatusOr<std::vector<ObjectInfo>> List(const std::string& prefix) override {
@@ -442,9 +447,10 @@ class S3Store : public HttpStore {
   }
 
  private:
-  Status Multipart(const std::string& key, int fd, uint64_t size, const PutOptions& options) {
+  Status Multipart(const std::string& key, int fd, uint64_t size, const PutOptions& options,
+                   const std::vector<std::string>& meta) {
     HttpResponse init;
-    LIBSHARD_RETURN_IF_ERROR(Call("POST", key, {{"uploads", ""}}, {}, nullptr, &init));
+    LIBSHARD_RETURN_IF_ERROR(Call("POST", key, {{"uploads", ""}}, meta, nullptr, &init));
     const std::string upload_id = XmlText(init.body, "InitiateMultipartUploadResult/UploadId");
     if (upload_id.empty()) return IOError("POST " + UrlOf(key) + "?uploads: the answer has no UploadId");
 

@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -65,6 +66,8 @@ struct ObjectInfo {
   std::string key;
   uint64_t size = 0;
   std::string etag;  // as the server sent it, quotes removed ("" when unknown)
+  // User metadata (S3: x-amz-meta-NAME headers, names lower-cased); HEAD only.
+  std::map<std::string, std::string> metadata;
 };
 
 // What an object's bytes must be: the manifest's size and CRC-32C.
@@ -84,6 +87,9 @@ struct PutOptions {
   uint64_t part_size = 16ull << 20;
   // Parts in flight at once. Default: 4.
   int parallel_parts = 4;
+  // User metadata stored with the object (S3: x-amz-meta-NAME; names
+  // lower-case [a-z0-9-], values ASCII). Local folders ignore it. Default: none.
+  std::map<std::string, std::string> metadata;
 };
 
 class ObjectStore {
