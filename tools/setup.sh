@@ -18,7 +18,7 @@ packages=(
   libdeflate-dev libspng-dev
   libprotobuf-dev protobuf-compiler libtbb-dev libgtest-dev libgmock-dev libcli11-dev libssl-dev
   libcurl4-openssl-dev libexpat1-dev
-  pybind11-dev python3-dev python3-numpy python3-pil python3-pytest python3-protobuf
+  pybind11-dev python3-dev python3-numpy python3-pil python3-pytest python3-protobuf python3-yaml
   python3-pip python3-venv python3-setuptools python3-wheel
   python3-torch python3-torchvision
 )
