@@ -13,7 +13,8 @@ next matching requests:
 Modes: cut (send the head and half the body, then close), slowdown (503
 SlowDown without forwarding), error500, stall (send the head and a few bytes,
 then wait S seconds before closing), drop (read half the request body, then
-close without an answer).
+close without an answer), hang (read half the request body, then wait S
+seconds before closing: an upload in flight when its client is killed).
 
 Usage: fault_proxy.py UPSTREAM_PORT. Prints "PORT <n>" once it listens and
 exits when its stdin closes.
@@ -84,14 +85,19 @@ class Handler(socketserver.BaseRequestHandler):
         with lock:
             stats[method] = stats.get(method, 0) + 1
             stats["paths"].append(method + " " + path)
-        if fault and fault["mode"] == "drop":
+        if fault and fault["mode"] in ("drop", "hang"):
             want = length // 2
             while len(rest) < want:
                 chunk = sock.recv(65536)
                 if not chunk:
                     break
                 rest += chunk
-            sock.shutdown(socket.SHUT_RDWR)
+            if fault["mode"] == "hang":
+                time.sleep(float(fault.get("seconds", 5)))
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
             return
         if fault and fault["mode"] == "slowdown":
             self.drain(sock, rest, length)

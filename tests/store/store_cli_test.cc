@@ -2,7 +2,13 @@
 // by the store), as a user runs them.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <filesystem>
+#include <thread>
 #include <map>
 
 #include "convert/fixtures.h"
@@ -163,6 +169,46 @@ TEST_F(StoreCliTest, ConvertToS3IsTheLocalConversionByteForByteAndResumes) {
   EXPECT_NE(r.err.find("uploaded 1 objects to s3://bkt/conv (" + std::to_string(compared - 1) + " already there)"),
             std::string::npos)
       << r.err;
+}
+
+TEST_F(StoreCliTest, KillNineDuringAnUploadThenRerunIsCompleteAndIdentical) {
+  std::string why;
+  auto proxy = testing::FaultProxy::Start(s3_->port(), dir_, &why);
+  ASSERT_TRUE(proxy) << why;
+  const std::string env = "AWS_ENDPOINT_URL=" + proxy->endpoint() +
+                          " AWS_ACCESS_KEY_ID=S3RVER AWS_SECRET_ACCESS_KEY=S3RVER TMPDIR=" + dir_ + "/tmp ";
+  const std::string convert = std::string(SHARD_BIN) + " convert -q " + dir_ + "/in -o s3://bkt/conv " +
+                              "--shard-size 2KiB --staging " + dir_ + "/staging";
+  // The first shard upload hangs midway; the converter is killed there.
+  proxy->Fault("hang", "PUT", ".tfrecord", 1, 60);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::execl("/bin/sh", "sh", "-c", ("exec env " + env + convert).c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (proxy->Count("PUT") < 1 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_GE(proxy->Count("PUT"), 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  EXPECT_FALSE(store_->Head("conv/manifest.json").ok());  // not committed
+  testing::CommandResult r = testing::RunCommand("env " + env + convert);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::map<std::string, std::string> objects = Objects(*store_, "conv");
+  for (const auto& [name, bytes] : testing::SnapshotDir(dir_ + "/ds")) {
+    if (name == "manifest.json" || (name.rfind(".libshard/", 0) == 0 && name.find(".json") == std::string::npos)) {
+      continue;
+    }
+    ASSERT_TRUE(objects.count(name)) << name;
+    EXPECT_TRUE(objects[name] == bytes) << name;
+  }
+  EXPECT_TRUE(objects.count("manifest.json"));
+  EXPECT_EQ(Shard("verify -q s3://bkt/conv").exit_code, 0);
 }
 
 TEST_F(StoreCliTest, UploadFailureExitsOneNamingTheCause) {
