@@ -100,13 +100,49 @@ TEST_F(StoreCliTest, VerifyOneObjectAndUsageErrors) {
   EXPECT_EQ(r.err.find("BAD"), std::string::npos) << r.err;
 }
 
-TEST(StoreCliUsageTest, MergeInObjectStorageIsAUsageError) {
-  for (const std::string args : {"merge s3://bkt/ds"}) {
-    testing::CommandResult r = testing::RunShard(args);
-    EXPECT_EQ(r.exit_code, 2) << args << r.err;
-    EXPECT_NE(r.err.find("s3://bkt/ds"), std::string::npos) << r.err;
-    EXPECT_NE(r.err.find("object storage is not supported"), std::string::npos) << r.err;
+std::map<std::string, std::string> Objects(store::ObjectStore& s, const std::string& prefix);
+
+TEST(StoreCliUsageTest, MergeOfAnHttpsLocationIsAUsageError) {
+  testing::CommandResult r = testing::RunShard("merge https://host/ds");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("https://host/ds: only local folders and s3:// prefixes can be merged"), std::string::npos)
+      << r.err;
+}
+
+// --num-tasks runs into one s3:// prefix, then `shard merge s3://...`: the
+// same objects as one local conversion, manifest.json included.
+TEST_F(StoreCliTest, TaskRunsIntoS3ThenMergeThere) {
+  for (int i = 0; i < 3; ++i) {
+    testing::CommandResult r = Shard("convert -q " + dir_ + "/in -o s3://bkt/tasks --shard-size 2KiB --num-tasks 3 "
+                                     "--task-index " + std::to_string(i) + " --staging " + dir_ + "/staging" +
+                                     std::to_string(i));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
   }
+  EXPECT_FALSE(store_->Head("tasks/manifest.json").ok());  // no task writes it
+  testing::CommandResult m = Shard("merge s3://bkt/tasks");
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  EXPECT_NE(m.err.find("s3://bkt/tasks/manifest.json"), std::string::npos) << m.err;
+  std::map<std::string, std::string> objects = Objects(*store_, "tasks");
+  for (const auto& [name, bytes] : testing::SnapshotDir(dir_ + "/ds")) {
+    if (name.rfind(".libshard/", 0) == 0) continue;  // task runs keep other entries
+    ASSERT_TRUE(objects.count(name)) << name;
+    if (name == "manifest.json") {
+      Manifest a, b;
+      ASSERT_TRUE(manifest::FromJson(objects[name], &a).ok());
+      ASSERT_TRUE(manifest::FromJson(bytes, &b).ok());
+      EXPECT_EQ(a.splits_size(), b.splits_size());
+      for (int s = 0; s < a.splits_size() && s < b.splits_size(); ++s) {
+        ASSERT_EQ(a.splits(s).shards_size(), b.splits(s).shards_size());
+        for (int k = 0; k < a.splits(s).shards_size(); ++k) {
+          EXPECT_EQ(a.splits(s).shards(k).checksum(), b.splits(s).shards(k).checksum());
+        }
+      }
+      continue;
+    }
+    EXPECT_TRUE(objects[name] == bytes) << name;
+  }
+  EXPECT_EQ(Shard("verify -q s3://bkt/tasks").exit_code, 0);
+  EXPECT_TRUE(fs::is_empty(dir_ + "/tmp"));
 }
 
 TEST_F(StoreCliTest, InspectAnObject) {
