@@ -68,7 +68,9 @@ class ShardDataset(torch.utils.data.IterableDataset):
                  **loader_options: Any) -> None:
         """
         Args:
-            sources: shard files, folders, globs or a ``manifest.json`` (with ``split=``), as for ``Loader``.
+            sources: shard files, folders, globs or a ``manifest.json`` (with ``split=``), or ``s3://`` /
+                ``https://`` locations (``cache_dir=``, ``cache_limit=``), as for ``Loader``. Each worker opens
+                its own Loader; the cache downloads each shard once per node.
             batch_size: samples per batch.
             rank: this process's data-parallel rank. Default: ``torch.distributed.get_rank()`` when initialised,
                 else the ``RANK`` environment variable, else 0.
@@ -107,7 +109,7 @@ class ShardDataset(torch.utils.data.IterableDataset):
         # Opens the sources now (errors at construction, not in a worker) and counts the rank's batches with
         # a loader of 1x1 uint8 images that decodes nothing.
         probe_options = {k: v for k, v in self.loader_options.items()
-                         if k in ("order", "io", "verify_crc", "split", "keys")}
+                         if k in ("order", "io", "verify_crc", "split", "keys", "cache_dir", "cache_limit")}
         probe = self._make_loader(worker=0, num_workers=1, image_size=(1, 1), threads=1, prefetch=0,
                                   **probe_options)
         self._len = len(probe)

@@ -59,6 +59,8 @@ def s3(tmp_path, monkeypatch):
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "S3RVER")
     monkeypatch.setenv("AWS_REGION", "us-east-1")
     monkeypatch.delenv("AWS_PROFILE", raising=False)
+    # The default cache, should anything fall back to it: inside the test's folder, checked empty.
+    monkeypatch.setenv("LIBSHARD_CACHE_DIR", str(tmp_path / "default-cache"))
     yield "http://127.0.0.1:%d" % server.port, "http://127.0.0.1:%d" % proxy.port
     proxy.stop()
     server.stop()
@@ -144,3 +146,24 @@ def test_loader_errors_name_the_object(s3, tmp_path, monkeypatch):
     with pytest.raises(Exception, match="HTTP 403 SignatureDoesNotMatch") as e:
         libshard.Loader("s3://bkt/data/ds", batch_size=2, image_size=8, cache_dir=str(tmp_path / "c"))
     assert "WRONG" not in str(e.value)
+
+
+def test_torch_shard_dataset_over_s3_with_workers(s3, tmp_path):
+    torch = pytest.importorskip("torch")
+    from libshard.torch import ShardDataset
+    direct, proxy = s3
+    out = converted(tmp_path)
+    upload_with_boto3(direct, str(out), "data/ds")
+    kw = dict(image_size=(16, 16), shuffle=True, seed=1, threads=1)
+    local = ShardDataset(str(out), 4, **kw)
+    remote = ShardDataset("s3://bkt/data/ds", 4, cache_dir=str(tmp_path / "cache"), **kw)
+
+    def epoch(ds):
+        dl = torch.utils.data.DataLoader(ds, batch_size=None, num_workers=2)
+        return sorted((y.tolist(), x.numpy().tobytes()) for x, y in dl)
+
+    shards = len([n for n in os.listdir(out) if n.endswith(".tfrecord")])
+    assert epoch(remote) == epoch(local)
+    assert not os.path.exists(tmp_path / "default-cache")  # cache_dir reached the probe and every worker
+    # The probe and the two workers each read the manifest; the shards and indexes came once.
+    assert gets(proxy) == 3 + 2 * shards
