@@ -167,3 +167,29 @@ def test_torch_shard_dataset_over_s3_with_workers(s3, tmp_path):
     assert not os.path.exists(tmp_path / "default-cache")  # cache_dir reached the probe and every worker
     # The probe and the two workers each read the manifest; the shards and indexes came once.
     assert gets(proxy) == 3 + 2 * shards
+
+
+def fault(proxy, mode, method, match="", count=1):
+    import json
+    import urllib.request
+    body = json.dumps({"mode": mode, "method": method, "match": match, "count": count}).encode()
+    urllib.request.urlopen(urllib.request.Request(proxy + "/__fault__", data=body, method="POST")).read()
+
+
+def test_faults_on_the_way_still_give_the_local_batches_and_no_partial_file(s3, tmp_path):
+    direct, proxy = s3
+    out = converted(tmp_path)
+    upload_with_boto3(direct, str(out), "data/ds")
+    fault(proxy, "cut", "GET", ".tfrecord", 3)       # bodies cut midway
+    fault(proxy, "slowdown", "GET", ".tfrecord", 2)  # 503 SlowDown
+    fault(proxy, "error500", "GET", "manifest", 1)
+    kw = dict(batch_size=4, image_size=(16, 16), shuffle=True, seed=9, threads=2)
+    cache = tmp_path / "cache"
+    remote = libshard.Loader("s3://bkt/data/ds", cache_dir=str(cache), **kw)
+    local = libshard.Loader(str(out), **kw)
+    for (x1, y1), (x2, y2) in zip(remote, local):
+        assert np.array_equal(x1, x2) and np.array_equal(y1, y2)
+    leftovers = [f for _, _, files in os.walk(cache) for f in files if ".libshard-partial-" in f]
+    assert leftovers == []
+    remote.close()
+    local.close()
