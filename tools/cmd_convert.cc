@@ -420,8 +420,9 @@ void RegisterConvert(CLI::App& app, int* exit_code) {
                   "skips objects already there with the same size and CRC-32C (docs/object_storage.md)")
       ->required();
   cmd->add_option("--staging", f.staging,
-                  "with -o s3://...: the local folder converted into before the upload; it holds the whole "
-                  "output and is kept for resuming (default: $LIBSHARD_CACHE_DIR/staging/BUCKET/PREFIX, else "
+                  "with -o s3://...: the local folder converted into before the upload; a shard is deleted "
+                  "from it once uploaded, so it holds the shards in flight, the entries and the manifest "
+                  "(default: $LIBSHARD_CACHE_DIR/staging/BUCKET/PREFIX, else "
                   "~/.cache/libshard/staging/BUCKET/PREFIX)");
   cmd->add_option("--prefix", f.o.plan.prefix,
                   "shard name prefix (default: input folder name); not empty, no '/', not starting with '.'")

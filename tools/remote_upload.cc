@@ -97,6 +97,11 @@ Status ShardUploader::Sweep() {
     }
     LIBSHARD_RETURN_IF_ERROR(Upload(".libshard/" + name));
     done_.insert(name);
+    // Up: the staging folder lets go of the shard (bounded by the shards in
+    // flight). The entry stays; a rerun converts the shard again (the same
+    // bytes) and finds the object already there.
+    fs::remove(shard, ec);
+    if (!e->index_file().empty()) fs::remove(staging_ + "/" + e->index_file(), ec);
   }
   return Status::OK();
 }

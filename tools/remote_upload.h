@@ -4,11 +4,14 @@
 //   * Each shard, as soon as its entry (.libshard/NAME.json) says it is
 //     finished, goes up with its .idx and the entry (multipart above 64 MiB,
 //     parts in parallel, aborted on failure); every object carries its
-//     CRC-32C as metadata (x-amz-meta-crc32c).
+//     CRC-32C as metadata (x-amz-meta-crc32c). The shard and its .idx are
+//     then deleted from the staging folder, which so holds only the shards
+//     being written or uploaded.
 //   * Finish(): what is left, then rejects.tsv and the task manifests, and
 //     manifest.json last: the commit point (readers plan from it).
 //   * Resume: an object already there with the same size and CRC-32C
-//     metadata is not sent again.
+//     metadata is not sent again (a rerun converts the shards no longer
+//     staged again; the conversion is deterministic, so they match).
 #ifndef LIBSHARD_TOOLS_REMOTE_UPLOAD_H_
 #define LIBSHARD_TOOLS_REMOTE_UPLOAD_H_
 

@@ -198,6 +198,13 @@ TEST_F(StoreCliTest, ConvertToS3IsTheLocalConversionByteForByteAndResumes) {
   for (const auto& [name, bytes] : objects) EXPECT_TRUE(local.count(name)) << "extra object " << name;
   testing::CommandResult v = Shard("verify -q s3://bkt/conv");
   EXPECT_EQ(v.exit_code, 0) << v.out;
+  // The staging folder let go of every uploaded shard and index.
+  size_t staged_shards = 0;
+  for (const auto& [name, bytes] : testing::SnapshotDir(dir_ + "/staging")) {
+    if (name.rfind(".libshard/", 0) != 0 && name.find(".tfrecord") != std::string::npos) ++staged_shards;
+  }
+  EXPECT_EQ(staged_shards, 0u);
+  EXPECT_TRUE(fs::exists(dir_ + "/staging/manifest.json"));
   // A rerun (resume) sends nothing again.
   r = Shard("convert " + dir_ + "/in -o s3://bkt/conv --shard-size 2KiB --staging " + dir_ + "/staging");
   ASSERT_EQ(r.exit_code, 0) << r.err;
