@@ -4,6 +4,7 @@
 // middle of a download.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -153,6 +154,28 @@ TEST(StoreCacheTest, LimitEvictsLeastRecentlyUsedFilesNotInUse) {
   EXPECT_NE(fits.message().find("cache_limit 25000 bytes cannot hold 3 shards (30000 bytes)"), std::string::npos)
       << fits;
   EXPECT_TRUE((*cache)->CheckFits(25000, "x").ok());
+}
+
+// Every pinned file holds a descriptor: the cache raises the soft limit of
+// open files to the hard one, so thousands of resident shards fit.
+TEST(StoreCacheTest, ManyPinnedFilesDoNotRunOutOfDescriptors) {
+  struct rlimit rl;
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &rl), 0);
+  if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < 1024) GTEST_SKIP() << "hard limit of open files below 1024";
+  rl.rlim_cur = 256;
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &rl), 0);
+  const std::string dir = testing::MakeTempDir();
+  auto src = NewLocalStore(dir + "/src");
+  auto cache = ShardCache::Open({dir + "/cache", 0});
+  ASSERT_TRUE(cache.ok());
+  std::vector<std::unique_ptr<CachedFile>> pins;
+  for (int i = 0; i < 600; ++i) {
+    const std::string b = "object " + std::to_string(i);
+    ASSERT_TRUE(src->Put("o" + std::to_string(i), b).ok());
+    auto f = (*cache)->Fetch(*src, "o" + std::to_string(i), ExpectOf(b));
+    ASSERT_TRUE(f.ok()) << i << ": " << f.status();
+    pins.push_back(std::move(*f));
+  }
 }
 
 class StoreCacheS3Test : public ::testing::Test {

@@ -87,10 +87,9 @@ Status Dataset::AddRemote(const std::string& url) {
           StatusOr<std::unique_ptr<store::CachedFile>> idx =
               cache->FetchUnverified(*st, store::JoinKey(dir, sh.index_file()), record::IndexPathFor(paths[i]),
                                      manifest::kMaxBytes);
-          if (idx.ok()) {
-            std::lock_guard<std::mutex> lock(mu);
-            pins.push_back(std::shared_ptr<void>(std::move(*idx)));
-          } else if (idx.status().code() != StatusCode::kNotFound) {
+          // Not pinned: the reader reads the index once, at open (one
+          // descriptor per shard is enough).
+          if (!idx.ok() && idx.status().code() != StatusCode::kNotFound) {
             s = idx.status();
           }
         }

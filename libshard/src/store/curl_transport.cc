@@ -159,7 +159,12 @@ class CurlTransport : public HttpTransport {
     if (!config_.ca_bundle.empty()) curl_easy_setopt(h, CURLOPT_CAINFO, config_.ca_bundle.c_str());
     if (!request.aws_sigv4.empty()) {
       curl_easy_setopt(h, CURLOPT_AWS_SIGV4, request.aws_sigv4.c_str());
-      curl_easy_setopt(h, CURLOPT_USERPWD, request.credentials.c_str());
+      // Key and secret apart: a ':' in the secret stays in the secret.
+      const size_t colon = request.credentials.find(':');
+      const std::string key = request.credentials.substr(0, colon);
+      const std::string secret = colon == std::string::npos ? "" : request.credentials.substr(colon + 1);
+      curl_easy_setopt(h, CURLOPT_USERNAME, key.c_str());
+      curl_easy_setopt(h, CURLOPT_PASSWORD, secret.c_str());
     }
     const bool has_body = request.body_fd >= 0 || !request.body.empty();
     const uint64_t body_size = request.body_fd >= 0 ? request.body_length : request.body.size();

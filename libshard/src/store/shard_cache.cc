@@ -5,10 +5,12 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <mutex>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -69,6 +71,17 @@ CachedFile::~CachedFile() {
 
 StatusOr<std::unique_ptr<ShardCache>> ShardCache::Open(const CacheOptions& options) {
   const std::string dir = options.dir.empty() ? DefaultCacheDir() : options.dir;
+  // Each pinned file holds a descriptor (its lock): a dataset of thousands of
+  // shards needs more than the usual soft limit of 1024. Raised once to the
+  // hard limit, as Go's runtime and many servers do.
+  static std::once_flag raise_once;
+  std::call_once(raise_once, [] {
+    struct rlimit rl;
+    if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+      rl.rlim_cur = rl.rlim_max;
+      (void)::setrlimit(RLIMIT_NOFILE, &rl);
+    }
+  });
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec || ::access(dir.c_str(), W_OK) != 0) {

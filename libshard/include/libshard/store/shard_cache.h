@@ -65,6 +65,8 @@ class CachedFile {
 class ShardCache {
  public:
   // Creates the folder. InvalidArgument when it cannot be created or written.
+  // A pinned file holds a descriptor, so the first Open() raises the
+  // process's soft limit of open files (RLIMIT_NOFILE) to its hard limit.
   static StatusOr<std::unique_ptr<ShardCache>> Open(const CacheOptions& options);
   ShardCache(const ShardCache&) = delete;
   ShardCache& operator=(const ShardCache&) = delete;
