@@ -1,8 +1,12 @@
 #include "remote_staging.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <mutex>
+#include <thread>
 
 #include "libshard/io/writable_file.h"
 #include "libshard/manifest.pb.h"
@@ -131,19 +135,31 @@ StatusOr<std::unique_ptr<StagedObjects>> StagedObjects::Stage(const std::string&
   } else if (!text.ok()) {
     return text.status();
   }
-  for (const std::string& rel : names) {
-    const std::string key = prefix + rel;
-    auto it = expected.find(rel);
-    Status d = Download(*s, key, staged->root_ + "/" + rel, it == expected.end() ? nullptr : &it->second);
-    if (d.code() == libshard::StatusCode::kDataLoss) {
-      staged->damaged_.push_back(d.message());
-    } else if (d.code() == libshard::StatusCode::kNotFound && loc.scheme != store::Location::Scheme::kS3) {
-      std::error_code ec;
-      fs::remove(staged->root_ + "/" + rel, ec);  // missing: the set check names it
-    } else if (!d.ok()) {
-      return d;
+  // Several objects at once, each streamed once.
+  std::mutex mu;
+  std::atomic<size_t> next{0};
+  Status first_error;
+  auto worker = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < names.size();) {
+      const std::string& rel = names[i];
+      auto it = expected.find(rel);
+      Status d = Download(*s, prefix + rel, staged->root_ + "/" + rel, it == expected.end() ? nullptr : &it->second);
+      std::lock_guard<std::mutex> lock(mu);
+      if (d.code() == libshard::StatusCode::kDataLoss) {
+        staged->damaged_.push_back(d.message());
+      } else if (d.code() == libshard::StatusCode::kNotFound && loc.scheme != store::Location::Scheme::kS3) {
+        std::error_code ec;
+        fs::remove(staged->root_ + "/" + rel, ec);  // missing: the set check names it
+      } else if (!d.ok() && first_error.ok()) {
+        first_error = d;
+      }
     }
-  }
+  };
+  std::vector<std::thread> threads;
+  for (size_t t = 1; t < std::min<size_t>(8, names.size()); ++t) threads.emplace_back(worker);
+  worker();
+  for (std::thread& t : threads) t.join();
+  LIBSHARD_RETURN_IF_ERROR(first_error);
   return staged;
 }
 
