@@ -16,6 +16,7 @@ void RegisterBenchRead(CLI::App& bench, int* exit_code);
 void RegisterBenchVerify(CLI::App& bench, int* exit_code);
 void RegisterBenchCodec(CLI::App& bench, int* exit_code);
 void RegisterBenchConvert(CLI::App& bench, int* exit_code);
+void RegisterBenchS3(CLI::App& bench, int* exit_code);
 
 }  // namespace shard_tool
 

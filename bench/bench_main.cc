@@ -16,5 +16,6 @@ int main(int argc, char** argv) {
   shard_tool::RegisterBenchCodec(app, &exit_code);
   shard_tool::RegisterBenchConvert(app, &exit_code);
   shard_tool::RegisterBenchVerify(app, &exit_code);
+  shard_tool::RegisterBenchS3(app, &exit_code);
   return shard_tool::ParseAndRun(app, argc, argv, exit_code);
 }

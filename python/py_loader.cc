@@ -125,11 +125,13 @@ class PyLoader {
            const std::map<std::string, std::string>& keys, const std::string& resize, bool masks,
            const py::object& worker, const py::object& num_workers, const py::object& buffers,
            const std::string& layout, const py::object& dtype, const py::object& mean, const py::object& std,
-           const py::object& slots) {
+           const py::object& slots, const py::object& cache_dir, const py::object& cache_limit) {
     reader::DatasetOptions dopt;
     dopt.shard.io = TakeArg(reader::ParseIoMode(io), "io");
     dopt.shard.verify_crc = verify_crc;
     dopt.split = split;
+    if (!cache_dir.is_none()) dopt.cache_dir = FsPath(cache_dir, "cache_dir");
+    dopt.cache_limit = IntArg(cache_limit, "cache_limit", 0, ~uint64_t{0});
     for (const auto& [k, v] : keys) {
       if (k == "image") dopt.keys.image = v;
       else if (k == "label") dopt.keys.label = v;
@@ -506,7 +508,8 @@ void BindLoader(py::module_& m) {
                     const py::object&, const std::string&, const py::object&, const std::string&, bool,
                     const std::string&, const std::map<std::string, std::string>&, const std::string&, bool,
                     const py::object&, const py::object&, const py::object&, const std::string&,
-                    const py::object&, const py::object&, const py::object&, const py::object&>(),
+                    const py::object&, const py::object&, const py::object&, const py::object&, const py::object&,
+                    const py::object&>(),
            py::arg("sources"), py::arg("batch_size"), py::kw_only(),
            py::arg("image_size") = py::none(),
            py::arg("shuffle") = false, py::arg("seed") = 0, py::arg("rank") = 0, py::arg("world_size") = 1,
@@ -517,11 +520,14 @@ void BindLoader(py::module_& m) {
            py::arg("masks") = false, py::arg("worker") = 0, py::arg("num_workers") = 1,
            py::arg("buffers") = py::none(), py::arg("layout") = "NHWC", py::arg("dtype") = "uint8",
            py::arg("mean") = py::none(), py::arg("std") = py::none(), py::arg("slots") = py::none(),
-           "sources: paths (str, bytes, os.PathLike), folders, globs or a manifest.json; image_size: an int or\n"
+           py::arg("cache_dir") = py::none(), py::arg("cache_limit") = 0,
+           "sources: paths (str, bytes, os.PathLike), folders, globs or a manifest.json, or s3://BUCKET/PREFIX[/\n"
+           "manifest.json] / https://... (docs/object_storage.md); image_size: an int or\n"
            "(height, width), None (default): the stored size when the manifest says every image has it;\n"
            "channels: 1 or 3, None (default): 1 when the manifest says every image is gray, else 3;\n"
            "dtype: \"uint8\", \"float32\", \"float16\" or a numpy / torch dtype; split: the manifest's split\n"
-           "(required when it has several)")
+           "(required when it has several); cache_dir, cache_limit: where remote shards are cached (default\n"
+           "$LIBSHARD_CACHE_DIR, else ~/.cache/libshard) and its byte limit (0: none)")
       .def("__len__", &PyLoader::Len, "Batches per epoch")
       .def("__iter__", [](py::object self) { return self.cast<PyLoader&>().Iter(self); },
            "A pass over the rest of the current epoch (see the class doc)")

@@ -4,6 +4,7 @@
 // progress bar and prints the summary.
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <filesystem>
@@ -23,7 +24,10 @@
 #include "libshard/util/byte_size.h"
 #include "libshard/convert/manifest_io.h"
 #include "libshard/report/report.h"
+#include "libshard/store/object_store.h"
+#include "libshard/store/shard_cache.h"
 #include "progress.h"
+#include "remote_upload.h"
 
 namespace shard_tool {
 
@@ -48,6 +52,7 @@ struct ConvertFlags {
   bool report = false;
   CLI::App* command = nullptr;  // the `convert` subcommand the options are on
   std::optional<uint32_t> num_tasks, task_index;
+  std::string staging;  // -o s3://...: the local folder converted into first
 };
 using Flags = ConvertFlags;
 
@@ -80,10 +85,27 @@ int ExitCodeFor(const Status& s) {
                                                                                               : kExitFailure;
 }
 
+// An output that names an object store: s3:// is uploaded to
+// (remote_upload.h); any other "scheme://" is not a folder, and without this
+// check the run would write a local folder named "https:" and exit 0.
+Status CheckOutputIsAFolder(const std::string& output) {
+  if (output.rfind("s3://", 0) == 0) return libshard::store::ParseLocation(output).status();
+  const size_t colon = output.find("://");
+  if (colon == std::string::npos || colon == 0) return Status::OK();
+  for (size_t i = 0; i < colon; ++i) {
+    const char c = output[i];
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '+' && c != '-' && c != '.') return Status::OK();
+  }
+  return libshard::InvalidArgumentError("-o " + output +
+                                        ": converting into this kind of object storage is not supported; give "
+                                        "a local folder or s3://BUCKET/PREFIX");
+}
+
 }  // namespace
 
 Status BuildConvertOptions(ConvertFlags& f) {
   convert::ConvertOptions& o = f.o;
+  LIBSHARD_RETURN_IF_ERROR(CheckOutputIsAFolder(o.output));
   LIBSHARD_RETURN_IF_ERROR(CheckReadable("", o.input));
   LIBSHARD_RETURN_IF_ERROR(CheckReadable("--labels ", o.list.labels_file));
   if (o.list.masks.find("{split}") == std::string::npos) {
@@ -316,6 +338,8 @@ int RunDryRun(const Flags& f) {
   return kExitOk;
 }
 
+int RunLocal(Flags& f);
+
 int Run(Flags& f) {
   Status s = BuildConvertOptions(f);
   if (!s.ok()) {
@@ -323,6 +347,41 @@ int Run(Flags& f) {
     return kExitUsage;
   }
   if (f.dry_run) return RunDryRun(f);
+  // -o s3://BUCKET/PREFIX: convert into a local staging folder while an
+  // uploader sends each finished shard up, manifest.json last.
+  const std::string remote = f.o.output.rfind("s3://", 0) == 0 ? f.o.output : "";
+  std::unique_ptr<ShardUploader> uploader;
+  if (!remote.empty()) {
+    libshard::StatusOr<libshard::store::Location> loc = libshard::store::ParseLocation(remote);
+    f.o.output = !f.staging.empty() ? f.staging
+                                    : libshard::store::DefaultCacheDir() + "/staging/" + loc->bucket + "/" + loc->key;
+    libshard::StatusOr<std::unique_ptr<ShardUploader>> u = ShardUploader::Start(remote, f.o.output);
+    if (!u.ok()) {
+      std::cerr << "shard convert: " << u.status().message() << "\n";
+      return kExitUsage;
+    }
+    uploader = std::move(*u);
+  }
+  const int code = RunLocal(f);
+  if (uploader) {
+    const bool converted = code == kExitOk || code == kExitRejected;
+    Status up = uploader->Finish(converted);
+    if (!up.ok()) {
+      std::cerr << "shard convert: uploading to " << remote << ": " << up.message()
+                << " (rerun the same command to resume; objects already up are kept)\n";
+      return kExitFailure;
+    }
+    if (converted && !f.quiet) {
+      std::fprintf(stderr, "shard convert: uploaded %llu objects to %s (%llu already there), manifest.json last; "
+                           "staging folder %s\n",
+                   static_cast<unsigned long long>(uploader->uploaded()), remote.c_str(),
+                   static_cast<unsigned long long>(uploader->skipped()), f.o.output.c_str());
+    }
+  }
+  return code;
+}
+
+int RunLocal(Flags& f) {
 
   ProgressBar bar(stderr, !f.quiet, "shard convert", f.progress_interval);
   const InterruptMessage interrupt("shard convert", !f.quiet && ::isatty(STDERR_FILENO));
@@ -452,8 +511,15 @@ std::shared_ptr<ConvertFlags> AddConvertOptions(CLI::App& app) {
       ->required();
   cmd->add_option("-o,--output", f.o.output,
                   "output folder (created; reruns resume, a rerun with another plan removes the earlier plan's "
-                  "shards; one writer at a time)")
+                  "shards; one writer at a time), or s3://BUCKET/PREFIX: converted into --staging, each finished "
+                  "shard uploaded with its .idx as it completes, then rejects.tsv, manifest.json last; a rerun "
+                  "skips objects already there with the same size and CRC-32C (docs/object_storage.md)")
       ->required();
+  cmd->add_option("--staging", f.staging,
+                  "with -o s3://...: the local folder converted into before the upload; a shard is deleted "
+                  "from it once uploaded, so it holds the shards in flight, the entries and the manifest "
+                  "(default: $LIBSHARD_CACHE_DIR/staging/BUCKET/PREFIX, else "
+                  "~/.cache/libshard/staging/BUCKET/PREFIX)");
   cmd->add_option("--prefix", f.o.plan.prefix,
                   "shard name prefix (default: input folder name); not empty, no '/', not starting with '.'")
       ->check(CLI::Validator(

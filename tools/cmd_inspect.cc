@@ -13,6 +13,8 @@
 #include "json_writer.h"
 #include "libshard/example/example_view.h"
 #include "libshard/record/stream_reader.h"
+#include "libshard/store/object_store.h"
+#include "remote_staging.h"
 
 namespace shard_tool {
 namespace {
@@ -95,15 +97,29 @@ struct InspectOptions {
   std::string compression = "auto";
 };
 
-int RunInspect(const InspectOptions& opt, std::ostream& out, std::ostream& err) {
-  auto compression = libshard::record::ParseCompression(opt.compression);
+int RunInspect(const InspectOptions& opt_in, std::ostream& out, std::ostream& err) {
+  auto compression = libshard::record::ParseCompression(opt_in.compression);
   if (!compression.ok()) {
     err << "shard inspect: " << compression.status().message() << "\n";
     return kExitUsage;
   }
+  // s3:// and https://: the object is downloaded once into a temporary
+  // folder (removed at the end) and read there; the report names the URL.
+  InspectOptions opt = opt_in;
+  std::unique_ptr<StagedObjects> staged;
+  auto named = [&](const std::string& text) { return staged ? staged->ToUrl(text) : text; };
+  if (libshard::store::IsObjectUrl(opt.file)) {
+    auto st = StagedObjects::Stage(opt.file);
+    if (!st.ok()) {
+      err << "shard inspect: " << st.status().message() << "\n";
+      return kExitUsage;
+    }
+    staged = std::move(*st);
+    opt.file = staged->local();
+  }
   auto reader = libshard::record::RecordStreamReader::Open(opt.file, *compression);
   if (!reader.ok()) {
-    err << "shard inspect: " << reader.status().message() << "\n";
+    err << "shard inspect: " << named(reader.status().message()) << "\n";
     return kExitUsage;
   }
   std::map<std::string, KeyStats> keys;
@@ -140,7 +156,7 @@ int RunInspect(const InspectOptions& opt, std::ostream& out, std::ostream& err) 
   if (opt.json) {
     JsonWriter j(out);
     j.BeginObject();
-    j.Field("file", opt.file);
+    j.Field("file", opt_in.file);
     j.Field("compression", comp);
     j.Field("records", records);
     j.Field("examples", examples);
@@ -182,10 +198,10 @@ int RunInspect(const InspectOptions& opt, std::ostream& out, std::ostream& err) 
     }
     j.EndArray();
     j.Key("error");
-    if (damaged) j.String(s.message()); else j.Null();
+    if (damaged) j.String(named(s.message())); else j.Null();
     j.EndObject();
   } else {
-    out << opt.file << ": " << records << " records (" << examples << " tf.Example), " << bytes
+    out << opt_in.file << ": " << records << " records (" << examples << " tf.Example), " << bytes
               << " bytes, compression " << comp << "\n";
     if (!keys.empty()) {
       out << "features:\n";
@@ -207,7 +223,7 @@ int RunInspect(const InspectOptions& opt, std::ostream& out, std::ostream& err) 
     }
   }
   if (damaged) {
-    err << "shard inspect: " << s.message() << "\n";
+    err << "shard inspect: " << named(s.message()) << "\n";
     return kExitFailure;
   }
   return kExitOk;
@@ -222,7 +238,7 @@ void RegisterInspect(CLI::App& app, int* exit_code, std::ostream& out, std::ostr
       "Summarize a TFRecord file: record count, feature keys with kinds and value counts, first records.\n"
       "Exit codes: 0 read to the end, 1 the file is truncated or corrupt (the summary covers the records "
       "before the damage), 2 usage or unreadable file.");
-  cmd->add_option("file", opt->file, "TFRecord file (plain, GZIP or ZLIB)")->required();
+  cmd->add_option("file", opt->file, "TFRecord file (plain, GZIP or ZLIB), or an s3:// or https:// object (downloaded once into a temporary folder under $TMPDIR, removed after)")->required();
   cmd->add_flag("--json", opt->json, "Print one JSON document (includes \"records\": N)");
   cmd->add_option("-n,--show", opt->show, "How many of the first records to summarize, 0..1000000")
       ->check(IntegerIn(0, 1000000))

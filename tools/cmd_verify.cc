@@ -22,7 +22,9 @@
 #include "commands.h"
 #include "json_writer.h"
 #include "libshard/io/shard_paths.h"
+#include "libshard/store/object_store.h"
 #include "libshard/verify/verifier.h"
+#include "remote_staging.h"
 
 namespace shard_tool {
 namespace {
@@ -204,7 +206,46 @@ void PrintJson(const verify::SetResult& set, const Summary& s, std::ostream& out
   out << "\n";
 }
 
-int RunVerify(const VerifyCliOptions& cli, std::ostream& out, std::ostream& err) {
+// The report's paths and messages with the staging folder named by its URL.
+void ToUrls(const StagedObjects& staged, verify::SetResult* set) {
+  for (auto& r : set->files) {
+    r.path = staged.ToUrl(r.path);
+    for (auto& f : r.faults) f.message = staged.ToUrl(f.message);
+  }
+  auto fix = [&](std::vector<verify::SetFault>& faults) {
+    for (auto& f : faults) {
+      f.path = staged.ToUrl(f.path);
+      f.message = staged.ToUrl(f.message);
+    }
+  };
+  for (auto& m : set->manifests) {
+    m.path = staged.ToUrl(m.path);
+    fix(m.faults);
+  }
+  fix(set->name_set_faults);
+}
+
+int RunVerify(const VerifyCliOptions& cli_in, std::ostream& out, std::ostream& err) {
+  // s3:// and https://: downloaded once into a temporary folder (each listed
+  // shard checked against its manifest size and CRC as it streams in), then
+  // checked there; the report names the objects.
+  VerifyCliOptions cli = cli_in;
+  std::unique_ptr<StagedObjects> staged;
+  for (const std::string& p : cli_in.paths) {
+    if (!libshard::store::IsObjectUrl(p)) continue;
+    if (cli_in.paths.size() != 1 || !cli_in.manifest.empty()) {
+      err << "shard verify: " << p << ": an s3:// or https:// location is checked on its own (one path, "
+                << "no --manifest)\n";
+      return kExitUsage;
+    }
+    auto s = StagedObjects::Stage(p);
+    if (!s.ok()) {
+      err << "shard verify: " << s.status().message() << "\n";
+      return kExitUsage;
+    }
+    staged = std::move(*s);
+    cli.paths = {staged->local()};
+  }
   verify::VerifyOptions options;
   auto compression = record::ParseCompression(cli.compression);
   if (!compression.ok()) {
@@ -256,6 +297,7 @@ int RunVerify(const VerifyCliOptions& cli, std::ostream& out, std::ostream& err)
     set.name_set_faults = verify::CheckNumberedSets(in_folders);
   }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (staged) ToUrls(*staged, &set);
   Summary s = Summarize(set, seconds);
   if (cli.json) {
     PrintJson(set, s, out);
@@ -281,6 +323,9 @@ void RegisterVerify(CLI::App& app, int* exit_code, std::ostream& out, std::ostre
       "every record. --decode decodes every image, raw array and mask. Every fault is printed on stdout\n"
       "as \"shard verify: FILE: at byte OFFSET (record N): KIND: MESSAGE\" (set-level manifest faults as\n"
       "\"shard verify: FILE: KIND: MESSAGE\"), then a summary.\n"
+      "A path may be s3://BUCKET/PREFIX (the folder of a manifest.json; every object under it is listed and\n"
+      "downloaded once into a temporary folder under $TMPDIR, each listed shard checked against its size and\n"
+      "CRC-32C as it streams in) or one s3:// / https:// shard; faults then name the objects.\n"
       "Exit codes: 0 no fault, 1 faults found, 2 usage error or an unreadable file or manifest.");
   cmd->add_option("paths", opt->paths, "Shard files, folders or glob patterns (optional with --manifest)");
   cmd->add_option("--manifest", opt->manifest,

@@ -7,6 +7,10 @@
 #                                  (tests/slurm/; they start their own daemons)
 #        tools/setup.sh --browser  only Chromium, for the report browser test
 #                                  (tests/report/; headless, no network)
+#        tools/setup.sh --s3       the servers of the object-storage tests
+#                                  (tests/store/): nginx-light, python3-boto3,
+#                                  and s3rver from npm (tools/s3rver, pinned by
+#                                  its package-lock.json); Node.js must be there
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -15,7 +19,8 @@ packages=(
   libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev libwebp-dev zlib1g-dev libzstd-dev
   libdeflate-dev libspng-dev
   libprotobuf-dev protobuf-compiler libtbb-dev libgtest-dev libgmock-dev libcli11-dev libssl-dev
-  pybind11-dev python3-dev python3-numpy python3-pil python3-pytest python3-protobuf
+  libcurl4-openssl-dev libexpat1-dev
+  pybind11-dev python3-dev python3-numpy python3-pil python3-pytest python3-protobuf python3-yaml
   python3-pip python3-venv python3-setuptools python3-wheel
   python3-torch python3-torchvision python3-tqdm
 )
@@ -34,22 +39,35 @@ install_missing() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 }
 
-if [ "${1:-}" = "--slurm" ]; then
-  # The packages' scripts would start system daemons (and slurmctld fails
-  # without /etc/slurm/slurm.conf); the tests run private ones instead, so
-  # keep the services from starting where no policy-rc.d says otherwise.
+# no_service_starts: the packages' scripts would start system daemons (and
+# slurmctld fails without /etc/slurm/slurm.conf); the tests run private ones
+# instead, so keep the services from starting where no policy-rc.d says
+# otherwise.
+no_service_starts() {
   policy=/usr/sbin/policy-rc.d
   if [ ! -e "$policy" ]; then
     printf '#!/bin/sh\nexit 101\n' | $sudo tee "$policy" > /dev/null
     $sudo chmod 755 "$policy"
     trap '$sudo rm -f "$policy"' EXIT
   fi
+}
+
+if [ "${1:-}" = "--slurm" ]; then
+  no_service_starts
   install_missing slurm-wlm munge
   exit 0
 fi
 
 if [ "${1:-}" = "--browser" ]; then
   install_missing chromium
+  exit 0
+fi
+
+if [ "${1:-}" = "--s3" ]; then
+  no_service_starts
+  install_missing nginx-light python3-boto3 openssl
+  command -v npm > /dev/null || { echo "setup: --s3 needs Node.js 20 and npm on PATH" >&2; exit 1; }
+  (cd "$root/tools/s3rver" && npm ci --no-audit --no-fund --loglevel=error)
   exit 0
 fi
 

@@ -130,11 +130,13 @@ class Loader:
                  worker: int = 0, num_workers: int = 1,
                  buffers: Optional[Sequence[Tuple[np.ndarray, ...]]] = None, layout: str = "NHWC",
                  dtype: Union[str, np.dtype, type, Any] = "uint8", mean: Optional[Sequence[float]] = None,
-                 std: Optional[Sequence[float]] = None, slots: Optional[Any] = None) -> None:
+                 std: Optional[Sequence[float]] = None, slots: Optional[Any] = None,
+                 cache_dir: Optional[str] = None, cache_limit: int = 0) -> None:
         """Opens the sources and sets up the decode threads (they start on the first batch).
 
         Args:
-            sources: shard files, folders (their ``*.tfrecord``), globs, or a ``manifest.json``; one str or a list.
+            sources: shard files, folders (their ``*.tfrecord``), globs, or a ``manifest.json``; one str or a list;
+                or ``s3://BUCKET/PREFIX`` (``.../manifest.json``) and ``https://...``, read through ``cache_dir``.
                 A file reached twice (the same folder twice, a manifest and one of its shards, a glob and its
                 folder, a link and its target) is a ValueError naming both; so is an unfinished conversion (a
                 partial manifest, a folder with the converter's ``.libshard/`` but no ``manifest.json``, a folder
@@ -183,6 +185,10 @@ class Loader:
                 are not finite in ``dtype`` (float16: beyond 65504) are a ValueError.
             slots: internal (``libshard.torch``): a ``_SlotSet`` of shared-memory or pinned batch slots that
                 batches are decoded into while one is free. Not with ``buffers``.
+            cache_dir: where shards of ``s3://`` and ``https://`` sources are cached, each checked against the
+                manifest's size and CRC-32C as it downloads (docs/object_storage.md). Default:
+                ``$LIBSHARD_CACHE_DIR``, else ``~/.cache/libshard``.
+            cache_limit: most bytes the cache may hold (0: no limit); the shards of the split must fit at once.
 
         Raises:
             ValueError: a bad argument (the message names it; an integer argument out of range too).

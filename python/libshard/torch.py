@@ -200,7 +200,9 @@ class ShardDataset(torch.utils.data.IterableDataset):
                  pin_memory: bool = False, worker_slots: int = 8, **loader_options: Any) -> None:
         """
         Args:
-            sources: shard files, folders, globs or a ``manifest.json`` (with ``split=``), as for ``Loader``.
+            sources: shard files, folders, globs or a ``manifest.json`` (with ``split=``), or ``s3://`` /
+                ``https://`` locations (``cache_dir=``, ``cache_limit=``), as for ``Loader``. Each worker opens
+                its own Loader; the cache downloads each shard once per node.
             batch_size: samples per batch.
             rank: this process's data-parallel rank. Default: ``torch.distributed.get_rank()`` when initialised,
                 else the ``RANK`` environment variable, else 0.

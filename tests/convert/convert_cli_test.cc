@@ -263,6 +263,25 @@ TEST(ConvertCliTest, UsageErrorsExitTwo) {
   EXPECT_TRUE(Contains(help.out, "Exit codes")) << help.out;
 }
 
+// An object-store URL other than s3:// as the output is a usage error, not a
+// local folder named "https:" (which a plain path join would create in the
+// working folder). s3:// uploads: tests/store/store_cli_test.cc.
+TEST(ConvertCliTest, ObjectStoreOutputIsAUsageErrorNotALocalFolder) {
+  const std::string dir = MakeTempDir();
+  MakeSmallTree(dir + "/in");
+  const size_t inputs = ListFilesRecursive(dir).size();
+  for (const char* url : {"https://host/ds", "gs://b/p"}) {
+    Result r = testing::RunCommand("cd " + dir + " && " + SHARD_BIN + " convert in -o " + url + " --threads 1");
+    EXPECT_EQ(r.exit_code, 2) << url << "\n" << r.err;
+    EXPECT_TRUE(Contains(r.err, url)) << r.err;
+    EXPECT_TRUE(Contains(r.err, "object storage")) << r.err;
+  }
+  EXPECT_EQ(ListFilesRecursive(dir).size(), inputs);  // nothing written
+  EXPECT_FALSE(fs::exists(dir + "/s3:"));
+  EXPECT_FALSE(fs::exists(dir + "/https:"));
+  EXPECT_FALSE(fs::exists(dir + "/gs:"));
+}
+
 TEST(ConvertCliTest, BadPrefixesAndHeaderOnlyCsvExitTwo) {
   const std::string dir = MakeTempDir();
   MakeSmallTree(dir + "/in");

@@ -15,6 +15,7 @@
 #include "libshard/io/shard_paths.h"
 #include "libshard/manifest.pb.h"
 #include "libshard/manifest/manifest_json.h"
+#include "libshard/store/object_store.h"
 
 namespace libshard::reader {
 namespace {
@@ -61,8 +62,8 @@ std::string SplitNames(const libshard::Manifest& m) {
 
 }  // namespace
 
-Status Dataset::AddManifest(const std::string& src, const std::string& source) {
-  LIBSHARD_ASSIGN_OR_RETURN(libshard::Manifest m, manifest::ReadManifest(src));
+StatusOr<std::vector<const libshard::SplitEntry*>> Dataset::SelectSplits(const std::string& src,
+                                                                          const libshard::Manifest& m) const {
   if (!m.complete()) {
     return InvalidArgumentError(src + ": the manifest says its conversion is not complete (a --num-tasks task's "
                                 "partial manifest); run `shard merge` on its folder and read the manifest.json "
@@ -73,21 +74,35 @@ Status Dataset::AddManifest(const std::string& src, const std::string& source) {
     return InvalidArgumentError(src + ": the manifest has splits " + SplitNames(m) +
                                 "; pick one (split=NAME, or \"*\" for all)");
   }
-  const std::filesystem::path dir = std::filesystem::path(src).parent_path();
   bool found_split = want.empty() || want == "*";
-  std::vector<const libshard::SplitEntry*> opened;
+  std::vector<const libshard::SplitEntry*> out;
   for (const auto& split : m.splits()) {
     if (!found_split && split.name() != want) continue;
     if (split.name() == want) found_split = true;
-    for (const auto& sh : split.shards()) {
-      LIBSHARD_RETURN_IF_ERROR(AddShard((dir / sh.file()).string(), static_cast<int64_t>(sh.records()), source));
-    }
-    opened.push_back(&split);
+    out.push_back(&split);
     if (split.name() == want) break;
   }
   if (!found_split) {
     return InvalidArgumentError(src + ": no split named \"" + want + "\" (the manifest has " + SplitNames(m) + ")");
   }
+  return out;
+}
+
+Status Dataset::AddManifest(const std::string& src, const std::string& source) {
+  LIBSHARD_ASSIGN_OR_RETURN(libshard::Manifest m, manifest::ReadManifest(src));
+  LIBSHARD_ASSIGN_OR_RETURN(std::vector<const libshard::SplitEntry*> splits, SelectSplits(src, m));
+  const std::filesystem::path dir = std::filesystem::path(src).parent_path();
+  for (const libshard::SplitEntry* split : splits) {
+    for (const auto& sh : split->shards()) {
+      LIBSHARD_RETURN_IF_ERROR(AddShard((dir / sh.file()).string(), static_cast<int64_t>(sh.records()), source));
+    }
+  }
+  AddManifestMetadata(src, m, splits);
+  return Status::OK();
+}
+
+void Dataset::AddManifestMetadata(const std::string& src, const libshard::Manifest& m,
+                                  const std::vector<const libshard::SplitEntry*>& splits) {
   if (labels_.empty()) {
     for (const auto& l : m.labels()) labels_.push_back({l.label(), l.name()});
   }
@@ -111,8 +126,7 @@ Status Dataset::AddManifest(const std::string& src, const std::string& source) {
     intersect(&schema_, keys);
     intersect(&listed_, listed);
   }
-  AddStoredShape(src, m, opened);
-  return Status::OK();
+  AddStoredShape(src, m, splits);
 }
 
 // The output size of each source size, through the conversion's own
@@ -267,6 +281,11 @@ StatusOr<std::unique_ptr<Dataset>> Dataset::Open(const std::vector<std::string>&
   }
   bool any_manifest = false;
   for (const std::string& src : sources) {
+    if (store::IsObjectUrl(src)) {  // s3://, https://: remote_dataset.cc
+      any_manifest = true;
+      LIBSHARD_RETURN_IF_ERROR(ds->AddRemote(src));
+      continue;
+    }
     std::string manifest;
     std::error_code ec;
     if (EndsWith(src, ".json")) {

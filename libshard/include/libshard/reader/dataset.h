@@ -17,7 +17,19 @@
 //     count is checked against the manifest;
 //   - a folder holding a manifest.json (the converter's output): that manifest;
 //   - a shard file, another folder (its shards, recursively, sorted) or a glob,
-//     as `shard verify` expands them (io/shard_paths.h ExpandPaths).
+//     as `shard verify` expands them (io/shard_paths.h ExpandPaths);
+//   - an object-store URL: "s3://BUCKET/PREFIX" (the folder holding
+//     manifest.json), "s3://BUCKET/PREFIX/NAME.json", or the same over
+//     "https://" (store/object_store.h; configured from AWS_* variables).
+//     The manifest is fetched and planned from (no LIST); the chosen split's
+//     shards and their .idx are downloaded whole into the cache
+//     (`cache_dir`, store/shard_cache.h), each checked against the
+//     manifest's size and CRC-32C as it arrives (DataLoss naming the object
+//     otherwise), several at once, and then read from there like local
+//     files. Complete cached shards are reused (no request for them). Every
+//     shard of the split stays resident while the dataset is open, so a
+//     `cache_limit` below their total is refused at Open (ResourceExhausted
+//     naming cache_limit).
 // A source that does not exist (a missing file, folder or manifest, a glob
 // matching nothing) is NotFound naming it.
 // Each shard file is read once: two sources that reach the same file (by
@@ -89,6 +101,13 @@ struct DatasetOptions {
   // mmap mode keeps none open after Open(). Must be >= 1 (ignored when
   // shard.open_files is set). Default: 64.
   size_t max_open_files = 64;
+  // Remote sources: the cache folder; "" = $LIBSHARD_CACHE_DIR, else
+  // ~/.cache/libshard. Default: "".
+  std::string cache_dir;
+  // Remote sources: most bytes the cache may hold (0 = no limit). Default: 0.
+  uint64_t cache_limit = 0;
+  // Remote sources: shards downloaded at once. Default: 8.
+  int download_threads = 8;
 };
 
 // What the manifests say about the stored images (stored_shape()): what a
@@ -158,7 +177,16 @@ class Dataset {
   // `source`: the argument that named the file (for messages).
   Status AddShard(const std::string& path, int64_t expected_records, const std::string& source);
   Status AddManifest(const std::string& path, const std::string& source);
+  // An s3:// or https:// source (remote_dataset.cc).
+  Status AddRemote(const std::string& url);
   Status AddPlain(const std::string& source);
+  // The splits of `m` (named `src` in messages) that options_.split selects, in
+  // order; InvalidArgument for an incomplete manifest or an unknown split.
+  StatusOr<std::vector<const libshard::SplitEntry*>> SelectSplits(const std::string& src,
+                                                                  const libshard::Manifest& m) const;
+  // The label map, schema and stored shape of a manifest whose shards were added.
+  void AddManifestMetadata(const std::string& src, const libshard::Manifest& m,
+                           const std::vector<const libshard::SplitEntry*>& splits);
   Status CheckKeys() const;
   void AddStoredShape(const std::string& src_name, const libshard::Manifest& m,
                       const std::vector<const libshard::SplitEntry*>& splits);
@@ -178,6 +206,7 @@ class Dataset {
   std::string unknown_sizes_;               // why the sizes are unknown, if they are (StoredShape::unknown)
   bool plain_ = false;                      // a plain shard among the sources
   bool channel_set_ = false;                // stored_.channels holds a manifest's value
+  std::vector<std::shared_ptr<void>> pins_;  // cached remote shards, kept while open
 };
 
 }  // namespace libshard::reader

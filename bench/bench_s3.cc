@@ -1,0 +1,259 @@
+// `shard-bench s3`: the object-storage speed goals of issue 20, each as a
+// ratio against a baseline measured in the same run, over a running
+// S3-compatible server named by AWS_ENDPOINT_URL (e.g. s3rver on loopback:
+// `node tools/s3rver/serve.js DIR BUCKET`, then AWS_ENDPOINT_URL=http://127.0.0.1:PORT
+// AWS_ACCESS_KEY_ID=S3RVER AWS_SECRET_ACCESS_KEY=S3RVER):
+//
+//   convert    `shard convert` of N 224x224 JPEG photos into s3:// (local
+//              staging + upload as shards finish) vs into a local folder
+//              (goal: >= 0.8x)
+//   cache fill Dataset::Open of the s3:// copy into an empty cache (C
+//              downloads at once) vs `curl` fetching the same objects with C
+//              parallel connections (goal: >= 0.9x)
+//   cold epoch open + one epoch of 224x224 uint8 batches over s3:// with an
+//              empty cache vs the same over the local folder (goal: >= 0.8x)
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+
+#include "bench.h"
+#include "bench_util.h"
+#include "libshard/convert/converter.h"
+#include "libshard/image/encode.h"
+#include "libshard/image/image.h"
+#include "libshard/reader/batch_loader.h"
+#include "libshard/reader/dataset.h"
+#include "libshard/store/object_store.h"
+#include "libshard/util/byte_size.h"
+#include "cli_checks.h"
+#include "remote_upload.h"
+
+namespace shard_tool {
+namespace {
+
+namespace fs = std::filesystem;
+using libshard::Status;
+
+struct S3BenchOptions {
+  std::string bucket;
+  std::string prefix = "shard-bench";
+  size_t images = 1200;
+  std::string shard_size = "4MiB";
+  int connections = 8;
+  int threads = 2;
+};
+
+double Now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// The 224x224 photo-like JPEG of bench_read.cc's --decode (smooth shapes + noise).
+libshard::image::Image Photo(int seed) {
+  libshard::image::Image img(224, 224, 3);
+  uint64_t r = 0x9E3779B97F4A7C15ull * (seed + 1);
+  for (int y = 0; y < 224; ++y) {
+    for (int x = 0; x < 224; ++x) {
+      r ^= r << 13;
+      r ^= r >> 7;
+      r ^= r << 17;
+      const int noise = static_cast<int>(r & 31) - 16;
+      const double cx = x - 112 - seed % 50, cy = y - 112 + seed % 30;
+      const bool disc = cx * cx + cy * cy < 60 * 60;
+      for (int c = 0; c < 3; ++c) {
+        int v = static_cast<int>(128 + 90 * std::sin((x * (c + 1) + seed * 7) / 23.0) *
+                                           std::cos((y * (3 - c) + seed) / 31.0));
+        if (disc) v = 255 - v;
+        img.row(y)[x * 3 + c] = static_cast<uint8_t>(std::clamp(v + noise, 0, 255));
+      }
+    }
+  }
+  return img;
+}
+
+// Seconds of one epoch of 224x224 uint8 batches over `ds`.
+double Epoch(std::shared_ptr<const libshard::reader::Dataset> ds, int threads, Status* err) {
+  libshard::reader::BatchLoaderOptions lo;
+  lo.batch_size = 64;
+  lo.threads = threads;
+  const double t0 = Now();
+  auto loader = libshard::reader::BatchLoader::Create(ds, lo);
+  if (!loader.ok()) {
+    *err = loader.status();
+    return -1;
+  }
+  for (uint64_t b = 0; b < (*loader)->batches_per_epoch(); ++b) {
+    libshard::reader::Batch batch;
+    if (Status s = (*loader)->Next(&batch); !s.ok()) *err = s;
+  }
+  return Now() - t0;
+}
+
+int Run(const S3BenchOptions& opt) {
+  namespace convert = libshard::convert;
+  namespace reader = libshard::reader;
+  const char* endpoint = std::getenv("AWS_ENDPOINT_URL");
+  if (endpoint == nullptr || opt.bucket.empty()) {
+    std::cerr << "shard-bench s3: set AWS_ENDPOINT_URL (and AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY) to a "
+                 "running S3-compatible server and give --bucket\n";
+    return kExitUsage;
+  }
+  char templ[] = "/tmp/shard-bench-s3-XXXXXX";
+  if (::mkdtemp(templ) == nullptr) return kExitFailure;
+  const std::string dir = templ;
+  struct Cleanup {
+    std::string d;
+    ~Cleanup() {
+      std::error_code ec;
+      fs::remove_all(d, ec);
+    }
+  } cleanup{dir};
+  // The photos, as an image folder.
+  libshard::image::JpegEncodeOptions jo;
+  jo.quality = 90;
+  uint64_t jpeg_bytes = 0;
+  for (size_t i = 0; i < opt.images; ++i) {
+    auto j = libshard::image::EncodeJpeg(Photo(static_cast<int>(i)), jo);
+    if (!j.ok()) return kExitFailure;
+    const std::string cls = dir + "/in/class" + std::to_string(i % 4);
+    fs::create_directories(cls);
+    std::FILE* f = std::fopen((cls + "/" + std::to_string(i) + ".jpg").c_str(), "wb");
+    std::fwrite(j->data(), 1, j->size(), f);
+    std::fclose(f);
+    jpeg_bytes += j->size();
+  }
+  auto options = [&](const std::string& out) {
+    convert::ConvertOptions o;
+    o.input = dir + "/in";
+    o.output = out;
+    o.threads = opt.threads;
+    o.plan.shard_size_bytes = libshard::util::ParseByteSize(opt.shard_size).value();
+    return o;
+  };
+  // 1. convert: local folder vs s3:// (staging + upload as shards finish).
+  double t0 = Now();
+  auto local = convert::Convert(options(dir + "/local"));
+  const double convert_local = Now() - t0;
+  if (!local.ok()) {
+    std::cerr << "shard-bench s3: " << local.status() << "\n";
+    return kExitFailure;
+  }
+  const std::string url = "s3://" + opt.bucket + "/" + opt.prefix + "-" + std::to_string(::getpid());
+  t0 = Now();
+  auto uploader = ShardUploader::Start(url, dir + "/staging");
+  if (!uploader.ok()) {
+    std::cerr << "shard-bench s3: " << uploader.status() << "\n";
+    return kExitFailure;
+  }
+  auto staged = convert::Convert(options(dir + "/staging"));
+  Status up = staged.ok() ? (*uploader)->Finish(true) : staged.status();
+  const double convert_s3 = Now() - t0;
+  if (!up.ok()) {
+    std::cerr << "shard-bench s3: " << up << "\n";
+    return kExitFailure;
+  }
+  // 2. cache fill vs curl with the same number of connections.
+  std::vector<std::string> shards;
+  uint64_t shard_bytes = 0;
+  for (const auto& e : fs::directory_iterator(dir + "/local")) {
+    const std::string n = e.path().filename().string();
+    if (n.size() > 9 && n.substr(n.size() - 9) == ".tfrecord") {
+      shards.push_back(n);
+      shard_bytes += fs::file_size(e.path());
+    }
+  }
+  std::string curl = "curl -sS --no-progress-meter --fail --parallel --parallel-max " + std::to_string(opt.connections);
+  const char* key = std::getenv("AWS_ACCESS_KEY_ID");
+  const char* secret = std::getenv("AWS_SECRET_ACCESS_KEY");
+  if (key != nullptr && secret != nullptr) {
+    const char* region = std::getenv("AWS_REGION");
+    curl += std::string(" --aws-sigv4 aws:amz:") + (region ? region : "us-east-1") + ":s3 --user " + key + ":" +
+            secret + " -H 'x-amz-content-sha256: UNSIGNED-PAYLOAD'";
+  }
+  fs::create_directories(dir + "/curl");
+  const std::string http_prefix = std::string(endpoint) + "/" + opt.bucket + "/" + url.substr(6 + opt.bucket.size());
+  for (const std::string& s : shards) curl += " -o " + dir + "/curl/" + s + " " + http_prefix + "/" + s;
+  t0 = Now();
+  const int curl_rc = std::system(curl.c_str());
+  const double curl_s = Now() - t0;
+  reader::DatasetOptions dopt;
+  dopt.cache_dir = dir + "/cache1";
+  dopt.download_threads = opt.connections;
+  dopt.shard.use_index = false;  // the shards only, as curl fetches
+  t0 = Now();
+  auto filled = reader::Dataset::Open({url}, dopt);
+  const double fill_s = Now() - t0;
+  if (!filled.ok()) {
+    std::cerr << "shard-bench s3: " << filled.status() << "\n";
+    return kExitFailure;
+  }
+  // 3. cold epoch: open + one epoch, s3:// with an empty cache vs local.
+  Status err;
+  t0 = Now();
+  auto local_ds = reader::Dataset::Open({dir + "/local"});
+  if (!local_ds.ok()) {
+    std::cerr << "shard-bench s3: " << local_ds.status() << "\n";
+    return kExitFailure;
+  }
+  Epoch(std::move(*local_ds), opt.threads, &err);
+  const double local_epoch = Now() - t0;
+  reader::DatasetOptions cold = dopt;
+  cold.cache_dir = dir + "/cache2";
+  cold.shard.use_index = true;
+  t0 = Now();
+  auto remote_ds = reader::Dataset::Open({url}, cold);
+  if (!remote_ds.ok()) {
+    std::cerr << "shard-bench s3: " << remote_ds.status() << "\n";
+    return kExitFailure;
+  }
+  Epoch(std::move(*remote_ds), opt.threads, &err);
+  const double remote_epoch = Now() - t0;
+  if (!err.ok()) {
+    std::cerr << "shard-bench s3: " << err << "\n";
+    return kExitFailure;
+  }
+  std::cout << opt.images << " JPEGs 224x224 q90 (" << jpeg_bytes / opt.images << " B each), " << shards.size()
+            << " shards, " << shard_bytes << " bytes; " << endpoint << ", " << opt.connections
+            << " connections, " << opt.threads << " threads\n";
+  std::vector<std::vector<std::string>> rows;
+  rows.push_back({"convert", Fixed(opt.images / convert_s3, 0) + " img/s to s3://",
+                  Fixed(opt.images / convert_local, 0) + " img/s local", Fixed(convert_local / convert_s3), ">= 0.8"});
+  rows.push_back({"cache fill", Fixed(shard_bytes / fill_s / 1e6, 1) + " MB/s",
+                  curl_rc == 0 ? Fixed(shard_bytes / curl_s / 1e6, 1) + " MB/s curl" : "curl failed",
+                  curl_rc == 0 ? Fixed(curl_s / fill_s) : "-", ">= 0.9"});
+  rows.push_back({"cold epoch", Fixed(opt.images / remote_epoch, 0) + " img/s s3:// (empty cache)",
+                  Fixed(opt.images / local_epoch, 0) + " img/s local", Fixed(local_epoch / remote_epoch), ">= 0.8"});
+  PrintTable({"what", "libshard", "baseline", "ratio", "goal"}, rows);
+  return kExitOk;
+}
+
+}  // namespace
+
+void RegisterBenchS3(CLI::App& bench, int* exit_code) {
+  auto opt = std::make_shared<S3BenchOptions>();
+  CLI::App* cmd = bench.add_subcommand(
+      "s3",
+      "Object storage (issue 20's goals): convert into s3:// vs a local folder, cache fill vs curl with the same "
+      "connections, a cold first epoch over s3:// vs local files. Needs AWS_ENDPOINT_URL (and keys) naming a "
+      "running S3-compatible server, e.g. `node tools/s3rver/serve.js DIR BUCKET` on loopback.");
+  cmd->add_option("--bucket", opt->bucket, "an existing bucket to write PREFIX-PID/ into")->required();
+  cmd->add_option("--prefix", opt->prefix, "object prefix")->capture_default_str();
+  cmd->add_option("--images", opt->images, "224x224 JPEG photos, 1..1000000")
+      ->check(IntegerIn(1, 1000000))
+      ->capture_default_str();
+  cmd->add_option("--shard-size", opt->shard_size, "target shard size")->capture_default_str();
+  cmd->add_option("--connections", opt->connections, "downloads at once (libshard and curl), 1..64")
+      ->check(IntegerIn(1, 64))
+      ->capture_default_str();
+  cmd->add_option("--threads", opt->threads, "convert and decode threads, 1..256")
+      ->check(IntegerIn(1, kMaxThreads))
+      ->capture_default_str();
+  cmd->callback([opt, exit_code] { *exit_code = Run(*opt); });
+}
+
+}  // namespace shard_tool

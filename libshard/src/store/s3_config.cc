@@ -1,0 +1,155 @@
+// S3Config::FromEnvironment: the AWS environment variables and profile files.
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "libshard/store/s3_config.h"
+
+namespace libshard::store {
+namespace {
+
+std::string Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) : std::string();
+}
+
+std::string Trim(const std::string& s) {
+  const size_t b = s.find_first_not_of(" \t\r");
+  if (b == std::string::npos) return "";
+  const size_t e = s.find_last_not_of(" \t\r");
+  return s.substr(b, e - b + 1);
+}
+
+// An AWS profile file (INI): [section] headers, "key = value" lines,
+// comments starting with '#' or ';', and nested settings: "s3 =" followed by
+// indented "key = value" lines, kept as "s3.key".
+using IniFile = std::map<std::string, std::map<std::string, std::string>>;
+
+// Reads `path`; a missing file is empty, an unreadable one an error.
+StatusOr<IniFile> ReadIni(const std::string& path, const std::string& what) {
+  IniFile ini;
+  if (::access(path.c_str(), F_OK) != 0) return ini;
+  std::ifstream in(path);
+  if (!in) return InvalidArgumentError(what + " " + path + ": cannot read");
+  std::string line, section, parent;
+  while (std::getline(in, line)) {
+    const bool indented = !line.empty() && (line[0] == ' ' || line[0] == '\t');
+    const std::string t = Trim(line);
+    if (t.empty() || t[0] == '#' || t[0] == ';') continue;
+    if (t.front() == '[' && t.back() == ']') {
+      section = Trim(t.substr(1, t.size() - 2));
+      parent.clear();
+      ini[section];
+      continue;
+    }
+    const size_t eq = t.find('=');
+    if (eq == std::string::npos || section.empty()) continue;
+    const std::string key = Trim(t.substr(0, eq)), value = Trim(t.substr(eq + 1));
+    if (indented && !parent.empty()) {
+      ini[section][parent + "." + key] = value;
+      continue;
+    }
+    parent = value.empty() ? key : "";
+    ini[section][key] = value;
+  }
+  return ini;
+}
+
+std::string HomeFile(const char* env, const char* relative) {
+  std::string p = Env(env);
+  if (!p.empty()) return p;
+  const std::string home = Env("HOME");
+  return home.empty() ? std::string() : home + "/" + relative;
+}
+
+}  // namespace
+
+StatusOr<S3Config> S3Config::FromEnvironment() {
+  S3Config c;
+  std::string profile = Env("AWS_PROFILE");
+  if (profile.empty()) profile = Env("AWS_DEFAULT_PROFILE");
+  const bool named_profile = !profile.empty();
+  if (profile.empty()) profile = "default";
+
+  const std::string cred_path = HomeFile("AWS_SHARED_CREDENTIALS_FILE", ".aws/credentials");
+  const std::string conf_path = HomeFile("AWS_CONFIG_FILE", ".aws/config");
+  IniFile creds, conf;
+  if (!cred_path.empty()) {
+    LIBSHARD_ASSIGN_OR_RETURN(creds, ReadIni(cred_path, "credentials file"));
+  }
+  if (!conf_path.empty()) {
+    LIBSHARD_ASSIGN_OR_RETURN(conf, ReadIni(conf_path, "config file"));
+  }
+  const std::string conf_section = profile == "default" ? "default" : "profile " + profile;
+  const bool in_creds = creds.count(profile) > 0, in_conf = conf.count(conf_section) > 0;
+  if (named_profile && !in_creds && !in_conf) {
+    return InvalidArgumentError("AWS_PROFILE=" + profile + ": no such profile in " + cred_path + " or " +
+                                conf_path);
+  }
+  std::map<std::string, std::string> settings;
+  if (in_conf) settings = conf[conf_section];
+  if (in_creds) {
+    for (const auto& [k, v] : creds[profile]) settings[k] = v;
+  }
+  auto setting = [&](const std::string& env, const std::string& key) {
+    std::string v = Env(env.c_str());
+    if (!v.empty()) return v;
+    auto it = settings.find(key);
+    return it == settings.end() ? std::string() : it->second;
+  };
+
+  // Credentials come as a set: all from the environment, else all from the
+  // profile (a key in the environment never pairs with a file's secret).
+  if (!Env("AWS_ACCESS_KEY_ID").empty()) {
+    c.access_key_id = Env("AWS_ACCESS_KEY_ID");
+    c.secret_access_key = Env("AWS_SECRET_ACCESS_KEY");
+    c.session_token = Env("AWS_SESSION_TOKEN");
+    if (c.secret_access_key.empty()) {
+      return InvalidArgumentError("AWS_ACCESS_KEY_ID is set but AWS_SECRET_ACCESS_KEY is not");
+    }
+  } else {
+    c.access_key_id = settings["aws_access_key_id"];
+    c.secret_access_key = settings["aws_secret_access_key"];
+    c.session_token = settings["aws_session_token"];
+    if (!c.access_key_id.empty() && c.secret_access_key.empty()) {
+      return InvalidArgumentError("profile " + profile + " has aws_access_key_id but no aws_secret_access_key");
+    }
+  }
+  std::string region = Env("AWS_REGION");
+  if (region.empty()) region = setting("AWS_DEFAULT_REGION", "region");
+  if (!region.empty()) c.region = region;
+
+  std::string endpoint = Env("AWS_ENDPOINT_URL_S3");
+  if (endpoint.empty()) endpoint = Env("AWS_ENDPOINT_URL");
+  if (endpoint.empty()) endpoint = settings["s3.endpoint_url"];
+  if (endpoint.empty()) endpoint = settings["endpoint_url"];
+  while (!endpoint.empty() && endpoint.back() == '/') endpoint.pop_back();
+  if (!endpoint.empty() && endpoint.rfind("http://", 0) != 0 && endpoint.rfind("https://", 0) != 0) {
+    return InvalidArgumentError("endpoint '" + endpoint + "': expected http://HOST[:PORT] or https://HOST[:PORT]");
+  }
+  c.endpoint = endpoint;
+  c.ca_bundle = setting("AWS_CA_BUNDLE", "ca_bundle");
+
+  const std::string attempts = setting("AWS_MAX_ATTEMPTS", "max_attempts");
+  if (!attempts.empty()) {
+    char* end = nullptr;
+    const long n = std::strtol(attempts.c_str(), &end, 10);
+    if (*end != '\0' || n < 1 || n > 100) {
+      return InvalidArgumentError("AWS_MAX_ATTEMPTS=" + attempts + ": expected an integer in 1..100");
+    }
+    c.retry.max_attempts = static_cast<int>(n);
+  }
+  return c;
+}
+
+std::string S3Config::Describe() const {
+  std::ostringstream s;
+  s << "endpoint " << (endpoint.empty() ? "AWS (virtual-hosted)" : endpoint) << ", region " << region << ", "
+    << (access_key_id.empty() ? "anonymous" : "access key " + access_key_id.substr(0, 4) + "...");
+  return s.str();
+}
+
+}  // namespace libshard::store

@@ -1,0 +1,237 @@
+// ShardCache: see shard_cache.h for the guarantees. Locks are flock(2) on a
+// lock file beside each cached object: exclusive while downloading or
+// evicting it, shared while a CachedFile pins it.
+#include "libshard/store/shard_cache.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <mutex>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <vector>
+
+#include "libshard/io/writable_file.h"
+
+namespace libshard::store {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr char kLockSuffix[] = ".libshard-lock";
+constexpr char kPartialMark[] = ".libshard-partial-";
+
+bool EndsWith(const std::string& s, const std::string& end) {
+  return s.size() >= end.size() && s.compare(s.size() - end.size(), end.size(), end) == 0;
+}
+
+// flock, retried on EINTR.
+int Flock(int fd, int op) {
+  int rc;
+  do {
+    rc = ::flock(fd, op);
+  } while (rc != 0 && errno == EINTR);
+  return rc;
+}
+
+// Removes NAME.libshard-partial-* beside `path`: what a killed download left.
+void RemovePartials(const std::string& path) {
+  const fs::path p(path);
+  const std::string prefix = p.filename().string() + kPartialMark;
+  std::error_code ec;
+  for (auto it = fs::directory_iterator(p.parent_path(), ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
+    if (it->path().filename().string().rfind(prefix, 0) == 0) fs::remove(it->path(), ec);
+  }
+}
+
+std::string Hex8(uint32_t v) {
+  char buf[16];
+  std::snprintf(buf, sizeof(buf), "%08x", v);
+  return buf;
+}
+
+}  // namespace
+
+std::string DefaultCacheDir() {
+  if (const char* d = std::getenv("LIBSHARD_CACHE_DIR"); d != nullptr && *d != '\0') return d;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x != '\0') return std::string(x) + "/libshard";
+  const char* home = std::getenv("HOME");
+  return std::string(home != nullptr && *home != '\0' ? home : ".") + "/.cache/libshard";
+}
+
+CachedFile::~CachedFile() {
+  if (lock_fd_ >= 0) ::close(lock_fd_);  // drops the shared lock
+}
+
+StatusOr<std::unique_ptr<ShardCache>> ShardCache::Open(const CacheOptions& options) {
+  const std::string dir = options.dir.empty() ? DefaultCacheDir() : options.dir;
+  // Each pinned file holds a descriptor (its lock): a dataset of thousands of
+  // shards needs more than the usual soft limit of 1024. Raised once to the
+  // hard limit, as Go's runtime and many servers do.
+  static std::once_flag raise_once;
+  std::call_once(raise_once, [] {
+    struct rlimit rl;
+    if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+      rl.rlim_cur = rl.rlim_max;
+      (void)::setrlimit(RLIMIT_NOFILE, &rl);
+    }
+  });
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || ::access(dir.c_str(), W_OK) != 0) {
+    return InvalidArgumentError("cache folder " + dir + ": cannot create or write it" +
+                                (ec ? ": " + ec.message() : std::string()));
+  }
+  return std::unique_ptr<ShardCache>(new ShardCache(dir, options.limit));
+}
+
+StatusOr<std::string> ShardCache::PathFor(const ObjectStore& store, const std::string& key, uint32_t crc32c) const {
+  const fs::path k(key);
+  for (const auto& part : k) {
+    if (part == ".." || part == ".") return InvalidArgumentError(store.UrlOf(key) + ": '.' or '..' in the key");
+  }
+  if (key.empty() || key.front() == '/' || key.back() == '/') {
+    return InvalidArgumentError(store.UrlOf(key) + ": not an object key");
+  }
+  return (fs::path(dir_) / store.CacheName() / k.parent_path() / Hex8(crc32c) / k.filename()).string();
+}
+
+Status ShardCache::CheckFits(uint64_t bytes, const std::string& what) const {
+  if (limit_ == 0 || bytes <= limit_) return Status::OK();
+  return ResourceExhaustedError("cache " + dir_ + ": cache_limit " + std::to_string(limit_) + " bytes cannot hold " +
+                                what + " (" + std::to_string(bytes) + " bytes), which must be resident at once");
+}
+
+StatusOr<std::unique_ptr<CachedFile>> ShardCache::Fetch(ObjectStore& store, const std::string& key,
+                                                        const Expected& expected) {
+  LIBSHARD_ASSIGN_OR_RETURN(std::string path, PathFor(store, key, expected.crc32c));
+  return Get(store, key, path, &expected, expected.size);
+}
+
+StatusOr<std::unique_ptr<CachedFile>> ShardCache::FetchUnverified(ObjectStore& store, const std::string& key,
+                                                                  const std::string& local_path, uint64_t max_bytes) {
+  const std::string root = fs::path(dir_).lexically_normal().string();
+  const std::string p = fs::path(local_path).lexically_normal().string();
+  if (p.rfind(root + "/", 0) != 0) return InvalidArgumentError(local_path + ": not inside the cache folder " + dir_);
+  return Get(store, key, p, nullptr, max_bytes);
+}
+
+StatusOr<std::unique_ptr<CachedFile>> ShardCache::Get(ObjectStore& store, const std::string& key,
+                                                      const std::string& path, const Expected* expected,
+                                                      uint64_t max_bytes) {
+  const std::string url = store.UrlOf(key);
+  std::error_code ec;
+  fs::create_directories(fs::path(path).parent_path(), ec);
+  if (ec) return IOError("cache " + path + ": " + ec.message());
+  const std::string lock_path = path + kLockSuffix;
+  const int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return ErrnoError(lock_path, errno);
+  auto complete = [&] {
+    struct stat st;
+    return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+           (expected == nullptr || static_cast<uint64_t>(st.st_size) == expected->size);
+  };
+  auto pinned = [&]() -> std::unique_ptr<CachedFile> {
+    ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0);  // least recently used: by mtime
+    return std::make_unique<CachedFile>(path, fd);
+  };
+  // Shared: waits for a download in progress elsewhere.
+  if (Flock(fd, LOCK_SH) != 0) {
+    const int e = errno;
+    ::close(fd);
+    return ErrnoError("flock " + lock_path, e);
+  }
+  if (complete()) {
+    ++reused_;
+    return pinned();
+  }
+  // Exclusive for the download (released first: two shared holders that
+  // both upgrade would wait for each other).
+  Flock(fd, LOCK_UN);
+  if (Flock(fd, LOCK_EX) != 0) {
+    const int e = errno;
+    ::close(fd);
+    return ErrnoError("flock " + lock_path, e);
+  }
+  if (complete()) {  // someone else finished it meanwhile
+    Flock(fd, LOCK_SH);
+    ++reused_;
+    return pinned();
+  }
+  RemovePartials(path);
+  auto fail = [&](Status s, const std::string& tmp) {
+    std::error_code ignored;
+    if (!tmp.empty()) fs::remove(tmp, ignored);
+    ::close(fd);
+    return s;
+  };
+  if (Status s = MakeRoom(max_bytes, url); !s.ok()) return fail(s, "");
+  static std::atomic<uint64_t> counter{0};
+  const std::string tmp = path + kPartialMark + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+  StatusOr<std::unique_ptr<io::WritableFile>> out = io::NewPosixWritableFile(tmp);
+  if (!out.ok()) return fail(out.status(), tmp);
+  Status s;
+  if (expected != nullptr) {
+    s = store.GetVerified(key, *expected, [&](std::string_view bytes) { return (*out)->Append(bytes); });
+  } else {
+    StatusOr<std::string> bytes = store.GetSmall(key, max_bytes);
+    s = bytes.ok() ? (*out)->Append(*bytes) : bytes.status();
+  }
+  Status closed = (*out)->Close();
+  if (s.ok()) s = closed;
+  if (s.ok()) s = io::RenameFile(tmp, path, /*sync=*/false);
+  if (!s.ok()) return fail(s, tmp);
+  ++downloads_;
+  Flock(fd, LOCK_SH);
+  return pinned();
+}
+
+Status ShardCache::MakeRoom(uint64_t incoming, const std::string& url) {
+  if (limit_ == 0) return Status::OK();
+  struct Entry {
+    std::string path;
+    uint64_t size;
+    fs::file_time_type mtime;
+  };
+  std::vector<Entry> entries;
+  uint64_t used = 0;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir_, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    const std::string p = it->path().string();
+    if (!it->is_regular_file(ec) || EndsWith(p, kLockSuffix) || p.find(kPartialMark) != std::string::npos) continue;
+    Entry e{p, it->file_size(ec), it->last_write_time(ec)};
+    used += e.size;
+    entries.push_back(std::move(e));
+  }
+  if (used + incoming <= limit_) return Status::OK();
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.mtime < b.mtime; });
+  uint64_t in_use = 0;
+  for (const Entry& e : entries) {
+    if (used + incoming <= limit_) break;
+    const std::string lock_path = e.path + kLockSuffix;
+    const int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) continue;
+    if (Flock(fd, LOCK_EX | LOCK_NB) == 0) {  // nobody pins it
+      if (fs::remove(e.path, ec)) {
+        used -= e.size;
+        ++evicted_;
+      }
+    } else {
+      in_use += e.size;
+    }
+    ::close(fd);
+  }
+  if (used + incoming <= limit_) return Status::OK();
+  return ResourceExhaustedError("cache " + dir_ + ": cache_limit " + std::to_string(limit_) + " bytes cannot hold " +
+                                url + " (" + std::to_string(incoming) + " bytes) beside the " +
+                                std::to_string(in_use) + " bytes of files in use");
+}
+
+}  // namespace libshard::store

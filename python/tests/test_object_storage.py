@@ -1,0 +1,195 @@
+"""libshard.Loader over s3:// (a local s3rver on 127.0.0.1, the npm package
+pinned in tools/s3rver) through the verified cache: the same batches as over
+the local folder, no requests once the shards are cached. Objects are put
+there by boto3, an independent client. Skips when node, s3rver, boto3 or the
+shard program are missing, except under LOCAL_S3_REQUIRED=1 (CI)."""
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from PIL import Image
+
+import libshard
+
+SOURCE = os.environ.get("LIBSHARD_SOURCE_DIR") or os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+BUILD = os.environ.get("LIBSHARD_BUILD_DIR") or os.path.join(SOURCE, "build")
+REQUIRED = os.environ.get("LOCAL_S3_REQUIRED") == "1"
+
+
+def missing(why):
+    if REQUIRED:
+        pytest.fail("LOCAL_S3_REQUIRED: " + why)
+    pytest.skip(why)
+
+
+class Server:
+    """A child that prints "PORT n" and exits when its stdin closes."""
+
+    def __init__(self, argv, log):
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=open(log, "wb"))
+        line = self.proc.stdout.readline().decode()
+        if not line.startswith("PORT "):
+            self.stop()
+            raise RuntimeError("%s did not start: %s" % (argv[1], open(log).read()))
+        self.port = int(line.split()[1])
+
+    def stop(self):
+        self.proc.stdin.close()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+@pytest.fixture
+def s3(tmp_path, monkeypatch):
+    """s3rver with bucket "bkt" behind the tests' counting proxy; AWS_* set to reach it through the proxy."""
+    if shutil.which("node") is None or not os.path.isdir(os.path.join(SOURCE, "tools/s3rver/node_modules")):
+        missing("s3rver is not installed (tools/setup.sh --s3)")
+    server = Server(["node", os.path.join(SOURCE, "tools/s3rver/serve.js"), str(tmp_path / "s3"), "bkt"],
+                    str(tmp_path / "s3rver.log"))
+    proxy = Server([sys.executable, os.path.join(SOURCE, "tests/store/fault_proxy.py"), str(server.port)],
+                   str(tmp_path / "proxy.log"))
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:%d" % proxy.port)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "S3RVER")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "S3RVER")
+    monkeypatch.setenv("AWS_REGION", "us-east-1")
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    # The default cache, should anything fall back to it: inside the test's folder, checked empty.
+    monkeypatch.setenv("LIBSHARD_CACHE_DIR", str(tmp_path / "default-cache"))
+    yield "http://127.0.0.1:%d" % server.port, "http://127.0.0.1:%d" % proxy.port
+    proxy.stop()
+    server.stop()
+
+
+def gets(proxy):
+    import json
+    import urllib.request
+    return json.load(urllib.request.urlopen(proxy + "/__stats__")).get("GET", 0)
+
+
+def converted(tmp_path):
+    shard = os.path.join(BUILD, "tools", "shard")
+    if not os.path.exists(shard):
+        missing("no shard program at " + shard)
+    rng = np.random.default_rng(5)
+    for i in range(30):
+        d = tmp_path / "in" / ("abc"[i % 3])
+        d.mkdir(parents=True, exist_ok=True)
+        Image.fromarray(rng.integers(0, 255, (20 + i % 7, 24, 3), dtype=np.uint8)).save(d / ("%d.png" % i))
+    out = tmp_path / "ds"
+    subprocess.run([shard, "convert", "-q", str(tmp_path / "in"), "-o", str(out), "--shard-size", "4KiB",
+                    "--threads", "2"], check=True)
+    return out
+
+
+def upload_with_boto3(endpoint, folder, prefix):
+    try:
+        import boto3
+    except ImportError:
+        missing("python3-boto3 is not installed")
+    c = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id="S3RVER", aws_secret_access_key="S3RVER",
+                     region_name="us-east-1")
+    for name in sorted(os.listdir(folder)):
+        if os.path.isfile(os.path.join(folder, name)):
+            c.upload_file(os.path.join(folder, name), "bkt", prefix + "/" + name)
+
+
+def batches(loader, epochs):
+    out = []
+    for _ in range(epochs):
+        out.append([(x.copy(), y.copy()) for x, y in loader])
+    return out
+
+
+def test_loader_over_s3_gives_the_local_batches_and_reads_nothing_more(s3, tmp_path):
+    direct, proxy = s3
+    out = converted(tmp_path)
+    upload_with_boto3(direct, str(out), "data/ds")
+    kw = dict(batch_size=4, image_size=(16, 16), shuffle=True, seed=3, threads=2)
+    local = libshard.Loader(str(out), **kw)
+    cache = tmp_path / "cache"
+    remote = libshard.Loader("s3://bkt/data/ds", cache_dir=str(cache), **kw)
+    after_open = gets(proxy)
+    shards = len([n for n in os.listdir(out) if n.endswith(".tfrecord")])
+    assert after_open == 1 + 2 * shards  # the manifest, each shard and its index, once
+    assert remote.num_samples == local.num_samples == 30
+    assert remote.labels == local.labels
+    got, want = batches(remote, 2), batches(local, 2)
+    assert len(got[0]) == len(want[0]) > 0
+    for epoch_got, epoch_want in zip(got, want):
+        for (x1, y1), (x2, y2) in zip(epoch_got, epoch_want):
+            assert np.array_equal(x1, x2) and np.array_equal(y1, y2)
+    assert gets(proxy) == after_open  # the second epoch (and the first) read only the cache
+    # Another loader over the same cache (a second run): the manifest only.
+    again = libshard.Loader("s3://bkt/data/ds/manifest.json", cache_dir=str(cache), **kw)
+    assert gets(proxy) == after_open + 1
+    assert again.num_samples == 30
+    for x in (local, remote, again):
+        x.close()
+
+
+def test_loader_errors_name_the_object(s3, tmp_path, monkeypatch):
+    direct, proxy = s3
+    out = converted(tmp_path)
+    upload_with_boto3(direct, str(out), "data/ds")
+    with pytest.raises(MemoryError, match="cache_limit 100 bytes cannot hold"):
+        libshard.Loader("s3://bkt/data/ds", batch_size=2, image_size=8, cache_dir=str(tmp_path / "c"),
+                        cache_limit=100)
+    with pytest.raises(FileNotFoundError, match="s3://bkt/nope/manifest.json"):
+        libshard.Loader("s3://bkt/nope", batch_size=2, image_size=8, cache_dir=str(tmp_path / "c"))
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "WRONG")
+    with pytest.raises(Exception, match="HTTP 403 SignatureDoesNotMatch") as e:
+        libshard.Loader("s3://bkt/data/ds", batch_size=2, image_size=8, cache_dir=str(tmp_path / "c"))
+    assert "WRONG" not in str(e.value)
+
+
+def test_torch_shard_dataset_over_s3_with_workers(s3, tmp_path):
+    torch = pytest.importorskip("torch")
+    from libshard.torch import ShardDataset
+    direct, proxy = s3
+    out = converted(tmp_path)
+    upload_with_boto3(direct, str(out), "data/ds")
+    kw = dict(image_size=(16, 16), shuffle=True, seed=1, threads=1)
+    local = ShardDataset(str(out), 4, **kw)
+    remote = ShardDataset("s3://bkt/data/ds", 4, cache_dir=str(tmp_path / "cache"), **kw)
+
+    def epoch(ds):
+        dl = torch.utils.data.DataLoader(ds, batch_size=None, num_workers=2)
+        return sorted((y.tolist(), x.numpy().tobytes()) for x, y in dl)
+
+    shards = len([n for n in os.listdir(out) if n.endswith(".tfrecord")])
+    assert epoch(remote) == epoch(local)
+    assert not os.path.exists(tmp_path / "default-cache")  # cache_dir reached the probe and every worker
+    # The probe and the two workers each read the manifest; the shards and indexes came once.
+    assert gets(proxy) == 3 + 2 * shards
+
+
+def fault(proxy, mode, method, match="", count=1):
+    import json
+    import urllib.request
+    body = json.dumps({"mode": mode, "method": method, "match": match, "count": count}).encode()
+    urllib.request.urlopen(urllib.request.Request(proxy + "/__fault__", data=body, method="POST")).read()
+
+
+def test_faults_on_the_way_still_give_the_local_batches_and_no_partial_file(s3, tmp_path):
+    direct, proxy = s3
+    out = converted(tmp_path)
+    upload_with_boto3(direct, str(out), "data/ds")
+    fault(proxy, "cut", "GET", ".tfrecord", 3)       # bodies cut midway
+    fault(proxy, "slowdown", "GET", ".tfrecord", 2)  # 503 SlowDown
+    fault(proxy, "error500", "GET", "manifest", 1)
+    kw = dict(batch_size=4, image_size=(16, 16), shuffle=True, seed=9, threads=2)
+    cache = tmp_path / "cache"
+    remote = libshard.Loader("s3://bkt/data/ds", cache_dir=str(cache), **kw)
+    local = libshard.Loader(str(out), **kw)
+    for (x1, y1), (x2, y2) in zip(remote, local):
+        assert np.array_equal(x1, x2) and np.array_equal(y1, y2)
+    leftovers = [f for _, _, files in os.walk(cache) for f in files if ".libshard-partial-" in f]
+    assert leftovers == []
+    remote.close()
+    local.close()

@@ -1,0 +1,102 @@
+// Real servers for the object-storage tests, started on 127.0.0.1 on ports
+// the system picks and stopped when the object goes away:
+//   LocalS3     s3rver (tools/s3rver, npm @20minutes/s3rver 4.0.4), key pair
+//               S3RVER/S3RVER, SigV4 signatures checked
+//   FaultProxy  tests/store/fault_proxy.py in front of a server: cut bodies,
+//               503 SlowDown, stalls, dropped uploads; counts requests
+//   LocalNginx  nginx (Debian's nginx-light) over https with a self-signed
+//               certificate, serving a folder (range reads)
+//
+// Each Start() returns null and says why in *why when the program is not
+// installed; ServersMissing() turns that into a skip, or into a failure when
+// LOCAL_S3_REQUIRED=1 (CI sets it: there the servers must run).
+#ifndef LIBSHARD_TESTS_STORE_SERVERS_H_
+#define LIBSHARD_TESTS_STORE_SERVERS_H_
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "libshard/store/s3_config.h"
+
+namespace libshard::testing {
+
+// A child process whose stdin is a pipe from us (closing it asks the child
+// to exit) and whose first stdout line is "PORT <n>".
+class ChildServer {
+ public:
+  // Starts argv; waits up to 30 s for the PORT line. Null with *why on failure.
+  static std::unique_ptr<ChildServer> Start(const std::vector<std::string>& argv, const std::string& log,
+                                            std::string* why, bool expect_port_line = true);
+  ~ChildServer();
+  int port() const { return port_; }
+  pid_t pid() const { return pid_; }
+
+ private:
+  pid_t pid_ = -1;
+  int stdin_fd_ = -1;
+  int port_ = 0;
+};
+
+class LocalS3 {
+ public:
+  // s3rver storing under `dir`, with `buckets` created.
+  static std::unique_ptr<LocalS3> Start(const std::string& dir, const std::vector<std::string>& buckets,
+                                        std::string* why);
+  std::string endpoint() const { return "http://127.0.0.1:" + std::to_string(server_->port()); }
+  int port() const { return server_->port(); }
+  // A configuration for this server: path-style, S3RVER/S3RVER, quick retries.
+  store::S3Config Config() const;
+
+ private:
+  std::unique_ptr<ChildServer> server_;
+};
+
+class FaultProxy {
+ public:
+  static std::unique_ptr<FaultProxy> Start(int upstream_port, const std::string& log_dir, std::string* why);
+  std::string endpoint() const { return "http://127.0.0.1:" + std::to_string(server_->port()); }
+  // Queues a fault: mode cut|slowdown|error500|stall|drop, for `count`
+  // requests of `method` whose path contains `match`.
+  void Fault(const std::string& mode, const std::string& method, const std::string& match = "", int count = 1,
+             double seconds = 0);
+  // Requests of `method` forwarded (or faulted) since the start or Reset().
+  int Count(const std::string& method);
+  void Reset();
+
+ private:
+  std::string Control(const std::string& method, const std::string& path, const std::string& body);
+  std::unique_ptr<ChildServer> server_;
+};
+
+class LocalNginx {
+ public:
+  // https on 127.0.0.1 serving `root`; the certificate's CA file is ca_file().
+  static std::unique_ptr<LocalNginx> Start(const std::string& root, const std::string& work_dir, std::string* why);
+  ~LocalNginx();
+  std::string base() const { return "https://127.0.0.1:" + std::to_string(port_); }
+  const std::string& ca_file() const { return ca_file_; }
+
+ private:
+  pid_t pid_ = -1;
+  int port_ = 0;
+  std::string ca_file_;
+};
+
+// True when the servers must run (LOCAL_S3_REQUIRED=1).
+bool ServersRequired();
+
+}  // namespace libshard::testing
+
+// In a test body: skip (or fail, under LOCAL_S3_REQUIRED=1) when `ptr` is null.
+#define LIBSHARD_REQUIRE_SERVER(ptr, why)                                             \
+  do {                                                                                \
+    if (!(ptr)) {                                                                     \
+      if (::libshard::testing::ServersRequired()) FAIL() << "LOCAL_S3_REQUIRED: " << (why); \
+      GTEST_SKIP() << (why);                                                          \
+    }                                                                                 \
+  } while (0)
+
+#endif  // LIBSHARD_TESTS_STORE_SERVERS_H_

@@ -1,0 +1,266 @@
+// ShardCache: verified downloads under a temporary name, reuse, one download
+// per object with many fetchers, LRU eviction under a limit that spares
+// pinned files, nothing outside the cache folder touched, and kill -9 in the
+// middle of a download.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "libshard/crc32c.h"
+#include "libshard/store/s3_store.h"
+#include "libshard/store/shard_cache.h"
+#include "store/servers.h"
+#include "testutil.h"
+
+namespace libshard::store {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Bytes(size_t n, uint32_t seed) {
+  std::string s(n, '\0');
+  uint64_t x = seed;
+  for (size_t i = 0; i < n; ++i) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    s[i] = static_cast<char>(x >> 56);
+  }
+  return s;
+}
+
+Expected ExpectOf(const std::string& b) { return {b.size(), crc32c::Value(b.data(), b.size())}; }
+
+// Every file below `dir`, relative.
+std::vector<std::string> Files(const std::string& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    out.push_back(it->path().string());
+  }
+  return out;
+}
+
+bool AnyPartial(const std::string& dir) {
+  for (const std::string& f : Files(dir)) {
+    if (f.find(".libshard-partial-") != std::string::npos) return true;
+  }
+  return false;
+}
+
+TEST(StoreCacheTest, VerifiedDownloadThenReuse) {
+  const std::string dir = testing::MakeTempDir();
+  const std::string a = Bytes(200000, 1);
+  auto src = NewLocalStore(dir + "/src");
+  ASSERT_TRUE(src->Put("ds/a.tfrecord", a).ok());
+  StatusOr<std::unique_ptr<ShardCache>> cache = ShardCache::Open({dir + "/cache", 0});
+  ASSERT_TRUE(cache.ok()) << cache.status();
+  auto f = (*cache)->Fetch(*src, "ds/a.tfrecord", ExpectOf(a));
+  ASSERT_TRUE(f.ok()) << f.status();
+  char crc[16];
+  std::snprintf(crc, sizeof(crc), "%08x", ExpectOf(a).crc32c);
+  EXPECT_EQ((*f)->path(), dir + "/cache/local/ds/" + crc + "/a.tfrecord");
+  EXPECT_TRUE(testing::ReadFileOrDie((*f)->path()) == a);
+  auto again = (*cache)->Fetch(*src, "ds/a.tfrecord", ExpectOf(a));
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ((*cache)->downloads(), 1u);
+  EXPECT_EQ((*cache)->reused(), 1u);
+  // A new cache object over the same folder (a later run) reuses it too.
+  auto later = ShardCache::Open({dir + "/cache", 0});
+  ASSERT_TRUE((*later)->Fetch(*src, "ds/a.tfrecord", ExpectOf(a)).ok());
+  EXPECT_EQ((*later)->downloads(), 0u);
+  EXPECT_FALSE(AnyPartial(dir + "/cache"));
+}
+
+TEST(StoreCacheTest, MismatchingObjectIsNeverTakenAsComplete) {
+  const std::string dir = testing::MakeTempDir();
+  const std::string a = Bytes(100000, 2);
+  auto src = NewLocalStore(dir + "/src");
+  ASSERT_TRUE(src->Put("a", a).ok());
+  auto cache = ShardCache::Open({dir + "/cache", 0});
+  Expected bad = ExpectOf(a);
+  bad.crc32c ^= 0x10;
+  auto f = (*cache)->Fetch(*src, "a", bad);
+  ASSERT_EQ(f.status().code(), StatusCode::kDataLoss) << f.status();
+  EXPECT_NE(f.status().message().find(dir + "/src/a"), std::string::npos) << f.status();
+  StatusOr<std::string> path = (*cache)->PathFor(*src, "a", bad.crc32c);
+  EXPECT_FALSE(fs::exists(*path));
+  EXPECT_FALSE(AnyPartial(dir + "/cache"));
+  Expected shorter{a.size() - 1, 0};
+  EXPECT_EQ((*cache)->Fetch(*src, "a", shorter).status().code(), StatusCode::kDataLoss);
+  EXPECT_FALSE(AnyPartial(dir + "/cache"));
+}
+
+TEST(StoreCacheTest, KeysCannotLeaveTheCacheFolder) {
+  const std::string dir = testing::MakeTempDir();
+  auto src = NewLocalStore(dir + "/src");
+  auto cache = ShardCache::Open({dir + "/cache", 0});
+  EXPECT_EQ((*cache)->Fetch(*src, "../x", {1, 0}).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ((*cache)->Fetch(*src, "a/../../x", {1, 0}).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ((*cache)->FetchUnverified(*src, "x", dir + "/elsewhere/x.idx", 10).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
+TEST(StoreCacheTest, LimitEvictsLeastRecentlyUsedFilesNotInUse) {
+  const std::string dir = testing::MakeTempDir();
+  auto src = NewLocalStore(dir + "/src");
+  std::vector<std::string> obj;
+  for (int i = 0; i < 4; ++i) {
+    obj.push_back(Bytes(10000, 10 + i));
+    ASSERT_TRUE(src->Put("o" + std::to_string(i), obj[i]).ok());
+  }
+  // Beside the cache, a file that must survive everything.
+  testing::WriteFileOrDie(dir + "/keep.txt", "mine");
+  auto cache = ShardCache::Open({dir + "/cache", 25000});  // two objects fit, not three
+  auto f0 = (*cache)->Fetch(*src, "o0", ExpectOf(obj[0]));
+  ASSERT_TRUE(f0.ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // distinct mtimes
+  auto f1 = (*cache)->Fetch(*src, "o1", ExpectOf(obj[1]));
+  ASSERT_TRUE(f1.ok());
+  const std::string p0 = (*f0)->path(), p1 = (*f1)->path();
+  // Both pinned: a third cannot fit.
+  auto f2 = (*cache)->Fetch(*src, "o2", ExpectOf(obj[2]));
+  ASSERT_EQ(f2.status().code(), StatusCode::kResourceExhausted) << f2.status();
+  EXPECT_NE(f2.status().message().find("cache_limit 25000"), std::string::npos) << f2.status();
+  EXPECT_NE(f2.status().message().find("in use"), std::string::npos) << f2.status();
+  // o0 released (and older): it goes; o1 stays pinned.
+  f0->reset();
+  f2 = (*cache)->Fetch(*src, "o2", ExpectOf(obj[2]));
+  ASSERT_TRUE(f2.ok()) << f2.status();
+  EXPECT_FALSE(fs::exists(p0));
+  EXPECT_TRUE(fs::exists(p1));
+  EXPECT_EQ((*cache)->evicted(), 1u);
+  // Touching o1 (a reuse) makes o2 the oldest unpinned one.
+  f1->reset();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  f1 = (*cache)->Fetch(*src, "o1", ExpectOf(obj[1]));
+  const std::string p2 = (*f2)->path();
+  f2->reset();
+  f1->reset();
+  auto f3 = (*cache)->Fetch(*src, "o3", ExpectOf(obj[3]));
+  ASSERT_TRUE(f3.ok()) << f3.status();
+  EXPECT_FALSE(fs::exists(p2));
+  EXPECT_TRUE(fs::exists(p1));
+  EXPECT_EQ(testing::ReadFileOrDie(dir + "/keep.txt"), "mine");
+  for (int i = 0; i < 4; ++i) EXPECT_TRUE(fs::exists(dir + "/src/o" + std::to_string(i)));
+  // Up front: more than the limit at once is refused, naming it.
+  Status fits = (*cache)->CheckFits(30000, "3 shards");
+  EXPECT_EQ(fits.code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(fits.message().find("cache_limit 25000 bytes cannot hold 3 shards (30000 bytes)"), std::string::npos)
+      << fits;
+  EXPECT_TRUE((*cache)->CheckFits(25000, "x").ok());
+}
+
+// Every pinned file holds a descriptor: the cache raises the soft limit of
+// open files to the hard one, so thousands of resident shards fit.
+TEST(StoreCacheTest, ManyPinnedFilesDoNotRunOutOfDescriptors) {
+  struct rlimit rl;
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &rl), 0);
+  if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < 1024) GTEST_SKIP() << "hard limit of open files below 1024";
+  rl.rlim_cur = 256;
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &rl), 0);
+  const std::string dir = testing::MakeTempDir();
+  auto src = NewLocalStore(dir + "/src");
+  auto cache = ShardCache::Open({dir + "/cache", 0});
+  ASSERT_TRUE(cache.ok());
+  std::vector<std::unique_ptr<CachedFile>> pins;
+  for (int i = 0; i < 600; ++i) {
+    const std::string b = "object " + std::to_string(i);
+    ASSERT_TRUE(src->Put("o" + std::to_string(i), b).ok());
+    auto f = (*cache)->Fetch(*src, "o" + std::to_string(i), ExpectOf(b));
+    ASSERT_TRUE(f.ok()) << i << ": " << f.status();
+    pins.push_back(std::move(*f));
+  }
+}
+
+class StoreCacheS3Test : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testing::MakeTempDir();
+    std::string why;
+    s3_ = testing::LocalS3::Start(dir_ + "/s3", {"bkt"}, &why);
+    LIBSHARD_REQUIRE_SERVER(s3_, why);
+    proxy_ = testing::FaultProxy::Start(s3_->port(), dir_, &why);
+    ASSERT_TRUE(proxy_) << why;
+    config_ = s3_->Config();
+    config_.endpoint = proxy_->endpoint();
+  }
+  std::unique_ptr<ObjectStore> Store() { return NewS3Store(config_, "bkt", NewCurlTransport(config_)); }
+
+  std::string dir_;
+  S3Config config_;
+  std::unique_ptr<testing::LocalS3> s3_;
+  std::unique_ptr<testing::FaultProxy> proxy_;
+};
+
+TEST_F(StoreCacheS3Test, ManyFetchersDownloadOnce) {
+  const std::string a = Bytes(3 << 20, 3);
+  auto s = Store();
+  ASSERT_TRUE(s->Put("ds/a.tfrecord", a).ok());
+  proxy_->Reset();
+  auto cache = ShardCache::Open({dir_ + "/cache", 0});
+  std::vector<std::thread> threads;
+  std::vector<std::string> paths(8);
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      auto f = (*cache)->Fetch(*s, "ds/a.tfrecord", ExpectOf(a));
+      ASSERT_TRUE(f.ok()) << f.status();
+      paths[t] = (*f)->path();
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(proxy_->Count("GET"), 1);
+  EXPECT_EQ((*cache)->downloads(), 1u);
+  EXPECT_EQ((*cache)->reused(), 7u);
+  for (const std::string& p : paths) EXPECT_EQ(p, paths[0]);
+  EXPECT_TRUE(testing::ReadFileOrDie(paths[0]) == a);
+}
+
+TEST_F(StoreCacheS3Test, CutBodiesStillGiveTheExactFile) {
+  const std::string a = Bytes(2 << 20, 4);
+  auto s = Store();
+  ASSERT_TRUE(s->Put("a", a).ok());
+  proxy_->Fault("cut", "GET", "/bkt/a", 2);
+  auto cache = ShardCache::Open({dir_ + "/cache", 0});
+  auto f = (*cache)->Fetch(*s, "a", ExpectOf(a));
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_TRUE(testing::ReadFileOrDie((*f)->path()) == a);
+  EXPECT_FALSE(AnyPartial(dir_ + "/cache"));
+}
+
+TEST_F(StoreCacheS3Test, KillNineDuringADownloadThenRerunIsCompleteAndIdentical) {
+  const std::string a = Bytes(2 << 20, 5);
+  auto s = Store();
+  ASSERT_TRUE(s->Put("ds/a.tfrecord", a).ok());
+  proxy_->Fault("stall", "GET", "/bkt/ds/a.tfrecord", 1, 60);
+  const std::string cache_dir = dir_ + "/cache";
+  const pid_t child = ::fork();
+  if (child == 0) {
+    auto cache = ShardCache::Open({cache_dir, 0});
+    auto store = NewS3Store(config_, "bkt", NewCurlTransport(config_));
+    (void)(*cache)->Fetch(*store, "ds/a.tfrecord", ExpectOf(a));
+    _exit(0);
+  }
+  // Kill it once its partial file exists (the body is stalled midway).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!AnyPartial(cache_dir) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_TRUE(AnyPartial(cache_dir));
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  auto cache = ShardCache::Open({cache_dir, 0});
+  auto f = (*cache)->Fetch(*s, "ds/a.tfrecord", ExpectOf(a));
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ((*cache)->downloads(), 1u);
+  EXPECT_TRUE(testing::ReadFileOrDie((*f)->path()) == a);
+  EXPECT_FALSE(AnyPartial(cache_dir));
+}
+
+}  // namespace
+}  // namespace libshard::store

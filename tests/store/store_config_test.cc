@@ -1,0 +1,109 @@
+// S3Config::FromEnvironment: the AWS variables and profile files.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "libshard/store/s3_config.h"
+#include "testutil.h"
+
+namespace libshard::store {
+namespace {
+
+void WriteTree(const std::string& root, const std::string& rel, const std::string& contents) {
+  std::filesystem::create_directories(std::filesystem::path(root + "/" + rel).parent_path());
+  testing::WriteFileOrDie(root + "/" + rel, contents);
+}
+
+// Each test starts from an environment without AWS settings and a HOME
+// without ~/.aws.
+class StoreConfigTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (const char* v : {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_REGION",
+                          "AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL", "AWS_PROFILE",
+                          "AWS_DEFAULT_PROFILE", "AWS_SHARED_CREDENTIALS_FILE", "AWS_CONFIG_FILE", "AWS_CA_BUNDLE",
+                          "AWS_MAX_ATTEMPTS"}) {
+      ::unsetenv(v);
+    }
+    home_ = testing::MakeTempDir();
+    ::setenv("HOME", home_.c_str(), 1);
+  }
+  std::string home_;
+};
+
+TEST_F(StoreConfigTest, NothingSetIsAnonymousAwsInUsEast1) {
+  StatusOr<S3Config> c = S3Config::FromEnvironment();
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->region, "us-east-1");
+  EXPECT_EQ(c->endpoint, "");
+  EXPECT_EQ(c->access_key_id, "");
+  EXPECT_EQ(c->retry.max_attempts, 6);
+  EXPECT_NE(c->Describe().find("anonymous"), std::string::npos);
+}
+
+TEST_F(StoreConfigTest, EnvironmentVariables) {
+  ::setenv("AWS_ACCESS_KEY_ID", "AK", 1);
+  ::setenv("AWS_SECRET_ACCESS_KEY", "SK", 1);
+  ::setenv("AWS_SESSION_TOKEN", "TOK", 1);
+  ::setenv("AWS_DEFAULT_REGION", "eu-west-1", 1);
+  ::setenv("AWS_ENDPOINT_URL", "http://generic:1", 1);
+  ::setenv("AWS_ENDPOINT_URL_S3", "http://127.0.0.1:9000/", 1);
+  ::setenv("AWS_CA_BUNDLE", "/etc/ca.pem", 1);
+  ::setenv("AWS_MAX_ATTEMPTS", "3", 1);
+  StatusOr<S3Config> c = S3Config::FromEnvironment();
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->access_key_id, "AK");
+  EXPECT_EQ(c->secret_access_key, "SK");
+  EXPECT_EQ(c->session_token, "TOK");
+  EXPECT_EQ(c->region, "eu-west-1");
+  EXPECT_EQ(c->endpoint, "http://127.0.0.1:9000");  // the S3-specific one wins; no trailing '/'
+  EXPECT_EQ(c->ca_bundle, "/etc/ca.pem");
+  EXPECT_EQ(c->retry.max_attempts, 3);
+  ::setenv("AWS_REGION", "ap-south-1", 1);
+  EXPECT_EQ(S3Config::FromEnvironment()->region, "ap-south-1");
+  EXPECT_EQ(c->Describe().find("SK"), std::string::npos);
+}
+
+TEST_F(StoreConfigTest, ProfilesFromTheAwsFiles) {
+  WriteTree(home_, ".aws/credentials",
+                         "[default]\naws_access_key_id = DEFKEY\naws_secret_access_key = DEFSECRET\n"
+                         "# a comment\n[minio]\naws_access_key_id=MINIOKEY\naws_secret_access_key=MINIOSECRET\n");
+  WriteTree(home_, ".aws/config",
+                         "[default]\nregion = us-west-2\n\n[profile minio]\nregion = eu-central-1\n"
+                         "s3 =\n  endpoint_url = http://minio.local:9000\n");
+  StatusOr<S3Config> d = S3Config::FromEnvironment();
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->access_key_id, "DEFKEY");
+  EXPECT_EQ(d->region, "us-west-2");
+  EXPECT_EQ(d->endpoint, "");
+  ::setenv("AWS_PROFILE", "minio", 1);
+  StatusOr<S3Config> m = S3Config::FromEnvironment();
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->access_key_id, "MINIOKEY");
+  EXPECT_EQ(m->secret_access_key, "MINIOSECRET");
+  EXPECT_EQ(m->region, "eu-central-1");
+  EXPECT_EQ(m->endpoint, "http://minio.local:9000");
+  // The environment's credentials win, as a set.
+  ::setenv("AWS_ACCESS_KEY_ID", "ENVKEY", 1);
+  ::setenv("AWS_SECRET_ACCESS_KEY", "ENVSECRET", 1);
+  EXPECT_EQ(S3Config::FromEnvironment()->secret_access_key, "ENVSECRET");
+  ::setenv("AWS_PROFILE", "nosuch", 1);
+  Status s = S3Config::FromEnvironment().status();
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("AWS_PROFILE=nosuch"), std::string::npos) << s;
+}
+
+TEST_F(StoreConfigTest, BadSettingsNameTheVariable) {
+  ::setenv("AWS_ACCESS_KEY_ID", "AK", 1);
+  EXPECT_NE(S3Config::FromEnvironment().status().message().find("AWS_SECRET_ACCESS_KEY"), std::string::npos);
+  ::setenv("AWS_SECRET_ACCESS_KEY", "SK", 1);
+  ::setenv("AWS_MAX_ATTEMPTS", "0", 1);
+  EXPECT_NE(S3Config::FromEnvironment().status().message().find("AWS_MAX_ATTEMPTS=0"), std::string::npos);
+  ::unsetenv("AWS_MAX_ATTEMPTS");
+  ::setenv("AWS_ENDPOINT_URL", "ftp://x", 1);
+  EXPECT_EQ(S3Config::FromEnvironment().status().code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace libshard::store

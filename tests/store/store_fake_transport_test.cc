@@ -1,0 +1,361 @@
+// What s3rver does not check, on a fake transport: the payload hash sent
+// with each request, the abort of a failed multipart upload, the canonical
+// query, which answers are retried and which are not, and that credentials
+// stay out of messages.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <deque>
+#include <mutex>
+
+#include "libshard/store/s3_store.h"
+#include "testutil.h"
+
+namespace libshard::store {
+namespace {
+
+struct Answer {
+  long status = 200;
+  std::string body;
+  std::map<std::string, std::string> headers;
+  std::string transport_error;
+};
+
+// Records every request; answers from a script (by default 200, empty body).
+class FakeTransport : public HttpTransport {
+ public:
+  struct Seen {
+    HttpRequest request;
+    std::string body;
+  };
+  Status Perform(const HttpRequest& q, HttpResponse* r) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    Seen s{q, std::string(q.body)};
+    if (q.body_fd >= 0) {
+      s.body.resize(q.body_length);
+      (void)::pread(q.body_fd, s.body.data(), q.body_length, static_cast<off_t>(q.body_offset));
+    }
+    seen.push_back(s);
+    Answer a;
+    if (script) a = script(q);
+    *r = HttpResponse();
+    r->status = a.transport_error.empty() ? a.status : 0;
+    r->headers = a.headers;
+    r->transport_error = a.transport_error;
+    if (!a.transport_error.empty()) return Status::OK();
+    if (a.status >= 200 && a.status < 300 && q.on_body) return q.on_body(a.body);
+    r->body = a.body;
+    return Status::OK();
+  }
+  std::function<Answer(const HttpRequest&)> script;
+  std::vector<Seen> seen;
+  std::mutex mu_;
+};
+
+S3Config TestConfig() {
+  S3Config c;
+  c.endpoint = "http://127.0.0.1:9";
+  c.access_key_id = "AKIDEXAMPLE";
+  c.secret_access_key = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY";
+  c.retry.base_delay_s = 0.001;
+  c.retry.max_delay_s = 0.002;
+  c.retry.max_attempts = 4;
+  return c;
+}
+
+std::string HeaderValue(const HttpRequest& q, const std::string& name) {
+  for (const std::string& h : q.headers) {
+    if (h.rfind(name + ": ", 0) == 0) return h.substr(name.size() + 2);
+  }
+  return "<absent>";
+}
+
+TEST(StoreFakeTransportTest, PayloadHashIsTheBodysSha256AndRequestsAreSigned) {
+  auto t = std::make_shared<FakeTransport>();
+  auto s = NewS3Store(TestConfig(), "bkt", t);
+  ASSERT_TRUE(s->Put("dir/hello.txt", "hello").ok());
+  ASSERT_TRUE(s->GetSmall("dir/hello.txt", 100).ok());
+  ASSERT_EQ(t->seen.size(), 2u);
+  const HttpRequest& put = t->seen[0].request;
+  EXPECT_EQ(put.method, "PUT");
+  EXPECT_EQ(put.url, "http://127.0.0.1:9/bkt/dir/hello.txt");
+  // sha256("hello"), computed elsewhere (sha256sum).
+  EXPECT_EQ(HeaderValue(put, "x-amz-content-sha256"),
+            "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824");
+  EXPECT_EQ(put.aws_sigv4, "aws:amz:us-east-1:s3");
+  EXPECT_EQ(t->seen[0].body, "hello");
+  // A request without a body carries the empty string's hash.
+  EXPECT_EQ(HeaderValue(t->seen[1].request, "x-amz-content-sha256"),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(HeaderValue(put, "x-amz-security-token"), "<absent>");
+}
+
+TEST(StoreFakeTransportTest, SessionTokenIsAHeaderAndAnonymousIsUnsigned) {
+  S3Config c = TestConfig();
+  c.session_token = "TOKEN123";
+  c.region = "eu-west-3";
+  auto t = std::make_shared<FakeTransport>();
+  (void)NewS3Store(c, "b", t)->Head("k");
+  ASSERT_EQ(t->seen.size(), 1u);
+  EXPECT_EQ(HeaderValue(t->seen[0].request, "x-amz-security-token"), "TOKEN123");
+  EXPECT_EQ(t->seen[0].request.aws_sigv4, "aws:amz:eu-west-3:s3");
+
+  S3Config anon = TestConfig();
+  anon.access_key_id.clear();
+  anon.secret_access_key.clear();
+  auto t2 = std::make_shared<FakeTransport>();
+  (void)NewS3Store(anon, "b", t2)->GetSmall("k", 10);
+  ASSERT_EQ(t2->seen.size(), 1u);
+  EXPECT_TRUE(t2->seen[0].request.aws_sigv4.empty());
+  EXPECT_TRUE(t2->seen[0].request.credentials.empty());
+}
+
+TEST(StoreFakeTransportTest, KeysAndQueriesAreEncodedAndSorted) {
+  auto t = std::make_shared<FakeTransport>();
+  t->script = [](const HttpRequest&) {
+    Answer a;
+    a.body = "<ListBucketResult><IsTruncated>false</IsTruncated></ListBucketResult>";
+    return a;
+  };
+  auto s = NewS3Store(TestConfig(), "b", t);
+  (void)s->GetSmall("a dir/x+y=z~.tfrecord", 10);
+  ASSERT_TRUE(s->List("p/q r").ok());
+  EXPECT_EQ(t->seen[0].request.url, "http://127.0.0.1:9/b/a%20dir/x%2By%3Dz~.tfrecord");
+  EXPECT_EQ(t->seen[1].request.url, "http://127.0.0.1:9/b?list-type=2&prefix=p%2Fq%20r");
+  // Without an endpoint: AWS, virtual-hosted style.
+  S3Config aws = TestConfig();
+  aws.endpoint.clear();
+  aws.region = "us-west-2";
+  (void)NewS3Store(aws, "bk", t)->GetSmall("k/x", 10);
+  EXPECT_EQ(t->seen[2].request.url, "https://bk.s3.us-west-2.amazonaws.com/k/x");
+}
+
+TEST(StoreFakeTransportTest, ListFollowsContinuationTokens) {
+  auto t = std::make_shared<FakeTransport>();
+  t->script = [](const HttpRequest& q) {
+    Answer a;
+    if (q.url.find("continuation-token") == std::string::npos) {
+      a.body = "<ListBucketResult><IsTruncated>true</IsTruncated><NextContinuationToken>t/1=</NextContinuationToken>"
+               "<Contents><Key>p/b</Key><Size>7</Size><ETag>&quot;e1&quot;</ETag></Contents></ListBucketResult>";
+    } else {
+      a.body = "<ListBucketResult><IsTruncated>false</IsTruncated>"
+               "<Contents><Key>p/a</Key><Size>3</Size></Contents></ListBucketResult>";
+    }
+    return a;
+  };
+  StatusOr<std::vector<ObjectInfo>> l = NewS3Store(TestConfig(), "b", t)->List("p/");
+  ASSERT_TRUE(l.ok()) << l.status();
+  ASSERT_EQ(l->size(), 2u);
+  EXPECT_EQ((*l)[0].key, "p/a");
+  EXPECT_EQ((*l)[1].key, "p/b");
+  EXPECT_EQ((*l)[1].size, 7u);
+  EXPECT_EQ((*l)[1].etag, "e1");
+  EXPECT_EQ(t->seen[1].request.url, "http://127.0.0.1:9/b?continuation-token=t%2F1%3D&list-type=2&prefix=p%2F");
+}
+
+// A file of `size` bytes in a test folder.
+std::string MakeFile(const std::string& dir, size_t size) {
+  std::string bytes(size, '\0');
+  for (size_t i = 0; i < size; ++i) bytes[i] = static_cast<char>(i * 131 + i / 7);
+  const std::string path = dir + "/big.bin";
+  testing::WriteFileOrDie(path, bytes);
+  return path;
+}
+
+TEST(StoreFakeTransportTest, FailedMultipartUploadIsAbortedAndNotCompleted) {
+  const std::string dir = testing::MakeTempDir();
+  const std::string path = MakeFile(dir, 10 << 10);
+  auto t = std::make_shared<FakeTransport>();
+  t->script = [](const HttpRequest& q) {
+    Answer a;
+    if (q.method == "POST" && q.url.find("?uploads=") != std::string::npos) {
+      a.body = "<InitiateMultipartUploadResult><UploadId>UP1</UploadId></InitiateMultipartUploadResult>";
+    } else if (q.method == "PUT" && q.url.find("partNumber=2&") != std::string::npos) {
+      a.status = 403;
+      a.body = "<Error><Code>AccessDenied</Code><Message>no</Message></Error>";
+    } else if (q.method == "PUT") {
+      a.headers["etag"] = "\"etag\"";
+    }
+    return a;
+  };
+  PutOptions o;
+  o.multipart_threshold = 1024;
+  o.part_size = 4096;
+  o.parallel_parts = 1;
+  Status s = NewS3Store(TestConfig(), "b", t)->PutFile("k/big.bin", path, o);
+  ASSERT_EQ(s.code(), StatusCode::kFailedPrecondition) << s;
+  EXPECT_NE(s.message().find("PUT s3://b/k/big.bin"), std::string::npos) << s;
+  EXPECT_NE(s.message().find("HTTP 403 AccessDenied"), std::string::npos) << s;
+  bool aborted = false, completed = false;
+  for (const auto& seen : t->seen) {
+    if (seen.request.method == "DELETE") {
+      aborted = true;
+      EXPECT_EQ(seen.request.url, "http://127.0.0.1:9/b/k/big.bin?uploadId=UP1");
+    }
+    if (seen.request.method == "POST" && seen.request.url.find("uploadId=UP1") != std::string::npos) {
+      completed = true;
+    }
+  }
+  EXPECT_TRUE(aborted);
+  EXPECT_FALSE(completed);
+  EXPECT_EQ(t->seen[0].request.url, "http://127.0.0.1:9/b/k/big.bin?uploads=");
+}
+
+TEST(StoreFakeTransportTest, MultipartPartsCarryTheirOwnHashAndTheCompletionListsEtags) {
+  const std::string dir = testing::MakeTempDir();
+  const std::string path = MakeFile(dir, 10 << 10);
+  const std::string bytes = testing::ReadFileOrDie(path);
+  auto t = std::make_shared<FakeTransport>();
+  t->script = [](const HttpRequest& q) {
+    Answer a;
+    if (q.url.find("?uploads=") != std::string::npos) {
+      a.body = "<InitiateMultipartUploadResult><UploadId>U</UploadId></InitiateMultipartUploadResult>";
+    } else if (q.method == "PUT") {
+      const size_t at = q.url.find("partNumber=");
+      a.headers["etag"] = "\"e" + q.url.substr(at + 11, 1) + "\"";
+    }
+    return a;
+  };
+  PutOptions o;
+  o.multipart_threshold = 1024;
+  o.part_size = 4096;
+  o.parallel_parts = 3;
+  Status s = NewS3Store(TestConfig(), "b", t)->PutFile("k", path, o);
+  ASSERT_TRUE(s.ok()) << s;
+  std::map<std::string, std::string> parts;
+  std::string completion;
+  for (const auto& seen : t->seen) {
+    if (seen.request.method == "PUT") {
+      parts[seen.request.url] = seen.body;
+      EXPECT_NE(HeaderValue(seen.request, "x-amz-content-sha256"),
+                "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    }
+    if (seen.request.method == "POST" && seen.request.url.find("uploadId=U") != std::string::npos) {
+      completion = seen.body;
+    }
+  }
+  ASSERT_EQ(parts.size(), 3u);
+  EXPECT_EQ(parts["http://127.0.0.1:9/b/k?partNumber=1&uploadId=U"], bytes.substr(0, 4096));
+  EXPECT_EQ(parts["http://127.0.0.1:9/b/k?partNumber=3&uploadId=U"], bytes.substr(8192));
+  EXPECT_EQ(completion,
+            "<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>&quot;e1&quot;</ETag></Part>"
+            "<Part><PartNumber>2</PartNumber><ETag>&quot;e2&quot;</ETag></Part>"
+            "<Part><PartNumber>3</PartNumber><ETag>&quot;e3&quot;</ETag></Part></CompleteMultipartUpload>");
+}
+
+TEST(StoreFakeTransportTest, WhatIsRetriedAndWhatIsNot) {
+  struct Case {
+    long status;
+    std::string code;
+    bool retried;
+  };
+  for (const Case& c : {Case{400, "InvalidRequest", false}, Case{403, "AccessDenied", false},
+                        Case{404, "NoSuchKey", false}, Case{429, "TooManyRequests", true},
+                        Case{500, "InternalError", true}, Case{503, "SlowDown", true},
+                        Case{502, "BadGateway", true}}) {
+    auto t = std::make_shared<FakeTransport>();
+    t->script = [&](const HttpRequest&) {
+      Answer a;
+      a.status = c.status;
+      a.body = "<Error><Code>" + c.code + "</Code><Message>m</Message></Error>";
+      return a;
+    };
+    Status s = NewS3Store(TestConfig(), "b", t)->GetSmall("x", 10).status();
+    EXPECT_FALSE(s.ok());
+    EXPECT_EQ(t->seen.size(), c.retried ? 4u : 1u) << c.status;
+    EXPECT_NE(s.message().find("HTTP " + std::to_string(c.status) + " " + c.code), std::string::npos) << s;
+    if (c.retried) {
+      EXPECT_NE(s.message().find("after 4 attempts"), std::string::npos) << s;
+    }
+  }
+  // A connection error is retried too; a certificate error is not.
+  for (bool permanent : {false, true}) {
+    auto t = std::make_shared<FakeTransport>();
+    t->script = [](const HttpRequest&) {
+      Answer a;
+      a.transport_error = "Couldn't connect to server";
+      return a;
+    };
+    if (permanent) {
+      t->script = [](const HttpRequest&) {
+        Answer a;
+        a.transport_error = "SSL peer certificate or SSH remote key was not OK";
+        return a;
+      };
+    }
+    struct Wrap : HttpTransport {
+      std::shared_ptr<FakeTransport> inner;
+      bool permanent;
+      Status Perform(const HttpRequest& q, HttpResponse* r) override {
+        Status s = inner->Perform(q, r);
+        r->permanent = permanent;
+        return s;
+      }
+    };
+    auto w = std::make_shared<Wrap>();
+    w->inner = t;
+    w->permanent = permanent;
+    Status s = NewS3Store(TestConfig(), "b", w)->Head("x").status();
+    EXPECT_EQ(s.code(), StatusCode::kIOError) << s;
+    EXPECT_EQ(t->seen.size(), permanent ? 1u : 4u);
+  }
+}
+
+TEST(StoreFakeTransportTest, CompletionAnsweredWith200AndAnErrorIsRetried) {
+  const std::string dir = testing::MakeTempDir();
+  const std::string path = MakeFile(dir, 5000);
+  auto t = std::make_shared<FakeTransport>();
+  int completions = 0;
+  t->script = [&](const HttpRequest& q) {
+    Answer a;
+    if (q.url.find("?uploads=") != std::string::npos) {
+      a.body = "<InitiateMultipartUploadResult><UploadId>U</UploadId></InitiateMultipartUploadResult>";
+    } else if (q.method == "PUT") {
+      a.headers["etag"] = "\"e\"";
+    } else if (q.method == "POST" && ++completions == 1) {
+      a.body = "<Error><Code>InternalError</Code><Message>try again</Message></Error>";
+    }
+    return a;
+  };
+  PutOptions o;
+  o.multipart_threshold = 1024;
+  o.part_size = 4096;
+  ASSERT_TRUE(NewS3Store(TestConfig(), "b", t)->PutFile("k", path, o).ok());
+  EXPECT_EQ(completions, 2);
+}
+
+TEST(StoreFakeTransportTest, CredentialsNeverAppearInMessages) {
+  S3Config c = TestConfig();
+  c.session_token = "SESSIONTOKENSECRET";
+  auto t = std::make_shared<FakeTransport>();
+  t->script = [](const HttpRequest& q) {
+    Answer a;
+    a.status = 403;
+    // What s3rver and S3 send back: the key id and the string to sign.
+    a.body = "<Error><Code>SignatureDoesNotMatch</Code><Message>The request signature we calculated does not "
+             "match</Message><AWSAccessKeyId>AKIDEXAMPLE</AWSAccessKeyId><StringToSign>x</StringToSign></Error>";
+    return a;
+  };
+  Status s = NewS3Store(c, "b", t)->GetSmall("k", 10).status();
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(s.message().find("HTTP 403 SignatureDoesNotMatch"), std::string::npos) << s;
+  EXPECT_EQ(s.message().find(c.secret_access_key), std::string::npos) << s;
+  EXPECT_EQ(s.message().find("SESSIONTOKENSECRET"), std::string::npos) << s;
+  EXPECT_EQ(s.message().find("AKIDEXAMPLE"), std::string::npos) << s;
+  EXPECT_EQ(c.Describe().find(c.secret_access_key), std::string::npos);
+  EXPECT_EQ(c.Describe().find("SESSIONTOKENSECRET"), std::string::npos);
+}
+
+TEST(StoreFakeTransportTest, HttpsStoreIsReadOnly) {
+  auto t = std::make_shared<FakeTransport>();
+  auto s = NewHttpsStore("https://h:8443", RetryOptions(), t);
+  EXPECT_EQ(s->Put("a", "x").code(), StatusCode::kUnimplemented);
+  EXPECT_EQ(s->List("a").status().code(), StatusCode::kUnimplemented);
+  (void)s->GetSmall("d/a b", 10);
+  ASSERT_EQ(t->seen.size(), 1u);
+  EXPECT_EQ(t->seen[0].request.url, "https://h:8443/d/a%20b");
+  EXPECT_TRUE(t->seen[0].request.aws_sigv4.empty());
+}
+
+}  // namespace
+}  // namespace libshard::store
