@@ -190,7 +190,7 @@ py::dict RunConvert(const std::vector<std::string>& args, const py::object& prog
   return d;
 }
 
-// `shard inspect|verify ARGS...` with stdout and stderr captured.
+// `shard inspect|verify|report ARGS...` with stdout and stderr captured.
 py::tuple RunCommand(const std::vector<std::string>& args) {
   CLI::App app{"shard"};
   app.name("shard");
@@ -199,6 +199,7 @@ py::tuple RunCommand(const std::vector<std::string>& args) {
   std::ostringstream out, err;
   shard_tool::RegisterInspect(app, &exit_code, out, err);
   shard_tool::RegisterVerify(app, &exit_code, out, err);
+  shard_tool::RegisterReport(app, &exit_code, err);
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   std::string parse_error;
   WithoutGil([&] {
@@ -225,7 +226,7 @@ void BindTools(py::module_& m) {
   m.def("_convert", &RunConvert, py::arg("args"), py::arg("progress") = py::none(),
         "`shard convert ARGS` in-process (libshard.convert wraps it)");
   m.def("_run_command", &RunCommand, py::arg("args"),
-        "`shard inspect|verify ARGS` in-process: (exit_code, stdout, stderr)");
+        "`shard inspect|verify|report ARGS` in-process: (exit_code, stdout, stderr)");
 }
 
 }  // namespace libshard_py

@@ -1,6 +1,7 @@
 // `shard report OUT [-o report.html]`: one self-contained HTML page about a
 // converted dataset. The work is in libshard/report/report.h.
 #include <cstdio>
+#include <iostream>
 #include <memory>
 #include <string>
 
@@ -17,22 +18,22 @@ struct ReportFlags {
   bool quiet = false;
 };
 
-int Run(ReportFlags& f) {
+int Run(ReportFlags& f, std::ostream& err) {
   std::string path;
   const libshard::Status s = libshard::report::WriteReport(f.source, f.output, f.o, &path);
   if (!s.ok()) {
-    std::fprintf(stderr, "shard report: %s\n", s.message().c_str());
+    err << "shard report: " << s.message() << "\n";
     const libshard::StatusCode c = s.code();
     return c == libshard::StatusCode::kInvalidArgument || c == libshard::StatusCode::kNotFound ? kExitUsage
                                                                                                 : kExitFailure;
   }
-  if (!f.quiet) std::fprintf(stderr, "shard report: wrote %s\n", path.c_str());
+  if (!f.quiet) err << "shard report: wrote " << path << "\n";
   return kExitOk;
 }
 
 }  // namespace
 
-void RegisterReport(CLI::App& app, int* exit_code) {
+void RegisterReport(CLI::App& app, int* exit_code, std::ostream& err) {
   auto flags = std::make_shared<ReportFlags>();
   ReportFlags& f = *flags;
   CLI::App* cmd = app.add_subcommand(
@@ -60,7 +61,7 @@ void RegisterReport(CLI::App& app, int* exit_code) {
   cmd->add_flag("--decode", f.o.verify_decode, "with --verify: decode every image and mask too")->needs(verify);
   cmd->add_option("--threads", f.o.threads, "verify threads, 0..256 (0 = one per core)")->check(IntegerIn(0, kMaxThreads));
   cmd->add_flag("-q,--quiet", f.quiet, "no summary line");
-  cmd->callback([flags, exit_code] { *exit_code = Run(*flags); });
+  cmd->callback([flags, exit_code, &err] { *exit_code = Run(*flags, err); });
 }
 
 }  // namespace shard_tool

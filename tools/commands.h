@@ -24,7 +24,7 @@ void RegisterIndex(CLI::App& app, int* exit_code);
 void RegisterVerify(CLI::App& app, int* exit_code, std::ostream& out = std::cout, std::ostream& err = std::cerr);
 void RegisterConvert(CLI::App& app, int* exit_code);
 void RegisterMerge(CLI::App& app, int* exit_code);
-void RegisterReport(CLI::App& app, int* exit_code);
+void RegisterReport(CLI::App& app, int* exit_code, std::ostream& err = std::cerr);
 
 }  // namespace shard_tool
 

@@ -21,5 +21,7 @@ from ._libshard import (Batch, DataLossError, EpochIterator, Loader, Segmentatio
 
 __all__ = ["Batch", "DataLossError", "EpochIterator", "Loader", "SegmentationBatch", "ShardReader", "ShardWriter",
            "__version__"]
-from .tools import ConvertProgress, ConvertResult, Fault, Inspection, VerifyReport, convert, inspect, verify  # noqa: E402
-__all__ += ["ConvertProgress", "ConvertResult", "Fault", "Inspection", "VerifyReport", "convert", "inspect", "verify"]
+from .tools import (ConvertProgress, ConvertResult, Fault, Inspection, ReportPage, VerifyReport,  # noqa: E402
+                    convert, inspect, report, verify)
+__all__ += ["ConvertProgress", "ConvertResult", "Fault", "Inspection", "ReportPage", "VerifyReport", "convert",
+            "inspect", "report", "verify"]

@@ -285,3 +285,43 @@ def inspect(file: PathLike, n: int = 3, compression: str = "auto") -> Inspection
             pass
     return Inspection(doc["file"], doc["compression"], doc["records"], doc["examples"], doc["bytes"], doc["features"],
                       doc["first_records"], heads, doc["error"])
+
+
+class ReportPage(str):
+    """The path of a page ``report()`` wrote (a ``str``); in a notebook the page shows inline."""
+
+    @property
+    def path(self) -> str:
+        """The page's path."""
+        return str(self)
+
+    def _repr_html_(self) -> str:
+        with open(self, encoding="utf-8") as f:
+            return f.read()
+
+
+def report(dataset: PathLike, output: Optional[PathLike] = None, *, thumbnails: Optional[int] = None,
+           max_classes: Optional[int] = None, thumbnail_size: Optional[int] = None, seed: Optional[int] = None,
+           verify: bool = False, decode: bool = False, threads: int = 0) -> ReportPage:
+    """Writes the ``shard report`` page of a converted ``dataset`` (its folder or ``manifest.json``) to
+    ``output`` (default: ``report.html`` beside the manifest) and returns its path as a :class:`ReportPage`,
+    which a notebook shows inline. ``thumbnails`` per class, ``max_classes`` in charts, ``thumbnail_size`` in
+    pixels and ``seed`` of the thumbnail choice are the program's options (None: its defaults); ``verify``
+    (with ``decode``, on ``threads``) adds ``shard verify``'s result. Raises ValueError with the program's
+    message when the page cannot be written (no readable manifest, a bad option)."""
+    args = ["report", os.fsdecode(dataset)]
+    if output is not None:
+        args += ["-o", os.fsdecode(output)]
+    for flag, value in (("--thumbnails", thumbnails), ("--max-classes", max_classes),
+                        ("--thumbnail-size", thumbnail_size), ("--seed", seed)):
+        if value is not None:
+            args += [flag, _flag_value(value)]
+    if verify:
+        args += ["--verify", "--threads", _flag_value(threads)] + (["--decode"] if decode else [])
+    elif decode:
+        raise ValueError("decode: needs verify=True")
+    code, _, err = _run(args, "report")
+    if code != 0:
+        raise ValueError(err.strip() or "shard report: failed (exit status %d)" % code)
+    written = err.strip().rsplit("shard report: wrote ", 1)
+    return ReportPage(written[1] if len(written) == 2 else os.fsdecode(output))

@@ -55,14 +55,7 @@ STAND_INS = textwrap.dedent("""\
 
 # Blocks of files this branch does not edit that fail here, by (file, sha1 of the block)[:12]: they are
 # expected to fail (xfail) until their text changes; a listed block that passes fails the test (remove it).
-KNOWN_BROKEN = {
-    ("README.md", "0be337b97087"): "needs torchrun and CUDA (nccl); mark it `<!-- test: skip (...) -->`",
-    ("README.md", "a2de1679bd62"): "needs keras (not installed here) and a `model`; mark it skip",
-    ("README.md", "1ef64c3eff21"): "needs jax (not installed here); mark it skip",
-    ("docs/reader.md", "99993039487b"): "uses torch without importing it, then .cuda(): import torch; skip (CUDA)",
-    ("docs/reader.md", "149b94c4e0c6"): "uses os without importing it",
-    ("docs/reader.md", "50ebdba0014b"): "a fragment (no import of libshard / torch), then CUDA; skip or complete it",
-}
+KNOWN_BROKEN = {}
 
 
 class Block:

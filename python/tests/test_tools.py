@@ -147,12 +147,13 @@ def test_convert_progress_resume_and_interrupt(images, tmp_path):
 
 
 CHILD = r"""
-import json, sys, libshard
+import json, sys, time, libshard
 seen = []
 def progress(p):
-    if not seen:
-        print("started", flush=True)   # the parent sends SIGINT now
     seen.append(p)
+    if len(seen) == 1:
+        print("started", flush=True)   # the parent sends SIGINT now;
+        time.sleep(60)                 # waiting for it here, so a fast conversion cannot finish first
 try:
     libshard.convert(sys.argv[1], sys.argv[2], progress=progress, threads=1, format="png", records_per_shard=40)
     print(json.dumps({"interrupted": False}))
