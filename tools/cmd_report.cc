@@ -7,7 +7,11 @@
 
 #include "cli_checks.h"
 #include "commands.h"
+#include "libshard/convert/manifest_io.h"
+#include "libshard/io/mapped_file.h"
 #include "libshard/report/report.h"
+#include "libshard/store/object_store.h"
+#include "remote_staging.h"
 
 namespace shard_tool {
 namespace {
@@ -19,13 +23,42 @@ struct ReportFlags {
 };
 
 int Run(ReportFlags& f, std::ostream& err) {
+  // s3:// and https://: the dataset is downloaded once into a temporary
+  // folder (each listed shard checked as it streams in) and reported from
+  // there; the page goes to -o, which such a source needs.
+  std::unique_ptr<StagedObjects> staged;
+  std::string source = f.source;
+  if (libshard::store::IsObjectUrl(source)) {
+    if (f.output.empty()) {
+      err << "shard report: " << source << ": give -o FILE for the page of an object-storage dataset\n";
+      return kExitUsage;
+    }
+    auto st = StagedObjects::Stage(source);
+    if (!st.ok()) {
+      err << "shard report: " << st.status().message() << "\n";
+      return kExitUsage;
+    }
+    staged = std::move(*st);
+    source = staged->local();
+  }
   std::string path;
-  const libshard::Status s = libshard::report::WriteReport(f.source, f.output, f.o, &path);
+  const libshard::Status s = libshard::report::WriteReport(source, f.output, f.o, &path);
   if (!s.ok()) {
-    err << "shard report: " << s.message() << "\n";
+    err << "shard report: " << (staged ? staged->ToUrl(s.message()) : s.message()) << "\n";
     const libshard::StatusCode c = s.code();
     return c == libshard::StatusCode::kInvalidArgument || c == libshard::StatusCode::kNotFound ? kExitUsage
                                                                                                 : kExitFailure;
+  }
+  if (staged) {
+    // The page names the objects, not the temporary folder they were read from.
+    auto text = libshard::io::ReadFileToString(path, uint64_t{1} << 30);
+    if (text.ok()) {
+      const libshard::Status w = libshard::convert::WriteFileAtomically(path, staged->ToUrl(*text));
+      if (!w.ok()) {
+        err << "shard report: " << w.message() << "\n";
+        return kExitFailure;
+      }
+    }
   }
   if (!f.quiet) err << "shard report: wrote " << path << "\n";
   return kExitOk;
@@ -44,7 +77,10 @@ void RegisterReport(CLI::App& app, int* exit_code, std::ostream& err) {
       "conversion options; with --verify the result of shard verify. docs/report.md describes the page.\n"
       "Exit codes: 0 written (damaged shards and verification faults are shown on the page), 1 the page could "
       "not be written, 2 usage error or no readable manifest.");
-  cmd->add_option("dataset", f.source, "output folder of shard convert, or its manifest.json")->required();
+  cmd->add_option("dataset", f.source,
+                  "output folder of shard convert, or its manifest.json, or s3://BUCKET/PREFIX / https://... "
+                  "(downloaded once into a temporary folder; -o required)")
+      ->required();
   cmd->add_option("-o,--output", f.output, "where to write the page (default: report.html beside manifest.json)");
   cmd->add_option("--thumbnails", f.o.thumbnails_per_class, "thumbnails per class, 0..64")
       ->check(IntegerIn(0, 64))

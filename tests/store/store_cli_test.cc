@@ -162,6 +162,24 @@ TEST_F(StoreCliTest, InspectAnObject) {
   EXPECT_TRUE(fs::is_empty(dir_ + "/tmp"));
 }
 
+TEST_F(StoreCliTest, ReportOfAnObjectStoreDataset) {
+  // The page of s3://bkt/ds is the local folder's page, naming the objects instead of the files.
+  testing::CommandResult local = testing::RunShard("report -q " + dir_ + "/ds -o " + dir_ + "/local.html --seed 4");
+  ASSERT_EQ(local.exit_code, 0) << local.err;
+  testing::CommandResult r = Shard("report -q s3://bkt/ds -o " + dir_ + "/remote.html --seed 4");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  std::string want = testing::ReadFileOrDie(dir_ + "/local.html");
+  for (size_t at; (at = want.find(dir_ + "/ds")) != std::string::npos;) want.replace(at, dir_.size() + 3, "s3://bkt/ds");
+  EXPECT_EQ(testing::ReadFileOrDie(dir_ + "/remote.html"), want);
+  r = Shard("report s3://bkt/ds");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("give -o FILE"), std::string::npos) << r.err;
+  r = Shard("report s3://bkt/none -o " + dir_ + "/none.html");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("s3://bkt/none"), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::is_empty(dir_ + "/tmp"));
+}
+
 // Every object under `prefix`, by name relative to it -> bytes.
 std::map<std::string, std::string> Objects(store::ObjectStore& s, const std::string& prefix) {
   std::map<std::string, std::string> out;
