@@ -15,17 +15,8 @@ import libshard
 
 torch = pytest.importorskip("torch")
 import libshard.torch  # noqa: E402
+from shard_fixtures import write_shard  # noqa: E402
 from torch.utils.data import DataLoader  # noqa: E402
-
-
-def write_shard(path, n, first=0):
-    with libshard.ShardWriter(str(path)) as w:
-        for i in range(first, first + n):
-            buf = io.BytesIO()
-            y, x = np.mgrid[0:12, 0:16]
-            Image.fromarray(np.stack([(x * 5 + i * 31) % 256, (y * 9 + i) % 256, (x * y + i) % 256],
-                                     -1).astype(np.uint8)).save(buf, format="PNG")
-            w.write({"image/encoded": buf.getvalue(), "image/class/label": i})
 
 
 @pytest.fixture
