@@ -158,8 +158,10 @@ class PyLoader {
     o.masks = masks;
     o.layout = Take(reader::ParseLayout(layout));
     o.dtype = Take(reader::ParsePixelType(DtypeName(dtype)));
-    o.mean = Floats(mean, "mean");
-    o.std = Floats(std, "std");
+    // mean="dataset" / std="dataset": the manifest's statistics, once the sources are open.
+    const bool dataset_mean = IsDatasetWord(mean, "mean"), dataset_std = IsDatasetWord(std, "std");
+    if (!dataset_mean) o.mean = Floats(mean, "mean");
+    if (!dataset_std) o.std = Floats(std, "std");
     // Checked here too so that a bad mean / std is reported before the sources are opened (the size and
     // channels may come from the manifest: then 1 x 1, and 1 channel for one mean / std value, else 3).
     const size_t given = std::max(o.mean.size(), o.std.size());
@@ -183,6 +185,7 @@ class PyLoader {
     dataset_ = shared;
     // The stored size and channels, where they were left to the manifest, before buffers are checked.
     Check(reader::BatchLoader::ResolveShape(*shared, &o));
+    if (dataset_mean || dataset_std) DatasetStatistics(*shared, o.channels, dataset_mean, dataset_std, &o);
     std::vector<reader::BatchBuffers> bufs = HoldBuffers(buffers, o);
     if (!slots.is_none() && !bufs.empty()) throw py::value_error("buffers and slots: give one or the other");
     if (!slots.is_none()) {
@@ -450,6 +453,39 @@ class PyLoader {
       }
     }
     return bufs;
+  }
+
+  // Whether `v` is the string "dataset" (another string is a ValueError naming `what`).
+  static bool IsDatasetWord(const py::object& v, const char* what) {
+    if (!py::isinstance<py::str>(v)) return false;
+    if (v.cast<std::string>() == "dataset") return true;
+    throw py::value_error(std::string(what) + ": expected a sequence of numbers (one per channel), \"dataset\" or "
+                          "None, got " + std::string(py::repr(v)));
+  }
+
+  // mean / std from the manifests' per-channel statistics (0..255 there,
+  // 0..1 here); a gray dataset read as RGB repeats its one channel.
+  static void DatasetStatistics(const reader::Dataset& ds, int channels, bool want_mean, bool want_std,
+                                reader::BatchLoaderOptions* o) {
+    const auto& stats = ds.channel_stats();
+    const char* arg = want_mean ? "mean" : "std";
+    if (stats.empty()) {
+      throw py::value_error(std::string(arg) + "=\"dataset\": the sources record no per-channel statistics (a "
+                            "manifest.json written by shard convert does; plain shards do not)");
+    }
+    if (stats.size() != static_cast<size_t>(channels) && stats.size() != 1) {
+      throw py::value_error(std::string(arg) + "=\"dataset\": the manifest has statistics for " +
+                            std::to_string(stats.size()) + " channels, the loader gives " + std::to_string(channels) +
+                            " (use channels=" + std::to_string(stats.size()) + " or give the values)");
+    }
+    for (int c = 0; c < channels; ++c) {
+      const reader::Dataset::ChannelMoments& m = stats[stats.size() == 1 ? 0 : static_cast<size_t>(c)];
+      if (want_mean) o->mean.push_back(m.mean / 255.0);
+      if (want_std) {
+        if (!(m.std > 0)) throw py::value_error("std=\"dataset\": channel " + std::to_string(c) + " is constant");
+        o->std.push_back(m.std / 255.0);
+      }
+    }
   }
 
   static py::dtype PixelDtype(reader::PixelType t) { return py::dtype(reader::PixelTypeName(t)); }

@@ -116,5 +116,20 @@ TEST(BatchLayout, RefusesNormalisationWhoseResultsAreNotFiniteInTheDtype) {
   }
 }
 
+TEST(BatchLayout, RefusesValuesOnThe0To255Scale) {
+  auto mean = SampleConverter::Create(Layout::kNCHW, PixelType::kFloat32, {123.675, 116.28, 103.53}, {}, 4, 4, 3);
+  ASSERT_EQ(mean.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(std::string(mean.status().message()).find("mean: 123.675 looks like the 0..255 scale"), std::string::npos)
+      << mean.status();
+  auto sd = SampleConverter::Create(Layout::kNCHW, PixelType::kFloat32, {}, {58.395, 57.12, 57.375}, 4, 4, 3);
+  ASSERT_EQ(sd.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(std::string(sd.status().message()).find("std: 58.395"), std::string::npos) << sd.status();
+  // torchvision's ImageNet values, and the edges of the 0..1 scale, are fine.
+  EXPECT_TRUE(SampleConverter::Create(Layout::kNCHW, PixelType::kFloat32, {0.485, 0.456, 0.406},
+                                      {0.229, 0.224, 0.225}, 4, 4, 3).ok());
+  EXPECT_TRUE(SampleConverter::Create(Layout::kNHWC, PixelType::kFloat16, {1.0, 0.0, -1.0}, {1.0, 1.0, 1.0}, 4, 4, 3)
+                  .ok());
+}
+
 }  // namespace
 }  // namespace libshard::reader

@@ -129,8 +129,8 @@ class Loader:
                  split: str = "", keys: Mapping[str, str] = {}, resize: str = "center-crop", masks: bool = False,
                  worker: int = 0, num_workers: int = 1,
                  buffers: Optional[Sequence[Tuple[np.ndarray, ...]]] = None, layout: str = "NHWC",
-                 dtype: Union[str, np.dtype, type, Any] = "uint8", mean: Optional[Sequence[float]] = None,
-                 std: Optional[Sequence[float]] = None, slots: Optional[Any] = None,
+                 dtype: Union[str, np.dtype, type, Any] = "uint8", mean: Union[Sequence[float], str, None] = None,
+                 std: Union[Sequence[float], str, None] = None, slots: Optional[Any] = None,
                  cache_dir: Optional[str] = None, cache_limit: int = 0) -> None:
         """Opens the sources and sets up the decode threads (they start on the first batch).
 
@@ -180,9 +180,11 @@ class Loader:
                 the numpy or torch dtype of the same name (``np.float32``, ``np.dtype("float16")``,
                 ``torch.uint8``).
             mean: per-channel means on the 0..1 scale (torchvision's ``Normalize``), ``channels`` values;
-                float dtypes only. Default: 0.
-            std: per-channel standard deviations on the 0..1 scale, non-zero. Default: 1. Values whose results
-                are not finite in ``dtype`` (float16: beyond 65504) are a ValueError.
+                float dtypes only; or ``"dataset"``: the per-channel means manifest.json records (divided by
+                255; a gray dataset's one value for every channel). Default: 0. A value beyond 1 (the 0..255
+                scale) is a ValueError.
+            std: per-channel standard deviations on the 0..1 scale, non-zero, or ``"dataset"``. Default: 1. Values
+                beyond 1, or whose results are not finite in ``dtype`` (float16: beyond 65504), are a ValueError.
             slots: internal (``libshard.torch``): a ``_SlotSet`` of shared-memory or pinned batch slots that
                 batches are decoded into while one is free. Not with ``buffers``.
             cache_dir: where shards of ``s3://`` and ``https://`` sources are cached, each checked against the

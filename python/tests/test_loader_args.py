@@ -378,3 +378,35 @@ def test_keras_adapter_subclasses_py_dataset_when_keras_imports(tmp_path, monkey
     ds = libshard.keras.ShardDataset(str(path), 2, image_size=8, workers=3)
     assert isinstance(ds, PyDataset) and isinstance(ds, libshard.keras.ShardDataset)
     assert ds.workers == 3 and len(ds) == 2 and ds[1][1].tolist() == [2, 3]
+
+
+# --- issue 22: the dataset's own statistics; values on the 0..255 scale --------------------------------------
+
+def test_mean_and_std_dataset_are_the_manifests_statistics(tmp_path):
+    import json
+    from tools_fixtures import make_image_folder
+    make_image_folder(str(tmp_path / "pets"), splits=("train",), bad=0)
+    out = str(tmp_path / "out")
+    libshard.convert(str(tmp_path / "pets"), out, size=16, format="png")  # lossless: stats of what is read
+    with open(os.path.join(out, "manifest.json")) as f:
+        channels = json.load(f)["splits"][0]["stats"]["channels"]
+    mean = [c["mean"] / 255 for c in channels]
+    std = [c["std"] / 255 for c in channels]
+    given = next(iter(libshard.Loader(out, 4, dtype="float32", mean=mean, std=std)))[0]
+    by_name = next(iter(libshard.Loader(out, 4, dtype="float32", mean="dataset", std="dataset")))[0]
+    assert np.array_equal(given, by_name)
+    # Normalised with its own statistics, the whole dataset has mean ~0 and std ~1 per channel.
+    every = np.concatenate([b[0] for b in libshard.Loader(out, 64, dtype="float32", mean="dataset", std="dataset")])
+    assert np.allclose(every.mean(axis=(0, 1, 2), dtype=np.float64), 0, atol=1e-2)
+    assert np.allclose(every.std(axis=(0, 1, 2), dtype=np.float64), 1, atol=1e-2)
+    with pytest.raises(ValueError, match='mean: expected a sequence of numbers .*"dataset"'):
+        libshard.Loader(out, 4, dtype="float32", mean="datset")
+
+
+def test_values_on_the_0_255_scale_are_refused_saying_so(shard):
+    with pytest.raises(ValueError, match=r"^mean: 123\.675 looks like the 0\.\.255 scale"):
+        libshard.Loader(shard, 2, image_size=8, dtype="float32", mean=(123.675, 116.28, 103.53))
+    with pytest.raises(ValueError, match=r"^std: 58\.395 looks like the 0\.\.255 scale"):
+        libshard.Loader(shard, 2, image_size=8, dtype="float32", std=(58.395, 57.12, 57.375))
+    with pytest.raises(ValueError, match='no per-channel statistics'):
+        libshard.Loader(shard, 2, image_size=8, dtype="float32", mean="dataset")

@@ -161,6 +161,20 @@ StatusOr<SampleConverter> SampleConverter::Create(Layout layout, PixelType dtype
       }
     }
   }
+  // Values on the 0..255 scale (manifest.json's statistics, OpenCV's habit)
+  // would give garbage without a word: pixels are x / 255 here.
+  for (int k = 0; k < 2; ++k) {
+    for (double v : *lists[k]) {
+      if (std::fabs(v) > 1.0) {
+        char buf[256];
+        std::snprintf(buf, sizeof buf,
+                      "%s: %g looks like the 0..255 scale; give values on the 0..1 scale (divide by 255), as "
+                      "torchvision's Normalize takes them, or \"dataset\" for the manifest's own statistics",
+                      names[k], v);
+        return InvalidArgumentError(buf);
+      }
+    }
+  }
   SampleConverter s;
   s.layout_ = layout;
   s.dtype_ = dtype;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <iterator>
@@ -127,6 +128,23 @@ void Dataset::AddManifestMetadata(const std::string& src, const libshard::Manife
     intersect(&listed_, listed);
   }
   AddStoredShape(src, m, splits);
+  for (const libshard::SplitEntry* split : splits) {
+    const auto& ch = split->stats().channels();
+    if (split->records() == 0) continue;
+    if (ch.empty() || (!moment_n_.empty() && moment_n_.size() != static_cast<size_t>(ch.size()))) {
+      moments_ok_ = false;
+      continue;
+    }
+    moment_n_.resize(ch.size());
+    moment_1_.resize(ch.size());
+    moment_2_.resize(ch.size());
+    for (int c = 0; c < ch.size(); ++c) {
+      const double n = static_cast<double>(ch[c].count());
+      moment_n_[c] += n;
+      moment_1_[c] += n * ch[c].mean();
+      moment_2_[c] += n * (ch[c].std() * ch[c].std() + ch[c].mean() * ch[c].mean());
+    }
+  }
 }
 
 // The output size of each source size, through the conversion's own
@@ -312,6 +330,17 @@ StatusOr<std::unique_ptr<Dataset>> Dataset::Open(const std::vector<std::string>&
   if (!any_manifest) ds->schema_known_ = false;
   LIBSHARD_RETURN_IF_ERROR(ds->CheckKeys());
   ds->FinishStoredShape();
+  if (ds->moments_ok_ && !ds->plain_) {
+    for (size_t c = 0; c < ds->moment_n_.size(); ++c) {
+      const double n = ds->moment_n_[c];
+      if (n <= 0) {
+        ds->channel_stats_.clear();
+        break;
+      }
+      const double mean = ds->moment_1_[c] / n;
+      ds->channel_stats_.push_back({mean, std::sqrt(std::max(0.0, ds->moment_2_[c] / n - mean * mean))});
+    }
+  }
   return ds;
 }
 

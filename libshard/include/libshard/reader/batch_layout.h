@@ -55,7 +55,8 @@ class SampleConverter {
   // std value is 0 or not finite or a mean value not finite, or when a
   // result (x / 255 - mean[c]) / std[c] for x in 0..255 is not finite in the
   // dtype (float16: beyond +-65504; float32: beyond +-3.4e38), e.g. std
-  // 1e-300 or mean 1e300.
+  // 1e-300 or mean 1e300; or when a value is beyond +-1, the 0..255 scale
+  // (pixels are x / 255).
   static StatusOr<SampleConverter> Create(Layout layout, PixelType dtype, const std::vector<double>& mean,
                                           const std::vector<double>& std, int height, int width, int channels);
   SampleConverter() = default;

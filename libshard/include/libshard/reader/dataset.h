@@ -161,6 +161,17 @@ class Dataset {
   // sources, and for an EXIF-rotated JPEG source size that is not square.
   const StoredShape& stored_shape() const { return stored_; }
 
+  // Per-channel mean and standard deviation of the stored pixels on the
+  // 0..255 scale, over the opened splits of every manifest (count-weighted),
+  // as manifest.json records them; empty when a source has none (a plain
+  // shard, a manifest without statistics) or the manifests disagree on the
+  // number of channels.
+  struct ChannelMoments {
+    double mean = 0;
+    double std = 0;
+  };
+  const std::vector<ChannelMoments>& channel_stats() const { return channel_stats_; }
+
   // Which shard and record a global sample number is (sample < size()).
   struct Location {
     size_t shard = 0;
@@ -206,7 +217,12 @@ class Dataset {
   std::string unknown_sizes_;               // why the sizes are unknown, if they are (StoredShape::unknown)
   bool plain_ = false;                      // a plain shard among the sources
   bool channel_set_ = false;                // stored_.channels holds a manifest's value
-  std::vector<std::shared_ptr<void>> pins_;  // cached remote shards, kept while open
+  std::vector<std::shared_ptr<void>> pins_;
+  // channel_stats(): per channel, samples, sum of means and of mean^2 + std^2
+  // (each times the samples); moments_ok_ false once a source has none.
+  std::vector<ChannelMoments> channel_stats_;
+  std::vector<double> moment_n_, moment_1_, moment_2_;
+  bool moments_ok_ = true;  // cached remote shards, kept while open
 };
 
 }  // namespace libshard::reader
