@@ -298,6 +298,29 @@ class PyLoader {
     return out;
   }
   uint64_t NumSamples() const { return dataset_->size(); }
+  // One sample by global number, in the batches' layout and dtype: (image,
+  // label[, mask]). Decoded on this thread with the GIL released.
+  py::tuple Sample(const py::object& index, const py::object& epoch) {
+    reader::BatchLoader& l = Open();
+    const uint64_t n = dataset_->size();
+    if (n == 0) throw py::index_error("sample: the dataset is empty");
+    const uint64_t i = IntArg(index, "index", 0, ~uint64_t{0});
+    if (i >= n) throw py::index_error("index " + std::to_string(i) + " out of range (" + std::to_string(n) + " samples)");
+    const uint64_t e = IntArg(epoch, "epoch", 0, reader::Position::kMaxEpoch);
+    const py::ssize_t H = opt_.height, W = opt_.width, C = opt_.channels;
+    const bool nchw = opt_.layout == reader::Layout::kNCHW;
+    py::array image(PixelDtype(opt_.dtype), nchw ? std::vector<py::ssize_t>{C, H, W} : std::vector<py::ssize_t>{H, W, C});
+    py::array_t<uint8_t> mask(opt_.masks ? std::vector<py::ssize_t>{H, W} : std::vector<py::ssize_t>{0});
+    int64_t label = -1;
+    uint8_t* dst = static_cast<uint8_t*>(image.mutable_data());
+    uint8_t* mdst = opt_.masks ? mask.mutable_data() : nullptr;
+    Status s = WithoutGil([&] { return l.DecodeSample(i, e, dst, mdst, &label); });
+    if (s.code() == StatusCode::kInvalidArgument) s = DataLossError(std::string(s.message()));
+    Check(s);
+    if (opt_.masks) return py::make_tuple(image, label, mask);
+    return py::make_tuple(image, label);
+  }
+
   py::tuple Shape() const {
     const reader::BatchShape s = reader::BatchLoader::ShapeOf(opt_);
     return py::make_tuple(s.image_bytes, s.labels, s.mask_bytes);
@@ -576,6 +599,9 @@ void BindLoader(py::module_& m) {
       .def("__exit__", [](PyLoader& l, py::object, py::object, py::object) { l.Close(); })
       .def_property_readonly("labels", &PyLoader::Labels,
                              "The manifest's label map: [(label, name)], [] without a manifest")
+      .def("sample", &PyLoader::Sample, py::arg("index"), py::arg("epoch") = 0,
+           "sample(index, epoch=0): global sample `index` (0..num_samples-1, every rank's) as (image, label[, mask]),\n"
+           "in the batches' layout and dtype, its augmentation that of `epoch`; IndexError out of range")
       .def_property_readonly("batch_shape", &PyLoader::Shape,
                              "Bytes of one full batch: (image bytes, labels, mask bytes)")
       .def_property_readonly("num_samples", &PyLoader::NumSamples,

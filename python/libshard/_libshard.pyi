@@ -237,6 +237,20 @@ class Loader:
     def labels(self) -> List[Tuple[int, str]]:
         """The manifest's label map as ``[(label, name)]`` (empty without a manifest)."""
 
+    def sample(self, index: int, epoch: int = 0) -> Tuple[Any, ...]:
+        """One sample by global number, decoded on the calling thread with the GIL released: ``(image, label)``
+        (``(image, label, mask)`` with ``masks=True``), the image in the batches' layout and dtype without the
+        batch axis, its augmentation drawn from ``(seed, epoch, index)``. What ``libshard.torch.ShardImages``
+        builds on.
+
+        Args:
+            index: the global sample number, 0..num_samples-1 (shards in order, records in file order).
+            epoch: the epoch whose augmentation to apply. Default: 0.
+
+        Raises:
+            IndexError: an index out of range. DataLossError: a record that does not decode.
+        """
+
     @property
     def batch_shape(self) -> Tuple[int, int, int]:
         """Bytes of one full batch: ``(image bytes, labels, mask bytes)``."""

@@ -40,7 +40,7 @@ import torch.utils.data
 
 from ._libshard import Batch, Loader, SegmentationBatch, _SlotSet
 
-__all__ = ["ShardDataset", "default_rank_and_world_size"]
+__all__ = ["ShardDataset", "ShardImages", "default_rank_and_world_size"]
 
 # Loader arguments that ShardDataset sets itself.
 _OWN = ("rank", "world_size", "worker", "num_workers", "shuffle", "seed", "drop_last", "buffers", "slots")
@@ -439,3 +439,74 @@ class ShardDataset(torch.utils.data.IterableDataset):
             # without set_epoch() repeats this epoch from its start.
             self._resume = None
             self._finished = True
+
+
+class ShardImages(torch.utils.data.Dataset):
+    """Map-style access: ``len(ds)`` samples, ``ds[i] -> (image, label)`` (``(image, label, mask)`` with
+    ``masks=True``) as torch tensors, decoded by the same image-record contract and options as the batch Loader
+    (``image_size``, ``layout`` -- ``"NCHW"`` gives a ``[C, H, W]`` image --, ``dtype``, ``mean``, ``std``,
+    ``augment``, ``split``, ``keys``, ...). Use it to bring your own sampler (``WeightedRandomSampler``,
+    ``Subset``, k-fold) with ``DataLoader(ds, batch_size=B, num_workers=K)``.
+
+    It is the per-sample path: each item is decoded on the calling thread (GIL released), and batches are
+    collated by the DataLoader. The batch :class:`ShardDataset` (or :class:`libshard.Loader`) is the fast
+    path: it decodes whole batches on its own threads into memory handed over without a copy.
+
+    ``i`` is the global sample number (shards in order, records in file order; every rank's). Augmentation
+    draws from ``(seed, epoch, i)``: call :meth:`set_epoch` between epochs for new crops. The Loader is made on
+    first use in each process (DataLoader workers included), so the dataset pickles as its arguments.
+    """
+
+    def __init__(self, sources: Union[str, Sequence[str]], *, seed: int = 0, **loader_options: Any) -> None:
+        for k in ("buffers", "slots", "rank", "world_size", "worker", "num_workers", "shuffle", "order",
+                  "drop_last"):
+            if k in loader_options:
+                raise ValueError("%s: not an option of ShardImages (it reads samples by number)" % k)
+        self.sources = sources
+        self.seed = seed
+        self.loader_options = dict(loader_options)
+        self._epoch = 0
+        self._loader: Optional[Loader] = None
+        self._pid = -1
+        probe = self._open()
+        self._len = probe.num_samples
+        self.labels = probe.labels
+
+    def _open(self) -> Loader:
+        if self._loader is None or self._pid != os.getpid():
+            options = dict(self.loader_options)
+            options.setdefault("threads", 1)
+            options["prefetch"] = 1
+            self._loader = Loader(self.sources, 1, seed=self.seed, **options)
+            self._pid = os.getpid()
+        return self._loader
+
+    def __getstate__(self) -> Dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_loader"] = None
+        state["_pid"] = -1
+        return state
+
+    def __len__(self) -> int:
+        return self._len
+
+    def set_epoch(self, epoch: int) -> None:
+        """Later items are augmented as in epoch ``epoch`` (a no-op without augmentation)."""
+        if isinstance(epoch, bool) or not isinstance(epoch, int) or not 0 <= epoch < 2 ** 63:
+            raise ValueError("epoch: expected an integer in 0..2**63-1, got %r" % (epoch,))
+        self._epoch = epoch
+
+    def __getitem__(self, index: int) -> Tuple[torch.Tensor, ...]:
+        if isinstance(index, bool) or not hasattr(index, "__index__"):
+            raise TypeError("index: expected an integer, got %r" % (index,))
+        index = index.__index__()
+        if index < 0:
+            index += self._len
+        if not 0 <= index < self._len:
+            raise IndexError("index %d out of range (%d samples)" % (index, self._len))
+        item = self._open().sample(index, self._epoch)
+        image = torch.from_numpy(item[0])
+        label = torch.tensor(item[1], dtype=torch.int64)
+        if len(item) == 3:
+            return image, label, torch.from_numpy(item[2])
+        return image, label

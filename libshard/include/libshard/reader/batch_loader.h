@@ -237,8 +237,12 @@ class BatchLoader {
   // when *ready. FailedPrecondition for a loader given fixed buffers.
   Status NextOwned(Batch* out, std::shared_ptr<BatchBlock>* owner, std::chrono::milliseconds wait, bool* ready);
 
-  // Decodes global sample `sample` as it would appear at `epoch` into
-  // image (H*W*C uint8 bytes, HWC: before the layout / dtype conversion) / mask (H*W bytes or null). For tests and tools.
+  // Decodes global sample `sample` as it would appear at `epoch` (its
+  // augmentation drawn from (seed, epoch, sample)) into `image`: one sample
+  // of the batch, in the options' layout and dtype (H*W*C values, aligned for
+  // the dtype); `mask`: H*W bytes (with options.masks, else ignored; may be
+  // null). Map-style access (libshard.torch.ShardImages) and tests. Safe to
+  // call from several threads at once; independent of the batch stream.
   Status DecodeSample(uint64_t sample, uint64_t epoch, uint8_t* image, uint8_t* mask, int64_t* label) const;
 
   struct Impl;

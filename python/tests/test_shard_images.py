@@ -1,0 +1,60 @@
+"""libshard.torch.ShardImages: map-style access with the Loader's decode, for samplers of the user's own."""
+import pickle
+
+import numpy as np
+import pytest
+
+import libshard
+
+torch = pytest.importorskip("torch")
+import libshard.torch  # noqa: E402
+from shard_fixtures import write_shard  # noqa: E402
+from torch.utils.data import DataLoader, Subset, WeightedRandomSampler  # noqa: E402
+
+
+@pytest.fixture
+def shards(tmp_path):
+    write_shard(tmp_path / "d-0.tfrecord", 7, 0)
+    write_shard(tmp_path / "d-1.tfrecord", 5, 7)
+    return [str(tmp_path / "d-0.tfrecord"), str(tmp_path / "d-1.tfrecord")]
+
+
+OPTIONS = dict(image_size=(12, 16), layout="NCHW", dtype="float32", mean=(0.5, 0.5, 0.5), std=(0.25, 0.25, 0.25))
+
+
+def test_items_equal_the_batch_loaders_samples(shards):
+    ds = libshard.torch.ShardImages(shards, **OPTIONS)
+    assert len(ds) == 12
+    batches = list(libshard.Loader(shards, 12, **OPTIONS))
+    images, labels = batches[0]
+    for i in range(12):
+        image, label = ds[i]
+        assert image.shape == (3, 12, 16) and image.dtype == torch.float32
+        assert int(label) == i == labels[i]
+        assert np.array_equal(image.numpy(), images[i])
+    assert torch.equal(ds[-1][0], ds[11][0])
+    with pytest.raises(IndexError):
+        ds[12]
+    assert len(list(iter(ds))) == 12  # the sequence protocol stops at IndexError
+
+
+def test_own_samplers_and_workers(shards):
+    ds = libshard.torch.ShardImages(shards, **OPTIONS)
+    weights = [10.0 if i % 2 else 0.0 for i in range(len(ds))]  # only odd samples
+    sampler = WeightedRandomSampler(weights, num_samples=20, replacement=True, generator=torch.Generator().manual_seed(1))
+    seen = [int(y) for _, ys in DataLoader(ds, batch_size=4, sampler=sampler, num_workers=2) for y in ys]
+    assert len(seen) == 20 and all(y % 2 for y in seen)
+    sub = [int(y) for _, ys in DataLoader(Subset(ds, [3, 5, 8]), batch_size=3) for y in ys]
+    assert sub == [3, 5, 8]
+    copy = pickle.loads(pickle.dumps(ds))
+    assert torch.equal(copy[4][0], ds[4][0])
+
+
+def test_augmentation_follows_the_epoch(shards):
+    ds = libshard.torch.ShardImages(shards, augment="random-resized-crop", seed=3, **OPTIONS)
+    a = ds[2][0]
+    assert torch.equal(ds[2][0], a)
+    ds.set_epoch(1)
+    assert not torch.equal(ds[2][0], a)
+    with pytest.raises(ValueError, match="shuffle: not an option of ShardImages"):
+        libshard.torch.ShardImages(shards, shuffle=True, **OPTIONS)
