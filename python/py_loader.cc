@@ -125,7 +125,8 @@ class PyLoader {
            const std::map<std::string, std::string>& keys, const std::string& resize, bool masks,
            const py::object& worker, const py::object& num_workers, const py::object& buffers,
            const std::string& layout, const py::object& dtype, const py::object& mean, const py::object& std,
-           const py::object& slots, const py::object& cache_dir, const py::object& cache_limit) {
+           const py::object& slots, const py::object& cache_dir, const py::object& cache_limit,
+           const std::string& on_error) {
     reader::DatasetOptions dopt;
     dopt.shard.io = TakeArg(reader::ParseIoMode(io), "io");
     dopt.shard.verify_crc = verify_crc;
@@ -156,6 +157,11 @@ class PyLoader {
     o.augment = TakeArg(reader::ParseAugment(augment), "augment");
     o.resize = TakeArg(image::ParseResizeMode(resize), "resize");
     o.masks = masks;
+    if (on_error == "skip") {
+      o.on_error = reader::BatchLoaderOptions::OnError::kSkip;
+    } else if (on_error != "raise") {
+      throw py::value_error("on_error: expected \"raise\" or \"skip\", got \"" + on_error + "\"");
+    }
     o.layout = Take(reader::ParseLayout(layout));
     o.dtype = Take(reader::ParsePixelType(DtypeName(dtype)));
     // mean="dataset" / std="dataset": the manifest's statistics, once the sources are open.
@@ -319,6 +325,20 @@ class PyLoader {
     Check(s);
     if (opt_.masks) return py::make_tuple(image, label, mask);
     return py::make_tuple(image, label);
+  }
+
+  py::list Skipped() const {
+    py::list out;
+    if (loader_ == nullptr) return out;
+    for (const reader::SkippedRecord& r : loader_->skipped()) {
+      py::dict d;
+      d["file"] = FsDecode(r.path);
+      d["record"] = r.record;
+      d["offset"] = r.offset;
+      d["reason"] = r.reason;
+      out.append(d);
+    }
+    return out;
   }
 
   py::tuple Shape() const {
@@ -568,7 +588,7 @@ void BindLoader(py::module_& m) {
                     const std::string&, const std::map<std::string, std::string>&, const std::string&, bool,
                     const py::object&, const py::object&, const py::object&, const std::string&,
                     const py::object&, const py::object&, const py::object&, const py::object&, const py::object&,
-                    const py::object&>(),
+                    const py::object&, const std::string&>(),
            py::arg("sources"), py::arg("batch_size"), py::kw_only(),
            py::arg("image_size") = py::none(),
            py::arg("shuffle") = false, py::arg("seed") = 0, py::arg("rank") = 0, py::arg("world_size") = 1,
@@ -579,7 +599,7 @@ void BindLoader(py::module_& m) {
            py::arg("masks") = false, py::arg("worker") = 0, py::arg("num_workers") = 1,
            py::arg("buffers") = py::none(), py::arg("layout") = "NHWC", py::arg("dtype") = "uint8",
            py::arg("mean") = py::none(), py::arg("std") = py::none(), py::arg("slots") = py::none(),
-           py::arg("cache_dir") = py::none(), py::arg("cache_limit") = 0,
+           py::arg("cache_dir") = py::none(), py::arg("cache_limit") = 0, py::arg("on_error") = "raise",
            "sources: paths (str, bytes, os.PathLike), folders, globs or a manifest.json, or s3://BUCKET/PREFIX[/\n"
            "manifest.json] / https://... (docs/object_storage.md); image_size: an int or\n"
            "(height, width), None (default): the stored size when the manifest says every image has it;\n"
@@ -602,6 +622,8 @@ void BindLoader(py::module_& m) {
       .def("sample", &PyLoader::Sample, py::arg("index"), py::arg("epoch") = 0,
            "sample(index, epoch=0): global sample `index` (0..num_samples-1, every rank's) as (image, label[, mask]),\n"
            "in the batches' layout and dtype, its augmentation that of `epoch`; IndexError out of range")
+      .def_property_readonly("skipped", &PyLoader::Skipped,
+                             "Records skipped with on_error=\"skip\": [{file, record, offset, reason}], each once")
       .def_property_readonly("batch_shape", &PyLoader::Shape,
                              "Bytes of one full batch: (image bytes, labels, mask bytes)")
       .def_property_readonly("num_samples", &PyLoader::NumSamples,

@@ -458,6 +458,46 @@ TEST(BatchLoader, ABadSampleFailsItsBatchNamingTheRecord) {
   EXPECT_TRUE((*loader)->Next(&batch).ok());
 }
 
+TEST(BatchLoader, SkipReplacesABadRecordWithTheNextSampleWhateverTheThreads) {
+  const std::string dir = testing::MakeTempDir();
+  Written w = MakeDataset(dir, {}, 1, 6);  // labels 0..5
+  {
+    const std::string path = dir + "/bad.tfrecord";
+    auto wr = record::RecordWriter::Create(path);
+    example::ExampleBuilder b;
+    b.AddBytes(keys::kEncoded, "definitely not a jpeg");
+    b.AddInt64(keys::kLabel, 99);
+    ASSERT_TRUE((*wr)->Write(b.Serialize()).ok());
+    ASSERT_TRUE((*wr)->Close().ok());
+  }
+  std::vector<std::vector<int64_t>> by_threads;
+  for (int threads : {1, 3}) {
+    // Sample 6 (the bad record) is the second batch's first: the order's next sample (0, wrapping) takes its place.
+    auto ds = Dataset::Open({dir + "/d-0.tfrecord", dir + "/bad.tfrecord"});
+    ASSERT_TRUE(ds.ok());
+    BatchLoaderOptions o = FixtureSized(4);
+    o.threads = threads;
+    o.on_error = BatchLoaderOptions::OnError::kSkip;
+    auto loader = BatchLoader::Create(std::move(*ds), o);
+    ASSERT_TRUE(loader.ok());
+    std::vector<int64_t> labels;
+    for (int b = 0; b < 2; ++b) {
+      Batch batch;
+      ASSERT_TRUE((*loader)->Next(&batch).ok());
+      labels.insert(labels.end(), batch.labels, batch.labels + batch.size);
+    }
+    EXPECT_EQ(labels, (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 0})) << "threads " << threads;
+    const std::vector<SkippedRecord> skipped = (*loader)->skipped();
+    ASSERT_EQ(skipped.size(), 1u);
+    EXPECT_EQ(skipped[0].path, dir + "/bad.tfrecord");
+    EXPECT_EQ(skipped[0].record, 0u);
+    EXPECT_EQ(skipped[0].offset, 0u);
+    EXPECT_FALSE(skipped[0].reason.empty());
+    by_threads.push_back(labels);
+  }
+  EXPECT_EQ(by_threads[0], by_threads[1]);
+}
+
 TEST(BatchLoader, ReadsTensorFlowWrittenFilesThroughAKeyMapping) {
   // tfx's CIFAR-10 sample (PNG under "image", label "label") and flowers
   // sample (JPEGs of assorted sizes under "image_raw").

@@ -131,7 +131,7 @@ class Loader:
                  buffers: Optional[Sequence[Tuple[np.ndarray, ...]]] = None, layout: str = "NHWC",
                  dtype: Union[str, np.dtype, type, Any] = "uint8", mean: Union[Sequence[float], str, None] = None,
                  std: Union[Sequence[float], str, None] = None, slots: Optional[Any] = None,
-                 cache_dir: Optional[str] = None, cache_limit: int = 0) -> None:
+                 cache_dir: Optional[str] = None, cache_limit: int = 0, on_error: str = "raise") -> None:
         """Opens the sources and sets up the decode threads (they start on the first batch).
 
         Args:
@@ -191,6 +191,9 @@ class Loader:
                 manifest's size and CRC-32C as it downloads (docs/object_storage.md). Default:
                 ``$LIBSHARD_CACHE_DIR``, else ``~/.cache/libshard``.
             cache_limit: most bytes the cache may hold (0: no limit); the shards of the split must fit at once.
+            on_error: ``"raise"`` (a record that fails the image-record contract fails its batch with
+                DataLossError) or ``"skip"`` (it is listed in :attr:`skipped` and the next sample of the epoch's
+                order takes its place, so the batch stays full). Other errors raise either way.
 
         Raises:
             ValueError: a bad argument (the message names it; an integer argument out of range too).
@@ -250,6 +253,10 @@ class Loader:
         Raises:
             IndexError: an index out of range. DataLossError: a record that does not decode.
         """
+
+    @property
+    def skipped(self) -> List[Dict[str, Any]]:
+        """Records skipped with ``on_error="skip"``, each once: ``[{"file", "record", "offset", "reason"}]``."""
 
     @property
     def batch_shape(self) -> Tuple[int, int, int]:

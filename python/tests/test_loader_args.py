@@ -410,3 +410,23 @@ def test_values_on_the_0_255_scale_are_refused_saying_so(shard):
         libshard.Loader(shard, 2, image_size=8, dtype="float32", std=(58.395, 57.12, 57.375))
     with pytest.raises(ValueError, match='no per-channel statistics'):
         libshard.Loader(shard, 2, image_size=8, dtype="float32", mean="dataset")
+
+
+def test_on_error_skip_keeps_batches_full_and_names_the_skipped_records(tmp_path):
+    from shard_fixtures import write_shard
+    write_shard(tmp_path / "a.tfrecord", 5, 0)
+    with libshard.ShardWriter(str(tmp_path / "b.tfrecord")) as w:
+        w.write({"image/encoded": b"definitely not an image", "image/class/label": 99})
+    sources = [str(tmp_path / "a.tfrecord"), str(tmp_path / "b.tfrecord")]
+    with pytest.raises(libshard.DataLossError, match="b.tfrecord: record 0 at byte 0"):
+        list(libshard.Loader(sources, 3, image_size=(12, 16)))
+    loader = libshard.Loader(sources, 3, image_size=(12, 16), on_error="skip")
+    labels = [int(y) for _, ys in loader for y in ys]
+    assert labels == [0, 1, 2, 3, 4, 0]  # the bad sample 5 replaced by the order's next, sample 0
+    assert loader.skipped == [{"file": str(tmp_path / "b.tfrecord"), "record": 0, "offset": 0,
+                               "reason": loader.skipped[0]["reason"]}]
+    assert loader.skipped[0]["reason"]
+    list(loader)  # a second epoch lists it once
+    assert len(loader.skipped) == 1
+    with pytest.raises(ValueError, match='on_error: expected "raise" or "skip"'):
+        libshard.Loader(sources, 3, image_size=(12, 16), on_error="ignore")

@@ -19,6 +19,7 @@
 #include <cstring>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -179,6 +180,10 @@ struct BatchLoader::Impl {
   // DecodeSample with any exception (std::bad_alloc above all) made a Status.
   Status DecodeCaught(uint64_t sample, uint64_t epoch, uint8_t* dst, uint8_t* mdst, int64_t* label) const;
   std::string RecordName(uint64_t sample) const;
+  void NoteSkipped(uint64_t sample, const Status& why);
+  mutable std::mutex skip_mu;
+  std::vector<SkippedRecord> skipped;     // guarded by skip_mu
+  std::set<uint64_t> skipped_samples;     // guarded by skip_mu
   void Produce(Runtime* rt, Position start);
   Status Fill(Runtime* rt, Slot* slot, const std::vector<uint64_t>& samples, Position pos);
   void StopProducer(Runtime* rt, std::unique_lock<std::mutex>* lock);
@@ -291,8 +296,17 @@ Status BatchLoader::Impl::Fill(Runtime* rt, Slot* slot, const std::vector<uint64
   std::atomic<bool> failed{false};
   ParallelFor(*rt, n, opt.threads, [&](size_t i) {
     if (failed.load(std::memory_order_relaxed) || cancel.load(std::memory_order_relaxed)) return;
-    Status s = DecodeCaught(samples[range.begin + i], pos.epoch, slot->buf.images + i * image_bytes,
-                            slot->buf.masks ? slot->buf.masks + i * mask_bytes : nullptr, &slot->buf.labels[i]);
+    uint8_t* image = slot->buf.images + i * image_bytes;
+    uint8_t* mask = slot->buf.masks ? slot->buf.masks + i * mask_bytes : nullptr;
+    Status s = DecodeCaught(samples[range.begin + i], pos.epoch, image, mask, &slot->buf.labels[i]);
+    // kSkip: the next samples of the order, in turn, take a bad record's place.
+    for (size_t k = 1; !s.ok() && opt.on_error == BatchLoaderOptions::OnError::kSkip && k <= 8 &&
+                       (s.code() == StatusCode::kDataLoss || s.code() == StatusCode::kInvalidArgument);
+         ++k) {
+      NoteSkipped(samples[(range.begin + i + k - 1) % samples.size()], s);
+      s = DecodeCaught(samples[(range.begin + i + k) % samples.size()], pos.epoch, image, mask,
+                       &slot->buf.labels[i]);
+    }
     if (!s.ok()) {
       std::lock_guard<std::mutex> g(err_mu);
       if (i < err_index) {
@@ -673,6 +687,22 @@ Status BatchLoader::Impl::NextUntil(Batch* out, std::shared_ptr<BatchBlock>* own
   }
   *ready = true;
   return Status::OK();
+}
+
+void BatchLoader::Impl::NoteSkipped(uint64_t sample, const Status& why) {
+  const Dataset::Location loc = ds->Locate(sample);
+  const ShardReader& shard = ds->shard(loc.shard);
+  std::lock_guard<std::mutex> lock(skip_mu);
+  try {  // on a decode thread: nothing may escape
+    if (!skipped_samples.insert(sample).second) return;
+    skipped.push_back({shard.path(), loc.record, shard.entry(loc.record).offset, std::string(why.message())});
+  } catch (const std::exception&) {
+  }
+}
+
+std::vector<SkippedRecord> BatchLoader::skipped() const {
+  std::lock_guard<std::mutex> lock(impl_->skip_mu);
+  return impl_->skipped;
 }
 
 Status BatchLoader::DecodeSample(uint64_t sample, uint64_t epoch, uint8_t* image, uint8_t* mask,

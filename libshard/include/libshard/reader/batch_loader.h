@@ -86,6 +86,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -166,6 +167,22 @@ struct BatchLoaderOptions {
   std::vector<double> mean;
   // Default: empty.
   std::vector<double> std;
+  // A record that fails the image-record contract (a corrupt image, a bad
+  // shape, a record that is not an Example: DataLoss / InvalidArgument):
+  // kRaise fails its batch (Next() returns the error); kSkip records it
+  // (skipped()) and decodes the next sample of the epoch's order in its
+  // place, up to 8 tries, so the batch stays full and the choice does not
+  // depend on threads. Other errors (out of memory, I/O) fail the batch
+  // either way. Default: kRaise.
+  enum class OnError { kRaise, kSkip } on_error = OnError::kRaise;
+};
+
+// A record skipped under OnError::kSkip: where it is and why.
+struct SkippedRecord {
+  std::string path;     // the shard file
+  uint64_t record = 0;  // its number in the shard
+  uint64_t offset = 0;  // its byte offset in the shard
+  std::string reason;   // the decode error's message
 };
 
 struct Position {
@@ -244,6 +261,10 @@ class BatchLoader {
   // null). Map-style access (libshard.torch.ShardImages) and tests. Safe to
   // call from several threads at once; independent of the batch stream.
   Status DecodeSample(uint64_t sample, uint64_t epoch, uint8_t* image, uint8_t* mask, int64_t* label) const;
+
+  // The records skipped so far under OnError::kSkip, each once, in the order
+  // they were first met. Thread-safe.
+  std::vector<SkippedRecord> skipped() const;
 
   struct Impl;
 
