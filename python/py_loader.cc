@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "libshard/reader/batch_loader.h"
+#include "libshard/example/example_view.h"
 #include "libshard/reader/dataset.h"
 #include "py_common.h"
 
@@ -44,9 +45,15 @@ struct PyEpochIterator {
 // libshard.Batch(images, labels) and libshard.SegmentationBatch(images,
 // labels, masks): named tuples, made when the module is bound (and never
 // freed: they outlive the interpreter's last use of them).
-py::handle g_batch_type, g_segmentation_batch_type;
+py::handle g_batch_type, g_segmentation_batch_type, g_keyed_batch_type, g_keyed_segmentation_batch_type;
 
-py::tuple MakeBatch(const py::object& images, const py::object& labels, const py::object& masks) {
+py::tuple MakeBatch(const py::object& images, const py::object& labels, const py::object& masks,
+                    const py::object& keys = py::none()) {
+  if (!keys.is_none()) {
+    if (masks.is_none()) return py::reinterpret_steal<py::tuple>(g_keyed_batch_type(images, labels, keys).release());
+    return py::reinterpret_steal<py::tuple>(
+        g_keyed_segmentation_batch_type(images, labels, masks, keys).release());
+  }
   if (masks.is_none()) return py::reinterpret_steal<py::tuple>(g_batch_type(images, labels).release());
   return py::reinterpret_steal<py::tuple>(g_segmentation_batch_type(images, labels, masks).release());
 }
@@ -126,7 +133,7 @@ class PyLoader {
            const py::object& worker, const py::object& num_workers, const py::object& buffers,
            const std::string& layout, const py::object& dtype, const py::object& mean, const py::object& std,
            const py::object& slots, const py::object& cache_dir, const py::object& cache_limit,
-           const std::string& on_error) {
+           const std::string& on_error, const py::object& extras) {
     reader::DatasetOptions dopt;
     dopt.shard.io = TakeArg(reader::ParseIoMode(io), "io");
     dopt.shard.verify_crc = verify_crc;
@@ -157,6 +164,13 @@ class PyLoader {
     o.augment = TakeArg(reader::ParseAugment(augment), "augment");
     o.resize = TakeArg(image::ParseResizeMode(resize), "resize");
     o.masks = masks;
+    if (!extras.is_none()) {
+      if (py::isinstance<py::str>(extras)) throw py::type_error("extras: expected a list of feature keys, not a str");
+      for (auto k : extras) {
+        if (!py::isinstance<py::str>(k)) throw py::type_error("extras: feature keys are str, got " + TypeName(k));
+        extras_.push_back(k.cast<std::string>());
+      }
+    }
     if (on_error == "skip") {
       o.on_error = reader::BatchLoaderOptions::OnError::kSkip;
     } else if (on_error != "raise") {
@@ -327,6 +341,66 @@ class PyLoader {
     return py::make_tuple(image, label);
   }
 
+  // extras=: {key: [value per sample]} for the batch at `p` (None without
+  // extras). A feature with one value gives that value (bytes, int or
+  // float), several a list, none None.
+  py::object Extras(reader::Position p) const {
+    if (extras_.empty()) return py::none();
+    struct Value {
+      example::FeatureKind kind = example::FeatureKind::kNone;
+      std::vector<std::string> bytes;
+      std::vector<int64_t> ints;
+      std::vector<float> floats;
+    };
+    std::vector<std::vector<Value>> rows;  // per sample, per key
+    auto read = [&]() -> Status {
+        thread_local reader::RecordBuffer buf;
+        for (uint64_t sample : loader_->BatchSamples(p)) {
+          std::string_view rec;
+          LIBSHARD_RETURN_IF_ERROR(dataset_->ReadRecord(sample, &buf, &rec));
+          LIBSHARD_ASSIGN_OR_RETURN(example::ExampleView ex, example::ExampleView::Parse(rec));
+          std::vector<Value> row(extras_.size());
+          for (size_t k = 0; k < extras_.size(); ++k) {
+            example::FeatureView f;
+            if (!ex.Find(extras_[k], &f)) continue;
+            row[k].kind = f.kind();
+            for (size_t i = 0; i < f.size(); ++i) {
+              if (f.kind() == example::FeatureKind::kBytes) row[k].bytes.emplace_back(f.bytes(i));
+              if (f.kind() == example::FeatureKind::kInt64) row[k].ints.push_back(f.int64(i));
+              if (f.kind() == example::FeatureKind::kFloat) row[k].floats.push_back(f.float_value(i));
+            }
+          }
+          rows.push_back(std::move(row));
+        }
+        return Status::OK();
+    };
+    // No exception may cross WithoutGil (it restores the GIL only on return).
+    Status s = WithoutGil([&]() -> Status {
+      try {
+        return read();
+      } catch (const std::bad_alloc&) {
+        return libshard::ResourceExhaustedError("out of memory reading the extras of a batch");
+      }
+    });
+    Check(s);
+    py::dict out;
+    for (size_t k = 0; k < extras_.size(); ++k) {
+      py::list col;
+      for (const auto& row : rows) {
+        const Value& v = row[k];
+        py::list vals;
+        for (const auto& b : v.bytes) vals.append(py::bytes(b));
+        for (int64_t i : v.ints) vals.append(i);
+        for (float x : v.floats) vals.append(x);
+        if (vals.size() == 0) col.append(py::none());
+        else if (vals.size() == 1) col.append(vals[0]);
+        else col.append(vals);
+      }
+      out[py::str(extras_[k])] = col;
+    }
+    return out;
+  }
+
   py::list Skipped() const {
     py::list out;
     if (loader_ == nullptr) return out;
@@ -420,8 +494,7 @@ class PyLoader {
       labels = py::array_t<int64_t>({n}, {static_cast<py::ssize_t>(sizeof(int64_t))}, b.labels, base);
       if (opt_.masks) masks = py::array_t<uint8_t>({n, H, W}, b.masks, base);
     }
-    if (opt_.masks) return MakeBatch(images, labels, masks);
-    return MakeBatch(images, labels, py::none());
+    return MakeBatch(images, labels, opt_.masks ? masks : py::none(), Extras(b.position));
   }
 
   static uint64_t StateInt(const py::dict& state, const char* key, uint64_t max) {
@@ -550,6 +623,7 @@ class PyLoader {
   uint64_t batches_per_epoch_ = 0;
   std::vector<HeldBuffers> held_;
   py::object slots_ = py::none();  // the _SlotSet batches may live in
+  std::vector<std::string> extras_;  // extras=: feature keys returned per batch
   std::unique_ptr<std::timed_mutex> mu_ = std::make_unique<std::timed_mutex>();
   pid_t mu_pid_ = getpid();
   // The current pass of `for` (see Iter).
@@ -569,6 +643,17 @@ void BindLoader(py::module_& m) {
   g_batch_type.attr("__doc__") = "A batch: images (numpy array in the Loader's layout and dtype), labels (int64)";
   g_segmentation_batch_type.attr("__doc__") =
       "A batch with masks=True: images, labels (int64) and masks (uint8 N x H x W)";
+  g_keyed_batch_type =
+      namedtuple("KeyedBatch", py::make_tuple("images", "labels", "keys"), py::arg("module") = "libshard").release();
+  g_keyed_segmentation_batch_type = namedtuple("KeyedSegmentationBatch",
+                                               py::make_tuple("images", "labels", "masks", "keys"),
+                                               py::arg("module") = "libshard")
+                                        .release();
+  g_keyed_batch_type.attr("__doc__") =
+      "A batch with extras=: images, labels and keys ({feature key: [value per sample]})";
+  g_keyed_segmentation_batch_type.attr("__doc__") = "A batch with masks=True and extras=: images, labels, masks, keys";
+  m.attr("KeyedBatch") = g_keyed_batch_type;
+  m.attr("KeyedSegmentationBatch") = g_keyed_segmentation_batch_type;
   m.attr("Batch") = g_batch_type;
   m.attr("SegmentationBatch") = g_segmentation_batch_type;
   py::class_<PyEpochIterator>(m, "EpochIterator", "One pass over an epoch of a Loader (what iter(loader) returns)")
@@ -588,7 +673,7 @@ void BindLoader(py::module_& m) {
                     const std::string&, const std::map<std::string, std::string>&, const std::string&, bool,
                     const py::object&, const py::object&, const py::object&, const std::string&,
                     const py::object&, const py::object&, const py::object&, const py::object&, const py::object&,
-                    const py::object&, const std::string&>(),
+                    const py::object&, const std::string&, const py::object&>(),
            py::arg("sources"), py::arg("batch_size"), py::kw_only(),
            py::arg("image_size") = py::none(),
            py::arg("shuffle") = false, py::arg("seed") = 0, py::arg("rank") = 0, py::arg("world_size") = 1,
@@ -599,7 +684,7 @@ void BindLoader(py::module_& m) {
            py::arg("masks") = false, py::arg("worker") = 0, py::arg("num_workers") = 1,
            py::arg("buffers") = py::none(), py::arg("layout") = "NHWC", py::arg("dtype") = "uint8",
            py::arg("mean") = py::none(), py::arg("std") = py::none(), py::arg("slots") = py::none(),
-           py::arg("cache_dir") = py::none(), py::arg("cache_limit") = 0, py::arg("on_error") = "raise",
+           py::arg("cache_dir") = py::none(), py::arg("cache_limit") = 0, py::arg("on_error") = "raise", py::arg("extras") = py::none(),
            "sources: paths (str, bytes, os.PathLike), folders, globs or a manifest.json, or s3://BUCKET/PREFIX[/\n"
            "manifest.json] / https://... (docs/object_storage.md); image_size: an int or\n"
            "(height, width), None (default): the stored size when the manifest says every image has it;\n"

@@ -16,11 +16,11 @@ The compiled core is :mod:`libshard._libshard`; this package re-exports it:
 
 docs/reader.md has the whole API.
 """
-from ._libshard import (Batch, DataLossError, EpochIterator, Loader, SegmentationBatch, ShardReader, ShardWriter,
-                        __version__)
+from ._libshard import (Batch, DataLossError, EpochIterator, KeyedBatch, KeyedSegmentationBatch, Loader,
+                        SegmentationBatch, ShardReader, ShardWriter, __version__)
 
-__all__ = ["Batch", "DataLossError", "EpochIterator", "Loader", "SegmentationBatch", "ShardReader", "ShardWriter",
-           "__version__"]
+__all__ = ["Batch", "DataLossError", "EpochIterator", "KeyedBatch", "KeyedSegmentationBatch", "Loader",
+           "SegmentationBatch", "ShardReader", "ShardWriter", "__version__"]
 from .tools import (ConvertProgress, ConvertResult, Fault, Inspection, ReportPage, VerifyReport,  # noqa: E402
                     convert, inspect, report, verify)
 __all__ += ["ConvertProgress", "ConvertResult", "Fault", "Inspection", "ReportPage", "VerifyReport", "convert",

@@ -99,6 +99,23 @@ class Batch(Tuple[npt.NDArray[Any], npt.NDArray[np.int64]]):
     labels: npt.NDArray[np.int64]
 
 
+class KeyedBatch(Tuple[npt.NDArray[Any], npt.NDArray[np.int64], Dict[str, List[Any]]]):
+    """A batch with ``extras=``: ``images``, ``labels`` and ``keys``, ``{feature key: [value per sample]}`` (a
+    feature with one value gives it: bytes, int or float; several a list; none None)."""
+    images: npt.NDArray[Any]
+    labels: npt.NDArray[np.int64]
+    keys: Dict[str, List[Any]]
+
+
+class KeyedSegmentationBatch(Tuple[npt.NDArray[Any], npt.NDArray[np.int64], npt.NDArray[np.uint8],
+                                   Dict[str, List[Any]]]):
+    """A batch with ``masks=True`` and ``extras=``: ``images``, ``labels``, ``masks`` and ``keys``."""
+    images: npt.NDArray[Any]
+    labels: npt.NDArray[np.int64]
+    masks: npt.NDArray[np.uint8]
+    keys: Dict[str, List[Any]]
+
+
 class SegmentationBatch(Tuple[npt.NDArray[Any], npt.NDArray[np.int64], npt.NDArray[np.uint8]]):
     """A batch with ``masks=True`` (a named tuple): ``images``, ``labels`` and ``masks`` uint8 ``[B, H, W]``."""
     images: npt.NDArray[Any]
@@ -131,7 +148,8 @@ class Loader:
                  buffers: Optional[Sequence[Tuple[np.ndarray, ...]]] = None, layout: str = "NHWC",
                  dtype: Union[str, np.dtype, type, Any] = "uint8", mean: Union[Sequence[float], str, None] = None,
                  std: Union[Sequence[float], str, None] = None, slots: Optional[Any] = None,
-                 cache_dir: Optional[str] = None, cache_limit: int = 0, on_error: str = "raise") -> None:
+                 cache_dir: Optional[str] = None, cache_limit: int = 0, on_error: str = "raise",
+                 extras: Optional[Sequence[str]] = None) -> None:
         """Opens the sources and sets up the decode threads (they start on the first batch).
 
         Args:
@@ -194,6 +212,9 @@ class Loader:
             on_error: ``"raise"`` (a record that fails the image-record contract fails its batch with
                 DataLossError) or ``"skip"`` (it is listed in :attr:`skipped` and the next sample of the epoch's
                 order takes its place, so the batch stays full). Other errors raise either way.
+            extras: feature keys returned with each batch (e.g. ``["image/filename", "image/key/sha256"]``): batches
+                are then :class:`KeyedBatch` ``(images, labels, keys)``, ``keys`` a dict of one value per sample,
+                to trace a prediction to its source file.
 
         Raises:
             ValueError: a bad argument (the message names it; an integer argument out of range too).

@@ -38,7 +38,7 @@ import numpy as np
 import torch
 import torch.utils.data
 
-from ._libshard import Batch, Loader, SegmentationBatch, _SlotSet
+from ._libshard import Batch, KeyedBatch, KeyedSegmentationBatch, Loader, SegmentationBatch, _SlotSet
 
 __all__ = ["ShardDataset", "ShardImages", "default_rank_and_world_size"]
 
@@ -124,11 +124,19 @@ def _segment(path: str, pin: bool):
         return seg
 
 
-def _fields(masks: bool):
+def _fields(masks: bool, keys: bool = False):
+    if keys:
+        return KeyedSegmentationBatch if masks else KeyedBatch
     return SegmentationBatch if masks else Batch
 
 
-def _rebuild_shared(path: str, slot: int, token: int, spec: Tuple, uid: str, pin: bool):
+def _to_torch(batch):
+    """A Loader batch (numpy arrays, and `keys` with extras=) as the same named tuple of torch tensors."""
+    fields = batch._fields
+    return type(batch)(*(value if name == "keys" else torch.from_numpy(value) for name, value in zip(fields, batch)))
+
+
+def _rebuild_shared(path: str, slot: int, token: int, spec: Tuple, uid: str, pin: bool, keys=None):
     """Trainer side of a batch sent by slot: tensors over the mapped slot, freed when the last one dies."""
     _from_workers[uid] = True
     seg = _segment(path, pin)
@@ -141,12 +149,14 @@ def _rebuild_shared(path: str, slot: int, token: int, spec: Tuple, uid: str, pin
     tensors = [torch.from_numpy(images), torch.from_numpy(whole[labels_at:labels_at + 8 * n].view(np.int64))]
     if masks_at is not None:
         tensors.append(torch.from_numpy(whole[masks_at:masks_at + int(np.prod(masks_shape))].reshape(masks_shape)))
-    return _fields(masks_at is not None)(*tensors)
+    if keys is not None:
+        tensors.append(keys)
+    return _fields(masks_at is not None, keys is not None)(*tensors)
 
 
-def _rebuild_plain(tensors: Tuple[torch.Tensor, ...], uid: str):
+def _rebuild_plain(tensors: Tuple[torch.Tensor, ...], uid: str, keys=None):
     _from_workers[uid] = True
-    return _fields(len(tensors) == 3)(*tensors)
+    return _fields(len(tensors) == 3, keys is not None)(*(tensors + ((keys,) if keys is not None else ())))
 
 
 class _WorkerBatch:
@@ -158,16 +168,19 @@ class _WorkerBatch:
         self.batch, self.path, self.uid, self.pin = batch, path, uid, pin
 
     def __reduce__(self):
-        images = self.batch[0]
+        fields = self.batch._fields
+        images, labels = self.batch.images, self.batch.labels
+        masks = "masks" in fields
+        keys = self.batch.keys if "keys" in fields else None
         owner = images.base
-        masks = len(self.batch) == 3
         if self.path is not None and getattr(owner, "slot", -1) >= 0:
             owner.hand_off()
-            labels_at = self.batch[1].ctypes.data - images.ctypes.data
-            masks_at = (self.batch[2].ctypes.data - images.ctypes.data) if masks else None
-            spec = (images.dtype.str, images.shape, labels_at, masks_at, self.batch[2].shape if masks else None)
-            return (_rebuild_shared, (self.path, owner.slot, owner.token, spec, self.uid, self.pin))
-        return (_rebuild_plain, (tuple(torch.from_numpy(a) for a in self.batch), self.uid))
+            labels_at = labels.ctypes.data - images.ctypes.data
+            masks_at = (self.batch.masks.ctypes.data - images.ctypes.data) if masks else None
+            spec = (images.dtype.str, images.shape, labels_at, masks_at, self.batch.masks.shape if masks else None)
+            return (_rebuild_shared, (self.path, owner.slot, owner.token, spec, self.uid, self.pin, keys))
+        arrays = (images, labels) + ((self.batch.masks,) if masks else ())
+        return (_rebuild_plain, (tuple(torch.from_numpy(a) for a in arrays), self.uid, keys))
 
 
 # Worker side: the segments this process decodes into, by path.
@@ -433,7 +446,7 @@ class ShardDataset(torch.utils.data.IterableDataset):
             if info is not None:
                 yield _WorkerBatch(batch, path, self._uid, self.pin_memory)
             else:
-                yield _fields(len(batch) == 3)(*(torch.from_numpy(a) for a in batch))
+                yield _to_torch(batch)
         if info is None:
             # A finished pass in this process: state_dict() now says "the epoch's end", and iterating again
             # without set_epoch() repeats this epoch from its start.

@@ -247,3 +247,12 @@ def test_worker_slots_is_bounded(shards):
     for bad in (0, 1025, 2.0, True):
         with pytest.raises(ValueError, match="worker_slots"):
             make(shards, worker_slots=bad)
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_extras_cross_to_the_loop(shards, workers):
+    ds = make(shards, extras=["image/class/label"])
+    for batch in DataLoader(ds, batch_size=None, num_workers=workers):
+        assert isinstance(batch, libshard.KeyedBatch)
+        assert batch.keys["image/class/label"] == batch.labels.tolist()
+        assert in_a_segment(batch.images) == bool(workers)

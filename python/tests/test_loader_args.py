@@ -430,3 +430,36 @@ def test_on_error_skip_keeps_batches_full_and_names_the_skipped_records(tmp_path
     assert len(loader.skipped) == 1
     with pytest.raises(ValueError, match='on_error: expected "raise" or "skip"'):
         libshard.Loader(sources, 3, image_size=(12, 16), on_error="ignore")
+
+
+def test_extras_return_each_samples_file_name_and_follow_skips(tmp_path):
+    from tools_fixtures import make_image_folder
+    make_image_folder(str(tmp_path / "pets"), splits=("train",), bad=0)
+    out = str(tmp_path / "out")
+    libshard.convert(str(tmp_path / "pets"), out, size=16)
+    plain = libshard.Loader(out, 5, shuffle=True, seed=2)
+    keyed = libshard.Loader(out, 5, shuffle=True, seed=2, extras=["image/filename", "image/class/label", "nothing"])
+    names = {}
+    for a, b in zip(plain, keyed):
+        assert isinstance(b, libshard.KeyedBatch) and np.array_equal(a.images, b.images)
+        assert b.keys["image/class/label"] == a.labels.tolist()
+        assert b.keys["nothing"] == [None] * len(a.labels)
+        for name, label in zip(b.keys["image/filename"], a.labels):
+            assert isinstance(name, bytes)
+            names[name.decode()] = int(label)
+    # Every file once, each with its class's label (cat 0, dog 1, eel 2).
+    assert len(names) == 12
+    assert all(name.split("/")[1] == ("cat", "dog", "eel")[label] for name, label in names.items())
+    with pytest.raises(TypeError, match="extras: expected a list"):
+        libshard.Loader(out, 5, extras="image/filename")
+
+
+def test_extras_name_the_sample_that_replaced_a_skipped_one(tmp_path):
+    from shard_fixtures import write_shard
+    write_shard(tmp_path / "a.tfrecord", 5, 0)
+    with libshard.ShardWriter(str(tmp_path / "b.tfrecord")) as w:
+        w.write({"image/encoded": b"definitely not an image", "image/class/label": 99})
+    sources = [str(tmp_path / "a.tfrecord"), str(tmp_path / "b.tfrecord")]
+    loader = libshard.Loader(sources, 3, image_size=(12, 16), on_error="skip", extras=["image/class/label"])
+    for batch in loader:
+        assert batch.keys["image/class/label"] == batch.labels.tolist()

@@ -184,6 +184,8 @@ struct BatchLoader::Impl {
   mutable std::mutex skip_mu;
   std::vector<SkippedRecord> skipped;     // guarded by skip_mu
   std::set<uint64_t> skipped_samples;     // guarded by skip_mu
+  std::vector<uint64_t> order_cache;      // BatchSamples: the order of epoch order_cache_epoch (skip_mu)
+  uint64_t order_cache_epoch = 0;
   void Produce(Runtime* rt, Position start);
   Status Fill(Runtime* rt, Slot* slot, const std::vector<uint64_t>& samples, Position pos);
   void StopProducer(Runtime* rt, std::unique_lock<std::mutex>* lock);
@@ -698,6 +700,23 @@ void BatchLoader::Impl::NoteSkipped(uint64_t sample, const Status& why) {
     skipped.push_back({shard.path(), loc.record, shard.entry(loc.record).offset, std::string(why.message())});
   } catch (const std::exception&) {
   }
+}
+
+std::vector<uint64_t> BatchLoader::BatchSamples(Position p) const {
+  std::lock_guard<std::mutex> lock(impl_->skip_mu);
+  if (impl_->order_cache_epoch != p.epoch || impl_->order_cache.empty()) {  // one epoch's order kept
+    impl_->order_cache = impl_->order.EpochSamples(p.epoch);
+    impl_->order_cache_epoch = p.epoch;
+  }
+  const std::vector<uint64_t>& samples = impl_->order_cache;
+  const SampleOrder::Range range = impl_->order.BatchRange(p.batch);
+  std::vector<uint64_t> out;
+  for (uint64_t i = range.begin; i < range.end; ++i) {
+    uint64_t s = samples[i];
+    for (size_t k = 1; k <= 8 && impl_->skipped_samples.count(s) > 0; ++k) s = samples[(i + k) % samples.size()];
+    out.push_back(s);
+  }
+  return out;
 }
 
 std::vector<SkippedRecord> BatchLoader::skipped() const {

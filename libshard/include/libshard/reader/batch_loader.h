@@ -265,6 +265,11 @@ class BatchLoader {
   // The records skipped so far under OnError::kSkip, each once, in the order
   // they were first met. Thread-safe.
   std::vector<SkippedRecord> skipped() const;
+  // The global sample numbers a delivered batch holds, in its order: the
+  // order's samples for `position`, each skipped one (OnError::kSkip)
+  // replaced as the decode threads replaced it. For a batch already returned
+  // by Next*(). Thread-safe.
+  std::vector<uint64_t> BatchSamples(Position position) const;
 
   struct Impl;
 
