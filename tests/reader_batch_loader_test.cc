@@ -487,6 +487,8 @@ TEST(BatchLoader, SkipReplacesABadRecordWithTheNextSampleWhateverTheThreads) {
       labels.insert(labels.end(), batch.labels, batch.labels + batch.size);
     }
     EXPECT_EQ(labels, (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 0})) << "threads " << threads;
+    EXPECT_EQ((*loader)->BatchSamples({0, 1}), (std::vector<uint64_t>{4, 5, 0})) << "the replacement is named";
+    EXPECT_EQ((*loader)->BatchSamples({0, 0}), (std::vector<uint64_t>{0, 1, 2, 3}));
     const std::vector<SkippedRecord> skipped = (*loader)->skipped();
     ASSERT_EQ(skipped.size(), 1u);
     EXPECT_EQ(skipped[0].path, dir + "/bad.tfrecord");
