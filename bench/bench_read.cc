@@ -57,30 +57,6 @@ struct BenchReadOptions {
   std::string torchvision_script = BenchDataDir() + "/bench_torchvision.py";
 };
 
-// A photo-like 224x224 image: smooth gradients, a few shapes and mild noise,
-// so the JPEG's size and decode cost resemble a real photo's (~20-30 KB).
-libshard::image::Image PhotoLike(int seed) {
-  libshard::image::Image img(224, 224, 3);
-  uint64_t r = 0x9E3779B97F4A7C15ull * (seed + 1);
-  for (int y = 0; y < 224; ++y) {
-    for (int x = 0; x < 224; ++x) {
-      r ^= r << 13;
-      r ^= r >> 7;
-      r ^= r << 17;
-      const int noise = static_cast<int>(r & 31) - 16;
-      const double cx = x - 112 - seed % 50, cy = y - 112 + seed % 30;
-      const bool disc = cx * cx + cy * cy < 60 * 60;
-      for (int c = 0; c < 3; ++c) {
-        int v = static_cast<int>(128 + 90 * std::sin((x * (c + 1) + seed * 7) / 23.0) *
-                                           std::cos((y * (3 - c) + seed) / 31.0));
-        if (disc) v = 255 - v;
-        img.row(y)[x * 3 + c] = static_cast<uint8_t>(std::clamp(v + noise, 0, 255));
-      }
-    }
-  }
-  return img;
-}
-
 // Runs the torchvision baseline; returns images/s, or a negative value
 // (with *why set) when it could not run.
 double RunTorchvision(const std::string& script, const std::string& folder, int workers, size_t batch,
@@ -124,7 +100,7 @@ int RunDecodeBench(const BenchReadOptions& opt, const std::string& dir) {
     libshard::image::JpegEncodeOptions jo;
     jo.quality = 90;
     for (size_t i = 0; i < opt.images; ++i) {
-      auto j = libshard::image::EncodeJpeg(PhotoLike(static_cast<int>(i)), jo);
+      auto j = libshard::image::EncodeJpeg(PhotoLike224(static_cast<int>(i)), jo);
       if (!j.ok()) return kExitFailure;
       const std::string cls = dir + "/folder/class" + std::to_string(i % 4);
       fs::create_directories(cls);

@@ -53,29 +53,6 @@ double Now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-// The 224x224 photo-like JPEG of bench_read.cc's --decode (smooth shapes + noise).
-libshard::image::Image Photo(int seed) {
-  libshard::image::Image img(224, 224, 3);
-  uint64_t r = 0x9E3779B97F4A7C15ull * (seed + 1);
-  for (int y = 0; y < 224; ++y) {
-    for (int x = 0; x < 224; ++x) {
-      r ^= r << 13;
-      r ^= r >> 7;
-      r ^= r << 17;
-      const int noise = static_cast<int>(r & 31) - 16;
-      const double cx = x - 112 - seed % 50, cy = y - 112 + seed % 30;
-      const bool disc = cx * cx + cy * cy < 60 * 60;
-      for (int c = 0; c < 3; ++c) {
-        int v = static_cast<int>(128 + 90 * std::sin((x * (c + 1) + seed * 7) / 23.0) *
-                                           std::cos((y * (3 - c) + seed) / 31.0));
-        if (disc) v = 255 - v;
-        img.row(y)[x * 3 + c] = static_cast<uint8_t>(std::clamp(v + noise, 0, 255));
-      }
-    }
-  }
-  return img;
-}
-
 // Seconds of one epoch of 224x224 uint8 batches over `ds`.
 double Epoch(std::shared_ptr<const libshard::reader::Dataset> ds, int threads, Status* err) {
   libshard::reader::BatchLoaderOptions lo;
@@ -118,7 +95,7 @@ int Run(const S3BenchOptions& opt) {
   jo.quality = 90;
   uint64_t jpeg_bytes = 0;
   for (size_t i = 0; i < opt.images; ++i) {
-    auto j = libshard::image::EncodeJpeg(Photo(static_cast<int>(i)), jo);
+    auto j = libshard::image::EncodeJpeg(PhotoLike224(static_cast<int>(i)), jo);
     if (!j.ok()) return kExitFailure;
     const std::string cls = dir + "/in/class" + std::to_string(i % 4);
     fs::create_directories(cls);

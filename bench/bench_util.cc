@@ -4,6 +4,8 @@
 #include <spawn.h>
 #include <sys/wait.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <random>
 #include <system_error>
@@ -71,6 +73,28 @@ libshard::Status WriteSyntheticShard(const std::string& path, size_t records, si
     LIBSHARD_RETURN_IF_ERROR(writer->Write(rec));
   }
   return writer->Close();
+}
+
+libshard::image::Image PhotoLike224(int seed) {
+  libshard::image::Image img(224, 224, 3);
+  uint64_t r = 0x9E3779B97F4A7C15ull * (seed + 1);
+  for (int y = 0; y < 224; ++y) {
+    for (int x = 0; x < 224; ++x) {
+      r ^= r << 13;
+      r ^= r >> 7;
+      r ^= r << 17;
+      const int noise = static_cast<int>(r & 31) - 16;
+      const double cx = x - 112 - seed % 50, cy = y - 112 + seed % 30;
+      const bool disc = cx * cx + cy * cy < 60 * 60;
+      for (int c = 0; c < 3; ++c) {
+        int v = static_cast<int>(128 + 90 * std::sin((x * (c + 1) + seed * 7) / 23.0) *
+                                           std::cos((y * (3 - c) + seed) / 31.0));
+        if (disc) v = 255 - v;
+        img.row(y)[x * 3 + c] = static_cast<uint8_t>(std::clamp(v + noise, 0, 255));
+      }
+    }
+  }
+  return img;
 }
 
 }  // namespace shard_tool

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "libshard/image/image.h"
 #include "libshard/status.h"
 
 namespace CLI {
@@ -23,6 +24,11 @@ namespace shard_tool {
 // (bench_pillow.py, bench_torchvision.py) and the sample photos are copied
 // beside it by the build, so no source or build path is compiled in.
 std::string BenchDataDir();
+
+// A photo-like 224x224 RGB image: smooth gradients, a disc and mild noise, so
+// that its JPEG's size and decode cost resemble a real photo's (~20-30 KB).
+// `shard-bench read --decode` and `shard-bench s3` share it.
+libshard::image::Image PhotoLike224(int seed);
 
 // The options every timing bench shares, range-checked (cli_checks.h):
 // --seconds (minimum seconds per timing round, 0.001..3600) and, for the

@@ -62,4 +62,10 @@ TEST(TextEscapeTest, IsReversibleAndAlwaysValidUtf8OnOneLine) {
 }
 
 }  // namespace
+TEST(TextEscapeTest, MarkupEscapeEscapesTheFiveMarkupCharactersOnly) {
+  EXPECT_EQ(MarkupEscape("a<b>&\"c\"'d'"), "a&lt;b&gt;&amp;&quot;c&quot;&#39;d&#39;");
+  EXPECT_EQ(MarkupEscape("caf\xc3\xa9 \xff"), "caf\xc3\xa9 \xff");  // other bytes untouched
+  EXPECT_EQ(MarkupEscape(""), "");
+}
+
 }  // namespace libshard

@@ -31,6 +31,11 @@ bool IsValidUtf8(std::string_view s);
 // See above.
 std::string EscapeText(std::string_view s);
 
+// Text for HTML or XML character data and attribute values: & < > " ' as
+// &amp; &lt; &gt; &quot; &#39;, every other byte as it is (callers that may
+// see invalid UTF-8 pass it through EscapeText first).
+std::string MarkupEscape(std::string_view s);
+
 }  // namespace libshard
 
 #endif  // LIBSHARD_TEXT_ESCAPE_H_

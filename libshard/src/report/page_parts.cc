@@ -16,19 +16,7 @@ std::string HtmlEscape(std::string_view text) {
     valid = EscapeText(text);
     text = valid;
   }
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
-    }
-  }
-  return out;
+  return MarkupEscape(text);
 }
 
 std::string DataUrl(std::string_view mime, std::string_view bytes) {

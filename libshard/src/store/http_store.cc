@@ -16,6 +16,7 @@
 
 #include "libshard/crc32c.h"
 #include "libshard/store/s3_store.h"
+#include "libshard/text_escape.h"
 #include "libshard/util/random.h"
 #include "store/xml.h"
 
@@ -499,7 +500,7 @@ class S3Store : public HttpStore {
     if (result.ok()) {
       std::string body = "<CompleteMultipartUpload>";
       for (uint64_t i = 0; i < parts; ++i) {
-        body += "<Part><PartNumber>" + std::to_string(i + 1) + "</PartNumber><ETag>" + XmlEscape(etags[i]) +
+        body += "<Part><PartNumber>" + std::to_string(i + 1) + "</PartNumber><ETag>" + MarkupEscape(etags[i]) +
                 "</ETag></Part>";
       }
       body += "</CompleteMultipartUpload>";

@@ -25,9 +25,6 @@ Status ParseXml(std::string_view xml, const XmlHandler& handler);
 // The text of the first element at `path` ("" when absent or unparsable).
 std::string XmlText(std::string_view xml, const std::string& path);
 
-// `text` with &, <, > and quotes escaped.
-std::string XmlEscape(std::string_view text);
-
 }  // namespace libshard::store
 
 #endif  // LIBSHARD_SRC_STORE_XML_H_
