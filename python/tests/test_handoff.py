@@ -256,3 +256,20 @@ def test_extras_cross_to_the_loop(shards, workers):
         assert isinstance(batch, libshard.KeyedBatch)
         assert batch.keys["image/class/label"] == batch.labels.tolist()
         assert in_a_segment(batch.images) == bool(workers)
+
+
+def test_slot_sets_refuse_what_they_cannot_use(shards, tmp_path):
+    not_a_segment = tmp_path / "x.slots"
+    not_a_segment.write_bytes(b"\0" * 4096)
+    with pytest.raises(ValueError, match="not a libshard batch-slot segment"):
+        libshard._libshard._SlotSet.open(str(not_a_segment))
+    with pytest.raises(FileNotFoundError):
+        libshard._libshard._SlotSet.open(str(tmp_path / "missing.slots"))
+    with pytest.raises(ValueError, match=r"slots: 0 is not in 1\.\.1024"):
+        libshard._libshard._SlotSet.create(str(tmp_path / "y.slots"), 0, 64, 1, 0)
+    slots = libshard._libshard._SlotSet.from_buffers([np.zeros(8192, np.uint8)], 12 * 16 * 3 * 3, 3, 0)
+    bufs = [(np.empty((3, 12, 16, 3), np.uint8), np.empty(3, np.int64))]
+    with pytest.raises(ValueError, match="buffers and slots: give one or the other"):
+        libshard.Loader(shards, 3, image_size=(12, 16), buffers=bufs, slots=slots)
+    with pytest.raises(ValueError, match="holds fewer than"):
+        libshard._libshard._SlotSet.from_buffers([np.zeros(16, np.uint8)], 12 * 16 * 3 * 3, 3, 0)

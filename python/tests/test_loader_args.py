@@ -401,6 +401,9 @@ def test_mean_and_std_dataset_are_the_manifests_statistics(tmp_path):
     assert np.allclose(every.std(axis=(0, 1, 2), dtype=np.float64), 1, atol=1e-2)
     with pytest.raises(ValueError, match='mean: expected a sequence of numbers .*"dataset"'):
         libshard.Loader(out, 4, dtype="float32", mean="datset")
+    with pytest.raises(ValueError, match=r'mean="dataset": the manifest has statistics for 3 channels, the loader '
+                                         r'gives 1 \(use channels=3'):
+        libshard.Loader(out, 4, dtype="float32", channels=1, mean="dataset")
 
 
 def test_values_on_the_0_255_scale_are_refused_saying_so(shard):
