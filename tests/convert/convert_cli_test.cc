@@ -213,7 +213,7 @@ TEST(ConvertCliTest, FatalErrorsExitOne) {
   ExpectFinalShardsComplete(dir + "/out");
 }
 
-// README: 2 = usage error or unreadable argument. These returned 1.
+// docs/cli.md: 2 = usage error or unreadable argument. These returned 1.
 TEST(ConvertCliTest, UnreadableOrInvalidArgumentsExitTwoBeforeWriting) {
   const std::string dir = MakeTempDir();
   MakeSmallTree(dir + "/in");
@@ -858,7 +858,7 @@ TEST(ConvertCliTest, LayoutIsRecognisedSaidAndForced) {
   EXPECT_EQ(bad.err, "shard convert: --layout: unknown layout 'tree' (expected auto, class, split/class or flat)\n");
 }
 
-// Issue 23 item 11: exit codes as the README states them. Every input
+// Issue 23 item 11: exit codes as docs/cli.md states them. Every input
 // rejected is "nothing converted" (1, not 3); `shard merge` of a missing
 // folder is a usage error (2); a --prefix too long for a file name is a
 // usage error (2) before anything is created.
