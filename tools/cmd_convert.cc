@@ -21,6 +21,7 @@
 #include "convert_flags.h"
 #include "json_writer.h"
 #include "libshard/convert/converter.h"
+#include "libshard/manifest/manifest_json.h"
 #include "libshard/util/byte_size.h"
 #include "libshard/convert/manifest_io.h"
 #include "libshard/report/report.h"
@@ -466,7 +467,7 @@ int RunLocal(Flags& f) {
                  "next run of this command retries them\n",
                  static_cast<unsigned long long>(r->transient_rejects));
   }
-  if (f.json) std::cout << convert::ManifestToJson(m);
+  if (f.json) std::cout << libshard::manifest::ToJson(m);
   if (st.converted() == 0 && r->rejected > 0) {
     std::fprintf(stderr, "shard convert: nothing converted: all %llu input(s) were rejected (%s names them)\n",
                  static_cast<unsigned long long>(r->rejected),

@@ -20,10 +20,11 @@
 #include "convert/converter_internal.h"
 #include "libshard/convert/manifest_io.h"
 #include "libshard/convert/output_lock.h"
-#include "libshard/io/mapped_file.h"
+#include "libshard/io/open_file.h"
 #include "libshard/io/writable_file.h"
 #include "libshard/manifest/manifest_json.h"
 #include "libshard/text_escape.h"
+#include "libshard/util/sha256.h"
 #include "util/catch_status.h"
 
 namespace libshard::convert {
@@ -375,7 +376,7 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
                                                   std::move(entries), listing_rejects, single);
   if (!assembled.ok()) return Started(assembled.status());
   result.manifest = std::move(*assembled);
-  result.manifest.set_plan_id(Sha256Hex(all_plan_ids));
+  result.manifest.set_plan_id(util::Sha256Hex(all_plan_ids));
   if (mask_map) AddMaskClasses(*mask_map, &result.manifest);
   RunInfo* run = result.manifest.mutable_run();
   run->set_started(started);
@@ -396,7 +397,8 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
   } else {
     result.manifest_path = TaskManifestPath(o.output, o.task_index, o.num_tasks);
   }
-  LIBSHARD_RETURN_IF_ERROR(Started(WriteFileAtomically(result.manifest_path, ManifestToJson(result.manifest), o.sync)));
+  LIBSHARD_RETURN_IF_ERROR(
+      Started(io::WriteFileAtomically(result.manifest_path, manifest::ToJson(result.manifest), o.sync)));
   return result;
 }
 

@@ -19,7 +19,7 @@
 #include "libshard/crc32c.h"
 
 #include "libshard/example/example_view.h"
-#include "libshard/io/mapped_file.h"
+#include "libshard/io/open_file.h"
 #include "libshard/record/index.h"
 #include "libshard/record/record_reader.h"
 #include "read_window.h"
