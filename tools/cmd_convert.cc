@@ -594,7 +594,7 @@ std::shared_ptr<ConvertFlags> AddConvertOptions(CLI::App& app) {
   cmd->add_option("--alpha", f.alpha, "composite (over white) | keep")->capture_default_str();
   cmd->add_option("--on-error", f.on_error, "skip (reject and go on) | fail (stop at the first bad input)")->capture_default_str();
   cmd->add_option("--threads", f.o.threads,
-                  "worker threads, 1..256 (0 = one per core); the output is the same for any value")
+                  "worker threads, 0..256 (0 = one per core); the output is the same for any value")
       ->check(IntegerIn(0, kMaxThreads));
   cmd->add_option("--num-tasks", f.num_tasks,
                   "split the work into N tasks, 1..99999 (default: from SLURM_ARRAY_TASK_COUNT)")

@@ -13,6 +13,9 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <oneapi/tbb/info.h>
+#include <oneapi/tbb/task_arena.h>
+
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
@@ -294,6 +297,18 @@ TEST_F(ConverterTest, ThreadCountDoesNotChangeTheOutput) {
       ExpectSameFiles(first, snap);
     }
   }
+}
+
+// threads = 0 is one thread per core (util::ThreadCount), as for verify and
+// the loader: not the concurrency of the arena Convert is called from.
+TEST_F(ConverterTest, ZeroThreadsIsOnePerCoreWhateverTheCallersArena) {
+  ConvertOptions o = Options(in_, base_ + "/out");
+  o.threads = 0;
+  StatusOr<ConvertResult> r = InvalidArgumentError("not run");
+  tbb::task_arena one(1);
+  one.execute([&] { r = Convert(o); });
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->manifest.run().threads(), tbb::info::default_concurrency());
 }
 
 TEST_F(ConverterTest, ResumeKeepsCompleteShardsAndRedoesTheRest) {

@@ -2,7 +2,6 @@
 // is encode_pipeline.cc's, DryRun is dry_run.cc's.
 #include "libshard/convert/converter.h"
 
-#include <oneapi/tbb/task_arena.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -18,6 +17,7 @@
 #include "libshard/manifest/manifest_json.h"
 #include "libshard/text_escape.h"
 #include "libshard/util/sha256.h"
+#include "libshard/util/threads.h"
 
 namespace libshard::convert {
 namespace {
@@ -249,7 +249,7 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
   std::vector<ShardEntry> entries;
   const std::vector<size_t> todo = KeepOrRedo(o, plan, mine, ids, &entries, &result);
 
-  const int threads = o.threads > 0 ? o.threads : tbb::this_task_arena::max_concurrency();
+  const int threads = util::ThreadCount(o.threads);
   ShardSink sink(o, plan, listing, ids.by_shard);
   uint64_t gray_expanded = 0;
   const std::vector<Work> work = WorkOf(plan, todo);
