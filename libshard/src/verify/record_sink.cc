@@ -16,16 +16,14 @@ void RecordSink::OnRecord(const record::RecordView& rec) {
     if (options_.decode_images) {
       if (jobs_used_ == jobs_.size()) jobs_.emplace_back();
       Job& job = jobs_[jobs_used_++];
-      job.faults.clear();
       job.offset = rec.offset;
       job.record = r_->records;
-      job.example = Check(rec.data, job.offset, job.record, &job.faults);
-      if (job.example) job.payload.assign(rec.data.data(), rec.data.size());
+      job.payload.assign(rec.data.data(), rec.data.size());
       batch_bytes_ += rec.data.size();
       if (jobs_used_ >= kBatchRecords || batch_bytes_ >= kBatchBytes) Flush();
     } else {
       scratch_.clear();
-      Check(rec.data, rec.offset, r_->records, &scratch_);
+      Check(rec.data, rec.offset, r_->records, /*decode=*/false, &scratch_);
       for (Fault& f : scratch_) AddFault(r_, options_, f.offset, f.record, f.kind, std::move(f.message));
     }
   }
@@ -38,17 +36,8 @@ void RecordSink::Flush() {
   tbb::parallel_for(tbb::blocked_range<size_t>(0, jobs_used_, 1), [&](const tbb::blocked_range<size_t>& range) {
     for (size_t i = range.begin(); i != range.end(); ++i) {
       Job& job = jobs_[i];
-      if (!job.example) continue;
-      // An image too large for the memory left is a fault of its record
-      // (the walk goes on), never an abort.
-      Status s = util::CatchAsStatus(
-          [&] {
-            auto ex = example::ExampleView::Parse(job.payload);
-            if (ex.ok()) CheckImages(*ex, options_, RecordFaults{job.offset, job.record, &job.faults});
-            return Status::OK();
-          },
-          [] { return "decoding the image (not necessarily damage: check it with more memory)"; });
-      if (!s.ok()) job.faults.push_back(Fault{job.offset, job.record, FaultKind::kImageUndecodable, s.message()});
+      job.faults.clear();
+      Check(job.payload, job.offset, job.record, /*decode=*/true, &job.faults);
     }
   });
   for (size_t i = 0; i < jobs_used_; ++i) {
@@ -58,16 +47,27 @@ void RecordSink::Flush() {
   batch_bytes_ = 0;
 }
 
-bool RecordSink::Check(std::string_view payload, uint64_t offset, uint64_t record, std::vector<Fault>* out) {
+void RecordSink::Check(std::string_view payload, uint64_t offset, uint64_t record, bool decode,
+                       std::vector<Fault>* out) const {
   auto ex = example::ExampleView::Parse(payload);
   if (!ex.ok()) {
     out->push_back(Fault{offset, record, FaultKind::kNotAnExample,
                          "payload of " + std::to_string(payload.size()) + " bytes is not a tf.Example: " +
                              ex.status().message()});
-    return false;
+    return;
   }
-  if (rules_ != nullptr) CheckRules(*ex, *rules_, RecordFaults{offset, record, out});
-  return true;
+  const RecordFaults faults{offset, record, out};
+  if (rules_ != nullptr) CheckRules(*ex, *rules_, faults);
+  if (!decode) return;
+  // An image too large for the memory left is a fault of its record (the
+  // walk goes on), never an abort.
+  Status s = util::CatchAsStatus(
+      [&] {
+        CheckImages(*ex, options_, faults);
+        return Status::OK();
+      },
+      [] { return "decoding the image (not necessarily damage: check it with more memory)"; });
+  if (!s.ok()) faults.Add(FaultKind::kImageUndecodable, s.message());
 }
 
 }  // namespace libshard::verify::internal

@@ -2,9 +2,10 @@
 // feeds the index check, runs the payload checks (record_checks.h) and
 // counts records and bytes. Without decoding, each record is checked as the
 // walk reaches it (its bytes still in cache). With decoding, the records are
-// copied into batches whose images are decoded in parallel (oneTBB, nested
-// in the per-file tasks); faults are then added in record order, so the
-// result does not depend on threads. Private to the verifier.
+// copied into batches checked in parallel (oneTBB, nested in the per-file
+// tasks), each payload parsed once for the rules and its images; faults are
+// then added in record order, so the result does not depend on threads.
+// Private to the verifier.
 #ifndef LIBSHARD_SRC_VERIFY_RECORD_SINK_H_
 #define LIBSHARD_SRC_VERIFY_RECORD_SINK_H_
 
@@ -40,13 +41,13 @@ class RecordSink {
   struct Job {
     uint64_t offset = 0;
     uint64_t record = 0;
-    bool example = false;
     std::string payload;
     std::vector<Fault> faults;
   };
 
-  // Parses the payload and applies the rules; true when it is an Example.
-  bool Check(std::string_view payload, uint64_t offset, uint64_t record, std::vector<Fault>* out);
+  // Parses the payload once, applies the rules and, with `decode`, decodes
+  // its images. Safe from many threads at once.
+  void Check(std::string_view payload, uint64_t offset, uint64_t record, bool decode, std::vector<Fault>* out) const;
 
   const VerifyOptions& options_;
   const RecordRules* rules_;
