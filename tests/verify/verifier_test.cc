@@ -481,6 +481,18 @@ TEST(FaultKindTest, NamesAreStable) {
   EXPECT_STREQ(FaultKindName(FaultKind::kNotTfrecord), "not_tfrecord");
   EXPECT_STREQ(FaultKindName(FaultKind::kUnreadable), "unreadable");
   EXPECT_STREQ(FaultKindName(FaultKind::kCompressedStreamCorrupt), "compressed_stream_corrupt");
+  EXPECT_STREQ(FaultKindName(FaultKind::kManifestLabelOutOfRange), "manifest_label_out_of_range");
+  EXPECT_STREQ(FaultKindName(FaultKind::kManifestSchema), "manifest_schema");
+  // The set-level kinds: their own enum, the same names.
+  EXPECT_STREQ(FaultKindName(SetFaultKind::kManifestUnreadable), "manifest_unreadable");
+  EXPECT_STREQ(FaultKindName(SetFaultKind::kManifestInvalid), "manifest_invalid");
+  EXPECT_STREQ(FaultKindName(SetFaultKind::kManifestFormat), "manifest_format");
+  EXPECT_STREQ(FaultKindName(SetFaultKind::kManifestShardMissing), "manifest_shard_missing");
+  EXPECT_STREQ(FaultKindName(SetFaultKind::kManifestShardUnlisted), "manifest_shard_unlisted");
+  EXPECT_STREQ(FaultKindName(SetFaultKind::kManifestRecordCount), "manifest_record_count");
+  EXPECT_STREQ(FaultKindName(SetFaultKind::kManifestSize), "manifest_size");
+  EXPECT_STREQ(FaultKindName(SetFaultKind::kManifestChecksum), "manifest_checksum");
+  EXPECT_STREQ(FaultKindName(SetFaultKind::kSetIncomplete), "set_incomplete");
 }
 
 // ------------------------------------------------------------------- interop

@@ -269,7 +269,7 @@ TEST_F(ManifestSetTest, ManifestClaimsAreChecked) {
     SetResult r = Verify();
     ASSERT_EQ(r.manifests.size(), 1u);
     ASSERT_EQ(r.manifests[0].faults.size(), 1u) << (r.manifests[0].faults.size() > 1 ? r.manifests[0].faults[1].message : "");
-    EXPECT_EQ(r.manifests[0].faults[0].kind, FaultKind::kManifestInvalid);
+    EXPECT_EQ(r.manifests[0].faults[0].kind, SetFaultKind::kManifestInvalid);
     EXPECT_EQ(r.manifests[0].faults[0].message, want);
   };
   manifest_.set_complete(false);
@@ -297,7 +297,7 @@ TEST_F(ManifestSetTest, ManifestClaimsAreChecked) {
     ASSERT_EQ(r.manifests.size(), 1u);
     bool named = false;
     for (const SetFault& f : r.manifests[0].faults) {
-      named |= f.kind == FaultKind::kManifestInvalid &&
+      named |= f.kind == SetFaultKind::kManifestInvalid &&
                f.message == "split \"train\" lists " + file + ", outside the manifest's folder (not read)";
     }
     EXPECT_TRUE(named) << file;
@@ -307,14 +307,14 @@ TEST_F(ManifestSetTest, ManifestClaimsAreChecked) {
 TEST_F(ManifestSetTest, MissingShard) {
   fs::remove(Path(1));
   SetFault f = OnlySetFault(Verify());
-  EXPECT_EQ(f.kind, FaultKind::kManifestShardMissing);
+  EXPECT_EQ(f.kind, SetFaultKind::kManifestShardMissing);
   EXPECT_EQ(f.path, Path(1));
 }
 
 TEST_F(ManifestSetTest, MissingIndexFile) {
   fs::remove(Path(0) + ".idx");
   SetFault f = OnlySetFault(Verify());
-  EXPECT_EQ(f.kind, FaultKind::kManifestShardMissing);
+  EXPECT_EQ(f.kind, SetFaultKind::kManifestShardMissing);
   EXPECT_EQ(f.path, Path(0) + ".idx");
 }
 
@@ -323,7 +323,7 @@ TEST_F(ManifestSetTest, UnlistedShard) {
   WriteShard(dir_ + "/old/train-00000-of-00001.tfrecord", {JpegSample(9, 1)});
   SetResult r = Verify();
   SetFault f = OnlySetFault(r);
-  EXPECT_EQ(f.kind, FaultKind::kManifestShardUnlisted);
+  EXPECT_EQ(f.kind, SetFaultKind::kManifestShardUnlisted);
   EXPECT_EQ(f.path, dir_ + "/old/train-00000-of-00001.tfrecord");
   EXPECT_EQ(r.files.size(), 3u);  // the folder argument found it: it is verified too
 }
@@ -334,7 +334,7 @@ TEST_F(ManifestSetTest, RecordCountMismatch) {
   manifest_.mutable_stats()->set_converted(7);
   Write();
   SetFault f = OnlySetFault(Verify());
-  EXPECT_EQ(f.kind, FaultKind::kManifestRecordCount);
+  EXPECT_EQ(f.kind, SetFaultKind::kManifestRecordCount);
   EXPECT_EQ(f.path, Path(0));
   EXPECT_TRUE(HasSubstr(f.message, "lists 4 records, the shard has 3"));
 }
@@ -343,7 +343,7 @@ TEST_F(ManifestSetTest, SizeMismatch) {
   Entry(1)->set_bytes(Entry(1)->bytes() + 1);
   Write();
   SetFault f = OnlySetFault(Verify());
-  EXPECT_EQ(f.kind, FaultKind::kManifestSize);
+  EXPECT_EQ(f.kind, SetFaultKind::kManifestSize);
   EXPECT_EQ(f.path, Path(1));
 }
 
@@ -355,7 +355,7 @@ TEST_F(ManifestSetTest, ChecksumMismatchOnSameSizeAndCount) {
   WriteShard(Path(0), samples);
   ASSERT_EQ(ReadFileOrDie(Path(0)).size(), before.size());
   SetFault f = OnlySetFault(Verify());
-  EXPECT_EQ(f.kind, FaultKind::kManifestChecksum);
+  EXPECT_EQ(f.kind, SetFaultKind::kManifestChecksum);
   EXPECT_EQ(f.path, Path(0));
   EXPECT_TRUE(HasSubstr(f.message, "the manifest lists " + Entry(0)->checksum() + ", the file's CRC-32C is " +
                                        ChecksumOf(Path(0))));
@@ -365,7 +365,7 @@ TEST_F(ManifestSetTest, MalformedChecksumIsInvalid) {
   Entry(0)->set_checksum("md5:abc");
   Write();
   SetFault f = OnlySetFault(Verify());
-  EXPECT_EQ(f.kind, FaultKind::kManifestInvalid);
+  EXPECT_EQ(f.kind, SetFaultKind::kManifestInvalid);
   EXPECT_TRUE(HasSubstr(f.message, "md5:abc"));
 }
 
@@ -407,7 +407,7 @@ TEST_F(ManifestSetTest, UnparseableManifest) {
   WriteFileOrDie(ManifestPath(), "{\"format\": \"libshard.manifest/1\", \"splits\": [");
   SetResult r = Verify();
   SetFault f = OnlySetFault(r);
-  EXPECT_EQ(f.kind, FaultKind::kManifestInvalid);
+  EXPECT_EQ(f.kind, SetFaultKind::kManifestInvalid);
   EXPECT_EQ(f.path, ManifestPath());
   EXPECT_EQ(r.files.size(), 2u);  // the shards are still walked
 }
@@ -416,7 +416,7 @@ TEST_F(ManifestSetTest, WrongFormat) {
   manifest_.set_format("libshard.manifest/2");
   Write();
   SetFault f = OnlySetFault(Verify());
-  EXPECT_EQ(f.kind, FaultKind::kManifestFormat);
+  EXPECT_EQ(f.kind, SetFaultKind::kManifestFormat);
   EXPECT_EQ(f.path, ManifestPath());
   EXPECT_TRUE(HasSubstr(f.message, "\"libshard.manifest/2\""));
 }
@@ -425,7 +425,7 @@ TEST_F(ManifestSetTest, UnreadableManifest) {
   SetResult r = VerifySet({Path(0)}, {dir_ + "/nope.json"}, VerifyOptions());
   ASSERT_EQ(r.manifests.size(), 1u);
   ASSERT_EQ(r.manifests[0].faults.size(), 1u);
-  EXPECT_EQ(r.manifests[0].faults[0].kind, FaultKind::kManifestUnreadable);
+  EXPECT_EQ(r.manifests[0].faults[0].kind, SetFaultKind::kManifestUnreadable);
   EXPECT_EQ(r.manifests[0].faults[0].path, dir_ + "/nope.json");
 }
 
@@ -511,7 +511,7 @@ TEST(NumberedSetTest, IncompleteSetsFromNamesAlone) {
   std::vector<SetFault> faults = CheckNumberedSets(paths);
   ASSERT_EQ(faults.size(), 3u);
   EXPECT_EQ(faults[0].path, "d/x-train-*-of-00020.tfrecord");
-  EXPECT_EQ(faults[0].kind, FaultKind::kSetIncomplete);
+  EXPECT_EQ(faults[0].kind, SetFaultKind::kSetIncomplete);
   EXPECT_EQ(faults[0].message,
             "6 of the 20 shards of this set are here; 14 missing (00006, 00007, 00008, 00009, 00010, 00011, 00012, "
             "00013, 00014, 00015, ...); no manifest.json to say more");
@@ -522,7 +522,7 @@ TEST(NumberedSetTest, IncompleteSetsFromNamesAlone) {
   EXPECT_EQ(faults[2].path, "e/y-00003-of-00003");
   EXPECT_EQ(faults[2].message,
             "shard number 00003 is beyond its set of 00003 (numbers run from 0 to M-1); no manifest.json to say more");
-  EXPECT_STREQ(FaultKindName(FaultKind::kSetIncomplete), "set_incomplete");
+  EXPECT_STREQ(FaultKindName(SetFaultKind::kSetIncomplete), "set_incomplete");
   // A huge stated count costs no more than the names given.
   EXPECT_EQ(CheckNumberedSets({"z-00000-of-99999999999999"})[0].message.substr(0, 40),
             "1 of the 99999999999999 shards of this s");

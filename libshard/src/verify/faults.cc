@@ -1,4 +1,4 @@
-// The fault vocabulary: the kinds' stable names, the framing kinds shared
+// The fault vocabulary: the kinds' stable names (per file and per set), the framing kinds shared
 // with the record module, and the per-file cap.
 #include "faults.h"
 
@@ -37,23 +37,29 @@ const char* FaultKindName(FaultKind kind) {
     case FaultKind::kNotTfrecord: return "not_tfrecord";
     case FaultKind::kUnreadable: return "unreadable";
     case FaultKind::kCompressedStreamCorrupt: return "compressed_stream_corrupt";
-    case FaultKind::kManifestUnreadable: return "manifest_unreadable";
-    case FaultKind::kManifestInvalid: return "manifest_invalid";
-    case FaultKind::kManifestFormat: return "manifest_format";
-    case FaultKind::kManifestShardMissing: return "manifest_shard_missing";
-    case FaultKind::kManifestShardUnlisted: return "manifest_shard_unlisted";
-    case FaultKind::kManifestRecordCount: return "manifest_record_count";
-    case FaultKind::kManifestSize: return "manifest_size";
-    case FaultKind::kManifestChecksum: return "manifest_checksum";
     case FaultKind::kManifestLabelOutOfRange: return "manifest_label_out_of_range";
     case FaultKind::kManifestSchema: return "manifest_schema";
-    case FaultKind::kSetIncomplete: return "set_incomplete";
     case FaultKind::kImageUndecodable: return "image_undecodable";
     case FaultKind::kImageSizeMismatch: return "image_size_mismatch";
     case FaultKind::kRawArrayInvalid: return "raw_array_invalid";
     case FaultKind::kMaskUndecodable: return "mask_undecodable";
     case FaultKind::kMaskSizeMismatch: return "mask_size_mismatch";
     case FaultKind::kLabelInvalid: return "label_invalid";
+  }
+  return "unknown";
+}
+
+const char* FaultKindName(SetFaultKind kind) {
+  switch (kind) {
+    case SetFaultKind::kManifestUnreadable: return "manifest_unreadable";
+    case SetFaultKind::kManifestInvalid: return "manifest_invalid";
+    case SetFaultKind::kManifestFormat: return "manifest_format";
+    case SetFaultKind::kManifestShardMissing: return "manifest_shard_missing";
+    case SetFaultKind::kManifestShardUnlisted: return "manifest_shard_unlisted";
+    case SetFaultKind::kManifestRecordCount: return "manifest_record_count";
+    case SetFaultKind::kManifestSize: return "manifest_size";
+    case SetFaultKind::kManifestChecksum: return "manifest_checksum";
+    case SetFaultKind::kSetIncomplete: return "set_incomplete";
   }
   return "unknown";
 }
