@@ -529,6 +529,21 @@ TEST(RecordStreamReaderTest, TruncatedGzipIsDataLossNamingTheFile) {
   EXPECT_TRUE(HasSubstr(end.message(), "byte " + std::to_string(gz.size() / 2)));
 }
 
+// With an empty name, messages are not prefixed (the caller names the file).
+TEST(RecordStreamReaderTest, EmptyNameLeavesMessagesUnprefixed) {
+  const std::string data = "definitely not a tfrecord file";
+  Status named, unnamed;
+  RecordView rec;
+  auto a = RecordStreamReader::OpenBuffer(data, "f.tfrecord", Compression::kNone);
+  while ((named = a->Next(&rec)).ok()) {
+  }
+  auto b = RecordStreamReader::OpenBuffer(data, "", Compression::kNone);
+  while ((unnamed = b->Next(&rec)).ok()) {
+  }
+  EXPECT_EQ(unnamed.code(), StatusCode::kDataLoss);
+  EXPECT_EQ(named.message(), "f.tfrecord: " + unnamed.message());
+}
+
 TEST(RecordStreamReaderTest, CorruptGzipIsDataLoss) {
   std::string dir = SharedPath("interop/tfrecord");
   if (dir.empty()) GTEST_SKIP() << "shared interop data not found";

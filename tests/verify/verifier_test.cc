@@ -5,6 +5,7 @@
 #include "libshard/verify/verifier.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include <filesystem>
@@ -419,9 +420,33 @@ TEST(VerifyFileTest, StaleIndexBesideTheShard) {
 }
 
 TEST(VerifyFileTest, MissingFileIsUnreadable) {
-  FileResult r = VerifyFile(MakeTempDir() + "/nope.tfrecord", VerifyOptions());
+  const std::string path = MakeTempDir() + "/nope.tfrecord";
+  FileResult r = VerifyFile(path, VerifyOptions());
   EXPECT_EQ(OnlyFault(r).kind, FaultKind::kUnreadable);
+  EXPECT_EQ(OnlyFault(r).message, "open " + path + ": No such file or directory");
   EXPECT_EQ(r.records, 0u);
+}
+
+// io's errors name the file once; the verifier passes them on as they are.
+TEST(VerifyFileTest, UnreadableFaultsCarryIosMessageAsItIs) {
+  const std::string dir = MakeTempDir();
+  ASSERT_EQ(::mkfifo((dir + "/f.tfrecord").c_str(), 0600), 0);
+  FileResult r = VerifyFile(dir + "/f.tfrecord", VerifyOptions());
+  EXPECT_EQ(OnlyFault(r).kind, FaultKind::kUnreadable);
+  EXPECT_EQ(OnlyFault(r).message, dir + "/f.tfrecord: is a FIFO, not a regular file");
+}
+
+// A compressed stream's fault is the stream reader's message, not naming
+// the file (the result does).
+TEST(VerifyCompressedTest, StreamFaultsDoNotNameTheFile) {
+  const std::string packed = Deflate(Frame({MakeExample(0, 5000)}), 16 + MAX_WBITS);
+  const std::string dir = MakeTempDir();
+  WriteFileOrDie(dir + "/s.gz", packed.substr(0, packed.size() - 10));
+  for (const FileResult& r : {VerifyBuffer(packed.substr(0, packed.size() - 10), dir + "/s.gz", VerifyOptions()),
+                              VerifyFile(dir + "/s.gz", VerifyOptions())}) {
+    EXPECT_EQ(OnlyFault(r).message.rfind("truncated gzip stream: compressed data ends at byte ", 0), 0u)
+        << OnlyFault(r).message;
+  }
 }
 
 TEST(VerifyFileTest, ManyFilesInArgumentOrderWhateverTheThreads) {

@@ -15,11 +15,6 @@ namespace {
 using record::RecordFault;
 using record::RecordView;
 
-std::string StripPrefix(const std::string& message, const std::string& prefix) {
-  const std::string p = prefix + ": ";
-  return message.compare(0, p.size(), p) == 0 ? message.substr(p.size()) : message;
-}
-
 // A guess at what a non-TFRecord file is, for the message.
 std::string WhatItLooksLike(std::string_view head) {
   auto starts = [&](std::string_view magic) { return head.substr(0, magic.size()) == magic; };
@@ -116,12 +111,12 @@ void WalkStream(record::RecordStreamReader* reader, const VerifyOptions& options
     sink->Flush();
     if (s.code() == StatusCode::kOutOfRange) return;
     r->unchecked_bytes = std::nullopt;
-    std::string message = StripPrefix(s.message(), r->path);
     RecordFault fault = reader->fault();
     if (fault == RecordFault::kNone) {
+      // The reader is opened unnamed: its message is the fault's as it is.
       AddFault(r, options, offset, r->records,
                s.code() == StatusCode::kDataLoss ? FaultKind::kCompressedStreamCorrupt : FaultKind::kUnreadable,
-               std::move(message));
+               s.message());
     } else {
       // The uncompressed head is gone; the message still says what is wrong.
       AddFramingFault(r, options, reader->framing_error(), std::string_view());

@@ -22,7 +22,8 @@ record::ReaderOptions ReaderOptionsFor(const VerifyOptions& options);
 void WalkPlain(Window* window, const VerifyOptions& options, RecordSink* sink, FileResult* r);
 
 // Walks a compressed stream to its end or its first fault (unchecked_bytes
-// unknown then).
+// unknown then). `reader` is opened without a name (an empty one): its
+// messages become the faults' as they are.
 void WalkStream(record::RecordStreamReader* reader, const VerifyOptions& options, RecordSink* sink, FileResult* r);
 
 // An empty_file fault when the walk found nothing to check (unless allowed,

@@ -29,11 +29,6 @@ using internal::IndexComparer;
 using internal::RecordSink;
 using record::Compression;
 
-std::string StripPrefix(const std::string& message, const std::string& prefix) {
-  const std::string p = prefix + ": ";
-  return message.compare(0, p.size(), p) == 0 ? message.substr(p.size()) : message;
-}
-
 FileResult VerifyFileUnguarded(const std::string& path, const VerifyOptions& options, const FileChecks& checks) {
   FileResult r;
   r.path = path;
@@ -45,7 +40,8 @@ FileResult VerifyFileUnguarded(const std::string& path, const VerifyOptions& opt
   // Regular files only; a FIFO or device is refused without blocking.
   io::FileIdentity id;
   auto opened = io::OpenForRead(path, &id);
-  if (!opened.ok()) return unreadable(StripPrefix(opened.status().message(), path));
+  // io's messages name the file (io/open_file.h): passed on as they are.
+  if (!opened.ok()) return unreadable(opened.status().message());
   const int fd = opened->get();
   r.file_size = id.size;
   ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);  // advisory only
@@ -53,7 +49,7 @@ FileResult VerifyFileUnguarded(const std::string& path, const VerifyOptions& opt
   FileWindow window(fd, r.file_size, checks.checksum);
   std::string_view head;
   if (Status s = window.Ensure(0, record::kHeaderSize, &head); !s.ok()) {
-    return unreadable(StripPrefix(s.message(), path));
+    return unreadable(s.message());
   }
   Compression c = options.compression;
   if (c == Compression::kAuto) c = record::DetectCompression(head.substr(0, record::kHeaderSize));
@@ -68,10 +64,10 @@ FileResult VerifyFileUnguarded(const std::string& path, const VerifyOptions& opt
     return r;
   }
   // gzip / zlib: inflated as read (read(2), no mapping: a file shrinking
-  // meanwhile cuts the stream short, a fault, never SIGBUS).
-  auto reader =
-      record::RecordStreamReader::OpenFd(std::move(*opened), path, c, internal::ReaderOptionsFor(options));
-  if (!reader.ok()) return unreadable(StripPrefix(reader.status().message(), path));
+  // meanwhile cuts the stream short, a fault, never SIGBUS). Unnamed: the
+  // result names the file.
+  auto reader = record::RecordStreamReader::OpenFd(std::move(*opened), "", c, internal::ReaderOptionsFor(options));
+  if (!reader.ok()) return unreadable(reader.status().message());
   RecordSink sink(options, checks.rules, nullptr, &r);
   internal::WalkStream(reader->get(), options, &sink, &r);
   AddEmptyFault(&r, options, checks, r.file_size == 0);
@@ -80,7 +76,7 @@ FileResult VerifyFileUnguarded(const std::string& path, const VerifyOptions& opt
     if (crc.ok()) {
       r.crc32c = *crc;
     } else {
-      AddFault(&r, options, 0, r.records, FaultKind::kUnreadable, StripPrefix(crc.status().message(), path));
+      AddFault(&r, options, 0, r.records, FaultKind::kUnreadable, crc.status().message());
     }
   }
   return r;
@@ -114,7 +110,7 @@ FileResult VerifyBuffer(std::string_view data, std::string name, const VerifyOpt
     BufferWindow window(data);
     internal::WalkPlain(&window, options, &sink, &r);
   } else {
-    auto reader = record::RecordStreamReader::OpenBuffer(data, r.path, c, internal::ReaderOptionsFor(options));
+    auto reader = record::RecordStreamReader::OpenBuffer(data, "", c, internal::ReaderOptionsFor(options));
     internal::WalkStream(reader.get(), options, &sink, &r);
   }
   AddEmptyFault(&r, options, checks, data.empty());

@@ -53,8 +53,9 @@ class MappedFile {
   FileIdentity identity_;
 };
 
-// Reads a whole file (with pread; regular files only, see OpenForRead). Fails with ResourceExhausted when it is larger than
-// `max_bytes`.
+// Reads a whole file (with pread; regular files only, see OpenForRead). Fails
+// with ResourceExhausted when it is larger than `max_bytes`. Errors name the
+// path once (open_file.h).
 StatusOr<std::string> ReadFileToString(const std::string& path, uint64_t max_bytes = uint64_t{1} << 32);
 
 }  // namespace libshard::io

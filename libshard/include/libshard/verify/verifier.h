@@ -146,7 +146,10 @@ struct Fault {
   uint64_t offset = 0;  // byte where the faulty record (or region) starts
   uint64_t record = 0;  // number of the record, from 0
   FaultKind kind = FaultKind::kUnreadable;
-  std::string message;  // what is wrong, without the file name or offset
+  // What is wrong, without the file name or offset; except that an
+  // unreadable fault passes io's error on as it is, and io's errors name the
+  // file (the shard, or its index: "open a.tfrecord.idx: Permission denied").
+  std::string message;
 };
 
 struct FileResult {
