@@ -275,6 +275,23 @@ TEST(VerifyNotTfrecordTest, PngBytes) {
   EXPECT_EQ(r.unchecked_bytes, std::optional<uint64_t>(png.size()));
 }
 
+// What the file looks like comes from image::DescribeContent, the formats
+// that are not read and a zstd frame included.
+TEST(VerifyNotTfrecordTest, WhatTheFileLooksLike) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {std::string("RIFF\x10\0\0\0WEBPVP8 \x01\x02\x03\x04", 20), "(looks like a WebP image)"},
+      {std::string("GIF89a\x01\0\x01\0\x80\0\0\x01\x02", 15), "(looks like a GIF image)"},
+      {std::string("(\xb5/\xfd\x01\x02\x03\x04\x05\x06\x07\x08", 12), "(looks like zstd data)"},
+      {std::string("\xff\xd8\xff\xe0\x01\x02\x03\x04\x05\x06\x07\x08", 12), "(looks like a JPEG image)"}};
+  for (const auto& [bytes, what] : cases) {
+    const Fault f = OnlyFault(VerifyBuffer(bytes, "x", VerifyOptions()));
+    EXPECT_EQ(f.kind, FaultKind::kNotTfrecord);
+    EXPECT_EQ(f.message.rfind("not a TFRecord file " + what + ": first record's ", 0), 0u) << f.message;
+  }
+  const Fault none = OnlyFault(VerifyBuffer(std::string(12, '\x01'), "x", VerifyOptions()));
+  EXPECT_EQ(none.message.rfind("not a TFRecord file: first record's ", 0), 0u) << none.message;
+}
+
 TEST(VerifyNotTfrecordTest, TextFiles) {
   FileResult r = VerifyBuffer("label,path\n3,cat.png\n", "list.csv", VerifyOptions());
   EXPECT_EQ(OnlyFault(r).kind, FaultKind::kNotTfrecord);

@@ -1,12 +1,11 @@
 #include "framing_walk.h"
 
-#include <algorithm>
-#include <cctype>
 #include <limits>
 #include <string>
 #include <string_view>
 
 #include "faults.h"
+#include "libshard/image/probe.h"
 
 namespace libshard::verify::internal {
 
@@ -15,19 +14,14 @@ namespace {
 using record::RecordFault;
 using record::RecordView;
 
-// A guess at what a non-TFRecord file is, for the message.
+// A guess at what a non-TFRecord file is, for the message: "looks like a
+// PNG image", "looks like zstd data", "" (image::DescribeContent's words).
 std::string WhatItLooksLike(std::string_view head) {
-  auto starts = [&](std::string_view magic) { return head.substr(0, magic.size()) == magic; };
-  if (starts("\x89PNG\r\n\x1a\n")) return "looks like a PNG image";
-  if (starts("\xff\xd8\xff")) return "looks like a JPEG image";
-  if (starts("(\xb5/\xfd")) return "looks like zstd data";
-  if (!head.empty() && std::all_of(head.begin(), head.end(), [](char c) {
-        auto u = static_cast<unsigned char>(c);
-        return std::isprint(u) || std::isspace(u);
-      })) {
-    return "looks like text";
-  }
-  return "";
+  const char* what = image::DescribeContent(head);
+  if (what == nullptr) return "";
+  const std::string_view w(what);
+  const bool one = w.size() > 6 && w.substr(w.size() - 6) == " image";  // "a PNG image", but "zstd data"
+  return std::string("looks like ") + (one ? "a " : "") + what;
 }
 
 // Records a framing fault. A first header that is not framing at all (its
