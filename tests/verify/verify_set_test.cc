@@ -418,7 +418,8 @@ TEST_F(ManifestSetTest, WrongFormat) {
   SetFault f = OnlySetFault(Verify());
   EXPECT_EQ(f.kind, SetFaultKind::kManifestFormat);
   EXPECT_EQ(f.path, ManifestPath());
-  EXPECT_TRUE(HasSubstr(f.message, "\"libshard.manifest/2\""));
+  EXPECT_EQ(f.message, "manifest format \"libshard.manifest/2\", expected \"libshard.manifest/1\"");
+  EXPECT_EQ(f.message, manifest::CheckFormat(manifest_).message());  // the one check
 }
 
 TEST_F(ManifestSetTest, UnreadableManifest) {

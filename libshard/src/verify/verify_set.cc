@@ -12,6 +12,7 @@
 #include <system_error>
 #include <tuple>
 
+#include "libshard/example/schema_kind.h"
 #include "libshard/io/mapped_file.h"
 #include "libshard/io/shard_paths.h"
 #include "libshard/manifest.pb.h"
@@ -23,9 +24,6 @@ namespace libshard::verify {
 namespace fs = std::filesystem;
 
 namespace {
-
-// A manifest.json is small (a shard entry is about a kilobyte); anything
-// far larger is not one.
 
 struct ListedShard {
   std::string path;  // the manifest's folder joined with `file`
@@ -48,14 +46,6 @@ std::string Key(const std::string& path) {
   return ec ? fs::path(path).lexically_normal().string() : p.string();
 }
 
-bool ParseKind(const std::string& name, example::FeatureKind* kind) {
-  if (name == "bytes") *kind = example::FeatureKind::kBytes;
-  else if (name == "int64") *kind = example::FeatureKind::kInt64;
-  else if (name == "float") *kind = example::FeatureKind::kFloat;
-  else return false;
-  return true;
-}
-
 void Add(ManifestResult* m, std::string path, SetFaultKind kind, std::string message) {
   m->faults.push_back(SetFault{std::move(path), kind, std::move(message)});
 }
@@ -72,9 +62,8 @@ LoadedManifest Load(const std::string& path) {
     Add(&m.result, path, SetFaultKind::kManifestInvalid, std::string(parsed.message()));
     return m;
   }
-  if (m.proto.format() != manifest::kFormat) {
-    Add(&m.result, path, SetFaultKind::kManifestFormat,
-        "format \"" + m.proto.format() + "\" is not \"" + manifest::kFormat + "\"");
+  if (Status format = manifest::CheckFormat(m.proto); !format.ok()) {
+    Add(&m.result, path, SetFaultKind::kManifestFormat, format.message());
     return m;
   }
   m.dir = fs::path(path).parent_path();
@@ -83,7 +72,7 @@ LoadedManifest Load(const std::string& path) {
     FeatureRule rule;
     rule.key = spec.key();
     rule.required = spec.required();
-    if (spec.key().empty() || !ParseKind(spec.kind(), &rule.kind)) {
+    if (spec.key().empty() || !example::ParseSchemaKind(spec.kind(), &rule.kind)) {
       Add(&m.result, path, SetFaultKind::kManifestInvalid,
           "schema entry \"" + spec.key() + "\": kind \"" + spec.kind() + "\" is not bytes, int64 or float");
       continue;
