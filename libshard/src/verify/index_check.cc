@@ -5,7 +5,6 @@
 
 #include "faults.h"
 #include "libshard/io/mapped_file.h"
-#include "libshard/record/record_reader.h"
 
 namespace libshard::verify {
 namespace internal {
@@ -51,21 +50,4 @@ void FinishIndex(IndexComparer* index, FileResult* r) {
 }
 
 }  // namespace internal
-
-void CheckIndexText(std::string_view shard, std::string_view index_text, const std::string& index_name,
-                    FileResult* result) {
-  if (internal::HasFramingFault(*result)) return;
-  internal::IndexComparer index = internal::IndexComparer::Parse(index_text, index_name);
-  record::ReaderOptions ro;
-  ro.verify_data_crc = false;  // the walk checked them
-  ro.max_record_length = ~uint64_t{0};
-  uint64_t offset = 0;
-  record::RecordView rec;
-  while (record::DecodeRecordAt(shard, offset, ro, &rec) == record::RecordFault::kNone) {
-    index.OnRecord(rec.offset, rec.framed_size());
-    offset = rec.end_offset();
-  }
-  if (auto f = index.Finish(offset)) result->faults.push_back(std::move(*f));
-}
-
 }  // namespace libshard::verify

@@ -207,13 +207,6 @@ struct FileChecks {
 FileResult VerifyBuffer(std::string_view data, std::string name, const VerifyOptions& options,
                         const FileChecks& checks = {});
 
-// Compares index text (DALI `offset size` lines) with the plain shard in
-// `shard` and appends at most one kIndexMismatch fault to `result`, naming
-// `index_name` and the line. Skipped when `result` already has a framing
-// fault (the index cannot be compared with broken framing).
-void CheckIndexText(std::string_view shard, std::string_view index_text, const std::string& index_name,
-                    FileResult* result);
-
 // Verifies the file at `path`, and its `.idx` when present and
 // options.check_index is set. A plain file is read sequentially with pread
 // into one reusable buffer (cache-sized, grown only for a longer record); a
