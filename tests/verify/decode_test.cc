@@ -14,6 +14,7 @@
 #include "libshard/io/writable_file.h"
 #include "libshard/record/record_writer.h"
 #include "libshard/verify/verifier.h"
+#include "deflate_testutil.h"
 #include "testutil.h"
 #include "verify_samples.h"
 
@@ -31,7 +32,6 @@ using test::Png;
 using test::PngSample;
 using test::RawSample;
 using test::Sample;
-using test::WriteShard;
 
 class DecodeTest : public ::testing::Test {
  protected:

@@ -15,8 +15,6 @@
 #include "libshard/crc32c.h"
 #include "libshard/example/example_builder.h"
 #include "libshard/example/image_keys.h"
-#include "libshard/image/encode.h"
-#include "libshard/image/raw_array.h"
 #include "libshard/io/writable_file.h"
 #include "libshard/manifest.pb.h"
 #include "libshard/record/format.h"
