@@ -119,7 +119,8 @@ LoadedManifest Load(const std::string& path) {
   for (const SplitEntry& split : m.proto.splits()) {
     for (const ShardEntry& shard : split.shards()) {
       if (shard.file().empty()) {
-        Add(&m.result, path, SetFaultKind::kManifestInvalid, "split \"" + split.name() + "\" lists a shard without a file");
+        Add(&m.result, path, SetFaultKind::kManifestInvalid,
+            "split \"" + split.name() + "\" lists a shard without a file");
         continue;
       }
       if (outside(shard.file()) || (!shard.index_file().empty() && outside(shard.index_file()))) {
@@ -164,7 +165,9 @@ void Compare(const ListedShard& listed, const FileResult& r, ManifestResult* m) 
   if (!e.index_file().empty()) {
     const std::string idx = (fs::path(listed.path).parent_path() / e.index_file()).string();
     std::error_code ec;
-    if (!fs::exists(idx, ec)) Add(m, idx, SetFaultKind::kManifestShardMissing, "index file listed by the manifest is missing");
+    if (!fs::exists(idx, ec)) {
+      Add(m, idx, SetFaultKind::kManifestShardMissing, "index file listed by the manifest is missing");
+    }
   }
 }
 
