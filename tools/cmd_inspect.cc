@@ -1,6 +1,7 @@
 // `shard inspect FILE`: what a TFRecord file holds — record count, the
 // feature keys with their kinds and value counts, and the first records.
 #include <algorithm>
+#include <cstring>
 #include <iostream>
 #include <map>
 #include <new>
@@ -12,6 +13,7 @@
 #include "commands.h"
 #include "json_writer.h"
 #include "libshard/example/example_view.h"
+#include "libshard/image/probe.h"
 #include "libshard/record/stream_reader.h"
 #include "libshard/store/object_store.h"
 #include "remote_staging.h"
@@ -49,10 +51,11 @@ struct RecordSummary {
   std::string raw_preview;  // for non-Example records
 };
 
-// Printable rendering of bytes: a recognised image format, text, or hex.
+// Printable rendering of bytes: what they look like (image::DescribeContent:
+// an image format, zstd data), else printable text quoted, else hex.
 std::string PreviewBytes(std::string_view b) {
-  if (b.size() >= 8 && b.substr(0, 8) == "\x89PNG\r\n\x1a\n") return "PNG image, " + std::to_string(b.size()) + " bytes";
-  if (b.size() >= 3 && b.substr(0, 3) == "\xff\xd8\xff") return "JPEG image, " + std::to_string(b.size()) + " bytes";
+  const char* what = libshard::image::DescribeContent(b);
+  if (what != nullptr && std::strcmp(what, "text") != 0) return what + (", " + std::to_string(b.size()) + " bytes");
   bool text = std::all_of(b.begin(), b.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
   if (text) {
     std::string s = "\"" + std::string(b.substr(0, 48)) + (b.size() > 48 ? "...\"" : "\"");

@@ -69,7 +69,7 @@ Summary Summarize(const verify::SetResult& set, double seconds) {
   for (const auto& m : set.manifests) {
     s.faults += m.faults.size();
     for (const auto& f : m.faults) {
-      if (f.kind == verify::FaultKind::kManifestUnreadable) s.unreadable = true;
+      if (f.kind == verify::SetFaultKind::kManifestUnreadable) s.unreadable = true;
     }
   }
   for (const auto& r : results) {

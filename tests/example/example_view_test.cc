@@ -17,6 +17,7 @@
 
 #include "libshard/example/example_builder.h"
 #include "libshard/example/example_view.h"
+#include "libshard/example/schema_kind.h"
 #include "libshard/io/mapped_file.h"
 #include "libshard/record/record_reader.h"
 #include "libshard/record/stream_reader.h"
@@ -887,6 +888,23 @@ TEST(ExampleViewTest, KindNames) {
   EXPECT_STREQ(FeatureKindName(FeatureKind::kFloat), "float_list");
   EXPECT_STREQ(FeatureKindName(FeatureKind::kInt64), "int64_list");
   EXPECT_STREQ(FeatureKindName(FeatureKind::kNone), "none");
+}
+
+// The manifest schema's words: what convert writes, verify parses back.
+TEST(SchemaKindTest, NamesRoundTrip) {
+  EXPECT_STREQ(SchemaKindName(FeatureKind::kBytes), "bytes");
+  EXPECT_STREQ(SchemaKindName(FeatureKind::kInt64), "int64");
+  EXPECT_STREQ(SchemaKindName(FeatureKind::kFloat), "float");
+  for (FeatureKind k : {FeatureKind::kBytes, FeatureKind::kInt64, FeatureKind::kFloat}) {
+    FeatureKind parsed = FeatureKind::kNone;
+    EXPECT_TRUE(ParseSchemaKind(SchemaKindName(k), &parsed));
+    EXPECT_EQ(parsed, k);
+  }
+  FeatureKind untouched = FeatureKind::kBytes;
+  for (const char* bad : {"none", "int64_list", "Int64", "string", ""}) {
+    EXPECT_FALSE(ParseSchemaKind(bad, &untouched)) << bad;
+  }
+  EXPECT_EQ(untouched, FeatureKind::kBytes);
 }
 
 }  // namespace

@@ -95,5 +95,24 @@ TEST(ProbeTest, TruncatedHeaders) {
             StatusCode::kDataLoss);
 }
 
+// The one "what is this file": magic bytes of the formats read and not
+// read, a zstd frame, text, and nothing.
+TEST(DescribeContentTest, KnownAnswers) {
+  EXPECT_STREQ(DescribeContent(std::string("\x89PNG\r\n\x1a\n", 8) + "rest"), "PNG image");
+  EXPECT_STREQ(DescribeContent("\xff\xd8\xff\xe0"), "JPEG image");
+  EXPECT_STREQ(DescribeContent(std::string("RIFF\x10\0\0\0WEBPVP8 ", 16)), "WebP image");
+  EXPECT_STREQ(DescribeContent("GIF89a\x01\x02"), "GIF image");
+  EXPECT_STREQ(DescribeContent(std::string("II*\0\x08\0\0\0", 8)), "TIFF image");
+  std::string bmp = "BM" + std::string(12, '\x01') + std::string("\x28\0\0\0", 4);
+  EXPECT_STREQ(DescribeContent(bmp), "BMP image");
+  EXPECT_STREQ(DescribeContent("(\xb5/\xfd\x01\x02"), "zstd data");
+  EXPECT_STREQ(DescribeContent("hello,\tworld\r\n"), "text");
+  // Only the first 64 bytes are looked at.
+  EXPECT_STREQ(DescribeContent(std::string(64, 'a') + "\x01"), "text");
+  EXPECT_STREQ(DescribeContent("BM and then text"), "text");
+  EXPECT_EQ(DescribeContent(std::string("\x01\x02\x03", 3)), nullptr);
+  EXPECT_EQ(DescribeContent(""), nullptr);
+}
+
 }  // namespace
 }  // namespace libshard::image

@@ -63,6 +63,20 @@ TEST_P(ShardReaderTest, ScansWhenThereIsNoIndex) {
   EXPECT_EQ(v, recs[7]);
 }
 
+// An index io cannot read is named once in the reason: io's message names it
+// (io/open_file.h), the reader adds nothing.
+TEST_P(ShardReaderTest, AnUnreadableIndexIsNamedOnce) {
+  const std::string dir = testing::MakeTempDir();
+  const std::string path = dir + "/a.tfrecord";
+  WritePlainShard(path, 3, /*write_index=*/false);
+  std::filesystem::create_directory(path + ".idx");
+  auto r = ShardReader::Open(path, Opts());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ((*r)->index_source(), IndexSource::kScan);
+  EXPECT_EQ((*r)->index_rejected_reason(), path + ".idx: is a directory, not a regular file");
+  EXPECT_EQ((*r)->size(), 3u);
+}
+
 TEST_P(ShardReaderTest, IgnoresAStaleIndex) {
   const std::string dir = testing::MakeTempDir();
   const std::string path = dir + "/a.tfrecord";

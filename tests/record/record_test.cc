@@ -188,10 +188,10 @@ class RecordCorruptionTest : public ::testing::Test {
     EXPECT_EQ(reader.offset(), kSecond);
     EXPECT_EQ(reader.records_read(), 1u);
     // The structured verdict says the same as the text.
-    EXPECT_EQ(reader.error().fault, fault);
-    EXPECT_EQ(reader.error().offset, kSecond);
-    EXPECT_EQ(FramingMessage(reader.error()), s.message());
-    EXPECT_EQ(FramingStatus(reader.error(), "f.tfrecord").message(), "f.tfrecord: " + s.message());
+    EXPECT_EQ(reader.framing_error().fault, fault);
+    EXPECT_EQ(reader.framing_error().offset, kSecond);
+    EXPECT_EQ(FramingMessage(reader.framing_error()), s.message());
+    EXPECT_EQ(FramingStatus(reader.framing_error(), "f.tfrecord").message(), "f.tfrecord: " + s.message());
     // Next() repeats the same error.
     EXPECT_EQ(reader.Next(&rec), s);
     // DecodeRecordAt agrees and leaves *out untouched.
@@ -529,6 +529,21 @@ TEST(RecordStreamReaderTest, TruncatedGzipIsDataLossNamingTheFile) {
   EXPECT_TRUE(HasSubstr(end.message(), "byte " + std::to_string(gz.size() / 2)));
 }
 
+// With an empty name, messages are not prefixed (the caller names the file).
+TEST(RecordStreamReaderTest, EmptyNameLeavesMessagesUnprefixed) {
+  const std::string data = "definitely not a tfrecord file";
+  Status named, unnamed;
+  RecordView rec;
+  auto a = RecordStreamReader::OpenBuffer(data, "f.tfrecord", Compression::kNone);
+  while ((named = a->Next(&rec)).ok()) {
+  }
+  auto b = RecordStreamReader::OpenBuffer(data, "", Compression::kNone);
+  while ((unnamed = b->Next(&rec)).ok()) {
+  }
+  EXPECT_EQ(unnamed.code(), StatusCode::kDataLoss);
+  EXPECT_EQ(named.message(), "f.tfrecord: " + unnamed.message());
+}
+
 TEST(RecordStreamReaderTest, CorruptGzipIsDataLoss) {
   std::string dir = SharedPath("interop/tfrecord");
   if (dir.empty()) GTEST_SKIP() << "shared interop data not found";
@@ -581,10 +596,10 @@ TEST(RecordStreamReaderTest, PlainFileFaultsMatchSpanReader) {
     ASSERT_TRUE(stream.ok());
     while ((*stream)->Next(&rec).ok()) {
     }
-    EXPECT_EQ((*stream)->framing_error().fault, span.error().fault);
-    EXPECT_EQ((*stream)->framing_error().offset, span.error().offset);
-    EXPECT_EQ((*stream)->framing_error().stated, span.error().stated);
-    EXPECT_EQ((*stream)->framing_error().computed, span.error().computed);
+    EXPECT_EQ((*stream)->framing_error().fault, span.framing_error().fault);
+    EXPECT_EQ((*stream)->framing_error().offset, span.framing_error().offset);
+    EXPECT_EQ((*stream)->framing_error().stated, span.framing_error().stated);
+    EXPECT_EQ((*stream)->framing_error().computed, span.framing_error().computed);
   }
 }
 

@@ -199,6 +199,24 @@ TEST(ShardCliTest, InspectCountsRecordsAndKeys) {
   EXPECT_NE(text.out.find("5 records (5 tf.Example)"), std::string::npos) << text.out;
 }
 
+// Payload previews say what the bytes look like (image::DescribeContent):
+// a record that is not a tf.Example but a PNG, a zstd frame, or a WebP.
+TEST(ShardCliTest, InspectPreviewSaysWhatAPayloadLooksLike) {
+  const std::string dir = MakeTempDir();
+  const std::string path = dir + "/raw.tfrecord";
+  auto writer = record::RecordWriter::Create(path);
+  ASSERT_TRUE(writer.ok()) << writer.status();
+  ASSERT_TRUE((*writer)->Write(std::string("\x89PNG\r\n\x1a\n\0\0\0\rIHDR", 16)).ok());
+  ASSERT_TRUE((*writer)->Write(std::string("(\xb5/\xfd\x01\x02", 6)).ok());
+  ASSERT_TRUE((*writer)->Write(std::string("RIFF\x10\0\0\0WEBPVP8 ", 16)).ok());
+  ASSERT_TRUE((*writer)->Close().ok());
+  Result r = RunShard("inspect " + path);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Contains(r.out, "record 0 at byte 0 (32 bytes): not a tf.Example: PNG image, 16 bytes")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "not a tf.Example: zstd data, 6 bytes")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "not a tf.Example: WebP image, 16 bytes")) << r.out;
+}
+
 TEST(ShardCliTest, InspectReportsDamageWithOffsetAndExitOne) {
   const std::string dir = MakeTempDir();
   const std::string shard = MakeShard(dir, 3);

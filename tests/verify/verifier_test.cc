@@ -1,10 +1,13 @@
 // Tests of libshard::verify: every kind of damage, generated on real bytes,
 // reported with its kind, offset and record number; index checks; argument
 // expansion; several files in parallel; TensorFlow-written interop files.
+// (--decode: decode_test.cc; the pread walk: read_window_test.cc; manifests
+// and sets: verify_set_test.cc.)
 #include "libshard/io/shard_paths.h"
 #include "libshard/verify/verifier.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include <filesystem>
@@ -17,6 +20,7 @@
 #include "libshard/record/index.h"
 #include "libshard/record/record_writer.h"
 #include "deflate_testutil.h"
+#include "verify_samples.h"
 #include "testutil.h"
 
 namespace libshard::verify {
@@ -31,14 +35,7 @@ using record::RecordFault;
 
 using ::libshard::testing::HasSubstr;
 
-std::string Frame(const std::vector<std::string>& payloads, std::string* index = nullptr) {
-  std::string data, idx;
-  record::RecordWriter writer(io::NewStringWritableFile(&data), index ? io::NewStringWritableFile(&idx) : nullptr);
-  for (const auto& p : payloads) EXPECT_TRUE(writer.Write(p).ok());
-  EXPECT_TRUE(writer.Close().ok());
-  if (index) *index = idx;
-  return data;
-}
+using test::Frame;
 
 std::string MakeExample(int i, size_t bytes) {
   example::ExampleBuilder b;
@@ -220,46 +217,6 @@ TEST(VerifyPayloadTest, FaultsBeyondTheLimitAreCounted) {
   EXPECT_EQ(r.records, 5u);
 }
 
-// An image too large for the memory left (10000 x 10000 RGBA 16-bit: 800 MB
-// decoded) is a fault of its record and the walk goes on: never
-// std::bad_alloc escaping a decode thread, never an abort (issue 12).
-TEST(VerifyDecodeTest, OutOfMemoryIsAFaultOfThatRecordNotAnAbort) {
-#ifdef LIBSHARD_TEST_ASAN
-  GTEST_SKIP() << "address space limits do not work under AddressSanitizer";
-#endif
-  auto png_example = [](const std::string& png, int64_t side) {
-    example::ExampleBuilder b;
-    b.AddBytes("image/encoded", png);
-    b.AddBytes("image/format", "png");
-    b.AddInt64("image/height", side);
-    b.AddInt64("image/width", side);
-    b.AddInt64("image/channels", 4);
-    return b.Serialize();
-  };
-  const std::string dir = MakeTempDir();
-  const std::string path = dir + "/big.tfrecord";
-  WriteFileOrDie(path, Frame({png_example(testing::BlankRgba16Png(10000, 10000), 10000),
-                              png_example(testing::BlankRgba16Png(3, 3), 3)}));
-  const std::string report = dir + "/report.txt";
-  const int rc = testing::RunInForkChild([&] {
-    VerifyOptions o;
-    o.decode_images = true;
-    o.threads = 2;
-    if (!testing::LimitAddressSpace(uint64_t{256} << 20)) return 5;
-    const std::vector<FileResult> r = VerifyFiles({path}, o);
-    std::string text = std::to_string(r[0].records) + " records";
-    for (const Fault& f : r[0].faults) {
-      text += "; record " + std::to_string(f.record) + " " + FaultKindName(f.kind) + ": " + f.message;
-    }
-    WriteFileOrDie(report, text);
-    return 0;
-  });
-  ASSERT_EQ(rc, 0) << (std::filesystem::exists(report) ? ReadFileOrDie(report) : "no report");
-  EXPECT_EQ(ReadFileOrDie(report),
-            "2 records; record 0 image_undecodable: out of memory decoding the image (not necessarily damage: "
-            "check it with more memory)");
-}
-
 // ------------------------------------------------------------ not a TFRecord
 
 TEST(VerifyNotTfrecordTest, PngBytes) {
@@ -272,6 +229,23 @@ TEST(VerifyNotTfrecordTest, PngBytes) {
   EXPECT_TRUE(HasSubstr(f.message, "PNG"));
   EXPECT_EQ(r.records, 0u);
   EXPECT_EQ(r.unchecked_bytes, std::optional<uint64_t>(png.size()));
+}
+
+// What the file looks like comes from image::DescribeContent, the formats
+// that are not read and a zstd frame included.
+TEST(VerifyNotTfrecordTest, WhatTheFileLooksLike) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {std::string("RIFF\x10\0\0\0WEBPVP8 \x01\x02\x03\x04", 20), "(looks like a WebP image)"},
+      {std::string("GIF89a\x01\0\x01\0\x80\0\0\x01\x02", 15), "(looks like a GIF image)"},
+      {std::string("(\xb5/\xfd\x01\x02\x03\x04\x05\x06\x07\x08", 12), "(looks like zstd data)"},
+      {std::string("\xff\xd8\xff\xe0\x01\x02\x03\x04\x05\x06\x07\x08", 12), "(looks like a JPEG image)"}};
+  for (const auto& [bytes, what] : cases) {
+    const Fault f = OnlyFault(VerifyBuffer(bytes, "x", VerifyOptions()));
+    EXPECT_EQ(f.kind, FaultKind::kNotTfrecord);
+    EXPECT_EQ(f.message.rfind("not a TFRecord file " + what + ": first record's ", 0), 0u) << f.message;
+  }
+  const Fault none = OnlyFault(VerifyBuffer(std::string(12, '\x01'), "x", VerifyOptions()));
+  EXPECT_EQ(none.message.rfind("not a TFRecord file: first record's ", 0), 0u) << none.message;
 }
 
 TEST(VerifyNotTfrecordTest, TextFiles) {
@@ -352,37 +326,42 @@ TEST(VerifyCompressedTest, FramingDamageInsideGzip) {
 
 // ---------------------------------------------------------------------- index
 
+// Through VerifyFile, with the index as `s.tfrecord.idx` beside the shard.
 class VerifyIndexTest : public ::testing::Test {
  protected:
   void SetUp() override {
     data_ = Frame({MakeExample(0, 10), MakeExample(1, 20), MakeExample(2, 30)}, &index_);
-    result_ = VerifyBuffer(data_, "s.tfrecord", VerifyOptions());
-    ASSERT_TRUE(result_.ok());
+    dir_ = MakeTempDir();
+    WriteFileOrDie(Shard(), data_);
   }
-  std::string data_, index_;
-  FileResult result_;
+  std::string Shard() const { return dir_ + "/s.tfrecord"; }
+  // The shard verified with `index_text` as its index.
+  FileResult WithIndex(const std::string& index_text) {
+    WriteFileOrDie(Shard() + ".idx", index_text);
+    return VerifyFile(Shard(), VerifyOptions());
+  }
+  std::string data_, index_, dir_;
 };
 
 TEST_F(VerifyIndexTest, MatchingIndex) {
-  CheckIndexText(data_, index_, "s.tfrecord.idx", &result_);
-  EXPECT_TRUE(result_.ok());
+  EXPECT_TRUE(WithIndex(index_).ok());
 }
 
 TEST_F(VerifyIndexTest, MissingLastLine) {
   std::string stale = index_.substr(0, index_.rfind('\n', index_.size() - 2) + 1);
-  CheckIndexText(data_, stale, "s.tfrecord.idx", &result_);
-  const Fault& f = OnlyFault(result_);
+  const FileResult r = WithIndex(stale);
+  const Fault& f = OnlyFault(r);
   EXPECT_EQ(f.kind, FaultKind::kIndexMismatch);
   EXPECT_EQ(f.record, 2u);
-  EXPECT_TRUE(HasSubstr(f.message, "s.tfrecord.idx has 2 lines"));
+  EXPECT_TRUE(HasSubstr(f.message, Shard() + ".idx has 2 lines")) << f.message;
 }
 
 TEST_F(VerifyIndexTest, WrongOffset) {
   auto entries = record::ParseIndex(index_);
   ASSERT_TRUE(entries.ok());
   (*entries)[1].offset += 1;
-  CheckIndexText(data_, record::FormatIndex(*entries), "s.tfrecord.idx", &result_);
-  const Fault& f = OnlyFault(result_);
+  const FileResult r = WithIndex(record::FormatIndex(*entries));
+  const Fault& f = OnlyFault(r);
   EXPECT_EQ(f.kind, FaultKind::kIndexMismatch);
   EXPECT_EQ(f.record, 1u);
   EXPECT_EQ(f.offset, (*entries)[1].offset - 1);
@@ -390,15 +369,24 @@ TEST_F(VerifyIndexTest, WrongOffset) {
 }
 
 TEST_F(VerifyIndexTest, ExtraLine) {
-  CheckIndexText(data_, index_ + std::to_string(data_.size()) + " 30\n", "i.idx", &result_);
-  EXPECT_EQ(OnlyFault(result_).kind, FaultKind::kIndexMismatch);
-  EXPECT_TRUE(HasSubstr(OnlyFault(result_).message, "i.idx line 4"));
+  const FileResult r = WithIndex(index_ + std::to_string(data_.size()) + " 30\n");
+  EXPECT_EQ(OnlyFault(r).kind, FaultKind::kIndexMismatch);
+  EXPECT_EQ(OnlyFault(r).offset, data_.size());
+  EXPECT_TRUE(HasSubstr(OnlyFault(r).message, "s.tfrecord.idx line 4")) << OnlyFault(r).message;
 }
 
 TEST_F(VerifyIndexTest, UnparseableIndex) {
-  CheckIndexText(data_, "0 46\nbanana\n", "i.idx", &result_);
-  EXPECT_EQ(OnlyFault(result_).kind, FaultKind::kIndexMismatch);
-  EXPECT_TRUE(HasSubstr(OnlyFault(result_).message, "line 2"));
+  const FileResult r = WithIndex("0 46\nbanana\n");
+  EXPECT_EQ(OnlyFault(r).kind, FaultKind::kIndexMismatch);
+  EXPECT_TRUE(HasSubstr(OnlyFault(r).message, "line 2"));
+}
+
+// An index is compared only with intact framing: a broken shard reports its
+// framing fault alone.
+TEST_F(VerifyIndexTest, NotComparedWithBrokenFraming) {
+  WriteFileOrDie(Shard(), data_.substr(0, data_.size() - 3));
+  const FileResult r = WithIndex(index_);
+  EXPECT_EQ(OnlyFault(r).kind, FaultKind::kTruncatedData);
 }
 
 // ------------------------------------------------------------- files on disk
@@ -419,9 +407,33 @@ TEST(VerifyFileTest, StaleIndexBesideTheShard) {
 }
 
 TEST(VerifyFileTest, MissingFileIsUnreadable) {
-  FileResult r = VerifyFile(MakeTempDir() + "/nope.tfrecord", VerifyOptions());
+  const std::string path = MakeTempDir() + "/nope.tfrecord";
+  FileResult r = VerifyFile(path, VerifyOptions());
   EXPECT_EQ(OnlyFault(r).kind, FaultKind::kUnreadable);
+  EXPECT_EQ(OnlyFault(r).message, "open " + path + ": No such file or directory");
   EXPECT_EQ(r.records, 0u);
+}
+
+// io's errors name the file once; the verifier passes them on as they are.
+TEST(VerifyFileTest, UnreadableFaultsCarryIosMessageAsItIs) {
+  const std::string dir = MakeTempDir();
+  ASSERT_EQ(::mkfifo((dir + "/f.tfrecord").c_str(), 0600), 0);
+  FileResult r = VerifyFile(dir + "/f.tfrecord", VerifyOptions());
+  EXPECT_EQ(OnlyFault(r).kind, FaultKind::kUnreadable);
+  EXPECT_EQ(OnlyFault(r).message, dir + "/f.tfrecord: is a FIFO, not a regular file");
+}
+
+// A compressed stream's fault is the stream reader's message, not naming
+// the file (the result does).
+TEST(VerifyCompressedTest, StreamFaultsDoNotNameTheFile) {
+  const std::string packed = Deflate(Frame({MakeExample(0, 5000)}), 16 + MAX_WBITS);
+  const std::string dir = MakeTempDir();
+  WriteFileOrDie(dir + "/s.gz", packed.substr(0, packed.size() - 10));
+  for (const FileResult& r : {VerifyBuffer(packed.substr(0, packed.size() - 10), dir + "/s.gz", VerifyOptions()),
+                              VerifyFile(dir + "/s.gz", VerifyOptions())}) {
+    EXPECT_EQ(OnlyFault(r).message.rfind("truncated gzip stream: compressed data ends at byte ", 0), 0u)
+        << OnlyFault(r).message;
+  }
 }
 
 TEST(VerifyFileTest, ManyFilesInArgumentOrderWhateverTheThreads) {
@@ -481,6 +493,18 @@ TEST(FaultKindTest, NamesAreStable) {
   EXPECT_STREQ(FaultKindName(FaultKind::kNotTfrecord), "not_tfrecord");
   EXPECT_STREQ(FaultKindName(FaultKind::kUnreadable), "unreadable");
   EXPECT_STREQ(FaultKindName(FaultKind::kCompressedStreamCorrupt), "compressed_stream_corrupt");
+  EXPECT_STREQ(FaultKindName(FaultKind::kManifestLabelOutOfRange), "manifest_label_out_of_range");
+  EXPECT_STREQ(FaultKindName(FaultKind::kManifestSchema), "manifest_schema");
+  // The set-level kinds: their own enum, the same names.
+  EXPECT_STREQ(FaultKindName(SetFaultKind::kManifestUnreadable), "manifest_unreadable");
+  EXPECT_STREQ(FaultKindName(SetFaultKind::kManifestInvalid), "manifest_invalid");
+  EXPECT_STREQ(FaultKindName(SetFaultKind::kManifestFormat), "manifest_format");
+  EXPECT_STREQ(FaultKindName(SetFaultKind::kManifestShardMissing), "manifest_shard_missing");
+  EXPECT_STREQ(FaultKindName(SetFaultKind::kManifestShardUnlisted), "manifest_shard_unlisted");
+  EXPECT_STREQ(FaultKindName(SetFaultKind::kManifestRecordCount), "manifest_record_count");
+  EXPECT_STREQ(FaultKindName(SetFaultKind::kManifestSize), "manifest_size");
+  EXPECT_STREQ(FaultKindName(SetFaultKind::kManifestChecksum), "manifest_checksum");
+  EXPECT_STREQ(FaultKindName(SetFaultKind::kSetIncomplete), "set_incomplete");
 }
 
 // ------------------------------------------------------------------- interop

@@ -9,6 +9,7 @@
 
 #include "convert/converter_internal.h"
 #include "libshard/example/image_keys.h"
+#include "libshard/example/schema_kind.h"
 #include "libshard/util/sha256.h"
 
 namespace libshard::convert {
@@ -168,28 +169,29 @@ ConversionOptions ToProto(const ConvertOptions& o) {
 
 std::vector<FeatureSpec> RecordSchema(const ConvertOptions& o, bool labeled, bool masks) {
   std::vector<FeatureSpec> schema;
-  auto add = [&](const char* key, const char* kind, bool required) {
+  using example::FeatureKind;
+  auto add = [&](const char* key, FeatureKind kind, bool required) {
     FeatureSpec f;
     f.set_key(key);
-    f.set_kind(kind);
+    f.set_kind(example::SchemaKindName(kind));
     f.set_required(required);
     schema.push_back(f);
   };
-  add(keys::kEncoded, "bytes", true);
-  add(keys::kFormat, "bytes", true);
-  add(keys::kHeight, "int64", true);
-  add(keys::kWidth, "int64", true);
-  add(keys::kChannels, "int64", true);
-  add(keys::kColorspace, "bytes", true);
+  add(keys::kEncoded, FeatureKind::kBytes, true);
+  add(keys::kFormat, FeatureKind::kBytes, true);
+  add(keys::kHeight, FeatureKind::kInt64, true);
+  add(keys::kWidth, FeatureKind::kInt64, true);
+  add(keys::kChannels, FeatureKind::kInt64, true);
+  add(keys::kColorspace, FeatureKind::kBytes, true);
   const bool raw = o.encode.format == image::OutputFormat::kRaw;
-  add(keys::kShape, "int64", raw);
-  add(keys::kDtype, "bytes", raw);
-  add(keys::kLabel, "int64", labeled);
-  add(keys::kText, "bytes", labeled);
-  add(keys::kFilename, "bytes", true);
-  add(keys::kSha256, "bytes", true);
-  add(keys::kMaskEncoded, "bytes", masks);
-  add(keys::kMaskFormat, "bytes", masks);
+  add(keys::kShape, FeatureKind::kInt64, raw);
+  add(keys::kDtype, FeatureKind::kBytes, raw);
+  add(keys::kLabel, FeatureKind::kInt64, labeled);
+  add(keys::kText, FeatureKind::kBytes, labeled);
+  add(keys::kFilename, FeatureKind::kBytes, true);
+  add(keys::kSha256, FeatureKind::kBytes, true);
+  add(keys::kMaskEncoded, FeatureKind::kBytes, masks);
+  add(keys::kMaskFormat, FeatureKind::kBytes, masks);
   return schema;
 }
 

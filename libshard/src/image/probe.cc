@@ -4,6 +4,7 @@
 #include <webp/decode.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -230,6 +231,30 @@ ImageFormat DetectFormat(std::string_view bytes) {
     return ImageFormat::kWebp;
   }
   return ImageFormat::kUnknown;
+}
+
+const char* DescribeContent(std::string_view head) {
+  switch (DetectFormat(head)) {
+    case ImageFormat::kPng: return "PNG image";
+    case ImageFormat::kJpeg: return "JPEG image";
+    case ImageFormat::kWebp: return "WebP image";
+    case ImageFormat::kUnknown: break;
+  }
+  if (const char* name = UnreadFormatName(head)) {
+    if (std::strcmp(name, "GIF") == 0) return "GIF image";
+    if (std::strcmp(name, "BMP") == 0) return "BMP image";
+    if (std::strcmp(name, "TIFF") == 0) return "TIFF image";
+  }
+  static constexpr char kZstdMagic[] = {'\x28', '\xb5', '\x2f', '\xfd'};  // ZSTD_MAGICNUMBER, little-endian
+  if (head.size() >= 4 && std::memcmp(head.data(), kZstdMagic, 4) == 0) return "zstd data";
+  const std::string_view first = head.substr(0, 64);
+  if (!first.empty() && std::all_of(first.begin(), first.end(), [](char c) {
+        const auto u = static_cast<unsigned char>(c);
+        return (u >= 0x20 && u < 0x7f) || (u >= '\t' && u <= '\r');  // isprint or isspace
+      })) {
+    return "text";
+  }
+  return nullptr;
 }
 
 StatusOr<ImageInfo> ProbeImage(std::string_view bytes) {

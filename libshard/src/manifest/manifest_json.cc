@@ -94,12 +94,15 @@ Status ReadJsonFile(const std::string& path, google::protobuf::Message* m) {
   return FromJson(text, m).WithContext(path);
 }
 
+Status CheckFormat(const Manifest& m) {
+  if (m.format() == kFormat) return Status::OK();
+  return InvalidArgumentError("manifest format \"" + m.format() + "\", expected \"" + kFormat + "\"");
+}
+
 StatusOr<Manifest> ReadManifest(const std::string& path) {
   Manifest m;
   LIBSHARD_RETURN_IF_ERROR(ReadJsonFile(path, &m));
-  if (m.format() != kFormat) {
-    return InvalidArgumentError(path + ": manifest format \"" + m.format() + "\", expected \"" + kFormat + "\"");
-  }
+  LIBSHARD_RETURN_IF_ERROR(CheckFormat(m).WithContext(path));
   return m;
 }
 

@@ -151,9 +151,7 @@ Status ShardReader::BuildTable() {
       std::string why;
       auto text = io::ReadFileToString(idx_path, uint64_t{1} << 32);
       if (!text.ok()) {
-        why = text.status().message();
-        const std::string named = idx_path + ": ";  // said once, below
-        if (why.compare(0, named.size(), named) == 0) why.erase(0, named.size());
+        why = text.status().message();  // names the index already (io/open_file.h)
       } else {
         auto parsed = record::ParseIndex(*text);
         if (!parsed.ok()) {
@@ -184,7 +182,7 @@ Status ShardReader::BuildTable() {
           }
         }
       }
-      index_rejected_ = idx_path + ": " + why;
+      index_rejected_ = text.ok() ? idx_path + ": " + why : why;
     }
   }
   index_source_ = IndexSource::kScan;

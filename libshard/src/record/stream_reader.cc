@@ -77,7 +77,7 @@ class FdSource final : public InputSource {
         consumed_ += static_cast<uint64_t>(r);
         return static_cast<size_t>(r);
       }
-      if (errno != EINTR) return ErrnoError("read " + path_, errno);
+      if (errno != EINTR) return ErrnoError(path_.empty() ? "read" : "read " + path_, errno);
     }
   }
   uint64_t consumed() const override { return consumed_; }
@@ -196,7 +196,7 @@ class StreamReaderImpl final : public RecordStreamReader {
     framing_ = FramingError{};
     Status s = ReadOne(record);
     if (!s.ok() && s.code() != StatusCode::kOutOfRange) {
-      s = s.WithContext(path_);
+      if (!path_.empty()) s = s.WithContext(path_);
       error_ = s;
     }
     return s;
@@ -286,7 +286,7 @@ StatusOr<std::unique_ptr<RecordStreamReader>> RecordStreamReader::OpenFd(io::Sco
   if (compression == Compression::kAuto) {
     char head[kHeaderSize];
     const int64_t n = io::PreadFull(fd.get(), head, sizeof head, 0);
-    if (n < 0) return ErrnoError("read " + name, static_cast<int>(-n));
+    if (n < 0) return ErrnoError(name.empty() ? "read" : "read " + name, static_cast<int>(-n));
     compression = DetectCompression(std::string_view(head, static_cast<size_t>(n)));
   }
   return MakeReader(name, std::make_unique<FdSource>(name, std::move(fd)), compression, options);

@@ -12,6 +12,7 @@
 #include <system_error>
 #include <tuple>
 
+#include "libshard/example/schema_kind.h"
 #include "libshard/io/open_file.h"
 #include "libshard/io/shard_paths.h"
 #include "libshard/manifest.pb.h"
@@ -23,9 +24,6 @@ namespace libshard::verify {
 namespace fs = std::filesystem;
 
 namespace {
-
-// A manifest.json is small (a shard entry is about a kilobyte); anything
-// far larger is not one.
 
 struct ListedShard {
   std::string path;  // the manifest's folder joined with `file`
@@ -48,15 +46,7 @@ std::string Key(const std::string& path) {
   return ec ? fs::path(path).lexically_normal().string() : p.string();
 }
 
-bool ParseKind(const std::string& name, example::FeatureKind* kind) {
-  if (name == "bytes") *kind = example::FeatureKind::kBytes;
-  else if (name == "int64") *kind = example::FeatureKind::kInt64;
-  else if (name == "float") *kind = example::FeatureKind::kFloat;
-  else return false;
-  return true;
-}
-
-void Add(ManifestResult* m, std::string path, FaultKind kind, std::string message) {
+void Add(ManifestResult* m, std::string path, SetFaultKind kind, std::string message) {
   m->faults.push_back(SetFault{std::move(path), kind, std::move(message)});
 }
 
@@ -65,16 +55,15 @@ LoadedManifest Load(const std::string& path) {
   m.result.path = path;
   auto text = io::ReadFileToString(path, manifest::kMaxBytes);
   if (!text.ok()) {
-    Add(&m.result, path, FaultKind::kManifestUnreadable, text.status().message());
+    Add(&m.result, path, SetFaultKind::kManifestUnreadable, text.status().message());
     return m;
   }
   if (Status parsed = manifest::FromJson(*text, &m.proto); !parsed.ok()) {
-    Add(&m.result, path, FaultKind::kManifestInvalid, std::string(parsed.message()));
+    Add(&m.result, path, SetFaultKind::kManifestInvalid, std::string(parsed.message()));
     return m;
   }
-  if (m.proto.format() != manifest::kFormat) {
-    Add(&m.result, path, FaultKind::kManifestFormat,
-        "format \"" + m.proto.format() + "\" is not \"" + manifest::kFormat + "\"");
+  if (Status format = manifest::CheckFormat(m.proto); !format.ok()) {
+    Add(&m.result, path, SetFaultKind::kManifestFormat, format.message());
     return m;
   }
   m.dir = fs::path(path).parent_path();
@@ -83,8 +72,8 @@ LoadedManifest Load(const std::string& path) {
     FeatureRule rule;
     rule.key = spec.key();
     rule.required = spec.required();
-    if (spec.key().empty() || !ParseKind(spec.kind(), &rule.kind)) {
-      Add(&m.result, path, FaultKind::kManifestInvalid,
+    if (spec.key().empty() || !example::ParseSchemaKind(spec.kind(), &rule.kind)) {
+      Add(&m.result, path, SetFaultKind::kManifestInvalid,
           "schema entry \"" + spec.key() + "\": kind \"" + spec.kind() + "\" is not bytes, int64 or float");
       continue;
     }
@@ -96,7 +85,7 @@ LoadedManifest Load(const std::string& path) {
   // What the manifest claims beyond its shards: that it is complete, and
   // totals that are the sums of its shards.
   if (!m.proto.complete()) {
-    Add(&m.result, path, FaultKind::kManifestInvalid,
+    Add(&m.result, path, SetFaultKind::kManifestInvalid,
         "\"complete\" is false: a task's partial manifest or an unfinished conversion (shard merge writes the "
         "complete one)");
   }
@@ -106,18 +95,18 @@ LoadedManifest Load(const std::string& path) {
     for (const ShardEntry& shard : split.shards()) records += shard.records();
     all_records += records;
     if (records != split.records()) {
-      Add(&m.result, path, FaultKind::kManifestInvalid,
+      Add(&m.result, path, SetFaultKind::kManifestInvalid,
           "split \"" + split.name() + "\" claims " + std::to_string(split.records()) + " records, its shards list " +
               std::to_string(records));
     }
   }
   if (all_records != m.proto.stats().converted()) {
-    Add(&m.result, path, FaultKind::kManifestInvalid,
+    Add(&m.result, path, SetFaultKind::kManifestInvalid,
         "stats.converted claims " + std::to_string(m.proto.stats().converted()) + " records, the shards list " +
             std::to_string(all_records));
   }
   if (m.proto.stats().rejected() != static_cast<uint64_t>(m.proto.rejects_size())) {
-    Add(&m.result, path, FaultKind::kManifestInvalid,
+    Add(&m.result, path, SetFaultKind::kManifestInvalid,
         "stats.rejected claims " + std::to_string(m.proto.stats().rejected()) + " rejects, rejects[] lists " +
             std::to_string(m.proto.rejects_size()));
   }
@@ -130,18 +119,19 @@ LoadedManifest Load(const std::string& path) {
   for (const SplitEntry& split : m.proto.splits()) {
     for (const ShardEntry& shard : split.shards()) {
       if (shard.file().empty()) {
-        Add(&m.result, path, FaultKind::kManifestInvalid, "split \"" + split.name() + "\" lists a shard without a file");
+        Add(&m.result, path, SetFaultKind::kManifestInvalid,
+            "split \"" + split.name() + "\" lists a shard without a file");
         continue;
       }
       if (outside(shard.file()) || (!shard.index_file().empty() && outside(shard.index_file()))) {
-        Add(&m.result, path, FaultKind::kManifestInvalid,
+        Add(&m.result, path, SetFaultKind::kManifestInvalid,
             "split \"" + split.name() + "\" lists " + (outside(shard.file()) ? shard.file() : shard.index_file()) +
                 ", outside the manifest's folder (not read)");
         continue;
       }
       const std::string joined = (m.dir / shard.file()).string();
       if (!seen.insert(Key(joined)).second) {
-        Add(&m.result, joined, FaultKind::kManifestInvalid, "listed more than once");
+        Add(&m.result, joined, SetFaultKind::kManifestInvalid, "listed more than once");
         continue;
       }
       m.shards.push_back(ListedShard{joined, &shard});
@@ -157,25 +147,27 @@ void Compare(const ListedShard& listed, const FileResult& r, ManifestResult* m) 
   const ShardEntry& e = *listed.entry;
   if (r.Has(FaultKind::kUnreadable)) return;  // the file's own fault says it all
   if (r.records != e.records()) {
-    Add(m, listed.path, FaultKind::kManifestRecordCount,
+    Add(m, listed.path, SetFaultKind::kManifestRecordCount,
         "the manifest lists " + std::to_string(e.records()) + " records, the shard has " + std::to_string(r.records) +
             (r.unchecked_bytes.value_or(1) == 0 ? "" : " intact ones"));
   }
   if (r.file_size != e.bytes()) {
-    Add(m, listed.path, FaultKind::kManifestSize,
+    Add(m, listed.path, SetFaultKind::kManifestSize,
         "the manifest lists " + std::to_string(e.bytes()) + " bytes, the file has " + std::to_string(r.file_size));
   }
   const StatusOr<uint32_t> want = manifest::ParseChecksum(e.checksum());
   if (!want.ok()) {
-    Add(m, listed.path, FaultKind::kManifestInvalid, std::string(want.status().message()));
+    Add(m, listed.path, SetFaultKind::kManifestInvalid, std::string(want.status().message()));
   } else if (r.crc32c.has_value() && *r.crc32c != *want) {
-    Add(m, listed.path, FaultKind::kManifestChecksum,
+    Add(m, listed.path, SetFaultKind::kManifestChecksum,
         "the manifest lists " + e.checksum() + ", the file's CRC-32C is " + manifest::FormatChecksum(*r.crc32c));
   }
   if (!e.index_file().empty()) {
     const std::string idx = (fs::path(listed.path).parent_path() / e.index_file()).string();
     std::error_code ec;
-    if (!fs::exists(idx, ec)) Add(m, idx, FaultKind::kManifestShardMissing, "index file listed by the manifest is missing");
+    if (!fs::exists(idx, ec)) {
+      Add(m, idx, SetFaultKind::kManifestShardMissing, "index file listed by the manifest is missing");
+    }
   }
 }
 
@@ -184,7 +176,7 @@ void FindUnlisted(const LoadedManifest& m, const std::set<std::string>& listed, 
   const fs::path dir = m.dir.empty() ? fs::path(".") : m.dir;
   StatusOr<std::vector<std::string>> all = io::FindShardFiles(dir.string());
   if (!all.ok()) {
-    Add(result, dir.string(), FaultKind::kManifestUnreadable, all.status().message());
+    Add(result, dir.string(), SetFaultKind::kManifestUnreadable, all.status().message());
     return;
   }
   std::vector<std::string> found;
@@ -194,7 +186,7 @@ void FindUnlisted(const LoadedManifest& m, const std::set<std::string>& listed, 
     }
   }
   for (const std::string& f : found) {
-    Add(result, f, FaultKind::kManifestShardUnlisted, "a shard in the manifest's folder that it does not list");
+    Add(result, f, SetFaultKind::kManifestShardUnlisted, "a shard in the manifest's folder that it does not list");
   }
 }
 
@@ -210,7 +202,7 @@ uint64_t SetResult::fault_count() const {
 std::vector<SetFault> CheckNumberedSets(const std::vector<std::string>& paths) {
   std::vector<SetFault> faults;
   for (io::NumberedSetGap& g : io::FindIncompleteNumberedSets(paths)) {
-    faults.push_back({std::move(g.path), FaultKind::kSetIncomplete, std::move(g.message)});
+    faults.push_back({std::move(g.path), SetFaultKind::kSetIncomplete, std::move(g.message)});
   }
   return faults;
 }
@@ -242,7 +234,7 @@ SetResult VerifySet(const std::vector<std::string>& paths, const std::vector<std
     for (const ListedShard& s : man.shards) {
       std::error_code ec;
       if (!fs::exists(s.path, ec)) {
-        Add(&man.result, s.path, FaultKind::kManifestShardMissing, "listed by the manifest, but not there");
+        Add(&man.result, s.path, SetFaultKind::kManifestShardMissing, "listed by the manifest, but not there");
         positions[m].push_back(std::string::npos);
         continue;
       }

@@ -37,6 +37,15 @@ StatusOr<ImageFormat> ParseImageFormat(std::string_view name);
 // The format from the magic bytes; kUnknown when neither matches.
 ImageFormat DetectFormat(std::string_view bytes);
 
+// What data looks like, from its first bytes (at most 64 are looked at), in
+// words for a message about data that is not what was expected (a file that
+// is not a TFRecord, a record that is not a tf.Example): "PNG image", "JPEG
+// image", "WebP image" (DetectFormat), "GIF image", "BMP image", "TIFF image"
+// (formats that are not read), "zstd data" (a zstd frame, as raw arrays are
+// stored: raw_array.h), "text" (printable ASCII and white space only), or
+// nullptr when none of these. The one "what is this file" of the project.
+const char* DescribeContent(std::string_view head);
+
 struct ImageInfo {
   ImageFormat format = ImageFormat::kUnknown;
   // Stored dimensions, before any EXIF orientation is applied.

@@ -11,6 +11,11 @@
 //   * descriptors are close-on-exec;
 //   * errors name the path (NotFound for a missing file, IOError otherwise).
 //
+// Error messages, for every function of the io module: an error names the
+// file it is about, once ("open PATH: No such file or directory", "PATH: is
+// a FIFO, not a regular file"). Callers pass the message on as it is: they
+// neither strip the path nor add it again.
+//
 //   io::FileIdentity id;
 //   LIBSHARD_ASSIGN_OR_RETURN(io::ScopedFd fd, io::OpenForRead(path, &id));
 //   std::vector<char> buf(id.size);

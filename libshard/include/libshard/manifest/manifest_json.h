@@ -49,7 +49,11 @@ Status FromJson(std::string_view text, google::protobuf::Message* m);
 // Reads and parses `path` into `*m` (no `format` check: for entries); errors
 // name the file.
 Status ReadJsonFile(const std::string& path, google::protobuf::Message* m);
-// Reads a manifest and checks its `format`.
+// The one check of a manifest's `format`: InvalidArgument `manifest format
+// "X", expected "libshard.manifest/1"` (no file name) for any value but
+// kFormat.
+Status CheckFormat(const Manifest& m);
+// Reads a manifest and checks its `format` (CheckFormat, the file named).
 StatusOr<Manifest> ReadManifest(const std::string& path);
 
 }  // namespace libshard::manifest

@@ -113,8 +113,9 @@ class RecordReader {
   uint64_t records_read() const { return records_read_; }
   // The fault of the last Next() call (kNone after a record).
   RecordFault fault() const { return error_.fault; }
-  // The whole verdict of the last Next() call.
-  const FramingError& error() const { return error_; }
+  // The whole verdict of the last Next() call (the name RecordStreamReader
+  // uses too).
+  const FramingError& framing_error() const { return error_; }
 
  private:
   std::string_view data_;

@@ -12,7 +12,8 @@
 // DataLoss with the offset), except that rec.data is only valid until the
 // next call, and offsets count bytes of the uncompressed stream. Corrupt
 // compressed data is DataLoss naming the compressed byte offset. Messages are
-// prefixed with the file name. Files are read with read(2), never mapped, so
+// prefixed with the file name (the `name` given; none when it is empty, for a
+// caller that reports the file itself, as the verifier does). Files are read with read(2), never mapped, so
 // a file shrinking meanwhile ends the stream early (DataLoss for the record
 // cut short) instead of raising SIGBUS; only regular files are opened
 // (io::OpenForRead: a FIFO is refused, never waited on).
@@ -50,13 +51,13 @@ class RecordStreamReader {
                                                             Compression compression = Compression::kAuto,
                                                             ReaderOptions options = {});
   // Reads an open file from its current position (taking ownership); `name`
-  // prefixes messages. kAuto looks at the first bytes with pread.
+  // prefixes messages ("" none). kAuto looks at the first bytes with pread.
   static StatusOr<std::unique_ptr<RecordStreamReader>> OpenFd(io::ScopedFd fd, const std::string& name,
                                                               Compression compression = Compression::kAuto,
                                                               ReaderOptions options = {});
   // Reads the file held in `data` (e.g. a mapped file or a fuzzer's input),
   // which must stay valid while the reader is used; `name` prefixes
-  // messages. Never fails to open: damage surfaces from Next().
+  // messages ("" none). Never fails to open: damage surfaces from Next().
   static std::unique_ptr<RecordStreamReader> OpenBuffer(std::string_view data, std::string name,
                                                         Compression compression = Compression::kAuto,
                                                         ReaderOptions options = {});

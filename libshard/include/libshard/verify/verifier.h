@@ -91,7 +91,9 @@ struct VerifyOptions {
 // Checks the options once; InvalidArgument names the bad field.
 Status ValidateOptions(const VerifyOptions& options);
 
-// What is wrong. Names (FaultKindName) are stable: they appear in JSON.
+// What is wrong with a file, found while walking it: each comes as a Fault
+// with the byte offset and record number. Names (FaultKindName) are stable:
+// they appear in JSON.
 enum class FaultKind {
   kLengthCrcMismatch,        // a header's CRC does not match its length bytes
   kLengthTooLarge,           // a CRC-valid length above max_record_length
@@ -104,19 +106,9 @@ enum class FaultKind {
   kNotTfrecord,              // the first header is not TFRecord framing at all
   kUnreadable,               // the file (or its index) cannot be opened or read
   kCompressedStreamCorrupt,  // the gzip/zlib stream is corrupt or truncated
-  // Against a manifest (VerifySet). Set-level kinds come as SetFaults.
-  kManifestUnreadable,       // the manifest cannot be opened or read (set)
-  kManifestInvalid,          // the manifest does not parse, or an entry makes no sense (set)
-  kManifestFormat,           // `format` is not "libshard.manifest/1" (set)
-  kManifestShardMissing,     // a listed shard (or its listed index file) does not exist (set)
-  kManifestShardUnlisted,    // a shard in the manifest's folder that it does not list (set)
-  kManifestRecordCount,      // the shard's record count differs from the manifest's (set)
-  kManifestSize,             // the shard's size in bytes differs from the manifest's (set)
-  kManifestChecksum,         // the shard's CRC-32C differs from the manifest's (set)
+  // Against a manifest's rules (VerifySet), record by record.
   kManifestLabelOutOfRange,  // `image/class/label` not in the manifest's labels[]
   kManifestSchema,           // a required feature missing, or a feature of the wrong kind
-  // Without a manifest (VerifySet with none): from the file names alone.
-  kSetIncomplete,            // a -NNNNN-of-MMMMM set lacks numbers, has one >= M, or mixes counts (set)
   // With decode_images.
   kImageUndecodable,         // `image/encoded` does not decode (or its format is unknown)
   kImageSizeMismatch,        // decoded size differs from image/height, image/width or image/channels
@@ -126,8 +118,26 @@ enum class FaultKind {
   kLabelInvalid,             // `image/class/label` is present but not int64
 };
 
+// What is wrong with a set (VerifySet, CheckNumberedSets): about a whole
+// file, a shard or the manifest itself; each comes as a SetFault naming it.
+// Names (FaultKindName) are stable: they appear in JSON.
+enum class SetFaultKind {
+  kManifestUnreadable,     // the manifest cannot be opened or read
+  kManifestInvalid,        // the manifest does not parse, or an entry makes no sense
+  kManifestFormat,         // `format` is not "libshard.manifest/1"
+  kManifestShardMissing,   // a listed shard (or its listed index file) does not exist
+  kManifestShardUnlisted,  // a shard in the manifest's folder that it does not list
+  kManifestRecordCount,    // the shard's record count differs from the manifest's
+  kManifestSize,           // the shard's size in bytes differs from the manifest's
+  kManifestChecksum,       // the shard's CRC-32C differs from the manifest's
+  // Without a manifest: from the file names alone.
+  kSetIncomplete,          // a -NNNNN-of-MMMMM set lacks numbers, has one >= M, or mixes counts
+};
+
 // "length_crc_mismatch", "not_an_example", ... (the names in docs/verify.md).
 const char* FaultKindName(FaultKind kind);
+// "manifest_shard_missing", "set_incomplete", ... (the names in docs/verify.md).
+const char* FaultKindName(SetFaultKind kind);
 // The kind of a framing fault (one vocabulary with the record module: the
 // framing kinds' names are record::RecordFaultName's). kUnreadable for kNone
 // and kEndOfData, which are not faults.
@@ -137,7 +147,10 @@ struct Fault {
   uint64_t offset = 0;  // byte where the faulty record (or region) starts
   uint64_t record = 0;  // number of the record, from 0
   FaultKind kind = FaultKind::kUnreadable;
-  std::string message;  // what is wrong, without the file name or offset
+  // What is wrong, without the file name or offset; except that an
+  // unreadable fault passes io's error on as it is, and io's errors name the
+  // file (the shard, or its index: "open a.tfrecord.idx: Permission denied").
+  std::string message;
 };
 
 struct FileResult {
@@ -195,13 +208,6 @@ struct FileChecks {
 FileResult VerifyBuffer(std::string_view data, std::string name, const VerifyOptions& options,
                         const FileChecks& checks = {});
 
-// Compares index text (DALI `offset size` lines) with the plain shard in
-// `shard` and appends at most one kIndexMismatch fault to `result`, naming
-// `index_name` and the line. Skipped when `result` already has a framing
-// fault (the index cannot be compared with broken framing).
-void CheckIndexText(std::string_view shard, std::string_view index_text, const std::string& index_name,
-                    FileResult* result);
-
 // Verifies the file at `path`, and its `.idx` when present and
 // options.check_index is set. A plain file is read sequentially with pread
 // into one reusable buffer (cache-sized, grown only for a longer record); a
@@ -217,7 +223,7 @@ std::vector<FileResult> VerifyFiles(const std::vector<std::string>& paths, const
 // A set-level fault: about a whole file (a shard, or the manifest itself).
 struct SetFault {
   std::string path;  // the shard (as the manifest lists it, joined to its folder) or the manifest
-  FaultKind kind = FaultKind::kManifestInvalid;
+  SetFaultKind kind = SetFaultKind::kManifestInvalid;
   std::string message;
 };
 
