@@ -26,6 +26,7 @@
 
 #include "libshard/example/example_view.h"
 #include "libshard/example/image_record.h"
+#include "libshard/reader/record_pixels.h"
 #include "util/catch_status.h"
 
 namespace libshard::reader {
@@ -236,15 +237,16 @@ Status BatchLoader::Impl::DecodeSample(uint64_t sample, uint64_t epoch, uint8_t*
   return DecodeImagePart(*ex, &rng, dst, mdst, label).WithContext(context());
 }
 
-// The record contract and the pixels are example/image_record's; the loader
-// only chooses the geometry (and draws the augmentation).
+// The record contract is example/image_record's and the pixels
+// record_pixels'; the loader only chooses the geometry (and draws the
+// augmentation).
 Status BatchLoader::Impl::DecodeImagePart(const ExampleView& ex, SplitMix64* rng, uint8_t* dst, uint8_t* mdst,
                                           int64_t* label) const {
   *label = -1;
   const example::ImageRecordKeys& keys = ds->options().keys;
   LIBSHARD_ASSIGN_OR_RETURN(example::ImageRecord rec, example::ParseImageRecord(ex, keys, {}));
   *label = rec.label;
-  example::PixelRequest req;
+  PixelRequest req;
   req.width = opt.width;
   req.height = opt.height;
   req.channels = opt.channels;
@@ -264,7 +266,7 @@ Status BatchLoader::Impl::DecodeImagePart(const ExampleView& ex, SplitMix64* rng
     req.spec.height = opt.height;
     req.flip = opt.rrc.flip && (rng->Next() >> 63) != 0;
   }
-  return example::DecodeRecordPixels(rec, keys, {}, req, dst, mdst);
+  return DecodeRecordPixels(rec, keys, {}, req, dst, mdst);
 }
 
 std::string BatchLoader::Impl::RecordName(uint64_t sample) const {
