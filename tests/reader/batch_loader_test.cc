@@ -7,6 +7,8 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include <oneapi/tbb/info.h>
+
 #include <chrono>
 #include <cstring>
 #include <functional>
@@ -192,6 +194,26 @@ TEST(BatchLoaderTest, ResumeGivesIdenticalBatchesWhateverTheThreads) {
   ASSERT_TRUE((*a)->Next(&again).ok());
   EXPECT_EQ(Copy(again, o), ref[1]);
   EXPECT_EQ((*a)->Seek({0, 5}).code(), StatusCode::kInvalidArgument);
+}
+
+// threads = 0 is one thread per core, as for convert and verify (it was
+// refused): options() says how many, and the batches are those of 1 thread.
+TEST(BatchLoaderTest, ZeroThreadsIsOnePerCore) {
+  Written w = MakeDataset(testing::MakeTempDir(), {}, 2, 7);
+  BatchLoaderOptions o = FixtureSized(4);
+  o.augment = Augment::kRandomResizedCrop;
+  o.order.kind = OrderKind::kShuffle;
+  std::vector<std::vector<uint8_t>> by_threads[2];
+  for (int threads : {0, 1}) {
+    o.threads = threads;
+    auto loader = BatchLoader::Create(w.ds, o);
+    ASSERT_TRUE(loader.ok()) << loader.status();
+    EXPECT_EQ((*loader)->options().threads, threads == 0 ? tbb::info::default_concurrency() : 1);
+    Batch b;
+    while (by_threads[threads].size() < 5 && (*loader)->Next(&b).ok()) by_threads[threads].push_back(Copy(b, o));
+  }
+  EXPECT_EQ(by_threads[0].size(), 5u);  // into epoch 2
+  EXPECT_EQ(by_threads[0], by_threads[1]);
 }
 
 TEST(BatchLoaderTest, RandomResizedCropMatchesItsOwnCropAndFlip) {
@@ -742,8 +764,10 @@ TEST(BatchLoaderTest, RejectsBadOptions) {
   o.resize = image::ResizeMode::kKeepRatio;
   EXPECT_EQ(BatchLoader::Create(w.ds, o).status().code(), StatusCode::kInvalidArgument);
   o = {};
-  o.threads = 0;
-  EXPECT_FALSE(BatchLoader::Create(w.ds, o).ok());
+  o.threads = -1;
+  EXPECT_EQ(BatchLoader::Create(w.ds, o).status().message(), "threads must be in 0..256 (0: one per core)");
+  o.threads = 257;
+  EXPECT_EQ(BatchLoader::Create(w.ds, o).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(ParseAugment("random-resized-crop").value(), Augment::kRandomResizedCrop);
   EXPECT_FALSE(ParseAugment("mixup").ok());
 }

@@ -17,14 +17,13 @@
 #include "libshard/manifest.pb.h"
 #include "libshard/manifest/manifest_json.h"
 #include "libshard/store/object_store.h"
+#include "libshard/util/strings.h"
 
 namespace libshard::reader {
 namespace {
 
 
-bool EndsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
+using util::EndsWith;
 
 }  // namespace
 
