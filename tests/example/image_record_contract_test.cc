@@ -427,5 +427,45 @@ TEST(ImageRecordContractTest, FormatParserIsTheOneForEveryName) {
   }
 }
 
+// DecodeStoredRawInto (the loader's straight-into-the-batch path) gives
+// DecodeStoredImage's bytes and messages, and only for raw arrays.
+TEST(ImageRecordContractTest, StoredRawIntoGivesTheStoredImage) {
+  auto parse = [](const Row& row, std::string* bytes) {
+    *bytes = row.Serialize();
+    auto ex = example::ExampleView::Parse(*bytes);
+    EXPECT_TRUE(ex.ok());
+    return example::ParseImageRecord(*ex, example::ImageRecordKeys{}, {});
+  };
+  std::string bytes;
+  for (int level : {0, 3, 1}) {  // raw, raw.zst, raw.up.zst
+    auto rec = parse(RawRow("raw", Pattern(3), level, level == 1 ? image::RawFilter::kUp : image::RawFilter::kNone),
+                     &bytes);
+    ASSERT_TRUE(rec.ok()) << rec.status();
+    image::Image stored;
+    ASSERT_TRUE(example::DecodeStoredImage(*rec, {}, &stored).ok());
+    std::vector<uint8_t> into(stored.byte_size());
+    ASSERT_TRUE(example::DecodeStoredRawInto(*rec, into.data(), into.size()).ok()) << level;
+    EXPECT_EQ(std::memcmp(into.data(), stored.data(), into.size()), 0) << level;
+    Status wrong = example::DecodeStoredRawInto(*rec, into.data(), into.size() - 1);
+    EXPECT_EQ(wrong.code(), StatusCode::kInvalidArgument) << level;
+  }
+  Row mismatch = RawRow("uint16 stated", Pattern(3), 3);
+  mismatch.dtype = "uint16";
+  auto rec = parse(mismatch, &bytes);
+  ASSERT_TRUE(rec.ok()) << rec.status();
+  std::vector<uint8_t> into(image::RawByteSize(rec->shape));
+  image::Image stored;
+  const Status whole = example::DecodeStoredImage(*rec, {}, &stored);
+  const Status s = example::DecodeStoredRawInto(*rec, into.data(), into.size());
+  EXPECT_EQ(s.message(), whole.message());
+  EXPECT_EQ(s.message(), "raw.zst array of shape 8x6x3 uint16: raw decode: zstd frame holds 144 bytes, but shape "
+                         "6x8x3 uint16 needs 288");
+  rec = parse(Row{"png", Png(Pattern(3)), "png"}, &bytes);
+  ASSERT_TRUE(rec.ok()) << rec.status();
+  const Status png = example::DecodeStoredRawInto(*rec, into.data(), into.size());
+  EXPECT_EQ(png.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(png.message(), "a png record is not a raw array");
+}
+
 }  // namespace
 }  // namespace libshard

@@ -1,8 +1,8 @@
-// Fuzzes the loader's record -> pixels path (example/image_record.h) over
-// arbitrary Example bytes: ParseImageRecord, then DecodeRecordPixels into a
-// small batch slot (as it is, resized, or a crop with a flip, with and
-// without the mask), DecodeStoredImage and DecodeRecordMask as verify uses
-// them. It must never crash, hang, read out of bounds or allocate past the
+// Fuzzes the loader's record -> pixels path over arbitrary Example bytes:
+// ParseImageRecord (example/image_record.h), then DecodeRecordPixels
+// (reader/record_pixels.h) into a small batch slot (as it is, resized, or a
+// crop with a flip, with and without the mask), DecodeStoredImage and
+// DecodeRecordMask as verify uses them. It must never crash, hang, read out of bounds or allocate past the
 // (small) pixel limit.
 #include <algorithm>
 #include <cstddef>
@@ -13,6 +13,7 @@
 
 #include "libshard/example/example_view.h"
 #include "libshard/example/image_record.h"
+#include "libshard/reader/record_pixels.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   namespace example = libshard::example;
@@ -33,7 +34,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
 
   constexpr int kSide = 16;
-  example::PixelRequest req;
+  libshard::reader::PixelRequest req;
   req.width = req.height = kSide;
   req.channels = (mode & 1) ? 1 : 3;
   req.crop_decode = (mode & 2) != 0;
@@ -58,7 +59,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   std::vector<uint8_t> pixels(kSide * kSide * 3), mask(kSide * kSide);
   const bool with_mask = (mode & 16) != 0 && !rec->mask.empty();
-  (void)example::DecodeRecordPixels(*rec, keys, limits, req, pixels.data(), with_mask ? mask.data() : nullptr);
+  (void)libshard::reader::DecodeRecordPixels(*rec, keys, limits, req, pixels.data(), with_mask ? mask.data() : nullptr);
 
   image::Image stored, m;
   (void)example::DecodeStoredImage(*rec, limits, &stored);

@@ -1,16 +1,13 @@
-// The image-record contract (image_record.h): one parser and one decoder
-// shared by the batch loader and `shard verify --decode`.
+// The image-record contract (image_record.h): one parser and one decoder of
+// stored pixels, shared by the batch loader and `shard verify --decode`.
 #include "libshard/example/image_record.h"
 
 #include <algorithm>
-#include <cmath>
-#include <cstring>
 #include <limits>
 #include <string>
 
 #include "libshard/image/decode.h"
 #include "libshard/image/mask_colors.h"
-#include "libshard/image/pipeline.h"
 
 namespace libshard::example {
 namespace {
@@ -138,121 +135,6 @@ StatusOr<image::Image> DecodeRawArray(const ImageRecord& rec) {
   auto img = image::DecodeRaw(rec.encoded, rec.shape, CompressionOf(rec.format));
   if (!img.ok()) return RawArrayError(rec, img.status());
   return img;
-}
-
-// 16-bit samples to 8 as round(v / 257), libpng's png_set_scale_16 rule.
-void To8Bit(image::Image* img) {
-  if (img->bit_depth() != 16) return;
-  image::Image out(img->width(), img->height(), img->channels(), 8);
-  const size_t n = static_cast<size_t>(img->width()) * img->height() * img->channels();
-  const auto* src = reinterpret_cast<const uint16_t*>(img->data());
-  uint8_t* dst = out.data();
-  for (size_t i = 0; i < n; ++i) dst[i] = static_cast<uint8_t>((src[i] + 128u) / 257u);
-  *img = std::move(out);
-}
-
-double FilterSupport(image::Filter f) {
-  switch (f) {
-    case image::Filter::kBox: return 0.5;
-    case image::Filter::kBicubic: return 2.0;
-    case image::Filter::kLanczos3: return 3.0;
-    default: return 1.0;
-  }
-}
-
-// Decode-only-the-crop for kStretch + crop on an upright 8-bit YCbCr/gray
-// JPEG: the same DCT scale and the same resample box (scaled by 1/d) as
-// DecodeAndTransform, over just the region the filter reads, so the result
-// is the same.
-Status DecodeJpegCrop(std::string_view bytes, const image::ImageInfo& info, const image::TransformSpec& spec,
-                      int channels, image::Image* out) {
-  const int d = image::ChooseJpegScale(info, spec);
-  const image::PixelRect& c = *spec.crop;
-  const double bx0 = static_cast<double>(c.x) / d, by0 = static_cast<double>(c.y) / d;
-  const double bx1 = static_cast<double>(c.x + c.width) / d, by1 = static_cast<double>(c.y + c.height) / d;
-  const int sw = (info.width + d - 1) / d, sh = (info.height + d - 1) / d;
-  const double shrink = std::max({1.0, (bx1 - bx0) / spec.width, (by1 - by0) / spec.height});
-  const int margin = static_cast<int>(std::ceil(FilterSupport(spec.filter) * shrink)) + 2;
-  image::PixelRect r;
-  r.x = std::max(0, static_cast<int>(std::floor(bx0)) - margin);
-  r.y = std::max(0, static_cast<int>(std::floor(by0)) - margin);
-  r.width = std::min(sw, static_cast<int>(std::ceil(bx1)) + margin) - r.x;
-  r.height = std::min(sh, static_cast<int>(std::ceil(by1)) + margin) - r.y;
-  thread_local image::Image part;
-  LIBSHARD_RETURN_IF_ERROR(image::DecodeJpegRegion(bytes, d, channels == 1, &r, &part));
-  image::ResampleBox box;
-  box.x0 = bx0 - r.x;
-  box.y0 = by0 - r.y;
-  box.x1 = bx1 - r.x;
-  box.y1 = by1 - r.y;
-  LIBSHARD_ASSIGN_OR_RETURN(*out, image::Resample(part, box, spec.width, spec.height, spec.filter));
-  return Status::OK();
-}
-
-void FlipHorizontal(uint8_t* p, int width, int height, int channels) {
-  for (int y = 0; y < height; ++y) {
-    uint8_t* row = p + static_cast<size_t>(y) * width * channels;
-    for (int a = 0, b = width - 1; a < b; ++a, --b) {
-      for (int c = 0; c < channels; ++c) std::swap(row[a * channels + c], row[b * channels + c]);
-    }
-  }
-}
-
-Status CopyOut(const image::Image& img, int w, int h, int c, uint8_t* dst, const char* what) {
-  if (img.width() != w || img.height() != h || img.channels() != c || img.bit_depth() != 8) {
-    return InvalidArgumentError(std::string(what) + " came out " + std::to_string(img.width()) + "x" +
-                                std::to_string(img.height()) + "x" + std::to_string(img.channels()) + " (" +
-                                std::to_string(img.bit_depth()) + "-bit), the batch needs " + std::to_string(w) +
-                                "x" + std::to_string(h) + "x" + std::to_string(c) + " 8-bit");
-  }
-  std::memcpy(dst, img.data(), img.byte_size());
-  return Status::OK();
-}
-
-bool NoGeometry(const image::TransformSpec& spec) { return spec.mode == image::ResizeMode::kNone && !spec.crop; }
-
-// A uint8 raw array already of the batch's shape: decompressed (and
-// unfiltered) straight into the batch slot, on the thread's zstd context.
-Status RawIntoBatch(const ImageRecord& rec, uint8_t* dst) {
-  const uint64_t n = image::RawByteSize(rec.shape);
-  Status s = image::DecodeRawInto(rec.encoded, rec.shape, CompressionOf(rec.format), dst, n);
-  return s.ok() ? s : RawArrayError(rec, s);
-}
-
-Status ImagePixels(const ImageRecord& rec, const ImageRecordLimits& limits, const PixelRequest& r, uint8_t* dst) {
-  const int W = r.width, H = r.height, C = r.channels;
-  if (rec.raw()) {
-    if (NoGeometry(r.spec) && rec.shape.width == W && rec.shape.height == H && rec.shape.channels == C &&
-        rec.shape.bit_depth == 8) {
-      return RawIntoBatch(rec, dst);
-    }
-    LIBSHARD_ASSIGN_OR_RETURN(image::Image img, DecodeRawArray(rec));
-    To8Bit(&img);
-    image::DecodeOptions policy;
-    policy.channels = C == 1 ? image::ChannelMode::kGray : image::ChannelMode::kRgb;
-    image::ApplyPixelPolicy(policy, &img);
-    if (NoGeometry(r.spec)) return CopyOut(img, W, H, C, dst, "the image");
-    LIBSHARD_ASSIGN_OR_RETURN(image::Image out, image::Transform(img, r.spec));
-    return CopyOut(out, W, H, C, dst, "the image");
-  }
-  image::DecodeOptions d;
-  d.channels = C == 1 ? image::ChannelMode::kGray : image::ChannelMode::kRgb;
-  d.max_pixels = limits.max_pixels;
-  if (NoGeometry(r.spec)) {
-    // Already the batch's size: decode into a per-thread image, one copy.
-    thread_local image::Image decoded;
-    LIBSHARD_RETURN_IF_ERROR(image::DecodeImageInto(rec.encoded, d, &decoded));
-    return CopyOut(decoded, W, H, C, dst, "the image");
-  }
-  const image::ImageInfo& info = rec.info;
-  image::Image out;
-  if (r.spec.crop && r.crop_decode && info.format == image::ImageFormat::kJpeg && !info.cmyk &&
-      info.orientation == 1 && info.bit_depth == 8) {
-    LIBSHARD_RETURN_IF_ERROR(DecodeJpegCrop(rec.encoded, info, r.spec, C, &out));
-  } else {
-    LIBSHARD_ASSIGN_OR_RETURN(out, image::DecodeAndTransform(rec.encoded, d, r.spec));
-  }
-  return CopyOut(out, W, H, C, dst, "the image");
 }
 
 }  // namespace
@@ -405,20 +287,13 @@ Status DecodeRecordMask(const ImageRecord& rec, const ImageRecordKeys& keys, con
   return Status::OK();
 }
 
-Status DecodeRecordPixels(const ImageRecord& rec, const ImageRecordKeys& keys, const ImageRecordLimits& limits,
-                          const PixelRequest& r, uint8_t* image, uint8_t* mask) {
-  LIBSHARD_RETURN_IF_ERROR(ImagePixels(rec, limits, r, image));
-  if (r.flip) FlipHorizontal(image, r.width, r.height, r.channels);
-  if (mask == nullptr) return Status::OK();
-  image::Image m;
-  LIBSHARD_RETURN_IF_ERROR(DecodeRecordMask(rec, keys, limits, &m));
-  LIBSHARD_ASSIGN_OR_RETURN(image::Geometry g, image::PlanGeometry(rec.width, rec.height, r.spec));
-  LIBSHARD_ASSIGN_OR_RETURN(image::Image mout,
-                            image::ApplyGeometry(m, g, image::Filter::kNearest,
-                                                 {r.mask_fill, r.mask_fill, r.mask_fill, r.mask_fill}));
-  LIBSHARD_RETURN_IF_ERROR(CopyOut(mout, r.width, r.height, 1, mask, "the mask"));
-  if (r.flip) FlipHorizontal(mask, r.width, r.height, 1);
-  return Status::OK();
+Status DecodeStoredRawInto(const ImageRecord& rec, uint8_t* out, uint64_t size) {
+  if (!rec.raw()) {
+    return InvalidArgumentError(std::string("a ") + ImageRecordFormatName(rec.format) +
+                                " record is not a raw array");
+  }
+  Status s = image::DecodeRawInto(rec.encoded, rec.shape, CompressionOf(rec.format), out, size);
+  return s.ok() ? s : RawArrayError(rec, s);
 }
 
 }  // namespace libshard::example

@@ -1,22 +1,17 @@
+// The loader: options checked once (NewImpl), a ring of batch slots filled in
+// order by a producer thread (Produce, Fill) and handed to one consumer
+// (NextUntil); Seek and the destructor stop the producer (StopProducer).
+// Each sample is SampleDecoder's, on the DecodePool's threads.
 #include "libshard/reader/batch_loader.h"
 
-#include <tbb/blocked_range.h>
-#include <tbb/global_control.h>
-#include <tbb/info.h>
-#include <tbb/parallel_for.h>
-#include <tbb/task_arena.h>
-
-#include <pthread.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cmath>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
-#include <condition_variable>
-#include <cstring>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -24,121 +19,31 @@
 #include <system_error>
 #include <thread>
 
-#include "libshard/example/example_view.h"
-#include "libshard/example/image_record.h"
 #include "libshard/util/threads.h"
+#include "reader/decode_pool.h"
+#include "reader/sample_decoder.h"
 #include "util/catch_status.h"
 
 namespace libshard::reader {
 namespace {
 
-using example::ExampleView;
-
-constexpr uint64_t kAugmentSalt = 0xA0F3C1D2E5B69788ull;
-
-// torchvision.transforms.RandomResizedCrop.get_params, with our generator.
-image::PixelRect RandomResizedCropBox(int width, int height, const RandomResizedCropOptions& o, SplitMix64* rng) {
-  const double area = static_cast<double>(width) * height;
-  const double log_r0 = std::log(o.ratio_min), log_r1 = std::log(o.ratio_max);
-  for (int attempt = 0; attempt < 10; ++attempt) {
-    const double target = area * (o.scale_min + (o.scale_max - o.scale_min) * rng->Uniform());
-    const double ratio = std::exp(log_r0 + (log_r1 - log_r0) * rng->Uniform());
-    const int w = static_cast<int>(std::lround(std::sqrt(target * ratio)));
-    const int h = static_cast<int>(std::lround(std::sqrt(target / ratio)));
-    if (w > 0 && h > 0 && w <= width && h <= height) {
-      const int y = static_cast<int>(rng->Below(static_cast<uint64_t>(height - h + 1)));
-      const int x = static_cast<int>(rng->Below(static_cast<uint64_t>(width - w + 1)));
-      return {x, y, w, h};
-    }
-  }
-  const double in_ratio = static_cast<double>(width) / height;
-  int w = width, h = height;
-  if (in_ratio < o.ratio_min) {
-    h = std::max(1, static_cast<int>(std::lround(w / o.ratio_min)));
-  } else if (in_ratio > o.ratio_max) {
-    w = std::max(1, static_cast<int>(std::lround(h * o.ratio_max)));
-  }
-  return {(width - w) / 2, (height - h) / 2, w, h};
-}
-
-// Fork safety. A fork child has none of the parent's threads: not the
-// producer, not oneTBB's workers (the loader's, or those of any other oneTBB
-// user in the process), and none of the locks they held. Each loader notices
-// the new process id and rebuilds its Runtime; a fork child decodes with its
-// own std::threads, as oneTBB's pool cannot be restarted there.
-std::atomic<bool> g_in_fork_child{false};
-
-void MarkForkChild() { g_in_fork_child.store(true); }
-
-// Installed once, when the first loader is made (a fork before any loader
-// exists has nothing to restart): every fork after it is seen.
-void InstallForkHandler() {
-  static std::once_flag once;
-  std::call_once(once, [] { pthread_atfork(nullptr, nullptr, &MarkForkChild); });
-}
-
 // What a fork child cannot reuse: the parent's producer thread, the lock and
-// condition it waited on, the oneTBB arena. A child abandons them (destroying
+// condition it waited on, the decode pool. A child abandons them (destroying
 // them would wait for threads that do not exist there) and starts a new one.
 struct Runtime {
-  pid_t pid = getpid();
+  std::unique_ptr<DecodePool> decode;
   std::mutex mu;
   std::condition_variable cv;
   std::thread producer;
-  std::unique_ptr<tbb::global_control> gc;
-  std::unique_ptr<tbb::task_arena> arena;  // null: decode on std::threads (a fork child)
 };
 
 std::unique_ptr<Runtime> NewRuntime(int threads) {
-  InstallForkHandler();
   auto rt = std::make_unique<Runtime>();
-  if (g_in_fork_child.load()) return rt;
-  if (threads > tbb::info::default_concurrency()) {
-    rt->gc = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism,
-                                                   static_cast<size_t>(threads));
-  }
-  rt->arena = std::make_unique<tbb::task_arena>(threads);
+  rt->decode = DecodePool::Create(threads);
   return rt;
 }
 
-// body(i) for i in [0, n) on `threads` threads (the caller's included).
-template <typename Body>
-void ParallelFor(Runtime& rt, size_t n, int threads, const Body& body) {
-  if (rt.arena != nullptr) {
-    rt.arena->execute([&] {
-      tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 1), [&](const tbb::blocked_range<size_t>& r) {
-        for (size_t i = r.begin(); i != r.end(); ++i) body(i);
-      });
-    });
-    return;
-  }
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i = next.fetch_add(1); i < n; i = next.fetch_add(1)) body(i);
-  };
-  std::vector<std::thread> pool;
-  const size_t extra = std::min<size_t>(static_cast<size_t>(threads), n) - (n > 0 ? 1 : 0);
-  for (size_t t = 0; t < extra; ++t) {
-    try {
-      pool.emplace_back(work);
-    } catch (const std::system_error&) {
-      break;  // fewer threads; the caller does the rest
-    }
-  }
-  work();
-  for (std::thread& t : pool) t.join();
-}
-
 }  // namespace
-
-const char* AugmentName(Augment a) { return a == Augment::kNone ? "none" : "random-resized-crop"; }
-
-StatusOr<Augment> ParseAugment(std::string_view name) {
-  if (name == "none") return Augment::kNone;
-  if (name == "random-resized-crop") return Augment::kRandomResizedCrop;
-  return InvalidArgumentError("unknown augment \"" + std::string(name) +
-                              "\" (expected none or random-resized-crop)");
-}
 
 struct BatchLoader::Impl {
   enum class SlotState { kFree, kFilling, kReady, kTaken };
@@ -154,9 +59,8 @@ struct BatchLoader::Impl {
   std::shared_ptr<const Dataset> ds;
   BatchLoaderOptions opt;
   SampleOrder order;
+  SampleDecoder decoder;
   size_t image_bytes = 0;  // per sample, in the batch (layout and dtype)
-  size_t decoded_bytes = 0;  // per sample, as decoded (uint8 HWC)
-  SampleConverter converter;
   size_t mask_bytes = 0;
   std::shared_ptr<BatchPool> pool;     // null: fixed caller buffers
   std::shared_ptr<BatchBlock> lent;    // pool mode: the batch Next() lent out
@@ -176,11 +80,6 @@ struct BatchLoader::Impl {
   // The runtime of this process: in a fork child the parent's is abandoned
   // and a fresh one starts from `next` (the consumer's side only).
   Runtime& Current();
-  Status DecodeSample(uint64_t sample, uint64_t epoch, uint8_t* dst, uint8_t* mdst, int64_t* label) const;
-  Status DecodeImagePart(const ExampleView& ex, SplitMix64* rng, uint8_t* dst, uint8_t* mdst, int64_t* label) const;
-  // DecodeSample with any exception (std::bad_alloc above all) made a Status.
-  Status DecodeCaught(uint64_t sample, uint64_t epoch, uint8_t* dst, uint8_t* mdst, int64_t* label) const;
-  std::string RecordName(uint64_t sample) const;
   void NoteSkipped(uint64_t sample, const Status& why);
   mutable std::mutex skip_mu;
   std::vector<SkippedRecord> skipped;     // guarded by skip_mu
@@ -195,7 +94,7 @@ struct BatchLoader::Impl {
 };
 
 Runtime& BatchLoader::Impl::Current() {
-  if (rt->pid != getpid()) {
+  if (!rt->decode->made_here()) {
     (void)rt.release();  // the parent's: see Runtime
     rt = NewRuntime(opt.threads);
     running = false;
@@ -220,74 +119,6 @@ Runtime& BatchLoader::Impl::Current() {
   return *rt;
 }
 
-Status BatchLoader::Impl::DecodeSample(uint64_t sample, uint64_t epoch, uint8_t* dst, uint8_t* mdst,
-                                       int64_t* label) const {
-  thread_local RecordBuffer buf;
-  std::string_view rec;
-  LIBSHARD_RETURN_IF_ERROR(ds->ReadRecord(sample, &buf, &rec));
-  const Dataset::Location loc = ds->Locate(sample);
-  const ShardReader& shard = ds->shard(loc.shard);
-  auto context = [&] {
-    return shard.path() + ": record " + std::to_string(loc.record) + " at byte " +
-           std::to_string(shard.entry(loc.record).offset);
-  };
-  auto ex = ExampleView::Parse(rec);
-  if (!ex.ok()) return ex.status().WithContext(context());
-  SplitMix64 rng(MixSeed(opt.order.seed ^ kAugmentSalt, epoch, sample));
-  return DecodeImagePart(*ex, &rng, dst, mdst, label).WithContext(context());
-}
-
-// The record contract and the pixels are example/image_record's; the loader
-// only chooses the geometry (and draws the augmentation).
-Status BatchLoader::Impl::DecodeImagePart(const ExampleView& ex, SplitMix64* rng, uint8_t* dst, uint8_t* mdst,
-                                          int64_t* label) const {
-  *label = -1;
-  const example::ImageRecordKeys& keys = ds->options().keys;
-  LIBSHARD_ASSIGN_OR_RETURN(example::ImageRecord rec, example::ParseImageRecord(ex, keys, {}));
-  *label = rec.label;
-  example::PixelRequest req;
-  req.width = opt.width;
-  req.height = opt.height;
-  req.channels = opt.channels;
-  req.crop_decode = opt.crop_decode;
-  req.mask_fill = opt.mask_fill;
-  req.spec.filter = opt.filter;
-  if (opt.augment == Augment::kNone) {
-    if (rec.width != opt.width || rec.height != opt.height) {
-      req.spec.mode = opt.resize;
-      req.spec.width = opt.width;
-      req.spec.height = opt.height;
-    }
-  } else {
-    req.spec.crop = RandomResizedCropBox(rec.width, rec.height, opt.rrc, rng);
-    req.spec.mode = image::ResizeMode::kStretch;
-    req.spec.width = opt.width;
-    req.spec.height = opt.height;
-    req.flip = opt.rrc.flip && (rng->Next() >> 63) != 0;
-  }
-  return example::DecodeRecordPixels(rec, keys, {}, req, dst, mdst);
-}
-
-std::string BatchLoader::Impl::RecordName(uint64_t sample) const {
-  const Dataset::Location loc = ds->Locate(sample);
-  return ds->shard(loc.shard).path() + " record " + std::to_string(loc.record);
-}
-
-Status BatchLoader::Impl::DecodeCaught(uint64_t sample, uint64_t epoch, uint8_t* dst, uint8_t* mdst,
-                                       int64_t* label) const {
-  return util::CatchAsStatus(
-      [&]() -> Status {
-        if (converter.identity()) return DecodeSample(sample, epoch, dst, mdst, label);
-        // Another layout or dtype: decode to uint8 HWC, then convert into the slot.
-        thread_local std::vector<uint8_t> decoded;
-        decoded.resize(decoded_bytes);
-        LIBSHARD_RETURN_IF_ERROR(DecodeSample(sample, epoch, decoded.data(), mdst, label));
-        converter.Convert(decoded.data(), dst);
-        return Status::OK();
-      },
-      [&] { return "decoding " + RecordName(sample); });
-}
-
 Status BatchLoader::Impl::Fill(Runtime* rt, Slot* slot, const std::vector<uint64_t>& samples, Position pos) {
   const SampleOrder::Range range = order.BatchRange(pos.batch);
   const size_t n = range.end - range.begin;
@@ -297,18 +128,18 @@ Status BatchLoader::Impl::Fill(Runtime* rt, Slot* slot, const std::vector<uint64
   size_t err_index = n;
   Status err;
   std::atomic<bool> failed{false};
-  ParallelFor(*rt, n, opt.threads, [&](size_t i) {
+  rt->decode->ParallelFor(n, [&](size_t i) {
     if (failed.load(std::memory_order_relaxed) || cancel.load(std::memory_order_relaxed)) return;
     uint8_t* image = slot->buf.images + i * image_bytes;
     uint8_t* mask = slot->buf.masks ? slot->buf.masks + i * mask_bytes : nullptr;
-    Status s = DecodeCaught(samples[range.begin + i], pos.epoch, image, mask, &slot->buf.labels[i]);
+    Status s = decoder.Decode(samples[range.begin + i], pos.epoch, image, mask, &slot->buf.labels[i]);
     // kSkip: the next samples of the order, in turn, take a bad record's place.
     for (size_t k = 1; !s.ok() && opt.on_error == BatchLoaderOptions::OnError::kSkip && k <= 8 &&
                        (s.code() == StatusCode::kDataLoss || s.code() == StatusCode::kInvalidArgument);
          ++k) {
       NoteSkipped(samples[(range.begin + i + k - 1) % samples.size()], s);
-      s = DecodeCaught(samples[(range.begin + i + k) % samples.size()], pos.epoch, image, mask,
-                       &slot->buf.labels[i]);
+      s = decoder.Decode(samples[(range.begin + i + k) % samples.size()], pos.epoch, image, mask,
+                         &slot->buf.labels[i]);
     }
     if (!s.ok()) {
       std::lock_guard<std::mutex> g(err_mu);
@@ -565,13 +396,12 @@ StatusOr<std::unique_ptr<BatchLoader::Impl>> NewImpl(std::shared_ptr<const Datas
                             SampleConverter::Create(options.layout, options.dtype, options.mean, options.std,
                                                     options.height, options.width, options.channels));
   auto impl = std::make_unique<BatchLoader::Impl>();
-  impl->converter = std::move(converter);
   impl->ds = std::move(dataset);
   impl->opt = options;
   impl->opt.order.batch_size = options.batch_size;
   LIBSHARD_ASSIGN_OR_RETURN(impl->order, SampleOrder::Create(impl->ds->size(), impl->opt.order));
-  impl->decoded_bytes = static_cast<size_t>(options.width) * options.height * options.channels;
-  impl->image_bytes = impl->converter.sample_bytes();
+  impl->decoder = SampleDecoder(impl->ds, impl->opt, std::move(converter));
+  impl->image_bytes = impl->decoder.sample_bytes();
   impl->mask_bytes = options.masks ? static_cast<size_t>(options.width) * options.height : 0;
   return impl;
 }
@@ -731,7 +561,7 @@ std::vector<SkippedRecord> BatchLoader::skipped() const {
 Status BatchLoader::DecodeSample(uint64_t sample, uint64_t epoch, uint8_t* image, uint8_t* mask,
                                  int64_t* label) const {
   if (sample >= impl_->ds->size()) return OutOfRangeError("sample " + std::to_string(sample) + " out of range");
-  return impl_->DecodeCaught(sample, epoch, image, impl_->opt.masks ? mask : nullptr, label);
+  return impl_->decoder.Decode(sample, epoch, image, impl_->opt.masks ? mask : nullptr, label);
 }
 
 }  // namespace libshard::reader

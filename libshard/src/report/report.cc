@@ -23,6 +23,7 @@
 #include "libshard/image/encode.h"
 #include "libshard/io/writable_file.h"
 #include "libshard/manifest/manifest_json.h"
+#include "libshard/reader/record_pixels.h"
 #include "libshard/reader/shard_reader.h"
 #include "libshard/util/random.h"
 #include "libshard/verify/verifier.h"
@@ -127,7 +128,7 @@ Status MakeThumb(const Context& c, std::string_view record, Thumb* out) {
   out->label = rec.has_label ? rec.label : kUnlabeled;
   const int side = c.options.thumbnail_size;
   const double scale = std::min(1.0, static_cast<double>(side) / std::max(rec.width, rec.height));
-  example::PixelRequest req;
+  reader::PixelRequest req;
   req.width = std::max(1, static_cast<int>(std::lround(rec.width * scale)));
   req.height = std::max(1, static_cast<int>(std::lround(rec.height * scale)));
   req.channels = 3;
@@ -142,7 +143,7 @@ Status MakeThumb(const Context& c, std::string_view record, Thumb* out) {
   const bool with_mask = !rec.mask.empty();
   if (with_mask) mask.Reset(req.width, req.height, 1);
   LIBSHARD_RETURN_IF_ERROR(
-      example::DecodeRecordPixels(rec, keys, {}, req, img.data(), with_mask ? mask.data() : nullptr));
+      reader::DecodeRecordPixels(rec, keys, {}, req, img.data(), with_mask ? mask.data() : nullptr));
   image::JpegEncodeOptions jo;
   jo.quality = c.options.thumbnail_quality;
   LIBSHARD_ASSIGN_OR_RETURN(std::string jpeg, image::EncodeJpeg(img, jo));

@@ -1,8 +1,9 @@
 // The image-record contract: which tf.train.Example records are image
-// samples, and how they become pixels. The batch loader (reader/) and
+// samples, and their pixels as stored. The batch loader (reader/) and
 // `shard verify --decode` (verify/) both go through this module, so they
 // accept and refuse exactly the same records with the same messages.
-// docs/formats.md ("Image records") states the same rules.
+// docs/formats.md ("Image records") states the same rules. The loader's
+// geometry (output size, crop, flip, mask fill) is reader/record_pixels.h's.
 //
 // A record (keys from ImageRecordKeys; defaults are image_keys.h's):
 //   image      bytes, non-empty. Required.
@@ -50,8 +51,6 @@
 #include "libshard/image/image.h"
 #include "libshard/image/probe.h"
 #include "libshard/image/raw_array.h"
-#include "libshard/image/resize.h"
-#include "libshard/image/transform.h"
 #include "libshard/status.h"
 
 namespace libshard::example {
@@ -135,28 +134,12 @@ Status DecodeStoredImage(const ImageRecord& rec, const ImageRecordLimits& limits
 Status DecodeRecordMask(const ImageRecord& rec, const ImageRecordKeys& keys, const ImageRecordLimits& limits,
                         image::Image* out, RecordPart* part = nullptr);
 
-// What a training batch wants from a record: `channels` (1 gray or 3 RGB)
-// 8-bit samples, `width` x `height`, reached through `spec` (mode kNone and
-// no crop: the image must already have that size).
-struct PixelRequest {
-  int width = 0;
-  int height = 0;
-  int channels = 3;
-  image::TransformSpec spec;
-  // Mirror the result left-right (image and mask).
-  bool flip = false;
-  // A JPEG crop decodes only the rows and columns the crop needs (same pixels).
-  bool crop_decode = true;
-  // Mask value for padded pixels.
-  uint8_t mask_fill = 0;
-};
-
-// Decodes `rec` into `image` (height x width x channels bytes) and, when
-// `mask` is not null, its mask into `mask` (height x width bytes) with the
-// same geometry (nearest neighbour). 16-bit raw arrays are reduced to 8 bits
-// as round(v / 257), as 16-bit PNGs are; alpha is composited over white.
-Status DecodeRecordPixels(const ImageRecord& rec, const ImageRecordKeys& keys, const ImageRecordLimits& limits,
-                          const PixelRequest& request, uint8_t* image, uint8_t* mask);
+// A raw record's array as stored (rec.raw()), decompressed (and
+// unfiltered) straight into `out`, which holds `size` ==
+// image::RawByteSize(rec.shape) bytes: DecodeStoredImage's pixels without
+// an Image, with its messages. InvalidArgument for a record that is not a
+// raw array or another size.
+Status DecodeStoredRawInto(const ImageRecord& rec, uint8_t* out, uint64_t size);
 
 }  // namespace libshard::example
 

@@ -39,7 +39,7 @@
 //   - the label is the int64 label key's first value, or -1 when absent.
 // Which records load is example/image_record.h's contract, the one `shard
 // verify --decode` checks (format, shape, dtype, label kind, mask, pixel
-// limit); the decoding is its DecodeRecordPixels.
+// limit); the decoding is record_pixels.h's DecodeRecordPixels.
 // Output (batch_layout.h): each sample is decoded to uint8 H x W x C, then
 // stored in `layout` and `dtype`, float values (x / 255 - mean[c]) / std[c]
 // — in the decode threads, so the consumer never touches pixels. uint8 NHWC

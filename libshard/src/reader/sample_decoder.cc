@@ -1,0 +1,69 @@
+// One sample of a batch (sample_decoder.h).
+#include "reader/sample_decoder.h"
+
+#include <utility>
+#include <vector>
+
+#include "libshard/example/image_record.h"
+#include "reader/augment.h"
+#include "util/catch_status.h"
+
+namespace libshard::reader {
+
+SampleDecoder::SampleDecoder(std::shared_ptr<const Dataset> dataset, const BatchLoaderOptions& options,
+                             SampleConverter converter)
+    : ds_(std::move(dataset)),
+      opt_(options),
+      converter_(std::move(converter)),
+      decoded_bytes_(static_cast<size_t>(options.width) * options.height * options.channels) {}
+
+Status SampleDecoder::DecodeUint8(uint64_t sample, uint64_t epoch, uint8_t* dst, uint8_t* mdst,
+                                  int64_t* label) const {
+  thread_local RecordBuffer buf;
+  std::string_view rec;
+  LIBSHARD_RETURN_IF_ERROR(ds_->ReadRecord(sample, &buf, &rec));
+  const Dataset::Location loc = ds_->Locate(sample);
+  const ShardReader& shard = ds_->shard(loc.shard);
+  auto context = [&] {
+    return shard.path() + ": record " + std::to_string(loc.record) + " at byte " +
+           std::to_string(shard.entry(loc.record).offset);
+  };
+  auto ex = example::ExampleView::Parse(rec);
+  if (!ex.ok()) return ex.status().WithContext(context());
+  util::SplitMix64 rng = AugmentRng(opt_.order.seed, epoch, sample);
+  return DecodeImagePart(*ex, &rng, dst, mdst, label).WithContext(context());
+}
+
+// The record contract is example/image_record's and the pixels
+// record_pixels'; the loader only chooses the geometry (and draws the
+// augmentation).
+Status SampleDecoder::DecodeImagePart(const example::ExampleView& ex, util::SplitMix64* rng, uint8_t* dst,
+                                      uint8_t* mdst, int64_t* label) const {
+  *label = -1;
+  const example::ImageRecordKeys& keys = ds_->options().keys;
+  LIBSHARD_ASSIGN_OR_RETURN(example::ImageRecord rec, example::ParseImageRecord(ex, keys, {}));
+  *label = rec.label;
+  const PixelRequest req = SamplePixelRequest(opt_, rec.width, rec.height, rng);
+  return DecodeRecordPixels(rec, keys, {}, req, dst, mdst);
+}
+
+std::string SampleDecoder::RecordName(uint64_t sample) const {
+  const Dataset::Location loc = ds_->Locate(sample);
+  return ds_->shard(loc.shard).path() + " record " + std::to_string(loc.record);
+}
+
+Status SampleDecoder::Decode(uint64_t sample, uint64_t epoch, uint8_t* dst, uint8_t* mdst, int64_t* label) const {
+  return util::CatchAsStatus(
+      [&]() -> Status {
+        if (converter_.identity()) return DecodeUint8(sample, epoch, dst, mdst, label);
+        // Another layout or dtype: decode to uint8 HWC, then convert into the slot.
+        thread_local std::vector<uint8_t> decoded;
+        decoded.resize(decoded_bytes_);
+        LIBSHARD_RETURN_IF_ERROR(DecodeUint8(sample, epoch, decoded.data(), mdst, label));
+        converter_.Convert(decoded.data(), dst);
+        return Status::OK();
+      },
+      [&] { return "decoding " + RecordName(sample); });
+}
+
+}  // namespace libshard::reader
