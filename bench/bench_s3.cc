@@ -150,6 +150,7 @@ int Run(const S3BenchOptions& opt) {
   }
   const std::string url = "s3://" + opt.bucket + "/" + opt.prefix + "-" + std::to_string(::getpid());
   t0 = Now();
+  const double convert_s3_start = t0;
   cpu0 = SelfCpu();
   const double server0 = ProcessCpu(opt.server_pid);
   auto uploader = ShardUploader::Start(url, dir + "/staging");
@@ -161,6 +162,7 @@ int Run(const S3BenchOptions& opt) {
   ShardUploader* up_ptr = uploader->get();
   so.shard_elsewhere = [up_ptr](const std::string& file, std::string* why) { return up_ptr->ShardUpHere(file, why); };
   auto staged = convert::Convert(so, [up_ptr](const convert::Progress&) { up_ptr->Watch(); });
+  const double converted_at = Now();
   Status up = staged.ok() ? (*uploader)->Finish(true) : staged.status();
   const double convert_s3 = Now() - t0, cpu_s3 = SelfCpu() - cpu0, cpu_server = ProcessCpu(opt.server_pid) - server0;
   if (!up.ok()) {
@@ -242,6 +244,9 @@ int Run(const S3BenchOptions& opt) {
   // Where the conversion's CPU went: on a machine whose cores are all busy
   // converting, the s3:// run cannot beat local CPU / (its own CPU + the
   // server's) when the server shares the cores.
+  std::printf("convert to s3://: %.2f s converting (uploading meanwhile), then %.2f s finishing the upload "
+              "(the shards left, manifest.json)\n",
+              converted_at - convert_s3_start, convert_s3_start + convert_s3 - converted_at);
   std::printf("convert CPU: local %.2f s; s3:// %.2f s (+%.0f%%: staging + upload)", cpu_local, cpu_s3,
               cpu_local > 0 ? 100 * (cpu_s3 / cpu_local - 1) : 0.0);
   if (opt.server_pid > 0) {
