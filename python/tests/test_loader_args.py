@@ -406,6 +406,24 @@ def test_mean_and_std_dataset_are_the_manifests_statistics(tmp_path):
         libshard.Loader(out, 4, dtype="float32", channels=1, mean="dataset")
 
 
+
+def test_std_dataset_refuses_a_channel_constant_in_every_image(tmp_path):
+    from PIL import Image
+    for i in range(4):
+        d = tmp_path / "src" / ("a" if i % 2 else "b")
+        d.mkdir(parents=True, exist_ok=True)
+        px = np.zeros((8, 8, 3), np.uint8)
+        px[..., 0] = np.arange(64, dtype=np.uint8).reshape(8, 8) * (i + 1)  # red varies
+        px[..., 1] = 128                                                    # green constant everywhere
+        px[..., 2] = 255 - px[..., 0]
+        Image.fromarray(px).save(d / f"{i}.png")
+    out = str(tmp_path / "out")
+    libshard.convert(str(tmp_path / "src"), out, format="png")
+    # mean="dataset" alone is fine; dividing by the green channel's std of 0 is not.
+    libshard.Loader(out, 2, dtype="float32", mean="dataset")
+    with pytest.raises(ValueError, match=r'^std="dataset": channel 1 is constant'):
+        libshard.Loader(out, 2, dtype="float32", mean="dataset", std="dataset")
+
 def test_values_on_the_0_255_scale_are_refused_saying_so(shard):
     with pytest.raises(ValueError, match=r"^mean: 123\.675 looks like the 0\.\.255 scale"):
         libshard.Loader(shard, 2, image_size=8, dtype="float32", mean=(123.675, 116.28, 103.53))

@@ -67,7 +67,7 @@ std::vector<uint8_t> Copy(const Batch& b, const BatchLoaderOptions& o) {
   return v;
 }
 
-TEST(BatchLoader, PixelsEqualDecodeImageWhenNoResizeIsNeeded) {
+TEST(BatchLoaderTest, PixelsEqualDecodeImageWhenNoResizeIsNeeded) {
   const std::string dir = testing::MakeTempDir();
   FixtureOptions fo;
   fo.width = 32;
@@ -102,7 +102,7 @@ TEST(BatchLoader, PixelsEqualDecodeImageWhenNoResizeIsNeeded) {
   EXPECT_EQ(next.position.batch, 0u);
 }
 
-TEST(BatchLoader, ResizedPixelsEqualTheImagePipeline) {
+TEST(BatchLoaderTest, ResizedPixelsEqualTheImagePipeline) {
   const std::string dir = testing::MakeTempDir();
   FixtureOptions fo;
   fo.width = 64;
@@ -129,7 +129,7 @@ TEST(BatchLoader, ResizedPixelsEqualTheImagePipeline) {
   }
 }
 
-TEST(BatchLoader, RawArraysGoStraightIntoTheBatch) {
+TEST(BatchLoaderTest, RawArraysGoStraightIntoTheBatch) {
   for (const char* fmt : {"raw", "raw.zst"}) {
     const std::string dir = testing::MakeTempDir() + "/" + fmt;
     std::filesystem::create_directories(dir);
@@ -151,7 +151,7 @@ TEST(BatchLoader, RawArraysGoStraightIntoTheBatch) {
   }
 }
 
-TEST(BatchLoader, ResumeGivesIdenticalBatchesWhateverTheThreads) {
+TEST(BatchLoaderTest, ResumeGivesIdenticalBatchesWhateverTheThreads) {
   const std::string dir = testing::MakeTempDir();
   Written w = MakeDataset(dir, {}, 3, 10);
   BatchLoaderOptions o;
@@ -194,7 +194,7 @@ TEST(BatchLoader, ResumeGivesIdenticalBatchesWhateverTheThreads) {
   EXPECT_EQ((*a)->Seek({0, 5}).code(), StatusCode::kInvalidArgument);
 }
 
-TEST(BatchLoader, RandomResizedCropMatchesItsOwnCropAndFlip) {
+TEST(BatchLoaderTest, RandomResizedCropMatchesItsOwnCropAndFlip) {
   const std::string dir = testing::MakeTempDir();
   FixtureOptions fo;
   fo.format = "png";  // lossless, so the crop can be checked exactly
@@ -227,7 +227,7 @@ TEST(BatchLoader, RandomResizedCropMatchesItsOwnCropAndFlip) {
   EXPECT_GT(distinct.size(), 1u);
 }
 
-TEST(BatchLoader, CropDecodeGivesTheFullDecodesPixels) {
+TEST(BatchLoaderTest, CropDecodeGivesTheFullDecodesPixels) {
   const std::string dir = testing::MakeTempDir();
   for (auto [w, h, sub] : {std::tuple{300, 200, image::ChromaSubsampling::k420},
                            std::tuple{257, 333, image::ChromaSubsampling::k444}}) {
@@ -267,7 +267,7 @@ TEST(BatchLoader, CropDecodeGivesTheFullDecodesPixels) {
   }
 }
 
-TEST(BatchLoader, MasksGetTheImagesGeometry) {
+TEST(BatchLoaderTest, MasksGetTheImagesGeometry) {
   const std::string dir = testing::MakeTempDir();
   FixtureOptions fo;
   fo.masks = true;
@@ -294,7 +294,7 @@ TEST(BatchLoader, MasksGetTheImagesGeometry) {
   for (int i = 0; i < 3 * 256; ++i) EXPECT_LT(batch.masks[i], 5);
 }
 
-TEST(BatchLoader, CallerBuffersAreFilledInTurn) {
+TEST(BatchLoaderTest, CallerBuffersAreFilledInTurn) {
   const std::string dir = testing::MakeTempDir();
   Written w = MakeDataset(dir, {}, 1, 8);
   BatchLoaderOptions o;
@@ -317,7 +317,7 @@ TEST(BatchLoader, CallerBuffersAreFilledInTurn) {
   EXPECT_EQ(BatchLoader::Create(w.ds, o, bufs).status().code(), StatusCode::kInvalidArgument);
 }
 
-TEST(BatchLoader, OwnedBatchesStayIntactWhateverTheLoaderDoesNext) {
+TEST(BatchLoaderTest, OwnedBatchesStayIntactWhateverTheLoaderDoesNext) {
   const std::string dir = testing::MakeTempDir();
   Written w = MakeDataset(dir, {}, 2, 10);
   BatchLoaderOptions o = FixtureSized(3);
@@ -348,7 +348,7 @@ TEST(BatchLoader, OwnedBatchesStayIntactWhateverTheLoaderDoesNext) {
   }
 }
 
-TEST(BatchLoader, AConsumerThatLetsGoOfItsBatchesReusesTheirMemory) {
+TEST(BatchLoaderTest, AConsumerThatLetsGoOfItsBatchesReusesTheirMemory) {
   const std::string dir = testing::MakeTempDir();
   Written w = MakeDataset(dir, {}, 2, 10);
   BatchLoaderOptions o = FixtureSized(2);
@@ -374,7 +374,7 @@ TEST(BatchLoader, AConsumerThatLetsGoOfItsBatchesReusesTheirMemory) {
   EXPECT_LE((*pool)->heap_blocks_made(), 5u);
 }
 
-TEST(BatchLoader, OwnedBatchesNeedAPoolOfTheirSize) {
+TEST(BatchLoaderTest, OwnedBatchesNeedAPoolOfTheirSize) {
   const std::string dir = testing::MakeTempDir();
   Written w = MakeDataset(dir, {}, 1, 4);
   BatchLoaderOptions o = FixtureSized(2);
@@ -395,7 +395,7 @@ TEST(BatchLoader, OwnedBatchesNeedAPoolOfTheirSize) {
   EXPECT_EQ(BatchLoader::CreateWithPool(w.ds, o, nullptr).status().code(), StatusCode::kInvalidArgument);
 }
 
-TEST(BatchLoader, AForkChildOfAnOwnedBatchesLoaderRestartsWithItsOwnPool) {
+TEST(BatchLoaderTest, AForkChildOfAnOwnedBatchesLoaderRestartsWithItsOwnPool) {
 #ifdef LIBSHARD_TEST_ASAN
   GTEST_SKIP() << "fork() with allocating threads can hang under AddressSanitizer's allocator";
 #endif
@@ -428,7 +428,7 @@ TEST(BatchLoader, AForkChildOfAnOwnedBatchesLoaderRestartsWithItsOwnPool) {
   EXPECT_EQ(Copy(b, o), first);
 }
 
-TEST(BatchLoader, ABadSampleFailsItsBatchNamingTheRecord) {
+TEST(BatchLoaderTest, ABadSampleFailsItsBatchNamingTheRecord) {
   const std::string dir = testing::MakeTempDir();
   Written w = MakeDataset(dir, {}, 1, 4);
   // Append a record whose image is not an image.
@@ -458,7 +458,7 @@ TEST(BatchLoader, ABadSampleFailsItsBatchNamingTheRecord) {
   EXPECT_TRUE((*loader)->Next(&batch).ok());
 }
 
-TEST(BatchLoader, SkipReplacesABadRecordWithTheNextSampleWhateverTheThreads) {
+TEST(BatchLoaderTest, SkipReplacesABadRecordWithTheNextSampleWhateverTheThreads) {
   const std::string dir = testing::MakeTempDir();
   Written w = MakeDataset(dir, {}, 1, 6);  // labels 0..5
   {
@@ -500,7 +500,7 @@ TEST(BatchLoader, SkipReplacesABadRecordWithTheNextSampleWhateverTheThreads) {
   EXPECT_EQ(by_threads[0], by_threads[1]);
 }
 
-TEST(BatchLoader, ReadsTensorFlowWrittenFilesThroughAKeyMapping) {
+TEST(BatchLoaderTest, ReadsTensorFlowWrittenFilesThroughAKeyMapping) {
   // tfx's CIFAR-10 sample (PNG under "image", label "label") and flowers
   // sample (JPEGs of assorted sizes under "image_raw").
   const std::string cifar = testing::SharedPath("interop/tfrecord/tfx_cifar10_train.tfrecord");
@@ -578,7 +578,7 @@ std::string ZstdZeros(uint64_t size) {
   return out;
 }
 
-TEST(BatchLoader, OutOfMemoryIsAnErrorForItsBatchNotAnAbort) {
+TEST(BatchLoaderTest, OutOfMemoryIsAnErrorForItsBatchNotAnAbort) {
 #ifdef LIBSHARD_TEST_ASAN
   GTEST_SKIP() << "address space limits do not work under AddressSanitizer";
 #endif
@@ -619,7 +619,7 @@ TEST(BatchLoader, OutOfMemoryIsAnErrorForItsBatchNotAnAbort) {
   EXPECT_EQ(testing::ReadFileOrDie(report), "RESOURCE_EXHAUSTED: out of memory decoding " + path + " record 0");
 }
 
-TEST(BatchLoader, AForkChildRestartsTheLoaderWhereItStood) {
+TEST(BatchLoaderTest, AForkChildRestartsTheLoaderWhereItStood) {
 #ifdef LIBSHARD_TEST_ASAN
   // GCC 12's libasan does not lock its allocator across fork(): a child forked
   // while a decode thread is inside malloc can hang there (2 of 6 runs here),
@@ -666,7 +666,7 @@ TEST(BatchLoader, AForkChildRestartsTheLoaderWhereItStood) {
   EXPECT_EQ(Copy(batch, o), expected[0]);
 }
 
-TEST(BatchLoader, SeekRefusesPositionsPastTheLastEpoch) {
+TEST(BatchLoaderTest, SeekRefusesPositionsPastTheLastEpoch) {
   const std::string dir = testing::MakeTempDir();
   Written w = MakeDataset(dir, {}, 1, 4);
   BatchLoaderOptions o = FixtureSized(2);
@@ -687,7 +687,7 @@ TEST(BatchLoader, SeekRefusesPositionsPastTheLastEpoch) {
   EXPECT_EQ((*loader)->Next(&batch).code(), StatusCode::kOutOfRange);
 }
 
-TEST(BatchLoader, NextForWaitsAtMostItsTime) {
+TEST(BatchLoaderTest, NextForWaitsAtMostItsTime) {
   const std::string dir = testing::MakeTempDir();
   Written w = MakeDataset(dir, {}, 1, 8);
   BatchLoaderOptions o = FixtureSized(2);
@@ -708,7 +708,7 @@ TEST(BatchLoader, NextForWaitsAtMostItsTime) {
   }
 }
 
-TEST(BatchLoader, MasksAreRefusedWhenTheManifestSaysThereAreNone) {
+TEST(BatchLoaderTest, MasksAreRefusedWhenTheManifestSaysThereAreNone) {
   const std::string dir = testing::MakeTempDir();
   WriteImageShard(dir + "/train-00000-of-00001.tfrecord", 2, 0);
   auto manifest = [&](bool masks) {
@@ -732,7 +732,7 @@ TEST(BatchLoader, MasksAreRefusedWhenTheManifestSaysThereAreNone) {
   EXPECT_TRUE(BatchLoader::Create(manifest(false), o).ok());
 }
 
-TEST(BatchLoader, RejectsBadOptions) {
+TEST(BatchLoaderTest, RejectsBadOptions) {
   const std::string dir = testing::MakeTempDir();
   Written w = MakeDataset(dir, {}, 1, 2);
   BatchLoaderOptions o;
@@ -750,7 +750,7 @@ TEST(BatchLoader, RejectsBadOptions) {
 
 // issue 21: batch_size=2000 on 37 samples allocated 925 MB (10 s); larger
 // values threw std::bad_alloc or std::length_error out of the allocation.
-TEST(BatchLoader, OwnBuffersHoldNoMoreThanAnEpochAndAreBoundedByMemory) {
+TEST(BatchLoaderTest, OwnBuffersHoldNoMoreThanAnEpochAndAreBoundedByMemory) {
   const std::string dir = testing::MakeTempDir();
   Written w = MakeDataset(dir, {}, 1, 3);
   BatchLoaderOptions o = FixtureSized(size_t{1} << 40);  // 2^40 x 32 x 24 x 3 bytes: beyond any memory
@@ -790,7 +790,7 @@ TEST(BatchLoader, OwnBuffersHoldNoMoreThanAnEpochAndAreBoundedByMemory) {
 
 // issue 21: with no size given (height = width = 0), the stored size when
 // the manifest says every image has it; else an error naming the sizes.
-TEST(BatchLoader, ZeroSizeTakesTheStoredSizeFromTheManifest) {
+TEST(BatchLoaderTest, ZeroSizeTakesTheStoredSizeFromTheManifest) {
   const std::string dir = testing::MakeTempDir();
   WriteImageShard(dir + "/train-00000-of-00001.tfrecord", 4, 0);  // 32 x 24 RGB
   auto manifest = [&](const std::string& sizes, const std::string& channels) {
