@@ -179,14 +179,20 @@ Status ShardUploader::Sweep() {
     if (!e.ok()) continue;  // being written: next sweep
     const std::string shard = staging_ + "/" + e->file();
     if (fs::file_size(shard, ec) != e->bytes() || ec) continue;  // not renamed into place yet
-    StatusOr<uint32_t> crc = libshard::manifest::ParseChecksum(e->checksum());
+    // The staged bytes must still be what the entry says (read once more:
+    // hardware CRC-32C over a file just written, a fraction of a millisecond
+    // per MiB): the object's recorded CRC-32C is what resume and merge trust.
+    LIBSHARD_ASSIGN_OR_RETURN(uint32_t crc, libshard::io::Crc32cOfFile(shard));
+    if (libshard::manifest::FormatChecksum(crc) != e->checksum()) {
+      return libshard::DataLossError(shard + ": the staged shard has " + libshard::manifest::FormatChecksum(crc) +
+                                     ", its entry says " + e->checksum() + " (changed on disk since it was written)");
+    }
     // Index, shard, entry: a shard object with its entry's checksum is
-    // preceded by its index (ShardUpHere relies on it); the entry's CRC-32C
-    // is the shard's, computed as it was written (not read again).
+    // preceded by its index (ShardUpHere relies on it).
     if (!e->index_file().empty() && fs::exists(staging_ + "/" + e->index_file(), ec)) {
       LIBSHARD_RETURN_IF_ERROR(Upload(e->index_file()));
     }
-    LIBSHARD_RETURN_IF_ERROR(Upload(e->file(), crc.ok() ? std::optional<uint32_t>(*crc) : std::nullopt));
+    LIBSHARD_RETURN_IF_ERROR(Upload(e->file(), crc));
     LIBSHARD_RETURN_IF_ERROR(Upload(".libshard/" + name));
     {
       std::lock_guard<std::mutex> lock(mu_);

@@ -4,7 +4,9 @@
 //   * Each shard, as soon as its entry (.libshard/NAME.json) says it is
 //     finished, goes up with its .idx and then the entry (multipart above
 //     64 MiB, parts in parallel, aborted on failure); every object carries
-//     its CRC-32C as metadata (x-amz-meta-crc32c: 8 hex digits). The shard
+//     its CRC-32C as metadata (x-amz-meta-crc32c: 8 hex digits; a staged
+//     shard whose bytes no longer have its entry's is a DataLoss, never
+//     uploaded). The shard
 //     and its .idx are then deleted from the staging folder, which so holds
 //     only the shards being written or uploaded.
 //   * Finish(): what is left, then rejects.tsv and the task manifests, and

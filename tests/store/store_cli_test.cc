@@ -14,6 +14,7 @@
 #include "convert/fixtures.h"
 #include "libshard/manifest/manifest_json.h"
 #include "libshard/store/s3_store.h"
+#include "remote_upload.h"
 #include "store/servers.h"
 #include "testutil.h"
 
@@ -405,6 +406,29 @@ TEST_F(StoreCliTest, KillNineDuringAnUploadThenRerunIsCompleteAndIdentical) {
   }
   EXPECT_TRUE(objects.count("manifest.json"));
   EXPECT_EQ(Shard("verify -q s3://bkt/conv").exit_code, 0);
+}
+
+// The uploader sends a staged shard only while it still has the CRC-32C its
+// entry records (what resume and merge trust the object's metadata for).
+TEST_F(StoreCliTest, AStagedShardChangedOnDiskIsNotUploaded) {
+  fs::copy(dir_ + "/ds", dir_ + "/staging", fs::copy_options::recursive);
+  std::string bytes = testing::ReadFileOrDie(dir_ + "/staging/" + shards_[0]);
+  bytes[bytes.size() / 2] ^= 0x01;
+  testing::WriteFileOrDie(dir_ + "/staging/" + shards_[0], bytes);
+  ::setenv("AWS_ENDPOINT_URL", s3_->endpoint().c_str(), 1);
+  ::setenv("AWS_ACCESS_KEY_ID", "S3RVER", 1);
+  ::setenv("AWS_SECRET_ACCESS_KEY", "S3RVER", 1);
+  StatusOr<std::unique_ptr<shard_tool::ShardUploader>> u =
+      shard_tool::ShardUploader::Start("s3://bkt/changed", dir_ + "/staging");
+  ::unsetenv("AWS_ENDPOINT_URL");
+  ::unsetenv("AWS_ACCESS_KEY_ID");
+  ::unsetenv("AWS_SECRET_ACCESS_KEY");
+  ASSERT_TRUE(u.ok()) << u.status();
+  Status s = (*u)->Finish(/*commit=*/false);
+  EXPECT_EQ(s.code(), StatusCode::kDataLoss) << s;
+  EXPECT_NE(s.message().find(dir_ + "/staging/" + shards_[0] + ": the staged shard has crc32c:"), std::string::npos)
+      << s;
+  EXPECT_FALSE(store_->Head("changed/" + shards_[0]).ok());
 }
 
 TEST_F(StoreCliTest, UploadFailureExitsOneNamingTheCause) {
