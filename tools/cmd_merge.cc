@@ -13,6 +13,7 @@
 #include "libshard/io/open_file.h"
 #include "libshard/manifest/manifest_json.h"
 #include "remote_staging.h"
+#include "remote_upload.h"
 
 namespace shard_tool {
 namespace {
@@ -20,13 +21,6 @@ namespace {
 namespace store = libshard::store;
 using libshard::Status;
 using libshard::StatusOr;
-
-// x-amz-meta-crc32c's value: 8 lower-case hex digits.
-std::string CrcText(uint32_t crc) {
-  char buf[16];
-  std::snprintf(buf, sizeof(buf), "%08x", crc);
-  return buf;
-}
 
 // rejects.tsv, then manifest.json (the commit point), from `local` to the
 // prefix, each with its CRC-32C as metadata (as convert uploads them).
@@ -37,7 +31,7 @@ Status UploadMerged(const StagedObjects& staged) {
     if (!std::filesystem::exists(path, ec)) continue;
     LIBSHARD_ASSIGN_OR_RETURN(uint32_t crc, libshard::io::Crc32cOfFile(path));
     store::PutOptions o;
-    o.metadata["crc32c"] = CrcText(crc);
+    o.metadata["crc32c"] = CrcMetadata(crc);
     LIBSHARD_RETURN_IF_ERROR(staged.store().PutFile(staged.KeyOf(name), path, o));
   }
   return Status::OK();

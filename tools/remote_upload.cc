@@ -24,13 +24,6 @@ bool EndsWith(const std::string& s, const std::string& end) {
   return s.size() >= end.size() && s.compare(s.size() - end.size(), end.size(), end) == 0;
 }
 
-// x-amz-meta-crc32c's value: 8 lower-case hex digits.
-std::string CrcText(uint32_t crc) {
-  char buf[16];
-  std::snprintf(buf, sizeof(buf), "%08x", crc);
-  return buf;
-}
-
 std::pair<uint64_t, int64_t> Identity(const struct stat& st) {
   return {static_cast<uint64_t>(st.st_ino), static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec};
 }
@@ -39,6 +32,12 @@ std::pair<uint64_t, int64_t> Identity(const struct stat& st) {
 constexpr uint64_t kMaxEntryBytes = 64ull << 20;
 
 }  // namespace
+
+std::string CrcMetadata(uint32_t crc) {
+  char buf[16];
+  std::snprintf(buf, sizeof(buf), "%08x", crc);
+  return buf;
+}
 
 StatusOr<std::unique_ptr<ShardUploader>> ShardUploader::Start(const std::string& url, const std::string& staging) {
   LIBSHARD_ASSIGN_OR_RETURN(store::Location loc, store::ParseLocation(url));
@@ -94,14 +93,14 @@ Status ShardUploader::Upload(const std::string& rel, std::optional<uint32_t> kno
   auto listed = listed_.find(key);
   if (listed != listed_.end() && listed->second == size) {
     StatusOr<store::ObjectInfo> there = store_->Head(key);
-    if (there.ok() && there->size == size && there->metadata["crc32c"] == CrcText(crc)) {
+    if (there.ok() && there->size == size && there->metadata["crc32c"] == CrcMetadata(crc)) {
       ++skipped_;  // a resumed run: already up
       return Status::OK();
     }
     if (!there.ok() && there.status().code() != libshard::StatusCode::kNotFound) return there.status();
   }
   store::PutOptions o;
-  o.metadata["crc32c"] = CrcText(crc);
+  o.metadata["crc32c"] = CrcMetadata(crc);
   LIBSHARD_RETURN_IF_ERROR(store_->PutFile(key, path, o));
   ++uploaded_;
   return Status::OK();

@@ -36,6 +36,10 @@
 
 namespace shard_tool {
 
+// The value of an object's x-amz-meta-crc32c: the CRC-32C as 8 lower-case
+// hex digits (what resume and `shard merge s3://` compare).
+std::string CrcMetadata(uint32_t crc);
+
 class ShardUploader {
  public:
   // Uploads `staging` to `url` (s3://BUCKET/PREFIX). Lists what is already
