@@ -339,7 +339,7 @@ int RunDryRun(const Flags& f) {
   return kExitOk;
 }
 
-int RunLocal(Flags& f);
+int RunLocal(Flags& f, ShardUploader* uploader = nullptr);
 
 int Run(Flags& f) {
   Status s = BuildConvertOptions(f);
@@ -357,13 +357,22 @@ int Run(Flags& f) {
     f.o.output = !f.staging.empty() ? f.staging
                                     : libshard::store::DefaultCacheDir() + "/staging/" + loc->bucket + "/" + loc->key;
     libshard::StatusOr<std::unique_ptr<ShardUploader>> u = ShardUploader::Start(remote, f.o.output);
-    if (!u.ok()) {
-      std::cerr << "shard convert: " << u.status().message() << "\n";
-      return kExitUsage;
+    if (!u.ok()) {  // a bad URL is a usage error; the store's answer (LIST of the prefix) a failure
+      if (u.status().code() == libshard::StatusCode::kInvalidArgument) {
+        std::cerr << "shard convert: " << u.status().message() << "\n";
+        return kExitUsage;
+      }
+      std::cerr << "shard convert: uploading to " << remote << ": " << u.status().message() << "\n";
+      return kExitFailure;
     }
     uploader = std::move(*u);
+    // Resume: a shard uploaded (and let go of) by an earlier run is kept
+    // when its object matches its entry, not converted again.
+    f.o.shard_elsewhere = [up = uploader.get()](const std::string& file, std::string* why) {
+      return up->ShardUpHere(file, why);
+    };
   }
-  const int code = RunLocal(f);
+  const int code = RunLocal(f, uploader.get());
   if (uploader) {
     const bool converted = code == kExitOk || code == kExitRejected;
     Status up = uploader->Finish(converted);
@@ -382,13 +391,15 @@ int Run(Flags& f) {
   return code;
 }
 
-int RunLocal(Flags& f) {
+int RunLocal(Flags& f, ShardUploader* uploader) {
 
   ProgressBar bar(stderr, !f.quiet, "shard convert", f.progress_interval);
   const InterruptMessage interrupt("shard convert", !f.quiet && ::isatty(STDERR_FILENO));
   convert::Progress last;  // this run's own work (shards kept from an earlier run excluded)
   StatusOr<convert::ConvertResult> r =
       convert::Convert(f.o, [&](const convert::Progress& p) {
+        // The first shard is being written: what to keep is decided, the upload starts.
+        if (uploader != nullptr) uploader->Watch();
         last = p;
         bar.Update(p.done, p.total, p.bytes_read, p.rejected);
       });
@@ -514,7 +525,8 @@ std::shared_ptr<ConvertFlags> AddConvertOptions(CLI::App& app) {
                   "output folder (created; reruns resume, a rerun with another plan removes the earlier plan's "
                   "shards; one writer at a time), or s3://BUCKET/PREFIX: converted into --staging, each finished "
                   "shard uploaded with its .idx as it completes, then rejects.tsv, manifest.json last; a rerun "
-                  "skips objects already there with the same size and CRC-32C (docs/object_storage.md)")
+                  "keeps the shards whose objects have their entry's size and CRC-32C without converting them "
+                  "again, even without the staging folder (docs/object_storage.md)")
       ->required();
   cmd->add_option("--staging", f.staging,
                   "with -o s3://...: the local folder converted into before the upload; a shard is deleted "

@@ -1,6 +1,8 @@
 // `shard merge OUT`: puts the outputs of `shard convert --num-tasks N` back
 // together (libshard/convert/merge.h): checks every task and shard, then
-// writes OUT/manifest.json and OUT/rejects.tsv.
+// writes OUT/manifest.json and OUT/rejects.tsv. An s3:// prefix is merged
+// in place: only the task manifests are fetched, the shard objects are
+// checked by HEAD (size and the CRC-32C recorded at upload).
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -8,16 +10,58 @@
 
 #include "commands.h"
 #include "libshard/convert/merge.h"
+#include "libshard/io/open_file.h"
+#include "libshard/manifest/manifest_json.h"
 #include "remote_staging.h"
 #include "remote_upload.h"
 
 namespace shard_tool {
 namespace {
 
-// rejects.tsv, then manifest.json (the commit point), from `local` to `url`.
-libshard::Status UploadMerged(const std::string& url, const std::string& local) {
-  LIBSHARD_ASSIGN_OR_RETURN(auto uploader, ShardUploader::Start(url, local));
-  return uploader->Finish(/*commit=*/true);
+namespace store = libshard::store;
+using libshard::Status;
+using libshard::StatusOr;
+
+// rejects.tsv, then manifest.json (the commit point), from `local` to the
+// prefix, each with its CRC-32C as metadata (as convert uploads them).
+Status UploadMerged(const StagedObjects& staged) {
+  for (const char* name : {"rejects.tsv", "manifest.json"}) {
+    const std::string path = staged.local() + "/" + name;
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) continue;
+    LIBSHARD_ASSIGN_OR_RETURN(uint32_t crc, libshard::io::Crc32cOfFile(path));
+    store::PutOptions o;
+    o.metadata["crc32c"] = CrcMetadata(crc);
+    LIBSHARD_RETURN_IF_ERROR(staged.store().PutFile(staged.KeyOf(name), path, o));
+  }
+  return Status::OK();
+}
+
+// The shards checked where they are: the object's size and the CRC-32C
+// recorded when it was uploaded (x-amz-meta-crc32c), by HEAD; an object
+// without that metadata (put by another tool) is streamed once through a
+// CRC check, never stored.
+libshard::convert::MergeOptions InPlace(const StagedObjects& staged) {
+  libshard::convert::MergeOptions o;
+  o.shard_checksum = [&staged](const libshard::ShardEntry& e) -> StatusOr<std::string> {
+    const std::string key = staged.KeyOf(e.file());
+    auto listed = staged.listed().find(key);
+    if (listed == staged.listed().end()) return libshard::NotFoundError(staged.store().UrlOf(key) + ": missing");
+    if (listed->second != e.bytes()) return std::to_string(listed->second) + " bytes";
+    LIBSHARD_ASSIGN_OR_RETURN(store::ObjectInfo info, staged.store().Head(key));
+    if (info.size != e.bytes()) return std::to_string(info.size) + " bytes";
+    auto meta = info.metadata.find("crc32c");
+    if (meta != info.metadata.end()) return "crc32c:" + meta->second;
+    LIBSHARD_ASSIGN_OR_RETURN(uint32_t want, libshard::manifest::ParseChecksum(e.checksum()));
+    Status s = staged.store().GetVerified(key, {e.bytes(), want}, [](std::string_view) { return Status::OK(); });
+    if (s.code() == libshard::StatusCode::kDataLoss) return std::string("its bytes differ");
+    LIBSHARD_RETURN_IF_ERROR(s);
+    return e.checksum();
+  };
+  o.index_exists = [&staged](const std::string& index_file) {
+    return staged.listed().count(staged.KeyOf(index_file)) > 0;
+  };
+  return o;
 }
 
 struct MergeFlags {
@@ -26,13 +70,14 @@ struct MergeFlags {
 };
 
 int Run(const MergeFlags& f_in) {
-  // s3://BUCKET/PREFIX: the task outputs are downloaded once into a
-  // temporary folder, merged there, and rejects.tsv then manifest.json (the
-  // commit point) uploaded.
+  // s3://BUCKET/PREFIX: merged in place. The task manifests (small objects)
+  // are fetched into a temporary folder and merged there, each shard checked
+  // by HEAD where it is (no shard is downloaded or renamed), then rejects.tsv
+  // and manifest.json (the commit point) uploaded.
   MergeFlags f = f_in;
   std::unique_ptr<StagedObjects> staged;
   if (f.dir.rfind("s3://", 0) == 0) {
-    auto st = StagedObjects::Stage(f.dir);
+    auto st = StagedObjects::StageTaskManifests(f.dir);
     if (!st.ok()) {
       std::fprintf(stderr, "shard merge: %s\n", st.status().message().c_str());
       return kExitUsage;
@@ -48,10 +93,10 @@ int Run(const MergeFlags& f_in) {
     std::fprintf(stderr, "shard merge: %s: no such folder\n", f.dir.c_str());
     return kExitUsage;
   }
-  libshard::StatusOr<libshard::convert::MergeResult> r = libshard::convert::MergeTasks(f.dir);
+  libshard::StatusOr<libshard::convert::MergeResult> r =
+      staged ? libshard::convert::MergeTasks(f.dir, InPlace(*staged)) : libshard::convert::MergeTasks(f.dir);
   if (r.ok() && r->problems.empty() && staged) {
-    for (std::string& p : r->problems) p = staged->ToUrl(p);
-    libshard::Status up = UploadMerged(f_in.dir, f.dir);
+    libshard::Status up = UploadMerged(*staged);
     if (!up.ok()) {
       std::fprintf(stderr, "shard merge: uploading to %s: %s\n", f_in.dir.c_str(), up.message().c_str());
       return kExitFailure;
@@ -95,8 +140,10 @@ void RegisterMerge(CLI::App& app, int* exit_code) {
       "Exit codes: 0 merged, 1 something missing, damaged or planned differently, or another convert/merge "
       "writing to OUT (each named; nothing written), 2 usage (OUT is not a folder).");
   cmd->add_option("output", flags->dir,
-                  "the output folder the tasks wrote to, or their s3://BUCKET/PREFIX (downloaded once into a "
-                  "temporary folder under $TMPDIR, merged there; rejects.tsv then manifest.json uploaded)")
+                  "the output folder the tasks wrote to, or their s3://BUCKET/PREFIX (merged in place: the task "
+                  "manifests are fetched into a temporary folder under $TMPDIR, each shard object is checked by "
+                  "its size and the CRC-32C recorded at upload without being downloaded, then rejects.tsv and "
+                  "manifest.json are uploaded, manifest.json last)")
       ->required();
   cmd->add_flag("-q,--quiet", flags->quiet, "no summary line");
   cmd->callback([flags, exit_code] { *exit_code = Run(*flags); });

@@ -162,4 +162,36 @@ StatusOr<std::unique_ptr<StagedObjects>> StagedObjects::Stage(const std::string&
   return staged;
 }
 
+StatusOr<std::unique_ptr<StagedObjects>> StagedObjects::StageTaskManifests(const std::string& url) {
+  LIBSHARD_ASSIGN_OR_RETURN(store::Location loc, store::ParseLocation(url));
+  if (loc.scheme != store::Location::Scheme::kS3) {
+    return libshard::InvalidArgumentError(url + ": only s3:// prefixes can be merged in place");
+  }
+  auto staged = std::unique_ptr<StagedObjects>(new StagedObjects());
+  LIBSHARD_ASSIGN_OR_RETURN(staged->store_, store::OpenStore(loc));
+  std::string prefix = loc.key;
+  if (EndsWith(prefix, "/manifest.json")) prefix.resize(prefix.size() - 13);
+  while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
+  staged->key_prefix_ = prefix.empty() ? "" : prefix + "/";
+  staged->url_prefix_ = staged->store_->UrlOf(staged->key_prefix_);
+  const char* tmp = std::getenv("TMPDIR");
+  std::string templ = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/shard-merge-XXXXXX";
+  if (::mkdtemp(templ.data()) == nullptr) return libshard::ErrnoError("mkdtemp " + templ, errno);
+  staged->root_ = staged->local_ = templ;
+  LIBSHARD_ASSIGN_OR_RETURN(std::vector<store::ObjectInfo> objects, staged->store_->List(staged->key_prefix_));
+  const std::string state = staged->key_prefix_ + ".libshard/manifest.task-";
+  for (const store::ObjectInfo& o : objects) {
+    staged->listed_[o.key] = o.size;
+    if (o.key.rfind(state, 0) != 0 || !EndsWith(o.key, ".json")) continue;
+    LIBSHARD_ASSIGN_OR_RETURN(std::string text, staged->store_->GetSmall(o.key, libshard::manifest::kMaxBytes));
+    const std::string path = staged->root_ + "/" + o.key.substr(staged->key_prefix_.size());
+    std::error_code ec;
+    fs::create_directories(fs::path(path).parent_path(), ec);
+    LIBSHARD_ASSIGN_OR_RETURN(auto out, libshard::io::NewPosixWritableFile(path));
+    LIBSHARD_RETURN_IF_ERROR(out->Append(text));
+    LIBSHARD_RETURN_IF_ERROR(out->Close());
+  }
+  return staged;
+}
+
 }  // namespace shard_tool

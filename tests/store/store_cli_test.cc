@@ -14,6 +14,7 @@
 #include "convert/fixtures.h"
 #include "libshard/manifest/manifest_json.h"
 #include "libshard/store/s3_store.h"
+#include "remote_upload.h"
 #include "store/servers.h"
 #include "testutil.h"
 
@@ -119,10 +120,42 @@ TEST_F(StoreCliTest, TaskRunsIntoS3ThenMergeThere) {
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
   EXPECT_FALSE(store_->Head("tasks/manifest.json").ok());  // no task writes it
-  testing::CommandResult m = Shard("merge s3://bkt/tasks");
+  // Merged in place: the task manifests are read (one LIST, one GET each),
+  // each shard object is checked by HEAD, none is downloaded.
+  std::string why;
+  auto proxy = testing::FaultProxy::Start(s3_->port(), dir_, &why);
+  ASSERT_TRUE(proxy) << why;
+  testing::CommandResult m = testing::RunCommand("env AWS_ENDPOINT_URL=" + proxy->endpoint() +
+                                                 " AWS_ACCESS_KEY_ID=S3RVER AWS_SECRET_ACCESS_KEY=S3RVER TMPDIR=" +
+                                                 dir_ + "/tmp " + SHARD_BIN + " merge s3://bkt/tasks");
   ASSERT_EQ(m.exit_code, 0) << m.err;
   EXPECT_NE(m.err.find("s3://bkt/tasks/manifest.json"), std::string::npos) << m.err;
+  EXPECT_EQ(proxy->Count("GET"), 1 + 3) << "a LIST and the 3 task manifests";
+  EXPECT_EQ(proxy->Count("HEAD"), static_cast<int>(shards_.size()));
+  EXPECT_EQ(proxy->Count("PUT"), 2) << "rejects.tsv, manifest.json";
+  // The same as merging the same task outputs locally: rejects.tsv byte for
+  // byte, manifest.json but for the run's time.
+  for (int i = 0; i < 3; ++i) {
+    testing::CommandResult r = testing::RunShard("convert -q " + dir_ + "/in -o " + dir_ + "/tasks --shard-size "
+                                                 "2KiB --num-tasks 3 --task-index " + std::to_string(i));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  ASSERT_EQ(testing::RunShard("merge -q " + dir_ + "/tasks").exit_code, 0);
   std::map<std::string, std::string> objects = Objects(*store_, "tasks");
+  for (const auto& [name, bytes] : testing::SnapshotDir(dir_ + "/tasks")) {
+    if (name.rfind(".libshard/", 0) == 0 && name.find(".json") == std::string::npos) continue;  // the lock
+    ASSERT_TRUE(objects.count(name)) << name;
+    if (name == "manifest.json") {
+      Manifest a, b;
+      ASSERT_TRUE(manifest::FromJson(objects[name], &a).ok());
+      ASSERT_TRUE(manifest::FromJson(bytes, &b).ok());
+      a.clear_run();
+      b.clear_run();
+      EXPECT_EQ(manifest::ToJson(a), manifest::ToJson(b));
+    } else if (name.rfind(".libshard/manifest.task-", 0) != 0) {  // (a task manifest records its run)
+      EXPECT_TRUE(objects[name] == bytes) << name;
+    }
+  }
   for (const auto& [name, bytes] : testing::SnapshotDir(dir_ + "/ds")) {
     if (name.rfind(".libshard/", 0) == 0) continue;  // task runs keep other entries
     ASSERT_TRUE(objects.count(name)) << name;
@@ -142,6 +175,34 @@ TEST_F(StoreCliTest, TaskRunsIntoS3ThenMergeThere) {
     EXPECT_TRUE(objects[name] == bytes) << name;
   }
   EXPECT_EQ(Shard("verify -q s3://bkt/tasks").exit_code, 0);
+  EXPECT_TRUE(fs::is_empty(dir_ + "/tmp"));
+}
+
+TEST_F(StoreCliTest, MergeInPlaceNamesADamagedShardAndWritesNothing) {
+  for (int i = 0; i < 2; ++i) {
+    testing::CommandResult r = Shard("convert -q " + dir_ + "/in -o s3://bkt/tasks --shard-size 2KiB --num-tasks 2 "
+                                     "--task-index " + std::to_string(i) + " --staging " + dir_ + "/staging" +
+                                     std::to_string(i));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  // Another object under a shard's name, of the same size (no CRC-32C recorded: read once to check it).
+  std::string bytes = testing::ReadFileOrDie(dir_ + "/ds/" + shards_[1]);
+  bytes[bytes.size() / 2] ^= 0x01;
+  ASSERT_TRUE(store_->Put("tasks/" + shards_[1], bytes).ok());
+  std::string why;
+  auto proxy = testing::FaultProxy::Start(s3_->port(), dir_, &why);
+  ASSERT_TRUE(proxy) << why;
+  testing::CommandResult m = testing::RunCommand("env AWS_ENDPOINT_URL=" + proxy->endpoint() +
+                                                 " AWS_ACCESS_KEY_ID=S3RVER AWS_SECRET_ACCESS_KEY=S3RVER TMPDIR=" +
+                                                 dir_ + "/tmp " + SHARD_BIN + " merge s3://bkt/tasks");
+  EXPECT_EQ(m.exit_code, 1) << m.err;
+  EXPECT_NE(m.err.find("shard " + shards_[1] + " is damaged or incomplete (its bytes differ, manifest says crc32c:"),
+            std::string::npos)
+      << m.err;
+  // A LIST, the 2 task manifests, and the one object without a recorded CRC-32C, streamed through the check.
+  EXPECT_EQ(proxy->Count("GET"), 1 + 2 + 1);
+  EXPECT_EQ(proxy->Count("PUT"), 0);
+  EXPECT_FALSE(store_->Head("tasks/manifest.json").ok());
   EXPECT_TRUE(fs::is_empty(dir_ + "/tmp"));
 }
 
@@ -223,13 +284,67 @@ TEST_F(StoreCliTest, ConvertToS3IsTheLocalConversionByteForByteAndResumes) {
   }
   EXPECT_EQ(staged_shards, 0u);
   EXPECT_TRUE(fs::exists(dir_ + "/staging/manifest.json"));
-  // A rerun (resume) sends nothing again.
+  // A rerun (resume) converts nothing again and sends nothing again: the
+  // uploaded shards are kept from their objects.
   r = Shard("convert " + dir_ + "/in -o s3://bkt/conv --shard-size 2KiB --staging " + dir_ + "/staging");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  // (manifest.json records the run, so it goes up again; everything else is skipped.)
-  EXPECT_NE(r.err.find("uploaded 1 objects to s3://bkt/conv (" + std::to_string(compared - 1) + " already there)"),
+  EXPECT_NE(r.err.find("(0 shards written); 12 kept from an earlier run in " + std::to_string(shards_.size()) +
+                       " shard(s)"),
             std::string::npos)
       << r.err;
+  // (manifest.json records the run, so it goes up again; the entries and rejects.tsv are skipped.)
+  EXPECT_NE(r.err.find("uploaded 1 objects to s3://bkt/conv ("), std::string::npos) << r.err;
+}
+
+// Resume decides from the objects: a shard whose object is missing, or whose
+// object does not have its entry's size and CRC-32C, is converted again; the
+// others are kept without being converted -- with the staging folder, and
+// without it (another machine: the uploaded entries are read back).
+TEST_F(StoreCliTest, ResumeConvertsOnlyTheShardsNotUploaded) {
+  const std::string convert =
+      "convert " + dir_ + "/in -o s3://bkt/conv --shard-size 2KiB --staging " + dir_ + "/staging";
+  testing::CommandResult r = Shard(convert);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const size_t n = shards_.size();
+  ASSERT_GE(n, 3u);
+  // Two shards whose objects are not what their entries say: other bytes
+  // (no CRC-32C recorded, another size), an empty object. (Shards never
+  // uploaded: KillNineDuringAnUploadThenRerunIsCompleteAndIdentical.)
+  ASSERT_TRUE(store_->Put("conv/" + shards_[0], "not the shard").ok());
+  ASSERT_TRUE(store_->Put("conv/" + shards_[1], "").ok());
+  r = Shard(convert);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("(2 shards written); "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("kept from an earlier run in " + std::to_string(n - 2) + " shard(s)"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("shard " + shards_[0] + " (the object s3://bkt/conv/" + shards_[0] +
+                       " has 13 bytes, no crc32c metadata; its entry says "),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("of an earlier run did not match its checksum: redone"), std::string::npos) << r.err;
+  // The two shards go up again (their index and entry are the same bytes: skipped), then manifest.json.
+  EXPECT_NE(r.err.find("uploaded 3 objects to s3://bkt/conv"), std::string::npos) << r.err;
+  auto same_as_local = [&] {
+    std::map<std::string, std::string> objects = Objects(*store_, "conv");
+    for (const auto& [name, bytes] : testing::SnapshotDir(dir_ + "/ds")) {
+      if (name == "manifest.json" || (name.rfind(".libshard/", 0) == 0 && name.find(".json") == std::string::npos)) {
+        continue;
+      }
+      ASSERT_TRUE(objects.count(name)) << name;
+      EXPECT_TRUE(objects[name] == bytes) << name;
+    }
+    EXPECT_EQ(Shard("verify -q s3://bkt/conv").exit_code, 0);
+  };
+  same_as_local();
+  // Without the staging folder: the entries come back from the objects.
+  fs::remove_all(dir_ + "/staging");
+  ASSERT_TRUE(store_->Put("conv/" + shards_[n - 1], "x").ok());
+  r = Shard(convert);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("(1 shards written); "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("kept from an earlier run in " + std::to_string(n - 1) + " shard(s)"), std::string::npos)
+      << r.err;
+  same_as_local();
 }
 
 TEST_F(StoreCliTest, KillNineDuringAnUploadThenRerunIsCompleteAndIdentical) {
@@ -240,26 +355,47 @@ TEST_F(StoreCliTest, KillNineDuringAnUploadThenRerunIsCompleteAndIdentical) {
                           " AWS_ACCESS_KEY_ID=S3RVER AWS_SECRET_ACCESS_KEY=S3RVER TMPDIR=" + dir_ + "/tmp ";
   const std::string convert = std::string(SHARD_BIN) + " convert -q " + dir_ + "/in -o s3://bkt/conv " +
                               "--shard-size 2KiB --staging " + dir_ + "/staging";
-  // The first shard upload hangs midway; the converter is killed there.
-  proxy->Fault("hang", "PUT", ".tfrecord", 1, 60);
+  // The upload of the middle shard hangs (index, shard and entry go up in
+  // shard order); the converter is killed there, with the shards before it
+  // uploaded and let go of.
+  const size_t n = shards_.size(), k = n / 2;
+  ASSERT_GE(k, 1u);
+  proxy->Fault("hang", "PUT", shards_[k], 1, 60);
   const pid_t pid = ::fork();
   if (pid == 0) {
     ::execl("/bin/sh", "sh", "-c", ("exec env " + env + convert).c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (proxy->Count("PUT") < 1 && std::chrono::steady_clock::now() < deadline) {
+  const int before = static_cast<int>(3 * k + 1);  // k shards with index and entry, then the one that hangs
+  while (proxy->Count("PUT") < before && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  ASSERT_GE(proxy->Count("PUT"), 1);
+  ASSERT_EQ(proxy->Count("PUT"), before);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   ::kill(pid, SIGKILL);
   int status = 0;
   ::waitpid(pid, &status, 0);
   ASSERT_TRUE(WIFSIGNALED(status));
   EXPECT_FALSE(store_->Head("conv/manifest.json").ok());  // not committed
-  testing::CommandResult r = testing::RunCommand("env " + env + convert);
+  // The rerun keeps the k uploaded shards from their objects (the staging
+  // folder no longer has them) and converts none again.
+  const std::string counted = std::string(SHARD_BIN) + " convert " + dir_ + "/in -o s3://bkt/conv " +
+                              "--shard-size 2KiB --staging " + dir_ + "/staging";
+  testing::CommandResult r = testing::RunCommand("env " + env + counted);
   ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("(0 shards written)"), std::string::npos) << r.err;
+  std::map<std::string, std::string> first = Objects(*store_, "conv");
+  // The same after a kill on another machine (no staging folder): only the
+  // n - k shards not uploaded are converted again.
+  ASSERT_TRUE(store_->Put("conv/manifest.json", "").ok());
+  fs::remove_all(dir_ + "/staging");
+  for (size_t i = k; i < n; ++i) ASSERT_TRUE(store_->Put("conv/" + shards_[i], "").ok());
+  r = testing::RunCommand("env " + env + counted);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("(" + std::to_string(n - k) + " shards written); "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("kept from an earlier run in " + std::to_string(k) + " shard(s)"), std::string::npos)
+      << r.err;
   std::map<std::string, std::string> objects = Objects(*store_, "conv");
   for (const auto& [name, bytes] : testing::SnapshotDir(dir_ + "/ds")) {
     if (name == "manifest.json" || (name.rfind(".libshard/", 0) == 0 && name.find(".json") == std::string::npos)) {
@@ -270,6 +406,29 @@ TEST_F(StoreCliTest, KillNineDuringAnUploadThenRerunIsCompleteAndIdentical) {
   }
   EXPECT_TRUE(objects.count("manifest.json"));
   EXPECT_EQ(Shard("verify -q s3://bkt/conv").exit_code, 0);
+}
+
+// The uploader sends a staged shard only while it still has the CRC-32C its
+// entry records (what resume and merge trust the object's metadata for).
+TEST_F(StoreCliTest, AStagedShardChangedOnDiskIsNotUploaded) {
+  fs::copy(dir_ + "/ds", dir_ + "/staging", fs::copy_options::recursive);
+  std::string bytes = testing::ReadFileOrDie(dir_ + "/staging/" + shards_[0]);
+  bytes[bytes.size() / 2] ^= 0x01;
+  testing::WriteFileOrDie(dir_ + "/staging/" + shards_[0], bytes);
+  ::setenv("AWS_ENDPOINT_URL", s3_->endpoint().c_str(), 1);
+  ::setenv("AWS_ACCESS_KEY_ID", "S3RVER", 1);
+  ::setenv("AWS_SECRET_ACCESS_KEY", "S3RVER", 1);
+  StatusOr<std::unique_ptr<shard_tool::ShardUploader>> u =
+      shard_tool::ShardUploader::Start("s3://bkt/changed", dir_ + "/staging");
+  ::unsetenv("AWS_ENDPOINT_URL");
+  ::unsetenv("AWS_ACCESS_KEY_ID");
+  ::unsetenv("AWS_SECRET_ACCESS_KEY");
+  ASSERT_TRUE(u.ok()) << u.status();
+  Status s = (*u)->Finish(/*commit=*/false);
+  EXPECT_EQ(s.code(), StatusCode::kDataLoss) << s;
+  EXPECT_NE(s.message().find(dir_ + "/staging/" + shards_[0] + ": the staged shard has crc32c:"), std::string::npos)
+      << s;
+  EXPECT_FALSE(store_->Head("changed/" + shards_[0]).ok());
 }
 
 TEST_F(StoreCliTest, UploadFailureExitsOneNamingTheCause) {

@@ -90,6 +90,47 @@ TEST(StoreFakeTransportTest, PayloadHashIsTheBodysSha256AndRequestsAreSigned) {
   EXPECT_EQ(HeaderValue(put, "x-amz-security-token"), "<absent>");
 }
 
+// A file's bytes are signed over plain http (nothing else protects them on
+// the way); over https they go up as UNSIGNED-PAYLOAD (TLS does), single PUT
+// and multipart parts alike.
+TEST(StoreFakeTransportTest, FileUploadsAreUnsignedPayloadOverHttpsOnly) {
+  const std::string dir = testing::MakeTempDir();
+  testing::WriteFileOrDie(dir + "/f", "hello");
+  auto answer = [](const HttpRequest& q) {
+    Answer a;
+    if (q.url.find("?uploads=") != std::string::npos) {
+      a.body = "<InitiateMultipartUploadResult><UploadId>U</UploadId></InitiateMultipartUploadResult>";
+    } else if (q.method == "PUT") {
+      a.headers["etag"] = "\"e\"";
+    }
+    return a;
+  };
+  auto t = std::make_shared<FakeTransport>();
+  ASSERT_TRUE(NewS3Store(TestConfig(), "bkt", t)->PutFile("k", dir + "/f").ok());
+  ASSERT_EQ(t->seen.size(), 1u);
+  EXPECT_EQ(HeaderValue(t->seen[0].request, "x-amz-content-sha256"),
+            "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824");  // sha256("hello")
+
+  S3Config https = TestConfig();
+  https.endpoint = "https://127.0.0.1:9";
+  auto t2 = std::make_shared<FakeTransport>();
+  t2->script = answer;
+  ASSERT_TRUE(NewS3Store(https, "bkt", t2)->PutFile("k", dir + "/f").ok());
+  PutOptions o;
+  o.multipart_threshold = 1;
+  o.part_size = 2;
+  o.parallel_parts = 1;
+  ASSERT_TRUE(NewS3Store(https, "bkt", t2)->PutFile("k", dir + "/f", o).ok());
+  int puts = 0;
+  for (const auto& seen : t2->seen) {
+    if (seen.request.method != "PUT") continue;
+    ++puts;
+    EXPECT_EQ(HeaderValue(seen.request, "x-amz-content-sha256"), "UNSIGNED-PAYLOAD") << seen.request.url;
+    EXPECT_EQ(seen.request.aws_sigv4, "aws:amz:us-east-1:s3");  // still signed, headers and all
+  }
+  EXPECT_EQ(puts, 1 + 3);  // the single PUT, then 3 parts of 2, 2 and 1 bytes
+}
+
 TEST(StoreFakeTransportTest, SessionTokenIsAHeaderAndAnonymousIsUnsigned) {
   S3Config c = TestConfig();
   c.session_token = "TOKEN123";

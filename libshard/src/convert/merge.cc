@@ -49,7 +49,7 @@ std::string OptionDifferences(const ConversionOptions& a, const ConversionOption
 
 }  // namespace
 
-StatusOr<MergeResult> MergeTasks(const std::string& dir) {
+StatusOr<MergeResult> MergeTasks(const std::string& dir, const MergeOptions& merge_options) {
   const auto t0 = std::chrono::steady_clock::now();
   MergeResult result;
   std::map<uint32_t, Manifest> tasks;  // by index
@@ -141,8 +141,11 @@ StatusOr<MergeResult> MergeTasks(const std::string& dir) {
         auto& [count, seen] = splits[e.split()];
         count = e.count();
         seen.insert(e.index());
-        const std::string path = dir + "/" + e.file();
-        StatusOr<std::string> sum = FileChecksum(path);
+        StatusOr<std::string> sum =
+            merge_options.shard_checksum ? merge_options.shard_checksum(e) : FileChecksum(dir + "/" + e.file());
+        if (merge_options.shard_checksum && !sum.ok() && sum.status().code() != StatusCode::kNotFound) {
+          return sum.status();  // not a missing shard: the store failed (403, a dead endpoint)
+        }
         if (!sum.ok()) {
           result.problems.push_back("task " + std::to_string(index) + ": shard " + e.file() +
                                     " is missing");
@@ -150,7 +153,8 @@ StatusOr<MergeResult> MergeTasks(const std::string& dir) {
           result.problems.push_back("task " + std::to_string(index) + ": shard " + e.file() +
                                     " is damaged or incomplete (" + *sum + ", manifest says " +
                                     e.checksum() + ")");
-        } else if (!fs::exists(dir + "/" + e.index_file())) {
+        } else if (merge_options.index_exists ? !merge_options.index_exists(e.index_file())
+                                        : !fs::exists(dir + "/" + e.index_file())) {
           result.problems.push_back("task " + std::to_string(index) + ": index " +
                                     e.index_file() + " is missing");
         }

@@ -120,19 +120,33 @@ std::optional<ShardEntry> ReusableShard(const ConvertOptions& o, const PlannedSh
                                         std::string* damaged, std::string* retried) {
   const std::string path = o.output + "/" + s.file;
   const std::string entry_path = o.output + "/" + kStateDir + "/" + s.file + ".json";
-  if (!IsRegularFile(path) || !IsRegularFile(entry_path)) return std::nullopt;
-  StatusOr<ShardEntry> e = ReadShardEntry(entry_path);
-  if (!e.ok() || e->plan_id() != plan_id || e->bytes() != FileSize(path) ||
-      FileSize(o.output + "/" + e->index_file()) == UINT64_MAX) {
-    return std::nullopt;
-  }
-  // The right size is not the right bytes: a shard is kept only when it
-  // still has the CRC-32C its entry records (one read of each kept shard).
-  StatusOr<uint32_t> crc = io::Crc32cOfFile(path);
-  const std::string sum = crc.ok() ? manifest::FormatChecksum(*crc) : crc.status().message();
-  if (sum != e->checksum()) {
-    *damaged = s.file + " (" + sum + ", its entry says " + e->checksum() + ")";
-    return std::nullopt;
+  std::optional<ShardEntry> e;
+  if (IsRegularFile(path)) {
+    if (!IsRegularFile(entry_path)) return std::nullopt;
+    StatusOr<ShardEntry> here = ReadShardEntry(entry_path);
+    if (!here.ok() || here->plan_id() != plan_id || here->bytes() != FileSize(path) ||
+        FileSize(o.output + "/" + here->index_file()) == UINT64_MAX) {
+      return std::nullopt;
+    }
+    // The right size is not the right bytes: a shard is kept only when it
+    // still has the CRC-32C its entry records (one read of each kept shard).
+    StatusOr<uint32_t> crc = io::Crc32cOfFile(path);
+    const std::string sum = crc.ok() ? manifest::FormatChecksum(*crc) : crc.status().message();
+    if (sum != here->checksum()) {
+      *damaged = s.file + " (" + sum + ", its entry says " + here->checksum() + ")";
+      return std::nullopt;
+    }
+    e = std::move(*here);
+  } else {
+    // Uploaded and let go of: ConvertOptions::shard_elsewhere checks the copy.
+    if (!o.shard_elsewhere) return std::nullopt;
+    std::string why;
+    e = o.shard_elsewhere(s.file, &why);
+    if (!e) {
+      if (!why.empty()) *damaged = s.file + " (" + why + ")";
+      return std::nullopt;
+    }
+    if (e->plan_id() != plan_id || e->file() != s.file) return std::nullopt;
   }
   const std::string_view note = kRetryNote;
   int transient = 0;

@@ -381,7 +381,7 @@ class S3Store : public HttpStore {
     std::vector<std::string> meta;
     for (const auto& [name, value] : options.metadata) meta.push_back("x-amz-meta-" + name + ": " + value);
     if (size < options.multipart_threshold || options.part_size == 0 || size <= options.part_size) {
-      LIBSHARD_ASSIGN_OR_RETURN(std::string sha, Sha256Hex({}, fd, 0, size));
+      LIBSHARD_ASSIGN_OR_RETURN(std::string sha, FilePayloadHash(fd, 0, size));
       HttpResponse r;
       return Call("PUT", key, {}, meta,
                   [&](HttpRequest* q) {
@@ -448,6 +448,16 @@ class S3Store : public HttpStore {
   }
 
  private:
+  // The x-amz-content-sha256 of a file's bytes going up. Over https the
+  // bytes are not hashed: "UNSIGNED-PAYLOAD" (TLS already protects them in
+  // transit, and the hash would be one more read of every byte; botocore
+  // does the same). Over plain http nothing else would: the hex SHA-256, so
+  // that the server refuses a body changed on the way.
+  StatusOr<std::string> FilePayloadHash(int fd, uint64_t offset, uint64_t length) const {
+    if (HttpUrl("", {}).rfind("https://", 0) == 0) return std::string("UNSIGNED-PAYLOAD");
+    return Sha256Hex({}, fd, offset, length);
+  }
+
   Status Multipart(const std::string& key, int fd, uint64_t size, const PutOptions& options,
                    const std::vector<std::string>& meta) {
     HttpResponse init;
@@ -465,7 +475,7 @@ class S3Store : public HttpStore {
       for (uint64_t i; !failed.load() && (i = next.fetch_add(1)) < parts;) {
         const uint64_t off = i * options.part_size, len = std::min(options.part_size, size - off);
         Status s;
-        StatusOr<std::string> sha = Sha256Hex({}, fd, off, len);
+        StatusOr<std::string> sha = FilePayloadHash(fd, off, len);
         HttpResponse r;
         if (!sha.ok()) {
           s = sha.status();

@@ -93,6 +93,17 @@ struct ConvertOptions {
   // them, and their folders after. false: no fsync at all (a killed run still
   // leaves only complete files; a power loss may not). Default: true.
   bool sync = true;
+  // Shards kept somewhere else once written: `shard convert -o s3://` uploads
+  // each finished shard and deletes it from `output` (its staging folder).
+  // Asked about each shard of this run whose file is not in `output`: the
+  // shard's entry when a complete copy is elsewhere (the copy and its index
+  // have the entry's size and checksum), and the shard is then kept as one
+  // of an earlier run (if the entry is of this plan), not converted again.
+  // nullopt redoes it, with *why set when a copy is there but does not match
+  // (reported in ConvertResult::redone_damaged). Called on the thread that
+  // calls Convert, before any shard is written. Default: none (only files in
+  // `output` count).
+  std::function<std::optional<ShardEntry>(const std::string& file, std::string* why)> shard_elsewhere;
 };
 
 struct Progress {

@@ -22,6 +22,7 @@
 #ifndef LIBSHARD_CONVERT_MERGE_H_
 #define LIBSHARD_CONVERT_MERGE_H_
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -40,7 +41,20 @@ struct MergeResult {
   std::string manifest_path;  // when written
 };
 
-StatusOr<MergeResult> MergeTasks(const std::string& output_dir);
+// Where the shards are checked when they are not files in the folder
+// (`shard merge s3://...`: the task manifests are fetched into a local
+// folder and the shards stay objects, checked by their size and recorded
+// CRC-32C without being downloaded).
+struct MergeOptions {
+  // The checksum ("crc32c:xxxxxxxx") of the shard an entry names, or a short
+  // reason it does not match the entry ("12 bytes"); NotFound when the shard
+  // is missing. Default: none (the file's CRC-32C, read in the folder).
+  std::function<StatusOr<std::string>(const ShardEntry& shard)> shard_checksum;
+  // Whether an index file is there. Default: none (a file in the folder).
+  std::function<bool(const std::string& index_file)> index_exists;
+};
+
+StatusOr<MergeResult> MergeTasks(const std::string& output_dir, const MergeOptions& options = {});
 
 }  // namespace libshard::convert
 
