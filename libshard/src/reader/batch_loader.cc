@@ -223,12 +223,12 @@ Status BatchLoader::Impl::DecodeSample(uint64_t sample, uint64_t epoch, uint8_t*
                                        int64_t* label) const {
   thread_local RecordBuffer buf;
   std::string_view rec;
-  LIBSHARD_RETURN_IF_ERROR(ds->ReadRecord(sample, &buf, &rec));
+  uint64_t offset = 0;
+  LIBSHARD_RETURN_IF_ERROR(ds->ReadRecord(sample, &buf, &rec, &offset));
   const Dataset::Location loc = ds->Locate(sample);
-  const ShardReader& shard = ds->shard(loc.shard);
   auto context = [&] {
-    return shard.path() + ": record " + std::to_string(loc.record) + " at byte " +
-           std::to_string(shard.entry(loc.record).offset);
+    return ds->shard_path(loc.shard) + ": record " + std::to_string(loc.record) + " at byte " +
+           std::to_string(offset);
   };
   auto ex = ExampleView::Parse(rec);
   if (!ex.ok()) return ex.status().WithContext(context());
@@ -269,7 +269,7 @@ Status BatchLoader::Impl::DecodeImagePart(const ExampleView& ex, SplitMix64* rng
 
 std::string BatchLoader::Impl::RecordName(uint64_t sample) const {
   const Dataset::Location loc = ds->Locate(sample);
-  return ds->shard(loc.shard).path() + " record " + std::to_string(loc.record);
+  return ds->shard_path(loc.shard) + " record " + std::to_string(loc.record);
 }
 
 Status BatchLoader::Impl::DecodeCaught(uint64_t sample, uint64_t epoch, uint8_t* dst, uint8_t* mdst,
@@ -343,6 +343,8 @@ void BatchLoader::Impl::Produce(Runtime* rt, Position pos) {
           if (samples_epoch != pos.epoch) {
             samples = order.EpochSamples(pos.epoch);
             samples_epoch = pos.epoch;
+            // Remote shards: download in this part's order, ahead of the reads.
+            LIBSHARD_RETURN_IF_ERROR(ds->PlanEpoch(order, samples, pos.batch));
           }
           return Fill(rt, slot, samples, pos);
         },
@@ -566,6 +568,7 @@ StatusOr<std::unique_ptr<BatchLoader::Impl>> NewImpl(std::shared_ptr<const Datas
   impl->opt = options;
   impl->opt.order.batch_size = options.batch_size;
   LIBSHARD_ASSIGN_OR_RETURN(impl->order, SampleOrder::Create(impl->ds->size(), impl->opt.order));
+  LIBSHARD_RETURN_IF_ERROR(impl->ds->CheckReadOrder(impl->order));  // remote shards under a cache_limit
   impl->decoded_bytes = static_cast<size_t>(options.width) * options.height * options.channels;
   impl->image_bytes = impl->converter.sample_bytes();
   impl->mask_bytes = options.masks ? static_cast<size_t>(options.width) * options.height : 0;
@@ -693,11 +696,12 @@ Status BatchLoader::Impl::NextUntil(Batch* out, std::shared_ptr<BatchBlock>* own
 
 void BatchLoader::Impl::NoteSkipped(uint64_t sample, const Status& why) {
   const Dataset::Location loc = ds->Locate(sample);
-  const ShardReader& shard = ds->shard(loc.shard);
+  const StatusOr<std::shared_ptr<const ShardReader>> shard = ds->OpenShard(loc.shard);
   std::lock_guard<std::mutex> lock(skip_mu);
   try {  // on a decode thread: nothing may escape
     if (!skipped_samples.insert(sample).second) return;
-    skipped.push_back({shard.path(), loc.record, shard.entry(loc.record).offset, std::string(why.message())});
+    const uint64_t offset = shard.ok() ? (*shard)->entry(loc.record).offset : 0;
+    skipped.push_back({ds->shard_path(loc.shard), loc.record, offset, std::string(why.message())});
   } catch (const std::exception&) {
   }
 }
