@@ -233,6 +233,44 @@ TEST_F(StoreCacheS3Test, CutBodiesStillGiveTheExactFile) {
   EXPECT_FALSE(AnyPartial(dir_ + "/cache"));
 }
 
+TEST_F(StoreCacheS3Test, RangedPartsCutByTheProxyRetryAndGiveTheExactFile) {
+  const std::string a = Bytes(3 << 20, 5);
+  auto s = Store();
+  ASSERT_TRUE(s->Put("ds/big.tfrecord", a).ok());
+  proxy_->Reset();
+  proxy_->Fault("cut", "GET", "/bkt/ds/big.tfrecord", 3);
+  CacheOptions o;
+  o.dir = dir_ + "/cache";
+  o.parts.part_size = 512 << 10;  // 6 parts
+  o.parts.parallel = 3;
+  auto cache = ShardCache::Open(o);
+  auto f = (*cache)->Fetch(*s, "ds/big.tfrecord", ExpectOf(a));
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_TRUE(testing::ReadFileOrDie((*f)->path()) == a);
+  EXPECT_FALSE(AnyPartial(dir_ + "/cache"));
+  EXPECT_GE(proxy_->Count("GET"), 6 + 3);  // every part, and the cut ones again from where they stopped
+}
+
+TEST_F(StoreCacheS3Test, ACorruptObjectInRangedPartsIsDataLossAndNotCached) {
+  const std::string a = Bytes(3 << 20, 6);
+  std::string b = a;
+  b[(5 << 19) + 17] ^= 0x01;  // in the sixth part
+  auto s = Store();
+  ASSERT_TRUE(s->Put("ds/bad.tfrecord", b).ok());
+  CacheOptions o;
+  o.dir = dir_ + "/cache";
+  o.parts.part_size = 512 << 10;
+  o.parts.parallel = 4;
+  auto cache = ShardCache::Open(o);
+  auto f = (*cache)->Fetch(*s, "ds/bad.tfrecord", ExpectOf(a));
+  ASSERT_EQ(f.status().code(), StatusCode::kDataLoss) << f.status();
+  EXPECT_NE(f.status().message().find("s3://bkt/ds/bad.tfrecord"), std::string::npos) << f.status();
+  auto path = (*cache)->PathFor(*s, "ds/bad.tfrecord", ExpectOf(a).crc32c);
+  ASSERT_TRUE(path.ok());
+  EXPECT_FALSE(std::filesystem::exists(*path)) << *path;
+  EXPECT_FALSE(AnyPartial(dir_ + "/cache"));
+}
+
 TEST_F(StoreCacheS3Test, KillNineDuringADownloadThenRerunIsCompleteAndIdentical) {
   const std::string a = Bytes(2 << 20, 5);
   auto s = Store();
