@@ -147,6 +147,7 @@ TEST_F(StoreStreamTest, FirstBatchComesBeforeTheSplitIsDownloaded) {
   // shards (and their indexes) are fetched by then, of the split's many.
   EXPECT_LE(ds->downloads(), 8u);
   EXPECT_LT(proxy_->Count("GET"), 1 + 2 * shards_ / 2);
+  EXPECT_FALSE(fs::exists(ds->shard_path(ds->num_shards() - 1)));  // the last shard is far outside the window
 }
 
 TEST_F(StoreStreamTest, SameBatchesAsTheLocalFolderForEveryOrderThreadsRankAndWorker) {

@@ -21,15 +21,26 @@
 //   - an object-store URL: "s3://BUCKET/PREFIX" (the folder holding
 //     manifest.json), "s3://BUCKET/PREFIX/NAME.json", or the same over
 //     "https://" (store/object_store.h; configured from AWS_* variables).
-//     The manifest is fetched and planned from (no LIST); the chosen split's
-//     shards and their .idx are downloaded whole into the cache
-//     (`cache_dir`, store/shard_cache.h), each checked against the
-//     manifest's size and CRC-32C as it arrives (DataLoss naming the object
-//     otherwise), several at once, and then read from there like local
-//     files. Complete cached shards are reused (no request for them). Every
-//     shard of the split stays resident while the dataset is open, so a
-//     `cache_limit` below their total is refused at Open (ResourceExhausted
-//     naming cache_limit).
+//     The manifest is fetched and planned from (no LIST): sizes, sample
+//     numbers and the label map come from it, and nothing else is
+//     downloaded at Open. Each shard (and its .idx) is downloaded whole into
+//     the cache (`cache_dir`, store/shard_cache.h) when first needed --
+//     checked against the manifest's size and CRC-32C as it arrives
+//     (DataLoss naming the object otherwise) -- and read from there like a
+//     local file. A read of a shard not resident yet waits for its download
+//     (or starts it); a failed download is the error of its reads, naming
+//     the object. A loader tells the dataset its order (PlanEpoch()): shards
+//     are then downloaded in first-touch order, download_threads at once, a
+//     bounded window ahead of the reads; shards the loader's part never
+//     reads are not downloaded. Complete cached shards are reused (no
+//     request for them). Without a `cache_limit` (or when the part fits
+//     under it) shards stay resident once read, so later epochs make no
+//     requests. Over a part larger than the limit, shards stream: each is
+//     unpinned (evictable) once its stretch of reads is done; sequential and
+//     block-shuffle orders only (a global shuffle is refused naming block
+//     shuffle), and a limit that cannot hold one batch's shards plus one
+//     ahead is refused (CheckReadOrder()). A limit below the largest shard is
+//     refused at Open (ResourceExhausted naming cache_limit).
 // A source that does not exist (a missing file, folder or manifest, a glob
 // matching nothing) is NotFound naming it.
 // Each shard file is read once: two sources that reach the same file (by
@@ -58,8 +69,13 @@
 // role and the keys they have: a misspelt label key would otherwise give
 // every sample label -1); plain shards are not checked.
 //
-// Thread-safety: after Open() the dataset is immutable; ReadRecord() may be
-// called from many threads, each with its own RecordBuffer.
+// Thread-safety: after Open() the dataset's contents are immutable;
+// ReadRecord(), OpenShard() and Locate() may be called from many threads,
+// each with its own RecordBuffer. PlanEpoch() replaces the remote download
+// plan (the latest call wins: one loader per remote dataset at a time
+// streams as planned; others still read correctly, on demand). A remote
+// dataset may be used in a fork child (a DataLoader worker): the child
+// starts its own downloads (complete cached files are reused).
 #ifndef LIBSHARD_READER_DATASET_H_
 #define LIBSHARD_READER_DATASET_H_
 
@@ -105,9 +121,11 @@ struct DatasetOptions {
   // Remote sources: the cache folder; "" = $LIBSHARD_CACHE_DIR, else
   // ~/.cache/libshard. Default: "".
   std::string cache_dir;
-  // Remote sources: most bytes the cache may hold (0 = no limit). Default: 0.
+  // Remote sources: most bytes the cache may hold (0 = no limit); a part
+  // larger than it streams (see the file comment). Default: 0.
   uint64_t cache_limit = 0;
-  // Remote sources: shards downloaded at once. Default: 8.
+  // Remote sources: shards downloaded at once, ahead of a loader's reads.
+  // Default: 8.
   int download_threads = 8;
 };
 
