@@ -224,7 +224,7 @@ Status BatchLoader::Impl::DecodeSample(uint64_t sample, uint64_t epoch, uint8_t*
   thread_local RecordBuffer buf;
   std::string_view rec;
   uint64_t offset = 0;
-  LIBSHARD_RETURN_IF_ERROR(ds->ReadRecord(sample, &buf, &rec, &offset));
+  LIBSHARD_RETURN_IF_ERROR(ds->ReadRecord(sample, &buf, &rec, &offset, /*planned=*/true));
   const Dataset::Location loc = ds->Locate(sample);
   auto context = [&] {
     return ds->shard_path(loc.shard) + ": record " + std::to_string(loc.record) + " at byte " +

@@ -383,7 +383,8 @@ Dataset::Location Dataset::Locate(uint64_t sample) const {
   return {shard, static_cast<size_t>(sample - starts_[shard])};
 }
 
-Status Dataset::ReadRecord(uint64_t sample, RecordBuffer* buf, std::string_view* out, uint64_t* offset) const {
+Status Dataset::ReadRecord(uint64_t sample, RecordBuffer* buf, std::string_view* out, uint64_t* offset,
+                           bool planned) const {
   if (sample >= size()) {
     return OutOfRangeError("sample " + std::to_string(sample) + " of a dataset of " + std::to_string(size()));
   }
@@ -394,7 +395,7 @@ Status Dataset::ReadRecord(uint64_t sample, RecordBuffer* buf, std::string_view*
     if (offset != nullptr) *offset = shard.entry(loc.record).offset;
     return shard.ReadCopy(loc.record, buf, out);
   }
-  LIBSHARD_ASSIGN_OR_RETURN(std::shared_ptr<const ShardReader> shard, remote_->Acquire(r, /*count_read=*/true));
+  LIBSHARD_ASSIGN_OR_RETURN(std::shared_ptr<const ShardReader> shard, remote_->Acquire(r, planned));
   if (offset != nullptr) *offset = shard->entry(loc.record).offset;
   return shard->ReadCopy(loc.record, buf, out);
 }
@@ -424,9 +425,16 @@ std::vector<size_t> ReadsOf(const Dataset& ds, const std::vector<size_t>& remote
 
 // Reads of one shard further apart than this start another stretch of it:
 // a block-shuffle window mixes window_blocks blocks, so reads of one block
-// are at most that far apart.
+// are at most that far apart; sequential reads are consecutive; a global
+// shuffle reads every shard all through the epoch (one stretch each: the
+// first-touch order).
 size_t GapOf(const OrderOptions& o) {
-  return o.kind == OrderKind::kBlockShuffle ? o.block_size * std::max<size_t>(o.window_blocks, 1) : o.batch_size;
+  switch (o.kind) {
+    case OrderKind::kBlockShuffle: return o.block_size * std::max<size_t>(o.window_blocks, 1);
+    case OrderKind::kShuffle: return std::numeric_limits<size_t>::max() / 2;
+    case OrderKind::kSequential: break;
+  }
+  return o.batch_size;
 }
 
 }  // namespace

@@ -211,8 +211,12 @@ class Dataset {
   // The record bytes of a global sample, copied into `buf` (ShardReader::ReadCopy
   // semantics: a shard shrunk while open is DataLoss, never SIGBUS); with
   // `offset`, also the record's byte offset in its shard. A remote shard not
-  // resident yet is waited for (see OpenShard()).
-  Status ReadRecord(uint64_t sample, RecordBuffer* buf, std::string_view* out, uint64_t* offset = nullptr) const;
+  // resident yet is waited for (see OpenShard()). `planned`: the read is one
+  // of those a loader gave PlanEpoch() (BatchLoader's decode reads): it moves
+  // the download window on and counts towards unpinning its shard; other
+  // reads (a batch's extra features, inspection) leave the plan alone.
+  Status ReadRecord(uint64_t sample, RecordBuffer* buf, std::string_view* out, uint64_t* offset = nullptr,
+                    bool planned = false) const;
 
   // Remote shards: how a loader tells the dataset its read order (no-ops, OK,
   // when every shard is local). BatchLoader calls both.
