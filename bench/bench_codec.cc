@@ -37,7 +37,7 @@
 #include "libshard/image/pipeline.h"
 #include "libshard/image/resize.h"
 #include "libshard/image/transform.h"
-#include "libshard/io/mapped_file.h"
+#include "libshard/io/open_file.h"
 
 namespace shard_tool {
 namespace {

@@ -41,7 +41,7 @@
 #include "libshard/image/decode.h"
 #include "libshard/image/encode.h"
 #include "libshard/image/transform.h"
-#include "libshard/io/mapped_file.h"
+#include "libshard/io/open_file.h"
 #include "libshard/io/writable_file.h"
 
 namespace shard_tool {

@@ -32,7 +32,7 @@
 #include "libshard/image/encode.h"
 #include "libshard/image/raw_array.h"
 #include "libshard/image/transform.h"
-#include "libshard/io/mapped_file.h"
+#include "libshard/io/open_file.h"
 #include "libshard/reader/batch_loader.h"
 #include "libshard/record/record_writer.h"
 

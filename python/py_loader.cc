@@ -159,7 +159,7 @@ class PyLoader {
       std::tie(o.height, o.width) = ImageSize(image_size);
     }
     o.channels = channels.is_none() ? 0 : static_cast<int>(IntArg(channels, "channels", 1, 3));
-    o.threads = static_cast<int>(IntArg(threads, "threads", 1, 256));
+    o.threads = static_cast<int>(IntArg(threads, "threads", 0, 256));
     o.prefetch = static_cast<size_t>(IntArg(prefetch, "prefetch", 0, kInt64Max));
     o.augment = TakeArg(reader::ParseAugment(augment), "augment");
     o.resize = TakeArg(image::ParseResizeMode(resize), "resize");

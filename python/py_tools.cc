@@ -35,6 +35,7 @@
 #include "convert_flags.h"
 #include "libshard/convert/converter.h"
 #include "libshard/convert/manifest_io.h"
+#include "libshard/manifest/manifest_json.h"
 #include "py_common.h"
 
 namespace libshard_py {
@@ -178,7 +179,7 @@ py::dict RunConvert(const std::vector<std::string>& args, const py::object& prog
   d["shards_written"] = r->shards_written;
   d["shards_reused"] = r->shards_reused;
   d["manifest_path"] = FsDecode(r->manifest_path);
-  d["manifest_json"] = convert::ManifestToJson(m);
+  d["manifest_json"] = libshard::manifest::ToJson(m);
   py::list rejects;
   for (const auto& x : m.rejects()) rejects.append(py::make_tuple(FsDecode(x.path()), x.reason()));
   d["rejects"] = rejects;

@@ -16,7 +16,7 @@
 #include "libshard/example/example_builder.h"
 #include "libshard/example/image_keys.h"
 #include "libshard/image/probe.h"
-#include "libshard/io/mapped_file.h"
+#include "libshard/io/open_file.h"
 #include "libshard/record/record_writer.h"
 
 namespace fs = std::filesystem;

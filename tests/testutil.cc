@@ -44,6 +44,8 @@ std::string SourceDir() {
   return env ? env : LIBSHARD_SOURCE_DIR_DEFAULT;
 }
 
+std::string TestPython() { return LIBSHARD_TEST_PYTHON; }
+
 std::string ReadFileOrDie(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {

@@ -34,6 +34,9 @@ std::string SharedDir();
 std::string SharedPath(const std::string& rel);
 // The project source root ($LIBSHARD_SOURCE_DIR, else the one it was built from).
 std::string SourceDir();
+// The Python the build was configured with (Python3_EXECUTABLE), for tests
+// that run Python helpers (the fault proxy, boto3 cross-checks).
+std::string TestPython();
 // Whole file contents; fails the current test (and returns "") on error.
 std::string ReadFileOrDie(const std::string& path);
 void WriteFileOrDie(const std::string& path, const std::string& contents);

@@ -21,6 +21,7 @@
 #include "convert_flags.h"
 #include "json_writer.h"
 #include "libshard/convert/converter.h"
+#include "libshard/manifest/manifest_json.h"
 #include "libshard/util/byte_size.h"
 #include "libshard/convert/manifest_io.h"
 #include "libshard/report/report.h"
@@ -466,7 +467,7 @@ int RunLocal(Flags& f) {
                  "next run of this command retries them\n",
                  static_cast<unsigned long long>(r->transient_rejects));
   }
-  if (f.json) std::cout << convert::ManifestToJson(m);
+  if (f.json) std::cout << libshard::manifest::ToJson(m);
   if (st.converted() == 0 && r->rejected > 0) {
     std::fprintf(stderr, "shard convert: nothing converted: all %llu input(s) were rejected (%s names them)\n",
                  static_cast<unsigned long long>(r->rejected),
@@ -593,7 +594,7 @@ std::shared_ptr<ConvertFlags> AddConvertOptions(CLI::App& app) {
   cmd->add_option("--alpha", f.alpha, "composite (over white) | keep")->capture_default_str();
   cmd->add_option("--on-error", f.on_error, "skip (reject and go on) | fail (stop at the first bad input)")->capture_default_str();
   cmd->add_option("--threads", f.o.threads,
-                  "worker threads, 1..256 (0 = one per core); the output is the same for any value")
+                  "worker threads, 0..256 (0 = one per core); the output is the same for any value")
       ->check(IntegerIn(0, kMaxThreads));
   cmd->add_option("--num-tasks", f.num_tasks,
                   "split the work into N tasks, 1..99999 (default: from SLURM_ARRAY_TASK_COUNT)")

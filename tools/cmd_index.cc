@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "commands.h"
-#include "libshard/io/mapped_file.h"
 #include "libshard/io/open_file.h"
 #include "libshard/io/writable_file.h"
 #include "libshard/record/index.h"

@@ -7,8 +7,8 @@
 
 #include "cli_checks.h"
 #include "commands.h"
-#include "libshard/convert/manifest_io.h"
-#include "libshard/io/mapped_file.h"
+#include "libshard/io/open_file.h"
+#include "libshard/io/writable_file.h"
 #include "libshard/report/report.h"
 #include "libshard/store/object_store.h"
 #include "remote_staging.h"
@@ -53,7 +53,7 @@ int Run(ReportFlags& f, std::ostream& err) {
     // The page names the objects, not the temporary folder they were read from.
     auto text = libshard::io::ReadFileToString(path, uint64_t{1} << 30);
     if (text.ok()) {
-      const libshard::Status w = libshard::convert::WriteFileAtomically(path, staged->ToUrl(*text));
+      const libshard::Status w = libshard::io::WriteFileAtomically(path, staged->ToUrl(*text));
       if (!w.ok()) {
         err << "shard report: " << w.message() << "\n";
         return kExitFailure;

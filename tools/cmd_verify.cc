@@ -341,7 +341,7 @@ void RegisterVerify(CLI::App& app, int* exit_code, std::ostream& out, std::ostre
   cmd->add_option("--compression", opt->compression, "auto (detect per file), none, gzip or zlib")
       ->check(CLI::IsMember({"auto", "none", "gzip", "zlib"}))
       ->capture_default_str();
-  cmd->add_option("--threads", opt->threads, "Files checked at once, 1..256; 0: one per core")
+  cmd->add_option("--threads", opt->threads, "Files checked at once, 0..256 (0 = one per core)")
       ->check(IntegerIn(0, kMaxThreads))
       ->capture_default_str();
   cmd->add_flag("--records-only", opt->records_only,

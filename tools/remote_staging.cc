@@ -12,6 +12,7 @@
 #include "libshard/manifest.pb.h"
 #include "libshard/manifest/manifest_json.h"
 #include "libshard/store/object_store.h"
+#include "libshard/util/strings.h"
 
 namespace shard_tool {
 namespace {
@@ -21,9 +22,7 @@ namespace store = libshard::store;
 using libshard::Status;
 using libshard::StatusOr;
 
-bool EndsWith(const std::string& s, const std::string& end) {
-  return s.size() >= end.size() && s.compare(s.size() - end.size(), end.size(), end) == 0;
-}
+using libshard::util::EndsWith;
 
 // Streams `key` into `path`: verified against `expected` when given (a
 // DataLoss is returned after the bytes are written), else whole.

@@ -7,6 +7,7 @@
 
 #include "libshard/convert/manifest_io.h"
 #include "libshard/io/open_file.h"
+#include "libshard/util/strings.h"
 
 namespace shard_tool {
 namespace {
@@ -16,9 +17,7 @@ namespace store = libshard::store;
 using libshard::Status;
 using libshard::StatusOr;
 
-bool EndsWith(const std::string& s, const std::string& end) {
-  return s.size() >= end.size() && s.compare(s.size() - end.size(), end.size(), end) == 0;
-}
+using libshard::util::EndsWith;
 
 std::string CrcText(uint32_t crc) {
   char buf[16];

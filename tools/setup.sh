@@ -76,5 +76,6 @@ install_missing "${packages[@]}"
 
 build=${1:-$root/build}
 shift || true
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@"
+# Debian's numpy and torch belong to /usr/bin/python3 (see CMakeLists.txt).
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPython3_EXECUTABLE=/usr/bin/python3 "$@"
 cmake --build "$build" -j "$(nproc)"

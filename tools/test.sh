@@ -11,18 +11,23 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 mode=${1:-release}
 jobs=$(nproc)
 shared=${LIBSHARD_SHARED_DIR:-$root/../shared}
+# Debian's numpy, torch and pytest belong to /usr/bin/python3, which may not be
+# the python3 first on PATH: name it to CMake (PYTHON=... to choose another).
+python=${PYTHON:-/usr/bin/python3}
+pyarg=()
+[ -x "$python" ] && pyarg=(-DPython3_EXECUTABLE="$python")
 
 case "$mode" in
   release|"")
     build=$root/build
-    cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLIBSHARD_WERROR=ON -DLIBSHARD_SHARED_DIR="$shared"
+    cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLIBSHARD_WERROR=ON -DLIBSHARD_SHARED_DIR="$shared" "${pyarg[@]}"
     cmake --build "$build" -j "$jobs"
     ctest --test-dir "$build" --output-on-failure -j "$jobs"
     ;;
   --asan)
     build=$root/build-asan
     cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DLIBSHARD_SANITIZE=ON -DLIBSHARD_WERROR=ON \
-      -DLIBSHARD_BUILD_BENCH=OFF -DLIBSHARD_SHARED_DIR="$shared"
+      -DLIBSHARD_BUILD_BENCH=OFF -DLIBSHARD_SHARED_DIR="$shared" "${pyarg[@]}"
     cmake --build "$build" -j "$jobs"
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
       ctest --test-dir "$build" --output-on-failure -j "$jobs" -LE no_sanitizer

@@ -167,7 +167,7 @@ class Loader:
             seed: shuffle and augmentation seed (0..2**64 - 1); the same on every rank.
             rank: this data-parallel rank, ``0 <= rank < world_size``.
             world_size: number of data-parallel ranks; the epoch's order is cut into that many parts.
-            threads: decode threads (1..256).
+            threads: decode threads, 0..256; 0 is one per core (as ``convert`` and ``verify`` take it).
             augment: ``"none"`` or ``"random-resized-crop"`` (torchvision's parameters, plus a horizontal flip
                 with probability 1/2), per sample from ``(seed, epoch, sample)``.
             drop_last: False: each rank gets ``ceil(n / world_size)`` samples (padded by repeating the order's

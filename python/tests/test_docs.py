@@ -4,8 +4,11 @@ Blocks are found by their fences: ```python blocks run with this interpreter, ``
 every command in them is `shard ...` or `protoc ...` (the others -- builds, installs, cluster jobs -- are listed
 as not run). Each Markdown file gets a working folder holding `out/` (a converted image folder: shards named
 pets-SPLIT-NNNNN-of-MMMMM.tfrecord, manifest.json), `a.tfrecord` (one of its shards), `proto/` (the repository's
-protos) and the inputs docs/convert.md converts (OCT2017/train, data/manifest.csv, CamVid); its blocks run there in
-document order, so a ```sh block can make what the next ```python block imports.
+protos), `samples/` (the repository's bundled samples, which the README's tour converts) and the inputs docs/convert.md
+converts (OCT2017/train, data/manifest.csv, CamVid); its blocks run there in document order, so a ```sh block can
+make what the next ```python block imports.
+
+Links between the Markdown files (to files, and to #anchors of headings) are checked too.
 
 A comment right above a block changes how it runs:
     <!-- test: skip (needs CUDA) -->          not run here; the reason is listed (pytest -rs)
@@ -164,6 +167,7 @@ def workdir(tmp_path_factory, converted, block):
         os.symlink(converted / "out", d / "out")
         shutil.copyfile(sorted(glob.glob(str(converted / "out" / "*-train-*.tfrecord")))[0], d / "a.tfrecord")
         os.symlink(os.path.abspath(os.path.join(SOURCE, "proto")), d / "proto")
+        os.symlink(os.path.abspath(os.path.join(SOURCE, "samples")), d / "samples")
         make_doc_inputs(str(d))
         _workdirs[block.rel] = d
     return _workdirs[block.rel]
@@ -317,11 +321,11 @@ def test_the_docs_have_blocks_to_run():
     assert len([b for b in BLOCKS if b.lang == "python"]) >= 5
 
 
-def test_readme_states_the_supported_and_tested_versions():
-    text = open(os.path.join(SOURCE, "README.md"), encoding="utf-8").read()
+def test_the_docs_state_the_supported_and_tested_versions():
+    text = open(os.path.join(SOURCE, "docs", "building.md"), encoding="utf-8").read()
     rows = {r.split("|")[1].strip(): r for r in text.splitlines() if r.startswith("| ") and r.count("|") >= 4}
     python = rows.get("Python")
-    assert python, "README has no supported-versions table with a Python row"
+    assert python, "docs/building.md has no supported-versions table with a Python row"
     setup = open(os.path.join(SOURCE, "setup.py")).read()
     minimum = re.search(r'python_requires=">=(3\.\d+)"', setup).group(1)
     assert minimum + " or later" in python
@@ -334,3 +338,81 @@ def test_readme_states_the_supported_and_tested_versions():
         return
     assert ".".join(torch.__version__.split(".")[:2]) in torch_row[0]
     assert "cmake --install build" in text and "find_package(libshard" in text
+
+
+def test_the_readme_starts_with_the_two_commands_and_ci_runs_the_second():
+    """README command 1 installs, builds and runs the demo; command 2, the whole test suite, is what .ci/run runs."""
+    sh = [b for b in BLOCKS if b.rel == "README.md" and b.lang == "sh"]
+    assert len(sh) >= 2 and [b.line for b in sh[:2]] == sorted(b.line for b in BLOCKS if b.rel == "README.md")[:2]
+    first, second = (shell_commands(b.text) for b in sh[:2])
+    assert first == ["tools/setup.sh && samples/demo.sh"], first
+    assert len(second) == 1, second
+    ci = open(os.path.join(SOURCE, ".ci", "run"), encoding="utf-8").read().splitlines()
+    assert second[0] in [line.strip() for line in ci if not line.lstrip().startswith("#")], (
+        ".ci/run does not run README command (2), %r" % second[0])
+
+
+# --- links ------------------------------------------------------------------------------------------------------
+
+def heading_anchors(path):
+    """The #anchors GitHub gives the headings of a Markdown file: lower case, punctuation but - and _ dropped,
+    spaces made -, a repeated one suffixed -1, -2, ..."""
+    anchors, seen, fence = set(), {}, False
+    for line in open(path, encoding="utf-8"):
+        if line.startswith("```"):
+            fence = not fence
+            continue
+        m = None if fence else re.match(r"^#{1,6}\s+(.*?)\s*#*\s*$", line)
+        if m:
+            slug = re.sub(r"[^\w\- ]", "", re.sub(r"<[^>]+>", "", m.group(1)).strip().lower()).replace(" ", "-")
+            n = seen.get(slug, 0)
+            seen[slug] = n + 1
+            anchors.add(slug if n == 0 else "%s-%d" % (slug, n))
+    return anchors
+
+
+def markdown_links(path):
+    """(line, target) of every [text](target) and <img src="target"> outside code blocks and `code spans`."""
+    fence = False
+    for number, line in enumerate(open(path, encoding="utf-8"), 1):
+        if line.startswith("```"):
+            fence = not fence
+            continue
+        if fence:
+            continue
+        line = re.sub(r"`[^`]*`", "", line)
+        for target in re.findall(r"\]\(([^)\s]+)\)", line) + re.findall(r'<img[^>]*\ssrc="([^"]+)"', line):
+            yield number, target
+
+
+def broken_links(paths):
+    broken = []
+    for path in paths:
+        for number, target in markdown_links(path):
+            if re.match(r"^[a-zA-Z][\w+.-]*:", target):  # http:, https:, mailto: are not checked here
+                continue
+            file, _, anchor = target.partition("#")
+            resolved = os.path.normpath(os.path.join(os.path.dirname(path), file)) if file else path
+            where = "%s:%d: %s" % (os.path.relpath(path, SOURCE), number, target)
+            if not os.path.exists(resolved):
+                broken.append(where + ": no such file")
+            elif anchor and (not resolved.endswith(".md") or anchor not in heading_anchors(resolved)):
+                broken.append(where + ": no heading with that anchor")
+    return broken
+
+
+def test_links_between_the_docs_resolve():
+    paths = doc_files() + sorted(glob.glob(os.path.join(SOURCE, "samples", "*", "README.md")))
+    links = [t for p in paths for _, t in markdown_links(p) if not re.match(r"^[a-zA-Z][\w+.-]*:", t)]
+    assert len(links) > 50 and any("#" in t for t in links)  # the checker sees the links there are
+    broken = broken_links(paths)
+    assert not broken, "\n".join(broken)
+
+
+def test_the_link_check_finds_a_missing_file_and_a_missing_anchor(tmp_path):
+    (tmp_path / "a.md").write_text("# Title: `x`\n\n## Same\n\n## Same\n\n```sh\n# not a heading\n[x](nowhere.md)\n```\n"
+                                   "[ok](#title-x) [ok](#same-1) [ok](b.md#b) `[code](gone.md)` [web](https://x/y)\n"
+                                   "[gone](gone.md) [bad](#not-a-heading) [bad](b.md#c) <img src=\"gone.png\">\n")
+    (tmp_path / "b.md").write_text("# B\n")
+    found = [b.split(": ", 2)[1] for b in broken_links([str(tmp_path / "a.md")])]
+    assert found == ["gone.md", "#not-a-heading", "b.md#c", "gone.png"], found

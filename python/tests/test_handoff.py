@@ -1,5 +1,5 @@
 """Batches handed to Python without copies: the Loader's owned batches, ShardDataset's shared-memory slots
-across DataLoader workers, epochs through persistent workers, and the resume loop of the README."""
+across DataLoader workers, epochs through persistent workers, and the resume loop of docs/reader.md."""
 import gc
 import glob
 import io
@@ -154,7 +154,7 @@ def test_set_epoch_reaches_persistent_workers(shards):
 
 
 def train(ds, dl, epochs, start_epoch=0, stop_at=None):
-    """The README's loop: set_epoch, enumerate, a checkpoint after every batch. Returns the labels seen
+    """docs/reader.md's loop: set_epoch, enumerate, a checkpoint after every batch. Returns the labels seen
     and the checkpoints, stopping (as a killed job would) after `stop_at` = (epoch, step)."""
     seen, checkpoints = [], {}
     for epoch in range(start_epoch, epochs):
@@ -168,7 +168,7 @@ def train(ds, dl, epochs, start_epoch=0, stop_at=None):
 
 
 @pytest.mark.parametrize("workers", [0, 2])
-def test_the_readme_resume_loop_resumes_exactly(shards, workers):
+def test_the_documented_resume_loop_resumes_exactly(shards, workers):
     kw = dict(augment="random-resized-crop")
     ds = make(shards, **kw)
     full, _ = train(ds, DataLoader(ds, batch_size=None, num_workers=workers), 3)

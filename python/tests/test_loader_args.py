@@ -231,7 +231,7 @@ def test_normalisation_whose_results_are_not_finite_is_refused(shard, kw, value)
 
 @pytest.mark.parametrize("name,value,low,high", [
     ("seed", -1, 0, 2 ** 64 - 1), ("seed", 2 ** 64, 0, 2 ** 64 - 1), ("rank", -1, 0, 2 ** 31 - 1),
-    ("world_size", 0, 1, 2 ** 31 - 1), ("threads", 0, 1, 256), ("threads", 1000, 1, 256),
+    ("world_size", 0, 1, 2 ** 31 - 1), ("threads", -1, 0, 256), ("threads", 1000, 0, 256),
     ("prefetch", -2, 0, 2 ** 63 - 1), ("worker", -1, 0, 2 ** 31 - 1), ("num_workers", -1, 1, 2 ** 31 - 1),
     ("batch_size", -5, 1, 2 ** 63 - 1), ("batch_size", 0, 1, 2 ** 63 - 1), ("channels", -1, 1, 3),
 ])
@@ -252,6 +252,18 @@ def test_integer_arguments_take_numpy_integers_and_refuse_other_types(shard):
         libshard.Loader(shard, 2.0, image_size=8)
     with pytest.raises(TypeError, match="^threads: .* got bool True"):
         libshard.Loader(shard, 2, image_size=8, threads=True)
+
+
+def test_threads_zero_is_one_per_core_with_the_batches_of_one_thread(shard):
+    # As convert and verify take it (the loader refused 0 before).
+    def batches(threads):
+        with libshard.Loader(shard, 2, image_size=8, shuffle=True, seed=5, threads=threads,
+                             augment="random-resized-crop") as L:
+            return [(b[0].copy(), b[1].copy()) for b in L]
+    zero, one = batches(0), batches(1)
+    assert len(zero) == len(one) == 5
+    for (a, la), (b, lb) in zip(zero, one):
+        assert np.array_equal(a, b) and np.array_equal(la, lb)
 
 
 # --- 7. dtype as numpy and torch dtypes ---
@@ -405,6 +417,24 @@ def test_mean_and_std_dataset_are_the_manifests_statistics(tmp_path):
                                          r'gives 1 \(use channels=3'):
         libshard.Loader(out, 4, dtype="float32", channels=1, mean="dataset")
 
+
+
+def test_std_dataset_refuses_a_channel_constant_in_every_image(tmp_path):
+    from PIL import Image
+    for i in range(4):
+        d = tmp_path / "src" / ("a" if i % 2 else "b")
+        d.mkdir(parents=True, exist_ok=True)
+        px = np.zeros((8, 8, 3), np.uint8)
+        px[..., 0] = np.arange(64, dtype=np.uint8).reshape(8, 8) * (i + 1)  # red varies
+        px[..., 1] = 128                                                    # green constant everywhere
+        px[..., 2] = 255 - px[..., 0]
+        Image.fromarray(px).save(d / f"{i}.png")
+    out = str(tmp_path / "out")
+    libshard.convert(str(tmp_path / "src"), out, format="png")
+    # mean="dataset" alone is fine; dividing by the green channel's std of 0 is not.
+    libshard.Loader(out, 2, dtype="float32", mean="dataset")
+    with pytest.raises(ValueError, match=r'^std="dataset": channel 1 is constant'):
+        libshard.Loader(out, 2, dtype="float32", mean="dataset", std="dataset")
 
 def test_values_on_the_0_255_scale_are_refused_saying_so(shard):
     with pytest.raises(ValueError, match=r"^mean: 123\.675 looks like the 0\.\.255 scale"):

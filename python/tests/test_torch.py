@@ -41,6 +41,11 @@ def test_yields_torch_tensors_without_a_copy(shards):
     assert len(ds) == 4 and ds.num_samples == 11
 
 
+def test_threads_zero_is_one_per_core(shards):
+    # The Loader's threads=0 (one per core, as convert and verify take it) passes through ShardDataset.
+    assert labels_of(run(make(shards, threads=0), 0)) == labels_of(run(make(shards, threads=1), 0))
+
+
 def test_each_sample_once_per_epoch_across_two_workers(shards):
     ds = make(shards)
     got = run(ds, 2)

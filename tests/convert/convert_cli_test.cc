@@ -19,7 +19,9 @@
 #include "fixtures.h"
 #include "libshard/convert/manifest_io.h"
 #include "libshard/image/decode.h"
+#include "libshard/manifest/manifest_json.h"
 #include "libshard/text_escape.h"
+#include "libshard/util/strings.h"
 #include "tensorflow/core/example/example.pb.h"
 #include "testutil.h"
 
@@ -43,9 +45,7 @@ using testing::RunShard;
 
 using testing::Contains;
 
-bool EndsWith(const std::string& s, const std::string& end) {
-  return s.size() >= end.size() && s.compare(s.size() - end.size(), end.size(), end) == 0;
-}
+using util::EndsWith;
 
 using testing::CountDifferences;
 std::map<std::string, std::string> Snapshot(const std::string& dir) { return testing::SnapshotDir(dir); }
@@ -94,7 +94,7 @@ TEST(ConvertCliTest, AllConvertedExitsZero) {
   Result r = RunShard("convert " + dir + "/in -o " + dir + "/out --size 8 --records-per-shard 3");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(Contains(r.err, "4 converted")) << r.err;
-  StatusOr<Manifest> m = convert::ReadManifest(dir + "/out/manifest.json");
+  StatusOr<Manifest> m = manifest::ReadManifest(dir + "/out/manifest.json");
   ASSERT_TRUE(m.ok()) << m.status();
   EXPECT_EQ(m->stats().converted(), 4u);
   EXPECT_EQ(m->options().width(), 8);
@@ -123,7 +123,7 @@ TEST(ConvertCliTest, RejectedInputExitsThreeAndIsListed) {
   ASSERT_TRUE(Contains(tsv, "\ndog/readme.jpg\t")) << tsv;
   const std::string reason = tsv.substr(tsv.find("dog/readme.jpg\t") + 15);
   EXPECT_GT(reason.size(), 2u) << tsv;  // a reason, not an empty field
-  StatusOr<Manifest> m = convert::ReadManifest(dir + "/out/manifest.json");
+  StatusOr<Manifest> m = manifest::ReadManifest(dir + "/out/manifest.json");
   ASSERT_TRUE(m.ok());
   EXPECT_EQ(m->stats().converted(), 4u);
   ASSERT_EQ(m->rejects_size(), 1);
@@ -145,7 +145,7 @@ TEST(ConvertCliTest, OutOfMemoryRejectsEachImageAndNothingConvertedExitsOne) {
   Result r = testing::RunCommand("ulimit -v 2000000; " + std::string(SHARD_BIN) + " convert -q --threads 2 --size 65535 " +
                                  dir + "/in -o " + dir + "/out");
   EXPECT_EQ(r.exit_code, 1) << r.err;
-  StatusOr<Manifest> m = convert::ReadManifest(dir + "/out/manifest.json");
+  StatusOr<Manifest> m = manifest::ReadManifest(dir + "/out/manifest.json");
   ASSERT_TRUE(m.ok()) << r.err;
   EXPECT_EQ(m->stats().converted(), 0u);
   ASSERT_EQ(m->rejects_size(), 4) << r.err;
@@ -164,7 +164,7 @@ TEST(ConvertCliTest, WebpSourcesAreReencodedAndOtherFormatsNamed) {
   WriteTreeFile(dir + "/in", "dog/f.webp", testing::WebpLosslessBytes(rgba.data(), 7, 9, 4));
   Result r = RunShard("convert -q " + dir + "/in -o " + dir + "/out --format png");
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  StatusOr<Manifest> m = convert::ReadManifest(dir + "/out/manifest.json");
+  StatusOr<Manifest> m = manifest::ReadManifest(dir + "/out/manifest.json");
   ASSERT_TRUE(m.ok()) << m.status();
   EXPECT_EQ(m->stats().converted(), 6u);
   std::map<std::string, uint64_t> formats;
@@ -213,7 +213,7 @@ TEST(ConvertCliTest, FatalErrorsExitOne) {
   ExpectFinalShardsComplete(dir + "/out");
 }
 
-// README: 2 = usage error or unreadable argument. These returned 1.
+// docs/cli.md: 2 = usage error or unreadable argument. These returned 1.
 TEST(ConvertCliTest, UnreadableOrInvalidArgumentsExitTwoBeforeWriting) {
   const std::string dir = MakeTempDir();
   MakeSmallTree(dir + "/in");
@@ -334,7 +334,7 @@ TEST(ConvertCliTest, CsvWithAnEmptyLabelPassesVerify) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   Result v = RunShard("verify " + dir + "/out");
   EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
-  StatusOr<Manifest> m = convert::ReadManifest(dir + "/out/manifest.json");
+  StatusOr<Manifest> m = manifest::ReadManifest(dir + "/out/manifest.json");
   ASSERT_TRUE(m.ok()) << m.status();
   bool found = false;
   for (const FeatureSpec& f : m->schema()) {
@@ -347,7 +347,7 @@ TEST(ConvertCliTest, CsvWithAnEmptyLabelPassesVerify) {
   // All labeled: the label stays required.
   WriteFileOrDie(dir + "/all.csv", "path,label\nimg/a.png,3\nimg/c.png,0\n");
   ASSERT_EQ(RunShard("convert -q " + dir + "/all.csv -o " + dir + "/out2").exit_code, 0);
-  m = convert::ReadManifest(dir + "/out2/manifest.json");
+  m = manifest::ReadManifest(dir + "/out2/manifest.json");
   ASSERT_TRUE(m.ok());
   for (const FeatureSpec& f : m->schema()) {
     if (f.key() == "image/class/label") {
@@ -373,7 +373,7 @@ TEST(ConvertCliTest, CsvColumnOptionsAndDecodeRejectsCarryTheLine) {
   r = RunShard("convert " + dir + "/list.csv -o " + dir + "/fail --path-col filename --label-col class --on-error fail");
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_TRUE(Contains(r.err, "shard convert: " + dir + "/list.csv:3: " + dir + "/img/bad.png: ")) << r.err;
-  StatusOr<Manifest> m = convert::ReadManifest(dir + "/out/manifest.json");
+  StatusOr<Manifest> m = manifest::ReadManifest(dir + "/out/manifest.json");
   ASSERT_TRUE(m.ok());
   ASSERT_EQ(m->labels_size(), 2);
   EXPECT_EQ(m->labels(1).name(), "dog");
@@ -388,7 +388,7 @@ TEST(ConvertCliTest, EmptyClassFolderWarnsAndKeepsLabels) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(Contains(r.err, "shard convert: warning: class folder b has no files; class 'b' keeps its label"))
       << r.err;
-  StatusOr<Manifest> m = convert::ReadManifest(dir + "/out/manifest.json");
+  StatusOr<Manifest> m = manifest::ReadManifest(dir + "/out/manifest.json");
   ASSERT_TRUE(m.ok());
   ASSERT_EQ(m->labels_size(), 3);
   EXPECT_EQ(m->labels(2).name(), "c");
@@ -427,7 +427,7 @@ TEST(ConvertCliTest, OddFileNamesAreEscapedNeverDropped) {
   const std::string json = ReadFileOrDie(dir + "/out/manifest.json");
   EXPECT_TRUE(ValidUtf8(json));
   EXPECT_TRUE(Contains(json, "\"cat/b\\\\xe4d.jpg\"")) << json;
-  StatusOr<Manifest> m = convert::ReadManifest(dir + "/out/manifest.json");
+  StatusOr<Manifest> m = manifest::ReadManifest(dir + "/out/manifest.json");
   ASSERT_TRUE(m.ok()) << m.status();
   EXPECT_EQ(m->rejects_size(), 4);
 
@@ -463,7 +463,7 @@ TEST(ConvertCliTest, CamVidLayoutInOneRunWithPerSplitMasks) {
   for (const char* split : {"train", "val", "test"}) {
     EXPECT_TRUE(fs::exists(dir + "/out/CamVid-" + std::string(split) + "-00000-of-00001.tfrecord")) << split;
   }
-  StatusOr<Manifest> m = convert::ReadManifest(dir + "/out/manifest.json");
+  StatusOr<Manifest> m = manifest::ReadManifest(dir + "/out/manifest.json");
   ASSERT_TRUE(m.ok());
   EXPECT_EQ(m->stats().converted(), 6u);
   EXPECT_EQ(m->rejects_size(), 0);
@@ -481,7 +481,7 @@ TEST(ConvertCliTest, MaskClassesHistogramIgnoreIndexAndFill) {
                       "/class_dict.csv --size 10 --resize-mode letterbox --format png --mask-ignore-index 200 "
                       "--fill 1,2,3");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  StatusOr<Manifest> m = convert::ReadManifest(dir + "/out/manifest.json");
+  StatusOr<Manifest> m = manifest::ReadManifest(dir + "/out/manifest.json");
   ASSERT_TRUE(m.ok()) << m.status();
   EXPECT_EQ(m->options().mask_ignore_index(), 200);
   EXPECT_EQ(m->options().fill(), "1,2,3,255");
@@ -535,7 +535,7 @@ TEST(ConvertCliTest, LabelOffsetShiftsLabelsAndIsRecorded) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   r = RunShard("convert -q " + dir + "/in -o " + dir + "/one --no-shuffle --label-offset 1");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  StatusOr<Manifest> m = convert::ReadManifest(dir + "/one/manifest.json");
+  StatusOr<Manifest> m = manifest::ReadManifest(dir + "/one/manifest.json");
   ASSERT_TRUE(m.ok()) << m.status();
   EXPECT_EQ(m->options().label_offset(), 1);
   ASSERT_EQ(m->labels_size(), 2);
@@ -712,8 +712,8 @@ TEST(ConvertCliTest, OutputIsTheInputOrInsideIt) {
     SCOPED_TRACE(run);
     Result r = RunShard("convert " + in + " -o " + inside + " --records-per-shard 2");
     EXPECT_EQ(r.exit_code, 0) << r.err;  // no rejects
-    StatusOr<Manifest> a = convert::ReadManifest(dir + "/outside/manifest.json");
-    StatusOr<Manifest> b = convert::ReadManifest(inside + "/manifest.json");
+    StatusOr<Manifest> a = manifest::ReadManifest(dir + "/outside/manifest.json");
+    StatusOr<Manifest> b = manifest::ReadManifest(inside + "/manifest.json");
     ASSERT_TRUE(a.ok() && b.ok());
     EXPECT_EQ(b->rejects_size(), 0);
     EXPECT_EQ(b->labels_size(), a->labels_size());  // no class "shards"
@@ -814,7 +814,7 @@ TEST(ConvertCliTest, NonImageFilesAreSkippedAndCountedAndGlobsChoose) {
   WriteTreeFile(in, "dog/e.img", PngBytes(5, 5, 3, 8));
   Result inc = RunShard("convert -q " + in + " -o " + dir + "/inc --include '*.img' --include 'cat/*.png'");
   EXPECT_EQ(inc.exit_code, 0) << inc.err;
-  StatusOr<Manifest> m = convert::ReadManifest(dir + "/inc/manifest.json");
+  StatusOr<Manifest> m = manifest::ReadManifest(dir + "/inc/manifest.json");
   ASSERT_TRUE(m.ok()) << m.status();
   EXPECT_EQ(m->stats().converted(), 2u);  // cat/a.png, dog/e.img
   // A CSV names its files: the globs are refused.
@@ -858,7 +858,7 @@ TEST(ConvertCliTest, LayoutIsRecognisedSaidAndForced) {
   EXPECT_EQ(bad.err, "shard convert: --layout: unknown layout 'tree' (expected auto, class, split/class or flat)\n");
 }
 
-// Issue 23 item 11: exit codes as the README states them. Every input
+// Issue 23 item 11: exit codes as docs/cli.md states them. Every input
 // rejected is "nothing converted" (1, not 3); `shard merge` of a missing
 // folder is a usage error (2); a --prefix too long for a file name is a
 // usage error (2) before anything is created.
@@ -963,7 +963,7 @@ TEST(ConvertCliTest, MaskRejectsNameTheirFilesAndTaskSummaryNamesTheTaskManifest
   Result r = RunShard("convert -q " + dir + "/in -o " + dir + "/out --masks " + dir + "/masks --mask-labels " + dir +
                       "/class_dict.csv --format png");
   EXPECT_EQ(r.exit_code, 1) << r.err;  // nothing converted
-  StatusOr<Manifest> m = convert::ReadManifest(dir + "/out/manifest.json");
+  StatusOr<Manifest> m = manifest::ReadManifest(dir + "/out/manifest.json");
   ASSERT_TRUE(m.ok()) << m.status();
   ASSERT_EQ(m->rejects_size(), 2);
   EXPECT_TRUE(Contains(m->rejects(0).reason(), "mask " + dir + "/masks/img0.png (colours of " + dir +
@@ -993,7 +993,7 @@ TEST(ConvertCliTest, RecordsPerShardIsAnUpperBoundOnPlannedInputs) {
   WriteTreeFile(dir, "in/c/bad.png", "not an image");
   Result r = RunShard("convert -q " + dir + "/in -o " + dir + "/out --records-per-shard 10");
   EXPECT_EQ(r.exit_code, 3) << r.err;
-  StatusOr<Manifest> m = convert::ReadManifest(dir + "/out/manifest.json");
+  StatusOr<Manifest> m = manifest::ReadManifest(dir + "/out/manifest.json");
   ASSERT_TRUE(m.ok()) << m.status();
   ASSERT_EQ(m->splits(0).shards_size(), 3);
   uint64_t planned = 0, records = 0;
@@ -1046,7 +1046,7 @@ TEST(ConvertCliTest, ShorterSideResizeKeepsTheAspectRatio) {
   }
   EXPECT_EQ(sizes["c/wide.png"], std::make_pair(int64_t{20}, int64_t{10}));
   EXPECT_EQ(sizes["c/tall.jpg"], std::make_pair(int64_t{10}, int64_t{30}));
-  StatusOr<Manifest> m = convert::ReadManifest(dir + "/out/manifest.json");
+  StatusOr<Manifest> m = manifest::ReadManifest(dir + "/out/manifest.json");
   ASSERT_TRUE(m.ok()) << m.status();
   EXPECT_EQ(m->options().resize_mode(), "shorter-side");
   Result v = RunShard("verify --decode -q " + dir + "/out");

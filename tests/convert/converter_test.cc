@@ -13,6 +13,9 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <oneapi/tbb/info.h>
+#include <oneapi/tbb/task_arena.h>
+
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
@@ -27,7 +30,9 @@
 #include "libshard/crc32c.h"
 #include "libshard/example/example_view.h"
 #include "libshard/example/image_keys.h"
+#include "libshard/manifest/manifest_json.h"
 #include "libshard/record/index.h"
+#include "libshard/util/sha256.h"
 #include "tensorflow/core/example/example.pb.h"
 #include "testutil.h"
 
@@ -124,11 +129,11 @@ TEST_F(ConverterTest, ManifestMatchesTheShards) {
   EXPECT_EQ(r->manifest_path, o.output + "/manifest.json");
   EXPECT_EQ(r->rejected, 2u);
   EXPECT_EQ(r->shards_reused, 0u);
-  StatusOr<Manifest> m = ReadManifest(r->manifest_path);
+  StatusOr<Manifest> m = manifest::ReadManifest(r->manifest_path);
   ASSERT_TRUE(m.ok()) << m.status();
   {
     Manifest a = *m, b = r->manifest;
-    EXPECT_EQ(ManifestToJson(a), ManifestToJson(b));
+    EXPECT_EQ(manifest::ToJson(a), manifest::ToJson(b));
   }
   EXPECT_EQ(m->format(), "libshard.manifest/1");
   EXPECT_TRUE(m->complete());
@@ -204,7 +209,7 @@ TEST_F(ConverterTest, ManifestMatchesTheShards) {
         EXPECT_EQ(f.at(keys::kText).bytes_list().value(0), m->labels(label).name());
         EXPECT_EQ(filename.substr(split.name().size() + 1, 2), m->labels(label).name() + "/");
         const std::string source = ReadFileOrDie(in_ + "/" + filename);
-        EXPECT_EQ(f.at(keys::kSha256).bytes_list().value(0), Sha256Hex(source));
+        EXPECT_EQ(f.at(keys::kSha256).bytes_list().value(0), util::Sha256Hex(source));
         const std::string& encoded = f.at(keys::kEncoded).bytes_list().value(0);
         output_bytes += encoded.size();
         example::FeatureView enc;
@@ -292,6 +297,18 @@ TEST_F(ConverterTest, ThreadCountDoesNotChangeTheOutput) {
       ExpectSameFiles(first, snap);
     }
   }
+}
+
+// threads = 0 is one thread per core (util::ThreadCount), as for verify and
+// the loader: not the concurrency of the arena Convert is called from.
+TEST_F(ConverterTest, ZeroThreadsIsOnePerCoreWhateverTheCallersArena) {
+  ConvertOptions o = Options(in_, base_ + "/out");
+  o.threads = 0;
+  StatusOr<ConvertResult> r = InvalidArgumentError("not run");
+  tbb::task_arena one(1);
+  one.execute([&] { r = Convert(o); });
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->manifest.run().threads(), tbb::info::default_concurrency());
 }
 
 TEST_F(ConverterTest, ResumeKeepsCompleteShardsAndRedoesTheRest) {
@@ -509,7 +526,7 @@ TEST_F(ConverterTest, TaskSplitUnionEqualsASingleRun) {
       EXPECT_EQ(r->manifest_path, dir + "/.libshard/" + TaskManifestName(t, n));
       EXPECT_FALSE(r->manifest.complete());
       EXPECT_EQ(r->manifest.run().num_tasks(), n);
-      StatusOr<Manifest> m = ReadManifest(r->manifest_path);
+      StatusOr<Manifest> m = manifest::ReadManifest(r->manifest_path);
       ASSERT_TRUE(m.ok());
       converted += m->stats().converted();
       written += r->shards_written;
@@ -540,11 +557,11 @@ TEST_F(ConverterTest, TaskSplitUnionEqualsASingleRun) {
     Manifest expect = whole->manifest;
     expect.clear_run();
     // The whole plan's fingerprint is the tasks' (entries carry their own).
-    StatusOr<Manifest> task0 = ReadManifest(TaskManifestPath(dir, 0, n));
+    StatusOr<Manifest> task0 = manifest::ReadManifest(TaskManifestPath(dir, 0, n));
     ASSERT_TRUE(task0.ok());
     EXPECT_EQ(task0->plan_id(), whole->manifest.plan_id());
     merged->set_plan_id(task0->plan_id());
-    EXPECT_EQ(ManifestToJson(*merged), ManifestToJson(expect));
+    EXPECT_EQ(manifest::ToJson(*merged), manifest::ToJson(expect));
   }
   ConvertOptions bad = Options(in_, base_ + "/bad");
   bad.num_tasks = 2;

@@ -11,6 +11,7 @@
 #include "libshard/image/decode.h"
 #include "libshard/image/encode.h"
 #include "libshard/image/mask_colors.h"
+#include "libshard/manifest/manifest_json.h"
 #include "libshard/reader/batch_loader.h"
 #include "libshard/record/record_reader.h"
 #include "libshard/io/shard_paths.h"
@@ -108,11 +109,11 @@ std::map<std::string, std::string> SnapshotDir(const std::string& dir) {
   for (const std::string& rel : ListFilesRecursive(dir)) {
     std::string bytes = ReadFileOrDie(dir + "/" + rel);
     if (rel.rfind("manifest", 0) == 0) {
-      StatusOr<Manifest> m = convert::ReadManifest(dir + "/" + rel);
+      StatusOr<Manifest> m = manifest::ReadManifest(dir + "/" + rel);
       EXPECT_TRUE(m.ok()) << m.status();
       if (m.ok()) {
         m->clear_run();
-        bytes = convert::ManifestToJson(*m);
+        bytes = manifest::ToJson(*m);
       }
     }
     out[rel] = std::move(bytes);

@@ -13,6 +13,7 @@
 #include "fixtures.h"
 #include "libshard/convert/converter.h"
 #include "libshard/convert/manifest_io.h"
+#include "libshard/manifest/manifest_json.h"
 #include "libshard/reader/dataset.h"
 #include "testutil.h"
 
@@ -142,8 +143,8 @@ TEST_F(MergeTest, MissingTaskIsNamedAndNothingIsWritten) {
 TEST_F(MergeTest, MissingAndDamagedShardsAreNamed) {
   const std::string dir = base_ + "/out";
   for (uint32_t i = 0; i < 2; ++i) RunTask(dir, 2, i);
-  StatusOr<Manifest> m0 = ReadManifest(TaskManifestPath(dir, 0, 2));
-  StatusOr<Manifest> m1 = ReadManifest(TaskManifestPath(dir, 1, 2));
+  StatusOr<Manifest> m0 = manifest::ReadManifest(TaskManifestPath(dir, 0, 2));
+  StatusOr<Manifest> m1 = manifest::ReadManifest(TaskManifestPath(dir, 1, 2));
   ASSERT_TRUE(m0.ok() && m1.ok());
   const std::string gone = m0->splits(0).shards(0).file();
   const std::string hurt = m1->splits(0).shards(0).file();
@@ -175,7 +176,7 @@ TEST_F(MergeTest, MissingAndDamagedShardsAreNamed) {
 TEST_F(MergeTest, ADamagedShardOfTheRightSizeIsRedoneByItsTask) {
   const std::string dir = base_ + "/out";
   for (uint32_t i = 0; i < 2; ++i) RunTask(dir, 2, i);
-  StatusOr<Manifest> m1 = ReadManifest(TaskManifestPath(dir, 1, 2));
+  StatusOr<Manifest> m1 = manifest::ReadManifest(TaskManifestPath(dir, 1, 2));
   ASSERT_TRUE(m1.ok());
   const std::string hurt = m1->splits(0).shards(0).file();
   const std::string good = ReadFileOrDie(dir + "/" + hurt);
@@ -250,8 +251,8 @@ TEST_F(MergeTest, TasksThatPlannedDifferentInputsAreRefused) {
   run(0, 4);
   WriteTreeFile(base_ + "/in", "train/a/added.png", PngBytes(11, 9, 3, 99));  // train: 18 -> 19 inputs
   run(1, 4);
-  StatusOr<Manifest> m0 = ReadManifest(TaskManifestPath(dir, 0, 2));
-  StatusOr<Manifest> m1 = ReadManifest(TaskManifestPath(dir, 1, 2));
+  StatusOr<Manifest> m0 = manifest::ReadManifest(TaskManifestPath(dir, 0, 2));
+  StatusOr<Manifest> m1 = manifest::ReadManifest(TaskManifestPath(dir, 1, 2));
   ASSERT_TRUE(m0.ok() && m1.ok());
   ASSERT_EQ(m0->splits_size(), m1->splits_size());
   for (int i = 0; i < m0->splits_size(); ++i) {

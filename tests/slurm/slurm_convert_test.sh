@@ -65,7 +65,7 @@ while read -r f; do
   count=$((count + 1))
 done < <(list "$work/single")
 
-/usr/bin/python3 - "$work/slurm/manifest.json" "$work/single/manifest.json" << 'PY' || fail "manifest.json differs"
+"$LIBSHARD_PYTHON" - "$work/slurm/manifest.json" "$work/single/manifest.json" << 'PY' || fail "manifest.json differs"
 import json, sys
 merged, single = (json.load(open(p)) for p in sys.argv[1:])
 for m in (merged, single):
@@ -82,7 +82,7 @@ PY
   { cat "$work/verify.log" >&2; fail "shard verify of the merged folder failed"; }
 loader=skipped
 if compgen -G "${LIBSHARD_PYTHONPATH:-/nonexistent}/libshard/_libshard*.so" > /dev/null; then
-  PYTHONPATH=$LIBSHARD_PYTHONPATH /usr/bin/python3 - "$work/slurm" << 'PY' || fail "the Loader on the merged folder"
+  PYTHONPATH=$LIBSHARD_PYTHONPATH "$LIBSHARD_PYTHON" - "$work/slurm" << 'PY' || fail "the Loader on the merged folder"
 import json, sys
 import libshard
 out = sys.argv[1]

@@ -165,7 +165,7 @@ store::S3Config LocalS3::Config() const {
 
 std::unique_ptr<FaultProxy> FaultProxy::Start(int upstream_port, const std::string& log_dir, std::string* why) {
   auto p = std::make_unique<FaultProxy>();
-  p->server_ = ChildServer::Start({"/usr/bin/python3", SourceDir() + "/tests/store/fault_proxy.py",
+  p->server_ = ChildServer::Start({TestPython(), SourceDir() + "/tests/store/fault_proxy.py",
                                    std::to_string(upstream_port)},
                                   log_dir + "/fault_proxy.log", why);
   if (!p->server_) return nullptr;

@@ -165,7 +165,7 @@ TEST_F(StoreS3Test, MultipartUploadInParallelMatchesTheFileAndBoto3ReadsIt) {
       "import boto3,sys; c=boto3.client('s3',endpoint_url='" + s3_->endpoint() +
       "',aws_access_key_id='S3RVER',aws_secret_access_key='S3RVER',region_name='us-east-1'); "
       "open('" + out + "','wb').write(c.get_object(Bucket='bkt',Key='ds/big.bin')['Body'].read())";
-  testing::CommandResult r = testing::RunCommand("/usr/bin/python3 -c \"" + py + "\"");
+  testing::CommandResult r = testing::RunCommand(testing::TestPython() + " -c \"" + py + "\"");
   if (r.exit_code != 0 && r.err.find("No module named 'boto3'") != std::string::npos && !testing::ServersRequired()) {
     GTEST_SKIP() << "python3-boto3 is not installed";
   }
@@ -184,7 +184,7 @@ TEST_F(StoreS3Test, ReadsWhatBoto3Wrote) {
       "',aws_access_key_id='S3RVER',aws_secret_access_key='S3RVER',region_name='us-east-1'); "
       "c.upload_file('" + path + "','bkt','from/boto3.bin',Config=TransferConfig(multipart_threshold=5<<20,"
       "multipart_chunksize=5<<20))";
-  testing::CommandResult r = testing::RunCommand("/usr/bin/python3 -c \"" + py + "\"");
+  testing::CommandResult r = testing::RunCommand(testing::TestPython() + " -c \"" + py + "\"");
   if (r.exit_code != 0 && r.err.find("No module named 'boto3'") != std::string::npos && !testing::ServersRequired()) {
     GTEST_SKIP() << "python3-boto3 is not installed";
   }

@@ -9,6 +9,7 @@
 
 #include "convert/converter_internal.h"
 #include "libshard/example/image_keys.h"
+#include "libshard/util/sha256.h"
 
 namespace libshard::convert {
 
@@ -77,7 +78,7 @@ std::string PlanId(const std::string& options_bytes, const Listing& listing,
             "\t" + fs::path(s.mask_path).filename().string();
     if (const std::string_view name = ClassName(listing, s.label); !name.empty()) text += "\t" + std::string(name);
   }
-  return Sha256Hex(text);
+  return util::Sha256Hex(text);
 }
 
 }  // namespace internal

@@ -1,4 +1,5 @@
-// Pieces of the conversion shared by converter.cc (DryRun, Convert),
+// Pieces of the conversion shared by converter.cc (Convert's steps),
+// dry_run.cc (DryRun), encode_pipeline.cc (the oneTBB pipeline),
 // conversion_plan.cc (options, plan ids, schema) and shard_sink.cc (writing
 // and reusing shards). Private to the convert module.
 #ifndef LIBSHARD_SRC_CONVERT_CONVERTER_INTERNAL_H_
@@ -96,6 +97,21 @@ class ShardSink {
   StatsAccumulator stats_;
   std::vector<ShardEntry> entries_;
 };
+
+// Encodes `work` (samples in plan order) on `threads` threads and hands each
+// item to `sink` strictly in plan order: oneTBB's serial-in-order ->
+// parallel -> serial-in-order pipeline, at most 4 samples per thread in
+// flight, so the shards are the same bytes for any thread count. A sample
+// that fails to read, decode or encode is a reject (Item::reject), never an
+// error, unless `fail_on_error` (kFailedPrecondition naming the file).
+// `progress` is called after each sample is written (converter.h's
+// ProgressFn; `shards_total` is Progress::shards_total). On success
+// *gray_expanded counts the gray sources written; on an error (the sink's, or
+// an exception that escapes a stage) the shard being written is removed
+// (ShardSink::Abort) and the error returned.
+Status EncodeAndWrite(const Listing& listing, const EncodeOptions& encode, const std::vector<Work>& work,
+                      size_t shards_total, int threads, bool fail_on_error, const ProgressFn& progress,
+                      ShardSink* sink, uint64_t* gray_expanded);
 
 // A complete shard from an earlier run with the same plan, or nothing. A
 // shard whose entry matches but whose bytes do not have the entry's CRC-32C

@@ -13,7 +13,7 @@
 
 #include "convert/listing_internal.h"
 #include "libshard/convert/source_listing.h"
-#include "libshard/io/mapped_file.h"
+#include "libshard/io/open_file.h"
 #include "libshard/text_escape.h"
 
 namespace libshard::convert {

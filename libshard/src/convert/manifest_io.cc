@@ -1,44 +1,21 @@
 #include "libshard/convert/manifest_io.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <map>
 #include <memory>
 
 #include "libshard/convert/dataset_stats.h"
-#include "libshard/io/mapped_file.h"
 #include "libshard/io/writable_file.h"
 #include "libshard/manifest/manifest_json.h"
 #include "libshard/text_escape.h"
 
 namespace libshard::convert {
 
-std::string ManifestToJson(const Manifest& m) { return manifest::ToJson(m); }
-std::string ShardEntryToJson(const ShardEntry& e) { return manifest::ToJson(e); }
-
-StatusOr<Manifest> ReadManifest(const std::string& path) { return manifest::ReadManifest(path); }
-
 StatusOr<ShardEntry> ReadShardEntry(const std::string& path) {
   ShardEntry e;
   LIBSHARD_RETURN_IF_ERROR(manifest::ReadJsonFile(path, &e));
   return e;
-}
-
-Status WriteFileAtomically(const std::string& path, const std::string& text, bool sync) {
-  const std::string tmp = path + ".tmp";
-  Status st = [&]() -> Status {
-    LIBSHARD_ASSIGN_OR_RETURN(auto f, io::NewPosixWritableFile(tmp));
-    LIBSHARD_RETURN_IF_ERROR(f->Append(text));
-    if (sync) LIBSHARD_RETURN_IF_ERROR(f->Sync());
-    LIBSHARD_RETURN_IF_ERROR(f->Close());
-    return io::RenameFile(tmp, path, sync);
-  }();
-  // A full disk must not leave the temporary behind (the target keeps its
-  // earlier contents, if any).
-  if (!st.ok()) ::unlink(tmp.c_str());
-  return st;
 }
 
 std::string TaskManifestName(uint32_t task_index, uint32_t num_tasks) {
@@ -61,7 +38,7 @@ Status WriteRejectsTsv(const std::string& path, const Manifest& m, bool sync) {
     }
     text += r.path() + "\t" + reason + "\n";
   }
-  return WriteFileAtomically(path, text, sync);
+  return io::WriteFileAtomically(path, text, sync);
 }
 
 StatusOr<Manifest> AssembleManifest(const ConversionOptions& options,

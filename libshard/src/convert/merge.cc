@@ -16,6 +16,7 @@
 #include "libshard/convert/output_lock.h"
 #include "libshard/crc32c.h"
 #include "libshard/io/open_file.h"
+#include "libshard/io/writable_file.h"
 
 namespace libshard::convert {
 namespace {
@@ -78,7 +79,7 @@ StatusOr<MergeResult> MergeTasks(const std::string& dir) {
   LIBSHARD_ASSIGN_OR_RETURN(OutputLock lock, OutputLock::Acquire(dir, LockMode::kExclusive));
   LIBSHARD_RETURN_IF_ERROR(
       scan(dir + "/" + kStateDir, [&](const std::string& path, uint32_t index, uint32_t count) -> Status {
-        LIBSHARD_ASSIGN_OR_RETURN(Manifest m, ReadManifest(path));
+        LIBSHARD_ASSIGN_OR_RETURN(Manifest m, manifest::ReadManifest(path));
         task_counts.insert(count);
         tasks[index] = std::move(m);
         return Status::OK();
@@ -187,7 +188,7 @@ StatusOr<MergeResult> MergeTasks(const std::string& dir) {
   run->set_seconds(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   LIBSHARD_RETURN_IF_ERROR(WriteRejectsTsv(dir + "/rejects.tsv", result.manifest));
   result.manifest_path = dir + "/" + kManifestName;
-  LIBSHARD_RETURN_IF_ERROR(WriteFileAtomically(result.manifest_path, ManifestToJson(result.manifest)));
+  LIBSHARD_RETURN_IF_ERROR(io::WriteFileAtomically(result.manifest_path, manifest::ToJson(result.manifest)));
   return result;
 }
 

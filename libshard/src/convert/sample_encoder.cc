@@ -1,10 +1,9 @@
 #include "libshard/convert/sample_encoder.h"
 
-#include <openssl/evp.h>
-
 #include "libshard/example/example_builder.h"
 #include "libshard/example/image_keys.h"
 #include "libshard/image/pipeline.h"
+#include "libshard/util/sha256.h"
 
 namespace libshard::convert {
 namespace {
@@ -39,19 +38,6 @@ StatusOr<Image> DecodeMask(std::string_view bytes, const EncodeOptions& o) {
 }
 
 }  // namespace
-
-std::string Sha256Hex(std::string_view bytes) {
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_Digest(bytes.data(), bytes.size(), md, &len, EVP_sha256(), nullptr);
-  static const char kHex[] = "0123456789abcdef";
-  std::string hex(2 * len, '0');
-  for (unsigned i = 0; i < len; ++i) {
-    hex[2 * i] = kHex[md[i] >> 4];
-    hex[2 * i + 1] = kHex[md[i] & 15];
-  }
-  return hex;
-}
 
 const char* ColorspaceName(int channels) {
   switch (channels) {
@@ -161,7 +147,7 @@ Status EncodeSample(const SourceSample& sample, std::string_view class_name,
     b.AddBytes(keys::kText, class_name);
   }
   b.AddBytes(keys::kFilename, sample.path);
-  b.AddBytes(keys::kSha256, Sha256Hex(bytes));
+  b.AddBytes(keys::kSha256, util::Sha256Hex(bytes));
   if (has_mask) {
     std::string mask_format;
     const OutputFormat mf = o.format == OutputFormat::kRaw ? OutputFormat::kRaw : OutputFormat::kPng;

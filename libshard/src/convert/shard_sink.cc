@@ -102,7 +102,7 @@ Status ShardSink::Finish() {
   // The entry first, then the index, then the shard: a shard under its
   // final name always has its entry and index beside it.
   LIBSHARD_RETURN_IF_ERROR(
-      WriteFileAtomically(state + entry_.file() + ".json", ShardEntryToJson(entry_), o_.sync));
+      io::WriteFileAtomically(state + entry_.file() + ".json", manifest::ToJson(entry_), o_.sync));
   LIBSHARD_RETURN_IF_ERROR(io::RenameFile(temp_ + ".idx", dir + entry_.index_file(), o_.sync));
   LIBSHARD_RETURN_IF_ERROR(io::RenameFile(temp_, dir + entry_.file(), o_.sync));
   temp_.clear();

@@ -14,7 +14,7 @@
 #include <utility>
 
 #include "convert/listing_internal.h"
-#include "libshard/io/mapped_file.h"
+#include "libshard/io/open_file.h"
 #include "libshard/text_escape.h"
 
 namespace libshard::convert {

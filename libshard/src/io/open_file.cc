@@ -81,4 +81,19 @@ StatusOr<uint32_t> Crc32cOfFile(const std::string& path) {
   return crc;
 }
 
+StatusOr<std::string> ReadFileToString(const std::string& path, uint64_t max_bytes) {
+  FileIdentity id;
+  LIBSHARD_ASSIGN_OR_RETURN(ScopedFd fd, OpenForRead(path, &id));
+  if (id.size > max_bytes) {
+    return ResourceExhaustedError(path + ": file of " + std::to_string(id.size) +
+                                  " bytes exceeds the limit of " + std::to_string(max_bytes));
+  }
+  std::string out;
+  out.resize(static_cast<size_t>(id.size));
+  const int64_t n = PreadFull(fd.get(), out.data(), out.size(), 0);
+  if (n < 0) return ErrnoError("read " + path, static_cast<int>(-n));
+  out.resize(static_cast<size_t>(n));  // shorter when the file shrank meanwhile
+  return out;
+}
+
 }  // namespace libshard::io

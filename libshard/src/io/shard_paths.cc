@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "libshard/io/shard_paths.h"
+#include "libshard/util/strings.h"
 
 namespace libshard::io {
 
@@ -17,9 +18,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool EndsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
+using util::EndsWith;
 
 }  // namespace
 

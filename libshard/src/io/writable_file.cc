@@ -136,4 +136,18 @@ Status RenameFile(const std::string& from, const std::string& to, bool sync) {
   return Status::OK();
 }
 
+Status WriteFileAtomically(const std::string& path, std::string_view text, bool sync) {
+  const std::string tmp = path + ".tmp";
+  Status st = [&]() -> Status {
+    LIBSHARD_ASSIGN_OR_RETURN(auto f, NewPosixWritableFile(tmp));
+    LIBSHARD_RETURN_IF_ERROR(f->Append(text));
+    if (sync) LIBSHARD_RETURN_IF_ERROR(f->Sync());
+    LIBSHARD_RETURN_IF_ERROR(f->Close());
+    return RenameFile(tmp, path, sync);
+  }();
+  // A full disk must not leave the temporary behind.
+  if (!st.ok()) ::unlink(tmp.c_str());
+  return st;
+}
+
 }  // namespace libshard::io

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <memory>
 
-#include "libshard/io/mapped_file.h"
+#include "libshard/io/open_file.h"
 #include "libshard/text_escape.h"
 
 namespace libshard::manifest {

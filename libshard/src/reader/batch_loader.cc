@@ -26,6 +26,7 @@
 
 #include "libshard/example/example_view.h"
 #include "libshard/example/image_record.h"
+#include "libshard/util/threads.h"
 #include "util/catch_status.h"
 
 namespace libshard::reader {
@@ -533,7 +534,10 @@ StatusOr<std::unique_ptr<BatchLoader::Impl>> NewImpl(std::shared_ptr<const Datas
                                 " out of range");
   }
   if (options.channels != 1 && options.channels != 3) return InvalidArgumentError("channels must be 1 or 3");
-  if (options.threads < 1 || options.threads > 256) return InvalidArgumentError("threads must be in 1..256");
+  if (options.threads < 0 || options.threads > 256) {
+    return InvalidArgumentError("threads must be in 0..256 (0: one per core)");
+  }
+  options.threads = util::ThreadCount(options.threads);
   {
     // A batch's bytes must be representable (BatchLoader::ShapeOf).
     size_t bytes = 0;

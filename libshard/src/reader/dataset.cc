@@ -18,15 +18,14 @@
 #include "libshard/manifest.pb.h"
 #include "libshard/manifest/manifest_json.h"
 #include "libshard/store/object_store.h"
+#include "libshard/util/strings.h"
 #include "remote_shards.h"
 
 namespace libshard::reader {
 namespace {
 
 
-bool EndsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
+using util::EndsWith;
 
 constexpr size_t kLocal = std::numeric_limits<size_t>::max();  // remote_index_ of a local shard
 

@@ -10,14 +10,13 @@
 #include "libshard/reader/dataset.h"
 #include "libshard/store/object_store.h"
 #include "libshard/store/shard_cache.h"
+#include "libshard/util/strings.h"
 #include "remote_shards.h"
 
 namespace libshard::reader {
 namespace {
 
-bool EndsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
+using util::EndsWith;
 
 // The folder part of a key ("a/b/manifest.json" -> "a/b").
 std::string KeyDir(const std::string& key) {

@@ -3,11 +3,12 @@
 
 #include "libshard/store/object_store.h"
 #include "libshard/store/s3_store.h"
+#include "libshard/util/strings.h"
 
 namespace libshard::store {
 namespace {
 
-bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+using util::StartsWith;
 
 }  // namespace
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "libshard/io/writable_file.h"
+#include "libshard/util/strings.h"
 
 namespace libshard::store {
 namespace {
@@ -26,9 +27,7 @@ namespace fs = std::filesystem;
 constexpr char kLockSuffix[] = ".libshard-lock";
 constexpr char kPartialMark[] = ".libshard-partial-";
 
-bool EndsWith(const std::string& s, const std::string& end) {
-  return s.size() >= end.size() && s.compare(s.size() - end.size(), end.size(), end) == 0;
-}
+using util::EndsWith;
 
 // flock, retried on EINTR.
 int Flock(int fd, int op) {

@@ -19,7 +19,7 @@
 #include "libshard/crc32c.h"
 
 #include "libshard/example/example_view.h"
-#include "libshard/io/mapped_file.h"
+#include "libshard/io/open_file.h"
 #include "libshard/record/index.h"
 #include "libshard/record/record_reader.h"
 #include "read_window.h"
@@ -386,7 +386,7 @@ const char* FaultKindName(FaultKind kind) {
 Status ValidateOptions(const VerifyOptions& options) {
   if (options.max_faults_per_file < 1) return InvalidArgumentError("max_faults_per_file must be at least 1");
   if (options.threads < 0 || options.threads > 256) {
-    return InvalidArgumentError("threads must be in 0..256 (0: automatic)");
+    return InvalidArgumentError("threads must be in 0..256 (0: one per core)");
   }
   if (options.decode_images && !options.check_examples) {
     return InvalidArgumentError("decode_images needs check_examples (images live in tf.Examples)");

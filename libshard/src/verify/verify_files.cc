@@ -2,6 +2,7 @@
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
+#include "libshard/util/threads.h"
 #include "libshard/verify/verifier.h"
 
 namespace libshard::verify {
@@ -17,12 +18,8 @@ std::vector<FileResult> VerifyFiles(const std::vector<std::string>& paths, const
       for (size_t i = range.begin(); i != range.end(); ++i) results[i] = VerifyFile(paths[i], options, i < checks.size() ? checks[i] : FileChecks());
     });
   };
-  if (options.threads > 0) {
-    tbb::task_arena arena(options.threads);
-    arena.execute(run);
-  } else {
-    run();
-  }
+  tbb::task_arena arena(util::ThreadCount(options.threads));
+  arena.execute(run);
   return results;
 }
 

@@ -12,7 +12,7 @@
 #include <system_error>
 #include <tuple>
 
-#include "libshard/io/mapped_file.h"
+#include "libshard/io/open_file.h"
 #include "libshard/io/shard_paths.h"
 #include "libshard/manifest.pb.h"
 #include "libshard/manifest/manifest_json.h"

@@ -80,8 +80,9 @@ struct ConvertOptions {
   std::string mask_labels_file;
   // Stop at the first rejected input instead of skipping it. Default: false.
   bool fail_on_error = false;
-  // Worker threads, 0..256; 0 = one per core. Does not change the output.
-  // Default: 0.
+  // Worker threads, 0..256; 0 = one per core (util::ThreadCount, as verify
+  // and the BatchLoader take it; manifest.json's run.threads says how many).
+  // Does not change the output. Default: 0.
   int threads = 0;
   // Task split: this run writes the shards of task task_index only.
   // Default: 1 task.

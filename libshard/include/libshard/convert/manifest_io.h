@@ -1,15 +1,15 @@
-// manifest.json and the per-shard entries: reading, writing, and assembling
-// a Manifest from shard entries (the same function for a single run, a task
-// of a split run, and `shard merge`, which is why their results agree).
+// The converter's own files beside the shards: per-shard entries, task
+// manifests, rejects.tsv, and assembling a Manifest from shard entries (the
+// same function for a single run, a task of a split run, and `shard merge`,
+// which is why their results agree).
 //
 // JSON reading and printing are manifest/manifest_json.h's (one policy for
-// every reader). Files are written to a temporary name beside the target,
-// fsynced, then renamed.
+// every reader); files are written with io::WriteFileAtomically
+// (io/writable_file.h).
 //
-//   LIBSHARD_ASSIGN_OR_RETURN(Manifest m, ReadManifest("out/manifest.json"));
 //   LIBSHARD_ASSIGN_OR_RETURN(Manifest built,
 //                             AssembleManifest(options, labels, schema, entries, rejects, true));
-//   LIBSHARD_RETURN_IF_ERROR(WriteFileAtomically("out/manifest.json", ManifestToJson(built)));
+//   LIBSHARD_RETURN_IF_ERROR(io::WriteFileAtomically("out/manifest.json", manifest::ToJson(built)));
 //
 // Errors: kNotFound (no such file), kInvalidArgument (not JSON of the
 // schema, or a `format` other than manifest::kFormat), I/O errors naming the
@@ -30,18 +30,13 @@ inline constexpr char kManifestName[] = "manifest.json";
 // Hidden folder in the output where shard entries and temporary files live.
 inline constexpr char kStateDir[] = ".libshard";
 
-std::string ManifestToJson(const Manifest& m);
-std::string ShardEntryToJson(const ShardEntry& e);
-StatusOr<Manifest> ReadManifest(const std::string& path);
+// A shard's entry (OUT/.libshard/<shard>.json), as manifest::ReadJsonFile
+// reads it.
 StatusOr<ShardEntry> ReadShardEntry(const std::string& path);
-// Writes `text` to `path` via `path.tmp`, fsync and rename (and an fsync of
-// the folder). With `sync` false, no fsync: atomic for a killed process, not
-// durable across a power loss (`shard convert --no-sync`).
-Status WriteFileAtomically(const std::string& path, const std::string& text, bool sync = true);
 
 // rejects.tsv: a header line "path<TAB>reason", then one line per reject of
 // `m` (tabs and line breaks in reasons become spaces), written atomically
-// (`sync` as for WriteFileAtomically).
+// (`sync` as for io::WriteFileAtomically).
 Status WriteRejectsTsv(const std::string& path, const Manifest& m, bool sync = true);
 
 // "manifest.task-00002-of-00007.json"

@@ -81,9 +81,6 @@ Status EncodeSample(const SourceSample& sample, std::string_view class_name,
                     std::string_view bytes, std::string_view mask_bytes,
                     const EncodeOptions& options, EncodedSample* out, StatsAccumulator* stats);
 
-// Lower-case hex SHA-256 of `bytes` (OpenSSL).
-std::string Sha256Hex(std::string_view bytes);
-
 // "Grayscale", "GrayscaleAlpha", "RGB", "RGBA" for 1..4 channels.
 const char* ColorspaceName(int channels);
 

@@ -81,7 +81,7 @@ StatusOr<int> ParseRawDtype(std::string_view name);
 // at 1.8-3.6x the rate of libjpeg-turbo on the same images as JPEG q90 and
 // encodes at about half libjpeg-turbo's rate (~0.2 ms per image), at ~0.8x
 // the stored size; kUp with level 1 is the smallest (~0.5x) and decodes
-// about as fast as JPEG (README "Performance" has the measured table).
+// about as fast as JPEG (docs/performance.md has the measured table).
 struct RawEncodeOptions {
   // zstd level: 1..22, zstd's fast levels -1 down to ZSTD_minCLevel()
   // (-131072), or 0 to store the samples uncompressed. Default: -5.

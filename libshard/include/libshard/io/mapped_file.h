@@ -53,10 +53,6 @@ class MappedFile {
   FileIdentity identity_;
 };
 
-// Reads a whole file (with pread; regular files only, see OpenForRead). Fails with ResourceExhausted when it is larger than
-// `max_bytes`.
-StatusOr<std::string> ReadFileToString(const std::string& path, uint64_t max_bytes = uint64_t{1} << 32);
-
 }  // namespace libshard::io
 
 #endif  // LIBSHARD_IO_MAPPED_FILE_H_

@@ -81,6 +81,11 @@ std::string NotRegularFileReason(unsigned mode);
 // -errno on an error (EINTR is retried).
 int64_t PreadFull(int fd, char* dst, size_t n, uint64_t offset);
 
+// Reads the whole of `path` (OpenForRead, then pread). ResourceExhausted when
+// it is larger than `max_bytes`; a file that shrinks meanwhile gives what is
+// left.
+StatusOr<std::string> ReadFileToString(const std::string& path, uint64_t max_bytes = uint64_t{1} << 32);
+
 // The CRC-32C of the whole of `path`, read with pread (no mapping, so a file
 // shrinking meanwhile is an error or a short checksum, never a crash). A file
 // that shrinks below the size it had when opened is DataLoss.

@@ -50,6 +50,13 @@ std::unique_ptr<WritableFile> NewStringWritableFile(std::string* dest, std::stri
 // durable across a power loss.
 Status RenameFile(const std::string& from, const std::string& to, bool sync = true);
 
+// Writes `text` to `path` through `path.tmp`: written, fsynced, renamed over
+// `path` (RenameFile), so a reader sees the old file or the new one, never a
+// part. On an error the temporary is removed and `path` keeps what it held.
+// With `sync` false, no fsync: atomic for a killed process, not durable across
+// a power loss (`shard convert --no-sync`).
+Status WriteFileAtomically(const std::string& path, std::string_view text, bool sync = true);
+
 }  // namespace libshard::io
 
 #endif  // LIBSHARD_IO_WRITABLE_FILE_H_

@@ -147,7 +147,9 @@ struct BatchLoaderOptions {
   bool crop_decode = true;
   // Resampling filter. Default: kBilinear.
   image::Filter filter = image::Filter::kBilinear;
-  // Decode threads (including the loader's own producer thread). Default: 2.
+  // Decode threads (including the loader's own producer thread), 0..256; 0 =
+  // one per core (util::ThreadCount, as convert and verify take it; options()
+  // then says how many). Default: 2.
   int threads = 2;
   // Batches decoded ahead when the loader owns the buffers. Default: 2.
   size_t prefetch = 2;

@@ -2,7 +2,7 @@
 // bounded draws. Its outputs define the shard plan (convert/shard_plan.h),
 // the sample order (reader/sample_order.h) and the loader's augmentation, so
 // they are the same numbers on every platform and in every release
-// (tests/util_random_test.cc pins them); never std:: distributions.
+// (tests/util/random_test.cc pins them); never std:: distributions.
 //
 //   SplitMix64 rng(MixSeed(seed, epoch, sample));
 //   uint64_t i = rng.Below(n);        // uniform in [0, n)

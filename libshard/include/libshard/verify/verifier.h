@@ -72,9 +72,10 @@ struct VerifyOptions {
   // At most this many faults are listed per file; further ones are only
   // counted (FileResult::faults_omitted). Must be at least 1. Default: 100.
   uint64_t max_faults_per_file = 100;
-  // Files checked at the same time (VerifyFiles); 0 lets oneTBB choose (one
-  // per core). With decode_images, records of one file are decoded on the
-  // same threads too. At most 256. Default: 0.
+  // Files checked at the same time (VerifyFiles), 0..256; 0 = one per core
+  // (util::ThreadCount, as convert and the BatchLoader take it), whatever
+  // task arena the caller is in. With decode_images, records of one file are
+  // decoded on the same threads too. Default: 0.
   int threads = 0;
   // Decode every image (`image/encoded`: JPEG, PNG or a raw array) and
   // segmentation mask, and compare their sizes with `image/height`,

@@ -7,6 +7,8 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include <oneapi/tbb/info.h>
+
 #include <chrono>
 #include <cstring>
 #include <functional>
@@ -67,7 +69,7 @@ std::vector<uint8_t> Copy(const Batch& b, const BatchLoaderOptions& o) {
   return v;
 }
 
-TEST(BatchLoader, PixelsEqualDecodeImageWhenNoResizeIsNeeded) {
+TEST(BatchLoaderTest, PixelsEqualDecodeImageWhenNoResizeIsNeeded) {
   const std::string dir = testing::MakeTempDir();
   FixtureOptions fo;
   fo.width = 32;
@@ -102,7 +104,7 @@ TEST(BatchLoader, PixelsEqualDecodeImageWhenNoResizeIsNeeded) {
   EXPECT_EQ(next.position.batch, 0u);
 }
 
-TEST(BatchLoader, ResizedPixelsEqualTheImagePipeline) {
+TEST(BatchLoaderTest, ResizedPixelsEqualTheImagePipeline) {
   const std::string dir = testing::MakeTempDir();
   FixtureOptions fo;
   fo.width = 64;
@@ -129,7 +131,7 @@ TEST(BatchLoader, ResizedPixelsEqualTheImagePipeline) {
   }
 }
 
-TEST(BatchLoader, RawArraysGoStraightIntoTheBatch) {
+TEST(BatchLoaderTest, RawArraysGoStraightIntoTheBatch) {
   for (const char* fmt : {"raw", "raw.zst"}) {
     const std::string dir = testing::MakeTempDir() + "/" + fmt;
     std::filesystem::create_directories(dir);
@@ -151,7 +153,7 @@ TEST(BatchLoader, RawArraysGoStraightIntoTheBatch) {
   }
 }
 
-TEST(BatchLoader, ResumeGivesIdenticalBatchesWhateverTheThreads) {
+TEST(BatchLoaderTest, ResumeGivesIdenticalBatchesWhateverTheThreads) {
   const std::string dir = testing::MakeTempDir();
   Written w = MakeDataset(dir, {}, 3, 10);
   BatchLoaderOptions o;
@@ -194,7 +196,27 @@ TEST(BatchLoader, ResumeGivesIdenticalBatchesWhateverTheThreads) {
   EXPECT_EQ((*a)->Seek({0, 5}).code(), StatusCode::kInvalidArgument);
 }
 
-TEST(BatchLoader, RandomResizedCropMatchesItsOwnCropAndFlip) {
+// threads = 0 is one thread per core, as for convert and verify (it was
+// refused): options() says how many, and the batches are those of 1 thread.
+TEST(BatchLoaderTest, ZeroThreadsIsOnePerCore) {
+  Written w = MakeDataset(testing::MakeTempDir(), {}, 2, 7);
+  BatchLoaderOptions o = FixtureSized(4);
+  o.augment = Augment::kRandomResizedCrop;
+  o.order.kind = OrderKind::kShuffle;
+  std::vector<std::vector<uint8_t>> by_threads[2];
+  for (int threads : {0, 1}) {
+    o.threads = threads;
+    auto loader = BatchLoader::Create(w.ds, o);
+    ASSERT_TRUE(loader.ok()) << loader.status();
+    EXPECT_EQ((*loader)->options().threads, threads == 0 ? tbb::info::default_concurrency() : 1);
+    Batch b;
+    while (by_threads[threads].size() < 5 && (*loader)->Next(&b).ok()) by_threads[threads].push_back(Copy(b, o));
+  }
+  EXPECT_EQ(by_threads[0].size(), 5u);  // into epoch 2
+  EXPECT_EQ(by_threads[0], by_threads[1]);
+}
+
+TEST(BatchLoaderTest, RandomResizedCropMatchesItsOwnCropAndFlip) {
   const std::string dir = testing::MakeTempDir();
   FixtureOptions fo;
   fo.format = "png";  // lossless, so the crop can be checked exactly
@@ -227,7 +249,7 @@ TEST(BatchLoader, RandomResizedCropMatchesItsOwnCropAndFlip) {
   EXPECT_GT(distinct.size(), 1u);
 }
 
-TEST(BatchLoader, CropDecodeGivesTheFullDecodesPixels) {
+TEST(BatchLoaderTest, CropDecodeGivesTheFullDecodesPixels) {
   const std::string dir = testing::MakeTempDir();
   for (auto [w, h, sub] : {std::tuple{300, 200, image::ChromaSubsampling::k420},
                            std::tuple{257, 333, image::ChromaSubsampling::k444}}) {
@@ -267,7 +289,7 @@ TEST(BatchLoader, CropDecodeGivesTheFullDecodesPixels) {
   }
 }
 
-TEST(BatchLoader, MasksGetTheImagesGeometry) {
+TEST(BatchLoaderTest, MasksGetTheImagesGeometry) {
   const std::string dir = testing::MakeTempDir();
   FixtureOptions fo;
   fo.masks = true;
@@ -294,7 +316,7 @@ TEST(BatchLoader, MasksGetTheImagesGeometry) {
   for (int i = 0; i < 3 * 256; ++i) EXPECT_LT(batch.masks[i], 5);
 }
 
-TEST(BatchLoader, CallerBuffersAreFilledInTurn) {
+TEST(BatchLoaderTest, CallerBuffersAreFilledInTurn) {
   const std::string dir = testing::MakeTempDir();
   Written w = MakeDataset(dir, {}, 1, 8);
   BatchLoaderOptions o;
@@ -317,7 +339,7 @@ TEST(BatchLoader, CallerBuffersAreFilledInTurn) {
   EXPECT_EQ(BatchLoader::Create(w.ds, o, bufs).status().code(), StatusCode::kInvalidArgument);
 }
 
-TEST(BatchLoader, OwnedBatchesStayIntactWhateverTheLoaderDoesNext) {
+TEST(BatchLoaderTest, OwnedBatchesStayIntactWhateverTheLoaderDoesNext) {
   const std::string dir = testing::MakeTempDir();
   Written w = MakeDataset(dir, {}, 2, 10);
   BatchLoaderOptions o = FixtureSized(3);
@@ -348,7 +370,7 @@ TEST(BatchLoader, OwnedBatchesStayIntactWhateverTheLoaderDoesNext) {
   }
 }
 
-TEST(BatchLoader, AConsumerThatLetsGoOfItsBatchesReusesTheirMemory) {
+TEST(BatchLoaderTest, AConsumerThatLetsGoOfItsBatchesReusesTheirMemory) {
   const std::string dir = testing::MakeTempDir();
   Written w = MakeDataset(dir, {}, 2, 10);
   BatchLoaderOptions o = FixtureSized(2);
@@ -374,7 +396,7 @@ TEST(BatchLoader, AConsumerThatLetsGoOfItsBatchesReusesTheirMemory) {
   EXPECT_LE((*pool)->heap_blocks_made(), 5u);
 }
 
-TEST(BatchLoader, OwnedBatchesNeedAPoolOfTheirSize) {
+TEST(BatchLoaderTest, OwnedBatchesNeedAPoolOfTheirSize) {
   const std::string dir = testing::MakeTempDir();
   Written w = MakeDataset(dir, {}, 1, 4);
   BatchLoaderOptions o = FixtureSized(2);
@@ -395,7 +417,7 @@ TEST(BatchLoader, OwnedBatchesNeedAPoolOfTheirSize) {
   EXPECT_EQ(BatchLoader::CreateWithPool(w.ds, o, nullptr).status().code(), StatusCode::kInvalidArgument);
 }
 
-TEST(BatchLoader, AForkChildOfAnOwnedBatchesLoaderRestartsWithItsOwnPool) {
+TEST(BatchLoaderTest, AForkChildOfAnOwnedBatchesLoaderRestartsWithItsOwnPool) {
 #ifdef LIBSHARD_TEST_ASAN
   GTEST_SKIP() << "fork() with allocating threads can hang under AddressSanitizer's allocator";
 #endif
@@ -428,7 +450,7 @@ TEST(BatchLoader, AForkChildOfAnOwnedBatchesLoaderRestartsWithItsOwnPool) {
   EXPECT_EQ(Copy(b, o), first);
 }
 
-TEST(BatchLoader, ABadSampleFailsItsBatchNamingTheRecord) {
+TEST(BatchLoaderTest, ABadSampleFailsItsBatchNamingTheRecord) {
   const std::string dir = testing::MakeTempDir();
   Written w = MakeDataset(dir, {}, 1, 4);
   // Append a record whose image is not an image.
@@ -458,7 +480,7 @@ TEST(BatchLoader, ABadSampleFailsItsBatchNamingTheRecord) {
   EXPECT_TRUE((*loader)->Next(&batch).ok());
 }
 
-TEST(BatchLoader, SkipReplacesABadRecordWithTheNextSampleWhateverTheThreads) {
+TEST(BatchLoaderTest, SkipReplacesABadRecordWithTheNextSampleWhateverTheThreads) {
   const std::string dir = testing::MakeTempDir();
   Written w = MakeDataset(dir, {}, 1, 6);  // labels 0..5
   {
@@ -500,7 +522,7 @@ TEST(BatchLoader, SkipReplacesABadRecordWithTheNextSampleWhateverTheThreads) {
   EXPECT_EQ(by_threads[0], by_threads[1]);
 }
 
-TEST(BatchLoader, ReadsTensorFlowWrittenFilesThroughAKeyMapping) {
+TEST(BatchLoaderTest, ReadsTensorFlowWrittenFilesThroughAKeyMapping) {
   // tfx's CIFAR-10 sample (PNG under "image", label "label") and flowers
   // sample (JPEGs of assorted sizes under "image_raw").
   const std::string cifar = testing::SharedPath("interop/tfrecord/tfx_cifar10_train.tfrecord");
@@ -578,7 +600,7 @@ std::string ZstdZeros(uint64_t size) {
   return out;
 }
 
-TEST(BatchLoader, OutOfMemoryIsAnErrorForItsBatchNotAnAbort) {
+TEST(BatchLoaderTest, OutOfMemoryIsAnErrorForItsBatchNotAnAbort) {
 #ifdef LIBSHARD_TEST_ASAN
   GTEST_SKIP() << "address space limits do not work under AddressSanitizer";
 #endif
@@ -619,7 +641,7 @@ TEST(BatchLoader, OutOfMemoryIsAnErrorForItsBatchNotAnAbort) {
   EXPECT_EQ(testing::ReadFileOrDie(report), "RESOURCE_EXHAUSTED: out of memory decoding " + path + " record 0");
 }
 
-TEST(BatchLoader, AForkChildRestartsTheLoaderWhereItStood) {
+TEST(BatchLoaderTest, AForkChildRestartsTheLoaderWhereItStood) {
 #ifdef LIBSHARD_TEST_ASAN
   // GCC 12's libasan does not lock its allocator across fork(): a child forked
   // while a decode thread is inside malloc can hang there (2 of 6 runs here),
@@ -666,7 +688,7 @@ TEST(BatchLoader, AForkChildRestartsTheLoaderWhereItStood) {
   EXPECT_EQ(Copy(batch, o), expected[0]);
 }
 
-TEST(BatchLoader, SeekRefusesPositionsPastTheLastEpoch) {
+TEST(BatchLoaderTest, SeekRefusesPositionsPastTheLastEpoch) {
   const std::string dir = testing::MakeTempDir();
   Written w = MakeDataset(dir, {}, 1, 4);
   BatchLoaderOptions o = FixtureSized(2);
@@ -687,7 +709,7 @@ TEST(BatchLoader, SeekRefusesPositionsPastTheLastEpoch) {
   EXPECT_EQ((*loader)->Next(&batch).code(), StatusCode::kOutOfRange);
 }
 
-TEST(BatchLoader, NextForWaitsAtMostItsTime) {
+TEST(BatchLoaderTest, NextForWaitsAtMostItsTime) {
   const std::string dir = testing::MakeTempDir();
   Written w = MakeDataset(dir, {}, 1, 8);
   BatchLoaderOptions o = FixtureSized(2);
@@ -708,7 +730,7 @@ TEST(BatchLoader, NextForWaitsAtMostItsTime) {
   }
 }
 
-TEST(BatchLoader, MasksAreRefusedWhenTheManifestSaysThereAreNone) {
+TEST(BatchLoaderTest, MasksAreRefusedWhenTheManifestSaysThereAreNone) {
   const std::string dir = testing::MakeTempDir();
   WriteImageShard(dir + "/train-00000-of-00001.tfrecord", 2, 0);
   auto manifest = [&](bool masks) {
@@ -732,7 +754,7 @@ TEST(BatchLoader, MasksAreRefusedWhenTheManifestSaysThereAreNone) {
   EXPECT_TRUE(BatchLoader::Create(manifest(false), o).ok());
 }
 
-TEST(BatchLoader, RejectsBadOptions) {
+TEST(BatchLoaderTest, RejectsBadOptions) {
   const std::string dir = testing::MakeTempDir();
   Written w = MakeDataset(dir, {}, 1, 2);
   BatchLoaderOptions o;
@@ -742,15 +764,17 @@ TEST(BatchLoader, RejectsBadOptions) {
   o.resize = image::ResizeMode::kKeepRatio;
   EXPECT_EQ(BatchLoader::Create(w.ds, o).status().code(), StatusCode::kInvalidArgument);
   o = {};
-  o.threads = 0;
-  EXPECT_FALSE(BatchLoader::Create(w.ds, o).ok());
+  o.threads = -1;
+  EXPECT_EQ(BatchLoader::Create(w.ds, o).status().message(), "threads must be in 0..256 (0: one per core)");
+  o.threads = 257;
+  EXPECT_EQ(BatchLoader::Create(w.ds, o).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(ParseAugment("random-resized-crop").value(), Augment::kRandomResizedCrop);
   EXPECT_FALSE(ParseAugment("mixup").ok());
 }
 
 // issue 21: batch_size=2000 on 37 samples allocated 925 MB (10 s); larger
 // values threw std::bad_alloc or std::length_error out of the allocation.
-TEST(BatchLoader, OwnBuffersHoldNoMoreThanAnEpochAndAreBoundedByMemory) {
+TEST(BatchLoaderTest, OwnBuffersHoldNoMoreThanAnEpochAndAreBoundedByMemory) {
   const std::string dir = testing::MakeTempDir();
   Written w = MakeDataset(dir, {}, 1, 3);
   BatchLoaderOptions o = FixtureSized(size_t{1} << 40);  // 2^40 x 32 x 24 x 3 bytes: beyond any memory
@@ -790,7 +814,7 @@ TEST(BatchLoader, OwnBuffersHoldNoMoreThanAnEpochAndAreBoundedByMemory) {
 
 // issue 21: with no size given (height = width = 0), the stored size when
 // the manifest says every image has it; else an error naming the sizes.
-TEST(BatchLoader, ZeroSizeTakesTheStoredSizeFromTheManifest) {
+TEST(BatchLoaderTest, ZeroSizeTakesTheStoredSizeFromTheManifest) {
   const std::string dir = testing::MakeTempDir();
   WriteImageShard(dir + "/train-00000-of-00001.tfrecord", 4, 0);  // 32 x 24 RGB
   auto manifest = [&](const std::string& sizes, const std::string& channels) {

@@ -15,16 +15,16 @@ std::vector<uint64_t> Iota(uint64_t n) {
   return v;
 }
 
-TEST(SampleOrder, SequentialIsFileOrder) {
+TEST(SampleOrderTest, SequentialIsFileOrder) {
   auto o = SampleOrder::Create(10, {});
   ASSERT_TRUE(o.ok());
   EXPECT_EQ(o->GlobalOrder(0), Iota(10));
   EXPECT_EQ(o->GlobalOrder(5), Iota(10));
 }
 
-class ShuffleKinds : public ::testing::TestWithParam<OrderKind> {};
+class ShuffleKindsTest : public ::testing::TestWithParam<OrderKind> {};
 
-TEST_P(ShuffleKinds, IsAPermutationDeterministicPerSeedAndEpoch) {
+TEST_P(ShuffleKindsTest, IsAPermutationDeterministicPerSeedAndEpoch) {
   OrderOptions opt;
   opt.kind = GetParam();
   opt.seed = 42;
@@ -47,9 +47,9 @@ TEST_P(ShuffleKinds, IsAPermutationDeterministicPerSeedAndEpoch) {
   EXPECT_NE(SampleOrder::Create(1000, opt)->GlobalOrder(0), e0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Kinds, ShuffleKinds, ::testing::Values(OrderKind::kShuffle, OrderKind::kBlockShuffle));
+INSTANTIATE_TEST_SUITE_P(Kinds, ShuffleKindsTest, ::testing::Values(OrderKind::kShuffle, OrderKind::kBlockShuffle));
 
-TEST(SampleOrder, ShuffleIsStableAcrossReleases) {
+TEST(SampleOrderTest, ShuffleIsStableAcrossReleases) {
   // The order is part of the resume contract: pin a few values.
   OrderOptions opt;
   opt.kind = OrderKind::kShuffle;
@@ -68,7 +68,7 @@ TEST(SampleOrder, ShuffleIsStableAcrossReleases) {
   }
 }
 
-TEST(SampleOrder, BlockShuffleKeepsReadsLocal) {
+TEST(SampleOrderTest, BlockShuffleKeepsReadsLocal) {
   OrderOptions opt;
   opt.kind = OrderKind::kBlockShuffle;
   opt.block_size = 32;
@@ -91,9 +91,9 @@ struct PartitionCase {
   OrderKind kind;
 };
 
-class Partition : public ::testing::TestWithParam<PartitionCase> {};
+class PartitionTest : public ::testing::TestWithParam<PartitionCase> {};
 
-TEST_P(Partition, RanksAreEqualSizedDisjointAndCovering) {
+TEST_P(PartitionTest, RanksAreEqualSizedDisjointAndCovering) {
   const PartitionCase c = GetParam();
   std::vector<std::vector<uint64_t>> parts;
   for (int r = 0; r < c.world; ++r) {
@@ -123,7 +123,7 @@ TEST_P(Partition, RanksAreEqualSizedDisjointAndCovering) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Cases, Partition,
+INSTANTIATE_TEST_SUITE_P(Cases, PartitionTest,
                          ::testing::Values(PartitionCase{100, 4, false, OrderKind::kShuffle},
                                            PartitionCase{100, 4, true, OrderKind::kShuffle},
                                            PartitionCase{103, 4, false, OrderKind::kShuffle},
@@ -132,7 +132,7 @@ INSTANTIATE_TEST_SUITE_P(Cases, Partition,
                                            PartitionCase{103, 3, false, OrderKind::kBlockShuffle},
                                            PartitionCase{5, 8, false, OrderKind::kSequential}));
 
-TEST(SampleOrder, BatchesAndDropLast) {
+TEST(SampleOrderTest, BatchesAndDropLast) {
   OrderOptions opt;
   opt.batch_size = 8;
   auto o = SampleOrder::Create(30, opt);
@@ -144,7 +144,7 @@ TEST(SampleOrder, BatchesAndDropLast) {
   EXPECT_EQ(o->batches_per_epoch(), 3u);
 }
 
-TEST(SampleOrder, WorkersSplitBatchesRoundRobin) {
+TEST(SampleOrderTest, WorkersSplitBatchesRoundRobin) {
   std::set<size_t> begins;
   uint64_t total = 0;
   for (int w = 0; w < 3; ++w) {
@@ -163,7 +163,7 @@ TEST(SampleOrder, WorkersSplitBatchesRoundRobin) {
   EXPECT_EQ(total, 42u);
 }
 
-TEST(SampleOrder, RejectsBadOptions) {
+TEST(SampleOrderTest, RejectsBadOptions) {
   OrderOptions opt;
   opt.rank = 2;
   opt.world_size = 2;

@@ -148,7 +148,7 @@ TEST(RecordRoundTripTest, BeamFilesAreByteExact) {
   std::string foo = ReadFileOrDie(dir + "/beam_foo.tfrecord");
   EXPECT_EQ(WriteRecords({"foo"}), foo);
   EXPECT_EQ(WriteRecords({"foo", "bar"}), ReadFileOrDie(dir + "/beam_foo_bar.tfrecord"));
-  // The README's header and footer bytes for "foo".
+  // docs/formats.md's header and footer bytes for "foo".
   const unsigned char header[] = {0x03, 0, 0, 0, 0, 0, 0, 0, 0xb0, 0x99, 0x49, 0x0e};
   const unsigned char footer[] = {0x61, 0x8a, 0xbe, 0xfe};
   EXPECT_EQ(foo, std::string(reinterpret_cast<const char*>(header), 12) + "foo" +

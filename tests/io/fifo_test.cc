@@ -10,9 +10,9 @@
 #include <filesystem>
 #include <string>
 
-#include "libshard/convert/manifest_io.h"
 #include "libshard/io/mapped_file.h"
 #include "libshard/io/open_file.h"
+#include "libshard/manifest/manifest_json.h"
 #include "libshard/reader/dataset.h"
 #include "libshard/reader/shard_reader.h"
 #include "libshard/record/index.h"
@@ -102,9 +102,9 @@ TEST(FifoTest, DatasetFromFifoManifestFails) {
 }
 
 TEST(FifoTest, TaskManifestFifoFailsToRead) {
-  // merge reads each task manifest with ReadManifest.
+  // merge reads each task manifest with manifest::ReadManifest.
   const std::string fifo = MakeFifo(MakeTempDir() + "/manifest.task-00000-of-00002.json");
-  auto m = convert::ReadManifest(fifo);
+  auto m = manifest::ReadManifest(fifo);
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.status().message(), fifo + ": is a FIFO, not a regular file");
 }

@@ -456,7 +456,7 @@ TEST(VerifyOptionsTest, Validate) {
   bad.threads = -1;
   EXPECT_EQ(ValidateOptions(bad).code(), StatusCode::kInvalidArgument);
   bad.threads = 257;  // 70000 threads crashed oneTBB
-  EXPECT_EQ(ValidateOptions(bad).message(), "threads must be in 0..256 (0: automatic)");
+  EXPECT_EQ(ValidateOptions(bad).message(), "threads must be in 0..256 (0: one per core)");
   bad.threads = 256;
   EXPECT_TRUE(ValidateOptions(bad).ok());
 }

@@ -10,7 +10,7 @@
 namespace libshard::reader {
 namespace {
 
-TEST(Dataset, OpensListGlobAndFolderInOrder) {
+TEST(DatasetTest, OpensListGlobAndFolderInOrder) {
   const std::string dir = testing::MakeTempDir();
   auto a = testing::WritePlainShard(dir + "/a-00000.tfrecord", 3);
   auto b = testing::WritePlainShard(dir + "/a-00001.tfrecord", 0);
@@ -34,7 +34,7 @@ TEST(Dataset, OpensListGlobAndFolderInOrder) {
 }
 
 // The Python module maps NotFound to FileNotFoundError (docs/reader.md).
-TEST(Dataset, AMissingSourceIsNotFoundNamingIt) {
+TEST(DatasetTest, AMissingSourceIsNotFoundNamingIt) {
   const std::string dir = testing::MakeTempDir();
   testing::WritePlainShard(dir + "/a-00000.tfrecord", 1);
   std::filesystem::create_directories(dir + "/empty");
@@ -65,7 +65,7 @@ std::string Manifest(const std::string& format, const std::string& records_b) {
   "some_future_field": 1})";
 }
 
-TEST(Dataset, OpensTheConvertersManifest) {
+TEST(DatasetTest, OpensTheConvertersManifest) {
   const std::string dir = testing::MakeTempDir();
   std::filesystem::create_directories(dir + "/sub");
   testing::WritePlainShard(dir + "/train-00000-of-00002.tfrecord", 2);
@@ -117,7 +117,7 @@ TEST(Dataset, OpensTheConvertersManifest) {
   EXPECT_EQ(Dataset::Open({dir + "/manifest.json"}, o).status().code(), StatusCode::kInvalidArgument);
 }
 
-TEST(Dataset, HasFeatureComesFromTheManifestsSchema) {
+TEST(DatasetTest, HasFeatureComesFromTheManifestsSchema) {
   const std::string dir = testing::MakeTempDir();
   testing::WritePlainShard(dir + "/train-00000-of-00001.tfrecord", 2);
   testing::WriteFileOrDie(dir + "/manifest.json", R"({"format": "libshard.manifest/1", "complete": true,
@@ -135,7 +135,7 @@ TEST(Dataset, HasFeatureComesFromTheManifestsSchema) {
 }
 
 // issue 21: a source named twice would be read twice; refused by file identity.
-TEST(Dataset, AFileReachedTwiceIsRefusedNamingBothSources) {
+TEST(DatasetTest, AFileReachedTwiceIsRefusedNamingBothSources) {
   const std::string dir = testing::MakeTempDir();
   const std::string other = testing::MakeTempDir();
   testing::WritePlainShard(dir + "/a.tfrecord", 2);
@@ -182,7 +182,7 @@ TEST(Dataset, AFileReachedTwiceIsRefusedNamingBothSources) {
 
 // issue 21: an unfinished conversion (or task outputs not merged) read as
 // if it were whole mixes splits and misses shards.
-TEST(Dataset, AnUnfinishedConversionIsRefused) {
+TEST(DatasetTest, AnUnfinishedConversionIsRefused) {
   const std::string dir = testing::MakeTempDir();
   testing::WritePlainShard(dir + "/x-train-00000-of-00003.tfrecord", 2);
   testing::WritePlainShard(dir + "/x-train-00002-of-00003.tfrecord", 2);
@@ -234,7 +234,7 @@ TEST(Dataset, AnUnfinishedConversionIsRefused) {
 }
 
 // issue 21: keys={"label": "image/class/lable"} made every label -1.
-TEST(Dataset, AKeyTheSchemaLacksIsRefusedNamingTheKeysItHas) {
+TEST(DatasetTest, AKeyTheSchemaLacksIsRefusedNamingTheKeysItHas) {
   const std::string dir = testing::MakeTempDir();
   testing::WritePlainShard(dir + "/train-00000-of-00001.tfrecord", 2);
   testing::WriteFileOrDie(dir + "/manifest.json", R"({"format": "libshard.manifest/1", "complete": true,
@@ -268,7 +268,7 @@ std::string ShapeManifest(const std::string& options, const std::string& stats) 
 
 // issue 21: with no size given, the loader takes the stored one only when
 // the manifest says every sample has it.
-TEST(Dataset, StoredShapeComesFromTheManifest) {
+TEST(DatasetTest, StoredShapeComesFromTheManifest) {
   const std::string dir = testing::MakeTempDir();
   testing::WritePlainShard(dir + "/train-00000-of-00001.tfrecord", 4);
   const std::string rgb = R"([{"count": "3136"}, {"count": "3136"}, {"count": "3136"}])";

@@ -214,7 +214,7 @@ TEST_P(ShardReaderTest, EmptyAndNotTFRecordFiles) {
 INSTANTIATE_TEST_SUITE_P(IoModes, ShardReaderTest, ::testing::Values(IoMode::kMmap, IoMode::kPread),
                          [](const auto& info) { return std::string(IoModeName(info.param)); });
 
-TEST(ShardReaderModes, MmapPreadAndDirectGiveTheSameBytes) {
+TEST(ShardReaderModesTest, MmapPreadAndDirectGiveTheSameBytes) {
   const std::string dir = testing::MakeTempDir();
   const std::string path = dir + "/a.tfrecord";
   WritePlainShard(path, 64);

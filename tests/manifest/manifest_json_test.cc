@@ -7,7 +7,6 @@
 
 #include <string>
 
-#include "libshard/convert/manifest_io.h"
 #include "libshard/reader/dataset.h"
 #include "libshard/verify/verifier.h"
 #include "testutil.h"
@@ -44,7 +43,6 @@ TEST(ManifestJsonTest, UnknownFieldsAreIgnoredByEveryReader) {
   StatusOr<Manifest> m = ReadManifest(path);
   ASSERT_TRUE(m.ok()) << m.status();
   EXPECT_EQ(m->format(), kFormat);
-  EXPECT_TRUE(convert::ReadManifest(path).ok());
   verify::SetResult set = verify::VerifySet({}, {path}, verify::VerifyOptions());
   ASSERT_EQ(set.manifests.size(), 1u);
   EXPECT_TRUE(set.manifests[0].faults.empty()) << set.manifests[0].faults[0].message;
@@ -62,7 +60,6 @@ TEST(ManifestJsonTest, AnotherFormatOrNotJsonIsRefusedNamingTheFile) {
   EXPECT_EQ(m.status().message(),
             path + ": manifest format \"libshard.manifest/2\", expected \"libshard.manifest/1\"");
   EXPECT_EQ(reader::Dataset::Open({path}).status().message(), m.status().message());
-  EXPECT_EQ(convert::ReadManifest(path).status().message(), m.status().message());
 
   WriteFileOrDie(path, "{\"format\": 7,");
   m = ReadManifest(path);

@@ -85,7 +85,7 @@ TEST(BuildIndexTest, Cifar10TrainMatchesReadme) {
   EXPECT_EQ(FormatIndex({(*index)[0], (*index)[1], (*index)[2]}), "0 2612\n2612 2430\n5042 1997\n");
   EXPECT_EQ(index->back().offset + index->back().size, (*file)->size());
   EXPECT_TRUE(CheckIndex((*file)->data(), *index).ok());
-  // README: record sizes 1510-2688 B.
+  // The interop file's records are 1510-2688 B each.
   for (const auto& e : *index) {
     EXPECT_GE(e.size - 16, 1510u);
     EXPECT_LE(e.size - 16, 2688u);

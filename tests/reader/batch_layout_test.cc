@@ -9,7 +9,7 @@
 namespace libshard::reader {
 namespace {
 
-TEST(BatchLayout, DoubleToHalfKnownAnswers) {
+TEST(BatchLayoutTest, DoubleToHalfKnownAnswers) {
   EXPECT_EQ(DoubleToHalf(0.0), 0x0000);
   EXPECT_EQ(DoubleToHalf(-0.0), 0x8000);
   EXPECT_EQ(DoubleToHalf(1.0), 0x3C00);
@@ -28,7 +28,7 @@ TEST(BatchLayout, DoubleToHalfKnownAnswers) {
   EXPECT_EQ(DoubleToHalf(2047.5 / 1024.0), 0x3FFF + 1);   // mantissa carries into the exponent
 }
 
-TEST(BatchLayout, NchwFloatIsNormalisedAndTransposed) {
+TEST(BatchLayoutTest, NchwFloatIsNormalisedAndTransposed) {
   const int H = 2, W = 3, C = 3;
   std::vector<uint8_t> hwc(H * W * C);  // all 256 values would need more pixels: 18 spread ones
   for (size_t i = 0; i < hwc.size(); ++i) hwc[i] = static_cast<uint8_t>(i * 13 + 7);
@@ -46,7 +46,7 @@ TEST(BatchLayout, NchwFloatIsNormalisedAndTransposed) {
     }
 }
 
-TEST(BatchLayout, NhwcHalfAndUint8Nchw) {
+TEST(BatchLayoutTest, NhwcHalfAndUint8Nchw) {
   const int H = 1, W = 4, C = 3;
   std::vector<uint8_t> hwc = {0, 1, 2, 3, 4, 5, 6, 7, 8, 255, 128, 9};
   auto half = SampleConverter::Create(Layout::kNHWC, PixelType::kFloat16, {}, {}, H, W, C);
@@ -65,7 +65,7 @@ TEST(BatchLayout, NhwcHalfAndUint8Nchw) {
   EXPECT_TRUE(id->identity());
 }
 
-TEST(BatchLayout, RejectsBadArgumentsNamingThem) {
+TEST(BatchLayoutTest, RejectsBadArgumentsNamingThem) {
   auto msg = [](StatusOr<SampleConverter> s) { return s.ok() ? std::string("ok") : s.status().ToString(); };
   EXPECT_NE(msg(SampleConverter::Create(Layout::kNHWC, PixelType::kUint8, {0.5, 0.5, 0.5}, {}, 2, 2, 3))
                 .find("mean/std: normalisation needs dtype float32 or float16"),
@@ -82,7 +82,7 @@ TEST(BatchLayout, RejectsBadArgumentsNamingThem) {
 }
 
 // issue 21: std=1e-300 or mean=1e300 put +-inf into batches.
-TEST(BatchLayout, RefusesNormalisationWhoseResultsAreNotFiniteInTheDtype) {
+TEST(BatchLayoutTest, RefusesNormalisationWhoseResultsAreNotFiniteInTheDtype) {
   auto msg = [](StatusOr<SampleConverter> s) { return s.ok() ? std::string("ok") : std::string(s.status().message()); };
   EXPECT_EQ(msg(SampleConverter::Create(Layout::kNCHW, PixelType::kFloat32, {}, {1e-300}, 2, 2, 1)),
             "mean/std: channel 0 (mean 0, std 1e-300) gives 1e+300 for pixel value 255, beyond float32's range "
@@ -116,7 +116,7 @@ TEST(BatchLayout, RefusesNormalisationWhoseResultsAreNotFiniteInTheDtype) {
   }
 }
 
-TEST(BatchLayout, RefusesValuesOnThe0To255Scale) {
+TEST(BatchLayoutTest, RefusesValuesOnThe0To255Scale) {
   auto mean = SampleConverter::Create(Layout::kNCHW, PixelType::kFloat32, {123.675, 116.28, 103.53}, {}, 4, 4, 3);
   ASSERT_EQ(mean.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(std::string(mean.status().message()).find("mean: 123.675 looks like the 0..255 scale"), std::string::npos)
