@@ -43,7 +43,10 @@ uint64_t CacheBytes(const std::string& dir) {
   for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
        it.increment(ec)) {
     const std::string p = it->path().string();
-    if (it->is_regular_file(ec) && p.find(".libshard-lock") == std::string::npos) n += it->file_size(ec);
+    if (!it->is_regular_file(ec) || p.find(".libshard-lock") != std::string::npos) continue;
+    std::error_code gone;  // a file may be evicted between the listing and its size
+    const uint64_t size = fs::file_size(it->path(), gone);
+    if (!gone) n += size;
   }
   return n;
 }
