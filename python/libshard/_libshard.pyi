@@ -208,7 +208,11 @@ class Loader:
             cache_dir: where shards of ``s3://`` and ``https://`` sources are cached, each checked against the
                 manifest's size and CRC-32C as it downloads (docs/object_storage.md). Default:
                 ``$LIBSHARD_CACHE_DIR``, else ``~/.cache/libshard``.
-            cache_limit: most bytes the cache may hold (0: no limit); the shards of the split must fit at once.
+            cache_limit: most bytes the cache may hold (0: no limit). Shards are downloaded ahead of the epoch's
+                order as it runs; when this loader's part is larger than the limit they stream through the cache
+                (evicted once read): sequential or ``order="block-shuffle"`` only (``shuffle=True`` is then a
+                MemoryError naming block shuffle), and a limit that cannot hold one batch's shards plus one
+                downloading ahead is a MemoryError with the bytes needed (docs/object_storage.md).
             on_error: ``"raise"`` (a record that fails the image-record contract fails its batch with
                 DataLossError) or ``"skip"`` (it is listed in :attr:`skipped` and the next sample of the epoch's
                 order takes its place, so the batch stays full). Other errors raise either way.

@@ -215,7 +215,9 @@ class ShardDataset(torch.utils.data.IterableDataset):
         Args:
             sources: shard files, folders, globs or a ``manifest.json`` (with ``split=``), or ``s3://`` /
                 ``https://`` locations (``cache_dir=``, ``cache_limit=``), as for ``Loader``. Each worker opens
-                its own Loader; the cache downloads each shard once per node.
+                its own Loader, which downloads only the shards its part of the epoch reads, ahead of its
+                order; the cache downloads each shard once per node. ``cache_limit=`` bounds the shared cache
+                folder while each worker plans only for its own shards: give it room for every worker's.
             batch_size: samples per batch.
             rank: this process's data-parallel rank. Default: ``torch.distributed.get_rank()`` when initialised,
                 else the ``RANK`` environment variable, else 0.

@@ -114,17 +114,20 @@ def test_loader_over_s3_gives_the_local_batches_and_reads_nothing_more(s3, tmp_p
     local = libshard.Loader(str(out), **kw)
     cache = tmp_path / "cache"
     remote = libshard.Loader("s3://bkt/data/ds", cache_dir=str(cache), **kw)
-    after_open = gets(proxy)
+    assert gets(proxy) == 1  # the manifest: shards are fetched as the epoch reaches them
     shards = len([n for n in os.listdir(out) if n.endswith(".tfrecord")])
-    assert after_open == 1 + 2 * shards  # the manifest, each shard and its index, once
     assert remote.num_samples == local.num_samples == 30
     assert remote.labels == local.labels
-    got, want = batches(remote, 2), batches(local, 2)
+    got, want = batches(remote, 1), batches(local, 1)
+    after_first = gets(proxy)
+    assert after_first == 1 + 2 * shards  # each shard and its index, once
+    got, want = got + batches(remote, 1), want + batches(local, 1)
     assert len(got[0]) == len(want[0]) > 0
     for epoch_got, epoch_want in zip(got, want):
         for (x1, y1), (x2, y2) in zip(epoch_got, epoch_want):
             assert np.array_equal(x1, x2) and np.array_equal(y1, y2)
-    assert gets(proxy) == after_open  # the second epoch (and the first) read only the cache
+    assert gets(proxy) == after_first  # the second epoch read only the cache
+    after_open = after_first
     # Another loader over the same cache (a second run): the manifest only.
     again = libshard.Loader("s3://bkt/data/ds/manifest.json", cache_dir=str(cache), **kw)
     assert gets(proxy) == after_open + 1
@@ -137,7 +140,7 @@ def test_loader_errors_name_the_object(s3, tmp_path, monkeypatch):
     direct, proxy = s3
     out = converted(tmp_path)
     upload_with_boto3(direct, str(out), "data/ds")
-    with pytest.raises(MemoryError, match="cache_limit 100 bytes cannot hold"):
+    with pytest.raises(MemoryError, match="cache_limit 100 bytes cannot hold the largest shard"):
         libshard.Loader("s3://bkt/data/ds", batch_size=2, image_size=8, cache_dir=str(tmp_path / "c"),
                         cache_limit=100)
     with pytest.raises(FileNotFoundError, match="s3://bkt/nope/manifest.json"):
@@ -193,3 +196,40 @@ def test_faults_on_the_way_still_give_the_local_batches_and_no_partial_file(s3, 
     assert leftovers == []
     remote.close()
     local.close()
+
+
+def test_loader_streams_through_a_small_cache_limit(s3, tmp_path):
+    """A split about 3x cache_limit: read in order, shard by shard, evicting behind; the local batches; a global
+    shuffle over it is refused naming block shuffle."""
+    direct, proxy = s3
+    out = converted(tmp_path)
+    upload_with_boto3(direct, str(out), "data/ds")
+    total = sum(os.path.getsize(os.path.join(out, n)) for n in os.listdir(out) if n.endswith((".tfrecord", ".idx")))
+    limit = total // 3
+    cache = tmp_path / "cache"
+    kw = dict(batch_size=2, image_size=(16, 16), threads=2)
+    remote = libshard.Loader("s3://bkt/data/ds", cache_dir=str(cache), cache_limit=limit, **kw)
+    local = libshard.Loader(str(out), **kw)
+
+    def cached():
+        total = 0
+        for d, _, files in os.walk(cache):
+            for f in files:
+                try:  # a file may be evicted between the listing and its size
+                    total += 0 if f.endswith(".libshard-lock") else os.path.getsize(os.path.join(d, f))
+                except FileNotFoundError:
+                    pass
+        return total
+
+    most = 0
+    for _ in range(2):
+        for (x1, y1), (x2, y2) in zip(remote, local):
+            assert np.array_equal(x1, x2) and np.array_equal(y1, y2)
+            most = max(most, cached())
+    assert 0 < most <= limit
+    shards = len([n for n in os.listdir(out) if n.endswith(".tfrecord")])
+    assert gets(proxy) > 1 + 2 * shards  # evicted shards came again in the second epoch
+    with pytest.raises(MemoryError, match='block shuffle .*order="block-shuffle"'):
+        libshard.Loader("s3://bkt/data/ds", cache_dir=str(cache), cache_limit=limit, shuffle=True, **kw)
+    for x in (remote, local):
+        x.close()

@@ -96,7 +96,7 @@ TEST(DatasetTest, OpensTheConvertersManifest) {
   auto folder = Dataset::Open({dir}, o);
   ASSERT_TRUE(folder.ok()) << folder.status();
   EXPECT_EQ((*folder)->size(), 1u);
-  EXPECT_EQ((*folder)->shard(0).path(), dir + "/val-00000-of-00001.tfrecord");
+  EXPECT_EQ((*folder)->shard_path(0), dir + "/val-00000-of-00001.tfrecord");
   EXPECT_EQ((*folder)->labels().size(), 2u);
   // A split means nothing to plain shards: refused rather than ignored.
   auto plain = Dataset::Open({dir + "/val-00000-of-00001.tfrecord"}, o);

@@ -187,3 +187,26 @@ TEST(Crc32cImplTest, ActiveIsAvailable) {
 
 }  // namespace
 }  // namespace libshard::crc32c
+
+namespace libshard {
+namespace {
+
+TEST(Crc32cCombineTest, CombinedPartsEqualTheWhole) {
+  std::string data;
+  for (int i = 0; i < 5000; ++i) data.push_back(static_cast<char>((i * 131 + i / 7) & 0xff));
+  const uint32_t whole = crc32c::Value(data.data(), data.size());
+  for (size_t cut : {size_t{0}, size_t{1}, size_t{7}, size_t{64}, size_t{4095}, data.size()}) {
+    const uint32_t a = crc32c::Value(data.data(), cut);
+    const uint32_t b = crc32c::Value(data.data() + cut, data.size() - cut);
+    EXPECT_EQ(crc32c::Combine(a, b, data.size() - cut), whole) << cut;
+  }
+  // Three parts, combined left to right; "123456789" is 0xE3069283.
+  const std::string check = "123456789";
+  uint32_t c = crc32c::Value(check.data(), 2);
+  c = crc32c::Combine(c, crc32c::Value(check.data() + 2, 4), 4);
+  c = crc32c::Combine(c, crc32c::Value(check.data() + 6, 3), 3);
+  EXPECT_EQ(c, 0xE3069283u);
+}
+
+}  // namespace
+}  // namespace libshard

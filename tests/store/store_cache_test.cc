@@ -46,6 +46,14 @@ std::vector<std::string> Files(const std::string& dir) {
   return out;
 }
 
+// A cache in `dir` holding at most `limit` bytes (0: no limit).
+CacheOptions CacheIn(const std::string& dir, uint64_t limit) {
+  CacheOptions o;
+  o.dir = dir;
+  o.limit = limit;
+  return o;
+}
+
 bool AnyPartial(const std::string& dir) {
   for (const std::string& f : Files(dir)) {
     if (f.find(".libshard-partial-") != std::string::npos) return true;
@@ -58,7 +66,7 @@ TEST(StoreCacheTest, VerifiedDownloadThenReuse) {
   const std::string a = Bytes(200000, 1);
   auto src = NewLocalStore(dir + "/src");
   ASSERT_TRUE(src->Put("ds/a.tfrecord", a).ok());
-  StatusOr<std::unique_ptr<ShardCache>> cache = ShardCache::Open({dir + "/cache", 0});
+  StatusOr<std::unique_ptr<ShardCache>> cache = ShardCache::Open(CacheIn(dir + "/cache", 0));
   ASSERT_TRUE(cache.ok()) << cache.status();
   auto f = (*cache)->Fetch(*src, "ds/a.tfrecord", ExpectOf(a));
   ASSERT_TRUE(f.ok()) << f.status();
@@ -71,7 +79,7 @@ TEST(StoreCacheTest, VerifiedDownloadThenReuse) {
   EXPECT_EQ((*cache)->downloads(), 1u);
   EXPECT_EQ((*cache)->reused(), 1u);
   // A new cache object over the same folder (a later run) reuses it too.
-  auto later = ShardCache::Open({dir + "/cache", 0});
+  auto later = ShardCache::Open(CacheIn(dir + "/cache", 0));
   ASSERT_TRUE((*later)->Fetch(*src, "ds/a.tfrecord", ExpectOf(a)).ok());
   EXPECT_EQ((*later)->downloads(), 0u);
   EXPECT_FALSE(AnyPartial(dir + "/cache"));
@@ -82,7 +90,7 @@ TEST(StoreCacheTest, MismatchingObjectIsNeverTakenAsComplete) {
   const std::string a = Bytes(100000, 2);
   auto src = NewLocalStore(dir + "/src");
   ASSERT_TRUE(src->Put("a", a).ok());
-  auto cache = ShardCache::Open({dir + "/cache", 0});
+  auto cache = ShardCache::Open(CacheIn(dir + "/cache", 0));
   Expected bad = ExpectOf(a);
   bad.crc32c ^= 0x10;
   auto f = (*cache)->Fetch(*src, "a", bad);
@@ -99,7 +107,7 @@ TEST(StoreCacheTest, MismatchingObjectIsNeverTakenAsComplete) {
 TEST(StoreCacheTest, KeysCannotLeaveTheCacheFolder) {
   const std::string dir = testing::MakeTempDir();
   auto src = NewLocalStore(dir + "/src");
-  auto cache = ShardCache::Open({dir + "/cache", 0});
+  auto cache = ShardCache::Open(CacheIn(dir + "/cache", 0));
   EXPECT_EQ((*cache)->Fetch(*src, "../x", {1, 0}).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ((*cache)->Fetch(*src, "a/../../x", {1, 0}).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ((*cache)->FetchUnverified(*src, "x", dir + "/elsewhere/x.idx", 10).status().code(),
@@ -116,7 +124,7 @@ TEST(StoreCacheTest, LimitEvictsLeastRecentlyUsedFilesNotInUse) {
   }
   // Beside the cache, a file that must survive everything.
   testing::WriteFileOrDie(dir + "/keep.txt", "mine");
-  auto cache = ShardCache::Open({dir + "/cache", 25000});  // two objects fit, not three
+  auto cache = ShardCache::Open(CacheIn(dir + "/cache", 25000));  // two objects fit, not three
   auto f0 = (*cache)->Fetch(*src, "o0", ExpectOf(obj[0]));
   ASSERT_TRUE(f0.ok());
   std::this_thread::sleep_for(std::chrono::milliseconds(20));  // distinct mtimes
@@ -166,7 +174,7 @@ TEST(StoreCacheTest, ManyPinnedFilesDoNotRunOutOfDescriptors) {
   ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &rl), 0);
   const std::string dir = testing::MakeTempDir();
   auto src = NewLocalStore(dir + "/src");
-  auto cache = ShardCache::Open({dir + "/cache", 0});
+  auto cache = ShardCache::Open(CacheIn(dir + "/cache", 0));
   ASSERT_TRUE(cache.ok());
   std::vector<std::unique_ptr<CachedFile>> pins;
   for (int i = 0; i < 600; ++i) {
@@ -203,7 +211,7 @@ TEST_F(StoreCacheS3Test, ManyFetchersDownloadOnce) {
   auto s = Store();
   ASSERT_TRUE(s->Put("ds/a.tfrecord", a).ok());
   proxy_->Reset();
-  auto cache = ShardCache::Open({dir_ + "/cache", 0});
+  auto cache = ShardCache::Open(CacheIn(dir_ + "/cache", 0));
   std::vector<std::thread> threads;
   std::vector<std::string> paths(8);
   for (int t = 0; t < 8; ++t) {
@@ -226,10 +234,48 @@ TEST_F(StoreCacheS3Test, CutBodiesStillGiveTheExactFile) {
   auto s = Store();
   ASSERT_TRUE(s->Put("a", a).ok());
   proxy_->Fault("cut", "GET", "/bkt/a", 2);
-  auto cache = ShardCache::Open({dir_ + "/cache", 0});
+  auto cache = ShardCache::Open(CacheIn(dir_ + "/cache", 0));
   auto f = (*cache)->Fetch(*s, "a", ExpectOf(a));
   ASSERT_TRUE(f.ok()) << f.status();
   EXPECT_TRUE(testing::ReadFileOrDie((*f)->path()) == a);
+  EXPECT_FALSE(AnyPartial(dir_ + "/cache"));
+}
+
+TEST_F(StoreCacheS3Test, RangedPartsCutByTheProxyRetryAndGiveTheExactFile) {
+  const std::string a = Bytes(3 << 20, 5);
+  auto s = Store();
+  ASSERT_TRUE(s->Put("ds/big.tfrecord", a).ok());
+  proxy_->Reset();
+  proxy_->Fault("cut", "GET", "/bkt/ds/big.tfrecord", 3);
+  CacheOptions o;
+  o.dir = dir_ + "/cache";
+  o.parts.part_size = 512 << 10;  // 6 parts
+  o.parts.parallel = 3;
+  auto cache = ShardCache::Open(o);
+  auto f = (*cache)->Fetch(*s, "ds/big.tfrecord", ExpectOf(a));
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_TRUE(testing::ReadFileOrDie((*f)->path()) == a);
+  EXPECT_FALSE(AnyPartial(dir_ + "/cache"));
+  EXPECT_GE(proxy_->Count("GET"), 6 + 3);  // every part, and the cut ones again from where they stopped
+}
+
+TEST_F(StoreCacheS3Test, ACorruptObjectInRangedPartsIsDataLossAndNotCached) {
+  const std::string a = Bytes(3 << 20, 6);
+  std::string b = a;
+  b[(5 << 19) + 17] ^= 0x01;  // in the sixth part
+  auto s = Store();
+  ASSERT_TRUE(s->Put("ds/bad.tfrecord", b).ok());
+  CacheOptions o;
+  o.dir = dir_ + "/cache";
+  o.parts.part_size = 512 << 10;
+  o.parts.parallel = 4;
+  auto cache = ShardCache::Open(o);
+  auto f = (*cache)->Fetch(*s, "ds/bad.tfrecord", ExpectOf(a));
+  ASSERT_EQ(f.status().code(), StatusCode::kDataLoss) << f.status();
+  EXPECT_NE(f.status().message().find("s3://bkt/ds/bad.tfrecord"), std::string::npos) << f.status();
+  auto path = (*cache)->PathFor(*s, "ds/bad.tfrecord", ExpectOf(a).crc32c);
+  ASSERT_TRUE(path.ok());
+  EXPECT_FALSE(std::filesystem::exists(*path)) << *path;
   EXPECT_FALSE(AnyPartial(dir_ + "/cache"));
 }
 
@@ -241,7 +287,7 @@ TEST_F(StoreCacheS3Test, KillNineDuringADownloadThenRerunIsCompleteAndIdentical)
   const std::string cache_dir = dir_ + "/cache";
   const pid_t child = ::fork();
   if (child == 0) {
-    auto cache = ShardCache::Open({cache_dir, 0});
+    auto cache = ShardCache::Open(CacheIn(cache_dir, 0));
     auto store = NewS3Store(config_, "bkt", NewCurlTransport(config_));
     (void)(*cache)->Fetch(*store, "ds/a.tfrecord", ExpectOf(a));
     _exit(0);
@@ -254,7 +300,7 @@ TEST_F(StoreCacheS3Test, KillNineDuringADownloadThenRerunIsCompleteAndIdentical)
   ASSERT_TRUE(AnyPartial(cache_dir));
   ::kill(child, SIGKILL);
   ::waitpid(child, nullptr, 0);
-  auto cache = ShardCache::Open({cache_dir, 0});
+  auto cache = ShardCache::Open(CacheIn(cache_dir, 0));
   auto f = (*cache)->Fetch(*s, "ds/a.tfrecord", ExpectOf(a));
   ASSERT_TRUE(f.ok()) << f.status();
   EXPECT_EQ((*cache)->downloads(), 1u);

@@ -6,9 +6,13 @@
 
 #include <cstdio>
 #include <deque>
+#include <filesystem>
 #include <mutex>
+#include <set>
 
+#include "libshard/crc32c.h"
 #include "libshard/store/s3_store.h"
+#include "libshard/store/shard_cache.h"
 #include "testutil.h"
 
 namespace libshard::store {
@@ -398,5 +402,134 @@ TEST(StoreFakeTransportTest, HttpsStoreIsReadOnly) {
   EXPECT_TRUE(t->seen[0].request.aws_sigv4.empty());
 }
 
+
+// An object served in ranges ("Range: bytes=A-B" -> 206 with Content-Range),
+// with faults chosen by the range's first byte.
+struct RangedObject {
+  std::string bytes;
+  std::mutex mu;
+  std::map<uint64_t, int> short_bodies;  // start -> answers cut to half, left
+  std::map<uint64_t, int> slowdowns;     // start -> 503 SlowDown answers, left
+  uint64_t corrupt_at = ~uint64_t{0};    // a byte flipped in every answer holding it
+  std::vector<std::pair<uint64_t, uint64_t>> asked;
+
+  Answer Serve(const HttpRequest& q) {
+    Answer a;
+    const std::string range = HeaderValue(q, "Range");
+    uint64_t begin = 0, end = bytes.size() - 1;
+    if (range != "<absent>") {
+      unsigned long long b = 0, e = 0;
+      if (std::sscanf(range.c_str(), "bytes=%llu-%llu", &b, &e) == 2) {
+        begin = b;
+        end = std::min<uint64_t>(e, bytes.size() - 1);
+      } else if (std::sscanf(range.c_str(), "bytes=%llu-", &b) == 1) {
+        begin = b;
+      }
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    asked.emplace_back(begin, end);
+    if (begin >= bytes.size()) {
+      a.status = 416;
+      a.body = "<Error><Code>InvalidRange</Code></Error>";
+      return a;
+    }
+    if (slowdowns[begin] > 0) {
+      --slowdowns[begin];
+      a.status = 503;
+      a.body = "<Error><Code>SlowDown</Code></Error>";
+      return a;
+    }
+    a.status = range == "<absent>" ? 200 : 206;
+    a.body = bytes.substr(begin, end - begin + 1);
+    if (corrupt_at >= begin && corrupt_at <= end) a.body[corrupt_at - begin] ^= 0x20;
+    if (short_bodies[begin] > 0) {
+      --short_bodies[begin];
+      a.body.resize(a.body.size() / 2);
+    }
+    if (a.status == 206) {
+      a.headers["content-range"] =
+          "bytes " + std::to_string(begin) + "-" + std::to_string(end) + "/" + std::to_string(bytes.size());
+    }
+    a.headers["etag"] = "\"v1\"";
+    return a;
+  }
+};
+
+std::string Pattern(size_t n) {
+  std::string s(n, '\0');
+  for (size_t i = 0; i < n; ++i) s[i] = static_cast<char>((i * 2654435761u) >> 13);
+  return s;
+}
+
+TEST(StoreFakeTransportTest, LargeObjectComesInParallelRangedPartsEachRetriedOnItsOwn) {
+  auto obj = std::make_shared<RangedObject>();
+  obj->bytes = Pattern(10000);
+  obj->short_bodies[3000] = 1;  // the part at 3000 is cut, then resumed from 3500
+  obj->slowdowns[6000] = 2;     // the part at 6000 is answered 503 twice
+  auto t = std::make_shared<FakeTransport>();
+  t->script = [obj](const HttpRequest& q) { return obj->Serve(q); };
+  auto s = NewS3Store(TestConfig(), "bkt", t);
+  std::string got(obj->bytes.size(), '\0');
+  std::mutex mu;
+  PartOptions parts;
+  parts.part_size = 1000;
+  parts.parallel = 3;
+  Status st = s->GetVerifiedParts("ds/x.tfrecord", {obj->bytes.size(), crc32c::Value(obj->bytes.data(), 10000)},
+                                  parts, [&](uint64_t offset, std::string_view b) {
+                                    std::lock_guard<std::mutex> lock(mu);
+                                    got.replace(offset, b.size(), b);
+                                    return Status::OK();
+                                  });
+  ASSERT_TRUE(st.ok()) << st;
+  EXPECT_EQ(got, obj->bytes);
+  std::set<std::pair<uint64_t, uint64_t>> asked(obj->asked.begin(), obj->asked.end());
+  for (uint64_t p = 0; p < 10; ++p) EXPECT_EQ(asked.count({p * 1000, p * 1000 + 999}), 1u) << p;
+  EXPECT_EQ(asked.count({3500, 3999}), 1u);  // resumed where it was cut
+  EXPECT_EQ(obj->asked.size(), 10u + 1 + 2);
+  // Small objects and parallel = 1: one GET of the whole.
+  obj->asked.clear();
+  parts.parallel = 1;
+  ASSERT_TRUE(s->GetVerifiedParts("ds/x.tfrecord", {10000, crc32c::Value(obj->bytes.data(), 10000)}, parts,
+                                  [](uint64_t, std::string_view) { return Status::OK(); })
+                  .ok());
+  EXPECT_EQ(obj->asked.size(), 1u);
+}
+
+TEST(StoreFakeTransportTest, ACorruptPartIsDataLossAndNothingIsCachedUnderTheName) {
+  auto obj = std::make_shared<RangedObject>();
+  obj->bytes = Pattern(10000);
+  const uint32_t crc = crc32c::Value(obj->bytes.data(), obj->bytes.size());
+  obj->corrupt_at = 7777;
+  auto t = std::make_shared<FakeTransport>();
+  t->script = [obj](const HttpRequest& q) { return obj->Serve(q); };
+  auto s = NewS3Store(TestConfig(), "bkt", t);
+  const std::string dir = testing::MakeTempDir();
+  CacheOptions copt;
+  copt.dir = dir + "/cache";
+  copt.parts.part_size = 1000;
+  copt.parts.parallel = 4;
+  auto cache = ShardCache::Open(copt);
+  ASSERT_TRUE(cache.ok()) << cache.status();
+  auto f = (*cache)->Fetch(*s, "ds/x.tfrecord", {10000, crc});
+  ASSERT_EQ(f.status().code(), StatusCode::kDataLoss) << f.status();
+  EXPECT_NE(f.status().message().find("s3://bkt/ds/x.tfrecord"), std::string::npos) << f.status();
+  EXPECT_NE(f.status().message().find("checksum mismatch"), std::string::npos) << f.status();
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir + "/cache")) {
+    const std::string n = e.path().filename().string();
+    if (e.is_regular_file()) {
+      EXPECT_TRUE(n.find(".libshard-lock") != std::string::npos) << e.path();  // only the lock
+    }
+  }
+  // A server that says the object has another size: DataLoss too.
+  obj->corrupt_at = ~uint64_t{0};
+  auto g = (*cache)->Fetch(*s, "ds/x.tfrecord", {12000, crc});
+  ASSERT_EQ(g.status().code(), StatusCode::kDataLoss) << g.status();
+  EXPECT_NE(g.status().message().find("the object has 10000 bytes, the manifest 12000"), std::string::npos)
+      << g.status();
+  // Served right, it is cached whole.
+  auto h = (*cache)->Fetch(*s, "ds/x.tfrecord", {10000, crc});
+  ASSERT_TRUE(h.ok()) << h.status();
+  EXPECT_EQ(testing::ReadFileOrDie((*h)->path()), obj->bytes);
+}
 }  // namespace
 }  // namespace libshard::store

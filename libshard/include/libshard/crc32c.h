@@ -28,6 +28,12 @@ uint32_t Extend(uint32_t crc, const void* data, size_t n);
 // The CRC-32C of data[0, n).
 inline uint32_t Value(const void* data, size_t n) { return Extend(0, data, n); }
 
+// The CRC-32C of A followed by B, from crc_a = Value(A), crc_b = Value(B)
+// and B's length (zlib's crc32_combine method: crc_a times x^(8 len_b) mod P,
+// plus crc_b). Lets parts of one object be checked as they arrive, in any
+// order, and then as a whole. O(log len_b).
+uint32_t Combine(uint32_t crc_a, uint32_t crc_b, uint64_t len_b);
+
 // TensorFlow's masking: CRCs of data that itself holds CRCs are weak, so
 // TFRecord stores the CRC rotated right by 15 bits plus a constant.
 constexpr uint32_t kMaskDelta = 0xa282ead8u;

@@ -67,7 +67,33 @@ uint32_t XPowModP(uint64_t n) {
   return r;
 }
 
+// a * b mod P, both in the reflected form (zlib's multmodp).
+uint32_t MultModP(uint32_t a, uint32_t b) {
+  uint32_t m = 0x80000000u, p = 0;
+  for (;;) {
+    if (a & m) {
+      p ^= b;
+      if ((a & (m - 1)) == 0) break;
+    }
+    m >>= 1;
+    b = (b & 1u) ? (b >> 1) ^ kPolyReflected : b >> 1;
+  }
+  return p;
+}
+
 }  // namespace internal
+
+uint32_t Combine(uint32_t crc_a, uint32_t crc_b, uint64_t len_b) {
+  // x^(8 len_b) mod P by squaring; the pre- and post-inversion of the CRC
+  // cancel out of the sum (zlib's crc32_combine_op).
+  uint32_t shift = 0x80000000u;              // x^0
+  uint32_t square = internal::XPowModP(8);  // x^(8 * 2^k)
+  for (uint64_t n = len_b; n != 0; n >>= 1) {
+    if (n & 1u) shift = internal::MultModP(shift, square);
+    square = internal::MultModP(square, square);
+  }
+  return internal::MultModP(shift, crc_a) ^ crc_b;
+}
 
 const char* ImplName(Impl impl) {
   switch (impl) {

@@ -23,6 +23,8 @@ bool CpuHasAvx512Clmul();
 // x^n mod P in the reflected 32-bit form (bit i holds the coefficient of
 // x^(31-i)): the multipliers that shift a CRC over zero bytes.
 uint32_t XPowModP(uint64_t n);
+// a * b mod P, both in that form.
+uint32_t MultModP(uint32_t a, uint32_t b);
 
 }  // namespace libshard::crc32c::internal
 

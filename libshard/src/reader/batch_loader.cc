@@ -175,6 +175,8 @@ void BatchLoader::Impl::Produce(Runtime* rt, Position pos) {
           if (samples_epoch != pos.epoch) {
             samples = order.EpochSamples(pos.epoch);
             samples_epoch = pos.epoch;
+            // Remote shards: download in this part's order, ahead of the reads.
+            LIBSHARD_RETURN_IF_ERROR(ds->PlanEpoch(order, samples, pos.batch));
           }
           return Fill(rt, slot, samples, pos);
         },
@@ -400,6 +402,7 @@ StatusOr<std::unique_ptr<BatchLoader::Impl>> NewImpl(std::shared_ptr<const Datas
   impl->opt = options;
   impl->opt.order.batch_size = options.batch_size;
   LIBSHARD_ASSIGN_OR_RETURN(impl->order, SampleOrder::Create(impl->ds->size(), impl->opt.order));
+  LIBSHARD_RETURN_IF_ERROR(impl->ds->CheckReadOrder(impl->order));  // remote shards under a cache_limit
   impl->decoder = SampleDecoder(impl->ds, impl->opt, std::move(converter));
   impl->image_bytes = impl->decoder.sample_bytes();
   impl->mask_bytes = options.masks ? static_cast<size_t>(options.width) * options.height : 0;
@@ -527,11 +530,12 @@ Status BatchLoader::Impl::NextUntil(Batch* out, std::shared_ptr<BatchBlock>* own
 
 void BatchLoader::Impl::NoteSkipped(uint64_t sample, const Status& why) {
   const Dataset::Location loc = ds->Locate(sample);
-  const ShardReader& shard = ds->shard(loc.shard);
+  const StatusOr<std::shared_ptr<const ShardReader>> shard = ds->OpenShard(loc.shard);
   std::lock_guard<std::mutex> lock(skip_mu);
   try {  // on a decode thread: nothing may escape
     if (!skipped_samples.insert(sample).second) return;
-    skipped.push_back({shard.path(), loc.record, shard.entry(loc.record).offset, std::string(why.message())});
+    const uint64_t offset = shard.ok() ? (*shard)->entry(loc.record).offset : 0;
+    skipped.push_back({ds->shard_path(loc.shard), loc.record, offset, std::string(why.message())});
   } catch (const std::exception&) {
   }
 }

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iterator>
+#include <limits>
 #include <set>
 #include <tuple>
 
@@ -18,6 +19,7 @@
 #include "libshard/manifest/manifest_json.h"
 #include "libshard/store/object_store.h"
 #include "libshard/util/strings.h"
+#include "remote_shards.h"
 
 namespace libshard::reader {
 namespace {
@@ -25,7 +27,12 @@ namespace {
 
 using util::EndsWith;
 
+constexpr size_t kLocal = std::numeric_limits<size_t>::max();  // remote_index_ of a local shard
+
 }  // namespace
+
+Dataset::Dataset() = default;
+Dataset::~Dataset() = default;
 
 Status Dataset::AddShard(const std::string& path, int64_t expected_records, const std::string& source) {
   // One read per file, whatever the spelling: the same folder twice, a
@@ -40,7 +47,7 @@ Status Dataset::AddShard(const std::string& path, int64_t expected_records, cons
                                   " are the same file: each shard may be named once (drop one of the sources)");
     }
   }  // else: ShardReader::Open names the problem
-  LIBSHARD_ASSIGN_OR_RETURN(auto shard, ShardReader::Open(path, options_.shard));
+  LIBSHARD_ASSIGN_OR_RETURN(std::unique_ptr<ShardReader> shard, ShardReader::Open(path, options_.shard));
   if (expected_records >= 0 && shard->size() != static_cast<uint64_t>(expected_records)) {
     return DataLossError(path + ": " + std::to_string(shard->size()) + " records, the manifest says " +
                          std::to_string(expected_records));
@@ -48,6 +55,8 @@ Status Dataset::AddShard(const std::string& path, int64_t expected_records, cons
   if (starts_.empty()) starts_.push_back(0);
   starts_.push_back(starts_.back() + shard->size());
   shards_.push_back(std::move(shard));
+  paths_.push_back(path);
+  remote_index_.push_back(kLocal);
   return Status::OK();
 }
 
@@ -373,12 +382,75 @@ Dataset::Location Dataset::Locate(uint64_t sample) const {
   return {shard, static_cast<size_t>(sample - starts_[shard])};
 }
 
-Status Dataset::ReadRecord(uint64_t sample, RecordBuffer* buf, std::string_view* out) const {
+Status Dataset::ReadRecord(uint64_t sample, RecordBuffer* buf, std::string_view* out, uint64_t* offset,
+                           bool planned) const {
   if (sample >= size()) {
     return OutOfRangeError("sample " + std::to_string(sample) + " of a dataset of " + std::to_string(size()));
   }
   const Location loc = Locate(sample);
-  return shards_[loc.shard]->ReadCopy(loc.record, buf, out);
+  const size_t r = remote_index_[loc.shard];
+  if (r == kLocal) {
+    const ShardReader& shard = *shards_[loc.shard];
+    if (offset != nullptr) *offset = shard.entry(loc.record).offset;
+    return shard.ReadCopy(loc.record, buf, out);
+  }
+  LIBSHARD_ASSIGN_OR_RETURN(std::shared_ptr<const ShardReader> shard, remote_->Acquire(r, planned));
+  if (offset != nullptr) *offset = shard->entry(loc.record).offset;
+  return shard->ReadCopy(loc.record, buf, out);
+}
+
+StatusOr<std::shared_ptr<const ShardReader>> Dataset::OpenShard(size_t i) const {
+  if (remote_index_[i] == kLocal) return shards_[i];
+  return remote_->Acquire(remote_index_[i], /*count_read=*/false);
+}
+
+uint64_t Dataset::downloads() const { return remote_ == nullptr ? 0 : remote_->downloads(); }
+
+namespace {
+
+// The remote shard of each read of `order`'s batches first_batch.. (kLocal
+// for a local shard's).
+std::vector<size_t> ReadsOf(const Dataset& ds, const std::vector<size_t>& remote_index, const SampleOrder& order,
+                            const std::vector<uint64_t>& samples, uint64_t first_batch) {
+  std::vector<size_t> reads;
+  for (uint64_t b = first_batch; b < order.batches_per_epoch(); ++b) {
+    const SampleOrder::Range range = order.BatchRange(b);
+    for (size_t k = range.begin; k < range.end && k < samples.size(); ++k) {
+      reads.push_back(remote_index[ds.Locate(samples[k]).shard]);
+    }
+  }
+  return reads;
+}
+
+// Reads of one shard further apart than this start another stretch of it:
+// a block-shuffle window mixes window_blocks blocks, so reads of one block
+// are at most that far apart; sequential reads are consecutive; a global
+// shuffle reads every shard all through the epoch (one stretch each: the
+// first-touch order).
+size_t GapOf(const OrderOptions& o) {
+  switch (o.kind) {
+    case OrderKind::kBlockShuffle: return o.block_size * std::max<size_t>(o.window_blocks, 1);
+    case OrderKind::kShuffle: return std::numeric_limits<size_t>::max() / 2;
+    case OrderKind::kSequential: break;
+  }
+  return o.batch_size;
+}
+
+}  // namespace
+
+Status Dataset::CheckReadOrder(const SampleOrder& order) const {
+  if (remote_ == nullptr || size() == 0) return Status::OK();
+  const OrderOptions& o = order.options();
+  return remote_->Plan(ReadsOf(*this, remote_index_, order, order.EpochSamples(0), 0), o.batch_size, GapOf(o),
+                       o.kind == OrderKind::kShuffle, /*check_only=*/true);
+}
+
+Status Dataset::PlanEpoch(const SampleOrder& order, const std::vector<uint64_t>& epoch_samples,
+                          uint64_t first_batch) const {
+  if (remote_ == nullptr || size() == 0) return Status::OK();
+  const OrderOptions& o = order.options();
+  return remote_->Plan(ReadsOf(*this, remote_index_, order, epoch_samples, first_batch), o.batch_size, GapOf(o),
+                       o.kind == OrderKind::kShuffle, /*check_only=*/false);
 }
 
 }  // namespace libshard::reader

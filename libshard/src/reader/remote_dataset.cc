@@ -1,20 +1,17 @@
 // Dataset sources in object storage (s3://, https://): the manifest is
-// fetched and planned from, the chosen shards are downloaded whole into the
-// verified cache (store/shard_cache.h), several at once, and opened from
-// there by the ordinary shard reader.
+// fetched and planned from; the chosen shards are downloaded whole into the
+// verified cache (store/shard_cache.h) when the reads (or a loader's plan)
+// reach them, and opened from there by the ordinary shard reader
+// (remote_shards.h).
 #include <algorithm>
-#include <atomic>
-#include <filesystem>
-#include <mutex>
-#include <thread>
 
 #include "libshard/manifest.pb.h"
 #include "libshard/manifest/manifest_json.h"
 #include "libshard/reader/dataset.h"
-#include "libshard/record/index.h"
 #include "libshard/store/object_store.h"
 #include "libshard/store/shard_cache.h"
 #include "libshard/util/strings.h"
+#include "remote_shards.h"
 
 namespace libshard::reader {
 namespace {
@@ -47,73 +44,46 @@ Status Dataset::AddRemote(const std::string& url) {
     for (const auto& sh : split->shards()) shards.push_back(&sh);
   }
 
-  store::CacheOptions copt;
-  copt.dir = options_.cache_dir;
-  copt.limit = options_.cache_limit;
-  LIBSHARD_ASSIGN_OR_RETURN(std::unique_ptr<store::ShardCache> cache, store::ShardCache::Open(copt));
-  uint64_t total = 0;
-  for (const libshard::ShardEntry* sh : shards) total += sh->bytes();
-  LIBSHARD_RETURN_IF_ERROR(cache->CheckFits(
-      total, "the " + std::to_string(shards.size()) + " shards of " + manifest_url +
-                 " (a Dataset keeps every shard of the opened split resident; streaming a dataset larger "
-                 "than the cache is not supported yet)"));
-
-  // Download (or reuse) every shard and its index, several at once; keep
-  // the pins; then add them in manifest order.
-  const std::string dir = KeyDir(manifest_key);
-  std::vector<std::string> paths(shards.size());
-  std::vector<std::shared_ptr<void>> pins;
-  std::mutex mu;
-  std::atomic<size_t> next{0};
-  std::atomic<bool> failed{false};
-  Status first_error;
-  auto worker = [&] {
-    for (size_t i; !failed.load() && (i = next.fetch_add(1)) < shards.size();) {
-      const libshard::ShardEntry& sh = *shards[i];
-      const std::string key = store::JoinKey(dir, sh.file());
-      Status s;
-      StatusOr<uint32_t> crc = manifest::ParseChecksum(sh.checksum());
-      if (!crc.ok()) {
-        s = InvalidArgumentError(manifest_url + ": shard " + sh.file() + ": " + crc.status().message());
-      } else {
-        StatusOr<std::unique_ptr<store::CachedFile>> f = cache->Fetch(*st, key, {sh.bytes(), *crc});
-        if (!f.ok()) {
-          s = f.status();
-        } else {
-          std::lock_guard<std::mutex> lock(mu);
-          paths[i] = (*f)->path();
-          pins.push_back(std::shared_ptr<void>(std::move(*f)));
-        }
-        if (s.ok() && options_.shard.use_index && !sh.index_file().empty()) {
-          // The reader checks the index against its shard, and scans the
-          // shard when it is missing or disagrees.
-          StatusOr<std::unique_ptr<store::CachedFile>> idx =
-              cache->FetchUnverified(*st, store::JoinKey(dir, sh.index_file()), record::IndexPathFor(paths[i]),
-                                     manifest::kMaxBytes);
-          // Not pinned: the reader reads the index once, at open (one
-          // descriptor per shard is enough).
-          if (!idx.ok() && idx.status().code() != StatusCode::kNotFound) {
-            s = idx.status();
-          }
-        }
-      }
-      if (!s.ok()) {
-        std::lock_guard<std::mutex> lock(mu);
-        if (first_error.ok()) first_error = s;
-        failed = true;
-      }
-    }
-  };
-  const size_t n = std::min<size_t>(std::max(1, options_.download_threads), shards.size());
-  std::vector<std::thread> threads;
-  for (size_t t = 1; t < n; ++t) threads.emplace_back(worker);
-  worker();
-  for (std::thread& t : threads) t.join();
-  LIBSHARD_RETURN_IF_ERROR(first_error);
-  for (size_t i = 0; i < shards.size(); ++i) {
-    LIBSHARD_RETURN_IF_ERROR(AddShard(paths[i], static_cast<int64_t>(shards[i]->records()), url));
+  if (remote_ == nullptr) {
+    LIBSHARD_ASSIGN_OR_RETURN(remote_, RemoteShards::Create(options_));
   }
-  for (auto& p : pins) pins_.push_back(std::move(p));
+  // Planned from the manifest, nothing downloaded: each shard is fetched
+  // when the reads reach it (or the loader's plan, ahead of them).
+  const std::string dir = KeyDir(manifest_key);
+  std::shared_ptr<store::ObjectStore> shared(std::move(st));
+  uint64_t largest = 0;
+  std::string largest_name;
+  for (const libshard::ShardEntry* sh : shards) {
+    StatusOr<uint32_t> crc = manifest::ParseChecksum(sh->checksum());
+    if (!crc.ok()) return InvalidArgumentError(manifest_url + ": shard " + sh->file() + ": " + crc.status().message());
+    RemoteShards::Shard r;
+    r.store = shared;
+    r.key = store::JoinKey(dir, sh->file());
+    if (options_.shard.use_index && !sh->index_file().empty()) r.index_key = store::JoinKey(dir, sh->index_file());
+    r.expected = {sh->bytes(), *crc};
+    r.records = sh->records();
+    LIBSHARD_ASSIGN_OR_RETURN(r.path, remote_->cache().PathFor(*shared, r.key, *crc));
+    const std::string here = url + " (" + shared->UrlOf(r.key) + ")";
+    auto [it, fresh] = remote_files_.emplace(r.path, here);
+    if (!fresh) {
+      return InvalidArgumentError(here + " and " + it->second +
+                                  " are the same object: each shard may be named once (drop one of the sources)");
+    }
+    const size_t index = remote_->Add(std::move(r));
+    if (remote_->CacheBytes(index) > largest) {
+      largest = remote_->CacheBytes(index);
+      largest_name = shared->UrlOf(remote_->shard(index).key);
+    }
+    if (starts_.empty()) starts_.push_back(0);
+    starts_.push_back(starts_.back() + sh->records());
+    shards_.push_back(nullptr);
+    paths_.push_back(remote_->shard(index).path);
+    remote_index_.push_back(index);
+  }
+  // The least a cache_limit must hold (a loader's plan may need more: see
+  // CheckReadOrder()).
+  LIBSHARD_RETURN_IF_ERROR(remote_->cache().CheckFits(largest, "the largest shard of " + manifest_url + ", " +
+                                                                   largest_name + " with its index,"));
   AddManifestMetadata(manifest_url, m, splits);
   return Status::OK();
 }

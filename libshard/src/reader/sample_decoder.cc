@@ -21,12 +21,12 @@ Status SampleDecoder::DecodeUint8(uint64_t sample, uint64_t epoch, uint8_t* dst,
                                   int64_t* label) const {
   thread_local RecordBuffer buf;
   std::string_view rec;
-  LIBSHARD_RETURN_IF_ERROR(ds_->ReadRecord(sample, &buf, &rec));
+  uint64_t offset = 0;
+  LIBSHARD_RETURN_IF_ERROR(ds_->ReadRecord(sample, &buf, &rec, &offset, /*planned=*/true));
   const Dataset::Location loc = ds_->Locate(sample);
-  const ShardReader& shard = ds_->shard(loc.shard);
   auto context = [&] {
-    return shard.path() + ": record " + std::to_string(loc.record) + " at byte " +
-           std::to_string(shard.entry(loc.record).offset);
+    return ds_->shard_path(loc.shard) + ": record " + std::to_string(loc.record) + " at byte " +
+           std::to_string(offset);
   };
   auto ex = example::ExampleView::Parse(rec);
   if (!ex.ok()) return ex.status().WithContext(context());
@@ -49,7 +49,7 @@ Status SampleDecoder::DecodeImagePart(const example::ExampleView& ex, util::Spli
 
 std::string SampleDecoder::RecordName(uint64_t sample) const {
   const Dataset::Location loc = ds_->Locate(sample);
-  return ds_->shard(loc.shard).path() + " record " + std::to_string(loc.record);
+  return ds_->shard_path(loc.shard) + " record " + std::to_string(loc.record);
 }
 
 Status SampleDecoder::Decode(uint64_t sample, uint64_t epoch, uint8_t* dst, uint8_t* mdst, int64_t* label) const {

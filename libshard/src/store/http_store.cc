@@ -263,7 +263,137 @@ class HttpStore : public ObjectStore {
     return Status::OK();
   }
 
+  // Parts: each a GetPart() on a thread of its own (up to `parallel`), the
+  // parts' CRCs combined in order at the end. Why combine rather than CRC
+  // the file in order as parts complete: the parts' bytes are checked as
+  // they arrive, on the thread that receives them, and never read back.
+  Status GetVerifiedParts(const std::string& key, const Expected& expected, const PartOptions& options,
+                          const PositionalSink& sink) override {
+    if (options.part_size == 0 || options.parallel <= 1 || expected.size <= options.part_size) {
+      return ObjectStore::GetVerifiedParts(key, expected, options, sink);
+    }
+    const std::string url = UrlOf(key);
+    const uint64_t n = (expected.size + options.part_size - 1) / options.part_size;
+    std::vector<uint32_t> crcs(n, 0);
+    std::vector<Status> errors(n);
+    std::vector<std::string> etags(n);
+    std::atomic<uint64_t> next{0};
+    std::atomic<bool> failed{false};
+    auto work = [&] {
+      for (uint64_t i; !failed.load() && (i = next.fetch_add(1)) < n;) {
+        const uint64_t begin = i * options.part_size;
+        const uint64_t end = std::min(expected.size, begin + options.part_size);
+        errors[i] = GetPart(key, expected.size, begin, end, sink, &crcs[i], &etags[i]);
+        if (!errors[i].ok()) failed = true;
+      }
+    };
+    std::vector<std::thread> threads;
+    for (uint64_t t = 1; t < std::min<uint64_t>(n, static_cast<uint64_t>(options.parallel)); ++t) {
+      threads.emplace_back(work);
+    }
+    work();
+    for (std::thread& t : threads) t.join();
+    for (const Status& e : errors) LIBSHARD_RETURN_IF_ERROR(e);  // the first part's error first
+    for (uint64_t i = 1; i < n; ++i) {
+      if (!etags[i].empty() && !etags[0].empty() && etags[i] != etags[0]) {
+        return DataLossError("GET " + url + ": the object changed while it was being downloaded (ETag " +
+                             etags[0] + ", then " + etags[i] + ")");
+      }
+    }
+    uint32_t crc = crcs[0];
+    for (uint64_t i = 1; i < n; ++i) {
+      crc = crc32c::Combine(crc, crcs[i], std::min(expected.size, (i + 1) * options.part_size) - i * options.part_size);
+    }
+    if (crc != expected.crc32c) {
+      char buf[80];
+      std::snprintf(buf, sizeof(buf), "crc32c:%08x, the manifest crc32c:%08x", crc, expected.crc32c);
+      return DataLossError("GET " + url + ": checksum mismatch: the object has " + buf);
+    }
+    return Status::OK();
+  }
+
  protected:
+  // Bytes [begin, end) of an object of `size` bytes into `sink`, as ranged
+  // GETs: a try cut midway resumes where it stopped, with a fresh retry
+  // budget when it moved forward. *crc: the CRC-32C of those bytes; *etag:
+  // the first answer's (later tries send If-Match with it). DataLoss when
+  // the server says the object has another size, or sends more than asked.
+  Status GetPart(const std::string& key, uint64_t size, uint64_t begin, uint64_t end, const PositionalSink& sink,
+                 uint32_t* crc, std::string* etag) {
+    const std::string url = UrlOf(key);
+    uint64_t delivered = begin;
+    *crc = 0;
+    int attempt = 0;
+    while (delivered < end) {
+      const uint64_t start = delivered;
+      std::vector<std::string> headers{"Range: bytes=" + std::to_string(start) + "-" + std::to_string(end - 1)};
+      if (!etag->empty()) headers.push_back("If-Match: \"" + *etag + "\"");
+      HttpResponse r;
+      bool first = true;
+      uint64_t skip = 0;  // a 200 answer (the whole object): bytes before `start`
+      bool enough = false;
+      auto build = [&](HttpRequest* q) {
+        q->on_body = [&](std::string_view bytes) -> Status {
+          if (first) {
+            first = false;
+            // "bytes START-END/TOTAL": the whole object must be the size the
+            // manifest gives it.
+            auto it = r.headers.find("content-range");
+            if (it == r.headers.end()) {
+              skip = start;  // the server ignored the range
+            } else {
+              const size_t slash = it->second.rfind('/');
+              const std::string total = slash == std::string::npos ? "*" : it->second.substr(slash + 1);
+              if (total != "*" && total != std::to_string(size)) {
+                return DataLossError("GET " + url + ": the object has " + total + " bytes, the manifest " +
+                                     std::to_string(size));
+              }
+            }
+          }
+          if (skip > 0) {
+            const size_t k = static_cast<size_t>(std::min<uint64_t>(skip, bytes.size()));
+            skip -= k;
+            bytes.remove_prefix(k);
+          }
+          if (delivered + bytes.size() > end) {
+            if (r.headers.count("content-range") > 0) {
+              return DataLossError("GET " + url + ": the server sent more than range " + std::to_string(start) +
+                                   "-" + std::to_string(end - 1));
+            }
+            bytes = bytes.substr(0, static_cast<size_t>(end - delivered));
+            enough = true;  // the rest of a whole-object answer is not needed
+          }
+          *crc = crc32c::Extend(*crc, bytes.data(), bytes.size());
+          LIBSHARD_RETURN_IF_ERROR(sink(delivered, bytes));
+          delivered += bytes.size();
+          return enough ? FailedPreconditionError("enough") : Status::OK();
+        };
+      };
+      Status s = CallOnce("GET", key, {}, headers, build, &r);
+      if (etag->empty() && r.headers.count("etag")) *etag = Unquote(r.headers["etag"]);
+      if (enough) break;
+      if (!s.ok()) return s;
+      const bool progressed = delivered > start;
+      if (r.transport_error.empty() && r.status >= 200 && r.status < 300) {
+        if (delivered < end) {  // a short body that the transport did not see as cut
+          if (progressed) attempt = 0;
+          if (++attempt >= retry_.max_attempts) {
+            return IOError("GET " + url + ": range " + std::to_string(start) + "-" + std::to_string(end - 1) +
+                           " came short (after " + std::to_string(attempt) + " attempts)");
+          }
+          Backoff(attempt);
+        }
+        continue;
+      }
+      if (r.transport_error.empty() && r.status == 412) {
+        return DataLossError("GET " + url + ": the object changed while it was being downloaded");
+      }
+      if (progressed) attempt = 0;
+      if (Status e = Classify("GET", key, r, ++attempt); !e.ok()) return e;
+    }
+    return Status::OK();
+  }
+
   // Fills the URL, the payload hash and the signing of a request for `key`.
   virtual void Prepare(HttpRequest* q, const std::string& key, const std::map<std::string, std::string>& query,
                        const std::string& payload_sha256) const = 0;

@@ -68,6 +68,16 @@ std::string JoinKey(std::string_view prefix, std::string_view name) {
   return std::string(prefix) + "/" + std::string(name);
 }
 
+Status ObjectStore::GetVerifiedParts(const std::string& key, const Expected& expected, const PartOptions&,
+                                     const PositionalSink& sink) {
+  uint64_t at = 0;
+  return GetVerified(key, expected, [&](std::string_view bytes) {
+    const Status s = sink(at, bytes);
+    at += bytes.size();
+    return s;
+  });
+}
+
 StatusOr<std::unique_ptr<ObjectStore>> OpenStore(const Location& location, const S3Config& s3) {
   switch (location.scheme) {
     case Location::Scheme::kS3:

@@ -87,7 +87,7 @@ StatusOr<std::unique_ptr<ShardCache>> ShardCache::Open(const CacheOptions& optio
     return InvalidArgumentError("cache folder " + dir + ": cannot create or write it" +
                                 (ec ? ": " + ec.message() : std::string()));
   }
-  return std::unique_ptr<ShardCache>(new ShardCache(dir, options.limit));
+  return std::unique_ptr<ShardCache>(new ShardCache(dir, options.limit, options.parts));
 }
 
 StatusOr<std::string> ShardCache::PathFor(const ObjectStore& store, const std::string& key, uint32_t crc32c) const {
@@ -170,20 +170,54 @@ StatusOr<std::unique_ptr<CachedFile>> ShardCache::Get(ObjectStore& store, const 
     ::close(fd);
     return s;
   };
-  if (Status s = MakeRoom(max_bytes, url); !s.ok()) return fail(s, "");
+  // An object without a stated size (an .idx) is read into memory first, so
+  // that room is made for its real size rather than for its bound.
+  std::string small;
+  uint64_t room = max_bytes;
+  if (expected == nullptr) {
+    StatusOr<std::string> bytes = store.GetSmall(key, max_bytes);
+    if (!bytes.ok()) return fail(bytes.status(), "");
+    small = std::move(*bytes);
+    room = small.size();
+  }
+  if (Status s = MakeRoom(room, url); !s.ok()) return fail(s, "");
+  // The room is reserved until the file is complete (and counted as a file)
+  // or abandoned.
+  struct Unreserve {
+    ShardCache* cache;
+    uint64_t bytes;
+    ~Unreserve() {
+      if (cache->limit_ == 0) return;
+      std::lock_guard<std::mutex> lock(cache->room_mu_);
+      cache->reserved_ -= bytes;
+    }
+  } unreserve{this, room};
   static std::atomic<uint64_t> counter{0};
   const std::string tmp = path + kPartialMark + std::to_string(::getpid()) + "-" + std::to_string(counter++);
-  StatusOr<std::unique_ptr<io::WritableFile>> out = io::NewPosixWritableFile(tmp);
-  if (!out.ok()) return fail(out.status(), tmp);
   Status s;
   if (expected != nullptr) {
-    s = store.GetVerified(key, *expected, [&](std::string_view bytes) { return (*out)->Append(bytes); });
+    // Parts may arrive in any order, from several threads: written where
+    // they belong (pwrite).
+    const int out = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (out < 0) return fail(ErrnoError(tmp, errno), "");
+    s = store.GetVerifiedParts(key, *expected, parts_, [&](uint64_t offset, std::string_view bytes) -> Status {
+      while (!bytes.empty()) {
+        const ssize_t n = ::pwrite(out, bytes.data(), bytes.size(), static_cast<off_t>(offset));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return ErrnoError("write " + tmp, n < 0 ? errno : EIO);
+        bytes.remove_prefix(static_cast<size_t>(n));
+        offset += static_cast<uint64_t>(n);
+      }
+      return Status::OK();
+    });
+    if (::close(out) != 0 && s.ok()) s = ErrnoError("close " + tmp, errno);
   } else {
-    StatusOr<std::string> bytes = store.GetSmall(key, max_bytes);
-    s = bytes.ok() ? (*out)->Append(*bytes) : bytes.status();
+    StatusOr<std::unique_ptr<io::WritableFile>> out = io::NewPosixWritableFile(tmp);
+    if (!out.ok()) return fail(out.status(), tmp);
+    s = (*out)->Append(small);
+    Status closed = (*out)->Close();
+    if (s.ok()) s = closed;
   }
-  Status closed = (*out)->Close();
-  if (s.ok()) s = closed;
   if (s.ok()) s = io::RenameFile(tmp, path, /*sync=*/false);
   if (!s.ok()) return fail(s, tmp);
   ++downloads_;
@@ -193,6 +227,10 @@ StatusOr<std::unique_ptr<CachedFile>> ShardCache::Get(ObjectStore& store, const 
 
 Status ShardCache::MakeRoom(uint64_t incoming, const std::string& url) {
   if (limit_ == 0) return Status::OK();
+  // One thread at a time decides what fits, counting the downloads in
+  // progress (reserved_), so that parallel downloads never overshoot the
+  // limit together. (Other processes sharing the folder are not counted.)
+  std::lock_guard<std::mutex> lock(room_mu_);
   struct Entry {
     std::string path;
     uint64_t size;
@@ -209,7 +247,12 @@ Status ShardCache::MakeRoom(uint64_t incoming, const std::string& url) {
     used += e.size;
     entries.push_back(std::move(e));
   }
-  if (used + incoming <= limit_) return Status::OK();
+  used += reserved_;
+  auto reserve = [&] {
+    reserved_ += incoming;
+    return Status::OK();
+  };
+  if (used + incoming <= limit_) return reserve();
   std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.mtime < b.mtime; });
   uint64_t in_use = 0;
   for (const Entry& e : entries) {
@@ -227,7 +270,7 @@ Status ShardCache::MakeRoom(uint64_t incoming, const std::string& url) {
     }
     ::close(fd);
   }
-  if (used + incoming <= limit_) return Status::OK();
+  if (used + incoming <= limit_) return reserve();
   return ResourceExhaustedError("cache " + dir_ + ": cache_limit " + std::to_string(limit_) + " bytes cannot hold " +
                                 url + " (" + std::to_string(incoming) + " bytes) beside the " +
                                 std::to_string(in_use) + " bytes of files in use");

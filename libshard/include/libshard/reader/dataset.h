@@ -21,15 +21,26 @@
 //   - an object-store URL: "s3://BUCKET/PREFIX" (the folder holding
 //     manifest.json), "s3://BUCKET/PREFIX/NAME.json", or the same over
 //     "https://" (store/object_store.h; configured from AWS_* variables).
-//     The manifest is fetched and planned from (no LIST); the chosen split's
-//     shards and their .idx are downloaded whole into the cache
-//     (`cache_dir`, store/shard_cache.h), each checked against the
-//     manifest's size and CRC-32C as it arrives (DataLoss naming the object
-//     otherwise), several at once, and then read from there like local
-//     files. Complete cached shards are reused (no request for them). Every
-//     shard of the split stays resident while the dataset is open, so a
-//     `cache_limit` below their total is refused at Open (ResourceExhausted
-//     naming cache_limit).
+//     The manifest is fetched and planned from (no LIST): sizes, sample
+//     numbers and the label map come from it, and nothing else is
+//     downloaded at Open. Each shard (and its .idx) is downloaded whole into
+//     the cache (`cache_dir`, store/shard_cache.h) when first needed --
+//     checked against the manifest's size and CRC-32C as it arrives
+//     (DataLoss naming the object otherwise) -- and read from there like a
+//     local file. A read of a shard not resident yet waits for its download
+//     (or starts it); a failed download is the error of its reads, naming
+//     the object. A loader tells the dataset its order (PlanEpoch()): shards
+//     are then downloaded in first-touch order, download_threads at once, a
+//     bounded window ahead of the reads; shards the loader's part never
+//     reads are not downloaded. Complete cached shards are reused (no
+//     request for them). Without a `cache_limit` (or when the part fits
+//     under it) shards stay resident once read, so later epochs make no
+//     requests. Over a part larger than the limit, shards stream: each is
+//     unpinned (evictable) once its stretch of reads is done; sequential and
+//     block-shuffle orders only (a global shuffle is refused naming block
+//     shuffle), and a limit that cannot hold one batch's shards plus one
+//     ahead is refused (CheckReadOrder()). A limit below the largest shard is
+//     refused at Open (ResourceExhausted naming cache_limit).
 // A source that does not exist (a missing file, folder or manifest, a glob
 // matching nothing) is NotFound naming it.
 // Each shard file is read once: two sources that reach the same file (by
@@ -58,8 +69,13 @@
 // role and the keys they have: a misspelt label key would otherwise give
 // every sample label -1); plain shards are not checked.
 //
-// Thread-safety: after Open() the dataset is immutable; ReadRecord() may be
-// called from many threads, each with its own RecordBuffer.
+// Thread-safety: after Open() the dataset's contents are immutable;
+// ReadRecord(), OpenShard() and Locate() may be called from many threads,
+// each with its own RecordBuffer. PlanEpoch() replaces the remote download
+// plan (the latest call wins: one loader per remote dataset at a time
+// streams as planned; others still read correctly, on demand). A remote
+// dataset may be used in a fork child (a DataLoader worker): the child
+// starts its own downloads (complete cached files are reused).
 #ifndef LIBSHARD_READER_DATASET_H_
 #define LIBSHARD_READER_DATASET_H_
 
@@ -74,6 +90,7 @@
 #include <vector>
 
 #include "libshard/example/image_record.h"
+#include "libshard/reader/sample_order.h"
 #include "libshard/reader/shard_reader.h"
 #include "libshard/status.h"
 
@@ -104,9 +121,11 @@ struct DatasetOptions {
   // Remote sources: the cache folder; "" = $LIBSHARD_CACHE_DIR, else
   // ~/.cache/libshard. Default: "".
   std::string cache_dir;
-  // Remote sources: most bytes the cache may hold (0 = no limit). Default: 0.
+  // Remote sources: most bytes the cache may hold (0 = no limit); a part
+  // larger than it streams (see the file comment). Default: 0.
   uint64_t cache_limit = 0;
-  // Remote sources: shards downloaded at once. Default: 8.
+  // Remote sources: shards downloaded at once, ahead of a loader's reads.
+  // Default: 8.
   int download_threads = 8;
 };
 
@@ -133,6 +152,8 @@ struct LabelName {
   std::string name;
 };
 
+class RemoteShards;  // remote_shards.h
+
 class Dataset {
  public:
   // Opens every shard named by `sources` (see the file comment). Errors name
@@ -142,11 +163,19 @@ class Dataset {
                                                  const DatasetOptions& options = {});
   Dataset(const Dataset&) = delete;
   Dataset& operator=(const Dataset&) = delete;
+  ~Dataset();
 
   // Total records over all shards.
   uint64_t size() const { return starts_.empty() ? 0 : starts_.back(); }
   size_t num_shards() const { return shards_.size(); }
-  const ShardReader& shard(size_t i) const { return *shards_[i]; }
+  // Shard i's local file: for a remote shard, where the cache keeps it
+  // (whether it is there yet or not). Never waits.
+  const std::string& shard_path(size_t i) const { return paths_[i]; }
+  // Shard i's reader. A remote shard is opened from the cache once its
+  // download completes: this waits for it (or downloads it now), and keeps
+  // it resident while the returned pointer lives. Errors: the download's
+  // (naming the object) and ShardReader::Open's.
+  StatusOr<std::shared_ptr<const ShardReader>> OpenShard(size_t i) const;
   const DatasetOptions& options() const { return options_; }
   // The label map of a manifest (empty for plain files).
   const std::vector<LabelName>& labels() const { return labels_; }
@@ -180,11 +209,39 @@ class Dataset {
   Location Locate(uint64_t sample) const;
 
   // The record bytes of a global sample, copied into `buf` (ShardReader::ReadCopy
-  // semantics: a shard shrunk while open is DataLoss, never SIGBUS).
-  Status ReadRecord(uint64_t sample, RecordBuffer* buf, std::string_view* out) const;
+  // semantics: a shard shrunk while open is DataLoss, never SIGBUS); with
+  // `offset`, also the record's byte offset in its shard. A remote shard not
+  // resident yet is waited for (see OpenShard()). `planned`: the read is one
+  // of those a loader gave PlanEpoch() (BatchLoader's decode reads): it moves
+  // the download window on and counts towards unpinning its shard; other
+  // reads (a batch's extra features, inspection) leave the plan alone.
+  Status ReadRecord(uint64_t sample, RecordBuffer* buf, std::string_view* out, uint64_t* offset = nullptr,
+                    bool planned = false) const;
+
+  // Remote shards: how a loader tells the dataset its read order (no-ops, OK,
+  // when every shard is local). BatchLoader calls both.
+  //
+  // CheckReadOrder(): whether the order's reads can stream through the
+  // cache_limit: ResourceExhausted naming cache_limit and the bytes that must
+  // be resident at once (the shards in use by a batch plus at least one
+  // downloading ahead), or naming block shuffle when a global shuffle reads
+  // more than the limit holds. Checked on the order's epoch 0.
+  Status CheckReadOrder(const SampleOrder& order) const;
+  // PlanEpoch(): the loader reads, in order, the batches first_batch.. of
+  // `order` in `epoch_samples` (SampleOrder::EpochSamples): the shards are
+  // downloaded in first-touch order, download_threads at once, a bounded
+  // window ahead of the reads; shards this part never reads are not
+  // downloaded; under a cache_limit the part cannot hold whole, a shard is
+  // unpinned (evictable) once its reads in this stretch of the order are
+  // done. Replaces the previous plan. Errors: as CheckReadOrder().
+  Status PlanEpoch(const SampleOrder& order, const std::vector<uint64_t>& epoch_samples,
+                   uint64_t first_batch) const;
+  // Remote shards: objects downloaded into the cache so far by this dataset
+  // (for tests and benchmarks).
+  uint64_t downloads() const;
 
  private:
-  Dataset() = default;
+  Dataset();
   // `source`: the argument that named the file (for messages).
   Status AddShard(const std::string& path, int64_t expected_records, const std::string& source);
   Status AddManifest(const std::string& path, const std::string& source);
@@ -204,7 +261,10 @@ class Dataset {
   void FinishStoredShape();
 
   DatasetOptions options_;
-  std::vector<std::unique_ptr<ShardReader>> shards_;
+  std::vector<std::shared_ptr<const ShardReader>> shards_;  // null: remote (remote_)
+  std::vector<std::string> paths_;                          // shard_path()
+  std::vector<size_t> remote_index_;                        // per shard: its index in remote_, or npos
+  std::unique_ptr<RemoteShards> remote_;                    // the remote shards, if any
   std::vector<uint64_t> starts_;  // starts_[i]: first sample of shard i; back(): total
   std::vector<LabelName> labels_;
   bool schema_known_ = true;     // false once a source has no schema
@@ -212,17 +272,17 @@ class Dataset {
   std::set<std::string> schema_;  // keys every manifest marks required
   std::set<std::string> listed_;  // keys every manifest lists, required or not
   std::map<std::pair<uint64_t, uint64_t>, std::string> files_;  // (device, inode) -> "SOURCE (FILE)"
+  std::map<std::string, std::string> remote_files_;              // cache path -> "SOURCE (URL)"
   StoredShape stored_;
   std::map<std::string, uint64_t> sizes_;  // "WxH" of the stored images -> samples
   std::string unknown_sizes_;               // why the sizes are unknown, if they are (StoredShape::unknown)
   bool plain_ = false;                      // a plain shard among the sources
   bool channel_set_ = false;                // stored_.channels holds a manifest's value
-  std::vector<std::shared_ptr<void>> pins_;
   // channel_stats(): per channel, samples, sum of means and of mean^2 + std^2
   // (each times the samples); moments_ok_ false once a source has none.
   std::vector<ChannelMoments> channel_stats_;
   std::vector<double> moment_n_, moment_1_, moment_2_;
-  bool moments_ok_ = true;  // cached remote shards, kept while open
+  bool moments_ok_ = true;
 };
 
 }  // namespace libshard::reader

@@ -80,6 +80,18 @@ struct Expected {
 // and is returned by the call that fed it.
 using ByteSink = std::function<Status(std::string_view bytes)>;
 
+// Receives bytes [offset, offset + bytes.size()) of an object. Called from
+// several threads at once, for disjoint ranges, in no particular order.
+using PositionalSink = std::function<Status(uint64_t offset, std::string_view bytes)>;
+
+struct PartOptions {
+  // Objects larger than this come as ranged GETs of this many bytes (the
+  // last one shorter); 0: whole. Default: 16 MiB.
+  uint64_t part_size = 16ull << 20;
+  // Parts in flight at once (1: one GET of the whole object). Default: 4.
+  int parallel = 4;
+};
+
 struct PutOptions {
   // Files at least this large go up as a multipart upload. Default: 64 MiB.
   uint64_t multipart_threshold = 64ull << 20;
@@ -125,6 +137,17 @@ class ObjectStore {
   // (the sink sees every byte once, in order). The sink has seen bytes of a
   // bad object when this fails: the caller discards what it wrote.
   virtual Status GetVerified(const std::string& key, const Expected& expected, const ByteSink& sink) = 0;
+  // As GetVerified(), but an object larger than options.part_size is fetched
+  // as ranged GETs of part_size bytes, options.parallel at once, each
+  // retried (and resumed where it was cut) on its own. The whole object's
+  // size and CRC-32C are checked all the same before OK: each part's
+  // CRC-32C is computed as its bytes arrive and the parts' are combined in
+  // order (crc32c::Combine); every answer must give the object the expected
+  // size (Content-Range) and the same ETag. DataLoss naming the URL
+  // otherwise. The sink has seen bytes of a bad object when this fails.
+  // Stores without ranged parts (and small objects): GetVerified().
+  virtual Status GetVerifiedParts(const std::string& key, const Expected& expected, const PartOptions& options,
+                                  const PositionalSink& sink);
 
   // Writes `bytes` as the object (replacing it).
   virtual Status Put(const std::string& key, std::string_view bytes) = 0;

@@ -10,7 +10,9 @@
 //     arrived, against the manifest's size and CRC-32C: it is written to a
 //     temporary name (NAME.libshard-partial-PID) and renamed only then. A
 //     half-downloaded or mismatching object is never taken as complete
-//     (DataLoss naming the URL; the temporary file is removed).
+//     (DataLoss naming the URL; the temporary file is removed). A large
+//     object comes in ranged parts, several at once, each retried on its
+//     own, and is checked as a whole all the same (GetVerifiedParts).
 //   * Complete files are reused by later calls and later runs. Each version
 //     of an object (its CRC-32C) has its own folder, so a re-converted dataset
 //     never mixes old and new bytes:
@@ -31,6 +33,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "libshard/status.h"
@@ -43,6 +46,9 @@ struct CacheOptions {
   std::string dir;
   // Most bytes of complete files the cache may hold; 0 = no limit. Default: 0.
   uint64_t limit = 0;
+  // How a large object is downloaded: ranged parts, several at once
+  // (ObjectStore::GetVerifiedParts). Default: 16 MiB parts, 4 at once.
+  PartOptions parts;
 };
 
 // $LIBSHARD_CACHE_DIR, else $XDG_CACHE_HOME/libshard, else ~/.cache/libshard.
@@ -97,15 +103,20 @@ class ShardCache {
   uint64_t evicted() const { return evicted_; }
 
  private:
-  ShardCache(std::string dir, uint64_t limit) : dir_(std::move(dir)), limit_(limit) {}
-  // Evicts unpinned files, oldest first, until `incoming` more bytes fit.
+  ShardCache(std::string dir, uint64_t limit, PartOptions parts)
+      : dir_(std::move(dir)), limit_(limit), parts_(parts) {}
+  // Evicts unpinned files, oldest first, until `incoming` more bytes fit,
+  // and reserves them (Get() gives them back when the download ends).
   Status MakeRoom(uint64_t incoming, const std::string& url);
   StatusOr<std::unique_ptr<CachedFile>> Get(ObjectStore& store, const std::string& key, const std::string& path,
                                             const Expected* expected, uint64_t max_bytes);
 
   const std::string dir_;
   const uint64_t limit_;
+  const PartOptions parts_;
   std::atomic<uint64_t> downloads_{0}, reused_{0}, evicted_{0};
+  std::mutex room_mu_;     // MakeRoom() decisions
+  uint64_t reserved_ = 0;  // bytes of downloads in progress (room_mu_)
 };
 
 }  // namespace libshard::store
