@@ -20,9 +20,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
-#include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <iostream>
@@ -30,8 +30,8 @@
 #include <string>
 #include <vector>
 
-#include "cli_checks.h"
 #include "bench.h"
+#include "cli_checks.h"
 #include "libshard/image/decode.h"
 #include "libshard/image/encode.h"
 #include "libshard/image/pipeline.h"
@@ -63,8 +63,7 @@ img::Image SyntheticPhoto(int w, int h, unsigned seed) {
           80 + 100.0 * x / w + ((x / 64 + y / 48) % 2 ? 25 : 0),
       };
       for (int k = 0; k < 3; ++k) {
-        im.row(y)[x * 3 + k] =
-            static_cast<uint8_t>(std::clamp(std::lround(v[k] + noise(rng)), 0L, 255L));
+        im.row(y)[x * 3 + k] = static_cast<uint8_t>(std::clamp(std::lround(v[k] + noise(rng)), 0L, 255L));
       }
     }
   }
@@ -140,9 +139,7 @@ double NowUs(bool cpu_clock) {
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
   }
-  return std::chrono::duration<double, std::micro>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 // Best (lowest) over rounds of the mean time per call, in microseconds: on
@@ -213,44 +210,43 @@ int Run(const std::string& dir, const Timing& timing) {
   std::vector<std::pair<std::string, double>> png_decoders;
   png_decoders.push_back({"libpng + zlib, simplified API (bare)", png_b});
   png_decoders.push_back({"libspng, SPNG_FMT_RGB8 (bare; zlib inside)", TimeUs(timing, [&] {
-    const std::string& s = next_png();
-    spng_ctx* ctx = spng_ctx_new(0);
-    size_t n = 0;
-    if (ctx == nullptr || spng_set_png_buffer(ctx, s.data(), s.size()) != 0 ||
-        spng_decoded_image_size(ctx, SPNG_FMT_RGB8, &n) != 0 || n > buf.size() ||
-        spng_decode_image(ctx, buf.data(), n, SPNG_FMT_RGB8, 0) != 0) {
-      failed = true;
-    }
-    spng_ctx_free(ctx);
-  })});
+                            const std::string& s = next_png();
+                            spng_ctx* ctx = spng_ctx_new(0);
+                            size_t n = 0;
+                            if (ctx == nullptr || spng_set_png_buffer(ctx, s.data(), s.size()) != 0 ||
+                                spng_decoded_image_size(ctx, SPNG_FMT_RGB8, &n) != 0 || n > buf.size() ||
+                                spng_decode_image(ctx, buf.data(), n, SPNG_FMT_RGB8, 0) != 0) {
+                              failed = true;
+                            }
+                            spng_ctx_free(ctx);
+                          })});
   std::vector<IdatStream> idats;
   for (const std::string& p : in.png) idats.push_back(ExtractIdat(p));
   bool all_plain = true;
   for (const IdatStream& z : idats) all_plain &= z.raw_size > 0 && z.raw_size <= buf.size();
   if (all_plain) {
     k = 0;
-    png_decoders.push_back({"inflate only: zlib uncompress", TimeUs(timing, [&] {
-      const IdatStream& z = idats[k++ % idats.size()];
-      uLongf n = z.raw_size;
-      if (uncompress(buf.data(), &n, reinterpret_cast<const Bytef*>(z.zlib.data()), z.zlib.size()) != Z_OK) {
-        failed = true;
-      }
-    })});
+    png_decoders.push_back(
+        {"inflate only: zlib uncompress", TimeUs(timing, [&] {
+           const IdatStream& z = idats[k++ % idats.size()];
+           uLongf n = z.raw_size;
+           if (uncompress(buf.data(), &n, reinterpret_cast<const Bytef*>(z.zlib.data()), z.zlib.size()) != Z_OK) {
+             failed = true;
+           }
+         })});
     libdeflate_decompressor* inflater = libdeflate_alloc_decompressor();
     png_decoders.push_back({"inflate only: libdeflate", TimeUs(timing, [&] {
-      const IdatStream& z = idats[k++ % idats.size()];
-      if (libdeflate_zlib_decompress(inflater, z.zlib.data(), z.zlib.size(), buf.data(), z.raw_size,
-                                     nullptr) != LIBDEFLATE_SUCCESS) {
-        failed = true;
-      }
-    })});
+                              const IdatStream& z = idats[k++ % idats.size()];
+                              if (libdeflate_zlib_decompress(inflater, z.zlib.data(), z.zlib.size(), buf.data(),
+                                                             z.raw_size, nullptr) != LIBDEFLATE_SUCCESS) {
+                                failed = true;
+                              }
+                            })});
     libdeflate_free_decompressor(inflater);
   }
   for (img::PngDecoder d : {img::PngDecoder::kLibpng, img::PngDecoder::kLibdeflate}) {
     png_decoders.push_back({std::string("libshard PngDecoder::") + img::PngDecoderName(d) + " (wrapper)",
-                            TimeUs(timing, [&] {
-                              check(img::DecodePngWith(d, next_png(), {}, &out));
-                            })});
+                            TimeUs(timing, [&] { check(img::DecodePngWith(d, next_png(), {}, &out)); })});
   }
 
   // JPEG decode, full size and 1/2 scale.
@@ -265,8 +261,8 @@ int Run(const std::string& dir, const Timing& timing) {
       int width = 0, height = 0, sub = 0, cs = 0;
       const auto* p = reinterpret_cast<const unsigned char*>(s.data());
       if (tjDecompressHeader3(tjd, p, s.size(), &width, &height, &sub, &cs) != 0 ||
-          tjDecompress2(tjd, p, s.size(), buf.data(), (width + denom - 1) / denom, 0,
-                        (height + denom - 1) / denom, TJPF_RGB, 0) != 0) {
+          tjDecompress2(tjd, p, s.size(), buf.data(), (width + denom - 1) / denom, 0, (height + denom - 1) / denom,
+                        TJPF_RGB, 0) != 0) {
         failed = true;
       }
     });
@@ -291,11 +287,9 @@ int Run(const std::string& dir, const Timing& timing) {
       if (r.ok()) small = std::move(*r);
     });
     const img::ResampleBox box{0, 0, double(src->width()), double(src->height())};
-    const double b = TimeUs(timing, [&] {
-      check(img::Resample(*src, box, 224, 224, f).status());
-    });
-    rows.push_back({std::string("resize ") + std::to_string(src->width()) + "x" +
-                        std::to_string(src->height()) + "->224 " + img::FilterName(f),
+    const double b = TimeUs(timing, [&] { check(img::Resample(*src, box, 224, 224, f).status()); });
+    rows.push_back({std::string("resize ") + std::to_string(src->width()) + "x" + std::to_string(src->height()) +
+                        "->224 " + img::FilterName(f),
                     w, b});
   }
 
@@ -305,14 +299,11 @@ int Run(const std::string& dir, const Timing& timing) {
   const img::ResampleImpl fast = img::ActiveResampleImpl();
   for (img::Filter f : {img::Filter::kBilinear, img::Filter::kBicubic, img::Filter::kLanczos3}) {
     const img::ResampleBox box{0, 0, double(src->width()), double(src->height())};
-    const double ref = TimeUs(timing, [&] {
-      check(img::ResampleWith(img::ResampleImpl::kReference, *src, box, 224, 224, f).status());
-    });
-    const double fst = TimeUs(timing, [&] {
-      check(img::ResampleWith(fast, *src, box, 224, 224, f).status());
-    });
-    versus.push_back({"resize " + size_name + "->224 " + img::FilterName(f), "reference",
-                      img::ResampleImplName(fast), ref, fst});
+    const double ref = TimeUs(
+        timing, [&] { check(img::ResampleWith(img::ResampleImpl::kReference, *src, box, 224, 224, f).status()); });
+    const double fst = TimeUs(timing, [&] { check(img::ResampleWith(fast, *src, box, 224, 224, f).status()); });
+    versus.push_back(
+        {"resize " + size_name + "->224 " + img::FilterName(f), "reference", img::ResampleImplName(fast), ref, fst});
   }
 
   // Shrink-on-load for a JPEG going to 224x224 (centre crop, bilinear): the
@@ -326,17 +317,12 @@ int Run(const std::string& dir, const Timing& timing) {
     auto next_jpeg = [&]() -> const std::string& { return in.jpeg[k++ % in.jpeg.size()]; };
     img::PipelineOptions full;
     full.shrink_on_load = false;
-    const double slow = TimeUs(timing, [&] {
-      check(img::DecodeAndTransform(next_jpeg(), {}, spec, full).status());
-    });
-    const double shrunk = TimeUs(timing, [&] {
-      check(img::DecodeAndTransform(next_jpeg(), {}, spec).status());
-    });
+    const double slow = TimeUs(timing, [&] { check(img::DecodeAndTransform(next_jpeg(), {}, spec, full).status()); });
+    const double shrunk = TimeUs(timing, [&] { check(img::DecodeAndTransform(next_jpeg(), {}, spec).status()); });
     libshard::StatusOr<img::ImageInfo> info = img::ProbeImage(in.jpeg[0]);
     const int denom = info.ok() ? img::ChooseJpegScale(*info, spec) : 0;
     versus.push_back({"JPEG " + std::to_string(info.ok() ? info->width : 0) + "x" +
-                          std::to_string(info.ok() ? info->height : 0) +
-                          "->224 crop, decode+resize",
+                          std::to_string(info.ok() ? info->height : 0) + "->224 crop, decode+resize",
                       "full", "1/" + std::to_string(denom), slow, shrunk});
   }
 
@@ -345,8 +331,8 @@ int Run(const std::string& dir, const Timing& timing) {
   const double enc_b = TimeUs(timing, [&] {
     unsigned char* dst = buf.data();
     unsigned long size = buf.size();
-    if (tjCompress2(tjc, small.data(), small.width(), 0, small.height(), TJPF_RGB, &dst, &size,
-                    TJSAMP_420, 90, TJFLAG_NOREALLOC | TJFLAG_ACCURATEDCT) != 0) {
+    if (tjCompress2(tjc, small.data(), small.width(), 0, small.height(), TJPF_RGB, &dst, &size, TJSAMP_420, 90,
+                    TJFLAG_NOREALLOC | TJFLAG_ACCURATEDCT) != 0) {
       failed = true;
     }
   });
@@ -358,14 +344,14 @@ int Run(const std::string& dir, const Timing& timing) {
     return kExitFailure;
   }
 
-  std::printf("inputs: %zu PNG, %zu JPEG (%s); %d rounds x %d iterations, best round, 1 thread, "
-              "%s time\n",
-              in.png.size(), in.jpeg.size(), dir.empty() ? "synthetic 512x496" : dir.c_str(),
-              rounds, iterations, timing.cpu_clock ? "thread CPU" : "wall-clock");
+  std::printf(
+      "inputs: %zu PNG, %zu JPEG (%s); %d rounds x %d iterations, best round, 1 thread, "
+      "%s time\n",
+      in.png.size(), in.jpeg.size(), dir.empty() ? "synthetic 512x496" : dir.c_str(), rounds, iterations,
+      timing.cpu_clock ? "thread CPU" : "wall-clock");
   std::printf("%-32s %12s %12s %8s\n", "stage", "wrapper us", "bare us", "ratio");
   for (const Row& r : rows) {
-    std::printf("%-32s %12.1f %12.1f %8.3f\n", r.stage.c_str(), r.wrapper_us, r.bare_us,
-                r.wrapper_us / r.bare_us);
+    std::printf("%-32s %12.1f %12.1f %8.3f\n", r.stage.c_str(), r.wrapper_us, r.bare_us, r.wrapper_us / r.bare_us);
   }
   std::printf("\n%-52s %12s %14s\n", "PNG decode to RGB8, same files", "us", "vs libpng");
   for (const auto& [what, us] : png_decoders) {
@@ -373,8 +359,8 @@ int Run(const std::string& dir, const Timing& timing) {
   }
   std::printf("\n%-40s %18s %18s %8s\n", "same job, two ways", "A us", "B us", "A/B");
   for (const Versus& v : versus) {
-    std::printf("%-40s %10s %7.1f %10s %7.1f %8.2f\n", v.what.c_str(), v.a_name.c_str(), v.a_us,
-                v.b_name.c_str(), v.b_us, v.a_us / v.b_us);
+    std::printf("%-40s %10s %7.1f %10s %7.1f %8.2f\n", v.what.c_str(), v.a_name.c_str(), v.a_us, v.b_name.c_str(),
+                v.b_us, v.a_us / v.b_us);
   }
   return kExitOk;
 }
@@ -382,8 +368,8 @@ int Run(const std::string& dir, const Timing& timing) {
 }  // namespace
 
 void RegisterBenchCodec(CLI::App& bench, int* exit_code) {
-  auto* cmd = bench.add_subcommand(
-      "codec", "Time image decode / resize / encode wrappers against the bare library calls");
+  auto* cmd =
+      bench.add_subcommand("codec", "Time image decode / resize / encode wrappers against the bare library calls");
   auto dir = std::make_shared<std::string>();
   auto iterations = std::make_shared<int>(50);
   auto rounds = std::make_shared<int>(5);

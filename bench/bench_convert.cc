@@ -20,8 +20,8 @@
 // at 1/8 scale, and its floor is that 1/8-scale decode alone (about the
 // Huffman decoding, which no scale shrinks).
 #include <png.h>
-#include <unistd.h>
 #include <turbojpeg.h>
+#include <unistd.h>
 
 #include <oneapi/tbb/parallel_for.h>
 #include <oneapi/tbb/task_arena.h>
@@ -34,9 +34,9 @@
 #include <string>
 #include <vector>
 
+#include "bench.h"
 #include "bench_util.h"
 #include "cli_checks.h"
-#include "bench.h"
 #include "libshard/convert/converter.h"
 #include "libshard/image/decode.h"
 #include "libshard/image/encode.h"
@@ -56,11 +56,11 @@ struct ConvertBenchFlags {
   std::string photos = BenchDataDir() + "/photos";
   std::string python = "/usr/bin/python3";
   std::string pillow_script = BenchDataDir() + "/bench_pillow.py";
-  int count = 48;   // distinct images
-  int copies = 8;   // files per distinct image (so a round is long enough to time)
+  int count = 48;  // distinct images
+  int copies = 8;  // files per distinct image (so a round is long enough to time)
   int rounds = 3;
   int threads = 2;
-  int large = 8;    // distinct 4032x3024 photos (0: no large-photo rows)
+  int large = 8;  // distinct 4032x3024 photos (0: no large-photo rows)
 };
 
 libshard::Status WriteFile(const std::string& path, const std::string& bytes) {
@@ -153,8 +153,7 @@ double BareDecodeRate(const std::vector<std::string>& blobs, bool png, int threa
 // `encode`, compressing a 224x224 window of the result at q90 4:2:0 (no
 // resize, hashing, statistics or I/O). At 1/8 scale the decode is almost
 // only the Huffman (entropy) decoding, which every scale pays in full.
-double JpegCodecFloorRate(const std::vector<std::string>& blobs, int denom, bool encode, int threads,
-                          int rounds) {
+double JpegCodecFloorRate(const std::vector<std::string>& blobs, int denom, bool encode, int threads, int rounds) {
   auto one = [denom, encode](const std::string& b) {
     thread_local tjhandle dh = tjInitDecompress();
     thread_local tjhandle ch = tjInitCompress();
@@ -177,10 +176,9 @@ double JpegCodecFloorRate(const std::vector<std::string>& blobs, int denom, bool
 
 // images/s of bench/bench_pillow.py, or a negative value.
 // With `draft`, the JPEG variant that decodes with Image.draft() first.
-double PillowRate(const ConvertBenchFlags& f, const std::vector<std::string>& files, int procs,
-                  bool draft) {
-  std::string cmd = f.python + " " + f.pillow_script + " --procs " + std::to_string(procs) +
-                    " --passes 1" + (draft ? " --draft" : "");
+double PillowRate(const ConvertBenchFlags& f, const std::vector<std::string>& files, int procs, bool draft) {
+  std::string cmd = f.python + " " + f.pillow_script + " --procs " + std::to_string(procs) + " --passes 1" +
+                    (draft ? " --draft" : "");
   for (const auto& p : files) cmd += " " + p;
   FILE* pipe = ::popen(cmd.c_str(), "r");
   if (pipe == nullptr) return -1;
@@ -191,8 +189,8 @@ double PillowRate(const ConvertBenchFlags& f, const std::vector<std::string>& fi
 }
 
 // images/s of the converter (library, same as `shard convert`).
-libshard::StatusOr<double> ConvertRate(const std::string& input, const std::string& out,
-                                       int threads, int rounds, size_t n) {
+libshard::StatusOr<double> ConvertRate(const std::string& input, const std::string& out, int threads, int rounds,
+                                       size_t n) {
   double best = 1e300;
   for (int r = 0; r < rounds; ++r) {
     fs::remove_all(out);
@@ -220,10 +218,11 @@ int Run(const ConvertBenchFlags& f) {
   }
   const fs::path tmp = fs::temp_directory_path() / ("shard-bench-convert-" + std::to_string(::getpid()));
   std::vector<std::vector<std::string>> rows;
-  std::printf("inputs: %d files per format (%d distinct 512x496 images cut from %s), to 224x224 "
-              "centre crop, bilinear, JPEG q90; %d threads / processes; best of %d rounds (Pillow: "
-              "one pass)\n\n",
-              f.count * f.copies, f.count, f.photos.c_str(), f.threads, f.rounds);
+  std::printf(
+      "inputs: %d files per format (%d distinct 512x496 images cut from %s), to 224x224 "
+      "centre crop, bilinear, JPEG q90; %d threads / processes; best of %d rounds (Pillow: "
+      "one pass)\n\n",
+      f.count * f.copies, f.count, f.photos.c_str(), f.threads, f.rounds);
   bool ok = true;
   libshard::StatusOr<std::vector<img::Image>> large = std::vector<img::Image>();
   if (f.large > 0) large = MakeLargeInputs(f, f.large);
@@ -261,16 +260,16 @@ int Run(const ConvertBenchFlags& f) {
     const double entropyn = png ? 0 : JpegCodecFloorRate(blobs, 8, false, f.threads, f.rounds);
     // The codec floor: 512x496 sources shrink at 1/2 scale and are encoded;
     // 12MP sources shrink at 1/8, and the decode is all that counts.
-    const double codec1 = png ? 0 : big ? JpegCodecFloorRate(blobs, 8, false, 1, f.rounds)
-                                        : JpegCodecFloorRate(blobs, 2, true, 1, f.rounds);
+    const double codec1 = png   ? 0
+                          : big ? JpegCodecFloorRate(blobs, 8, false, 1, f.rounds)
+                                : JpegCodecFloorRate(blobs, 2, true, 1, f.rounds);
     const double codecn = png ? 0 : big ? entropyn : JpegCodecFloorRate(blobs, 2, true, f.threads, f.rounds);
     const double pillow = PillowRate(f, files, f.threads, false);
     const double draft = png ? 0 : PillowRate(f, files, f.threads, true);
     auto c1 = ConvertRate((tmp / sub).string(), (tmp / "out").string(), 1, f.rounds, files.size());
     auto cn = ConvertRate((tmp / sub).string(), (tmp / "out").string(), f.threads, f.rounds, files.size());
     if (!c1.ok() || !cn.ok()) {
-      std::fprintf(stderr, "shard-bench convert: %s\n",
-                   (c1.ok() ? cn.status() : c1.status()).message().c_str());
+      std::fprintf(stderr, "shard-bench convert: %s\n", (c1.ok() ? cn.status() : c1.status()).message().c_str());
       return kExitFailure;
     }
     const std::string t = std::to_string(f.threads);
@@ -280,8 +279,8 @@ int Run(const ConvertBenchFlags& f) {
     // Columns: vs Pillow, vs Pillow draft() (JPEG), vs the decode floor, vs
     // the codec floor (JPEG: 1/2-scale decode + encode).
     auto row = [&](const std::string& name, double r) {
-      rows.push_back({kind, name, Fixed(r, 0), ratio(r, pillow, "x"),
-                      png ? "" : ratio(r, draft, "x"), Fixed(r / floorn), png ? "" : Fixed(r / codecn)});
+      rows.push_back({kind, name, Fixed(r, 0), ratio(r, pillow, "x"), png ? "" : ratio(r, draft, "x"),
+                      Fixed(r / floorn), png ? "" : Fixed(r / codecn)});
     };
     const std::string lib = png ? "libpng+zlib" : "libjpeg-turbo";
     row("Pillow, " + t + " processes", pillow);
@@ -305,13 +304,12 @@ int Run(const ConvertBenchFlags& f) {
     ok &= pillow > 0 && (png || draft > 0);
   }
   fs::remove_all(tmp);
-  PrintTable({"input", "pipeline", "images/s", "vs Pillow", "vs draft", "vs decode floor",
-              "vs codec floor"},
-             rows);
-  std::printf("\ntargets: PNG >= 1.8x Pillow; JPEG >= 2.0x Pillow with "
-              "draft() and >= 0.9 of the codec floor (1/2-scale decode + encode); scaling 1 -> 2 "
-              "threads >= 1.8x. JPEG 12MP: no target; both shard convert and Pillow's draft() decode at 1/8 "
-              "scale, bound by the entropy decoding (the codec floor column)\n");
+  PrintTable({"input", "pipeline", "images/s", "vs Pillow", "vs draft", "vs decode floor", "vs codec floor"}, rows);
+  std::printf(
+      "\ntargets: PNG >= 1.8x Pillow; JPEG >= 2.0x Pillow with "
+      "draft() and >= 0.9 of the codec floor (1/2-scale decode + encode); scaling 1 -> 2 "
+      "threads >= 1.8x. JPEG 12MP: no target; both shard convert and Pillow's draft() decode at 1/8 "
+      "scale, bound by the entropy decoding (the codec floor column)\n");
   if (!ok) std::printf("note: the Pillow baseline did not run (%s with PIL needed)\n", f.python.c_str());
   return kExitOk;
 }
@@ -321,7 +319,8 @@ int Run(const ConvertBenchFlags& f) {
 void RegisterBenchConvert(CLI::App& bench, int* exit_code) {
   auto flags = std::make_shared<ConvertBenchFlags>();
   CLI::App* cmd = bench.add_subcommand(
-      "convert", "images/s of shard convert on 512x496 photos (and 4032x3024 JPEGs) vs Pillow and the bare decode floor");
+      "convert",
+      "images/s of shard convert on 512x496 photos (and 4032x3024 JPEGs) vs Pillow and the bare decode floor");
   cmd->add_option("--photos", flags->photos, "folder of photos to cut inputs from")->capture_default_str();
   cmd->add_option("--count", flags->count, "distinct input images per format, 1..100000")
       ->check(IntegerIn(1, 100000))

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "bench.h"
 #include "bench_util.h"
 #include "cli_checks.h"
-#include "bench.h"
 #include "libshard/crc32c.h"
 
 namespace shard_tool {
@@ -46,7 +46,8 @@ int RunBenchCrc(const BenchCrcOptions& opt) {
     double portable_s = BestSecondsPerCall(
         [&] { sink = sink + crc32c::ExtendWith(crc32c::Impl::kPortable, 0, buf.data(), size); }, opt.seconds);
     auto gbs = [&](double s) { return static_cast<double>(size) / s / 1e9; };
-    rows.push_back({"memory read (baseline)", std::to_string(size), Fixed(gbs(read_s)), "1.00", Fixed(read_s / portable_s)});
+    rows.push_back(
+        {"memory read (baseline)", std::to_string(size), Fixed(gbs(read_s)), "1.00", Fixed(read_s / portable_s)});
     for (auto impl : {crc32c::Impl::kPortable, crc32c::Impl::kSse42, crc32c::Impl::kAvx512}) {
       if (!crc32c::ImplAvailable(impl)) continue;
       double s = BestSecondsPerCall([&] { sink = sink + crc32c::ExtendWith(impl, 0, buf.data(), size); }, opt.seconds);

@@ -22,10 +22,10 @@
 #include <string>
 #include <vector>
 
+#include "bench.h"
 #include "bench_read_raw.h"
 #include "bench_util.h"
 #include "cli_checks.h"
-#include "bench.h"
 #include "libshard/example/example_builder.h"
 #include "libshard/example/example_view.h"
 #include "libshard/example/image_keys.h"
@@ -59,13 +59,13 @@ struct BenchReadOptions {
 
 // Runs the torchvision baseline; returns images/s, or a negative value
 // (with *why set) when it could not run.
-double RunTorchvision(const std::string& script, const std::string& folder, int workers, size_t batch,
-                      std::string* why, const std::string& libshard_shard = "", bool buffers = false) {
+double RunTorchvision(const std::string& script, const std::string& folder, int workers, size_t batch, std::string* why,
+                      const std::string& libshard_shard = "", bool buffers = false) {
   std::string cmd = "/usr/bin/python3 " + script + " " + folder + " --workers " + std::to_string(workers) +
                     " --batch-size " + std::to_string(batch) + " 2>&1";
   if (!libshard_shard.empty()) {
-    cmd = "PYTHONPATH=" + BenchDataDir() + "/../python " + cmd.substr(0, cmd.size() - 5) + " --libshard " + libshard_shard +
-          (buffers ? " --buffers" : "") + " 2>&1";
+    cmd = "PYTHONPATH=" + BenchDataDir() + "/../python " + cmd.substr(0, cmd.size() - 5) + " --libshard " +
+          libshard_shard + (buffers ? " --buffers" : "") + " 2>&1";
   }
   FILE* p = ::popen(cmd.c_str(), "r");
   if (p == nullptr) {
@@ -205,7 +205,8 @@ int RunDecodeBench(const BenchReadOptions& opt, const std::string& dir) {
   const double pyb_rate =
       RunTorchvision(opt.torchvision_script, dir + "/folder", opt.threads, opt.batch_size, &pyb_why, shard, true);
 
-  std::cout << "\n" << jpegs.size() << " JPEGs 224x224 q90, " << jpeg_bytes / jpegs.size()
+  std::cout << "\n"
+            << jpegs.size() << " JPEGs 224x224 q90, " << jpeg_bytes / jpegs.size()
             << " bytes on average, to uint8 batches of " << opt.batch_size << "\n";
   std::vector<std::vector<std::string>> rows;
   const std::string t = std::to_string(opt.threads);
@@ -360,9 +361,10 @@ int RunBenchRead(BenchReadOptions opt) {
   PrintTable({"what", "krecords/s", "GB/s", "x cat"}, rows);
   int rc = kExitOk;
   if (opt.decode || opt.raw) {
-    const std::string dir = temp_dir.empty()
-        ? (std::filesystem::temp_directory_path() / ("shard_bench_decode_" + std::to_string(getpid()))).string()
-        : temp_dir;
+    const std::string dir =
+        temp_dir.empty()
+            ? (std::filesystem::temp_directory_path() / ("shard_bench_decode_" + std::to_string(getpid()))).string()
+            : temp_dir;
     std::filesystem::create_directories(dir);
     if (opt.decode) rc = RunDecodeBench(opt, dir);
     if (rc == kExitOk && opt.raw) {
@@ -395,10 +397,10 @@ void RegisterBenchRead(CLI::App& bench, int* exit_code) {
   cmd->add_flag("--decode", opt->decode,
                 "Also time JPEG -> uint8 and normalised float32 batches (BatchLoader) vs bare libjpeg-turbo and "
                 "torchvision");
-  cmd->add_flag("--raw",
-                opt->raw,
-                "Also compare raw arrays (stored, the default, raw.zst level 3, raw.up.zst level 1) with JPEG q90 on the same "
-                "224x224 photos: size, encode, bare decode and BatchLoader rates");
+  cmd->add_flag(
+      "--raw", opt->raw,
+      "Also compare raw arrays (stored, the default, raw.zst level 3, raw.up.zst level 1) with JPEG q90 on the same "
+      "224x224 photos: size, encode, bare decode and BatchLoader rates");
   cmd->add_option("--photos", opt->photos, "--raw: folder of photos the 224x224 images are cut from")
       ->capture_default_str();
   cmd->add_option("--threads", opt->threads, "--decode, --raw: loader threads and torchvision workers, 1..256")

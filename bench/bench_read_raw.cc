@@ -67,7 +67,7 @@ StatusOr<std::vector<img::Image>> PhotoInputs(const std::string& folder, size_t 
     spec.height = kSide + static_cast<int>((v * 11) % 40);
     LIBSHARD_ASSIGN_OR_RETURN(img::Image big, img::Transform(photos[v % photos.size()], spec));
     img::PixelRect box{static_cast<int>((v * 13) % (spec.width - kSide + 1)),
-                     static_cast<int>((v * 5) % (spec.height - kSide + 1)), kSide, kSide};
+                       static_cast<int>((v * 5) % (spec.height - kSide + 1)), kSide, kSide};
     LIBSHARD_ASSIGN_OR_RETURN(img::Image cut, img::Crop(big, box));
     out.push_back(v % 2 ? img::Orient(cut, 2) : std::move(cut));
   }
@@ -176,26 +176,26 @@ int RunRawBench(const RawBenchOptions& opt, const std::string& dir) {
     }
     if (rc != kExitOk) break;
     e.encode_rate = inputs->size() / BestSecondsPerCall(
-                                          [&] {
-                                            for (const auto& im : *inputs) (void)Encode(im, e);
-                                          },
-                                          opt.seconds);
+                                         [&] {
+                                           for (const auto& im : *inputs) (void)Encode(im, e);
+                                         },
+                                         opt.seconds);
     bool bad = false;
-    e.bare_rate = e.blobs.size() / BestSecondsPerCall(
-                                       [&] {
-                                         for (const auto& b : e.blobs) {
-                                           if (e.jpeg) {
-                                             bad |= tjDecompress2(tj, reinterpret_cast<const unsigned char*>(b.data()),
-                                                                  b.size(), pixels.data(), kSide, 0, kSide, TJPF_RGB,
-                                                                  0) != 0;
-                                           } else {
-                                             bad |= !img::DecodeRawInto(b, shape, img::RawCompressionFor(e.raw),
-                                                                        pixels.data(), pixels.size())
-                                                         .ok();
-                                           }
-                                         }
-                                       },
-                                       opt.seconds);
+    e.bare_rate =
+        e.blobs.size() /
+        BestSecondsPerCall(
+            [&] {
+              for (const auto& b : e.blobs) {
+                if (e.jpeg) {
+                  bad |= tjDecompress2(tj, reinterpret_cast<const unsigned char*>(b.data()), b.size(), pixels.data(),
+                                       kSide, 0, kSide, TJPF_RGB, 0) != 0;
+                } else {
+                  bad |=
+                      !img::DecodeRawInto(b, shape, img::RawCompressionFor(e.raw), pixels.data(), pixels.size()).ok();
+                }
+              }
+            },
+            opt.seconds);
     if (k == 2) {
       bare_zstd_default = e.blobs.size() / BestSecondsPerCall(
                                                [&] {
@@ -206,24 +206,23 @@ int RunRawBench(const RawBenchOptions& opt, const std::string& dir) {
                                                },
                                                opt.seconds);
       const size_t slots = ring.size() / pixels.size();
-      bare_zstd_ring = e.blobs.size() / BestSecondsPerCall(
-                                            [&] {
-                                              for (size_t i = 0; i < e.blobs.size(); ++i) {
-                                                const std::string& b = e.blobs[i];
-                                                bad |= ZSTD_isError(ZSTD_decompressDCtx(
-                                                    dctx, ring.data() + (i % slots) * pixels.size(), pixels.size(),
-                                                    b.data(), b.size()));
-                                              }
-                                            },
-                                            opt.seconds);
+      bare_zstd_ring = e.blobs.size() /
+                       BestSecondsPerCall(
+                           [&] {
+                             for (size_t i = 0; i < e.blobs.size(); ++i) {
+                               const std::string& b = e.blobs[i];
+                               bad |= ZSTD_isError(ZSTD_decompressDCtx(dctx, ring.data() + (i % slots) * pixels.size(),
+                                                                       pixels.size(), b.data(), b.size()));
+                             }
+                           },
+                           opt.seconds);
     }
     const std::string shard = dir + "/raw_bench_" + std::to_string(k) + ".tfrecord";
     Status s = WriteShard(shard, e);
     StatusOr<double> r1 = s.ok() ? LoaderRate(shard, 1, opt.batch_size, opt.seconds) : s;
     StatusOr<double> rn = r1.ok() ? LoaderRate(shard, opt.threads, opt.batch_size, opt.seconds) : r1.status();
     if (bad || !rn.ok()) {
-      std::cerr << "shard-bench read: " << e.name << ": " << (bad ? "a decode failed" : rn.status().ToString())
-                << "\n";
+      std::cerr << "shard-bench read: " << e.name << ": " << (bad ? "a decode failed" : rn.status().ToString()) << "\n";
       rc = kExitFailure;
       break;
     }
@@ -241,8 +240,8 @@ int RunRawBench(const RawBenchOptions& opt, const std::string& dir) {
   std::vector<std::vector<std::string>> rows;
   const double stored = static_cast<double>(encs[1].bytes);
   for (const Encoding& e : encs) {
-    rows.push_back({e.name, std::to_string(e.bytes / e.blobs.size()), Fixed(e.bytes / stored),
-                    Fixed(e.encode_rate, 0), Fixed(e.bare_rate, 0), Fixed(e.loader1, 0), Fixed(e.loaderN, 0),
+    rows.push_back({e.name, std::to_string(e.bytes / e.blobs.size()), Fixed(e.bytes / stored), Fixed(e.encode_rate, 0),
+                    Fixed(e.bare_rate, 0), Fixed(e.loader1, 0), Fixed(e.loaderN, 0),
                     Fixed(e.loaderN / encs[0].loaderN)});
   }
   PrintTable({"encoding", "bytes/image", "x stored", "encode img/s (1 thr)", "bare decode img/s (1 thr)",
@@ -253,8 +252,9 @@ int RunRawBench(const RawBenchOptions& opt, const std::string& dir) {
             << "loader raw path (default, 1 thread) vs bare ZSTD_decompressDCtx on the same bytes: "
             << Fixed(encs[2].loader1 / bare_zstd_default) << "x (" << Fixed(encs[2].loader1, 0) << " vs "
             << Fixed(bare_zstd_default, 0) << " img/s; goal >= 0.9); vs the same into a ring of "
-            << ring.size() / pixels.size() / opt.batch_size << " batches (the loader's memory traffic): "
-            << Fixed(encs[2].loader1 / bare_zstd_ring) << "x (" << Fixed(bare_zstd_ring, 0) << " img/s)\n";
+            << ring.size() / pixels.size() / opt.batch_size
+            << " batches (the loader's memory traffic): " << Fixed(encs[2].loader1 / bare_zstd_ring) << "x ("
+            << Fixed(bare_zstd_ring, 0) << " img/s)\n";
   return kExitOk;
 }
 

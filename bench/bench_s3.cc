@@ -18,19 +18,20 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <atomic>
 #include <iostream>
 #include <mutex>
 #include <thread>
 
 #include "bench.h"
 #include "bench_util.h"
+#include "cli_checks.h"
 #include "libshard/convert/converter.h"
 #include "libshard/image/encode.h"
 #include "libshard/image/image.h"
@@ -38,7 +39,6 @@
 #include "libshard/reader/dataset.h"
 #include "libshard/store/object_store.h"
 #include "libshard/util/byte_size.h"
-#include "cli_checks.h"
 #include "remote_upload.h"
 
 namespace shard_tool {
@@ -57,9 +57,7 @@ struct S3BenchOptions {
   int server_pid = 0;  // the server's process, for its CPU time (0: not measured)
 };
 
-double Now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double Now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 // CPU seconds (user + system) this process has used.
 double SelfCpu() {
@@ -79,7 +77,8 @@ double ProcessCpu(int pid) {
   buf[n] = '\0';
   const char* p = std::strrchr(buf, ')');  // after the command name
   unsigned long long utime = 0, stime = 0;
-  if (p == nullptr || std::sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) != 2) {
+  if (p == nullptr ||
+      std::sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) != 2) {
     return 0;
   }
   return static_cast<double>(utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
@@ -259,8 +258,8 @@ int Run(const S3BenchOptions& opt) {
     return kExitFailure;
   }
   std::cout << opt.images << " JPEGs 224x224 q90 (" << jpeg_bytes / opt.images << " B each), " << shards.size()
-            << " shards, " << shard_bytes << " bytes; " << endpoint << ", " << opt.connections
-            << " connections, " << opt.threads << " threads\n";
+            << " shards, " << shard_bytes << " bytes; " << endpoint << ", " << opt.connections << " connections, "
+            << opt.threads << " threads\n";
   std::vector<std::vector<std::string>> rows;
   rows.push_back({"convert", Fixed(opt.images / convert_s3, 0) + " img/s to s3://",
                   Fixed(opt.images / convert_local, 0) + " img/s local", Fixed(convert_local / convert_s3), ">= 0.8"});
@@ -273,9 +272,10 @@ int Run(const S3BenchOptions& opt) {
   // Where the conversion's CPU went: on a machine whose cores are all busy
   // converting, the s3:// run cannot beat local CPU / (its own CPU + the
   // server's) when the server shares the cores.
-  std::printf("convert to s3://: %.2f s converting (uploading meanwhile), then %.2f s finishing the upload "
-              "(the shards left, manifest.json)\n",
-              converted_at - convert_s3_start, convert_s3_start + convert_s3 - converted_at);
+  std::printf(
+      "convert to s3://: %.2f s converting (uploading meanwhile), then %.2f s finishing the upload "
+      "(the shards left, manifest.json)\n",
+      converted_at - convert_s3_start, convert_s3_start + convert_s3 - converted_at);
   std::printf("convert CPU: local %.2f s; s3:// %.2f s (+%.0f%%: staging + upload)", cpu_local, cpu_s3,
               cpu_local > 0 ? 100 * (cpu_s3 / cpu_local - 1) : 0.0);
   if (opt.server_pid > 0) {

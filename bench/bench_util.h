@@ -42,8 +42,7 @@ double TimeCat(const std::vector<std::string>& files);
 
 // Writes a shard of `records` Examples, each with `record_bytes` random
 // bytes as "image/encoded" and a label; the same bytes for the same `seed`.
-libshard::Status WriteSyntheticShard(const std::string& path, size_t records, size_t record_bytes,
-                                     uint64_t seed = 1);
+libshard::Status WriteSyntheticShard(const std::string& path, size_t records, size_t record_bytes, uint64_t seed = 1);
 
 // Runs fn() repeatedly for at least `min_seconds` (and at least once);
 // returns the best seconds per call over `rounds` such timing rounds.
@@ -72,7 +71,8 @@ inline void PrintTable(const std::vector<std::string>& header, const std::vector
   for (const auto& row : rows)
     for (size_t c = 0; c < row.size() && c < width.size(); ++c) width[c] = std::max(width[c], row[c].size());
   auto print = [&](const std::vector<std::string>& row) {
-    for (size_t c = 0; c < row.size(); ++c) std::printf("%s%-*s", c ? "  " : "", static_cast<int>(width[c]), row[c].c_str());
+    for (size_t c = 0; c < row.size(); ++c)
+      std::printf("%s%-*s", c ? "  " : "", static_cast<int>(width[c]), row[c].c_str());
     std::printf("\n");
   };
   print(header);

@@ -24,9 +24,9 @@
 #include <string>
 #include <vector>
 
+#include "bench.h"
 #include "bench_util.h"
 #include "cli_checks.h"
-#include "bench.h"
 #include "libshard/verify/verifier.h"
 
 namespace shard_tool {
@@ -65,8 +65,8 @@ bool WarmAndCount(const std::vector<std::string>& files, uint64_t* records, uint
 // The table's rows: `cat` of `files` (the baseline), then `shard verify` at 1
 // and 2 threads, with and without the Example check. `rate(s)` is the first
 // figure of a row that took `s` seconds a pass.
-std::vector<std::vector<std::string>> VerifyRows(const std::vector<std::string>& files, uint64_t bytes,
-                                                 double seconds, const std::function<std::string(double)>& rate) {
+std::vector<std::vector<std::string>> VerifyRows(const std::vector<std::string>& files, uint64_t bytes, double seconds,
+                                                 const std::function<std::string(double)>& rate) {
   double cat_best = 1e300;
   for (int i = 0; i < 5; ++i) cat_best = std::min(cat_best, TimeCat(files));
   std::vector<std::vector<std::string>> rows;
@@ -97,8 +97,8 @@ int RunManySmallFiles(const BenchVerifyOptions& opt) {
   }
   std::error_code ec;
   if (src.empty() || !std::filesystem::is_regular_file(src, ec)) {
-    std::cout << "\nmany small files: skipped (" << (src.empty() ? "no --small-file and no LIBSHARD_SHARED_DIR" : src + " not found")
-              << ")\n";
+    std::cout << "\nmany small files: skipped ("
+              << (src.empty() ? "no --small-file and no LIBSHARD_SHARED_DIR" : src + " not found") << ")\n";
     return kExitOk;
   }
   const std::string dir =
@@ -168,11 +168,14 @@ int RunBenchVerify(BenchVerifyOptions opt) {
 
 void RegisterBenchVerify(CLI::App& bench, int* exit_code) {
   auto opt = std::make_shared<BenchVerifyOptions>();
-  CLI::App* cmd = bench.add_subcommand(
-      "verify", "`shard verify` throughput (1 and 2 threads, with and without the Example check) vs "
-                "`cat FILES > /dev/null`, page cache warm; then the same on many small files");
+  CLI::App* cmd =
+      bench.add_subcommand("verify",
+                           "`shard verify` throughput (1 and 2 threads, with and without the Example check) vs "
+                           "`cat FILES > /dev/null`, page cache warm; then the same on many small files");
   cmd->add_option("files", opt->files, "TFRecord shards (default: synthetic temporary shards)");
-  cmd->add_option("--shards", opt->shards, "Synthetic shards, 1..1000")->check(IntegerIn(1, 1000))->capture_default_str();
+  cmd->add_option("--shards", opt->shards, "Synthetic shards, 1..1000")
+      ->check(IntegerIn(1, 1000))
+      ->capture_default_str();
   cmd->add_option("--records", opt->records, "Records per synthetic shard, 1..10000000")
       ->check(IntegerIn(1, 10'000'000))
       ->capture_default_str();

@@ -90,7 +90,8 @@ class SlotSet {
       close(fd);
       unlink(path.c_str());
       PyErr_SetString(PyExc_OSError, (Errno(path, err) + " (reserving " + std::to_string(set->size_) +
-                                      " bytes of shared memory for batch slots)").c_str());
+                                      " bytes of shared memory for batch slots)")
+                                         .c_str());
       throw py::error_already_set();
     }
     set->Map(fd, path);
@@ -140,7 +141,8 @@ class SlotSet {
     set->shape_ = shape;
     set->slots_ = buffers.size();
     set->slot_bytes_ = SlotBytes(shape);
-    if (set->slots_ == 0 || set->slots_ > kMaxSlots) throw py::value_error("slots: need 1.." + std::to_string(kMaxSlots));
+    if (set->slots_ == 0 || set->slots_ > kMaxSlots)
+      throw py::value_error("slots: need 1.." + std::to_string(kMaxSlots));
     set->local_busy_ = std::make_unique<std::atomic<uint32_t>[]>(set->slots_);
     for (size_t i = 0; i < set->slots_; ++i) {
       py::buffer_info info = py::reinterpret_borrow<py::buffer>(buffers[i]).request(true);
@@ -227,7 +229,7 @@ class SlotSet {
   BatchShape shape_;
   uint64_t slots_ = 0;
   size_t slot_bytes_ = 0, header_bytes_ = 0, size_ = 0;
-  uint8_t* base_ = nullptr;  // the mapping (shared segments)
+  uint8_t* base_ = nullptr;                              // the mapping (shared segments)
   std::unique_ptr<std::atomic<uint32_t>[]> local_busy_;  // caller buffers
   std::vector<uint8_t*> local_base_;
   std::vector<py::object> held_;
@@ -259,57 +261,80 @@ py::object WrapBatchOwner(std::shared_ptr<BatchBlock> block, py::object keep_ali
 std::shared_ptr<libshard::reader::BatchPool> SlotPool(const py::object& slot_set, size_t keep) {
   if (!py::isinstance<SlotSet>(slot_set)) throw py::type_error("slots: expected a libshard._SlotSet");
   const SlotSet& s = slot_set.cast<const SlotSet&>();
-  return Take(libshard::reader::BatchPool::Slots(s.shape(), s.AllBuffers(), s.busy(), keep,
-                                                 s.shared() ? s.holder() : nullptr));
+  return Take(
+      libshard::reader::BatchPool::Slots(s.shape(), s.AllBuffers(), s.busy(), keep, s.shared() ? s.holder() : nullptr));
 }
 
 void BindBatchMemory(py::module_& m) {
   py::class_<BatchOwner>(m, "_BatchOwner", "The memory of one Loader batch (the base of its arrays)")
       .def_property_readonly("slot", [](const BatchOwner& o) { return o.block ? o.block->slot() : -1; })
       .def_property_readonly("token", [](const BatchOwner& o) { return o.block ? o.block->token() : 0u; })
-      .def("hand_off", [](BatchOwner& o) {
-        if (o.block) o.block->set_handed_off();
-      }, "The batch went to another process by reference: that process frees its slot");
+      .def(
+          "hand_off",
+          [](BatchOwner& o) {
+            if (o.block) o.block->set_handed_off();
+          },
+          "The batch went to another process by reference: that process frees its slot");
 
   py::class_<SlotSet, std::shared_ptr<SlotSet>>(m, "_SlotSet", "Batch slots for a Loader (see py_batch_memory.cc)")
-      .def_static("create", [](const std::string& path, uint64_t slots, size_t image_bytes, size_t labels,
-                               size_t mask_bytes) {
-        return SlotSet::Create(path, slots, BatchShape{image_bytes, labels, mask_bytes});
-      }, py::arg("path"), py::arg("slots"), py::arg("image_bytes"), py::arg("labels"), py::arg("mask_bytes"))
+      .def_static(
+          "create",
+          [](const std::string& path, uint64_t slots, size_t image_bytes, size_t labels, size_t mask_bytes) {
+            return SlotSet::Create(path, slots, BatchShape{image_bytes, labels, mask_bytes});
+          },
+          py::arg("path"), py::arg("slots"), py::arg("image_bytes"), py::arg("labels"), py::arg("mask_bytes"))
       .def_static("open", &SlotSet::Open, py::arg("path"))
-      .def_static("from_buffers", [](const py::list& buffers, size_t image_bytes, size_t labels, size_t mask_bytes) {
-        return SlotSet::FromBuffers(buffers, BatchShape{image_bytes, labels, mask_bytes});
-      }, py::arg("buffers"), py::arg("image_bytes"), py::arg("labels"), py::arg("mask_bytes"))
-      .def_static("slot_bytes_for", [](size_t image_bytes, size_t labels, size_t mask_bytes) {
-        return SlotSet::SlotBytes(BatchShape{image_bytes, labels, mask_bytes});
-      })
+      .def_static(
+          "from_buffers",
+          [](const py::list& buffers, size_t image_bytes, size_t labels, size_t mask_bytes) {
+            return SlotSet::FromBuffers(buffers, BatchShape{image_bytes, labels, mask_bytes});
+          },
+          py::arg("buffers"), py::arg("image_bytes"), py::arg("labels"), py::arg("mask_bytes"))
+      .def_static("slot_bytes_for",
+                  [](size_t image_bytes, size_t labels, size_t mask_bytes) {
+                    return SlotSet::SlotBytes(BatchShape{image_bytes, labels, mask_bytes});
+                  })
       .def_property_readonly("slots", &SlotSet::slots)
-      .def_property_readonly("mapping", [](const SlotSet& s) {
-        return s.shared() ? py::make_tuple(reinterpret_cast<uintptr_t>(s.SlotBase(0)), s.slots() * s.slot_bytes())
-                          : py::make_tuple(0, 0);
-      }, "(address, bytes) of the slots of a shared segment, for cudaHostRegister; (0, 0) otherwise")
-      .def_property_readonly("shape", [](const SlotSet& s) {
-        return py::make_tuple(s.shape().image_bytes, s.shape().labels, s.shape().mask_bytes);
-      })
-      .def("busy", [](const SlotSet& s, uint64_t i) { s.Check(i); return s.busy()[i].load(); })
-      .def("mark_received", [](SlotSet& s, uint64_t i, uint32_t token) { s.Check(i); s.received()[i].store(token); })
+      .def_property_readonly(
+          "mapping",
+          [](const SlotSet& s) {
+            return s.shared() ? py::make_tuple(reinterpret_cast<uintptr_t>(s.SlotBase(0)), s.slots() * s.slot_bytes())
+                              : py::make_tuple(0, 0);
+          },
+          "(address, bytes) of the slots of a shared segment, for cudaHostRegister; (0, 0) otherwise")
+      .def_property_readonly("shape",
+                             [](const SlotSet& s) {
+                               return py::make_tuple(s.shape().image_bytes, s.shape().labels, s.shape().mask_bytes);
+                             })
+      .def("busy",
+           [](const SlotSet& s, uint64_t i) {
+             s.Check(i);
+             return s.busy()[i].load();
+           })
+      .def("mark_received",
+           [](SlotSet& s, uint64_t i, uint32_t token) {
+             s.Check(i);
+             s.received()[i].store(token);
+           })
       .def("release", &SlotSet::Release, py::arg("slot"), py::arg("token"))
       .def("reclaim_orphans", &SlotSet::ReclaimOrphans)
-      .def("lease", [](const std::shared_ptr<SlotSet>& s, uint64_t slot, uint32_t token) {
-        s->Check(slot);
-        auto l = std::make_unique<SlotLease>();
-        l->set = s;
-        l->slot = slot;
-        l->token = token;
-        return l;
-      }, py::arg("slot"), py::arg("token"),
-         "A writable buffer over the slot that frees it (if still `token`'s) when the last view of it dies");
+      .def(
+          "lease",
+          [](const std::shared_ptr<SlotSet>& s, uint64_t slot, uint32_t token) {
+            s->Check(slot);
+            auto l = std::make_unique<SlotLease>();
+            l->set = s;
+            l->slot = slot;
+            l->token = token;
+            return l;
+          },
+          py::arg("slot"), py::arg("token"),
+          "A writable buffer over the slot that frees it (if still `token`'s) when the last view of it dies");
 
-  py::class_<SlotLease>(m, "_SlotLease", py::buffer_protocol())
-      .def_buffer([](SlotLease& l) {
-        return py::buffer_info(l.set->SlotBase(l.slot), 1, py::format_descriptor<uint8_t>::format(), 1,
-                               {static_cast<py::ssize_t>(l.set->slot_bytes())}, {1}, false);
-      });
+  py::class_<SlotLease>(m, "_SlotLease", py::buffer_protocol()).def_buffer([](SlotLease& l) {
+    return py::buffer_info(l.set->SlotBase(l.slot), 1, py::format_descriptor<uint8_t>::format(), 1,
+                           {static_cast<py::ssize_t>(l.set->slot_bytes())}, {1}, false);
+  });
 }
 
 }  // namespace libshard_py

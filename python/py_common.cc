@@ -13,13 +13,26 @@ PyObject* g_data_loss_error = nullptr;
 void Raise(const Status& s) {
   PyObject* type = PyExc_RuntimeError;
   switch (s.code()) {
-    case StatusCode::kInvalidArgument: type = PyExc_ValueError; break;
-    case StatusCode::kNotFound: type = PyExc_FileNotFoundError; break;
-    case StatusCode::kOutOfRange: type = PyExc_IndexError; break;
-    case StatusCode::kResourceExhausted: type = PyExc_MemoryError; break;
-    case StatusCode::kDataLoss: type = g_data_loss_error; break;
-    case StatusCode::kIOError: type = PyExc_OSError; break;
-    default: break;
+    case StatusCode::kInvalidArgument:
+      type = PyExc_ValueError;
+      break;
+    case StatusCode::kNotFound:
+      type = PyExc_FileNotFoundError;
+      break;
+    case StatusCode::kOutOfRange:
+      type = PyExc_IndexError;
+      break;
+    case StatusCode::kResourceExhausted:
+      type = PyExc_MemoryError;
+      break;
+    case StatusCode::kDataLoss:
+      type = g_data_loss_error;
+      break;
+    case StatusCode::kIOError:
+      type = PyExc_OSError;
+      break;
+    default:
+      break;
   }
   // The plain message, as docs/reader.md says: the exception type carries
   // the code (no "INVALID_ARGUMENT: " prefix). Paths may hold any bytes.
@@ -50,9 +63,7 @@ std::string FsPath(py::handle obj, const std::string& what) {
 }
 
 // A path for Python: os.fsdecode, so any bytes round-trip.
-py::object FsDecode(const std::string& path) {
-  return py::module_::import("os").attr("fsdecode")(py::bytes(path));
-}
+py::object FsDecode(const std::string& path) { return py::module_::import("os").attr("fsdecode")(py::bytes(path)); }
 
 std::vector<std::string> Sources(const py::object& files) {
   if (IsPath(files)) return {FsPath(files, "files")};
@@ -79,7 +90,8 @@ py::dict ExampleDict(std::string_view record) {
       case example::FeatureKind::kFloat:
         for (size_t i = 0; i < f.size(); ++i) values.append(f.float_value(i));
         break;
-      case example::FeatureKind::kNone: break;
+      case example::FeatureKind::kNone:
+        break;
     }
     d[py::str(key.data(), key.size())] = values;  // a duplicated key: the last wins
   });

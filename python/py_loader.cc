@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "libshard/reader/batch_loader.h"
 #include "libshard/example/example_view.h"
+#include "libshard/reader/batch_loader.h"
 #include "libshard/reader/dataset.h"
 #include "py_common.h"
 
@@ -51,8 +51,7 @@ py::tuple MakeBatch(const py::object& images, const py::object& labels, const py
                     const py::object& keys = py::none()) {
   if (!keys.is_none()) {
     if (masks.is_none()) return py::reinterpret_steal<py::tuple>(g_keyed_batch_type(images, labels, keys).release());
-    return py::reinterpret_steal<py::tuple>(
-        g_keyed_segmentation_batch_type(images, labels, masks, keys).release());
+    return py::reinterpret_steal<py::tuple>(g_keyed_segmentation_batch_type(images, labels, masks, keys).release());
   }
   if (masks.is_none()) return py::reinterpret_steal<py::tuple>(g_batch_type(images, labels).release());
   return py::reinterpret_steal<py::tuple>(g_segmentation_batch_type(images, labels, masks).release());
@@ -85,8 +84,8 @@ std::pair<int, int> ImageSize(const py::handle& v) {
 // integer; not a bool): ValueError naming it when outside lo..hi, TypeError
 // naming it for another type, never pybind's signature dump.
 uint64_t IntArg(const py::object& v, const char* name, uint64_t lo, uint64_t hi) {
-  const std::string range = std::string(name) + ": expected an integer in " + std::to_string(lo) + ".." +
-                            std::to_string(hi) + ", got ";
+  const std::string range =
+      std::string(name) + ": expected an integer in " + std::to_string(lo) + ".." + std::to_string(hi) + ", got ";
   if (py::isinstance<py::bool_>(v) || !PyIndex_Check(v.ptr())) {
     throw py::type_error(range + TypeName(v) + " " + std::string(py::repr(v)));
   }
@@ -141,14 +140,22 @@ class PyLoader {
     if (!cache_dir.is_none()) dopt.cache_dir = FsPath(cache_dir, "cache_dir");
     dopt.cache_limit = IntArg(cache_limit, "cache_limit", 0, ~uint64_t{0});
     for (const auto& [k, v] : keys) {
-      if (k == "image") dopt.keys.image = v;
-      else if (k == "label") dopt.keys.label = v;
-      else if (k == "format") dopt.keys.format = v;
-      else if (k == "shape") dopt.keys.shape = v;
-      else if (k == "dtype") dopt.keys.dtype = v;
-      else if (k == "mask") dopt.keys.mask = v;
-      else if (k == "mask_format") dopt.keys.mask_format = v;
-      else throw py::value_error("keys: unknown key role \"" + k + "\"");
+      if (k == "image")
+        dopt.keys.image = v;
+      else if (k == "label")
+        dopt.keys.label = v;
+      else if (k == "format")
+        dopt.keys.format = v;
+      else if (k == "shape")
+        dopt.keys.shape = v;
+      else if (k == "dtype")
+        dopt.keys.dtype = v;
+      else if (k == "mask")
+        dopt.keys.mask = v;
+      else if (k == "mask_format")
+        dopt.keys.mask_format = v;
+      else
+        throw py::value_error("keys: unknown key role \"" + k + "\"");
     }
     constexpr uint64_t kIntMax = 2147483647, kInt64Max = (uint64_t{1} << 63) - 1;
     reader::BatchLoaderOptions o;
@@ -186,8 +193,8 @@ class PyLoader {
     // channels may come from the manifest: then 1 x 1, and 1 channel for one mean / std value, else 3).
     const size_t given = std::max(o.mean.size(), o.std.size());
     const int check_channels = o.channels != 0 ? o.channels : given == 1 ? 1 : 3;
-    Check(reader::SampleConverter::Create(o.layout, o.dtype, o.mean, o.std, std::max(o.height, 1),
-                                          std::max(o.width, 1), check_channels)
+    Check(reader::SampleConverter::Create(o.layout, o.dtype, o.mean, o.std, std::max(o.height, 1), std::max(o.width, 1),
+                                          check_channels)
               .status());
     if (!order.empty()) {
       o.order.kind = TakeArg(reader::ParseOrderKind(order), "order");
@@ -325,11 +332,13 @@ class PyLoader {
     const uint64_t n = dataset_->size();
     if (n == 0) throw py::index_error("sample: the dataset is empty");
     const uint64_t i = IntArg(index, "index", 0, ~uint64_t{0});
-    if (i >= n) throw py::index_error("index " + std::to_string(i) + " out of range (" + std::to_string(n) + " samples)");
+    if (i >= n)
+      throw py::index_error("index " + std::to_string(i) + " out of range (" + std::to_string(n) + " samples)");
     const uint64_t e = IntArg(epoch, "epoch", 0, reader::Position::kMaxEpoch);
     const py::ssize_t H = opt_.height, W = opt_.width, C = opt_.channels;
     const bool nchw = opt_.layout == reader::Layout::kNCHW;
-    py::array image(PixelDtype(opt_.dtype), nchw ? std::vector<py::ssize_t>{C, H, W} : std::vector<py::ssize_t>{H, W, C});
+    py::array image(PixelDtype(opt_.dtype),
+                    nchw ? std::vector<py::ssize_t>{C, H, W} : std::vector<py::ssize_t>{H, W, C});
     py::array_t<uint8_t> mask(opt_.masks ? std::vector<py::ssize_t>{H, W} : std::vector<py::ssize_t>{0});
     int64_t label = -1;
     uint8_t* dst = static_cast<uint8_t*>(image.mutable_data());
@@ -354,25 +363,25 @@ class PyLoader {
     };
     std::vector<std::vector<Value>> rows;  // per sample, per key
     auto read = [&]() -> Status {
-        thread_local reader::RecordBuffer buf;
-        for (uint64_t sample : loader_->BatchSamples(p)) {
-          std::string_view rec;
-          LIBSHARD_RETURN_IF_ERROR(dataset_->ReadRecord(sample, &buf, &rec));
-          LIBSHARD_ASSIGN_OR_RETURN(example::ExampleView ex, example::ExampleView::Parse(rec));
-          std::vector<Value> row(extras_.size());
-          for (size_t k = 0; k < extras_.size(); ++k) {
-            example::FeatureView f;
-            if (!ex.Find(extras_[k], &f)) continue;
-            row[k].kind = f.kind();
-            for (size_t i = 0; i < f.size(); ++i) {
-              if (f.kind() == example::FeatureKind::kBytes) row[k].bytes.emplace_back(f.bytes(i));
-              if (f.kind() == example::FeatureKind::kInt64) row[k].ints.push_back(f.int64(i));
-              if (f.kind() == example::FeatureKind::kFloat) row[k].floats.push_back(f.float_value(i));
-            }
+      thread_local reader::RecordBuffer buf;
+      for (uint64_t sample : loader_->BatchSamples(p)) {
+        std::string_view rec;
+        LIBSHARD_RETURN_IF_ERROR(dataset_->ReadRecord(sample, &buf, &rec));
+        LIBSHARD_ASSIGN_OR_RETURN(example::ExampleView ex, example::ExampleView::Parse(rec));
+        std::vector<Value> row(extras_.size());
+        for (size_t k = 0; k < extras_.size(); ++k) {
+          example::FeatureView f;
+          if (!ex.Find(extras_[k], &f)) continue;
+          row[k].kind = f.kind();
+          for (size_t i = 0; i < f.size(); ++i) {
+            if (f.kind() == example::FeatureKind::kBytes) row[k].bytes.emplace_back(f.bytes(i));
+            if (f.kind() == example::FeatureKind::kInt64) row[k].ints.push_back(f.int64(i));
+            if (f.kind() == example::FeatureKind::kFloat) row[k].floats.push_back(f.float_value(i));
           }
-          rows.push_back(std::move(row));
         }
-        return Status::OK();
+        rows.push_back(std::move(row));
+      }
+      return Status::OK();
     };
     // No exception may cross WithoutGil (it restores the GIL only on return).
     Status s = WithoutGil([&]() -> Status {
@@ -392,9 +401,12 @@ class PyLoader {
         for (const auto& b : v.bytes) vals.append(py::bytes(b));
         for (int64_t i : v.ints) vals.append(i);
         for (float x : v.floats) vals.append(x);
-        if (vals.size() == 0) col.append(py::none());
-        else if (vals.size() == 1) col.append(vals[0]);
-        else col.append(vals);
+        if (vals.size() == 0)
+          col.append(py::none());
+        else if (vals.size() == 1)
+          col.append(vals[0]);
+        else
+          col.append(vals);
       }
       out[py::str(extras_[k])] = col;
     }
@@ -488,8 +500,8 @@ class PyLoader {
       // The batch's own memory, no copy: the arrays share one capsule that
       // holds the block; the last array to die returns it to the pool.
       py::object base = WrapBatchOwner(std::move(owner), slots_);
-      const std::vector<py::ssize_t> shape = nchw ? std::vector<py::ssize_t>{n, C, H, W}
-                                                  : std::vector<py::ssize_t>{n, H, W, C};
+      const std::vector<py::ssize_t> shape =
+          nchw ? std::vector<py::ssize_t>{n, C, H, W} : std::vector<py::ssize_t>{n, H, W, C};
       images = py::array(PixelDtype(opt_.dtype), shape, b.images, base);
       labels = py::array_t<int64_t>({n}, {static_cast<py::ssize_t>(sizeof(int64_t))}, b.labels, base);
       if (opt_.masks) masks = py::array_t<uint8_t>({n, H, W}, b.masks, base);
@@ -531,8 +543,8 @@ class PyLoader {
       if (!a) throw py::type_error(what + " is a " + TypeName(obj) + ", not an array");
       if (!a.dtype().is(dt) || static_cast<size_t>(a.size()) != count || !(a.flags() & py::array::c_style) ||
           !a.writeable()) {
-        throw py::value_error(what + " must be a writable C-contiguous array of " +
-                              std::to_string(count) + " " + dt.attr("name").cast<std::string>());
+        throw py::value_error(what + " must be a writable C-contiguous array of " + std::to_string(count) + " " +
+                              dt.attr("name").cast<std::string>());
       }
       const auto begin = reinterpret_cast<uintptr_t>(a.data());
       regions.push_back({begin, begin + static_cast<uintptr_t>(a.nbytes()), what});
@@ -575,8 +587,10 @@ class PyLoader {
   static bool IsDatasetWord(const py::object& v, const char* what) {
     if (!py::isinstance<py::str>(v)) return false;
     if (v.cast<std::string>() == "dataset") return true;
-    throw py::value_error(std::string(what) + ": expected a sequence of numbers (one per channel), \"dataset\" or "
-                          "None, got " + std::string(py::repr(v)));
+    throw py::value_error(std::string(what) +
+                          ": expected a sequence of numbers (one per channel), \"dataset\" or "
+                          "None, got " +
+                          std::string(py::repr(v)));
   }
 
   // mean / std from the manifests' per-channel statistics (0..255 there,
@@ -586,7 +600,8 @@ class PyLoader {
     const auto& stats = ds.channel_stats();
     const char* arg = want_mean ? "mean" : "std";
     if (stats.empty()) {
-      throw py::value_error(std::string(arg) + "=\"dataset\": the sources record no per-channel statistics (a "
+      throw py::value_error(std::string(arg) +
+                            "=\"dataset\": the sources record no per-channel statistics (a "
                             "manifest.json written by shard convert does; plain shards do not)");
     }
     if (stats.size() != static_cast<size_t>(channels) && stats.size() != 1) {
@@ -622,7 +637,7 @@ class PyLoader {
   reader::BatchLoaderOptions opt_;
   uint64_t batches_per_epoch_ = 0;
   std::vector<HeldBuffers> held_;
-  py::object slots_ = py::none();  // the _SlotSet batches may live in
+  py::object slots_ = py::none();    // the _SlotSet batches may live in
   std::vector<std::string> extras_;  // extras=: feature keys returned per batch
   std::unique_ptr<std::timed_mutex> mu_ = std::make_unique<std::timed_mutex>();
   pid_t mu_pid_ = getpid();
@@ -645,10 +660,10 @@ void BindLoader(py::module_& m) {
       "A batch with masks=True: images, labels (int64) and masks (uint8 N x H x W)";
   g_keyed_batch_type =
       namedtuple("KeyedBatch", py::make_tuple("images", "labels", "keys"), py::arg("module") = "libshard").release();
-  g_keyed_segmentation_batch_type = namedtuple("KeyedSegmentationBatch",
-                                               py::make_tuple("images", "labels", "masks", "keys"),
-                                               py::arg("module") = "libshard")
-                                        .release();
+  g_keyed_segmentation_batch_type =
+      namedtuple("KeyedSegmentationBatch", py::make_tuple("images", "labels", "masks", "keys"),
+                 py::arg("module") = "libshard")
+          .release();
   g_keyed_batch_type.attr("__doc__") =
       "A batch with extras=: images, labels and keys ({feature key: [value per sample]})";
   g_keyed_segmentation_batch_type.attr("__doc__") = "A batch with masks=True and extras=: images, labels, masks, keys";
@@ -667,24 +682,23 @@ void BindLoader(py::module_& m) {
                        "streams batches across epochs (Keras-style generators). close() or a `with` block stops\n"
                        "the loader's threads. One Loader may be used from several threads (one batch at a\n"
                        "time) and in a fork child (its threads restart there).")
-      .def(py::init<const py::object&, const py::object&, const py::object&, bool, const py::object&,
-                    const py::object&, const py::object&, const py::object&, const std::string&, bool,
-                    const py::object&, const std::string&, const py::object&, const std::string&, bool,
-                    const std::string&, const std::map<std::string, std::string>&, const std::string&, bool,
-                    const py::object&, const py::object&, const py::object&, const std::string&,
-                    const py::object&, const py::object&, const py::object&, const py::object&, const py::object&,
-                    const py::object&, const std::string&, const py::object&>(),
-           py::arg("sources"), py::arg("batch_size"), py::kw_only(),
-           py::arg("image_size") = py::none(),
+      .def(py::init<const py::object&, const py::object&, const py::object&, bool, const py::object&, const py::object&,
+                    const py::object&, const py::object&, const std::string&, bool, const py::object&,
+                    const std::string&, const py::object&, const std::string&, bool, const std::string&,
+                    const std::map<std::string, std::string>&, const std::string&, bool, const py::object&,
+                    const py::object&, const py::object&, const std::string&, const py::object&, const py::object&,
+                    const py::object&, const py::object&, const py::object&, const py::object&, const std::string&,
+                    const py::object&>(),
+           py::arg("sources"), py::arg("batch_size"), py::kw_only(), py::arg("image_size") = py::none(),
            py::arg("shuffle") = false, py::arg("seed") = 0, py::arg("rank") = 0, py::arg("world_size") = 1,
            py::arg("threads") = 2, py::arg("augment") = "none", py::arg("drop_last") = false,
            py::arg("channels") = py::none(), py::arg("order") = "", py::arg("prefetch") = 2, py::arg("io") = "mmap",
-           py::arg("verify_crc") = true, py::arg("split") = "",
-           py::arg("keys") = std::map<std::string, std::string>(), py::arg("resize") = "center-crop",
-           py::arg("masks") = false, py::arg("worker") = 0, py::arg("num_workers") = 1,
-           py::arg("buffers") = py::none(), py::arg("layout") = "NHWC", py::arg("dtype") = "uint8",
-           py::arg("mean") = py::none(), py::arg("std") = py::none(), py::arg("slots") = py::none(),
-           py::arg("cache_dir") = py::none(), py::arg("cache_limit") = 0, py::arg("on_error") = "raise", py::arg("extras") = py::none(),
+           py::arg("verify_crc") = true, py::arg("split") = "", py::arg("keys") = std::map<std::string, std::string>(),
+           py::arg("resize") = "center-crop", py::arg("masks") = false, py::arg("worker") = 0,
+           py::arg("num_workers") = 1, py::arg("buffers") = py::none(), py::arg("layout") = "NHWC",
+           py::arg("dtype") = "uint8", py::arg("mean") = py::none(), py::arg("std") = py::none(),
+           py::arg("slots") = py::none(), py::arg("cache_dir") = py::none(), py::arg("cache_limit") = 0,
+           py::arg("on_error") = "raise", py::arg("extras") = py::none(),
            "sources: paths (str, bytes, os.PathLike), folders, globs or a manifest.json, or s3://BUCKET/PREFIX[/\n"
            "manifest.json] / https://... (docs/object_storage.md); image_size: an int or\n"
            "(height, width), None (default): the stored size when the manifest says every image has it;\n"
@@ -695,8 +709,9 @@ void BindLoader(py::module_& m) {
            "ahead of the epoch's order and, over a part larger than the limit, stream through the cache with\n"
            "sequential or order=\"block-shuffle\" reading)")
       .def("__len__", &PyLoader::Len, "Batches per epoch")
-      .def("__iter__", [](py::object self) { return self.cast<PyLoader&>().Iter(self); },
-           "A pass over the rest of the current epoch (see the class doc)")
+      .def(
+          "__iter__", [](py::object self) { return self.cast<PyLoader&>().Iter(self); },
+          "A pass over the rest of the current epoch (see the class doc)")
       .def("__next__", &PyLoader::Next, "The next batch of the stream, across epochs")
       .def("state_dict", &PyLoader::State, "The position of the next batch, as a dict")
       .def("load_state_dict", &PyLoader::Restore, py::arg("state"),

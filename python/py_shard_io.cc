@@ -75,8 +75,10 @@ class PyShardWriter {
     if (writer_ == nullptr) return;
     const Status s = Finish();
     const std::string text = s.ok() ? "libshard.ShardWriter(" + path_ + ") was not closed; closed at garbage collection"
-                                    : "libshard.ShardWriter(" + path_ + ") was not closed, and closing it at garbage "
-                                      "collection failed (nothing written): " + s.message();
+                                    : "libshard.ShardWriter(" + path_ +
+                                          ") was not closed, and closing it at garbage "
+                                          "collection failed (nothing written): " +
+                                          s.message();
     if (PyErr_WarnEx(s.ok() ? PyExc_ResourceWarning : PyExc_RuntimeWarning, text.c_str(), 1) != 0) {
       PyErr_WriteUnraisable(Py_None);
     }
@@ -201,9 +203,9 @@ class PyShardWriter {
 
 void BindShardIo(py::module_& m) {
   py::class_<PyShardReader>(m, "ShardReader", "Random access to the records of one TFRecord shard")
-      .def(py::init<const py::object&, const std::string&, bool, bool, bool>(), py::arg("path"),
-           py::arg("io") = "mmap", py::arg("verify_crc") = true, py::arg("use_index") = true,
-           py::arg("direct_io") = false, "path: str, bytes or os.PathLike (any bytes, as os.fsencode gives)")
+      .def(py::init<const py::object&, const std::string&, bool, bool, bool>(), py::arg("path"), py::arg("io") = "mmap",
+           py::arg("verify_crc") = true, py::arg("use_index") = true, py::arg("direct_io") = false,
+           "path: str, bytes or os.PathLike (any bytes, as os.fsencode gives)")
       .def("__len__", &PyShardReader::Len)
       .def("__getitem__", &PyShardReader::GetItem, py::arg("index"), "The record's bytes")
       .def("example", &PyShardReader::Example, py::arg("index"),
@@ -221,9 +223,9 @@ void BindShardIo(py::module_& m) {
       .def("write_record", &PyShardWriter::WriteRecord, py::arg("data"))
       .def("close", &PyShardWriter::Close, "Publishes the shard under its path; raises on an error")
       .def("__enter__", [](PyShardWriter& w) -> PyShardWriter& { return w; })
-      .def("__exit__", [](PyShardWriter& w, py::object type, py::object, py::object) { w.Exit(type); },
-           "close(), or when the block raised, removes what was written");
-
+      .def(
+          "__exit__", [](PyShardWriter& w, py::object type, py::object, py::object) { w.Exit(type); },
+          "close(), or when the block raised, removes what was written");
 }
 
 }  // namespace libshard_py

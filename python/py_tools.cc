@@ -222,8 +222,7 @@ py::tuple RunCommand(const std::vector<std::string>& args) {
 }  // namespace
 
 void BindTools(py::module_& m) {
-  m.def("_convert_flags", &ConvertFlagList,
-        "The options of `shard convert`: (name, takes_value, positional) for each");
+  m.def("_convert_flags", &ConvertFlagList, "The options of `shard convert`: (name, takes_value, positional) for each");
   m.def("_convert", &RunConvert, py::arg("args"), py::arg("progress") = py::none(),
         "`shard convert ARGS` in-process (libshard.convert wraps it)");
   m.def("_run_command", &RunCommand, py::arg("args"),

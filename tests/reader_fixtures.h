@@ -24,7 +24,8 @@ inline image::Image PatternImage(int w, int h, int channels, int seed) {
   for (int y = 0; y < h; ++y)
     for (int x = 0; x < w; ++x)
       for (int c = 0; c < channels; ++c)
-        img.row(y)[x * channels + c] = static_cast<uint8_t>((x * (3 + c) + y * (5 + seed % 7) + seed * 37 + c * 80) & 255);
+        img.row(y)[x * channels + c] =
+            static_cast<uint8_t>((x * (3 + c) + y * (5 + seed % 7) + seed * 37 + c * 80) & 255);
   return img;
 }
 

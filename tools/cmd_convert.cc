@@ -4,15 +4,15 @@
 // progress bar and prints the summary.
 #include <unistd.h>
 
+#include <array>
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
-#include <filesystem>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <memory>
-#include <array>
 #include <optional>
 #include <string>
 
@@ -21,12 +21,12 @@
 #include "convert_flags.h"
 #include "json_writer.h"
 #include "libshard/convert/converter.h"
-#include "libshard/manifest/manifest_json.h"
-#include "libshard/util/byte_size.h"
 #include "libshard/convert/manifest_io.h"
+#include "libshard/manifest/manifest_json.h"
 #include "libshard/report/report.h"
 #include "libshard/store/object_store.h"
 #include "libshard/store/shard_cache.h"
+#include "libshard/util/byte_size.h"
 #include "progress.h"
 #include "remote_upload.h"
 
@@ -83,7 +83,7 @@ Status CheckReadable(const std::string& flag, const std::string& path) {
 int ExitCodeFor(const Status& s) {
   const libshard::StatusCode c = s.code();
   return c == libshard::StatusCode::kInvalidArgument || c == libshard::StatusCode::kNotFound ? kExitUsage
-                                                                                              : kExitFailure;
+                                                                                             : kExitFailure;
 }
 
 // An output that names an object store: s3:// is uploaded to
@@ -114,7 +114,8 @@ Status BuildConvertOptions(ConvertFlags& f) {
   }
   LIBSHARD_RETURN_IF_ERROR(CheckReadable("--mask-labels ", o.mask_labels_file));
   LIBSHARD_ASSIGN_OR_RETURN(o.list.layout, ForFlag("--layout", convert::ParseFolderLayout(f.layout)));
-  LIBSHARD_ASSIGN_OR_RETURN(o.plan.shard_size_bytes, ForFlag("--shard-size", libshard::util::ParseByteSize(f.shard_size)));
+  LIBSHARD_ASSIGN_OR_RETURN(o.plan.shard_size_bytes,
+                            ForFlag("--shard-size", libshard::util::ParseByteSize(f.shard_size)));
   o.plan.seed = f.seed;
   o.plan.shuffle = !f.no_shuffle;
   image::TransformSpec& t = o.encode.transform;
@@ -144,8 +145,10 @@ Status BuildConvertOptions(ConvertFlags& f) {
   o.encode.mask_options.ignore_index = static_cast<uint8_t>(f.mask_ignore_index);
   LIBSHARD_ASSIGN_OR_RETURN(o.encode.mask_options.unknown,
                             ForFlag("--unknown-color", image::ParseUnknownColor(f.unknown_color)));
-  if (f.on_error == "fail") o.fail_on_error = true;
-  else if (f.on_error != "skip") return libshard::InvalidArgumentError("--on-error must be skip or fail");
+  if (f.on_error == "fail")
+    o.fail_on_error = true;
+  else if (f.on_error != "skip")
+    return libshard::InvalidArgumentError("--on-error must be skip or fail");
   o.sync = !f.no_sync;
   LIBSHARD_RETURN_IF_ERROR(convert::ValidateEncodeOptions(o.encode));
   LIBSHARD_RETURN_IF_ERROR(convert::CheckOutputFolder(o));
@@ -179,8 +182,8 @@ Status BuildConvertOptions(ConvertFlags& f) {
     }
     return libshard::InvalidArgumentError("--task-index: task index " + std::to_string(o.task_index) +
                                           " is out of range for " + std::to_string(o.num_tasks) + " tasks" +
-                                          (env_count ? " (from " + env->source + ")" : std::string()) + " (0.." +
-                                          last + ")");
+                                          (env_count ? " (from " + env->source + ")" : std::string()) + " (0.." + last +
+                                          ")");
   }
   if (o.num_tasks > 1 && !f.quiet) {
     std::fprintf(stderr, "shard convert: task %u of %u (0-based)%s%s\n", o.task_index, o.num_tasks,
@@ -200,14 +203,20 @@ std::string OutputDescription(const convert::ConvertOptions& o) {
   } else if (o.encode.format == image::OutputFormat::kRaw) {
     format += o.encode.raw.zstd_level == 0
                   ? " (stored)"
-                  : std::string(" (") + image::RawFormatName(image::RawCompressionFor(o.encode.raw)) +
-                        ", zstd level " + std::to_string(o.encode.raw.zstd_level) + ")";
+                  : std::string(" (") + image::RawFormatName(image::RawCompressionFor(o.encode.raw)) + ", zstd level " +
+                        std::to_string(o.encode.raw.zstd_level) + ")";
   }
   std::string channels;
   switch (o.encode.decode.channels) {
-    case image::ChannelMode::kRgb: channels = "3 channels (rgb)"; break;
-    case image::ChannelMode::kGray: channels = "1 channel (gray)"; break;
-    case image::ChannelMode::kAuto: channels = "1 or 3 channels (auto: gray sources stay gray)"; break;
+    case image::ChannelMode::kRgb:
+      channels = "3 channels (rgb)";
+      break;
+    case image::ChannelMode::kGray:
+      channels = "1 channel (gray)";
+      break;
+    case image::ChannelMode::kAuto:
+      channels = "1 or 3 channels (auto: gray sources stay gray)";
+      break;
   }
   if (o.encode.decode.alpha == image::AlphaMode::kKeep) channels += ", +1 alpha where the source has it";
   return format + ", " + channels;
@@ -317,7 +326,8 @@ int RunDryRun(const Flags& f) {
                 static_cast<unsigned long long>(c.count));
   }
   std::printf("formats:");
-  for (const auto& c : r->formats) std::printf(" %s %llu", c.name().c_str(), static_cast<unsigned long long>(c.count()));
+  for (const auto& c : r->formats)
+    std::printf(" %s %llu", c.name().c_str(), static_cast<unsigned long long>(c.count()));
   std::map<std::string, int> per_split;
   for (const auto& s : r->plan.shards) ++per_split[s.split];
   std::printf("\nshards:");
@@ -382,8 +392,9 @@ int Run(Flags& f) {
       return kExitFailure;
     }
     if (converted && !f.quiet) {
-      std::fprintf(stderr, "shard convert: uploaded %llu objects to %s (%llu already there), manifest.json last; "
-                           "staging folder %s\n",
+      std::fprintf(stderr,
+                   "shard convert: uploaded %llu objects to %s (%llu already there), manifest.json last; "
+                   "staging folder %s\n",
                    static_cast<unsigned long long>(uploader->uploaded()), remote.c_str(),
                    static_cast<unsigned long long>(uploader->skipped()), f.o.output.c_str());
     }
@@ -392,17 +403,15 @@ int Run(Flags& f) {
 }
 
 int RunLocal(Flags& f, ShardUploader* uploader) {
-
   ProgressBar bar(stderr, !f.quiet, "shard convert", f.progress_interval);
   const InterruptMessage interrupt("shard convert", !f.quiet && ::isatty(STDERR_FILENO));
   convert::Progress last;  // this run's own work (shards kept from an earlier run excluded)
-  StatusOr<convert::ConvertResult> r =
-      convert::Convert(f.o, [&](const convert::Progress& p) {
-        // The first shard is being written: what to keep is decided, the upload starts.
-        if (uploader != nullptr) uploader->Watch();
-        last = p;
-        bar.Update(p.done, p.total, p.bytes_read, p.rejected);
-      });
+  StatusOr<convert::ConvertResult> r = convert::Convert(f.o, [&](const convert::Progress& p) {
+    // The first shard is being written: what to keep is decided, the upload starts.
+    if (uploader != nullptr) uploader->Watch();
+    last = p;
+    bar.Update(p.done, p.total, p.bytes_read, p.rejected);
+  });
   bar.Finish();
   if (!r.ok()) {
     std::cerr << "shard convert: " << r.status().message() << "\n";
@@ -427,8 +436,7 @@ int RunLocal(Flags& f, ShardUploader* uploader) {
   }
   if (!f.quiet) {
     for (const std::string& d : r->redone_damaged) {
-      std::fprintf(stderr,
-                   "shard convert: shard %s of an earlier run did not match its checksum: redone\n", d.c_str());
+      std::fprintf(stderr, "shard convert: shard %s of an earlier run did not match its checksum: redone\n", d.c_str());
     }
     for (const std::string& d : r->redone_retried) {
       std::fprintf(stderr, "shard convert: shard %s of an earlier run: redone to retry them\n", d.c_str());
@@ -464,9 +472,9 @@ int RunLocal(Flags& f, ShardUploader* uploader) {
                  "shard convert: %llu converted in this run (%u shards written)%s; %llu passed through, "
                  "%llu rejected; %s; %.1f s (this run: %.0f img/s, %.1f MB/s in) -> %s\n",
                  static_cast<unsigned long long>(now), r->shards_written, resumed.c_str(),
-                 static_cast<unsigned long long>(st.passed_through()),
-                 static_cast<unsigned long long>(st.rejected()), OutputDescription(f.o).c_str(), run.seconds(),
-                 last.done / secs, last.bytes_read / secs / 1e6, r->manifest_path.c_str());
+                 static_cast<unsigned long long>(st.passed_through()), static_cast<unsigned long long>(st.rejected()),
+                 OutputDescription(f.o).c_str(), run.seconds(), last.done / secs, last.bytes_read / secs / 1e6,
+                 r->manifest_path.c_str());
   }
   if (r->gray_expanded > 0 && !f.quiet) {
     std::fprintf(stderr, "shard convert: %llu gray source(s) stored as RGB (--channels auto keeps them gray)\n",
@@ -514,7 +522,8 @@ std::shared_ptr<ConvertFlags> AddConvertOptions(CLI::App& app) {
       "rejected); WebP is always re-encoded to --format.\n"
       "Exit codes: 0 every input converted, 3 some inputs rejected (the rest converted; see "
       "rejects.tsv), 1 fatal error while converting (nothing half-written is left under a shard's "
-      "name) or nothing converted (every input rejected), 2 usage error or an unreadable or invalid argument (a missing input, a bad CSV, a "
+      "name) or nothing converted (every input rejected), 2 usage error or an unreadable or invalid argument (a "
+      "missing input, a bad CSV, a "
       "bad --prefix), before anything is written.");
   Flags& f = *flags;
   cmd->add_option("input", f.o.input,
@@ -536,8 +545,7 @@ std::shared_ptr<ConvertFlags> AddConvertOptions(CLI::App& app) {
   cmd->add_option("--prefix", f.o.plan.prefix,
                   "shard name prefix (default: input folder name); not empty, no '/', not starting with '.'")
       ->check(CLI::Validator(
-          [](std::string& s) { return s.empty() ? std::string("the prefix is empty") : std::string(); },
-          "NAME"));
+          [](std::string& s) { return s.empty() ? std::string("the prefix is empty") : std::string(); }, "NAME"));
   cmd->add_option("--labels", f.o.list.labels_file,
                   "class names, one per line, in label order (a CSV's labels are then all names)");
   cmd->add_option("--label-offset", f.o.list.label_offset,
@@ -587,14 +595,11 @@ std::shared_ptr<ConvertFlags> AddConvertOptions(CLI::App& app) {
   cmd->add_option("--resize-mode", f.resize_mode,
                   "stretch|center-crop|keep-ratio|letterbox|crop-or-pad|shorter-side (shorter side = --size N, "
                   "aspect kept, no crop: torchvision's Resize(N))");
-  cmd->add_option("--fill", f.fill,
-                  "R,G,B[,A] 0..255: padding of letterbox and crop-or-pad (default 0,0,0,255)");
+  cmd->add_option("--fill", f.fill, "R,G,B[,A] 0..255: padding of letterbox and crop-or-pad (default 0,0,0,255)");
   cmd->add_option("--filter", f.filter, "nearest|box|bilinear|bicubic|lanczos3")->capture_default_str();
-  cmd->add_option("--format", f.format, "jpeg|png|raw (raw = zstd array unless --zstd-level 0)")
-      ->capture_default_str();
+  cmd->add_option("--format", f.format, "jpeg|png|raw (raw = zstd array unless --zstd-level 0)")->capture_default_str();
   cmd->add_option("--quality", f.quality, "JPEG quality 1..100")->check(IntegerIn(1, 100))->capture_default_str();
-  cmd->add_option("--zstd-level", f.zstd_level,
-                  "raw arrays: 0 stored, 1..22 zstd, -1..-131072 zstd's fast levels")
+  cmd->add_option("--zstd-level", f.zstd_level, "raw arrays: 0 stored, 1..22 zstd, -1..-131072 zstd's fast levels")
       ->check(IntegerIn(-131072, 22))
       ->capture_default_str();
   cmd->add_option("--raw-filter", f.raw_filter,
@@ -604,22 +609,26 @@ std::shared_ptr<ConvertFlags> AddConvertOptions(CLI::App& app) {
   cmd->add_option("--reencode", f.reencode, "auto (copy JPEGs that need no change) | always")->capture_default_str();
   cmd->add_option("--channels", f.channels, "rgb|gray|auto (auto keeps gray sources gray)")->capture_default_str();
   cmd->add_option("--alpha", f.alpha, "composite (over white) | keep")->capture_default_str();
-  cmd->add_option("--on-error", f.on_error, "skip (reject and go on) | fail (stop at the first bad input)")->capture_default_str();
+  cmd->add_option("--on-error", f.on_error, "skip (reject and go on) | fail (stop at the first bad input)")
+      ->capture_default_str();
   cmd->add_option("--threads", f.o.threads,
                   "worker threads, 0..256 (0 = one per core); the output is the same for any value")
       ->check(IntegerIn(0, kMaxThreads));
   cmd->add_option("--num-tasks", f.num_tasks,
                   "split the work into N tasks, 1..99999 (default: from SLURM_ARRAY_TASK_COUNT)")
       ->check(IntegerIn(1, kMaxShards));
-  cmd->add_option("--task-index", f.task_index,
-                  "this task, 0..N-1 (default: (SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN) / SLURM_ARRAY_TASK_STEP, or "
-                  "JOB_COMPLETION_INDEX with --num-tasks)")
+  cmd->add_option(
+         "--task-index", f.task_index,
+         "this task, 0..N-1 (default: (SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN) / SLURM_ARRAY_TASK_STEP, or "
+         "JOB_COMPLETION_INDEX with --num-tasks)")
       ->check(IntegerIn(0, kMaxShards - 1));
   cmd->add_flag("--dry-run", f.dry_run, "write nothing; print counts, formats, the shard plan and risky inputs");
   cmd->add_flag("--json", f.json, "with --dry-run: the report as JSON; else print the manifest to stdout");
-  cmd->add_flag("--report", f.report,
-                "also write report.html (shard report) beside manifest.json; with --num-tasks run shard report after merge");
-  cmd->add_flag("--no-sync", f.no_sync, "skip every fsync (of shards, entries, manifest, folders): faster, unsafe on power loss");
+  cmd->add_flag(
+      "--report", f.report,
+      "also write report.html (shard report) beside manifest.json; with --num-tasks run shard report after merge");
+  cmd->add_flag("--no-sync", f.no_sync,
+                "skip every fsync (of shards, entries, manifest, folders): faster, unsafe on power loss");
   cmd->add_flag("-q,--quiet", f.quiet, "no progress bar or summary");
   cmd->add_option("--progress-interval", f.progress_interval,
                   "seconds between progress lines when stderr is not a terminal")

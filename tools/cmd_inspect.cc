@@ -4,8 +4,8 @@
 #include <cstring>
 #include <iostream>
 #include <map>
-#include <new>
 #include <memory>
+#include <new>
 #include <sstream>
 #include <string>
 
@@ -201,16 +201,19 @@ int RunInspect(const InspectOptions& opt_in, std::ostream& out, std::ostream& er
     }
     j.EndArray();
     j.Key("error");
-    if (damaged) j.String(named(s.message())); else j.Null();
+    if (damaged)
+      j.String(named(s.message()));
+    else
+      j.Null();
     j.EndObject();
   } else {
     out << opt_in.file << ": " << records << " records (" << examples << " tf.Example), " << bytes
-              << " bytes, compression " << comp << "\n";
+        << " bytes, compression " << comp << "\n";
     if (!keys.empty()) {
       out << "features:\n";
       for (const auto& [key, k] : keys) {
-        out << "  " << key << "  " << (k.mixed_kinds ? "mixed" : FeatureKindName(k.kind)) << "  in "
-                  << k.records << " records, values " << k.min_values;
+        out << "  " << key << "  " << (k.mixed_kinds ? "mixed" : FeatureKindName(k.kind)) << "  in " << k.records
+            << " records, values " << k.min_values;
         if (k.max_values != k.min_values) out << ".." << k.max_values;
         out << "\n";
       }
@@ -241,7 +244,10 @@ void RegisterInspect(CLI::App& app, int* exit_code, std::ostream& out, std::ostr
       "Summarize a TFRecord file: record count, feature keys with kinds and value counts, first records.\n"
       "Exit codes: 0 read to the end, 1 the file is truncated or corrupt (the summary covers the records "
       "before the damage), 2 usage or unreadable file.");
-  cmd->add_option("file", opt->file, "TFRecord file (plain, GZIP or ZLIB), or an s3:// or https:// object (downloaded once into a temporary folder under $TMPDIR, removed after)")->required();
+  cmd->add_option("file", opt->file,
+                  "TFRecord file (plain, GZIP or ZLIB), or an s3:// or https:// object (downloaded once into a "
+                  "temporary folder under $TMPDIR, removed after)")
+      ->required();
   cmd->add_flag("--json", opt->json, "Print one JSON document (includes \"records\": N)");
   cmd->add_option("-n,--show", opt->show, "How many of the first records to summarize, 0..1000000")
       ->check(IntegerIn(0, 1000000))

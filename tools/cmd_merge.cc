@@ -114,16 +114,17 @@ int Run(const MergeFlags& f_in) {
   }
   if (!r->problems.empty()) {
     for (const std::string& p : r->problems) std::fprintf(stderr, "shard merge: %s\n", p.c_str());
-    std::fprintf(stderr, "shard merge: %zu problem(s); nothing written. Re-run the tasks named "
-                         "(same command with --task-index I), then merge again.\n",
+    std::fprintf(stderr,
+                 "shard merge: %zu problem(s); nothing written. Re-run the tasks named "
+                 "(same command with --task-index I), then merge again.\n",
                  r->problems.size());
     return kExitFailure;
   }
   if (!f.quiet) {
     const auto& st = r->manifest.stats();
-    std::fprintf(stderr, "shard merge: %u tasks, %u shards, %llu records, %llu rejected -> %s\n",
-                 r->tasks, r->shards, static_cast<unsigned long long>(st.converted()),
-                 static_cast<unsigned long long>(st.rejected()), r->manifest_path.c_str());
+    std::fprintf(stderr, "shard merge: %u tasks, %u shards, %llu records, %llu rejected -> %s\n", r->tasks, r->shards,
+                 static_cast<unsigned long long>(st.converted()), static_cast<unsigned long long>(st.rejected()),
+                 r->manifest_path.c_str());
   }
   return kExitOk;
 }

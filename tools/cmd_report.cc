@@ -47,7 +47,7 @@ int Run(ReportFlags& f, std::ostream& err) {
     err << "shard report: " << (staged ? staged->ToUrl(s.message()) : s.message()) << "\n";
     const libshard::StatusCode c = s.code();
     return c == libshard::StatusCode::kInvalidArgument || c == libshard::StatusCode::kNotFound ? kExitUsage
-                                                                                                : kExitFailure;
+                                                                                               : kExitFailure;
   }
   if (staged) {
     // The page names the objects, not the temporary folder they were read from.
@@ -92,10 +92,13 @@ void RegisterReport(CLI::App& app, int* exit_code, std::ostream& err) {
   cmd->add_option("--thumbnail-size", f.o.thumbnail_size, "longest thumbnail side in pixels, 16..512")
       ->check(IntegerIn(16, 512))
       ->capture_default_str();
-  cmd->add_option("--seed", f.o.seed, "seed of the thumbnail choice, 0..2^64-1")->check(Uint64Any())->capture_default_str();
+  cmd->add_option("--seed", f.o.seed, "seed of the thumbnail choice, 0..2^64-1")
+      ->check(Uint64Any())
+      ->capture_default_str();
   CLI::Option* verify = cmd->add_flag("--verify", f.o.verify, "run shard verify's checks and show the result");
   cmd->add_flag("--decode", f.o.verify_decode, "with --verify: decode every image and mask too")->needs(verify);
-  cmd->add_option("--threads", f.o.threads, "verify threads, 0..256 (0 = one per core)")->check(IntegerIn(0, kMaxThreads));
+  cmd->add_option("--threads", f.o.threads, "verify threads, 0..256 (0 = one per core)")
+      ->check(IntegerIn(0, kMaxThreads));
   cmd->add_flag("-q,--quiet", f.quiet, "no summary line");
   cmd->callback([flags, exit_code, &err] { *exit_code = Run(*flags, err); });
 }

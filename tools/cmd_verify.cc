@@ -11,8 +11,8 @@
 // the report; with --json one JSON document is all stdout holds); usage
 // errors go to stderr.
 #include <chrono>
-#include <filesystem>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -89,7 +89,7 @@ void PrintHuman(const verify::SetResult& set, const Summary& s, bool quiet, std:
   for (const auto& r : results) {
     for (const auto& f : r.faults) {
       out << "shard verify: " << r.path << ": at byte " << f.offset << " (record " << f.record
-                << "): " << verify::FaultKindName(f.kind) << ": " << f.message << "\n";
+          << "): " << verify::FaultKindName(f.kind) << ": " << f.message << "\n";
     }
     if (r.faults_omitted > 0) {
       out << "shard verify: " << r.path << ": " << r.faults_omitted << " more faults not listed\n";
@@ -97,10 +97,10 @@ void PrintHuman(const verify::SetResult& set, const Summary& s, bool quiet, std:
     if (!r.unchecked_bytes.has_value()) {
       if (r.Has(verify::FaultKind::kUnreadable)) continue;  // nothing was read
       out << "shard verify: " << r.path << ": the rest of the " << record::CompressionName(r.compression)
-                << " stream after byte " << r.bytes << " left unchecked\n";
+          << " stream after byte " << r.bytes << " left unchecked\n";
     } else if (*r.unchecked_bytes > 0) {
       out << "shard verify: " << r.path << ": " << *r.unchecked_bytes << " bytes after byte " << r.bytes
-                << " left unchecked\n";
+          << " left unchecked\n";
     }
   }
   for (const auto& m : set.manifests) {
@@ -117,7 +117,7 @@ void PrintHuman(const verify::SetResult& set, const Summary& s, bool quiet, std:
   char rate[32];
   std::snprintf(rate, sizeof rate, "%.1f", s.mb_per_s());
   out << "shard verify: " << s.files << (s.files == 1 ? " file" : " files") << " (" << s.files_with_faults
-            << " with faults), " << s.records << " records, " << s.bytes << " bytes checked";
+      << " with faults), " << s.records << " records, " << s.bytes << " bytes checked";
   if (s.unchecked_bytes > 0) out << ", " << s.unchecked_bytes << " bytes unchecked";
   out << ", " << s.faults << (s.faults == 1 ? " fault" : " faults");
   if (!set.manifests.empty()) {
@@ -235,7 +235,7 @@ int RunVerify(const VerifyCliOptions& cli_in, std::ostream& out, std::ostream& e
     if (!libshard::store::IsObjectUrl(p)) continue;
     if (cli_in.paths.size() != 1 || !cli_in.manifest.empty()) {
       err << "shard verify: " << p << ": an s3:// or https:// location is checked on its own (one path, "
-                << "no --manifest)\n";
+          << "no --manifest)\n";
       return kExitUsage;
     }
     auto s = StagedObjects::Stage(p);
@@ -317,7 +317,8 @@ void RegisterVerify(CLI::App& app, int* exit_code, std::ostream& out, std::ostre
       "verify",
       "Check TFRecord shards: framing, both CRCs of every record, that each payload is a tf.Example,\n"
       "and FILE.idx beside a plain shard. PATHS are files, folders (searched recursively for *.tfrecord,\n"
-      "*.tfrecords, *.tfrecord.gz and names ending in -NNNNN-of-NNNNN) or glob patterns. A manifest.json (--manifest, or\n"
+      "*.tfrecords, *.tfrecord.gz and names ending in -NNNNN-of-NNNNN) or glob patterns. A manifest.json (--manifest, "
+      "or\n"
       "found directly inside a folder argument) is checked too: every listed shard present with its record\n"
       "count, size and CRC-32C, no unlisted shard in its folder, labels in its label map, its schema in\n"
       "every record. --decode decodes every image, raw array and mask. Every fault is printed on stdout\n"
@@ -349,8 +350,7 @@ void RegisterVerify(CLI::App& app, int* exit_code, std::ostream& out, std::ostre
       ->excludes(decode);
   cmd->add_flag("--no-index", opt->no_index, "Do not compare FILE.idx with the shard");
   cmd->add_flag("--allow-empty", opt->allow_empty, "Accept files with no records (default: an empty_file fault)");
-  cmd->add_option("--max-record-length", opt->max_record_length,
-                  "Longer records are length_too_large faults")
+  cmd->add_option("--max-record-length", opt->max_record_length, "Longer records are length_too_large faults")
       ->check(IntegerIn(1, int64_t{1} << 62))
       ->capture_default_str();
   cmd->add_flag("-q,--quiet", opt->quiet, "Print only faults, no summary");

@@ -59,11 +59,21 @@ void JsonWriter::WriteString(std::string_view s) {
       continue;
     }
     switch (c) {
-      case '"': out_ << "\\\""; break;
-      case '\\': out_ << "\\\\"; break;
-      case '\n': out_ << "\\n"; break;
-      case '\r': out_ << "\\r"; break;
-      case '\t': out_ << "\\t"; break;
+      case '"':
+        out_ << "\\\"";
+        break;
+      case '\\':
+        out_ << "\\\\";
+        break;
+      case '\n':
+        out_ << "\\n";
+        break;
+      case '\r':
+        out_ << "\\r";
+        break;
+      case '\t':
+        out_ << "\\t";
+        break;
       default:
         if (c < 0x20) {
           char buf[8];
@@ -77,10 +87,22 @@ void JsonWriter::WriteString(std::string_view s) {
   out_ << '"';
 }
 
-void JsonWriter::Int(int64_t v) { BeforeValue(); out_ << v; }
-void JsonWriter::Uint(uint64_t v) { BeforeValue(); out_ << v; }
-void JsonWriter::Bool(bool v) { BeforeValue(); out_ << (v ? "true" : "false"); }
-void JsonWriter::Null() { BeforeValue(); out_ << "null"; }
+void JsonWriter::Int(int64_t v) {
+  BeforeValue();
+  out_ << v;
+}
+void JsonWriter::Uint(uint64_t v) {
+  BeforeValue();
+  out_ << v;
+}
+void JsonWriter::Bool(bool v) {
+  BeforeValue();
+  out_ << (v ? "true" : "false");
+}
+void JsonWriter::Null() {
+  BeforeValue();
+  out_ << "null";
+}
 
 void JsonWriter::Double(double v) {
   BeforeValue();

@@ -36,13 +36,34 @@ class JsonWriter {
   void Null();
 
   // Convenience: Key(k) followed by the value.
-  void Field(std::string_view k, std::string_view v) { Key(k); String(v); }
-  void Field(std::string_view k, const char* v) { Key(k); String(v); }
-  void Field(std::string_view k, int64_t v) { Key(k); Int(v); }
-  void Field(std::string_view k, uint64_t v) { Key(k); Uint(v); }
-  void Field(std::string_view k, int v) { Key(k); Int(v); }
-  void Field(std::string_view k, double v) { Key(k); Double(v); }
-  void Field(std::string_view k, bool v) { Key(k); Bool(v); }
+  void Field(std::string_view k, std::string_view v) {
+    Key(k);
+    String(v);
+  }
+  void Field(std::string_view k, const char* v) {
+    Key(k);
+    String(v);
+  }
+  void Field(std::string_view k, int64_t v) {
+    Key(k);
+    Int(v);
+  }
+  void Field(std::string_view k, uint64_t v) {
+    Key(k);
+    Uint(v);
+  }
+  void Field(std::string_view k, int v) {
+    Key(k);
+    Int(v);
+  }
+  void Field(std::string_view k, double v) {
+    Key(k);
+    Double(v);
+  }
+  void Field(std::string_view k, bool v) {
+    Key(k);
+    Bool(v);
+  }
 
  private:
   void Open(char c);

@@ -35,10 +35,14 @@ void OnInterrupt(int sig) {
 }  // namespace
 
 ProgressBar::ProgressBar(std::FILE* out, bool enabled, std::string prefix, double interval_s)
-    : out_(out), enabled_(enabled), tty_(::isatty(::fileno(out)) != 0), prefix_(std::move(prefix)),
+    : out_(out),
+      enabled_(enabled),
+      tty_(::isatty(::fileno(out)) != 0),
+      prefix_(std::move(prefix)),
       interval_(std::chrono::duration_cast<std::chrono::steady_clock::duration>(
           tty_ ? std::chrono::duration<double>(0.25) : std::chrono::duration<double>(interval_s))),
-      start_(std::chrono::steady_clock::now()), last_(start_) {}
+      start_(std::chrono::steady_clock::now()),
+      last_(start_) {}
 
 int ProgressBar::Width() const {
   struct winsize ws;
@@ -56,9 +60,8 @@ std::string ProgressBar::BarLine(int width, double s, uint64_t done, uint64_t to
   const double frac = total ? std::min(1.0, static_cast<double>(done) / total) : 1;
   char text[160];
   std::snprintf(text, sizeof(text), " %llu/%llu %3.0f%% %.0f img/s %.1f MB/s ETA %s rej %llu",
-                static_cast<unsigned long long>(done), static_cast<unsigned long long>(total), frac * 100,
-                rate, s > 0 ? bytes / s / 1e6 : 0, Eta(rate, done, total).c_str(),
-                static_cast<unsigned long long>(rejected));
+                static_cast<unsigned long long>(done), static_cast<unsigned long long>(total), frac * 100, rate,
+                s > 0 ? bytes / s / 1e6 : 0, Eta(rate, done, total).c_str(), static_cast<unsigned long long>(rejected));
   const int room = width - 1;  // the last column would wrap on some terminals
   const int bar = std::min(30, room - static_cast<int>(std::strlen(text)) - 2);
   std::string line;
@@ -73,14 +76,14 @@ std::string ProgressBar::BarLine(int width, double s, uint64_t done, uint64_t to
   return line;
 }
 
-std::string ProgressBar::PlainLine(const std::string& prefix, double s, uint64_t done, uint64_t total,
-                                   uint64_t bytes, uint64_t rejected) {
+std::string ProgressBar::PlainLine(const std::string& prefix, double s, uint64_t done, uint64_t total, uint64_t bytes,
+                                   uint64_t rejected) {
   const double rate = s > 0 ? done / s : 0;
   char buf[256];
   std::snprintf(buf, sizeof(buf), ": progress %llu/%llu (%.1f%%), %.0f img/s, %.1f MB/s, ETA %s, %llu rejected",
                 static_cast<unsigned long long>(done), static_cast<unsigned long long>(total),
-                total ? 100.0 * done / total : 100.0, rate, s > 0 ? bytes / s / 1e6 : 0,
-                Eta(rate, done, total).c_str(), static_cast<unsigned long long>(rejected));
+                total ? 100.0 * done / total : 100.0, rate, s > 0 ? bytes / s / 1e6 : 0, Eta(rate, done, total).c_str(),
+                static_cast<unsigned long long>(rejected));
   return prefix + buf;
 }
 

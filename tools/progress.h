@@ -37,8 +37,8 @@ class ProgressBar {
   // and the plain line; exposed for tests.
   static std::string BarLine(int width, double seconds, uint64_t done, uint64_t total, uint64_t bytes,
                              uint64_t rejected);
-  static std::string PlainLine(const std::string& prefix, double seconds, uint64_t done, uint64_t total,
-                               uint64_t bytes, uint64_t rejected);
+  static std::string PlainLine(const std::string& prefix, double seconds, uint64_t done, uint64_t total, uint64_t bytes,
+                               uint64_t rejected);
 
  private:
   int Width() const;

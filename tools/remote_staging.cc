@@ -81,8 +81,8 @@ StatusOr<std::unique_ptr<StagedObjects>> StagedObjects::Stage(const std::string&
   if (::mkdtemp(templ.data()) == nullptr) return libshard::ErrnoError("mkdtemp " + templ, errno);
   staged->root_ = templ;
 
-  const bool one_object = !loc.key.empty() && !EndsWith(loc.key, ".json") && !EndsWith(loc.key, "/") &&
-                          s->Head(loc.key).ok();
+  const bool one_object =
+      !loc.key.empty() && !EndsWith(loc.key, ".json") && !EndsWith(loc.key, "/") && s->Head(loc.key).ok();
   if (one_object) {
     const std::string name = fs::path(loc.key).filename().string();
     const std::string dir = loc.key.substr(0, loc.key.size() - name.size());
@@ -95,7 +95,8 @@ StatusOr<std::unique_ptr<StagedObjects>> StagedObjects::Stage(const std::string&
     return staged;
   }
   const std::string manifest_key = EndsWith(loc.key, ".json") ? loc.key : store::JoinKey(loc.key, "manifest.json");
-  const std::string prefix = manifest_key.substr(0, manifest_key.size() - fs::path(manifest_key).filename().string().size());
+  const std::string prefix =
+      manifest_key.substr(0, manifest_key.size() - fs::path(manifest_key).filename().string().size());
   staged->url_prefix_ = s->UrlOf(prefix);
   staged->local_ = staged->root_;
 
@@ -104,8 +105,8 @@ StatusOr<std::unique_ptr<StagedObjects>> StagedObjects::Stage(const std::string&
   std::vector<std::string> names;
   StatusOr<std::string> text = s->GetSmall(manifest_key, libshard::manifest::kMaxBytes);
   if (text.ok()) {
-    LIBSHARD_ASSIGN_OR_RETURN(auto out, libshard::io::NewPosixWritableFile(staged->root_ + "/" +
-                                                                           fs::path(manifest_key).filename().string()));
+    LIBSHARD_ASSIGN_OR_RETURN(
+        auto out, libshard::io::NewPosixWritableFile(staged->root_ + "/" + fs::path(manifest_key).filename().string()));
     LIBSHARD_RETURN_IF_ERROR(out->Append(*text));
     LIBSHARD_RETURN_IF_ERROR(out->Close());
     libshard::Manifest m;

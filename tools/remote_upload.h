@@ -75,7 +75,7 @@ class ShardUploader {
   // Entries handled: NAME.json -> the file's inode and mtime (a redone
   // shard's entry is a new file).
   std::map<std::string, std::pair<uint64_t, int64_t>> done_;
-  std::mutex mu_;                           // done_, error_
+  std::mutex mu_;  // done_, error_
   libshard::Status error_;
   std::atomic<bool> stop_{false};
   std::once_flag watching_;

@@ -33,12 +33,12 @@ TEST(TextEscapeTest, ValidUtf8) {
   EXPECT_TRUE(IsValidUtf8(""));
   EXPECT_TRUE(IsValidUtf8("plain ascii"));
   EXPECT_TRUE(IsValidUtf8("cl\xc3\xa4ss \xe2\x82\xac \xf0\x9f\x98\x80"));  // ä € 😀
-  EXPECT_FALSE(IsValidUtf8("cl\xe4ss"));                                 // Latin-1 ä
-  EXPECT_FALSE(IsValidUtf8("\x80"));                                     // stray continuation
-  EXPECT_FALSE(IsValidUtf8("\xc0\xaf"));                                 // overlong '/'
-  EXPECT_FALSE(IsValidUtf8("\xed\xa0\x80"));                             // surrogate U+D800
-  EXPECT_FALSE(IsValidUtf8("\xf4\x90\x80\x80"));                         // U+110000
-  EXPECT_FALSE(IsValidUtf8("\xe2\x82"));                                 // truncated
+  EXPECT_FALSE(IsValidUtf8("cl\xe4ss"));                                   // Latin-1 ä
+  EXPECT_FALSE(IsValidUtf8("\x80"));                                       // stray continuation
+  EXPECT_FALSE(IsValidUtf8("\xc0\xaf"));                                   // overlong '/'
+  EXPECT_FALSE(IsValidUtf8("\xed\xa0\x80"));                               // surrogate U+D800
+  EXPECT_FALSE(IsValidUtf8("\xf4\x90\x80\x80"));                           // U+110000
+  EXPECT_FALSE(IsValidUtf8("\xe2\x82"));                                   // truncated
 }
 
 TEST(TextEscapeTest, EscapesKnownAnswers) {
@@ -53,7 +53,7 @@ TEST(TextEscapeTest, EscapesKnownAnswers) {
 
 TEST(TextEscapeTest, IsReversibleAndAlwaysValidUtf8OnOneLine) {
   for (const std::string& s : {std::string("cl\xe4ss\\xe4"), std::string("\\\\t\t"), std::string("\xff\xfe\n\\"),
-                              std::string("ok \xc3\xa4 \xe4")}) {
+                               std::string("ok \xc3\xa4 \xe4")}) {
     const std::string e = EscapeText(s);
     EXPECT_TRUE(IsValidUtf8(e)) << e;
     EXPECT_EQ(e.find_first_of("\t\n\r"), std::string::npos) << e;

@@ -1,10 +1,10 @@
 // `shard convert` as a user runs it: every exit code, rejects.tsv, the dry
 // run (text and JSON), task runs, kill -9 and resume (byte-identical to an
 // uninterrupted run), and a full disk (ulimit -f).
-#include <gtest/gtest.h>
+#include <fcntl.h>
 #include <google/protobuf/struct.pb.h>
 #include <google/protobuf/util/json_util.h>
-#include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/file.h>
@@ -36,8 +36,8 @@ using testing::ListFilesRecursive;
 using testing::MakeTempDir;
 using testing::PngBytes;
 using testing::ReadFileOrDie;
-using testing::WriteFileOrDie;
 using testing::ReadRecords;
+using testing::WriteFileOrDie;
 using testing::WriteTreeFile;
 using Result = testing::CommandResult;
 
@@ -142,8 +142,8 @@ TEST(ConvertCliTest, OutOfMemoryRejectsEachImageAndNothingConvertedExitsOne) {
 #endif
   const std::string dir = MakeTempDir();
   MakeSmallTree(dir + "/in");
-  Result r = testing::RunCommand("ulimit -v 2000000; " + std::string(SHARD_BIN) + " convert -q --threads 2 --size 65535 " +
-                                 dir + "/in -o " + dir + "/out");
+  Result r = testing::RunCommand("ulimit -v 2000000; " + std::string(SHARD_BIN) +
+                                 " convert -q --threads 2 --size 65535 " + dir + "/in -o " + dir + "/out");
   EXPECT_EQ(r.exit_code, 1) << r.err;
   StatusOr<Manifest> m = manifest::ReadManifest(dir + "/out/manifest.json");
   ASSERT_TRUE(m.ok()) << r.err;
@@ -193,7 +193,8 @@ TEST(ConvertCliTest, WebpSourcesAreReencodedAndOtherFormatsNamed) {
   const std::string other = MakeTempDir();
   MakeSmallTree(other + "/in");
   WriteTreeFile(other + "/in", "cat/g.gif", std::string("GIF89a") + std::string(30, '\0'));
-  WriteTreeFile(other + "/in", "cat/h.bmp", std::string("BM\x46\0\0\0\0\0\0\0\x36\0\0\0\x28\0\0\0", 18) + std::string(52, '\0'));
+  WriteTreeFile(other + "/in", "cat/h.bmp",
+                std::string("BM\x46\0\0\0\0\0\0\0\x36\0\0\0\x28\0\0\0", 18) + std::string(52, '\0'));
   r = RunShard("convert -q " + other + "/in -o " + other + "/out");
   EXPECT_EQ(r.exit_code, 3) << r.err;
   const std::string tsv = ReadFileOrDie(other + "/out/rejects.tsv");
@@ -245,14 +246,28 @@ TEST(ConvertCliTest, UsageErrorsExitTwo) {
   const std::string dir = MakeTempDir();
   MakeSmallTree(dir + "/in");
   const std::string io = dir + "/in -o " + dir + "/out ";
-  for (const std::string& args :
-       {io + "--bogus", io + "--size abc", io + "--size 0", io + "--size 10x", io + "--size 70000",
-        io + "--format gif", io + "--on-error maybe", io + "--channels cmyk", io + "--shard-size 12Q",
-        io + "--resize-mode stretch", io + "--filter sinc", io + "--val-fraction 1.5", dir + "/in",
-        io + "--shard-size .", io + "--shard-size 1.2.3", io + "--shard-size 99999999999999999999999G",
-        io + "--quality 0", io + "--zstd-level 23", io + "--zstd-level -131073", io + "--raw-filter delta",
-        io + "--num-tasks 0",
-        io + "--num-tasks 2 --task-index 2"}) {
+  for (const std::string& args : {io + "--bogus",
+                                  io + "--size abc",
+                                  io + "--size 0",
+                                  io + "--size 10x",
+                                  io + "--size 70000",
+                                  io + "--format gif",
+                                  io + "--on-error maybe",
+                                  io + "--channels cmyk",
+                                  io + "--shard-size 12Q",
+                                  io + "--resize-mode stretch",
+                                  io + "--filter sinc",
+                                  io + "--val-fraction 1.5",
+                                  dir + "/in",
+                                  io + "--shard-size .",
+                                  io + "--shard-size 1.2.3",
+                                  io + "--shard-size 99999999999999999999999G",
+                                  io + "--quality 0",
+                                  io + "--zstd-level 23",
+                                  io + "--zstd-level -131073",
+                                  io + "--raw-filter delta",
+                                  io + "--num-tasks 0",
+                                  io + "--num-tasks 2 --task-index 2"}) {
     Result r = RunShard("convert " + args);
     EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;
     EXPECT_FALSE(r.err.empty()) << args;
@@ -370,7 +385,8 @@ TEST(ConvertCliTest, CsvColumnOptionsAndDecodeRejectsCarryTheLine) {
   const std::string tsv = ReadFileOrDie(dir + "/out/rejects.tsv");
   EXPECT_TRUE(Contains(tsv, "img/bad.png\t" + dir + "/list.csv:3: ")) << tsv;
   EXPECT_TRUE(Contains(r.err, "rejected img/bad.png: " + dir + "/list.csv:3: ")) << r.err;
-  r = RunShard("convert " + dir + "/list.csv -o " + dir + "/fail --path-col filename --label-col class --on-error fail");
+  r = RunShard("convert " + dir + "/list.csv -o " + dir +
+               "/fail --path-col filename --label-col class --on-error fail");
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_TRUE(Contains(r.err, "shard convert: " + dir + "/list.csv:3: " + dir + "/img/bad.png: ")) << r.err;
   StatusOr<Manifest> m = manifest::ReadManifest(dir + "/out/manifest.json");
@@ -409,7 +425,10 @@ TEST(ConvertCliTest, OddFileNamesAreEscapedNeverDropped) {
   const std::string dir = MakeTempDir();
   const std::string in = dir + "/in";
   WriteTreeFile(in, "cat/a.png", PngBytes(6, 6, 3, 1));
-  WriteTreeFile(in, "cat/b\xe4" "d.jpg", "not an image");
+  WriteTreeFile(in,
+                "cat/b\xe4"
+                "d.jpg",
+                "not an image");
   WriteTreeFile(in, "cat/t\tab.jpg", "not an image");
   WriteTreeFile(in, "cat/back\\slash.jpg", "not an image");
   WriteTreeFile(in, "cat/new\nline.jpg", "not an image");
@@ -641,8 +660,8 @@ TEST(ConvertCliTest, TaskRunWritesItsOwnManifest) {
   Result whole = RunShard("convert -q " + dir + "/in -o " + dir + "/whole --records-per-shard 1");
   ASSERT_EQ(whole.exit_code, 0) << whole.err;
   for (int t = 0; t < 3; ++t) {
-    Result r = RunShard("convert -q " + dir + "/in -o " + dir + "/tasks --records-per-shard 1 --num-tasks 3 --task-index " +
-                     std::to_string(t));
+    Result r = RunShard("convert -q " + dir + "/in -o " + dir +
+                        "/tasks --records-per-shard 1 --num-tasks 3 --task-index " + std::to_string(t));
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_TRUE(fs::exists(dir + "/tasks/.libshard/" + convert::TaskManifestName(t, 3)));
   }
@@ -717,7 +736,7 @@ TEST(ConvertCliTest, OutputIsTheInputOrInsideIt) {
     ASSERT_TRUE(a.ok() && b.ok());
     EXPECT_EQ(b->rejects_size(), 0);
     EXPECT_EQ(b->labels_size(), a->labels_size());  // no class "shards"
-    EXPECT_EQ(b->plan_id(), a->plan_id());  // the same plan, byte for byte
+    EXPECT_EQ(b->plan_id(), a->plan_id());          // the same plan, byte for byte
     EXPECT_EQ(b->stats().converted(), a->stats().converted());
   }
   for (const char* f : {"/in-train-00000-of-00002.tfrecord", "/in-train-00001-of-00002.tfrecord"}) {
@@ -802,8 +821,9 @@ TEST(ConvertCliTest, NonImageFilesAreSkippedAndCountedAndGlobsChoose) {
   EXPECT_EQ(dry.exit_code, 0) << dry.err;
   EXPECT_TRUE(Contains(dry.out, "\nskipped 6 non-image file(s): .json 3, .db 1, .desktop 1, .txt 1\n")) << dry.out;
   Result json = RunShard("convert --dry-run --json " + in + " -o " + dir + "/dry");
-  EXPECT_TRUE(Contains(json.out, "\"skipped\":{\"non_image\":{\".db\":1,\".desktop\":1,\".json\":3,\".txt\":1},"
-                                 "\"excluded\":0,\"not_included\":0}"))
+  EXPECT_TRUE(Contains(json.out,
+                       "\"skipped\":{\"non_image\":{\".db\":1,\".desktop\":1,\".json\":3,\".txt\":1},"
+                       "\"excluded\":0,\"not_included\":0}"))
       << json.out;
 
   // --exclude by name and by path; --include takes a non-image extension.
@@ -831,17 +851,20 @@ TEST(ConvertCliTest, LayoutIsRecognisedSaidAndForced) {
   const std::string dir = MakeTempDir();
   const std::string in = dir + "/in";
   for (int i = 0; i < 6; ++i) {
-    WriteTreeFile(in, std::string(i < 4 ? "Train" : "Test") + "/c" + std::to_string(i % 2) + "/" + std::to_string(i) +
-                          ".png", PngBytes(4, 4, 3, i));
+    WriteTreeFile(
+        in, std::string(i < 4 ? "Train" : "Test") + "/c" + std::to_string(i % 2) + "/" + std::to_string(i) + ".png",
+        PngBytes(4, 4, 3, i));
   }
   Result dry = RunShard("convert --dry-run " + in + " -o " + dir + "/out");
   EXPECT_EQ(dry.exit_code, 0) << dry.err;
-  EXPECT_TRUE(Contains(dry.out, "\nlayout split/class: split test (folder Test) 2 samples in 2 classes, split train "
-                                "(folder Train) 4 samples in 2 classes\n"))
+  EXPECT_TRUE(Contains(dry.out,
+                       "\nlayout split/class: split test (folder Test) 2 samples in 2 classes, split train "
+                       "(folder Train) 4 samples in 2 classes\n"))
       << dry.out;
   Result json = RunShard("convert --dry-run --json " + in + " -o " + dir + "/out");
-  EXPECT_TRUE(Contains(json.out, "\"layout\":\"split/class\",\"split_folders\":[{\"folder\":\"Test\",\"split\":"
-                                 "\"test\"},{\"folder\":\"Train\",\"split\":\"train\"}]"))
+  EXPECT_TRUE(Contains(json.out,
+                       "\"layout\":\"split/class\",\"split_folders\":[{\"folder\":\"Test\",\"split\":"
+                       "\"test\"},{\"folder\":\"Train\",\"split\":\"train\"}]"))
       << json.out;
   Result r = RunShard("convert " + in + " -o " + dir + "/out");
   EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -850,8 +873,9 @@ TEST(ConvertCliTest, LayoutIsRecognisedSaidAndForced) {
   Result forced = RunShard("convert --dry-run --layout class " + in + " -o " + dir + "/out2");
   EXPECT_EQ(forced.exit_code, 0) << forced.err;
   EXPECT_TRUE(Contains(forced.out, "\nlayout class: split train 6 samples in 2 classes\n")) << forced.out;
-  EXPECT_TRUE(Contains(forced.err, "warning: top-level folder 'Test' looks like a split but was taken as a class "
-                                   "(--layout class)"))
+  EXPECT_TRUE(Contains(forced.err,
+                       "warning: top-level folder 'Test' looks like a split but was taken as a class "
+                       "(--layout class)"))
       << forced.err;
   Result bad = RunShard("convert --dry-run --layout tree " + in + " -o " + dir + "/out2");
   EXPECT_EQ(bad.exit_code, 2);
@@ -883,8 +907,9 @@ TEST(ConvertCliTest, ExitCodesForNothingConvertedMissingMergeFolderAndLongPrefix
   const std::string long_prefix(230, 'p');
   r = RunShard("convert -q " + dir + "/in -o " + dir + "/long --prefix " + long_prefix);
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_TRUE(Contains(r.err, "passes the file system's 255-byte limit: use a --prefix of at most 213 bytes "
-                              "(split 'train')"))
+  EXPECT_TRUE(Contains(r.err,
+                       "passes the file system's 255-byte limit: use a --prefix of at most 213 bytes "
+                       "(split 'train')"))
       << r.err;
   EXPECT_FALSE(fs::exists(dir + "/long"));
   r = RunShard("convert -q " + dir + "/in -o " + dir + "/long --prefix " + std::string(213, 'p'));
@@ -896,27 +921,31 @@ TEST(ConvertCliTest, ExitCodesForNothingConvertedMissingMergeFolderAndLongPrefix
 TEST(ConvertCliTest, TaskVariablesAreNamedAndSlurmStepsMap) {
   const std::string dir = MakeTempDir();
   MakeSmallTree(dir + "/in");
-  const std::string no_env = "env -u SLURM_ARRAY_TASK_ID -u SLURM_ARRAY_TASK_COUNT -u SLURM_ARRAY_TASK_MIN "
-                             "-u SLURM_ARRAY_TASK_STEP -u JOB_COMPLETION_INDEX ";
+  const std::string no_env =
+      "env -u SLURM_ARRAY_TASK_ID -u SLURM_ARRAY_TASK_COUNT -u SLURM_ARRAY_TASK_MIN "
+      "-u SLURM_ARRAY_TASK_STEP -u JOB_COMPLETION_INDEX ";
   auto run = [&](const std::string& vars, const std::string& flags) {
     return testing::RunCommand(no_env + vars + " " + SHARD_BIN + " convert --dry-run " + dir + "/in -o " + dir +
                                "/out --records-per-shard 1 " + flags);
   };
   Result r = run("JOB_COMPLETION_INDEX=1", "");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err, "shard convert: JOB_COMPLETION_INDEX=1 gives this task's index but not the number of tasks: add "
-                   "--num-tasks N (an Indexed Job's completions)\n");
+  EXPECT_EQ(r.err,
+            "shard convert: JOB_COMPLETION_INDEX=1 gives this task's index but not the number of tasks: add "
+            "--num-tasks N (an Indexed Job's completions)\n");
   r = run("JOB_COMPLETION_INDEX=5", "--num-tasks 4");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err, "shard convert: task index 5 from JOB_COMPLETION_INDEX=5 is out of range for --num-tasks 4 (0..3)\n");
+  EXPECT_EQ(r.err,
+            "shard convert: task index 5 from JOB_COMPLETION_INDEX=5 is out of range for --num-tasks 4 (0..3)\n");
   r = run("JOB_COMPLETION_INDEX=2", "--num-tasks 4");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(Contains(r.err, "shard convert: task 2 of 4 (0-based), from JOB_COMPLETION_INDEX=2\n")) << r.err;
   // --array=0-9:2 (tasks 0, 2, 4, 6, 8) and --array=10-19.
   r = run("SLURM_ARRAY_TASK_ID=6 SLURM_ARRAY_TASK_MIN=0 SLURM_ARRAY_TASK_STEP=2 SLURM_ARRAY_TASK_COUNT=5", "");
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_TRUE(Contains(r.err, "shard convert: task 3 of 5 (0-based), from SLURM_ARRAY_TASK_ID=6, SLURM_ARRAY_TASK_MIN=0, "
-                              "SLURM_ARRAY_TASK_STEP=2, SLURM_ARRAY_TASK_COUNT=5\n"))
+  EXPECT_TRUE(Contains(r.err,
+                       "shard convert: task 3 of 5 (0-based), from SLURM_ARRAY_TASK_ID=6, SLURM_ARRAY_TASK_MIN=0, "
+                       "SLURM_ARRAY_TASK_STEP=2, SLURM_ARRAY_TASK_COUNT=5\n"))
       << r.err;
   r = run("SLURM_ARRAY_TASK_ID=12 SLURM_ARRAY_TASK_MIN=10 SLURM_ARRAY_TASK_STEP=1 SLURM_ARRAY_TASK_COUNT=10", "");
   EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -924,12 +953,14 @@ TEST(ConvertCliTest, TaskVariablesAreNamedAndSlurmStepsMap) {
   // Out of range or off the step: named, not "--task-index".
   r = run("SLURM_ARRAY_TASK_ID=7 SLURM_ARRAY_TASK_MIN=0 SLURM_ARRAY_TASK_STEP=2 SLURM_ARRAY_TASK_COUNT=5", "");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err, "shard convert: SLURM_ARRAY_TASK_ID=7, SLURM_ARRAY_TASK_MIN=0, SLURM_ARRAY_TASK_STEP=2, "
-                   "SLURM_ARRAY_TASK_COUNT=5: not one of the array's 5 tasks (MIN + k * STEP, k in 0..4); an array "
-                   "given as a list (--array=1,5,9) has no step: give --num-tasks N and --task-index I\n");
+  EXPECT_EQ(r.err,
+            "shard convert: SLURM_ARRAY_TASK_ID=7, SLURM_ARRAY_TASK_MIN=0, SLURM_ARRAY_TASK_STEP=2, "
+            "SLURM_ARRAY_TASK_COUNT=5: not one of the array's 5 tasks (MIN + k * STEP, k in 0..4); an array "
+            "given as a list (--array=1,5,9) has no step: give --num-tasks N and --task-index I\n");
   r = run("SLURM_ARRAY_TASK_ID=9 SLURM_ARRAY_TASK_MIN=0 SLURM_ARRAY_TASK_COUNT=4", "");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_TRUE(Contains(r.err, "SLURM_ARRAY_TASK_ID=9, SLURM_ARRAY_TASK_MIN=0, SLURM_ARRAY_TASK_COUNT=4: not one of")) << r.err;
+  EXPECT_TRUE(Contains(r.err, "SLURM_ARRAY_TASK_ID=9, SLURM_ARRAY_TASK_MIN=0, SLURM_ARRAY_TASK_COUNT=4: not one of"))
+      << r.err;
   EXPECT_FALSE(Contains(r.err, "--task-index:")) << r.err;
   r = run("SLURM_ARRAY_TASK_ID=x1 SLURM_ARRAY_TASK_COUNT=4", "");
   EXPECT_EQ(r.exit_code, 2);
@@ -946,8 +977,9 @@ TEST(ConvertCliTest, AlphaKeepWithJpegIsAUsageError) {
   MakeSmallTree(dir + "/in");
   Result r = RunShard("convert -q " + dir + "/in -o " + dir + "/out --alpha keep");
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_EQ(r.err, "shard convert: --alpha keep needs --format png or raw: JPEG has no alpha channel (every image "
-                   "with alpha would be rejected); --alpha composite flattens it over the background\n");
+  EXPECT_EQ(r.err,
+            "shard convert: --alpha keep needs --format png or raw: JPEG has no alpha channel (every image "
+            "with alpha would be rejected); --alpha composite flattens it over the background\n");
   EXPECT_FALSE(fs::exists(dir + "/out"));
   r = RunShard("convert -q " + dir + "/in -o " + dir + "/out --alpha keep --format png");
   EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -966,16 +998,17 @@ TEST(ConvertCliTest, MaskRejectsNameTheirFilesAndTaskSummaryNamesTheTaskManifest
   StatusOr<Manifest> m = manifest::ReadManifest(dir + "/out/manifest.json");
   ASSERT_TRUE(m.ok()) << m.status();
   ASSERT_EQ(m->rejects_size(), 2);
-  EXPECT_TRUE(Contains(m->rejects(0).reason(), "mask " + dir + "/masks/img0.png (colours of " + dir +
-                                                   "/class_dict.csv): "))
+  EXPECT_TRUE(
+      Contains(m->rejects(0).reason(), "mask " + dir + "/masks/img0.png (colours of " + dir + "/class_dict.csv): "))
       << m->rejects(0).reason();
 
   const std::string in = dir + "/many";
   WriteTreeFile(in, "c/good.png", PngBytes(4, 4, 3, 1));
   for (int i = 0; i < 60; ++i) WriteTreeFile(in, "c/bad" + std::to_string(i) + ".png", "not an image");
   r = RunShard("convert " + in + " -o " + dir + "/tasks --records-per-shard 1 --num-tasks 2 --task-index 0");
-  EXPECT_TRUE(Contains(r.err, "more rejects in " + dir + "/tasks/.libshard/manifest.task-00000-of-00002.json "
-                              "(rejects.tsv once shard merge has run)\n"))
+  EXPECT_TRUE(Contains(r.err, "more rejects in " + dir +
+                                  "/tasks/.libshard/manifest.task-00000-of-00002.json "
+                                  "(rejects.tsv once shard merge has run)\n"))
       << r.err;
   EXPECT_FALSE(Contains(r.err, "rejects.tsv\n")) << r.err;
 }
@@ -1064,12 +1097,14 @@ TEST(ConvertCliTest, MessagesNameTasksResumeFolderAndOutputFormat) {
   const std::string dir = MakeTempDir();
   const std::string in = dir + "/in";
   MakeSmallTree(in);
-  const std::string no_env = "env -u SLURM_ARRAY_TASK_ID -u SLURM_ARRAY_TASK_COUNT -u SLURM_ARRAY_TASK_MIN "
-                             "-u JOB_COMPLETION_INDEX ";
+  const std::string no_env =
+      "env -u SLURM_ARRAY_TASK_ID -u SLURM_ARRAY_TASK_COUNT -u SLURM_ARRAY_TASK_MIN "
+      "-u JOB_COMPLETION_INDEX ";
   Result alone = testing::RunCommand(no_env + SHARD_BIN + " convert -q " + in + " -o " + dir + "/t --task-index 1");
   EXPECT_EQ(alone.exit_code, 2);
-  EXPECT_EQ(alone.err, "shard convert: --task-index 1 needs --num-tasks N (the number of tasks the work is split "
-                       "into, or SLURM_ARRAY_TASK_COUNT)\n");
+  EXPECT_EQ(alone.err,
+            "shard convert: --task-index 1 needs --num-tasks N (the number of tasks the work is split "
+            "into, or SLURM_ARRAY_TASK_COUNT)\n");
 
   const std::string out = dir + "/out";
   Result first = RunShard("convert " + in + " -o " + out + " --records-per-shard 1");
@@ -1085,15 +1120,17 @@ TEST(ConvertCliTest, MessagesNameTasksResumeFolderAndOutputFormat) {
   fs::remove(out + "/in-train-00002-of-00004.tfrecord");
   resumed = RunShard("convert " + in + " -o " + out + " --records-per-shard 1 --channels gray --format png");
   ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
-  EXPECT_TRUE(Contains(resumed.err, "shard convert: 1 converted in this run (1 shards written); 3 kept from an "
-                                    "earlier run in 3 shard(s), 4 in all; "))
+  EXPECT_TRUE(Contains(resumed.err,
+                       "shard convert: 1 converted in this run (1 shards written); 3 kept from an "
+                       "earlier run in 3 shard(s), 4 in all; "))
       << resumed.err;
 
   Result dry = testing::RunCommand("cd " + in + " && " + SHARD_BIN + " convert --dry-run . -o ../dry --channels auto");
   ASSERT_EQ(dry.exit_code, 0) << dry.err;
   EXPECT_TRUE(Contains(dry.out, "dry run: 4 samples in " + in + ", 2 classes; nothing written\n")) << dry.out;
-  EXPECT_TRUE(Contains(dry.out, "output: 1 shards in ../dry; jpeg quality 90 (JPEGs needing no change copied), 1 "
-                                "or 3 channels (auto: gray sources stay gray)\n"))
+  EXPECT_TRUE(Contains(dry.out,
+                       "output: 1 shards in ../dry; jpeg quality 90 (JPEGs needing no change copied), 1 "
+                       "or 3 channels (auto: gray sources stay gray)\n"))
       << dry.out;
 }
 
@@ -1121,8 +1158,9 @@ TEST(ConvertCliTest, VerifyWithoutManifestChecksNumberedSets) {
       << r.out;
   EXPECT_TRUE(Contains(r.out, "shard verify: 6 files (0 with faults), 6 records,")) << r.out;
   EXPECT_TRUE(Contains(r.out, " 1 fault, ")) << r.out;
-  EXPECT_TRUE(Contains(r.out, "shard verify: no manifest.json given or found: sets checked by their -NNNNN-of-MMMMM "
-                              "names only\n"))
+  EXPECT_TRUE(Contains(r.out,
+                       "shard verify: no manifest.json given or found: sets checked by their -NNNNN-of-MMMMM "
+                       "names only\n"))
       << r.out;
   // A shard named on its own is not held to its siblings.
   Result one = RunShard("verify " + out + "/in-train-00000-of-00020.tfrecord");
@@ -1176,7 +1214,8 @@ TEST(ConvertCliTest, KillNineAndResumeGivesTheSameBytes) {
   const std::string in = dir + "/in";
   MakeManyImages(in, 160, 12);
   auto args = [&](const std::string& out) {
-    return std::vector<std::string>{"convert", "-q", in, "-o", out, "--records-per-shard", "4", "--threads", "2", "--size", "10"};
+    return std::vector<std::string>{"convert", "-q",        in,  "-o",     out, "--records-per-shard",
+                                    "4",       "--threads", "2", "--size", "10"};
   };
   const std::string ref_dir = dir + "/ref";
   std::string cmd = "convert -q " + in + " -o " + ref_dir + " --records-per-shard 4 --threads 2 --size 10";
@@ -1245,8 +1284,9 @@ TEST(ConvertCliTest, SigintSaysHowToResumeAndExits130) {
   const std::string dir = MakeTempDir();
   MakeManyImages(dir + "/in", 1500, 24);
   const std::string out = dir + "/out", err = dir + "/err.txt";
-  const std::vector<std::string> args = {"convert", dir + "/in", "-o", out, "--threads", "1", "--format", "png",
-                                         "--records-per-shard", "50", "--progress-interval", "0.001"};
+  const std::vector<std::string> args = {
+      "convert", dir + "/in",           "-o",   out, "--threads", "1", "--format", "png", "--records-per-shard",
+      "50",      "--progress-interval", "0.001"};
   pid_t pid = Spawn(args, err);
   ASSERT_GT(pid, 0);
   // Signal once converting has begun (the first progress line).
@@ -1285,8 +1325,7 @@ TEST(ConvertCliTest, DiskFullFailsNamingTheFileAndLeavesNoIncompleteShard) {
                                  SHARD_BIN + " convert -q " + in + " -o " + out + flags + "'");
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_TRUE(Contains(r.err, out + "/")) << r.err;
-  EXPECT_TRUE(Contains(r.err, "File too large") || Contains(r.err, "EFBIG") || Contains(r.err, "too large"))
-      << r.err;
+  EXPECT_TRUE(Contains(r.err, "File too large") || Contains(r.err, "EFBIG") || Contains(r.err, "too large")) << r.err;
   EXPECT_FALSE(fs::exists(out + "/manifest.json"));
   ExpectNoTemporaries(out);
   ExpectFinalShardsComplete(out);
@@ -1303,18 +1342,20 @@ TEST(ConvertCliTest, DiskFullFailsNamingTheFileAndLeavesNoIncompleteShard) {
 TEST(ConvertCliTest, DiskFullAtEachMetadataFileLeavesNoTemporaries) {
   const std::string dir = MakeTempDir();
   const std::string in = dir + "/in";
-  for (int i = 0; i < 8; ++i) WriteTreeFile(in, std::string(i % 2 ? "a" : "b") + "/" + std::to_string(i) + ".png", PngBytes(4, 4, 3, i));
+  for (int i = 0; i < 8; ++i)
+    WriteTreeFile(in, std::string(i % 2 ? "a" : "b") + "/" + std::to_string(i) + ".png", PngBytes(4, 4, 3, i));
   const std::string flags = " --records-per-shard 1 --format png --threads 2";
   struct Case {
     const char* what;  // the file the limit stops
     int limit_kib;
-    int strays;        // files outside any class folder: listing rejects, only in rejects.tsv and manifest.json
+    int strays;  // files outside any class folder: listing rejects, only in rejects.tsv and manifest.json
   };
-  for (const Case& c : {Case{".libshard/in-train-00000-of-00008.tfrecord.json", 1, 0},
-                        Case{"rejects.tsv", 2, 60}, Case{"manifest.json", 4, 0}}) {
+  for (const Case& c : {Case{".libshard/in-train-00000-of-00008.tfrecord.json", 1, 0}, Case{"rejects.tsv", 2, 60},
+                        Case{"manifest.json", 4, 0}}) {
     SCOPED_TRACE(c.what);
     for (int i = 0; i < c.strays; ++i) {
-      WriteTreeFile(in, "stray_file_outside_any_class_folder_with_a_long_name_" + std::to_string(1000 + i) + ".png", "x");
+      WriteTreeFile(in, "stray_file_outside_any_class_folder_with_a_long_name_" + std::to_string(1000 + i) + ".png",
+                    "x");
     }
     const std::string out = dir + "/out" + std::to_string(c.limit_kib);
     Result r = testing::RunCommand("bash -c 'ulimit -f " + std::to_string(c.limit_kib) + "; trap \"\" XFSZ; exec " +

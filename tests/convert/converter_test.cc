@@ -5,9 +5,9 @@
 // splits, fail-on-error and all-rejected runs.
 #include "libshard/convert/converter.h"
 
+#include <gtest/gtest.h>
 #include <atomic>
 #include <stdexcept>
-#include <gtest/gtest.h>
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -63,11 +63,21 @@ void MakeTree(const std::string& root) {
       const int w = 9 + (k * 7) % 23, h = 7 + (k * 5) % 19;
       std::string name = dir + "/img" + std::to_string(k);
       switch (k % 5) {
-        case 0: WriteTreeFile(root, name + ".png", PngBytes(w, h, 3, k)); break;
-        case 1: WriteTreeFile(root, name + ".jpg", JpegBytes(w, h, 3, k)); break;
-        case 2: WriteTreeFile(root, name + ".png", PngBytes(w, h, 1, k)); break;
-        case 3: WriteTreeFile(root, name + ".jpeg", JpegBytes(w, h, 1, k)); break;
-        case 4: WriteTreeFile(root, name + ".png", PngBytes(w, h, 4, k)); break;
+        case 0:
+          WriteTreeFile(root, name + ".png", PngBytes(w, h, 3, k));
+          break;
+        case 1:
+          WriteTreeFile(root, name + ".jpg", JpegBytes(w, h, 3, k));
+          break;
+        case 2:
+          WriteTreeFile(root, name + ".png", PngBytes(w, h, 1, k));
+          break;
+        case 3:
+          WriteTreeFile(root, name + ".jpeg", JpegBytes(w, h, 1, k));
+          break;
+        case 4:
+          WriteTreeFile(root, name + ".png", PngBytes(w, h, 4, k));
+          break;
       }
     }
   };
@@ -407,8 +417,9 @@ TEST_F(ConverterTest, RePlanRemovesTheEarlierPlansShards) {
   EXPECT_EQ(r->removed_stale, want_removed);
 
   // Exactly the shards the manifest lists (with index and entry), nothing else of the earlier plan.
-  std::vector<std::string> want = {".libshard/lock", "manifest.json", "notes.txt", "other-train-00000-of-00002.tfrecord",
-                                   "rejects.tsv", "t-train-extra-00000-of-00002.tfrecord"};
+  std::vector<std::string> want = {".libshard/lock", "manifest.json",
+                                   "notes.txt",      "other-train-00000-of-00002.tfrecord",
+                                   "rejects.tsv",    "t-train-extra-00000-of-00002.tfrecord"};
   for (const SplitEntry& split : r->manifest.splits()) {
     for (const ShardEntry& e : split.shards()) {
       want.push_back(e.file());
@@ -492,8 +503,8 @@ TEST_F(ConverterTest, SecondWriterOfAnOutputFolderIsRefused) {
     r = Convert(o);
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
-    EXPECT_EQ(r.status().message(), out + ": task 1 of 2 is already running into this output folder (it holds " +
-                                        out + "/.libshard/lock.task-00001-of-00002); wait for it to end");
+    EXPECT_EQ(r.status().message(), out + ": task 1 of 2 is already running into this output folder (it holds " + out +
+                                        "/.libshard/lock.task-00001-of-00002); wait for it to end");
     // A merge needs every task finished.
     StatusOr<MergeResult> m = MergeTasks(out);
     ASSERT_FALSE(m.ok());
@@ -660,7 +671,9 @@ TEST_F(ConverterTest, ProgressIsSerialAndAThrowingCallbackStopsTheRun) {
 
 TEST(ConverterRejectTest, EverythingRejected) {
   const std::string base = MakeTempDir();
-  for (int i = 0; i < 5; ++i) WriteTreeFile(base + "/in", "c" + std::to_string(i % 2) + "/f" + std::to_string(i) + ".png", "text " + std::to_string(i));
+  for (int i = 0; i < 5; ++i)
+    WriteTreeFile(base + "/in", "c" + std::to_string(i % 2) + "/f" + std::to_string(i) + ".png",
+                  "text " + std::to_string(i));
   ConvertOptions o = Options(base + "/in", base + "/out");
   StatusOr<ConvertResult> r = Convert(o);
   ASSERT_TRUE(r.ok()) << r.status();
@@ -707,8 +720,9 @@ TEST(ConverterRejectTest, OutOfMemoryIsARejectOfThatImageNotAnAbort) {
     return 0;
   });
   ASSERT_EQ(rc, 0) << (fs::exists(report) ? ReadFileOrDie(report) : "no report");
-  EXPECT_EQ(ReadFileOrDie(report), "converted 4; b/huge.png: out of memory decoding the image (not caused by the "
-                                   "file: retried on the next run)");
+  EXPECT_EQ(ReadFileOrDie(report),
+            "converted 4; b/huge.png: out of memory decoding the image (not caused by the "
+            "file: retried on the next run)");
   fs::remove_all(base);
 }
 
@@ -746,8 +760,9 @@ TEST(ConverterRejectTest, OutOfMemoryRejectIsRetriedByTheNextRun) {
   ASSERT_EQ(rc, 0) << (fs::exists(report) ? ReadFileOrDie(report) : "no report");
   const std::string first = ReadFileOrDie(report);
   ASSERT_TRUE(Contains(first, "converted 3, transient 1; ")) << first;
-  EXPECT_TRUE(Contains(first, "b/huge.png: out of memory decoding the image (not caused by the file: retried on the "
-                              "next run)"))
+  EXPECT_TRUE(Contains(first,
+                       "b/huge.png: out of memory decoding the image (not caused by the file: retried on the "
+                       "next run)"))
       << first;
 
   StatusOr<ConvertResult> again = Convert(o);  // all the memory it needs
@@ -925,13 +940,18 @@ const OptionFlip kFlips[] = {
     {"channels_gray", Plain, [](ConvertOptions* o) { o->encode.decode.channels = image::ChannelMode::kGray; }, true},
     {"channels_auto", Plain, [](ConvertOptions* o) { o->encode.decode.channels = image::ChannelMode::kAuto; }, true},
     {"alpha_keep", Png, [](ConvertOptions* o) { o->encode.decode.alpha = image::AlphaMode::kKeep; }, true},
-    {"background", Plain, [](ConvertOptions* o) { o->encode.decode.background = {0, 128, 0}; }, true},
+    {"background", Plain,
+     [](ConvertOptions* o) {
+       o->encode.decode.background = {0, 128, 0};
+     },
+     true},
     {"max_pixels", Plain, [](ConvertOptions* o) { o->encode.decode.max_pixels = 200; }, true},
     {"apply_orientation", Plain, [](ConvertOptions* o) { o->encode.decode.apply_orientation = false; }, true},
     {"strict_jpeg", Plain, [](ConvertOptions* o) { o->encode.decode.strict_jpeg = true; }, false},
     {"format", Plain, Png, true},
     {"quality", Plain, [](ConvertOptions* o) { o->encode.jpeg.quality = 50; }, true},
-    {"jpeg_subsampling", Plain, [](ConvertOptions* o) { o->encode.jpeg.subsampling = image::ChromaSubsampling::k444; }, true},
+    {"jpeg_subsampling", Plain, [](ConvertOptions* o) { o->encode.jpeg.subsampling = image::ChromaSubsampling::k444; },
+     true},
     {"jpeg_progressive", Plain, [](ConvertOptions* o) { o->encode.jpeg.progressive = true; }, true},
     {"jpeg_optimize_huffman", Plain, [](ConvertOptions* o) { o->encode.jpeg.optimize_huffman = true; }, true},
     {"png_level", Png, [](ConvertOptions* o) { o->encode.png.compression_level = 0; }, true},
@@ -941,13 +961,22 @@ const OptionFlip kFlips[] = {
     {"size", Resized, [](ConvertOptions* o) { o->encode.transform.width = 10; }, true},
     {"resize_mode", Resized, [](ConvertOptions* o) { o->encode.transform.mode = image::ResizeMode::kStretch; }, true},
     {"filter", Resized, [](ConvertOptions* o) { o->encode.transform.filter = image::Filter::kNearest; }, true},
-    {"fill", Resized, [](ConvertOptions* o) { o->encode.transform.fill = {200, 10, 10, 255}; }, true},
-    {"crop", Plain, [](ConvertOptions* o) { o->encode.transform.crop = image::PixelRect{1, 1, 5, 5}; }, true},
+    {"fill", Resized,
+     [](ConvertOptions* o) {
+       o->encode.transform.fill = {200, 10, 10, 255};
+     },
+     true},
+    {"crop", Plain,
+     [](ConvertOptions* o) {
+       o->encode.transform.crop = image::PixelRect{1, 1, 5, 5};
+     },
+     true},
     {"seed", Plain, [](ConvertOptions* o) { o->plan.seed = 5; }, true},
     {"shuffle", Plain, [](ConvertOptions* o) { o->plan.shuffle = false; }, true},
     {"mask_suffix", Plain, [](ConvertOptions* o) { o->list.mask_suffix = "_L"; }, false},
     {"mask_ignore_index", Plain, [](ConvertOptions* o) { o->encode.mask_options.ignore_index = 7; }, false},
-    {"unknown_color", Plain, [](ConvertOptions* o) { o->encode.mask_options.unknown = image::UnknownColor::kIgnore; }, false},
+    {"unknown_color", Plain, [](ConvertOptions* o) { o->encode.mask_options.unknown = image::UnknownColor::kIgnore; },
+     false},
     {"on_error", Plain, [](ConvertOptions* o) { o->fail_on_error = true; }, false},
 };
 

@@ -50,9 +50,8 @@ TEST(DatasetStatsTest, SumsMeanAndStdMatchADirectComputation) {
   };
   // Sizes not a multiple of the 48 accumulation lanes, and a large 8-bit
   // image that crosses the 16384-block flush of the 32-bit lanes.
-  const Case cases[] = {{1, 1, 1, 8},   {7, 5, 1, 8},   {13, 11, 2, 8}, {17, 9, 3, 8},
-                        {5, 31, 4, 8},  {9, 7, 1, 16},  {11, 3, 3, 16}, {6, 6, 4, 16},
-                        {1031, 797, 3, 8}, {3, 17, 2, 16}};
+  const Case cases[] = {{1, 1, 1, 8},  {7, 5, 1, 8},   {13, 11, 2, 8}, {17, 9, 3, 8},     {5, 31, 4, 8},
+                        {9, 7, 1, 16}, {11, 3, 3, 16}, {6, 6, 4, 16},  {1031, 797, 3, 8}, {3, 17, 2, 16}};
   for (int c = 1; c <= 4; ++c) {
     StatsAccumulator acc;
     Direct d;

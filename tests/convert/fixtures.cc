@@ -11,10 +11,10 @@
 #include "libshard/image/decode.h"
 #include "libshard/image/encode.h"
 #include "libshard/image/mask_colors.h"
+#include "libshard/io/shard_paths.h"
 #include "libshard/manifest/manifest_json.h"
 #include "libshard/reader/batch_loader.h"
 #include "libshard/record/record_reader.h"
-#include "libshard/io/shard_paths.h"
 #include "libshard/verify/verifier.h"
 #include "testutil.h"
 
@@ -62,8 +62,8 @@ std::string JpegBytes(int width, int height, int channels, uint32_t seed, bool p
 }
 
 std::string WithExifOrientation(const std::string& jpeg, int orientation) {
-  std::string tiff("MM\0\x2a\0\0\0\x08", 8);   // big-endian, IFD0 at offset 8
-  tiff += std::string("\0\x01", 2);              // one entry
+  std::string tiff("MM\0\x2a\0\0\0\x08", 8);           // big-endian, IFD0 at offset 8
+  tiff += std::string("\0\x01", 2);                    // one entry
   tiff += std::string("\x01\x12\0\x03\0\0\0\x01", 8);  // Orientation, SHORT, count 1
   tiff += static_cast<char>(0);
   tiff += static_cast<char>(orientation);
@@ -121,8 +121,7 @@ std::map<std::string, std::string> SnapshotDir(const std::string& dir) {
   return out;
 }
 
-int CountDifferences(const std::map<std::string, std::string>& want,
-                     const std::map<std::string, std::string>& got) {
+int CountDifferences(const std::map<std::string, std::string>& want, const std::map<std::string, std::string>& got) {
   int diffs = 0;
   for (const auto& [k, v] : want) {
     auto it = got.find(k);
@@ -207,7 +206,8 @@ FolderReadBack ReadBackFolder(const std::string& dir) {
 void MakeColourMaskSet(const std::string& root, int n, int w, int h) {
   std::string csv = "name,r,g,b\n";
   for (const MaskClassColour& c : kMaskClasses) {
-    csv += std::string(c.name) + "," + std::to_string(c.r) + "," + std::to_string(c.g) + "," + std::to_string(c.b) + "\n";
+    csv +=
+        std::string(c.name) + "," + std::to_string(c.r) + "," + std::to_string(c.g) + "," + std::to_string(c.b) + "\n";
   }
   WriteTreeFile(root, "class_dict.csv", csv);
   for (int k = 0; k < n; ++k) {

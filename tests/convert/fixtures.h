@@ -20,7 +20,8 @@ struct MaskClassColour {
   const char* name;
   uint8_t r, g, b;
 };
-inline constexpr MaskClassColour kMaskClasses[3] = {{"Sky", 128, 128, 128}, {"Road", 128, 64, 128}, {"Car", 64, 0, 128}};
+inline constexpr MaskClassColour kMaskClasses[3] = {
+    {"Sky", 128, 128, 128}, {"Road", 128, 64, 128}, {"Car", 64, 0, 128}};
 void MakeColourMaskSet(const std::string& root, int n, int w, int h);
 // Output mask pixels per value, counted from the image/segmentation/class/
 // encoded PNGs of every .tfrecord directly under `dir`.
@@ -45,8 +46,7 @@ std::vector<std::string> ListFilesRecursive(const std::string& dir);
 std::map<std::string, std::string> SnapshotDir(const std::string& dir);
 // Adds a failure for each file missing, extra or different in `got`;
 // returns how many.
-int CountDifferences(const std::map<std::string, std::string>& want,
-                     const std::map<std::string, std::string>& got);
+int CountDifferences(const std::map<std::string, std::string>& want, const std::map<std::string, std::string>& got);
 
 // What the readers make of a converted output folder, as a user would run
 // them: `shard verify OUT` (VerifySet over the folder's shards and its

@@ -264,8 +264,8 @@ TEST_F(MergeTest, TasksThatPlannedDifferentInputsAreRefused) {
   StatusOr<MergeResult> r = MergeTasks(dir);
   ASSERT_TRUE(r.ok()) << r.status();
   ASSERT_EQ(r->problems.size(), 1u);
-  EXPECT_EQ(r->problems[0], "task 1: planned a different conversion than task 0 (plan " +
-                                m1->plan_id().substr(0, 12) + " vs " + m0->plan_id().substr(0, 12) +
+  EXPECT_EQ(r->problems[0], "task 1: planned a different conversion than task 0 (plan " + m1->plan_id().substr(0, 12) +
+                                " vs " + m0->plan_id().substr(0, 12) +
                                 "): the input changed between the task runs; re-run every task");
   EXPECT_FALSE(fs::exists(dir + "/manifest.json"));
   EXPECT_FALSE(fs::exists(dir + "/rejects.tsv"));
@@ -370,8 +370,10 @@ TEST_F(MergeTest, TheReaderRefusesTaskOutputsUntilTheyAreMerged) {
   auto folder = reader::Dataset::Open({dir}, all);
   ASSERT_EQ(folder.status().code(), StatusCode::kInvalidArgument) << folder.status();
   EXPECT_EQ(folder.status().message(),
-            dir + ": task outputs of `shard convert --num-tasks` not merged yet (no manifest.json, partial manifests "
-                  "in .libshard/); run `shard merge " + dir + "` first");
+            dir +
+                ": task outputs of `shard convert --num-tasks` not merged yet (no manifest.json, partial manifests "
+                "in .libshard/); run `shard merge " +
+                dir + "` first");
   auto glob = reader::Dataset::Open({dir + "/*.tfrecord"});
   ASSERT_EQ(glob.status().code(), StatusCode::kInvalidArgument) << glob.status();
   EXPECT_NE(glob.status().message().find("shards of this set are here"), std::string::npos) << glob.status();

@@ -83,9 +83,9 @@ TEST(SampleEncoderTest, KeysAndValuesReadByExampleViewAndProtobuf) {
   ASSERT_TRUE(pb.ParseFromString(out.record));
   std::set<std::string> keys;
   for (const auto& [k, v] : pb.features().feature()) keys.insert(k);
-  EXPECT_EQ(keys, (std::set<std::string>{keys::kEncoded, keys::kFormat, keys::kHeight, keys::kWidth,
-                                         keys::kChannels, keys::kColorspace, keys::kLabel, keys::kText,
-                                         keys::kFilename, keys::kSha256}));
+  EXPECT_EQ(keys,
+            (std::set<std::string>{keys::kEncoded, keys::kFormat, keys::kHeight, keys::kWidth, keys::kChannels,
+                                   keys::kColorspace, keys::kLabel, keys::kText, keys::kFilename, keys::kSha256}));
   const auto& f = pb.features().feature();
   EXPECT_EQ(f.at(keys::kEncoded).bytes_list().value(0), encoded);
   EXPECT_EQ(f.at(keys::kLabel).int64_list().value(0), 2);
@@ -219,7 +219,8 @@ TEST(SampleEncoderTest, RawKeepsSixteenBitsWithShapeAndDtype) {
   ASSERT_TRUE(EncodeSample(Sample("e.png"), "", PngBytes(5, 4, 3, 12), "", o, &out, &stats).ok());
   StatusOr<ExampleView> ex = ExampleView::Parse(out.record);
   EXPECT_EQ(Bytes(*ex, keys::kDtype), "uint8");
-  StatusOr<image::Image> back = image::DecodeRaw(Bytes(*ex, keys::kEncoded), {4, 5, 3, 8}, image::RawCompression::kZstd);
+  StatusOr<image::Image> back =
+      image::DecodeRaw(Bytes(*ex, keys::kEncoded), {4, 5, 3, 8}, image::RawCompression::kZstd);
   ASSERT_TRUE(back.ok());
   EXPECT_TRUE(*back == RandomImage(5, 4, 3, 8, 12));
 }

@@ -84,8 +84,8 @@ TEST(SourceListingTest, SplitFoldersBecomeSplits) {
   EXPECT_EQ(l->class_names, (std::vector<std::string>{"cat", "dog"}));
   ASSERT_EQ(l->samples.size(), 4u);
   // Sorted by split, then path.
-  EXPECT_EQ(Paths(*l), (std::vector<std::string>{"test/cat/4.png", "train/cat/1.png", "train/dog/2.png",
-                                                 "val/dog/3.png"}));
+  EXPECT_EQ(Paths(*l),
+            (std::vector<std::string>{"test/cat/4.png", "train/cat/1.png", "train/dog/2.png", "val/dog/3.png"}));
   EXPECT_EQ(l->samples[0].split, "test");
   EXPECT_EQ(l->samples[0].label, 0);
   EXPECT_EQ(l->samples[3].split, "val");
@@ -106,9 +106,10 @@ TEST(SourceListingTest, SplitFolderNamesAreCaseInsensitiveWithAliases) {
     std::vector<std::string> folders;
     std::vector<std::string> splits;
   };
-  for (const Case& c : {Case{{"Train", "Test"}, {"test", "train"}}, Case{{"Training", "Testing"}, {"test", "train"}},
-                        Case{{"TRAIN", "valid"}, {"train", "valid"}}, Case{{"train", "Validation"}, {"train", "validation"}},
-                        Case{{"train", "dev"}, {"train", "val"}}}) {
+  for (const Case& c :
+       {Case{{"Train", "Test"}, {"test", "train"}}, Case{{"Training", "Testing"}, {"test", "train"}},
+        Case{{"TRAIN", "valid"}, {"train", "valid"}}, Case{{"train", "Validation"}, {"train", "validation"}},
+        Case{{"train", "dev"}, {"train", "val"}}}) {
     const std::string root = base + "/" + c.folders[0];
     for (const std::string& f : c.folders) {
       for (const char* cls : {"ant", "bee", "cat"}) WriteTreeFile(root, f + "/" + cls + "/1.png", png);
@@ -127,8 +128,9 @@ TEST(SourceListingTest, SplitFolderNamesAreCaseInsensitiveWithAliases) {
   for (const char* f : {"Training/ant/1.png", "Training/bee/2.png", "Testing/ant/3.png"}) WriteTreeFile(root, f, png);
   StatusOr<Listing> l = ListFolder(root, ListOptions{});
   ASSERT_TRUE(l.ok()) << l.status();
-  EXPECT_EQ(LayoutSummary(*l), "layout split/class: split test (folder Testing) 1 samples in 1 classes, "
-                               "split train (folder Training) 2 samples in 2 classes");
+  EXPECT_EQ(LayoutSummary(*l),
+            "layout split/class: split test (folder Testing) 1 samples in 1 classes, "
+            "split train (folder Training) 2 samples in 2 classes");
   // --layout class: the top-level folders are classes, with a warning.
   ListOptions o;
   o.layout = FolderLayout::kClass;
@@ -159,8 +161,9 @@ TEST(SourceListingTest, SplitFolderNamesAreCaseInsensitiveWithAliases) {
   ASSERT_TRUE(l.ok()) << l.status();
   EXPECT_EQ(l->layout, "class");
   ASSERT_EQ(l->warnings.size(), 2u);
-  EXPECT_EQ(l->warnings[0], "top-level folder 'train2017' looks like a split but was taken as a class; --layout "
-                            "split/class makes the top-level folders splits");
+  EXPECT_EQ(l->warnings[0],
+            "top-level folder 'train2017' looks like a split but was taken as a class; --layout "
+            "split/class makes the top-level folders splits");
   // Two folders naming one split are refused.
   WriteTreeFile(root, "train/ant/5.png", png);
   l = ListFolder(root, ListOptions{});
@@ -333,7 +336,9 @@ TEST(SourceListingTest, LabelsFileByteOrderMarkIsSkipped) {
   const std::string base = MakeTempDir();
   WriteTreeFile(base, "data/apple/1.png", PngBytes(3, 3, 3, 1));
   WriteTreeFile(base, "data/pear/2.png", PngBytes(3, 3, 3, 2));
-  WriteFileOrDie(base + "/labels.txt", "\xEF\xBB\xBF" "apple\r\npear\r\n");
+  WriteFileOrDie(base + "/labels.txt",
+                 "\xEF\xBB\xBF"
+                 "apple\r\npear\r\n");
   ListOptions o;
   o.labels_file = base + "/labels.txt";
   StatusOr<Listing> l = ListFolder(base + "/data", o);
@@ -346,7 +351,8 @@ TEST(SourceListingTest, LabelsFileByteOrderMarkIsSkipped) {
 
 TEST(SourceListingTest, ValFractionIsDeterministicAndRoughlyTheFraction) {
   const std::string root = MakeTempDir();
-  for (int i = 0; i < 400; ++i) WriteTreeFile(root, "c" + std::to_string(i % 2) + "/" + std::to_string(i) + ".png", "x");
+  for (int i = 0; i < 400; ++i)
+    WriteTreeFile(root, "c" + std::to_string(i % 2) + "/" + std::to_string(i) + ".png", "x");
   ListOptions o;
   o.val_fraction = 0.25;
   StatusOr<Listing> a = ListFolder(root, o);
@@ -364,7 +370,7 @@ TEST(SourceListingTest, ValFractionIsDeterministicAndRoughlyTheFraction) {
     EXPECT_EQ(s.split == "val", expect_val) << s.path;
     val += s.split == "val";
   }
-  EXPECT_GT(val, 60);   // 100 expected; a binomial sd is ~8.7
+  EXPECT_GT(val, 60);  // 100 expected; a binomial sd is ~8.7
   EXPECT_LT(val, 140);
   // The canonical order: all train, then all val.
   EXPECT_EQ(a->samples.front().split, "train");
@@ -422,7 +428,8 @@ TEST_F(CsvTest, IntegerLabels) {
 }
 
 TEST_F(CsvTest, ClassNameLabelsAndSplitColumn) {
-  StatusOr<Listing> l = Read("m.csv", "split,label,path\ntrain,zebra,img/a.png\nval,ant,img/b.jpg\ntrain,ant,img/c d.png\n");
+  StatusOr<Listing> l =
+      Read("m.csv", "split,label,path\ntrain,zebra,img/a.png\nval,ant,img/b.jpg\ntrain,ant,img/c d.png\n");
   ASSERT_TRUE(l.ok()) << l.status();
   EXPECT_EQ(l->class_names, (std::vector<std::string>{"ant", "zebra"}));
   EXPECT_EQ(l->splits, (std::vector<std::string>{"train", "val"}));
@@ -432,8 +439,7 @@ TEST_F(CsvTest, ClassNameLabelsAndSplitColumn) {
   EXPECT_EQ(l->samples[2].split, "val");
   ListOptions o;
   o.val_fraction = 0.5;
-  EXPECT_EQ(Read("m2.csv", "path,label,split\nimg/a.png,0,train\n", o).status().code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(Read("m2.csv", "path,label,split\nimg/a.png,0,train\n", o).status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST_F(CsvTest, TsvAndQuotedFields) {
@@ -500,8 +506,9 @@ TEST_F(CsvTest, IntegerLabelsKeptAndMixedColumnRefusedNamingTheLine) {
   ASSERT_FALSE(l.ok());
   EXPECT_EQ(l.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(l.status().message(),
-            dir_ + "/m.csv:5: label 'cat' is a class name but line 2's '0' is an integer: a label column is all "
-                   "integers or all class names (--labels FILE reads them all as names)");
+            dir_ +
+                "/m.csv:5: label 'cat' is a class name but line 2's '0' is an integer: a label column is all "
+                "integers or all class names (--labels FILE reads them all as names)");
   l = Read("f.csv", "path,label\nimg/a.png,1.0\nimg/b.jpg,2\n");
   ASSERT_FALSE(l.ok());
   EXPECT_TRUE(Contains(l.status().message(), "f.csv:3: label '2' is an integer but line 2's '1.0' is a class name"))
@@ -545,8 +552,7 @@ TEST_F(CsvTest, LabelOffsetAppliesToIntegersAndNames) {
   ASSERT_FALSE(l.ok());
   EXPECT_EQ(l.status().message(), dir_ + "/o.csv:2: label 9223372036854775800 + offset 10 does not fit in 64 bits");
   o.label_offset = -1;
-  EXPECT_EQ(Read("p.csv", "path,label\nimg/a.png,1\n", o).status().message(),
-            "label offset -1 is not in 0..1000000");
+  EXPECT_EQ(Read("p.csv", "path,label\nimg/a.png,1\n", o).status().message(), "label offset -1 is not in 0..1000000");
 }
 
 TEST_F(CsvTest, ByteOrderMarkAbsolutePathsAndDirectories) {
@@ -567,7 +573,9 @@ TEST_F(CsvTest, BadSplitNamesDuplicatesAndHeaderOnlyAreRefused) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"path,split\nimg/a.png,../../x\n", "m.csv:2: split name '../../x' contains '/'"},
       {"path,split\nimg/a.png,..\n", "m.csv:2: split name '..' is not a name"},
-      {"path,split\nimg/a.png,tr\x01" "ain\n", "m.csv:2: split name contains the control character 0x01"},
+      {"path,split\nimg/a.png,tr\x01"
+       "ain\n",
+       "m.csv:2: split name contains the control character 0x01"},
       {"path\tsplit\nimg/a.png\t\"a\tb\"\n", "m.tsv:2: split name contains the control character 0x09"},
       {"path,label\nimg/a.png,0\nimg/b.jpg,1\nimg/a.png,0\n", "m.csv:4: img/a.png is listed again (first at line 2)"},
       {"path,label,path\nimg/a.png,0,img/b.jpg\n", "m.csv:1: column 'path' appears twice"},
@@ -589,8 +597,8 @@ TEST_F(CsvTest, BadSplitNamesDuplicatesAndHeaderOnlyAreRefused) {
 // records with five labels.
 TEST_F(CsvTest, OneFileNamedSeveralWaysIsAnError) {
   const std::string abs = dir_ + "/img/a.png";
-  for (const std::string& other : {std::string("./img/a.png"), std::string("img//a.png"), abs,
-                                   std::string("img/../img/a.png")}) {
+  for (const std::string& other :
+       {std::string("./img/a.png"), std::string("img//a.png"), abs, std::string("img/../img/a.png")}) {
     StatusOr<Listing> l = Read("m.csv", "path,label\nimg/a.png,0\nimg/b.jpg,1\n" + other + ",2\n");
     ASSERT_FALSE(l.ok()) << other;
     EXPECT_EQ(l.status().code(), StatusCode::kInvalidArgument);
@@ -599,8 +607,9 @@ TEST_F(CsvTest, OneFileNamedSeveralWaysIsAnError) {
   ASSERT_EQ(::symlink("a.png", (dir_ + "/img/link.png").c_str()), 0);
   StatusOr<Listing> l = Read("m.csv", "path,label\nimg/a.png,0\nimg/link.png,1\n");
   ASSERT_FALSE(l.ok());
-  EXPECT_EQ(l.status().message(), dir_ + "/m.csv:3: img/link.png is the same file as img/a.png (line 2; a link or "
-                                         "another spelling): each file is listed once");
+  EXPECT_EQ(l.status().message(), dir_ +
+                                      "/m.csv:3: img/link.png is the same file as img/a.png (line 2; a link or "
+                                      "another spelling): each file is listed once");
 }
 
 // Issue 23 item 12: a quoted field holding a line break is refused saying
@@ -608,8 +617,9 @@ TEST_F(CsvTest, OneFileNamedSeveralWaysIsAnError) {
 TEST_F(CsvTest, QuotedFieldWithALineBreakIsRefusedSayingSo) {
   StatusOr<Listing> l = Read("m.csv", "path,label\nimg/a.png,0\n\"img/b\n.jpg\",1\n");
   ASSERT_FALSE(l.ok());
-  EXPECT_EQ(l.status().message(), dir_ + "/m.csv:3: a quoted field holds a line break (RFC 4180 allows it; this "
-                                         "reader takes one row per line): put the field on one line");
+  EXPECT_EQ(l.status().message(), dir_ +
+                                      "/m.csv:3: a quoted field holds a line break (RFC 4180 allows it; this "
+                                      "reader takes one row per line): put the field on one line");
 }
 
 TEST_F(CsvTest, ColumnNamesFromOptions) {
@@ -685,8 +695,8 @@ TEST(SourceListingTest, SplitOptionNamesTheSplitOfAFolderWithoutSplitFolders) {
   o.default_split = "test";
   StatusOr<Listing> s = ListFolder(root, o);
   ASSERT_FALSE(s.ok());
-  EXPECT_EQ(s.status().message(), "split 'test' given for " + root +
-                                      ", which has split folders (train, val, ...): they name the splits");
+  EXPECT_EQ(s.status().message(),
+            "split 'test' given for " + root + ", which has split folders (train, val, ...): they name the splits");
 }
 
 TEST(SourceListingMaskTest, MasksMatchedByPathAndByStemWithSuffix) {

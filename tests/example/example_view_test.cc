@@ -39,10 +39,14 @@ uint32_t FloatBits(float f) {
 
 FeatureKind ProtoKind(const tensorflow::Feature& f) {
   switch (f.kind_case()) {
-    case tensorflow::Feature::kBytesList: return FeatureKind::kBytes;
-    case tensorflow::Feature::kFloatList: return FeatureKind::kFloat;
-    case tensorflow::Feature::kInt64List: return FeatureKind::kInt64;
-    case tensorflow::Feature::KIND_NOT_SET: return FeatureKind::kNone;
+    case tensorflow::Feature::kBytesList:
+      return FeatureKind::kBytes;
+    case tensorflow::Feature::kFloatList:
+      return FeatureKind::kFloat;
+    case tensorflow::Feature::kInt64List:
+      return FeatureKind::kInt64;
+    case tensorflow::Feature::KIND_NOT_SET:
+      return FeatureKind::kNone;
   }
   return FeatureKind::kNone;
 }
@@ -140,9 +144,8 @@ void ExpectViewMatchesProto(std::string_view record) {
 template <typename Fn>
 void ForEachInteropRecord(const std::string& dir, Fn&& fn) {
   for (const char* name : {"beam_foo.tfrecord", "beam_foo_bar.tfrecord", "tfx_cifar10_train.tfrecord",
-                           "tfx_cifar10_test.tfrecord", "tfx_flowers_jpeg.tfrecord",
-                           "tfx_mnist_floats.tfrecord", "tfx_penguin_train.tfrecord.gz",
-                           "tfx_tfjs_next_page.tfrecord.gz"}) {
+                           "tfx_cifar10_test.tfrecord", "tfx_flowers_jpeg.tfrecord", "tfx_mnist_floats.tfrecord",
+                           "tfx_penguin_train.tfrecord.gz", "tfx_tfjs_next_page.tfrecord.gz"}) {
     auto reader = record::RecordStreamReader::Open(dir + "/" + name);
     ASSERT_TRUE(reader.ok()) << reader.status();
     record::RecordView rec;
@@ -320,9 +323,18 @@ TEST(ExampleViewInteropTest, GzipFilesFeatures) {
 // ---------------------------------------------------------------- random Examples
 
 std::string RandomKey(std::mt19937_64& rng) {
-  static const char* const kPieces[] = {"a", "image", "/", "label", "_", "0", "\xc3\xa9" /* é */,
-                                        "\xe6\x97\xa5\xe6\x9c\xac" /* 日本 */, "\xf0\x9f\x98\x80" /* 😀 */,
-                                        "\xef\xbf\xbf", " ", "\x01"};
+  static const char* const kPieces[] = {"a",
+                                        "image",
+                                        "/",
+                                        "label",
+                                        "_",
+                                        "0",
+                                        "\xc3\xa9" /* é */,
+                                        "\xe6\x97\xa5\xe6\x9c\xac" /* 日本 */,
+                                        "\xf0\x9f\x98\x80" /* 😀 */,
+                                        "\xef\xbf\xbf",
+                                        " ",
+                                        "\x01"};
   std::string key;
   for (int n = static_cast<int>(rng() % 5); n > 0; --n) key += kPieces[rng() % std::size(kPieces)];
   return key;  // may be empty
@@ -330,18 +342,25 @@ std::string RandomKey(std::mt19937_64& rng) {
 
 size_t RandomCount(std::mt19937_64& rng) {
   switch (rng() % 6) {
-    case 0: return 0;
-    case 1: return 1000 + rng() % 5000;  // big list
-    default: return rng() % 10;
+    case 0:
+      return 0;
+    case 1:
+      return 1000 + rng() % 5000;  // big list
+    default:
+      return rng() % 10;
   }
 }
 
 int64_t RandomInt64(std::mt19937_64& rng) {
   switch (rng() % 5) {
-    case 0: return std::numeric_limits<int64_t>::min();
-    case 1: return std::numeric_limits<int64_t>::max();
-    case 2: return static_cast<int64_t>(rng() % 300) - 150;
-    default: return static_cast<int64_t>(rng());
+    case 0:
+      return std::numeric_limits<int64_t>::min();
+    case 1:
+      return std::numeric_limits<int64_t>::max();
+    case 2:
+      return static_cast<int64_t>(rng() % 300) - 150;
+    default:
+      return static_cast<int64_t>(rng());
   }
 }
 
@@ -530,13 +549,16 @@ TEST(ExampleBuilderTest, SingleFeatureMatchesProtobufBytes) {
       {[](ExampleBuilder& b) { b.AddBytes("image/encoded", std::string("\x00\xff", 2)); },
        [](tensorflow::Feature& f) { f.mutable_bytes_list()->add_value(std::string("\x00\xff", 2)); }},
       {[&](ExampleBuilder& b) { b.AddInt64List("k", ints, 3); },
-       [&](tensorflow::Feature& f) { for (int64_t v : ints) f.mutable_int64_list()->add_value(v); }},
+       [&](tensorflow::Feature& f) {
+         for (int64_t v : ints) f.mutable_int64_list()->add_value(v);
+       }},
       {[&](ExampleBuilder& b) { b.AddFloatList("\xc3\xa9", floats, 2); },
-       [&](tensorflow::Feature& f) { for (float v : floats) f.mutable_float_list()->add_value(v); }},
+       [&](tensorflow::Feature& f) {
+         for (float v : floats) f.mutable_float_list()->add_value(v);
+       }},
       {[&](ExampleBuilder& b) { b.AddFloatList("empty", floats, 0); },
        [&](tensorflow::Feature& f) { f.mutable_float_list(); }},
-      {[&](ExampleBuilder& b) { b.AddBytesList("none", {}); },
-       [&](tensorflow::Feature& f) { f.mutable_bytes_list(); }},
+      {[&](ExampleBuilder& b) { b.AddBytesList("none", {}); }, [&](tensorflow::Feature& f) { f.mutable_bytes_list(); }},
   };
   for (const Case& c : cases) {
     ExampleBuilder b;
@@ -577,8 +599,8 @@ std::string Fixed64(uint64_t v) { return Fixed32(static_cast<uint32_t>(v)) + Fix
 // Unknown fields of every wire type, with field numbers the messages do not use.
 std::string Unknowns() {
   return Tag(9, 0) + Varint(150) + Tag(10, 1) + Fixed64(0x0102030405060708ull) + Tag(11, 5) + Fixed32(7) +
-         Len(12, "unknown payload") + Tag(13, 3) + Tag(1, 0) + Varint(1) + Tag(14, 3) + Len(2, "nested") +
-         Tag(14, 4) + Tag(13, 4);
+         Len(12, "unknown payload") + Tag(13, 3) + Tag(1, 0) + Varint(1) + Tag(14, 3) + Len(2, "nested") + Tag(14, 4) +
+         Tag(13, 4);
 }
 
 std::string Entry(std::string_view key, std::string_view feature) { return Len(1, key) + Len(2, feature); }
@@ -683,8 +705,8 @@ TEST(ExampleViewWireTest, FiveByteTagKeepsLow32Bits) {
 }
 
 TEST(ExampleViewWireTest, DuplicatedKeyLastWins) {
-  std::string record = ExampleOf({Entry("k", Len(1, Len(1, "first"))), Entry("other", Len(3, Packed({1}))),
-                                  Entry("k", Len(3, Packed({2, 3})))});
+  std::string record = ExampleOf(
+      {Entry("k", Len(1, Len(1, "first"))), Entry("other", Len(3, Packed({1}))), Entry("k", Len(3, Packed({2, 3})))});
   FeatureView k = ParseAndFind(record, "k");
   EXPECT_EQ(k.kind(), FeatureKind::kInt64);
   EXPECT_EQ(Int64s(k), (std::vector<int64_t>{2, 3}));
@@ -721,8 +743,8 @@ TEST(ExampleViewWireTest, KindChangeLastKindWins) {
   EXPECT_EQ(Int64s(k), (std::vector<int64_t>{5, 6}));
   EXPECT_EQ(k.bytes(0), "");
   // bytes, float, bytes: only the last bytes_list survives (the oneof was reset).
-  std::string back = ExampleOf(
-      {Entry("k", Len(1, Len(1, "old")) + Len(2, PackedFloats({1.0f})) + Len(1, Len(1, "new")) + Len(1, Len(1, "n2")))});
+  std::string back = ExampleOf({Entry(
+      "k", Len(1, Len(1, "old")) + Len(2, PackedFloats({1.0f})) + Len(1, Len(1, "new")) + Len(1, Len(1, "n2")))});
   EXPECT_EQ(BytesValues(ParseAndFind(back, "k")), (std::vector<std::string>{"new", "n2"}));
   // The kind changes in a second Feature payload of the same entry.
   std::string across = ExampleOf({Len(1, "k") + Len(2, Len(3, Packed({1}))) + Len(2, Len(2, PackedFloats({2.0f}))) +
@@ -743,8 +765,8 @@ TEST(ExampleViewWireTest, EmptyFeatureAndMissingParts) {
 }
 
 TEST(ExampleViewWireTest, Utf8Keys) {
-  const std::string valid[] = {"\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\xef\xbf\xbf", "\xf4\x8f\xbf\xbf",
-                               std::string("nul\0key", 7)};
+  const std::string valid[] = {"\xc3\xa9",     "\xe2\x82\xac",     "\xf0\x9f\x98\x80",
+                               "\xef\xbf\xbf", "\xf4\x8f\xbf\xbf", std::string("nul\0key", 7)};
   for (const auto& key : valid) {
     SCOPED_TRACE(key);
     EXPECT_EQ(Int64s(ParseAndFind(ExampleOf({Entry(key, Len(3, Packed({1})))}), key)), (std::vector<int64_t>{1}));
@@ -767,8 +789,8 @@ TEST(ExampleViewWireTest, Utf8Keys) {
 struct Malformed {
   const char* name;
   std::string record;
-  size_t offset;      // the byte the message must name
-  const char* what;   // and the problem
+  size_t offset;     // the byte the message must name
+  const char* what;  // and the problem
 };
 
 TEST(ExampleViewMalformedTest, DataLossNamingTheOffset) {
@@ -847,8 +869,10 @@ TEST(ExampleViewMalformedTest, EveryTruncationAgreesWithProtobuf) {
     bool proto_ok = proto.ParseFromString(prefix);
     auto view = ExampleView::Parse(prefix);
     ASSERT_EQ(view.ok(), proto_ok) << view.status();
-    if (proto_ok) ExpectViewMatchesProto(prefix);
-    else EXPECT_EQ(view.status().code(), StatusCode::kDataLoss);
+    if (proto_ok)
+      ExpectViewMatchesProto(prefix);
+    else
+      EXPECT_EQ(view.status().code(), StatusCode::kDataLoss);
   }
 }
 

@@ -34,7 +34,8 @@ image::Image Pattern(int channels, int bit_depth = 8) {
   if (bit_depth == 8) return img;
   image::Image wide(kW, kH, channels, 16);
   uint16_t* p = reinterpret_cast<uint16_t*>(wide.data());
-  for (size_t i = 0; i < static_cast<size_t>(kW) * kH * channels; ++i) p[i] = static_cast<uint16_t>(img.data()[i] * 251 + i);
+  for (size_t i = 0; i < static_cast<size_t>(kW) * kH * channels; ++i)
+    p[i] = static_cast<uint16_t>(img.data()[i] * 251 + i);
   return wide;
 }
 
@@ -77,8 +78,7 @@ struct Row {
   }
 };
 
-Row RawRow(std::string name, const image::Image& img, int level,
-           image::RawFilter filter = image::RawFilter::kNone) {
+Row RawRow(std::string name, const image::Image& img, int level, image::RawFilter filter = image::RawFilter::kNone) {
   Row r{std::move(name), Raw(img, level, filter), image::RawFormatName(image::RawCompressionFor({level, filter}))};
   r.shape = {img.height(), img.width(), img.channels()};
   r.dtype = image::RawDtypeName(img.bit_depth());
@@ -100,8 +100,9 @@ std::vector<Row> Rows() {
   Row updtype = RawRow("shape/dtype mismatch in raw.up.zst", Pattern(3), 1, image::RawFilter::kUp);
   updtype.dtype = "uint16";
   updtype.fault = "raw_array_invalid";
-  updtype.message = "raw.up.zst array of shape 8x6x3 uint16: raw decode: zstd frame holds 144 bytes, but shape "
-                    "6x8x3 uint16 needs 288";
+  updtype.message =
+      "raw.up.zst array of shape 8x6x3 uint16: raw decode: zstd frame holds 144 bytes, but shape "
+      "6x8x3 uint16 needs 288";
   rows.push_back(updtype);
   rows.push_back({"missing format, png by content", Png(Pattern(3)), ""});
 
@@ -127,8 +128,9 @@ std::vector<Row> Rows() {
   Row zdtype = RawRow("shape/dtype mismatch in zstd", Pattern(3), 3);
   zdtype.dtype = "uint16";
   zdtype.fault = "raw_array_invalid";
-  zdtype.message = "raw.zst array of shape 8x6x3 uint16: raw decode: zstd frame holds 144 bytes, but shape 6x8x3 "
-                   "uint16 needs 288";
+  zdtype.message =
+      "raw.zst array of shape 8x6x3 uint16: raw decode: zstd frame holds 144 bytes, but shape 6x8x3 "
+      "uint16 needs 288";
   rows.push_back(zdtype);
 
   Row webp{"webp on PNG bytes", Png(Pattern(3)), "webp"};
@@ -385,8 +387,8 @@ TEST(ImageRecordContractTest, ConvertRawOf16BitPngVerifiesAndLoads) {
     r = testing::RunShard("verify --decode " + out);
     EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
     const std::string manifest = testing::ReadFileOrDie(out + "/manifest.json");
-    EXPECT_TRUE(testing::Contains(manifest, std::string("\"raw_filter\": \"") +
-                                                (testing::Contains(flags, "up") ? "up" : "none") + "\""))
+    EXPECT_TRUE(testing::Contains(
+        manifest, std::string("\"raw_filter\": \"") + (testing::Contains(flags, "up") ? "up" : "none") + "\""))
         << manifest;
     auto ds = reader::Dataset::Open({out});
     ASSERT_TRUE(ds.ok()) << ds.status();
@@ -423,7 +425,8 @@ TEST(ImageRecordContractTest, FormatParserIsTheOneForEveryName) {
   for (const char* name : {"webp", "RAW", "raw.gz", "raw.up", "raw.up.ZST", "", "jpeg "}) {
     auto f = example::ParseImageRecordFormat(name);
     ASSERT_FALSE(f.ok()) << name;
-    EXPECT_EQ(f.status().message(), "format \"" + std::string(name) + "\" is not jpeg, png, raw, raw.zst or raw.up.zst");
+    EXPECT_EQ(f.status().message(),
+              "format \"" + std::string(name) + "\" is not jpeg, png, raw, raw.zst or raw.up.zst");
   }
 }
 
@@ -438,8 +441,8 @@ TEST(ImageRecordContractTest, StoredRawIntoGivesTheStoredImage) {
   };
   std::string bytes;
   for (int level : {0, 3, 1}) {  // raw, raw.zst, raw.up.zst
-    auto rec = parse(RawRow("raw", Pattern(3), level, level == 1 ? image::RawFilter::kUp : image::RawFilter::kNone),
-                     &bytes);
+    auto rec =
+        parse(RawRow("raw", Pattern(3), level, level == 1 ? image::RawFilter::kUp : image::RawFilter::kNone), &bytes);
     ASSERT_TRUE(rec.ok()) << rec.status();
     image::Image stored;
     ASSERT_TRUE(example::DecodeStoredImage(*rec, {}, &stored).ok());
@@ -458,8 +461,9 @@ TEST(ImageRecordContractTest, StoredRawIntoGivesTheStoredImage) {
   const Status whole = example::DecodeStoredImage(*rec, {}, &stored);
   const Status s = example::DecodeStoredRawInto(*rec, into.data(), into.size());
   EXPECT_EQ(s.message(), whole.message());
-  EXPECT_EQ(s.message(), "raw.zst array of shape 8x6x3 uint16: raw decode: zstd frame holds 144 bytes, but shape "
-                         "6x8x3 uint16 needs 288");
+  EXPECT_EQ(s.message(),
+            "raw.zst array of shape 8x6x3 uint16: raw decode: zstd frame holds 144 bytes, but shape "
+            "6x8x3 uint16 needs 288");
   rec = parse(Row{"png", Png(Pattern(3)), "png"}, &bytes);
   ASSERT_TRUE(rec.ok()) << rec.status();
   const Status png = example::DecodeStoredRawInto(*rec, into.data(), into.size());

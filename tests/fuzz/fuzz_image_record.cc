@@ -52,8 +52,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     default:  // a random-resized-crop style box and a flip
       req.spec.mode = image::ResizeMode::kStretch;
       req.spec.width = req.spec.height = kSide;
-      req.spec.crop = image::PixelRect{rec->width / 4, rec->height / 4, std::max(1, rec->width / 2),
-                                     std::max(1, rec->height / 2)};
+      req.spec.crop =
+          image::PixelRect{rec->width / 4, rec->height / 4, std::max(1, rec->width / 2), std::max(1, rec->height / 2)};
       req.flip = true;
       break;
   }

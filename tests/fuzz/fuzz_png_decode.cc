@@ -31,8 +31,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (size_t pos = 8; pos + 12 <= fixed.size();) {
       const uint32_t len = be32(pos);
       if (len > fixed.size() - pos - 12) break;
-      const uint32_t crc = static_cast<uint32_t>(
-          crc32(0, reinterpret_cast<const Bytef*>(fixed.data() + pos + 4), len + 4));
+      const uint32_t crc =
+          static_cast<uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(fixed.data() + pos + 4), len + 4));
       for (int k = 0; k < 4; ++k) fixed[pos + 8 + len + k] = static_cast<char>(crc >> (24 - 8 * k));
       pos += size_t{len} + 12;
     }
@@ -53,8 +53,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // rejecting them; when the result still matches the Adler-32 and every
   // chunk CRC, the libdeflate decoder keeps it where zlib complains.
   const bool zlib_only_complaint =
-      ref_st.code() == libshard::StatusCode::kDataLoss &&
-      ref_st.message().find("IDAT: invalid") != std::string::npos;
+      ref_st.code() == libshard::StatusCode::kDataLoss && ref_st.message().find("IDAT: invalid") != std::string::npos;
   if (fast_st.ok() && !ref_st.ok()) {
     if (!zlib_only_complaint) std::abort();
     if (!auto_st.ok() || !(automatic == fast)) std::abort();

@@ -72,8 +72,7 @@ TEST(PngSuiteTest, CorruptFilesFailClealy) {
     StatusOr<Image> img = DecodeImage(ReadFileOrDie(dir + "/" + name));
     ASSERT_FALSE(img.ok());
     const StatusCode code = img.status().code();
-    EXPECT_TRUE(code == StatusCode::kDataLoss || code == StatusCode::kInvalidArgument)
-        << img.status();
+    EXPECT_TRUE(code == StatusCode::kDataLoss || code == StatusCode::kInvalidArgument) << img.status();
     EXPECT_FALSE(img.status().message().empty());
     ++checked;
   }
@@ -84,9 +83,8 @@ TEST(PngSuiteTest, ErrorsNameTheProblem) {
   const std::string dir = SharedPath("interop/pngsuite");
   if (dir.empty()) GTEST_SKIP() << "shared interop/pngsuite not found";
   const std::pair<const char*, const char*> cases[] = {
-      {"xs1n0g01.png", "unrecognised format"}, {"xhdn0g08.png", "IHDR CRC"},
-      {"xcsn0g01.png", "CRC"},                 {"xc9n2c08.png", "colour type 9"},
-      {"xd3n2c08.png", "bit depth 3"},         {"xdtn0g01.png", "no IDAT"},
+      {"xs1n0g01.png", "unrecognised format"}, {"xhdn0g08.png", "IHDR CRC"},    {"xcsn0g01.png", "CRC"},
+      {"xc9n2c08.png", "colour type 9"},       {"xd3n2c08.png", "bit depth 3"}, {"xdtn0g01.png", "no IDAT"},
   };
   for (const auto& [name, want] : cases) {
     StatusOr<Image> img = DecodeImage(ReadFileOrDie(dir + "/" + name));
@@ -342,9 +340,9 @@ TEST(JpegDecodeTest, RegionEqualsTheSameRectOfTheFullDecode) {
         const int bottom = r.y + r.height < full->height(), right = r.x + r.width < full->width();
         const size_t c = part.channels();
         for (int y = top; y < r.height - bottom; ++y) {
-          ASSERT_EQ(std::memcmp(part.row(y) + left * c, full->row(r.y + y) + (r.x + left) * c,
-                                (r.width - left - right) * c),
-                    0)
+          ASSERT_EQ(
+              std::memcmp(part.row(y) + left * c, full->row(r.y + y) + (r.x + left) * c, (r.width - left - right) * c),
+              0)
               << "d=" << d << " gray=" << gray << " row " << y;
         }
       }
@@ -377,8 +375,7 @@ TEST(PixelLimitTest, HugeHeaderRejectedBeforeAllocation) {
   StatusOr<Image> img = DecodeImage(png);
   ASSERT_FALSE(img.ok());
   EXPECT_EQ(img.status().code(), StatusCode::kResourceExhausted);
-  EXPECT_NE(img.status().message().find("60000x60000 exceeds the pixel limit of 100000000"),
-            std::string::npos)
+  EXPECT_NE(img.status().message().find("60000x60000 exceeds the pixel limit of 100000000"), std::string::npos)
       << img.status();
 }
 
@@ -447,9 +444,7 @@ TEST(DecodeTest, DecodeIntoReusesTheBuffer) {
   EXPECT_EQ(img, *DecodeImage(ReadFileOrDie(dir + "/basn0g08.png")));
 }
 
-std::string Be32(uint32_t v) {
-  return std::string{char(v >> 24), char(v >> 16), char(v >> 8), char(v)};
-}
+std::string Be32(uint32_t v) { return std::string{char(v >> 24), char(v >> 16), char(v >> 8), char(v)}; }
 
 uint32_t Crc32(const std::string& s) {
   uint32_t c = 0xFFFFFFFFu;
@@ -466,8 +461,7 @@ std::string Chunk(const std::string& type, const std::string& data) {
 
 std::string PngHeader(uint32_t w, uint32_t h) {
   const std::string ihdr = Be32(w) + Be32(h) + std::string("\x08\x02\x00\x00\x00", 5);
-  return std::string("\x89PNG\r\n\x1a\n", 8) + Chunk("IHDR", ihdr) + Chunk("IDAT", "xx") +
-         Chunk("IEND", "");
+  return std::string("\x89PNG\r\n\x1a\n", 8) + Chunk("IHDR", ihdr) + Chunk("IDAT", "xx") + Chunk("IEND", "");
 }
 
 TEST(DecodeOptionsTest, ChannelAndAlphaModesParse) {

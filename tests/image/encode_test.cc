@@ -78,13 +78,12 @@ TEST(JpegEncodeTest, SameBytesAsTurboJpeg) {
   const Image src = Photo();
   tjhandle tj = tjInitCompress();
   ASSERT_NE(tj, nullptr);
-  for (auto [sub, tjsub] : {std::pair{ChromaSubsampling::k420, TJSAMP_420},
-                            {ChromaSubsampling::k444, TJSAMP_444}}) {
+  for (auto [sub, tjsub] : {std::pair{ChromaSubsampling::k420, TJSAMP_420}, {ChromaSubsampling::k444, TJSAMP_444}}) {
     for (int quality : {50, 90}) {
       unsigned char* buf = nullptr;
       unsigned long size = 0;
-      ASSERT_EQ(tjCompress2(tj, src.data(), src.width(), 0, src.height(), TJPF_RGB, &buf, &size,
-                            tjsub, quality, TJFLAG_ACCURATEDCT),
+      ASSERT_EQ(tjCompress2(tj, src.data(), src.width(), 0, src.height(), TJPF_RGB, &buf, &size, tjsub, quality,
+                            TJFLAG_ACCURATEDCT),
                 0);
       const std::string want(reinterpret_cast<char*>(buf), size);
       tjFree(buf);
@@ -216,22 +215,17 @@ TEST(RawArrayTest, ShapeMismatchAndCorruption) {
   wrong.height = 82;
   StatusOr<Image> r = DecodeRaw(zst, wrong, RawCompression::kZstd);
   EXPECT_EQ(r.status().code(), StatusCode::kDataLoss);
-  EXPECT_NE(r.status().message().find("24153 bytes, but shape 82x97x3 uint8 needs 23862"),
-            std::string::npos)
+  EXPECT_NE(r.status().message().find("24153 bytes, but shape 82x97x3 uint8 needs 23862"), std::string::npos)
       << r.status();
   EXPECT_EQ(DecodeRaw(raw, wrong, RawCompression::kNone).status().code(), StatusCode::kDataLoss);
-  EXPECT_EQ(DecodeRaw(raw.substr(1), RawShapeOf(img), RawCompression::kNone).status().code(),
-            StatusCode::kDataLoss);
+  EXPECT_EQ(DecodeRaw(raw.substr(1), RawShapeOf(img), RawCompression::kNone).status().code(), StatusCode::kDataLoss);
   // Truncated frame, a flipped payload byte (checksum), a non-zstd buffer.
-  EXPECT_EQ(DecodeRaw(zst.substr(0, zst.size() - 10), RawShapeOf(img), RawCompression::kZstd)
-                .status().code(),
+  EXPECT_EQ(DecodeRaw(zst.substr(0, zst.size() - 10), RawShapeOf(img), RawCompression::kZstd).status().code(),
             StatusCode::kDataLoss);
   std::string flipped = zst;
   flipped[flipped.size() / 2] ^= 0x10;
-  EXPECT_EQ(DecodeRaw(flipped, RawShapeOf(img), RawCompression::kZstd).status().code(),
-            StatusCode::kDataLoss);
-  EXPECT_EQ(DecodeRaw(raw, RawShapeOf(img), RawCompression::kZstd).status().code(),
-            StatusCode::kDataLoss);
+  EXPECT_EQ(DecodeRaw(flipped, RawShapeOf(img), RawCompression::kZstd).status().code(), StatusCode::kDataLoss);
+  EXPECT_EQ(DecodeRaw(raw, RawShapeOf(img), RawCompression::kZstd).status().code(), StatusCode::kDataLoss);
 }
 
 TEST(RawArrayTest, LimitCheckedBeforeAllocation) {
@@ -239,8 +233,7 @@ TEST(RawArrayTest, LimitCheckedBeforeAllocation) {
   StatusOr<Image> r = DecodeRaw(zst, RawShape{100000, 100000, 4, 16}, RawCompression::kZstd);
   EXPECT_EQ(r.status().code(), StatusCode::kResourceExhausted);
   EXPECT_NE(r.status().message().find("80000000000 bytes"), std::string::npos) << r.status();
-  EXPECT_EQ(DecodeRaw(zst, RawShape{0, 5, 3, 8}, RawCompression::kZstd).status().code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(DecodeRaw(zst, RawShape{0, 5, 3, 8}, RawCompression::kZstd).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(*ParseRawFormat("raw.zst"), RawCompression::kZstd);
   EXPECT_EQ(*ParseRawDtype("uint16"), 16);
   EXPECT_FALSE(ParseRawDtype("float32").ok());
@@ -360,8 +353,7 @@ TEST(PassThroughTest, DecisionsOnTheCorpus) {
     DecodeOptions d;
     d.channels = c.channels;
     const Geometry g = *PlanGeometry(info->oriented_width(), info->oriented_height(), {});
-    const PassThroughDecision p =
-        DecidePassThrough(*info, d, g, OutputFormat::kJpeg, ReencodeMode::kAuto);
+    const PassThroughDecision p = DecidePassThrough(*info, d, g, OutputFormat::kJpeg, ReencodeMode::kAuto);
     EXPECT_EQ(p.pass_through, c.want) << p.reason;
     EXPECT_NE(p.reason.find(c.reason), std::string::npos) << p.reason;
   }
@@ -373,13 +365,13 @@ TEST(PassThroughTest, DecisionsOnTheCorpus) {
   resize.mode = ResizeMode::kStretch;
   resize.width = 100;
   resize.height = 100;
-  EXPECT_FALSE(DecidePassThrough(*info, {}, *PlanGeometry(227, 149, resize), OutputFormat::kJpeg,
-                                 ReencodeMode::kAuto).pass_through);
+  EXPECT_FALSE(DecidePassThrough(*info, {}, *PlanGeometry(227, 149, resize), OutputFormat::kJpeg, ReencodeMode::kAuto)
+                   .pass_through);
   // A resize mode whose target equals the source is still the identity.
   resize.width = 227;
   resize.height = 149;
-  EXPECT_TRUE(DecidePassThrough(*info, {}, *PlanGeometry(227, 149, resize), OutputFormat::kJpeg,
-                                ReencodeMode::kAuto).pass_through);
+  EXPECT_TRUE(DecidePassThrough(*info, {}, *PlanGeometry(227, 149, resize), OutputFormat::kJpeg, ReencodeMode::kAuto)
+                  .pass_through);
 }
 
 }  // namespace

@@ -20,8 +20,7 @@ std::map<std::string, GoldenEntry> LoadGoldenSet(const std::string& set) {
   if (tsv.empty() || zz.empty()) return out;
   std::vector<uint8_t> blob(64 << 20);
   uLongf blob_size = blob.size();
-  if (uncompress(blob.data(), &blob_size, reinterpret_cast<const Bytef*>(zz.data()), zz.size()) !=
-      Z_OK) {
+  if (uncompress(blob.data(), &blob_size, reinterpret_cast<const Bytef*>(zz.data()), zz.size()) != Z_OK) {
     ADD_FAILURE() << "cannot inflate golden " << set;
     return {};
   }
@@ -63,8 +62,7 @@ std::vector<uint8_t> BlockMeans(const image::Image& img, int block) {
             ++n;
           }
         }
-        out[(static_cast<size_t>(by) * bw + bx) * c + k] =
-            static_cast<uint8_t>(std::floor(sum / n + 0.5));
+        out[(static_cast<size_t>(by) * bw + bx) * c + k] = static_cast<uint8_t>(std::floor(sum / n + 0.5));
       }
     }
   }

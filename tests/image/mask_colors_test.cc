@@ -85,16 +85,14 @@ TEST(MaskColorMapTest, ApplyMapsColoursAndReportsUnknowns) {
   const MaskColorMap map = *MaskColorMap::FromCsv(kCamVid);
   StatusOr<Image> strict = map.Apply(ColorMask());
   ASSERT_FALSE(strict.ok());
-  EXPECT_NE(strict.status().message().find("colour (1, 1, 1) at pixel (0, 1)"), std::string::npos)
-      << strict.status();
+  EXPECT_NE(strict.status().message().find("colour (1, 1, 1) at pixel (0, 1)"), std::string::npos) << strict.status();
 
   MaskColorOptions o;
   o.unknown = UnknownColor::kIgnore;
   StatusOr<Image> idx = map.Apply(ColorMask(), o);
   ASSERT_TRUE(idx.ok()) << idx.status();
   ASSERT_EQ(idx->channels(), 1);
-  EXPECT_EQ(std::vector<uint8_t>(idx->data(), idx->data() + 8),
-            (std::vector<uint8_t>{0, 1, 2, 0, 255, 3, 3, 3}));
+  EXPECT_EQ(std::vector<uint8_t>(idx->data(), idx->data() + 8), (std::vector<uint8_t>{0, 1, 2, 0, 255, 3, 3, 3}));
 
   o.ignore_index = 2;  // collides with Bicyclist
   EXPECT_EQ(map.Apply(ColorMask(), o).status().code(), StatusCode::kInvalidArgument);
@@ -118,8 +116,7 @@ TEST(MaskColorMapTest, IndexMaskPngRoundTripAndPairTransform) {
   spec.width = 8;
   spec.height = 4;
   spec.filter = Filter::kLanczos3;
-  StatusOr<ImageAndMask> both =
-      ApplyGeometryPair(ColorMask(), idx, *PlanGeometry(4, 2, spec), spec, o.ignore_index);
+  StatusOr<ImageAndMask> both = ApplyGeometryPair(ColorMask(), idx, *PlanGeometry(4, 2, spec), spec, o.ignore_index);
   ASSERT_TRUE(both.ok());
   for (int y = 0; y < 4; ++y)
     for (int x = 0; x < 8; ++x) ASSERT_EQ(both->mask.row(y)[x], idx.row(y / 2)[x / 2]);
@@ -129,8 +126,8 @@ TEST(MaskColorMapTest, PaletteAndGrayPngsKeepTheirIndices) {
   const std::string dir = SharedPath("interop/pngsuite");
   if (dir.empty()) GTEST_SKIP() << "shared interop/pngsuite not found";
   auto golden = LoadGoldenSet("pngsuite");
-  for (const char* name : {"basn3p01.png", "basn3p02.png", "basn3p04.png", "basn3p08.png",
-                           "basi3p04.png", "tbbn3p08.png"}) {
+  for (const char* name :
+       {"basn3p01.png", "basn3p02.png", "basn3p04.png", "basn3p08.png", "basi3p04.png", "tbbn3p08.png"}) {
     SCOPED_TRACE(name);
     StatusOr<Image> idx = DecodeIndexMask(ReadFileOrDie(dir + "/" + name));
     ASSERT_TRUE(idx.ok()) << idx.status();
@@ -143,8 +140,8 @@ TEST(MaskColorMapTest, PaletteAndGrayPngsKeepTheirIndices) {
     for (size_t i = 0; i < idx->byte_size(); ++i) {
       const int k = idx->data()[i];
       ASSERT_LT(k, 1 << depth);
-      const uint32_t rgba = (g.values[i * 4] << 24) | (g.values[i * 4 + 1] << 16) |
-                            (g.values[i * 4 + 2] << 8) | g.values[i * 4 + 3];
+      const uint32_t rgba =
+          (g.values[i * 4] << 24) | (g.values[i * 4 + 1] << 16) | (g.values[i * 4 + 2] << 8) | g.values[i * 4 + 3];
       auto [it, fresh] = colour_of.emplace(k, rgba);
       ASSERT_EQ(it->second, rgba) << "index " << k << " at " << i;
     }
@@ -156,10 +153,8 @@ TEST(MaskColorMapTest, PaletteAndGrayPngsKeepTheirIndices) {
   std::set<int> values(gray->data(), gray->data() + gray->byte_size());
   EXPECT_EQ(values, (std::set<int>{0, 1, 2, 3}));
   // Colour PNGs and JPEGs are not index masks.
-  EXPECT_EQ(DecodeIndexMask(ReadFileOrDie(dir + "/basn2c08.png")).status().code(),
-            StatusCode::kInvalidArgument);
-  EXPECT_EQ(DecodeIndexMask(*EncodeJpeg(Image(8, 8, 1))).status().code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(DecodeIndexMask(ReadFileOrDie(dir + "/basn2c08.png")).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(DecodeIndexMask(*EncodeJpeg(Image(8, 8, 1))).status().code(), StatusCode::kInvalidArgument);
 }
 
 }  // namespace

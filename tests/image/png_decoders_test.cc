@@ -77,8 +77,8 @@ bool MeantForLibdeflate(const std::string& bytes) {
   const int depth = uint8_t(bytes[24]), color_type = uint8_t(bytes[25]);
   const bool has_trns = bytes.find("tRNS") != std::string::npos;
   const bool has_plte = bytes.find("PLTE") != std::string::npos;
-  return (color_type == 0 || color_type == 2 || color_type == 4 || color_type == 6) &&
-         (depth == 8 || depth == 16) && !has_trns && !has_plte;
+  return (color_type == 0 || color_type == 2 || color_type == 4 || color_type == 6) && (depth == 8 || depth == 16) &&
+         !has_trns && !has_plte;
 }
 
 TEST(PngDecodersTest, PngSuiteSamePixelsAsLibpng) {
@@ -154,10 +154,10 @@ std::string EncodeInterlaced(const Image& im) {
         static_cast<std::string*>(png_get_io_ptr(p))->append(reinterpret_cast<char*>(data), n);
       },
       nullptr);
-  static const int kColorType[5] = {0, PNG_COLOR_TYPE_GRAY, PNG_COLOR_TYPE_GRAY_ALPHA,
-                                    PNG_COLOR_TYPE_RGB, PNG_COLOR_TYPE_RGB_ALPHA};
-  png_set_IHDR(png, info, im.width(), im.height(), im.bit_depth(), kColorType[im.channels()],
-               PNG_INTERLACE_ADAM7, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+  static const int kColorType[5] = {0, PNG_COLOR_TYPE_GRAY, PNG_COLOR_TYPE_GRAY_ALPHA, PNG_COLOR_TYPE_RGB,
+                                    PNG_COLOR_TYPE_RGB_ALPHA};
+  png_set_IHDR(png, info, im.width(), im.height(), im.bit_depth(), kColorType[im.channels()], PNG_INTERLACE_ADAM7,
+               PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
   png_write_info(png, info);
   if (im.bit_depth() == 16) png_set_swap(png);  // Image holds native (little-endian) samples
   std::vector<png_bytep> rows(im.height());
@@ -173,8 +173,8 @@ TEST(PngDecodersTest, RoundTripsThroughTheEncoder) {
   for (int channels = 1; channels <= 4; ++channels) {
     for (int depth : {8, 16}) {
       for (const auto& [w, h] : std::vector<std::pair<int, int>>{{1, 1}, {1, 7}, {5, 1}, {33, 17}, {127, 64}}) {
-        SCOPED_TRACE(std::to_string(channels) + " channels, " + std::to_string(depth) + " bits, " +
-                     std::to_string(w) + "x" + std::to_string(h));
+        SCOPED_TRACE(std::to_string(channels) + " channels, " + std::to_string(depth) + " bits, " + std::to_string(w) +
+                     "x" + std::to_string(h));
         const Image src = TestImage(w, h, channels, depth, static_cast<unsigned>(w * h + channels));
         StatusOr<std::string> png = EncodePng(src);
         ASSERT_TRUE(png.ok()) << png.status();
@@ -198,10 +198,10 @@ TEST(PngDecodersTest, InterlacedRoundTrips) {
   int taken = 0, cases = 0;
   for (int channels = 1; channels <= 4; ++channels) {
     for (int depth : {8, 16}) {
-      for (const auto& [w, h] : std::vector<std::pair<int, int>>{
-               {1, 1}, {2, 3}, {5, 1}, {1, 6}, {7, 9}, {8, 8}, {33, 17}}) {
-        SCOPED_TRACE(std::to_string(channels) + " channels, " + std::to_string(depth) + " bits, " +
-                     std::to_string(w) + "x" + std::to_string(h));
+      for (const auto& [w, h] :
+           std::vector<std::pair<int, int>>{{1, 1}, {2, 3}, {5, 1}, {1, 6}, {7, 9}, {8, 8}, {33, 17}}) {
+        SCOPED_TRACE(std::to_string(channels) + " channels, " + std::to_string(depth) + " bits, " + std::to_string(w) +
+                     "x" + std::to_string(h));
         const Image src = TestImage(w, h, channels, depth, static_cast<unsigned>(w + h * channels));
         const std::string png = EncodeInterlaced(src);
         ASSERT_FALSE(png.empty());
@@ -261,8 +261,7 @@ std::string FixCrcs(std::string png) {
   for (size_t pos = 8; pos + 12 <= png.size();) {
     const uint32_t len = be32(pos);
     if (len > png.size() - pos - 12) break;
-    const uint32_t crc = static_cast<uint32_t>(
-        crc32(0, reinterpret_cast<const Bytef*>(png.data() + pos + 4), len + 4));
+    const uint32_t crc = static_cast<uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(png.data() + pos + 4), len + 4));
     for (int k = 0; k < 4; ++k) png[pos + 8 + len + k] = static_cast<char>(crc >> (24 - 8 * k));
     pos += size_t{len} + 12;
   }
@@ -304,8 +303,7 @@ TEST(PngDecodersTest, ReservedLengthSymbolIsLibdeflatesOnlyLeniency) {
   const DecodeOptions o;
   const Result ref = Decode(PngDecoder::kLibpng, bad, o);
   EXPECT_EQ(ref.status.code(), StatusCode::kDataLoss);
-  EXPECT_NE(ref.status.message().find("IDAT: invalid literal/length code"), std::string::npos)
-      << ref.status;
+  EXPECT_NE(ref.status.message().find("IDAT: invalid literal/length code"), std::string::npos) << ref.status;
   const Result automatic = Decode(PngDecoder::kAuto, bad, o);
   ASSERT_TRUE(automatic.status.ok()) << automatic.status;
   EXPECT_TRUE(automatic.image == Decode(PngDecoder::kLibpng, good, o).image);

@@ -91,8 +91,7 @@ TEST(ProbeTest, SizeSixIsReallyAPng) {
 TEST(ProbeTest, TruncatedHeaders) {
   EXPECT_EQ(ProbeImage("").status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(ProbeImage(std::string("\xFF\xD8\xFF", 3)).status().code(), StatusCode::kDataLoss);
-  EXPECT_EQ(ProbeImage(std::string("\x89PNG\r\n\x1a\n\0\0", 10)).status().code(),
-            StatusCode::kDataLoss);
+  EXPECT_EQ(ProbeImage(std::string("\x89PNG\r\n\x1a\n\0\0", 10)).status().code(), StatusCode::kDataLoss);
 }
 
 // The one "what is this file": magic bytes of the formats read and not

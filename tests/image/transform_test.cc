@@ -59,9 +59,7 @@ class PillowResizeTest : public ::testing::TestWithParam<std::tuple<Filter, Resa
   }
 };
 
-ResampleBox Whole(const Image& img) {
-  return ResampleBox{0, 0, double(img.width()), double(img.height())};
-}
+ResampleBox Whole(const Image& img) { return ResampleBox{0, 0, double(img.width()), double(img.height())}; }
 
 TEST_P(PillowResizeTest, MatchesPillow) {
   const Image src = LoadInput("resize_input.png");
@@ -104,15 +102,14 @@ TEST_P(PillowResizeTest, MatchesPillow) {
   EXPECT_EQ(checked, 5);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    AllFilters, PillowResizeTest,
-    ::testing::Combine(::testing::Values(Filter::kNearest, Filter::kBox, Filter::kBilinear,
-                                         Filter::kBicubic, Filter::kLanczos3),
-                       ::testing::Values(ResampleImpl::kReference, ResampleImpl::kAvx2)),
-    [](const auto& info) {
-      return std::string(FilterName(std::get<0>(info.param))) + "_" +
-             ResampleImplName(std::get<1>(info.param));
-    });
+INSTANTIATE_TEST_SUITE_P(AllFilters, PillowResizeTest,
+                         ::testing::Combine(::testing::Values(Filter::kNearest, Filter::kBox, Filter::kBilinear,
+                                                              Filter::kBicubic, Filter::kLanczos3),
+                                            ::testing::Values(ResampleImpl::kReference, ResampleImpl::kAvx2)),
+                         [](const auto& info) {
+                           return std::string(FilterName(std::get<0>(info.param))) + "_" +
+                                  ResampleImplName(std::get<1>(info.param));
+                         });
 
 // Random content, so every sample position and tap matters.
 Image Noise(int w, int h, int c, std::mt19937& rng) {
@@ -129,8 +126,7 @@ class ResampleImplTest : public ::testing::TestWithParam<ResampleImpl> {
     }
   }
   // Byte-identical to the reference, or a message saying where it is not.
-  ::testing::AssertionResult SameAsReference(const Image& src, const ResampleBox& box, int w,
-                                             int h, Filter f) const {
+  ::testing::AssertionResult SameAsReference(const Image& src, const ResampleBox& box, int w, int h, Filter f) const {
     StatusOr<Image> ref = ResampleWith(ResampleImpl::kReference, src, box, w, h, f);
     StatusOr<Image> got = ResampleWith(GetParam(), src, box, w, h, f);
     if (!ref.ok() || !got.ok()) {
@@ -141,10 +137,9 @@ class ResampleImplTest : public ::testing::TestWithParam<ResampleImpl> {
     }
     for (size_t i = 0; i < ref->byte_size(); ++i) {
       if (ref->data()[i] != got->data()[i]) {
-        return ::testing::AssertionFailure()
-               << "sample " << i << " (pixel " << i / src.channels() % w << ","
-               << i / src.channels() / w << "): reference " << int(ref->data()[i]) << ", "
-               << ResampleImplName(GetParam()) << " " << int(got->data()[i]);
+        return ::testing::AssertionFailure() << "sample " << i << " (pixel " << i / src.channels() % w << ","
+                                             << i / src.channels() / w << "): reference " << int(ref->data()[i]) << ", "
+                                             << ResampleImplName(GetParam()) << " " << int(got->data()[i]);
       }
     }
     return ::testing::AssertionSuccess();
@@ -172,8 +167,8 @@ TEST_P(ResampleImplTest, IdenticalToReferenceOnRandomSizesBoxesAndChannels) {
     }
     const Image src = Noise(in_w, in_h, c, rng);
     ASSERT_TRUE(SameAsReference(src, box, w, h, f))
-        << in_w << "x" << in_h << "x" << c << " box (" << box.x0 << ", " << box.y0 << ", "
-        << box.x1 << ", " << box.y1 << ") -> " << w << "x" << h << " " << FilterName(f);
+        << in_w << "x" << in_h << "x" << c << " box (" << box.x0 << ", " << box.y0 << ", " << box.x1 << ", " << box.y1
+        << ") -> " << w << "x" << h << " " << FilterName(f);
     ++cases;
   }
   EXPECT_GT(cases, 350);
@@ -214,8 +209,7 @@ TEST_P(ResampleImplTest, ExtremeValuesClipLikeTheReference) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllImpls, ResampleImplTest,
-                         ::testing::Values(ResampleImpl::kReference, ResampleImpl::kAvx2),
+INSTANTIATE_TEST_SUITE_P(AllImpls, ResampleImplTest, ::testing::Values(ResampleImpl::kReference, ResampleImpl::kAvx2),
                          [](const auto& info) { return std::string(ResampleImplName(info.param)); });
 
 TEST(ResampleImplChoiceTest, UnavailableImplIsAnError) {
@@ -247,8 +241,7 @@ TEST(ResizeTest, SixteenBitFollowsEightBit) {
 TEST(ResizeTest, BadArguments) {
   const Image src(10, 10, 3);
   EXPECT_EQ(Resize(src, 0, 5, Filter::kBox).status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(Resample(src, ResampleBox{0, 0, 11, 10}, 5, 5, Filter::kBox).status().code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(Resample(src, ResampleBox{0, 0, 11, 10}, 5, 5, Filter::kBox).status().code(), StatusCode::kInvalidArgument);
   EXPECT_FALSE(ParseFilter("gaussian").ok());
   EXPECT_EQ(*ParseFilter("box"), Filter::kBox);
   EXPECT_FALSE(ParseResizeMode("fill").ok());
@@ -316,8 +309,7 @@ TEST(PlanGeometryTest, Modes) {
   ASSERT_TRUE(g.ok());
   EXPECT_TRUE(g->identity());
 
-  EXPECT_EQ(PlanGeometry(400, 200, Spec(ResizeMode::kStretch, 0, 10)).status().code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(PlanGeometry(400, 200, Spec(ResizeMode::kStretch, 0, 10)).status().code(), StatusCode::kInvalidArgument);
   TransformSpec crop = Spec(ResizeMode::kNone, 0, 0);
   crop.crop = PixelRect{390, 0, 20, 10};
   EXPECT_EQ(PlanGeometry(400, 200, crop).status().code(), StatusCode::kInvalidArgument);
@@ -391,8 +383,8 @@ TEST(TransformTest, MaskGetsTheSameGeometryWithNearest) {
   // hold, at each pixel, a value the image's neighbourhood agrees with.
   const Image img = Ramp(40, 30, 3);
   const Image mask = Ramp(40, 30, 1);
-  for (ResizeMode mode : {ResizeMode::kStretch, ResizeMode::kCenterCrop, ResizeMode::kLetterbox,
-                          ResizeMode::kCropOrPad, ResizeMode::kKeepRatio}) {
+  for (ResizeMode mode : {ResizeMode::kStretch, ResizeMode::kCenterCrop, ResizeMode::kLetterbox, ResizeMode::kCropOrPad,
+                          ResizeMode::kKeepRatio}) {
     SCOPED_TRACE(ResizeModeName(mode));
     TransformSpec s = Spec(mode, 17, 23);
     s.filter = Filter::kNearest;
@@ -407,29 +399,27 @@ TEST(TransformTest, MaskGetsTheSameGeometryWithNearest) {
     // except in padding, which is the ignore value for the mask.
     for (int y = 0; y < both->mask.height(); ++y) {
       for (int x = 0; x < both->mask.width(); ++x) {
-        const bool pad = x < g->offset_x || x >= g->offset_x + g->scaled_width ||
-                         y < g->offset_y || y >= g->offset_y + g->scaled_height;
+        const bool pad = x < g->offset_x || x >= g->offset_x + g->scaled_width || y < g->offset_y ||
+                         y >= g->offset_y + g->scaled_height;
         ASSERT_EQ(both->mask.row(y)[x], pad ? 255 : both->image.row(y)[x * 3]) << x << "," << y;
       }
     }
   }
-  EXPECT_FALSE(ApplyGeometryPair(img, Ramp(40, 31), *PlanGeometry(40, 30, TransformSpec{}),
-                                 TransformSpec{}, 0)
-                   .ok());
+  EXPECT_FALSE(ApplyGeometryPair(img, Ramp(40, 31), *PlanGeometry(40, 30, TransformSpec{}), TransformSpec{}, 0).ok());
 }
 
 TEST(OrientTest, AllEightMatchTheirDefinition) {
   const Image src = Ramp(3, 2);  // 0 1 2 / 10 11 12
   const std::vector<std::vector<int>> want = {
       {},
-      {0, 1, 2, 10, 11, 12},    // 1
-      {2, 1, 0, 12, 11, 10},    // 2 mirror
-      {12, 11, 10, 2, 1, 0},    // 3 rotate 180
-      {10, 11, 12, 0, 1, 2},    // 4 flip
-      {0, 10, 1, 11, 2, 12},    // 5 transpose
-      {10, 0, 11, 1, 12, 2},    // 6 rotate 90 cw
-      {12, 2, 11, 1, 10, 0},    // 7 transverse
-      {2, 12, 1, 11, 0, 10},    // 8 rotate 90 ccw
+      {0, 1, 2, 10, 11, 12},  // 1
+      {2, 1, 0, 12, 11, 10},  // 2 mirror
+      {12, 11, 10, 2, 1, 0},  // 3 rotate 180
+      {10, 11, 12, 0, 1, 2},  // 4 flip
+      {0, 10, 1, 11, 2, 12},  // 5 transpose
+      {10, 0, 11, 1, 12, 2},  // 6 rotate 90 cw
+      {12, 2, 11, 1, 10, 0},  // 7 transverse
+      {2, 12, 1, 11, 0, 10},  // 8 rotate 90 ccw
   };
   for (int o = 1; o <= 8; ++o) {
     const Image out = Orient(src, o);
@@ -498,11 +488,11 @@ TEST(ShrinkOnLoadTest, CloseToFullDecodeThenResize) {
     TransformSpec spec;
   };
   const Case cases[] = {
-      {"exif_Landscape_6.jpg", Spec(ResizeMode::kCenterCrop, 224, 224)},  // 1/2 (2x), 1/4, rotated
-      {"exif_Landscape_1.jpg", Spec(ResizeMode::kKeepRatio, 100, 100)},   // 1/8
-      {"exif_Landscape_8.jpg", Spec(ResizeMode::kStretch, 100, 100)},     // 1/4 (2x), 1/8, rotated
+      {"exif_Landscape_6.jpg", Spec(ResizeMode::kCenterCrop, 224, 224)},       // 1/2 (2x), 1/4, rotated
+      {"exif_Landscape_1.jpg", Spec(ResizeMode::kKeepRatio, 100, 100)},        // 1/8
+      {"exif_Landscape_8.jpg", Spec(ResizeMode::kStretch, 100, 100)},          // 1/4 (2x), 1/8, rotated
       {"jpegdecoder_progressive3.jpg", Spec(ResizeMode::kStretch, 150, 110)},  // 1/2 (2x), 1/4
-      {"libjpegturbo_testorig.jpg", Spec(ResizeMode::kLetterbox, 50, 50)},  // 1/2 (2x), 1/4, odd size
+      {"libjpegturbo_testorig.jpg", Spec(ResizeMode::kLetterbox, 50, 50)},     // 1/2 (2x), 1/4, odd size
   };
   for (const Case& c : cases) {
     const std::string bytes = ReadFileOrDie(dir + "/" + c.file);
@@ -511,8 +501,7 @@ TEST(ShrinkOnLoadTest, CloseToFullDecodeThenResize) {
     info.height = info.oriented_height();
     for (double margin : {1.0, 2.0}) {
       for (Filter f : {Filter::kBox, Filter::kBilinear, Filter::kBicubic, Filter::kLanczos3}) {
-        SCOPED_TRACE(std::string(c.file) + " " + FilterName(f) + " margin " +
-                     std::to_string(margin));
+        SCOPED_TRACE(std::string(c.file) + " " + FilterName(f) + " margin " + std::to_string(margin));
         TransformSpec spec = c.spec;
         spec.filter = f;
         PipelineOptions shrink;

@@ -172,8 +172,7 @@ TEST(UnreadFormatTest, GifBmpTiffAreNamed) {
     StatusOr<Image> img = DecodeImage(bytes);
     ASSERT_FALSE(img.ok());
     EXPECT_EQ(img.status().code(), StatusCode::kInvalidArgument);
-    EXPECT_EQ(img.status().message(),
-              std::string("image: the data is a ") + name + "; PNG, JPEG and WebP are read");
+    EXPECT_EQ(img.status().message(), std::string("image: the data is a ") + name + "; PNG, JPEG and WebP are read");
   }
   StatusOr<Image> text = DecodeImage("BMW service list, 2026 edition");
   ASSERT_FALSE(text.ok());

@@ -1,18 +1,18 @@
 // Tests of the file layer: MappedFile, ReadFileToString, the fault guard,
 // writable files and RenameFile.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cstring>
 #include <filesystem>
+#include <string>
 #include <thread>
 #include <vector>
-#include <string>
 
 #include "libshard/crc32c.h"
 #include "libshard/io/fault_guard.h"

@@ -48,9 +48,8 @@ TEST(ShardNameTest, WhatLooksLikeAShard) {
     EXPECT_TRUE(LooksLikeShardName(yes)) << yes;
   }
   for (const char* no : {"a.tfrecord.idx", "train-00003-of-01024.idx", "a.png", "tfrecord", "a-1-of-2",
-                         "a.tfrecord.tmp", "README.md", "x-123456-of-654321.bin",
-                         "manifest.task-00000-of-00003.json", "train-00000-of-00002.partial",
-                         "train-00000-of-00002x"}) {
+                         "a.tfrecord.tmp", "README.md", "x-123456-of-654321.bin", "manifest.task-00000-of-00003.json",
+                         "train-00000-of-00002.partial", "train-00000-of-00002x"}) {
     EXPECT_FALSE(LooksLikeShardName(no)) << no;
   }
 }

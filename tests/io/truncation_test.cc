@@ -17,13 +17,13 @@
 #include <thread>
 #include <vector>
 
+#include "deflate_testutil.h"
 #include "libshard/io/fault_guard.h"
 #include "libshard/io/mapped_file.h"
 #include "libshard/reader/batch_loader.h"
 #include "libshard/reader/dataset.h"
 #include "libshard/reader/shard_reader.h"
 #include "libshard/record/record_writer.h"
-#include "deflate_testutil.h"
 #include "reader_fixtures.h"
 #include "testutil.h"
 
@@ -96,9 +96,10 @@ TEST(TruncationTest, ReadCopyOfALostPageIsDataLossWithTheOffset) {
   EXPECT_EQ(copy.message(), path + ": file shrank while mapped (fault at offset " + std::to_string(offset) + ")");
   Status view = (*r)->Read(10, &buf, &v);
   EXPECT_EQ(view.code(), StatusCode::kDataLoss);
-  EXPECT_EQ(view.message(), path + ": record at byte " + std::to_string(offset) +
-                                ": truncated record: the file shrank to 40000 bytes while open (the record ends at byte " +
-                                std::to_string(offset + 16400) + ")");
+  EXPECT_EQ(view.message(),
+            path + ": record at byte " + std::to_string(offset) +
+                ": truncated record: the file shrank to 40000 bytes while open (the record ends at byte " +
+                std::to_string(offset + 16400) + ")");
   // Record 1 lies within the bytes that remain.
   ASSERT_TRUE((*r)->ReadCopy(1, &buf, &v).ok());
   EXPECT_EQ(v.size(), 16384u);

@@ -22,8 +22,8 @@ TEST(ChecksumTest, FormatsAndParsesBack) {
   EXPECT_EQ(FormatChecksum(0xdeadbeef), "crc32c:deadbeef");
   for (uint32_t crc : {0u, 1u, 0x89abcdefu, 0xffffffffu}) EXPECT_EQ(*ParseChecksum(FormatChecksum(crc)), crc);
   EXPECT_EQ(*ParseChecksum("crc32c:DEADBEEF"), 0xdeadbeefu);
-  for (const char* bad : {"", "crc32c:", "crc32c:1234567", "crc32c:123456789", "crc32:12345678",
-                          "crc32c:1234567g", "CRC32C:12345678"}) {
+  for (const char* bad :
+       {"", "crc32c:", "crc32c:1234567", "crc32c:123456789", "crc32:12345678", "crc32c:1234567g", "CRC32C:12345678"}) {
     StatusOr<uint32_t> v = ParseChecksum(bad);
     ASSERT_FALSE(v.ok()) << bad;
     EXPECT_EQ(v.status().message(), std::string("checksum \"") + bad + "\" is not of the form crc32c:xxxxxxxx");
@@ -57,8 +57,7 @@ TEST(ManifestJsonTest, AnotherFormatOrNotJsonIsRefusedNamingTheFile) {
   WriteFileOrDie(path, ManifestText("libshard.manifest/2", ""));
   StatusOr<Manifest> m = ReadManifest(path);
   ASSERT_FALSE(m.ok());
-  EXPECT_EQ(m.status().message(),
-            path + ": manifest format \"libshard.manifest/2\", expected \"libshard.manifest/1\"");
+  EXPECT_EQ(m.status().message(), path + ": manifest format \"libshard.manifest/2\", expected \"libshard.manifest/1\"");
   EXPECT_EQ(reader::Dataset::Open({path}).status().message(), m.status().message());
 
   WriteFileOrDie(path, "{\"format\": 7,");

@@ -14,18 +14,18 @@ TEST(BatchLayoutTest, DoubleToHalfKnownAnswers) {
   EXPECT_EQ(DoubleToHalf(-0.0), 0x8000);
   EXPECT_EQ(DoubleToHalf(1.0), 0x3C00);
   EXPECT_EQ(DoubleToHalf(-2.0), 0xC000);
-  EXPECT_EQ(DoubleToHalf(0.1), 0x2E66);                  // 0.0999755859375
+  EXPECT_EQ(DoubleToHalf(0.1), 0x2E66);  // 0.0999755859375
   EXPECT_EQ(DoubleToHalf(1.0 / 3.0), 0x3555);
-  EXPECT_EQ(DoubleToHalf(65504.0), 0x7BFF);              // the largest half
-  EXPECT_EQ(DoubleToHalf(65519.0), 0x7BFF);              // rounds down to it
-  EXPECT_EQ(DoubleToHalf(65520.0), 0x7C00);              // rounds up to inf
-  EXPECT_EQ(DoubleToHalf(std::ldexp(1.0, -24)), 0x0001);  // the smallest subnormal
-  EXPECT_EQ(DoubleToHalf(std::ldexp(1.0, -25)), 0x0000);  // a tie: to even (0)
-  EXPECT_EQ(DoubleToHalf(std::ldexp(3.0, -25)), 0x0002);  // a tie: to even (2)
-  EXPECT_EQ(DoubleToHalf(std::ldexp(1.0, -14)), 0x0400);  // the smallest normal
+  EXPECT_EQ(DoubleToHalf(65504.0), 0x7BFF);                         // the largest half
+  EXPECT_EQ(DoubleToHalf(65519.0), 0x7BFF);                         // rounds down to it
+  EXPECT_EQ(DoubleToHalf(65520.0), 0x7C00);                         // rounds up to inf
+  EXPECT_EQ(DoubleToHalf(std::ldexp(1.0, -24)), 0x0001);            // the smallest subnormal
+  EXPECT_EQ(DoubleToHalf(std::ldexp(1.0, -25)), 0x0000);            // a tie: to even (0)
+  EXPECT_EQ(DoubleToHalf(std::ldexp(3.0, -25)), 0x0002);            // a tie: to even (2)
+  EXPECT_EQ(DoubleToHalf(std::ldexp(1.0, -14)), 0x0400);            // the smallest normal
   EXPECT_EQ(DoubleToHalf(1.0 + std::ldexp(1.0, -11)), 0x3C00);      // a tie: to even
   EXPECT_EQ(DoubleToHalf(1.0 + 3 * std::ldexp(1.0, -11)), 0x3C02);  // a tie: to even
-  EXPECT_EQ(DoubleToHalf(2047.5 / 1024.0), 0x3FFF + 1);   // mantissa carries into the exponent
+  EXPECT_EQ(DoubleToHalf(2047.5 / 1024.0), 0x3FFF + 1);             // mantissa carries into the exponent
 }
 
 TEST(BatchLayoutTest, NchwFloatIsNormalisedAndTransposed) {
@@ -106,10 +106,9 @@ TEST(BatchLayoutTest, RefusesNormalisationWhoseResultsAreNotFiniteInTheDtype) {
       std::vector<uint8_t> out(conv->sample_bytes());
       conv->Convert(hwc.data(), out.data());
       for (int x = 0; x < 256; ++x) {
-        const double v = t == PixelType::kFloat32 ? reinterpret_cast<const float*>(out.data())[x]
-                                                  : ((reinterpret_cast<const uint16_t*>(out.data())[x] & 0x7C00) == 0x7C00
-                                                         ? INFINITY
-                                                         : 0.0);
+        const double v = t == PixelType::kFloat32
+                             ? reinterpret_cast<const float*>(out.data())[x]
+                             : ((reinterpret_cast<const uint16_t*>(out.data())[x] & 0x7C00) == 0x7C00 ? INFINITY : 0.0);
         EXPECT_TRUE(std::isfinite(v)) << PixelTypeName(t) << " std " << sd << " x " << x;
       }
     }
@@ -125,10 +124,11 @@ TEST(BatchLayoutTest, RefusesValuesOnThe0To255Scale) {
   ASSERT_EQ(sd.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(std::string(sd.status().message()).find("std: 58.395"), std::string::npos) << sd.status();
   // torchvision's ImageNet values, and the edges of the 0..1 scale, are fine.
-  EXPECT_TRUE(SampleConverter::Create(Layout::kNCHW, PixelType::kFloat32, {0.485, 0.456, 0.406},
-                                      {0.229, 0.224, 0.225}, 4, 4, 3).ok());
-  EXPECT_TRUE(SampleConverter::Create(Layout::kNHWC, PixelType::kFloat16, {1.0, 0.0, -1.0}, {1.0, 1.0, 1.0}, 4, 4, 3)
-                  .ok());
+  EXPECT_TRUE(
+      SampleConverter::Create(Layout::kNCHW, PixelType::kFloat32, {0.485, 0.456, 0.406}, {0.229, 0.224, 0.225}, 4, 4, 3)
+          .ok());
+  EXPECT_TRUE(
+      SampleConverter::Create(Layout::kNHWC, PixelType::kFloat16, {1.0, 0.0, -1.0}, {1.0, 1.0, 1.0}, 4, 4, 3).ok());
 }
 
 }  // namespace

@@ -11,10 +11,10 @@
 
 #include <chrono>
 #include <cstring>
-#include <functional>
-#include <thread>
 #include <filesystem>
+#include <functional>
 #include <set>
+#include <thread>
 #include <tuple>
 
 #include "libshard/example/example_view.h"
@@ -251,8 +251,8 @@ TEST(BatchLoaderTest, RandomResizedCropMatchesItsOwnCropAndFlip) {
 
 TEST(BatchLoaderTest, CropDecodeGivesTheFullDecodesPixels) {
   const std::string dir = testing::MakeTempDir();
-  for (auto [w, h, sub] : {std::tuple{300, 200, image::ChromaSubsampling::k420},
-                           std::tuple{257, 333, image::ChromaSubsampling::k444}}) {
+  for (auto [w, h, sub] :
+       {std::tuple{300, 200, image::ChromaSubsampling::k420}, std::tuple{257, 333, image::ChromaSubsampling::k444}}) {
     // Photo-sized JPEGs so that the crops get DCT scaling and iMCU cropping.
     const std::string path = dir + "/big" + std::to_string(w) + ".tfrecord";
     {
@@ -435,17 +435,19 @@ TEST(BatchLoaderTest, AForkChildOfAnOwnedBatchesLoaderRestartsWithItsOwnPool) {
   const std::vector<uint8_t> first = Copy(r, o);
   ASSERT_TRUE((*ref)->Next(&r).ok());
   const std::vector<uint8_t> second = Copy(r, o);
-  const int rc = RunInForkChild([&] {
-    if (Copy(b, o) != first) return 1;  // the inherited batch is intact
-    held.reset();
-    Batch c;
-    std::shared_ptr<BatchBlock> owner;
-    bool ok = false;
-    while (!ok) {
-      if (!(*loader)->NextOwned(&c, &owner, std::chrono::milliseconds(100), &ok).ok()) return 2;
-    }
-    return Copy(c, o) == second ? 0 : 3;
-  }, 20);
+  const int rc = RunInForkChild(
+      [&] {
+        if (Copy(b, o) != first) return 1;  // the inherited batch is intact
+        held.reset();
+        Batch c;
+        std::shared_ptr<BatchBlock> owner;
+        bool ok = false;
+        while (!ok) {
+          if (!(*loader)->NextOwned(&c, &owner, std::chrono::milliseconds(100), &ok).ok()) return 2;
+        }
+        return Copy(c, o) == second ? 0 : 3;
+      },
+      20);
   EXPECT_EQ(rc, 0);
   EXPECT_EQ(Copy(b, o), first);
 }
@@ -668,19 +670,21 @@ TEST(BatchLoaderTest, AForkChildRestartsTheLoaderWhereItStood) {
   ASSERT_TRUE((*loader)->Next(&batch).ok());
   ASSERT_TRUE((*loader)->Next(&batch).ok());  // the producer is running, batches prefetched
   for (int round = 0; round < 2; ++round) {
-    const int rc = RunInForkChild([&] {
-      for (size_t i = 0; i < expected.size(); ++i) {
-        Batch b;
-        if (!(*loader)->Next(&b).ok()) return 10;
-        if (Copy(b, o) != expected[i]) return 11 + static_cast<int>(i);
-      }
-      loader->reset();  // joins the child's own producer
-      // A loader made in the child works too.
-      auto fresh = BatchLoader::Create(w.ds, o);
-      Batch b;
-      if (!fresh.ok() || !(*fresh)->Seek({0, 2}).ok() || !(*fresh)->Next(&b).ok()) return 30;
-      return Copy(b, o) == expected[0] ? 0 : 31;
-    }, 20);
+    const int rc = RunInForkChild(
+        [&] {
+          for (size_t i = 0; i < expected.size(); ++i) {
+            Batch b;
+            if (!(*loader)->Next(&b).ok()) return 10;
+            if (Copy(b, o) != expected[i]) return 11 + static_cast<int>(i);
+          }
+          loader->reset();  // joins the child's own producer
+          // A loader made in the child works too.
+          auto fresh = BatchLoader::Create(w.ds, o);
+          Batch b;
+          if (!fresh.ok() || !(*fresh)->Seek({0, 2}).ok() || !(*fresh)->Next(&b).ok()) return 30;
+          return Copy(b, o) == expected[0] ? 0 : 31;
+        },
+        20);
     EXPECT_EQ(rc, 0) << "round " << round;
   }
   // The parent's loader is untouched by its children.
@@ -697,8 +701,7 @@ TEST(BatchLoaderTest, SeekRefusesPositionsPastTheLastEpoch) {
   Status s = (*loader)->Seek({~uint64_t{0}, 0});
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(s.message(), "epoch 18446744073709551615 is past the last epoch (9223372036854775807)");
-  EXPECT_EQ((*loader)->Seek({Position::kMaxEpoch, 2}).message(),
-            "batch 2 of the last epoch has no next epoch");
+  EXPECT_EQ((*loader)->Seek({Position::kMaxEpoch, 2}).message(), "batch 2 of the last epoch has no next epoch");
   EXPECT_EQ((*loader)->Seek({0, 3}).message(), "batch 3 is past the epoch's 2 batches");
   // The last epoch itself is an ordinary epoch.
   ASSERT_TRUE((*loader)->Seek({Position::kMaxEpoch, 1}).ok());
@@ -737,7 +740,7 @@ TEST(BatchLoaderTest, MasksAreRefusedWhenTheManifestSaysThereAreNone) {
     testing::WriteFileOrDie(dir + "/manifest.json", std::string(R"({"format": "libshard.manifest/1", "complete": true,
       "schema": [{"key": "image/encoded", "kind": "bytes", "required": true},
                  {"key": "image/segmentation/class/encoded", "kind": "bytes", "required": )") +
-      (masks ? "true" : "false") + R"(}],
+                                                        (masks ? "true" : "false") + R"(}],
       "splits": [{"name": "train", "records": "2", "shards": [
         {"file": "train-00000-of-00001.tfrecord", "records": "2"}]}]})");
     return std::shared_ptr<const Dataset>(std::move(*Dataset::Open({dir})));
@@ -795,20 +798,24 @@ TEST(BatchLoaderTest, OwnBuffersHoldNoMoreThanAnEpochAndAreBoundedByMemory) {
   o.dtype = PixelType::kFloat32;
   auto big = BatchLoader::Create(w.ds, o);
   ASSERT_EQ(big.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(std::string(big.status().message()).rfind(
-                "batch_size: 3 buffers (prefetch 2 + 1) of 3 samples of 65535x65535x3 float32 would need 463.8 GB, "
-                "more than half of this machine's ", 0),
-            0u)
+  EXPECT_EQ(
+      std::string(big.status().message())
+          .rfind("batch_size: 3 buffers (prefetch 2 + 1) of 3 samples of 65535x65535x3 float32 would need 463.8 GB, "
+                 "more than half of this machine's ",
+                 0),
+      0u)
       << big.status().message();
   // A prefetch beyond memory names prefetch.
   o = FixtureSized(2);
   o.prefetch = size_t{1} << 40;
   auto deep = BatchLoader::Create(w.ds, o);
   ASSERT_EQ(deep.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(std::string(deep.status().message()).rfind(
-                "prefetch: 1099511627777 buffers (prefetch 1099511627776 + 1) of 2 samples of 24x32x3 uint8 would need ",
-                0),
-            0u)
+  EXPECT_EQ(
+      std::string(deep.status().message())
+          .rfind(
+              "prefetch: 1099511627777 buffers (prefetch 1099511627776 + 1) of 2 samples of 24x32x3 uint8 would need ",
+              0),
+      0u)
       << deep.status();
 }
 
@@ -820,16 +827,16 @@ TEST(BatchLoaderTest, ZeroSizeTakesTheStoredSizeFromTheManifest) {
   auto manifest = [&](const std::string& sizes, const std::string& channels) {
     testing::WriteFileOrDie(dir + "/manifest.json", R"({"format": "libshard.manifest/1", "complete": true,
       "options": {"resize_mode": "none"},
-      "splits": [{"name": "train", "records": "4", "stats": {"source_sizes": )" + sizes + R"(, "channels": )" +
-                                                        channels + R"(}, "shards": [
+      "splits": [{"name": "train", "records": "4", "stats": {"source_sizes": )" +
+                                                        sizes + R"(, "channels": )" + channels + R"(}, "shards": [
         {"file": "train-00000-of-00001.tfrecord", "records": "4"}]}]})");
     return std::shared_ptr<const Dataset>(std::move(*Dataset::Open({dir})));
   };
   BatchLoaderOptions o;
   o.width = o.height = o.channels = 0;
-  auto loader = BatchLoader::Create(manifest(R"([{"name": "32x24", "count": "4"}])",
-                                             R"([{"count": "3072"}, {"count": "3072"}, {"count": "3072"}])"),
-                                    o);
+  auto loader = BatchLoader::Create(
+      manifest(R"([{"name": "32x24", "count": "4"}])", R"([{"count": "3072"}, {"count": "3072"}, {"count": "3072"}])"),
+      o);
   ASSERT_TRUE(loader.ok()) << loader.status();
   EXPECT_EQ((*loader)->options().width, 32);
   EXPECT_EQ((*loader)->options().height, 24);

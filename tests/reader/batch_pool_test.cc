@@ -62,8 +62,8 @@ struct SlotMemory {
   std::vector<std::vector<int64_t>> labels;
   std::vector<std::atomic<uint32_t>> busy;
   std::vector<BatchBuffers> buffers;
-  explicit SlotMemory(size_t n) : images(n, std::vector<uint8_t>(kShape.image_bytes)),
-                                  labels(n, std::vector<int64_t>(kShape.labels)), busy(n) {
+  explicit SlotMemory(size_t n)
+      : images(n, std::vector<uint8_t>(kShape.image_bytes)), labels(n, std::vector<int64_t>(kShape.labels)), busy(n) {
     for (size_t i = 0; i < n; ++i) {
       busy[i] = 0;
       buffers.push_back({images[i].data(), labels[i].data(), nullptr});
@@ -123,11 +123,13 @@ TEST(BatchPoolTest, AForkChildLetsGoOfInheritedBlocksWithoutThePool) {
   auto slot = *(*pool)->Acquire();
   auto heap = *(*pool)->Acquire();
   const uint32_t token = slot->token();
-  const int rc = testing::RunInForkChild([&] {
-    slot.reset();
-    heap.reset();
-    return m.busy[0].load() == token ? 0 : 1;  // the parent's busy word is the parent's
-  }, 10);
+  const int rc = testing::RunInForkChild(
+      [&] {
+        slot.reset();
+        heap.reset();
+        return m.busy[0].load() == token ? 0 : 1;  // the parent's busy word is the parent's
+      },
+      10);
   EXPECT_EQ(rc, 0);
   EXPECT_EQ(m.busy[0].load(), slot->token());
 }

@@ -56,11 +56,13 @@ TEST(DatasetTest, AMissingSourceIsNotFoundNamingIt) {
 
 // A manifest as protobuf's JSON printer writes it (64-bit counts as strings).
 std::string Manifest(const std::string& format, const std::string& records_b) {
-  return R"({"format": ")" + format + R"(", "complete": true, "labels": [{"label": "0", "name": "cat"}, {"label": "1", "name": "dog"}],
+  return R"({"format": ")" + format +
+         R"(", "complete": true, "labels": [{"label": "0", "name": "cat"}, {"label": "1", "name": "dog"}],
   "splits": [
    {"name": "train", "records": "5", "shards": [
      {"file": "train-00000-of-00002.tfrecord", "records": "2"},
-     {"file": "sub/train-00001-of-00002.tfrecord", "records": ")" + records_b + R"("}]},
+     {"file": "sub/train-00001-of-00002.tfrecord", "records": ")" +
+         records_b + R"("}]},
    {"name": "val", "records": "1", "shards": [{"file": "val-00000-of-00001.tfrecord", "records": "1"}]}],
   "some_future_field": 1})";
 }
@@ -89,8 +91,7 @@ TEST(DatasetTest, OpensTheConvertersManifest) {
   o.split = "test";
   auto unknown = Dataset::Open({dir + "/manifest.json"}, o);
   EXPECT_EQ(unknown.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(unknown.status().message(),
-            dir + "/manifest.json: no split named \"test\" (the manifest has train, val)");
+  EXPECT_EQ(unknown.status().message(), dir + "/manifest.json: no split named \"test\" (the manifest has train, val)");
   // The converter's output folder means its manifest, split and labels included.
   o.split = "val";
   auto folder = Dataset::Open({dir}, o);
@@ -191,8 +192,9 @@ TEST(DatasetTest, AnUnfinishedConversionIsRefused) {
     auto ds = Dataset::Open({src});
     ASSERT_EQ(ds.status().code(), StatusCode::kInvalidArgument) << src;
     const std::string msg = ds.status().message();
-    EXPECT_EQ(msg.rfind(src + ": " + dir + "/x-train-*-of-00003.tfrecord: 2 of the 3 shards of this set are here; "
-                                         "1 missing (00001)",
+    EXPECT_EQ(msg.rfind(src + ": " + dir +
+                            "/x-train-*-of-00003.tfrecord: 2 of the 3 shards of this set are here; "
+                            "1 missing (00001)",
                         0),
               0u)
         << msg;
@@ -213,16 +215,17 @@ TEST(DatasetTest, AnUnfinishedConversionIsRefused) {
   auto k = Dataset::Open({killed});
   ASSERT_EQ(k.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(k.status().message(), killed +
-                                       ": a `shard convert` that did not finish (no manifest.json, the converter's "
-                                       ".libshard/ state is there); rerun the same command to finish it (`shard "
-                                       "verify " + killed + "` says what is there)");
+                                      ": a `shard convert` that did not finish (no manifest.json, the converter's "
+                                      ".libshard/ state is there); rerun the same command to finish it (`shard "
+                                      "verify " +
+                                      killed + "` says what is there)");
   testing::WriteFileOrDie(killed + "/.libshard/manifest.task-00000-of-00002.json", "{}");
   k = Dataset::Open({killed});
   ASSERT_EQ(k.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(k.status().message(), killed +
-                                       ": task outputs of `shard convert --num-tasks` not merged yet (no "
-                                       "manifest.json, partial manifests in .libshard/); run `shard merge " +
-                                       killed + "` first");
+                                      ": task outputs of `shard convert --num-tasks` not merged yet (no "
+                                      "manifest.json, partial manifests in .libshard/); run `shard merge " +
+                                      killed + "` first");
   // A task's partial manifest given as the source.
   testing::WriteFileOrDie(killed + "/.libshard/manifest.task-00000-of-00002.json",
                           R"({"format": "libshard.manifest/1", "complete": false, "splits": [{"name": "train",
@@ -262,7 +265,8 @@ TEST(DatasetTest, AKeyTheSchemaLacksIsRefusedNamingTheKeysItHas) {
 // A manifest whose splits carry the statistics the converter writes.
 std::string ShapeManifest(const std::string& options, const std::string& stats) {
   return R"({"format": "libshard.manifest/1", "complete": true, "options": )" + options + R"(,
-    "splits": [{"name": "train", "records": "4", "stats": )" + stats + R"(, "shards": [
+    "splits": [{"name": "train", "records": "4", "stats": )" +
+         stats + R"(, "shards": [
       {"file": "train-00000-of-00001.tfrecord", "records": "4"}]}]})";
 }
 
@@ -289,12 +293,10 @@ TEST(DatasetTest, StoredShapeComesFromTheManifest) {
        0, 0, 0, "28x28, 32x24"},
       // A fixed-size resize mode: its size, whatever the sources were.
       {R"({"resize_mode": "center-crop", "width": 224, "height": 160})",
-       R"({"channels": )" + rgb + R"(, "source_sizes": [{"name": "500x300", "count": "4"}]})", 224, 160, 3,
-       "224x160"},
+       R"({"channels": )" + rgb + R"(, "source_sizes": [{"name": "500x300", "count": "4"}]})", 224, 160, 3, "224x160"},
       // keep-ratio: through the same geometry as the converter.
       {R"({"resize_mode": "keep-ratio", "width": 100, "height": 100})",
-       R"({"channels": )" + rgb + R"(, "source_sizes": [{"name": "400x200", "count": "4"}]})", 100, 50, 3,
-       "100x50"},
+       R"({"channels": )" + rgb + R"(, "source_sizes": [{"name": "400x200", "count": "4"}]})", 100, 50, 3, "100x50"},
       // An explicit crop.
       {R"({"resize_mode": "none", "crop": "1,2,10,12"})",
        R"({"channels": )" + rgb + R"(, "source_sizes": [{"name": "40x40", "count": "4"}]})", 10, 12, 3, "10x12"},
@@ -322,7 +324,8 @@ TEST(DatasetTest, StoredShapeComesFromTheManifest) {
   EXPECT_EQ((*plain)->stored_shape().width, 0);
   EXPECT_EQ((*plain)->stored_shape().channels, 0);
   EXPECT_EQ((*plain)->stored_shape().sizes, "");
-  EXPECT_EQ((*plain)->stored_shape().unknown, dir + "/train-00000-of-00001.tfrecord has no manifest.json to record them");
+  EXPECT_EQ((*plain)->stored_shape().unknown,
+            dir + "/train-00000-of-00001.tfrecord has no manifest.json to record them");
 }
 
 }  // namespace

@@ -36,8 +36,7 @@ struct Record {
   example::ImageRecord rec;
 };
 
-void MakeRecord(const std::string& encoded, const std::string& format, const image::Image* raw_shape,
-                Record* out) {
+void MakeRecord(const std::string& encoded, const std::string& format, const image::Image* raw_shape, Record* out) {
   example::ExampleBuilder b;
   b.AddBytes(keys::kEncoded, encoded);
   if (!format.empty()) b.AddBytes(keys::kFormat, format);

@@ -39,8 +39,8 @@ TEST_P(ShuffleKindsTest, IsAPermutationDeterministicPerSeedAndEpoch) {
   std::sort(sorted.begin(), sorted.end());
   EXPECT_EQ(sorted, Iota(1000));
   EXPECT_NE(e0, Iota(1000));
-  EXPECT_NE(e0, e1);                  // epochs differ
-  EXPECT_EQ(e0, o->GlobalOrder(0));   // same (seed, epoch), same order
+  EXPECT_NE(e0, e1);                 // epochs differ
+  EXPECT_EQ(e0, o->GlobalOrder(0));  // same (seed, epoch), same order
   auto again = SampleOrder::Create(1000, opt);
   EXPECT_EQ(again->GlobalOrder(1), e1);
   opt.seed = 43;

@@ -68,7 +68,8 @@ TEST_P(Crc32cTest, ExtendSplitAtEveryPoint) {
     const uint32_t whole = Val(buf);
     ASSERT_EQ(whole, ReferenceExtend(0, buf.data(), len));
     for (size_t split = 0; split <= len; ++split) {
-      ASSERT_EQ(Ext(Val(buf.data(), split), buf.data() + split, len - split), whole) << "len " << len << " split " << split;
+      ASSERT_EQ(Ext(Val(buf.data(), split), buf.data() + split, len - split), whole)
+          << "len " << len << " split " << split;
     }
   }
   // A long buffer (three-stream blocks of 4 KiB and 256 B), split at a stride.
@@ -98,8 +99,8 @@ TEST_P(Crc32cTest, RandomBuffersMatchReference) {
   for (size_t n = 0; n <= 1100; ++n) lengths.push_back(n);
   // Around the block thresholds: 3 * 256 and 3 * 4096 bytes (three-stream),
   // 256 + k * 256 (folding).
-  for (size_t edge : {size_t{768}, size_t{1536}, size_t{12288}, size_t{24576}, size_t{36864}, size_t{2048},
-                      size_t{65536}}) {
+  for (size_t edge :
+       {size_t{768}, size_t{1536}, size_t{12288}, size_t{24576}, size_t{36864}, size_t{2048}, size_t{65536}}) {
     for (size_t d = 0; d < 10; ++d) {
       lengths.push_back(edge + d);
       lengths.push_back(edge - 1 - d);
@@ -131,9 +132,12 @@ TEST_P(Crc32cTest, AgreesWithActiveImplementation) {
 INSTANTIATE_TEST_SUITE_P(AllImpls, Crc32cTest, ::testing::Values(Impl::kPortable, Impl::kSse42, Impl::kAvx512),
                          [](const ::testing::TestParamInfo<Impl>& info) {
                            switch (info.param) {
-                             case Impl::kPortable: return "Portable";
-                             case Impl::kSse42: return "Sse42";
-                             case Impl::kAvx512: return "Avx512";
+                             case Impl::kPortable:
+                               return "Portable";
+                             case Impl::kSse42:
+                               return "Sse42";
+                             case Impl::kAvx512:
+                               return "Avx512";
                            }
                            return "Unknown";
                          });

@@ -54,16 +54,16 @@ TEST(IndexFormatTest, MalformedLinesNameTheLine) {
     int line;
   };
   const Case cases[] = {
-      {"0 16\n16\n", 2},                        // one number
-      {"0 16\n16 x\n", 2},                      // not a number
-      {"abc 16\n", 1},                          //
-      {"0 16\n\n32 16\n", 2},                   // empty line
-      {"0  16\n", 1},                           // two spaces
-      {"-1 16\n", 1},                           // negative
-      {"0 16 7\n", 1},                          // three fields
-      {"0 18446744073709551616\n", 1},          // 2^64 overflows
-      {"0 16\n16 16\n32 0x10\n", 3},            // hex
-      {" 0 16\n", 1},                           // leading space
+      {"0 16\n16\n", 2},                // one number
+      {"0 16\n16 x\n", 2},              // not a number
+      {"abc 16\n", 1},                  //
+      {"0 16\n\n32 16\n", 2},           // empty line
+      {"0  16\n", 1},                   // two spaces
+      {"-1 16\n", 1},                   // negative
+      {"0 16 7\n", 1},                  // three fields
+      {"0 18446744073709551616\n", 1},  // 2^64 overflows
+      {"0 16\n16 16\n32 0x10\n", 3},    // hex
+      {" 0 16\n", 1},                   // leading space
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(::testing::PrintToString(c.text));
@@ -183,9 +183,9 @@ TEST_F(CheckIndexTest, CoversFileNamesTheFirstBadEntry) {
             "line 1: entry at byte 0 is not contiguous");
   EXPECT_EQ(CheckIndexCoversFile(index_, shard_.size(), 299).message(),
             "line 2: entry at byte 20 exceeds the record length limit");
-  EXPECT_EQ(CheckIndexCoversFile(index_, shard_.size() + 5, kDefaultMaxRecordLength).message(),
-            "index covers " + std::to_string(shard_.size()) + " bytes, the file has " +
-                std::to_string(shard_.size() + 5));
+  EXPECT_EQ(
+      CheckIndexCoversFile(index_, shard_.size() + 5, kDefaultMaxRecordLength).message(),
+      "index covers " + std::to_string(shard_.size()) + " bytes, the file has " + std::to_string(shard_.size() + 5));
 }
 
 TEST_F(CheckIndexTest, TooFewEntries) {
@@ -207,8 +207,8 @@ TEST_F(CheckIndexTest, WrongOffset) {
   auto wrong = index_;
   wrong[2].offset += 1;
   ExpectStale(wrong, "index line 3: says \"" + std::to_string(index_[2].offset + 1) + " " +
-                         std::to_string(index_[2].size) + "\", but record 2 is \"" +
-                         std::to_string(index_[2].offset) + " " + std::to_string(index_[2].size) + "\"");
+                         std::to_string(index_[2].size) + "\", but record 2 is \"" + std::to_string(index_[2].offset) +
+                         " " + std::to_string(index_[2].size) + "\"");
 }
 
 TEST_F(CheckIndexTest, WrongSize) {
@@ -259,14 +259,15 @@ TEST(BuildIndexOfFileTest, StreamsTheFileWithBuildIndexsVerdicts) {
   testing::WriteFileOrDie(dir + "/t.tfrecord", shard.substr(0, shard.size() - 3));
   auto cut = BuildIndexOfFile(dir + "/t.tfrecord");
   EXPECT_EQ(cut.status().code(), StatusCode::kDataLoss);
-  EXPECT_TRUE(HasSubstr(cut.status().message(), dir + "/t.tfrecord: truncated record at byte " +
-                                                     std::to_string(shard.size() - 16)))
+  EXPECT_TRUE(HasSubstr(cut.status().message(),
+                        dir + "/t.tfrecord: truncated record at byte " + std::to_string(shard.size() - 16)))
       << cut.status();
   testing::WriteFileOrDie(dir + "/c.tfrecord.gz", std::string("\x1f\x8b\x08\x00", 4) + std::string(20, '\0'));
   auto gz = BuildIndexOfFile(dir + "/c.tfrecord.gz");
   EXPECT_EQ(gz.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(gz.status().message(), dir + "/c.tfrecord.gz: is gzip-compressed; an index addresses uncompressed "
-                                         "records, so decompress it first");
+  EXPECT_EQ(gz.status().message(), dir +
+                                       "/c.tfrecord.gz: is gzip-compressed; an index addresses uncompressed "
+                                       "records, so decompress it first");
 }
 
 }  // namespace

@@ -76,8 +76,7 @@ TEST(RecordRoundTripTest, EmptyRecord) {
 TEST(RecordRoundTripTest, ManySizesWithIndex) {
   std::mt19937_64 rng(42);
   std::vector<std::string> payloads;
-  for (size_t n : {0, 1, 2, 3, 7, 8, 9, 15, 16, 17, 100, 255, 256, 4095, 4096, 65535, 65536, 100000,
-                   (1 << 20) + 3}) {
+  for (size_t n : {0, 1, 2, 3, 7, 8, 9, 15, 16, 17, 100, 255, 256, 4095, 4096, 65535, 65536, 100000, (1 << 20) + 3}) {
     payloads.push_back(RandomBytes(rng, n));
   }
   std::string index_text;
@@ -250,7 +249,8 @@ TEST_F(RecordCorruptionTest, TruncatedInsideHeader) {
 
 TEST_F(RecordCorruptionTest, TruncatedInsideData) {
   data_.resize(kSecond + 12 + 50);
-  ExpectFaultAtSecond(RecordFault::kTruncatedData, "truncated record at byte 21: length 100 needs 116 bytes, 62 remain");
+  ExpectFaultAtSecond(RecordFault::kTruncatedData,
+                      "truncated record at byte 21: length 100 needs 116 bytes, 62 remain");
 }
 
 TEST_F(RecordCorruptionTest, TruncatedInsideDataCrc) {
@@ -299,8 +299,8 @@ TEST_F(RecordCorruptionTest, GarbageAfterLastRecord) {
     for (int i = 0; i < 3; ++i) ASSERT_TRUE(reader.Next(&rec).ok());
     Status s = reader.Next(&rec);
     EXPECT_EQ(s.code(), StatusCode::kDataLoss) << s;
-    EXPECT_EQ(reader.fault(), garbage.size() < kHeaderSize ? RecordFault::kTruncatedHeader
-                                                           : RecordFault::kLengthCrcMismatch);
+    EXPECT_EQ(reader.fault(),
+              garbage.size() < kHeaderSize ? RecordFault::kTruncatedHeader : RecordFault::kLengthCrcMismatch);
     EXPECT_TRUE(HasSubstr(s.message(), "at byte " + std::to_string(end)));
     EXPECT_EQ(reader.offset(), end);
   }
@@ -446,8 +446,10 @@ std::vector<std::string> StreamAll(const std::string& path, Compression c, Compr
     out.emplace_back(rec.data);
   }
   if (used) *used = (*reader)->compression();
-  if (end) *end = s;
-  else EXPECT_EQ(s.code(), StatusCode::kOutOfRange) << s;
+  if (end)
+    *end = s;
+  else
+    EXPECT_EQ(s.code(), StatusCode::kOutOfRange) << s;
   if (end_offset) *end_offset = offset;
   return out;
 }

@@ -68,7 +68,8 @@ TEST(ReportPagePartsTest, SwatchBorderContrastsWithAnyColour) {
 }
 
 TEST(ReportPagePartsTest, BarChartHasTitleLabelsAndValues) {
-  const std::string svg = HorizontalBarChart("Samples <per> class", {{"cat", 30, "", "cat"}, {"dog", 10, "", "dog"}}, 40);
+  const std::string svg =
+      HorizontalBarChart("Samples <per> class", {{"cat", 30, "", "cat"}, {"dog", 10, "", "dog"}}, 40);
   EXPECT_TRUE(Contains(svg, "<title>Samples &lt;per&gt; class</title>"));
   EXPECT_TRUE(Contains(svg, "<tspan class=\"name\">cat</tspan><tspan class=\"value\" dx=\"8\">30 (75.0%)</tspan>"));
   EXPECT_TRUE(Contains(svg, "<title>dog: 10 (25.0%)</title>"));
@@ -179,9 +180,10 @@ TEST(ReportTest, TenThousandClassesShowTopNAndMore) {
 TEST(ReportTest, RejectsAreGroupedByReason) {
   const std::string dir = MakeTempDir();
   const std::string in = dir + "/in";
-  ASSERT_EQ(std::system(("mkdir -p " + in + "/cat && cp " + SourceDir() + "/samples/images/train/bag/*.png " + in +
-                         "/cat/").c_str()),
-            0);
+  ASSERT_EQ(
+      std::system(
+          ("mkdir -p " + in + "/cat && cp " + SourceDir() + "/samples/images/train/bag/*.png " + in + "/cat/").c_str()),
+      0);
   for (int i = 0; i < 7; ++i) WriteFileOrDie(in + "/cat/bad" + std::to_string(i) + ".png", "not a png at all");
   auto r = RunShard("convert " + in + " -o " + dir + "/out -q");
   ASSERT_EQ(r.exit_code, 3) << r.err;

@@ -122,8 +122,7 @@ std::unique_ptr<ChildServer> ChildServer::Start(const std::vector<std::string>& 
   }
   ::close(out[0]);
   if (line.rfind("PORT ", 0) != 0) {
-    *why = argv[0] + " " + (argv.size() > 1 ? argv[1] : "") + " did not start (see " + log + "): " +
-           ReadIfExists(log);
+    *why = argv[0] + " " + (argv.size() > 1 ? argv[1] : "") + " did not start (see " + log + "): " + ReadIfExists(log);
     return nullptr;  // the destructor stops it
   }
   child->port_ = std::atoi(line.c_str() + 5);
@@ -165,9 +164,9 @@ store::S3Config LocalS3::Config() const {
 
 std::unique_ptr<FaultProxy> FaultProxy::Start(int upstream_port, const std::string& log_dir, std::string* why) {
   auto p = std::make_unique<FaultProxy>();
-  p->server_ = ChildServer::Start({TestPython(), SourceDir() + "/tests/store/fault_proxy.py",
-                                   std::to_string(upstream_port)},
-                                  log_dir + "/fault_proxy.log", why);
+  p->server_ =
+      ChildServer::Start({TestPython(), SourceDir() + "/tests/store/fault_proxy.py", std::to_string(upstream_port)},
+                         log_dir + "/fault_proxy.log", why);
   if (!p->server_) return nullptr;
   return p;
 }
@@ -202,8 +201,7 @@ int FaultProxy::Count(const std::string& method) {
 
 void FaultProxy::Reset() { Control("POST", "/__reset__", ""); }
 
-std::unique_ptr<LocalNginx> LocalNginx::Start(const std::string& root, const std::string& work_dir,
-                                              std::string* why) {
+std::unique_ptr<LocalNginx> LocalNginx::Start(const std::string& root, const std::string& work_dir, std::string* why) {
   if (!fs::exists("/usr/sbin/nginx") && !OnPath("nginx")) {
     *why = "nginx is not installed (Debian's nginx-light; tools/setup.sh --s3 installs it)";
     return nullptr;

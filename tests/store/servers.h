@@ -91,12 +91,12 @@ bool ServersRequired();
 }  // namespace libshard::testing
 
 // In a test body: skip (or fail, under LOCAL_S3_REQUIRED=1) when `ptr` is null.
-#define LIBSHARD_REQUIRE_SERVER(ptr, why)                                             \
-  do {                                                                                \
-    if (!(ptr)) {                                                                     \
+#define LIBSHARD_REQUIRE_SERVER(ptr, why)                                                   \
+  do {                                                                                      \
+    if (!(ptr)) {                                                                           \
       if (::libshard::testing::ServersRequired()) FAIL() << "LOCAL_S3_REQUIRED: " << (why); \
-      GTEST_SKIP() << (why);                                                          \
-    }                                                                                 \
+      GTEST_SKIP() << (why);                                                                \
+    }                                                                                       \
   } while (0)
 
 #endif  // LIBSHARD_TESTS_STORE_SERVERS_H_

@@ -8,8 +8,8 @@
 
 #include <chrono>
 #include <filesystem>
-#include <thread>
 #include <map>
+#include <thread>
 
 #include "convert/fixtures.h"
 #include "libshard/manifest/manifest_json.h"
@@ -51,9 +51,7 @@ class StoreCliTest : public ::testing::Test {
     env_ = "env AWS_ENDPOINT_URL=" + s3_->endpoint() +
            " AWS_ACCESS_KEY_ID=S3RVER AWS_SECRET_ACCESS_KEY=S3RVER TMPDIR=" + dir_ + "/tmp ";
   }
-  testing::CommandResult Shard(const std::string& args) {
-    return testing::RunCommand(env_ + SHARD_BIN + " " + args);
-  }
+  testing::CommandResult Shard(const std::string& args) { return testing::RunCommand(env_ + SHARD_BIN + " " + args); }
 
   std::string dir_, env_;
   std::vector<std::string> shards_;
@@ -114,9 +112,10 @@ TEST(StoreCliUsageTest, MergeOfAnHttpsLocationIsAUsageError) {
 // same objects as one local conversion, manifest.json included.
 TEST_F(StoreCliTest, TaskRunsIntoS3ThenMergeThere) {
   for (int i = 0; i < 3; ++i) {
-    testing::CommandResult r = Shard("convert -q " + dir_ + "/in -o s3://bkt/tasks --shard-size 2KiB --num-tasks 3 "
-                                     "--task-index " + std::to_string(i) + " --staging " + dir_ + "/staging" +
-                                     std::to_string(i));
+    testing::CommandResult r = Shard("convert -q " + dir_ +
+                                     "/in -o s3://bkt/tasks --shard-size 2KiB --num-tasks 3 "
+                                     "--task-index " +
+                                     std::to_string(i) + " --staging " + dir_ + "/staging" + std::to_string(i));
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
   EXPECT_FALSE(store_->Head("tasks/manifest.json").ok());  // no task writes it
@@ -125,9 +124,10 @@ TEST_F(StoreCliTest, TaskRunsIntoS3ThenMergeThere) {
   std::string why;
   auto proxy = testing::FaultProxy::Start(s3_->port(), dir_, &why);
   ASSERT_TRUE(proxy) << why;
-  testing::CommandResult m = testing::RunCommand("env AWS_ENDPOINT_URL=" + proxy->endpoint() +
-                                                 " AWS_ACCESS_KEY_ID=S3RVER AWS_SECRET_ACCESS_KEY=S3RVER TMPDIR=" +
-                                                 dir_ + "/tmp " + SHARD_BIN + " merge s3://bkt/tasks");
+  testing::CommandResult m =
+      testing::RunCommand("env AWS_ENDPOINT_URL=" + proxy->endpoint() +
+                          " AWS_ACCESS_KEY_ID=S3RVER AWS_SECRET_ACCESS_KEY=S3RVER TMPDIR=" + dir_ + "/tmp " +
+                          SHARD_BIN + " merge s3://bkt/tasks");
   ASSERT_EQ(m.exit_code, 0) << m.err;
   EXPECT_NE(m.err.find("s3://bkt/tasks/manifest.json"), std::string::npos) << m.err;
   EXPECT_EQ(proxy->Count("GET"), 1 + 3) << "a LIST and the 3 task manifests";
@@ -136,8 +136,10 @@ TEST_F(StoreCliTest, TaskRunsIntoS3ThenMergeThere) {
   // The same as merging the same task outputs locally: rejects.tsv byte for
   // byte, manifest.json but for the run's time.
   for (int i = 0; i < 3; ++i) {
-    testing::CommandResult r = testing::RunShard("convert -q " + dir_ + "/in -o " + dir_ + "/tasks --shard-size "
-                                                 "2KiB --num-tasks 3 --task-index " + std::to_string(i));
+    testing::CommandResult r = testing::RunShard("convert -q " + dir_ + "/in -o " + dir_ +
+                                                 "/tasks --shard-size "
+                                                 "2KiB --num-tasks 3 --task-index " +
+                                                 std::to_string(i));
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
   ASSERT_EQ(testing::RunShard("merge -q " + dir_ + "/tasks").exit_code, 0);
@@ -180,9 +182,10 @@ TEST_F(StoreCliTest, TaskRunsIntoS3ThenMergeThere) {
 
 TEST_F(StoreCliTest, MergeInPlaceNamesADamagedShardAndWritesNothing) {
   for (int i = 0; i < 2; ++i) {
-    testing::CommandResult r = Shard("convert -q " + dir_ + "/in -o s3://bkt/tasks --shard-size 2KiB --num-tasks 2 "
-                                     "--task-index " + std::to_string(i) + " --staging " + dir_ + "/staging" +
-                                     std::to_string(i));
+    testing::CommandResult r = Shard("convert -q " + dir_ +
+                                     "/in -o s3://bkt/tasks --shard-size 2KiB --num-tasks 2 "
+                                     "--task-index " +
+                                     std::to_string(i) + " --staging " + dir_ + "/staging" + std::to_string(i));
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
   // Another object under a shard's name, of the same size (no CRC-32C recorded: read once to check it).
@@ -192,9 +195,10 @@ TEST_F(StoreCliTest, MergeInPlaceNamesADamagedShardAndWritesNothing) {
   std::string why;
   auto proxy = testing::FaultProxy::Start(s3_->port(), dir_, &why);
   ASSERT_TRUE(proxy) << why;
-  testing::CommandResult m = testing::RunCommand("env AWS_ENDPOINT_URL=" + proxy->endpoint() +
-                                                 " AWS_ACCESS_KEY_ID=S3RVER AWS_SECRET_ACCESS_KEY=S3RVER TMPDIR=" +
-                                                 dir_ + "/tmp " + SHARD_BIN + " merge s3://bkt/tasks");
+  testing::CommandResult m =
+      testing::RunCommand("env AWS_ENDPOINT_URL=" + proxy->endpoint() +
+                          " AWS_ACCESS_KEY_ID=S3RVER AWS_SECRET_ACCESS_KEY=S3RVER TMPDIR=" + dir_ + "/tmp " +
+                          SHARD_BIN + " merge s3://bkt/tasks");
   EXPECT_EQ(m.exit_code, 1) << m.err;
   EXPECT_NE(m.err.find("shard " + shards_[1] + " is damaged or incomplete (its bytes differ, manifest says crc32c:"),
             std::string::npos)
@@ -230,7 +234,8 @@ TEST_F(StoreCliTest, ReportOfAnObjectStoreDataset) {
   testing::CommandResult r = Shard("report -q s3://bkt/ds -o " + dir_ + "/remote.html --seed 4");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   std::string want = testing::ReadFileOrDie(dir_ + "/local.html");
-  for (size_t at; (at = want.find(dir_ + "/ds")) != std::string::npos;) want.replace(at, dir_.size() + 3, "s3://bkt/ds");
+  for (size_t at; (at = want.find(dir_ + "/ds")) != std::string::npos;)
+    want.replace(at, dir_.size() + 3, "s3://bkt/ds");
   EXPECT_EQ(testing::ReadFileOrDie(dir_ + "/remote.html"), want);
   r = Shard("report s3://bkt/ds");
   EXPECT_EQ(r.exit_code, 2);
@@ -251,8 +256,8 @@ std::map<std::string, std::string> Objects(store::ObjectStore& s, const std::str
 }
 
 TEST_F(StoreCliTest, ConvertToS3IsTheLocalConversionByteForByteAndResumes) {
-  testing::CommandResult r = Shard("convert " + dir_ + "/in -o s3://bkt/conv --shard-size 2KiB --staging " + dir_ +
-                                   "/staging");
+  testing::CommandResult r =
+      Shard("convert " + dir_ + "/in -o s3://bkt/conv --shard-size 2KiB --staging " + dir_ + "/staging");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.err.find("to s3://bkt/conv (0 already there), manifest.json last"), std::string::npos) << r.err;
   std::map<std::string, std::string> objects = Objects(*store_, "conv");
@@ -288,9 +293,9 @@ TEST_F(StoreCliTest, ConvertToS3IsTheLocalConversionByteForByteAndResumes) {
   // uploaded shards are kept from their objects.
   r = Shard("convert " + dir_ + "/in -o s3://bkt/conv --shard-size 2KiB --staging " + dir_ + "/staging");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.err.find("(0 shards written); 12 kept from an earlier run in " + std::to_string(shards_.size()) +
-                       " shard(s)"),
-            std::string::npos)
+  EXPECT_NE(
+      r.err.find("(0 shards written); 12 kept from an earlier run in " + std::to_string(shards_.size()) + " shard(s)"),
+      std::string::npos)
       << r.err;
   // (manifest.json records the run, so it goes up again; the entries and rejects.tsv are skipped.)
   EXPECT_NE(r.err.find("uploaded 1 objects to s3://bkt/conv ("), std::string::npos) << r.err;
@@ -394,8 +399,7 @@ TEST_F(StoreCliTest, KillNineDuringAnUploadThenRerunIsCompleteAndIdentical) {
   r = testing::RunCommand("env " + env + counted);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("(" + std::to_string(n - k) + " shards written); "), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("kept from an earlier run in " + std::to_string(k) + " shard(s)"), std::string::npos)
-      << r.err;
+  EXPECT_NE(r.err.find("kept from an earlier run in " + std::to_string(k) + " shard(s)"), std::string::npos) << r.err;
   std::map<std::string, std::string> objects = Objects(*store_, "conv");
   for (const auto& [name, bytes] : testing::SnapshotDir(dir_ + "/ds")) {
     if (name == "manifest.json" || (name.rfind(".libshard/", 0) == 0 && name.find(".json") == std::string::npos)) {
@@ -433,8 +437,8 @@ TEST_F(StoreCliTest, AStagedShardChangedOnDiskIsNotUploaded) {
 
 TEST_F(StoreCliTest, UploadFailureExitsOneNamingTheCause) {
   // A bucket that does not exist: every PUT is refused (404 NoSuchBucket).
-  testing::CommandResult r = Shard("convert " + dir_ + "/in -o s3://nobucket/conv --shard-size 2KiB --staging " +
-                                   dir_ + "/staging");
+  testing::CommandResult r =
+      Shard("convert " + dir_ + "/in -o s3://nobucket/conv --shard-size 2KiB --staging " + dir_ + "/staging");
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.err.find("uploading to s3://nobucket/conv"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("NoSuchBucket"), std::string::npos) << r.err;

@@ -20,10 +20,10 @@ void WriteTree(const std::string& root, const std::string& rel, const std::strin
 class StoreConfigTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    for (const char* v : {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_REGION",
-                          "AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL", "AWS_PROFILE",
-                          "AWS_DEFAULT_PROFILE", "AWS_SHARED_CREDENTIALS_FILE", "AWS_CONFIG_FILE", "AWS_CA_BUNDLE",
-                          "AWS_MAX_ATTEMPTS"}) {
+    for (const char* v :
+         {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_REGION", "AWS_DEFAULT_REGION",
+          "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL", "AWS_PROFILE", "AWS_DEFAULT_PROFILE",
+          "AWS_SHARED_CREDENTIALS_FILE", "AWS_CONFIG_FILE", "AWS_CA_BUNDLE", "AWS_MAX_ATTEMPTS"}) {
       ::unsetenv(v);
     }
     home_ = testing::MakeTempDir();
@@ -67,11 +67,11 @@ TEST_F(StoreConfigTest, EnvironmentVariables) {
 
 TEST_F(StoreConfigTest, ProfilesFromTheAwsFiles) {
   WriteTree(home_, ".aws/credentials",
-                         "[default]\naws_access_key_id = DEFKEY\naws_secret_access_key = DEFSECRET\n"
-                         "# a comment\n[minio]\naws_access_key_id=MINIOKEY\naws_secret_access_key=MINIOSECRET\n");
+            "[default]\naws_access_key_id = DEFKEY\naws_secret_access_key = DEFSECRET\n"
+            "# a comment\n[minio]\naws_access_key_id=MINIOKEY\naws_secret_access_key=MINIOSECRET\n");
   WriteTree(home_, ".aws/config",
-                         "[default]\nregion = us-west-2\n\n[profile minio]\nregion = eu-central-1\n"
-                         "s3 =\n  endpoint_url = http://minio.local:9000\n");
+            "[default]\nregion = us-west-2\n\n[profile minio]\nregion = eu-central-1\n"
+            "s3 =\n  endpoint_url = http://minio.local:9000\n");
   StatusOr<S3Config> d = S3Config::FromEnvironment();
   ASSERT_TRUE(d.ok()) << d.status();
   EXPECT_EQ(d->access_key_id, "DEFKEY");

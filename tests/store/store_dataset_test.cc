@@ -6,9 +6,9 @@
 
 #include <filesystem>
 
+#include "convert/fixtures.h"
 #include "libshard/reader/dataset.h"
 #include "libshard/store/s3_store.h"
-#include "convert/fixtures.h"
 #include "store/servers.h"
 #include "testutil.h"
 

@@ -180,11 +180,13 @@ TEST(StoreFakeTransportTest, ListFollowsContinuationTokens) {
   t->script = [](const HttpRequest& q) {
     Answer a;
     if (q.url.find("continuation-token") == std::string::npos) {
-      a.body = "<ListBucketResult><IsTruncated>true</IsTruncated><NextContinuationToken>t/1=</NextContinuationToken>"
-               "<Contents><Key>p/b</Key><Size>7</Size><ETag>&quot;e1&quot;</ETag></Contents></ListBucketResult>";
+      a.body =
+          "<ListBucketResult><IsTruncated>true</IsTruncated><NextContinuationToken>t/1=</NextContinuationToken>"
+          "<Contents><Key>p/b</Key><Size>7</Size><ETag>&quot;e1&quot;</ETag></Contents></ListBucketResult>";
     } else {
-      a.body = "<ListBucketResult><IsTruncated>false</IsTruncated>"
-               "<Contents><Key>p/a</Key><Size>3</Size></Contents></ListBucketResult>";
+      a.body =
+          "<ListBucketResult><IsTruncated>false</IsTruncated>"
+          "<Contents><Key>p/a</Key><Size>3</Size></Contents></ListBucketResult>";
     }
     return a;
   };
@@ -296,8 +298,7 @@ TEST(StoreFakeTransportTest, WhatIsRetriedAndWhatIsNot) {
   };
   for (const Case& c : {Case{400, "InvalidRequest", false}, Case{403, "AccessDenied", false},
                         Case{404, "NoSuchKey", false}, Case{429, "TooManyRequests", true},
-                        Case{500, "InternalError", true}, Case{503, "SlowDown", true},
-                        Case{502, "BadGateway", true}}) {
+                        Case{500, "InternalError", true}, Case{503, "SlowDown", true}, Case{502, "BadGateway", true}}) {
     auto t = std::make_shared<FakeTransport>();
     t->script = [&](const HttpRequest&) {
       Answer a;
@@ -377,8 +378,9 @@ TEST(StoreFakeTransportTest, CredentialsNeverAppearInMessages) {
     Answer a;
     a.status = 403;
     // What s3rver and S3 send back: the key id and the string to sign.
-    a.body = "<Error><Code>SignatureDoesNotMatch</Code><Message>The request signature we calculated does not "
-             "match</Message><AWSAccessKeyId>AKIDEXAMPLE</AWSAccessKeyId><StringToSign>x</StringToSign></Error>";
+    a.body =
+        "<Error><Code>SignatureDoesNotMatch</Code><Message>The request signature we calculated does not "
+        "match</Message><AWSAccessKeyId>AKIDEXAMPLE</AWSAccessKeyId><StringToSign>x</StringToSign></Error>";
     return a;
   };
   Status s = NewS3Store(c, "b", t)->GetSmall("k", 10).status();
@@ -401,7 +403,6 @@ TEST(StoreFakeTransportTest, HttpsStoreIsReadOnly) {
   EXPECT_EQ(t->seen[0].request.url, "https://h:8443/d/a%20b");
   EXPECT_TRUE(t->seen[0].request.aws_sigv4.empty());
 }
-
 
 // An object served in ranges ("Range: bytes=A-B" -> 206 with Content-Range),
 // with faults chosen by the range's first byte.
@@ -474,8 +475,8 @@ TEST(StoreFakeTransportTest, LargeObjectComesInParallelRangedPartsEachRetriedOnI
   PartOptions parts;
   parts.part_size = 1000;
   parts.parallel = 3;
-  Status st = s->GetVerifiedParts("ds/x.tfrecord", {obj->bytes.size(), crc32c::Value(obj->bytes.data(), 10000)},
-                                  parts, [&](uint64_t offset, std::string_view b) {
+  Status st = s->GetVerifiedParts("ds/x.tfrecord", {obj->bytes.size(), crc32c::Value(obj->bytes.data(), 10000)}, parts,
+                                  [&](uint64_t offset, std::string_view b) {
                                     std::lock_guard<std::mutex> lock(mu);
                                     got.replace(offset, b.size(), b);
                                     return Status::OK();

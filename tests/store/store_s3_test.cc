@@ -13,10 +13,10 @@
 #include "store/servers.h"
 #include "testutil.h"
 
-#define ASSERT_OK(expr)                \
-  do {                                 \
-    ::libshard::Status _st = (expr);   \
-    ASSERT_TRUE(_st.ok()) << _st;      \
+#define ASSERT_OK(expr)              \
+  do {                               \
+    ::libshard::Status _st = (expr); \
+    ASSERT_TRUE(_st.ok()) << _st;    \
   } while (0)
 
 namespace libshard::store {
@@ -155,16 +155,16 @@ TEST_F(StoreS3Test, MultipartUploadInParallelMatchesTheFileAndBoto3ReadsIt) {
   ASSERT_TRUE(put.ok()) << put;
   std::string got;
   ASSERT_TRUE(s->GetVerified("ds/big.bin", ExpectOf(a), [&](std::string_view b) {
-                   got.append(b);
-                   return Status::OK();
-                 }).ok());
+                 got.append(b);
+                 return Status::OK();
+               }).ok());
   EXPECT_EQ(got == a, true);
   // An independent client: boto3 reads the object back.
   const std::string out = dir_ + "/boto3.bin";
-  const std::string py =
-      "import boto3,sys; c=boto3.client('s3',endpoint_url='" + s3_->endpoint() +
-      "',aws_access_key_id='S3RVER',aws_secret_access_key='S3RVER',region_name='us-east-1'); "
-      "open('" + out + "','wb').write(c.get_object(Bucket='bkt',Key='ds/big.bin')['Body'].read())";
+  const std::string py = "import boto3,sys; c=boto3.client('s3',endpoint_url='" + s3_->endpoint() +
+                         "',aws_access_key_id='S3RVER',aws_secret_access_key='S3RVER',region_name='us-east-1'); "
+                         "open('" +
+                         out + "','wb').write(c.get_object(Bucket='bkt',Key='ds/big.bin')['Body'].read())";
   testing::CommandResult r = testing::RunCommand(testing::TestPython() + " -c \"" + py + "\"");
   if (r.exit_code != 0 && r.err.find("No module named 'boto3'") != std::string::npos && !testing::ServersRequired()) {
     GTEST_SKIP() << "python3-boto3 is not installed";
@@ -182,7 +182,9 @@ TEST_F(StoreS3Test, ReadsWhatBoto3Wrote) {
       "import boto3; from boto3.s3.transfer import TransferConfig; c=boto3.client('s3',endpoint_url='" +
       s3_->endpoint() +
       "',aws_access_key_id='S3RVER',aws_secret_access_key='S3RVER',region_name='us-east-1'); "
-      "c.upload_file('" + path + "','bkt','from/boto3.bin',Config=TransferConfig(multipart_threshold=5<<20,"
+      "c.upload_file('" +
+      path +
+      "','bkt','from/boto3.bin',Config=TransferConfig(multipart_threshold=5<<20,"
       "multipart_chunksize=5<<20))";
   testing::CommandResult r = testing::RunCommand(testing::TestPython() + " -c \"" + py + "\"");
   if (r.exit_code != 0 && r.err.find("No module named 'boto3'") != std::string::npos && !testing::ServersRequired()) {
@@ -297,10 +299,13 @@ TEST_F(StoreS3Test, DroppedUploadsAreRetriedSingleAndMultipart) {
   auto direct = Store();
   for (const char* key : {"single", "multi"}) {
     std::string got;
-    ASSERT_TRUE(direct->GetVerified(key, ExpectOf(a), [&](std::string_view b) {
-                        got.append(b);
-                        return Status::OK();
-                      }).ok())
+    ASSERT_TRUE(direct
+                    ->GetVerified(key, ExpectOf(a),
+                                  [&](std::string_view b) {
+                                    got.append(b);
+                                    return Status::OK();
+                                  })
+                    .ok())
         << key;
     EXPECT_TRUE(got == a) << key;
   }

@@ -10,10 +10,10 @@
 #include <filesystem>
 #include <set>
 
+#include "convert/fixtures.h"
 #include "libshard/reader/batch_loader.h"
 #include "libshard/reader/dataset.h"
 #include "libshard/store/s3_store.h"
-#include "convert/fixtures.h"
 #include "store/servers.h"
 #include "testutil.h"
 

@@ -27,7 +27,8 @@ TEST(ProgressTest, BarFitsTheTerminalWidth) {
 TEST(ProgressTest, PlainLineForLogs) {
   EXPECT_EQ(ProgressBar::PlainLine("shard convert", 10, 1200, 70000, 123'000'000, 2),
             "shard convert: progress 1200/70000 (1.7%), 120 img/s, 12.3 MB/s, ETA 9:33, 2 rejected");
-  EXPECT_EQ(ProgressBar::PlainLine("x", 0, 0, 0, 0, 0), "x: progress 0/0 (100.0%), 0 img/s, 0.0 MB/s, ETA --:--, 0 rejected");
+  EXPECT_EQ(ProgressBar::PlainLine("x", 0, 0, 0, 0, 0),
+            "x: progress 0/0 (100.0%), 0 img/s, 0.0 MB/s, ETA --:--, 0 rejected");
 }
 
 }  // namespace

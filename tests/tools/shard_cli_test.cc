@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <string>
 
-#include "libshard/example/example_builder.h"
 #include "libshard/crc32c.h"
+#include "libshard/example/example_builder.h"
 #include "libshard/record/format.h"
 #include "libshard/record/index.h"
 #include "libshard/record/record_writer.h"
@@ -26,8 +26,8 @@ using testing::WriteFileOrDie;
 
 using Result = testing::CommandResult;
 
-using testing::RunShard;
 using testing::Contains;
+using testing::RunShard;
 
 // Writes a shard of n small Examples; returns its path.
 std::string MakeShard(const std::string& dir, int n) {
@@ -247,7 +247,8 @@ TEST(ShardCliTest, InspectOutOfMemoryIsAnErrorNamingTheFile) {
   libshard::record::EncodeHeader(n, header);
   uint32_t crc = 0;
   const std::string zeros(1 << 20, '\0');
-  for (uint64_t done = 0; done < n; done += zeros.size()) crc = libshard::crc32c::Extend(crc, zeros.data(), zeros.size());
+  for (uint64_t done = 0; done < n; done += zeros.size())
+    crc = libshard::crc32c::Extend(crc, zeros.data(), zeros.size());
   libshard::record::EncodeFixed32(libshard::crc32c::Mask(crc), footer);
   {
     std::FILE* f = std::fopen(path.c_str(), "wb");

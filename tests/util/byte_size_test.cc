@@ -8,10 +8,9 @@ namespace {
 
 TEST(ByteSizeTest, UnitsAndFractions) {
   const std::pair<const char*, uint64_t> cases[] = {
-      {"1000", 1000},        {"1B", 1},           {"64K", 65536},          {"64k", 65536},
-      {"1KiB", 1024},        {"128MiB", 128 << 20}, {"128M", 128 << 20},   {"1G", 1ull << 30},
-      {"1.5G", 3ull << 29},  {"2GiB", 2ull << 30}, {"1KB", 1000},          {"3MB", 3000000},
-      {"2GB", 2000000000},   {"0.5K", 512},       {"1.9", 1},
+      {"1000", 1000},        {"1B", 1},           {"64K", 65536},      {"64k", 65536},       {"1KiB", 1024},
+      {"128MiB", 128 << 20}, {"128M", 128 << 20}, {"1G", 1ull << 30},  {"1.5G", 3ull << 29}, {"2GiB", 2ull << 30},
+      {"1KB", 1000},         {"3MB", 3000000},    {"2GB", 2000000000}, {"0.5K", 512},        {"1.9", 1},
   };
   for (const auto& [text, want] : cases) {
     StatusOr<uint64_t> got = ParseByteSize(text);

@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "deflate_testutil.h"
 #include "libshard/example/example_builder.h"
 #include "libshard/image/encode.h"
 #include "libshard/io/writable_file.h"
 #include "libshard/record/record_writer.h"
 #include "libshard/verify/verifier.h"
-#include "deflate_testutil.h"
 #include "testutil.h"
 #include "verify_samples.h"
 

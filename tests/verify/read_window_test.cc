@@ -27,8 +27,8 @@ using test::WriteShard;
 TEST(ReadWindowTest, RecordsLongerThanTheBufferAndAcrossItsEdges) {
   const std::string dir = MakeTempDir();
   std::vector<Sample> samples;
-  for (size_t bytes : {size_t{1000}, size_t{200'000}, size_t{900'000}, size_t{3'000'000}, size_t{70'000},
-                       size_t{5}, size_t{260'000}}) {
+  for (size_t bytes : {size_t{1000}, size_t{200'000}, size_t{900'000}, size_t{3'000'000}, size_t{70'000}, size_t{5},
+                       size_t{260'000}}) {
     Sample s;
     s.encoded = std::string(bytes, static_cast<char>('a' + bytes % 26));
     samples.push_back(s);

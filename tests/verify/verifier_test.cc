@@ -3,8 +3,8 @@
 // expansion; several files in parallel; TensorFlow-written interop files.
 // (--decode: decode_test.cc; the pread walk: read_window_test.cc; manifests
 // and sets: verify_set_test.cc.)
-#include "libshard/io/shard_paths.h"
 #include "libshard/verify/verifier.h"
+#include "libshard/io/shard_paths.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -14,14 +14,14 @@
 #include <string>
 #include <vector>
 
+#include "deflate_testutil.h"
 #include "libshard/example/example_builder.h"
 #include "libshard/io/writable_file.h"
 #include "libshard/record/format.h"
 #include "libshard/record/index.h"
 #include "libshard/record/record_writer.h"
-#include "deflate_testutil.h"
-#include "verify_samples.h"
 #include "testutil.h"
+#include "verify_samples.h"
 
 namespace libshard::verify {
 namespace {
@@ -343,9 +343,7 @@ class VerifyIndexTest : public ::testing::Test {
   std::string data_, index_, dir_;
 };
 
-TEST_F(VerifyIndexTest, MatchingIndex) {
-  EXPECT_TRUE(WithIndex(index_).ok());
-}
+TEST_F(VerifyIndexTest, MatchingIndex) { EXPECT_TRUE(WithIndex(index_).ok()); }
 
 TEST_F(VerifyIndexTest, MissingLastLine) {
   std::string stale = index_.substr(0, index_.rfind('\n', index_.size() - 2) + 1);

@@ -100,8 +100,8 @@ TEST(VerifyCliTest, DamagedShardNamesFileOffsetRecordAndUncheckedBytes) {
   EXPECT_TRUE(Contains(r.out, "shard verify: " + path + ": at byte " + std::to_string(second) +
                                   " (record 1): length_crc_mismatch: length CRC mismatch"))
       << r.out;
-  EXPECT_TRUE(Contains(r.out, std::to_string(size - second) + " bytes after byte " + std::to_string(second) +
-                                  " left unchecked"))
+  EXPECT_TRUE(Contains(
+      r.out, std::to_string(size - second) + " bytes after byte " + std::to_string(second) + " left unchecked"))
       << r.out;
   EXPECT_TRUE(Contains(r.out, "1 fault,")) << r.out;
 }
@@ -132,9 +132,12 @@ TEST(VerifyCliTest, JsonForACleanFile) {
   const uint64_t size = fs::file_size(dir + "/a.tfrecord");
   Result r = RunShard("verify --json " + dir + "/a.tfrecord");
   EXPECT_EQ(r.exit_code, 0);
-  EXPECT_EQ(r.out.rfind("{\"files\":[{\"path\":\"" + dir + "/a.tfrecord\",\"compression\":\"none\",\"records\":2,"
-                        "\"bytes\":" + std::to_string(size) + ",\"unchecked_bytes\":0,\"faults_omitted\":0,"
-                        "\"faults\":[]}],\"manifests\":[],\"summary\":{\"files\":1,",
+  EXPECT_EQ(r.out.rfind("{\"files\":[{\"path\":\"" + dir +
+                            "/a.tfrecord\",\"compression\":\"none\",\"records\":2,"
+                            "\"bytes\":" +
+                            std::to_string(size) +
+                            ",\"unchecked_bytes\":0,\"faults_omitted\":0,"
+                            "\"faults\":[]}],\"manifests\":[],\"summary\":{\"files\":1,",
                         0),
             0u)
       << r.out;
@@ -190,8 +193,8 @@ TEST(VerifyCliTest, UnreadableFileExitsTwoAfterCheckingTheOthers) {
   Result r = RunShard("verify " + dir + "/a.tfrecord " + dir + "/b.tfrecord");
   EXPECT_EQ(r.exit_code, 2);
   // io's message as it is: it names the file (io/open_file.h).
-  EXPECT_TRUE(Contains(r.out, "a.tfrecord: at byte 0 (record 0): unreadable: " + dir +
-                                  "/a.tfrecord: is a FIFO, not a regular file"))
+  EXPECT_TRUE(Contains(
+      r.out, "a.tfrecord: at byte 0 (record 0): unreadable: " + dir + "/a.tfrecord: is a FIFO, not a regular file"))
       << r.out;
   EXPECT_TRUE(Contains(r.out, "2 files (1 with faults), 2 records")) << r.out;
 }
@@ -209,16 +212,16 @@ std::string MakeConvertedFolder() {
     char crc[24];
     std::snprintf(crc, sizeof crc, "crc32c:%08x", crc32c::Value(data.data(), data.size()));
     shards += std::string(i ? "," : "") + "{\"file\":\"" + name + "\",\"split\":\"train\",\"records\":\"" +
-              std::to_string(3 + i) + "\",\"bytes\":\"" + std::to_string(data.size()) + "\",\"checksum\":\"" +
-              crc + "\",\"index_file\":\"" + name + ".idx\"}";
+              std::to_string(3 + i) + "\",\"bytes\":\"" + std::to_string(data.size()) + "\",\"checksum\":\"" + crc +
+              "\",\"index_file\":\"" + name + ".idx\"}";
   }
   WriteFileOrDie(dir + "/manifest.json",
                  "{\"format\":\"libshard.manifest/1\",\"labels\":[{\"label\":\"0\",\"name\":\"a\"},"
                  "{\"label\":\"1\",\"name\":\"b\"},{\"label\":\"2\",\"name\":\"c\"},"
                  "{\"label\":\"3\",\"name\":\"d\"}],\"schema\":[{\"key\":\"image/encoded\",\"kind\":\"bytes\","
                  "\"required\":true},{\"key\":\"image/class/label\",\"kind\":\"int64\",\"required\":true}],"
-                 "\"splits\":[{\"name\":\"train\",\"records\":\"7\",\"shards\":[" + shards +
-                     "]}],\"stats\":{\"converted\":\"7\"},\"complete\":true}");
+                 "\"splits\":[{\"name\":\"train\",\"records\":\"7\",\"shards\":[" +
+                     shards + "]}],\"stats\":{\"converted\":\"7\"},\"complete\":true}");
   return dir;
 }
 
@@ -241,8 +244,9 @@ TEST(VerifyCliTest, ManifestFoundInFolderArgument) {
   // lacks shard 00001 of 00002.
   Result names = RunShard("verify --no-manifest " + dir);
   EXPECT_EQ(names.exit_code, 1);
-  EXPECT_TRUE(Contains(names.out, "shard verify: " + dir + "/train-*-of-00002.tfrecord: set_incomplete: 1 of the 2 "
-                                  "shards of this set are here; 1 missing (00001); no manifest.json to say more\n"))
+  EXPECT_TRUE(Contains(names.out, "shard verify: " + dir +
+                                      "/train-*-of-00002.tfrecord: set_incomplete: 1 of the 2 "
+                                      "shards of this set are here; 1 missing (00001); no manifest.json to say more\n"))
       << names.out;
   EXPECT_TRUE(Contains(names.out, "2 files (0 with faults)")) << names.out;
 }
@@ -263,7 +267,8 @@ TEST(VerifyCliTest, ManifestOptionJsonAndPerRecordFaults) {
       << r.out;
   Result human = RunShard("verify --manifest " + dir + "/manifest.json");
   EXPECT_TRUE(Contains(human.out, "train-00001-of-00002.tfrecord: at byte ")) << human.out;
-  EXPECT_TRUE(Contains(human.out, "(record 3): manifest_label_out_of_range: image/class/label 3 is not in the label map"))
+  EXPECT_TRUE(
+      Contains(human.out, "(record 3): manifest_label_out_of_range: image/class/label 3 is not in the label map"))
       << human.out;
 }
 

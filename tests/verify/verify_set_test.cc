@@ -15,12 +15,12 @@
 #include "libshard/crc32c.h"
 #include "libshard/example/example_builder.h"
 #include "libshard/example/image_keys.h"
+#include "libshard/io/shard_paths.h"
 #include "libshard/io/writable_file.h"
 #include "libshard/manifest.pb.h"
+#include "libshard/manifest/manifest_json.h"
 #include "libshard/record/format.h"
 #include "libshard/record/record_writer.h"
-#include "libshard/manifest/manifest_json.h"
-#include "libshard/io/shard_paths.h"
 #include "libshard/verify/verifier.h"
 #include "testutil.h"
 #include "verify_samples.h"
@@ -193,14 +193,16 @@ TEST_F(ManifestSetTest, ManifestClaimsAreChecked) {
   auto only = [&](const std::string& want) {
     SetResult r = Verify();
     ASSERT_EQ(r.manifests.size(), 1u);
-    ASSERT_EQ(r.manifests[0].faults.size(), 1u) << (r.manifests[0].faults.size() > 1 ? r.manifests[0].faults[1].message : "");
+    ASSERT_EQ(r.manifests[0].faults.size(), 1u)
+        << (r.manifests[0].faults.size() > 1 ? r.manifests[0].faults[1].message : "");
     EXPECT_EQ(r.manifests[0].faults[0].kind, SetFaultKind::kManifestInvalid);
     EXPECT_EQ(r.manifests[0].faults[0].message, want);
   };
   manifest_.set_complete(false);
   Write();
-  only("\"complete\" is false: a task's partial manifest or an unfinished conversion (shard merge writes the "
-       "complete one)");
+  only(
+      "\"complete\" is false: a task's partial manifest or an unfinished conversion (shard merge writes the "
+      "complete one)");
   manifest_.set_complete(true);
   manifest_.mutable_stats()->set_converted(99);
   Write();
@@ -214,8 +216,8 @@ TEST_F(ManifestSetTest, ManifestClaimsAreChecked) {
   Write();
   only("stats.rejected claims 2 rejects, rejects[] lists 0");
   manifest_.mutable_stats()->set_rejected(0);
-  for (const std::string& file : {std::string("../outside.tfrecord"), std::string("/etc/hostname"),
-                                  std::string("a/../../x.tfrecord")}) {
+  for (const std::string& file :
+       {std::string("../outside.tfrecord"), std::string("/etc/hostname"), std::string("a/../../x.tfrecord")}) {
     Entry(1)->set_file(file);
     Write();
     SetResult r = Verify();
@@ -282,8 +284,8 @@ TEST_F(ManifestSetTest, ChecksumMismatchOnSameSizeAndCount) {
   SetFault f = OnlySetFault(Verify());
   EXPECT_EQ(f.kind, SetFaultKind::kManifestChecksum);
   EXPECT_EQ(f.path, Path(0));
-  EXPECT_TRUE(HasSubstr(f.message, "the manifest lists " + Entry(0)->checksum() + ", the file's CRC-32C is " +
-                                       ChecksumOf(Path(0))));
+  EXPECT_TRUE(HasSubstr(
+      f.message, "the manifest lists " + Entry(0)->checksum() + ", the file's CRC-32C is " + ChecksumOf(Path(0))));
 }
 
 TEST_F(ManifestSetTest, MalformedChecksumIsInvalid) {
@@ -372,7 +374,7 @@ TEST(NumberedSetTest, IncompleteSetsFromNamesAlone) {
   std::vector<std::string> paths;
   for (int i : {0, 1, 2, 3, 4, 5}) paths.push_back("d/x-train-0000" + std::to_string(i) + "-of-00020.tfrecord");
   for (int i : {0, 1}) paths.push_back("d/x-val-0000" + std::to_string(i) + "-of-00002.tfrecord");  // complete
-  paths.push_back("d/other.tfrecord");                                                               // no numbering
+  paths.push_back("d/other.tfrecord");                                                              // no numbering
   paths.push_back("e/y-00000-of-00003");
   paths.push_back("e/y-00001-of-00003");
   paths.push_back("e/y-00002-of-00003");

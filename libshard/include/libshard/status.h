@@ -110,9 +110,18 @@ class [[nodiscard]] StatusOr {
   bool ok() const { return std::holds_alternative<T>(v_); }
   Status status() const { return ok() ? Status() : std::get<Status>(v_); }
 
-  T& value() & { assert(ok()); return std::get<T>(v_); }
-  const T& value() const& { assert(ok()); return std::get<T>(v_); }
-  T&& value() && { assert(ok()); return std::get<T>(std::move(v_)); }
+  T& value() & {
+    assert(ok());
+    return std::get<T>(v_);
+  }
+  const T& value() const& {
+    assert(ok());
+    return std::get<T>(v_);
+  }
+  T&& value() && {
+    assert(ok());
+    return std::get<T>(std::move(v_));
+  }
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
   T&& operator*() && { return std::move(*this).value(); }
@@ -126,10 +135,10 @@ class [[nodiscard]] StatusOr {
 }  // namespace libshard
 
 // Returns from the enclosing function if `expr` (a Status) is not OK.
-#define LIBSHARD_RETURN_IF_ERROR(expr)                  \
-  do {                                                  \
-    ::libshard::Status _libshard_st = (expr);           \
-    if (!_libshard_st.ok()) return _libshard_st;        \
+#define LIBSHARD_RETURN_IF_ERROR(expr)           \
+  do {                                           \
+    ::libshard::Status _libshard_st = (expr);    \
+    if (!_libshard_st.ok()) return _libshard_st; \
   } while (0)
 
 #define LIBSHARD_CONCAT_INNER_(a, b) a##b

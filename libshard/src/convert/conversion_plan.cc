@@ -45,7 +45,7 @@ static std::string Basename(std::string path) {
 StatusOr<Listing> ListInput(const ConvertOptions& o) {
   if (IsRegularFile(o.input)) return ReadSourceCsv(o.input, o.list);
   ListOptions list = o.list;
-  list.exclude_dir = o.output;  // output inside the input: not listed
+  list.exclude_dir = o.output;                // output inside the input: not listed
   list.ignore.push_back(o.mask_labels_file);  // CamVid keeps class_dict.csv beside its folders
   return ListFolder(o.input, list);
 }
@@ -59,24 +59,26 @@ static std::function<uint64_t(const SourceSample&)> Estimator(const EncodeOption
   return [=](const SourceSample& s) -> uint64_t {
     if (!sized) return s.size;
     switch (f) {
-      case image::OutputFormat::kRaw: return pixels * 3;
-      case image::OutputFormat::kPng: return pixels * 2;
+      case image::OutputFormat::kRaw:
+        return pixels * 3;
+      case image::OutputFormat::kPng:
+        return pixels * 2;
       // Photos at quality 90, 4:2:0, come to about 0.3 bytes per pixel
       // (0.26 measured on 10,000 224x224 crops of samples/photos).
-      case image::OutputFormat::kJpeg: return std::min<uint64_t>(s.size, pixels * 3 / 10);
+      case image::OutputFormat::kJpeg:
+        return std::min<uint64_t>(s.size, pixels * 3 / 10);
     }
     return s.size;
   };
 }
 
 // What decides a shard's bytes, hashed.
-std::string PlanId(const std::string& options_bytes, const Listing& listing,
-                   const PlannedShard& shard) {
+std::string PlanId(const std::string& options_bytes, const Listing& listing, const PlannedShard& shard) {
   std::string text = std::string(LIBSHARD_VERSION) + "\n" + options_bytes + "\n" + shard.file;
   for (uint32_t i : shard.samples) {
     const SourceSample& s = listing.samples[i];
-    text += "\n" + s.path + "\t" + std::to_string(s.label) + "\t" + std::to_string(s.size) +
-            "\t" + fs::path(s.mask_path).filename().string();
+    text += "\n" + s.path + "\t" + std::to_string(s.label) + "\t" + std::to_string(s.size) + "\t" +
+            fs::path(s.mask_path).filename().string();
     if (const std::string_view name = ClassName(listing, s.label); !name.empty()) text += "\t" + std::string(name);
   }
   return util::Sha256Hex(text);
@@ -137,8 +139,7 @@ ConversionOptions ToProto(const ConvertOptions& o) {
   p.set_reencode(image::ReencodeModeName(o.encode.reencode));
   p.set_on_error(o.fail_on_error ? "fail" : "skip");
   p.set_label_offset(o.list.label_offset);
-  p.set_unknown_color(o.encode.mask_options.unknown == image::UnknownColor::kIgnore ? "ignore"
-                                                                                     : "error");
+  p.set_unknown_color(o.encode.mask_options.unknown == image::UnknownColor::kIgnore ? "ignore" : "error");
   // Every other option that changes a byte of output (tests/convert/
   // converter_test.cc EveryOutputOptionIsInThePlan flips each one).
   const image::DecodeOptions& d = o.encode.decode;
@@ -219,7 +220,8 @@ StatusOr<std::optional<EnvironmentTask>> TaskFromEnvironment() {
     if (step) source += ", SLURM_ARRAY_TASK_STEP=" + std::to_string(*step);
     if (count) source += ", SLURM_ARRAY_TASK_COUNT=" + std::to_string(*count);
     if (!count) {
-      return InvalidArgumentError(source + ": SLURM_ARRAY_TASK_COUNT is not set, so the number of tasks is "
+      return InvalidArgumentError(source +
+                                  ": SLURM_ARRAY_TASK_COUNT is not set, so the number of tasks is "
                                   "unknown; give --num-tasks N and --task-index I");
     }
     if (by == 0 || *id < lo || (*id - lo) % by != 0 || (*id - lo) / by >= *count || *count > 99999) {

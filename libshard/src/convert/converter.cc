@@ -171,8 +171,8 @@ void AddMaskClasses(const image::MaskColorMap& map, Manifest* m) {
 // The run's manifest (a task's partial one for a split run) from the shard
 // entries, kept and written; `run` is left to the caller.
 StatusOr<Manifest> AssembleRunManifest(const ConvertOptions& o, const ConversionOptions& options_proto,
-                                       const Listing& listing, std::vector<ShardEntry> entries,
-                                       const PlanIds& ids, const std::optional<image::MaskColorMap>& mask_map) {
+                                       const Listing& listing, std::vector<ShardEntry> entries, const PlanIds& ids,
+                                       const std::optional<image::MaskColorMap>& mask_map) {
   // The label keys are required only when every sample has a label (an
   // empty CSV label writes a record without them).
   bool labeled = !listing.samples.empty(), masks = false;
@@ -180,9 +180,9 @@ StatusOr<Manifest> AssembleRunManifest(const ConvertOptions& o, const Conversion
     labeled &= s.label >= 0;
     masks |= !s.mask_path.empty();
   }
-  LIBSHARD_ASSIGN_OR_RETURN(Manifest m, AssembleManifest(options_proto, LabelEntries(listing),
-                                                         RecordSchema(o, labeled, masks), std::move(entries),
-                                                         ListingRejects(listing), o.num_tasks == 1));
+  LIBSHARD_ASSIGN_OR_RETURN(Manifest m,
+                            AssembleManifest(options_proto, LabelEntries(listing), RecordSchema(o, labeled, masks),
+                                             std::move(entries), ListingRejects(listing), o.num_tasks == 1));
   m.set_plan_id(util::Sha256Hex(ids.all));
   if (mask_map) AddMaskClasses(*mask_map, &m);
   return m;
@@ -193,8 +193,8 @@ uint64_t CountTransientRejects(const Manifest& m) {
   const std::string_view note = internal::kRetryNote;
   uint64_t n = 0;
   for (const Reject& r : m.rejects()) {
-    n += r.reason().size() >= note.size() &&
-         r.reason().compare(r.reason().size() - note.size(), note.size(), note) == 0;
+    n +=
+        r.reason().size() >= note.size() && r.reason().compare(r.reason().size() - note.size(), note.size(), note) == 0;
   }
   return n;
 }
@@ -233,9 +233,9 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
   }
 
   // Held until Convert returns: one writer per output folder.
-  LIBSHARD_ASSIGN_OR_RETURN(
-      OutputLock lock, OutputLock::Acquire(o.output, o.num_tasks == 1 ? LockMode::kExclusive : LockMode::kTask,
-                                           o.task_index, o.num_tasks));
+  LIBSHARD_ASSIGN_OR_RETURN(OutputLock lock,
+                            OutputLock::Acquire(o.output, o.num_tasks == 1 ? LockMode::kExclusive : LockMode::kTask,
+                                                o.task_index, o.num_tasks));
   const ConversionOptions options_proto = ToProto(o);
   const PlanIds ids = MakePlanIds(options_proto.SerializeAsString(), listing, plan);
 
@@ -253,8 +253,8 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
   ShardSink sink(o, plan, listing, ids.by_shard);
   uint64_t gray_expanded = 0;
   const std::vector<Work> work = WorkOf(plan, todo);
-  LIBSHARD_RETURN_IF_ERROR(Started(EncodeAndWrite(listing, encode, work, todo.size(), threads, o.fail_on_error,
-                                                  progress, &sink, &gray_expanded)));
+  LIBSHARD_RETURN_IF_ERROR(Started(
+      EncodeAndWrite(listing, encode, work, todo.size(), threads, o.fail_on_error, progress, &sink, &gray_expanded)));
   for (ShardEntry& e : sink.entries()) entries.push_back(std::move(e));
   result.shards_written = static_cast<uint32_t>(sink.entries().size());
   if (o.encode.decode.channels == image::ChannelMode::kRgb) result.gray_expanded = gray_expanded;

@@ -55,8 +55,8 @@ struct Work {
 struct Item {
   const Work* work = nullptr;
   std::string record;
-  std::string reject;  // non-empty: the reason this input was rejected
-  bool transient = false;  // the reject IsTransient: retried by the next run
+  std::string reject;        // non-empty: the reason this input was rejected
+  bool transient = false;    // the reject IsTransient: retried by the next run
   bool gray_source = false;  // the source is gray (1 or 2 channels as stored)
   StatsAccumulator stats;
   uint64_t bytes_read = 0;
@@ -110,8 +110,8 @@ class ShardSink {
 // an exception that escapes a stage) the shard being written is removed
 // (ShardSink::Abort) and the error returned.
 Status EncodeAndWrite(const Listing& listing, const EncodeOptions& encode, const std::vector<Work>& work,
-                      size_t shards_total, int threads, bool fail_on_error, const ProgressFn& progress,
-                      ShardSink* sink, uint64_t* gray_expanded);
+                      size_t shards_total, int threads, bool fail_on_error, const ProgressFn& progress, ShardSink* sink,
+                      uint64_t* gray_expanded);
 
 // A complete shard from an earlier run with the same plan, or nothing. A
 // shard whose entry matches but whose bytes do not have the entry's CRC-32C

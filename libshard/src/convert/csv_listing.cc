@@ -25,7 +25,6 @@ using internal::Dirname;
 using internal::FinishListing;
 using internal::LabelIndex;
 
-
 // The fields of one line; *open is set when a quoted field is still open
 // at the end of the line (it held a line break).
 std::vector<std::string> SplitRow(const std::string& line, char sep, bool* open = nullptr) {
@@ -78,11 +77,13 @@ bool ParseInt64(const std::string& s, int64_t* v) {
 
 StatusOr<Listing> ReadSourceCsv(const std::string& csv_path, const ListOptions& options) {
   if (options.layout != FolderLayout::kAuto) {
-    return InvalidArgumentError(csv_path + ": --layout reads a folder; a CSV manifest names its splits and labels "
+    return InvalidArgumentError(csv_path +
+                                ": --layout reads a folder; a CSV manifest names its splits and labels "
                                 "in its columns");
   }
   if (!options.include.empty() || !options.exclude.empty()) {
-    return InvalidArgumentError(csv_path + ": --include and --exclude choose the files of a folder; a CSV "
+    return InvalidArgumentError(csv_path +
+                                ": --include and --exclude choose the files of a folder; a CSV "
                                 "manifest names its files (leave the rows out instead)");
   }
   LIBSHARD_ASSIGN_OR_RETURN(std::string text, io::ReadFileToString(csv_path, 1ull << 32));
@@ -106,8 +107,8 @@ StatusOr<Listing> ReadSourceCsv(const std::string& csv_path, const ListOptions& 
   const std::string& split_col = options.split_column;
   const std::string expected = path_col + ", " + label_col + ", " + mask_col + ", " + split_col;
   if (lines.empty() || lines[0].empty()) {
-    return InvalidArgumentError(at(1) + "missing header (" + path_col + "," + label_col + "[," + mask_col +
-                                "][," + split_col + "])");
+    return InvalidArgumentError(at(1) + "missing header (" + path_col + "," + label_col + "[," + mask_col + "][," +
+                                split_col + "])");
   }
   bool tsv = csv_path.size() >= 4 && csv_path.compare(csv_path.size() - 4, 4, ".tsv") == 0;
   tsv |= lines[0].find('\t') != std::string::npos;
@@ -116,8 +117,11 @@ StatusOr<Listing> ReadSourceCsv(const std::string& csv_path, const ListOptions& 
   int col_path = -1, col_label = -1, col_mask = -1, col_split = -1;
   for (size_t i = 0; i < header.size(); ++i) {
     const std::string& h = header[i];
-    int* slot = h == path_col ? &col_path : h == label_col ? &col_label
-              : h == mask_col ? &col_mask : h == split_col ? &col_split : nullptr;
+    int* slot = h == path_col    ? &col_path
+                : h == label_col ? &col_label
+                : h == mask_col  ? &col_mask
+                : h == split_col ? &col_split
+                                 : nullptr;
     if (slot == nullptr) {
       return InvalidArgumentError(at(1) + "unknown column '" + h + "' (expected " + expected +
                                   "; --path-col, --label-col, --mask-col, --split-col name others)");
@@ -127,9 +131,9 @@ StatusOr<Listing> ReadSourceCsv(const std::string& csv_path, const ListOptions& 
   }
   if (col_path < 0) return InvalidArgumentError(at(1) + "no '" + path_col + "' column");
   const ListOptions defaults;
-  for (const auto& [name, def, col] : {std::tuple(label_col, defaults.label_column, col_label),
-                                       std::tuple(mask_col, defaults.mask_column, col_mask),
-                                       std::tuple(split_col, defaults.split_column, col_split)}) {
+  for (const auto& [name, def, col] :
+       {std::tuple(label_col, defaults.label_column, col_label), std::tuple(mask_col, defaults.mask_column, col_mask),
+        std::tuple(split_col, defaults.split_column, col_split)}) {
     if (col < 0 && name != def) return InvalidArgumentError(at(1) + "no '" + name + "' column");
   }
 
@@ -146,7 +150,8 @@ StatusOr<Listing> ReadSourceCsv(const std::string& csv_path, const ListOptions& 
     bool open = false;
     std::vector<std::string> f = SplitRow(lines[i], sep, &open);
     if (open) {
-      return InvalidArgumentError(at(line_no) + "a quoted field holds a line break (RFC 4180 allows it; this reader "
+      return InvalidArgumentError(at(line_no) +
+                                  "a quoted field holds a line break (RFC 4180 allows it; this reader "
                                   "takes one row per line): put the field on one line");
     }
     if (f.size() != header.size()) {
@@ -198,8 +203,8 @@ StatusOr<Listing> ReadSourceCsv(const std::string& csv_path, const ListOptions& 
       names = !integer;
     } else if (integer == names) {
       return InvalidArgumentError(
-          at(r.line) + "label '" + r.label_text + "' is " + (integer ? "an integer" : "a class name") +
-          " but line " + std::to_string(first_labeled->line) + "'s '" + first_labeled->label_text + "' is " +
+          at(r.line) + "label '" + r.label_text + "' is " + (integer ? "an integer" : "a class name") + " but line " +
+          std::to_string(first_labeled->line) + "'s '" + first_labeled->label_text + "' is " +
           (integer ? "a class name" : "an integer") +
           ": a label column is all integers or all class names (--labels FILE reads them all as names)");
     }

@@ -47,8 +47,8 @@ void Add8(const uint8_t* p, size_t n, int channels, uint64_t* sum, unsigned __in
 // channels. Sums gather in 16-bit lanes (255 * 256 < 2^16) and squares, of
 // exact 16-bit products, in 32-bit lanes (65025 * 256 < 2^32); both are
 // flushed every 256 steps.
-__attribute__((target("avx2"))) size_t Add8Avx2(const uint8_t* p, size_t n, int channels,
-                                                 uint64_t* sum, unsigned __int128* sq) {
+__attribute__((target("avx2"))) size_t Add8Avx2(const uint8_t* p, size_t n, int channels, uint64_t* sum,
+                                                unsigned __int128* sq) {
   constexpr size_t kStep = 48, kFlush = 256;
   const __m256i zero = _mm256_setzero_si256();
   // Per sample position of a step: 64-bit totals, folded into channels once
@@ -167,8 +167,7 @@ void StatsAccumulator::AddPixels(const image::Image& img) {
   used_channels_ = std::max(used_channels_, c);
 }
 
-void StatsAccumulator::AddSource(const std::string& format, int width, int height,
-                                 uint64_t bytes) {
+void StatsAccumulator::AddSource(const std::string& format, int width, int height, uint64_t bytes) {
   ++formats_[format];
   ++sizes_[std::to_string(width) + "x" + std::to_string(height)];
   source_bytes_ += bytes;
@@ -252,8 +251,7 @@ void StatsAccumulator::ToProto(DatasetStats* out) const {
     l->set_count(n);
   }
   std::vector<std::pair<std::string, uint64_t>> sizes(sizes_.begin(), sizes_.end());
-  std::stable_sort(sizes.begin(), sizes.end(),
-                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::stable_sort(sizes.begin(), sizes.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
   for (const auto& [name, n] : sizes) {
     NamedCount* f = out->add_source_sizes();
     f->set_name(name);

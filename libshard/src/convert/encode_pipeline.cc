@@ -18,8 +18,7 @@ namespace {
 class EncodePipeline {
  public:
   EncodePipeline(const Listing& listing, const EncodeOptions& encode, const std::vector<Work>& work,
-                 uint32_t shards_total, int threads, bool fail_on_error, const ProgressFn& progress,
-                 ShardSink* sink)
+                 uint32_t shards_total, int threads, bool fail_on_error, const ProgressFn& progress, ShardSink* sink)
       : listing_(listing),
         encode_(encode),
         work_(work),
@@ -40,12 +39,13 @@ class EncodePipeline {
           arena.execute([&] {
             tbb::parallel_pipeline(
                 static_cast<size_t>(threads_) * 4,
-                tbb::make_filter<void, size_t>(tbb::filter_mode::serial_in_order,
-                                               [this](tbb::flow_control& fc) { return Next(fc); }) &
-                    tbb::make_filter<size_t, Item*>(tbb::filter_mode::parallel,
-                                                    [this](size_t i) { return Encode(&work_[i]); }) &
-                    tbb::make_filter<Item*, void>(tbb::filter_mode::serial_in_order,
-                                                  [this](Item* item) { Write(std::unique_ptr<Item>(item)); }));
+                tbb::make_filter<void, size_t>(tbb::filter_mode::serial_in_order, [this](tbb::flow_control& fc) {
+                  return Next(fc);
+                }) & tbb::make_filter<size_t, Item*>(tbb::filter_mode::parallel, [this](size_t i) {
+                  return Encode(&work_[i]);
+                }) & tbb::make_filter<Item*, void>(tbb::filter_mode::serial_in_order, [this](Item* item) {
+                  Write(std::unique_ptr<Item>(item));
+                }));
           });
           return Status::OK();
         },
@@ -92,8 +92,7 @@ class EncodePipeline {
     }
     EncodedSample out;
     spare_records_.try_pop(out.record);  // a written record's buffer, capacity kept
-    LIBSHARD_RETURN_IF_ERROR(
-        EncodeSample(s, ClassName(listing_, s.label), *bytes, mask, encode_, &out, &item->stats));
+    LIBSHARD_RETURN_IF_ERROR(EncodeSample(s, ClassName(listing_, s.label), *bytes, mask, encode_, &out, &item->stats));
     item->record = std::move(out.record);
     item->gray_source = out.source.channels <= 2;
     return Status::OK();
@@ -121,8 +120,8 @@ class EncodePipeline {
   Status Add(Item& item) {
     if (!item.reject.empty() && fail_on_error_) {
       const SourceSample& s = listing_.samples[item.work->sample];
-      return FailedPreconditionError((s.origin.empty() ? "" : s.origin + ": ") +
-                                     SourceFilePath(listing_.root, s.path) + ": " + item.reject);
+      return FailedPreconditionError((s.origin.empty() ? "" : s.origin + ": ") + SourceFilePath(listing_.root, s.path) +
+                                     ": " + item.reject);
     }
     LIBSHARD_RETURN_IF_ERROR(sink_->Add(item));
     ++prog_.done;
@@ -156,10 +155,10 @@ class EncodePipeline {
 }  // namespace
 
 Status EncodeAndWrite(const Listing& listing, const EncodeOptions& encode, const std::vector<Work>& work,
-                      size_t shards_total, int threads, bool fail_on_error, const ProgressFn& progress,
-                      ShardSink* sink, uint64_t* gray_expanded) {
-  EncodePipeline pipeline(listing, encode, work, static_cast<uint32_t>(shards_total), threads, fail_on_error,
-                          progress, sink);
+                      size_t shards_total, int threads, bool fail_on_error, const ProgressFn& progress, ShardSink* sink,
+                      uint64_t* gray_expanded) {
+  EncodePipeline pipeline(listing, encode, work, static_cast<uint32_t>(shards_total), threads, fail_on_error, progress,
+                          sink);
   Status st = pipeline.Run();
   if (!st.ok()) {
     sink->Abort();

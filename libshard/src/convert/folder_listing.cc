@@ -97,8 +97,7 @@ Status ReadDir(const std::string& dir, const std::string& rel, std::vector<Entry
       rejects->push_back({child_rel, "not a regular file"});
     }
   }
-  std::sort(out->begin(), out->end(),
-            [](const Entry& a, const Entry& b) { return a.name < b.name; });
+  std::sort(out->begin(), out->end(), [](const Entry& a, const Entry& b) { return a.name < b.name; });
   return Status::OK();
 }
 
@@ -199,7 +198,6 @@ class Walker {
   std::vector<std::string>* warnings_;
   std::map<std::pair<dev_t, ino_t>, std::string> ancestors_;  // the current path's folders -> rel
 };
-
 
 // (device, inode) of the paths a listing skips: the `ignore` paths and the
 // mask folder of each split that may occur.
@@ -326,9 +324,9 @@ StatusOr<Listing> ListFolder(const std::string& root_in, const ListOptions& opti
         continue;
       }
       const std::string dir = root + "/" + rel + "/";  // (a structured binding cannot be captured in C++17)
-      entries.erase(std::remove_if(entries.begin(), entries.end(),
-                                   [&](const Entry& e) { return ignored(dir + e.name); }),
-                    entries.end());
+      entries.erase(
+          std::remove_if(entries.begin(), entries.end(), [&](const Entry& e) { return ignored(dir + e.name); }),
+          entries.end());
     }
     const bool has_classes = layout != FolderLayout::kFlat &&
                              std::any_of(entries.begin(), entries.end(), [](const Entry& e) { return e.is_dir; });
@@ -353,8 +351,7 @@ StatusOr<Listing> ListFolder(const std::string& root_in, const ListOptions& opti
         // An empty class keeps its label, so the later classes' do not shift.
         class_seen.insert(e.name);
         if (files.empty()) {
-          listing.warnings.push_back("class folder " + child + " has no files; class '" + e.name +
-                                     "' keeps its label");
+          listing.warnings.push_back("class folder " + child + " has no files; class '" + e.name + "' keeps its label");
         }
         for (auto& [path, size] : files) {
           if (filter.Take(path, &listing.skipped)) pending.push_back({path, split, e.name, size});
@@ -377,9 +374,9 @@ StatusOr<Listing> ListFolder(const std::string& root_in, const ListOptions& opti
       }
     }
     if (!inputs.empty()) {
-      return InvalidArgumentError("output folder " + options.exclude_dir + " lies inside the input " + root +
-                                  " (as " + rel + ") and holds " + std::to_string(inputs.size()) +
-                                  " input image(s) (e.g. " + EscapeText(inputs.front()) +
+      return InvalidArgumentError("output folder " + options.exclude_dir + " lies inside the input " + root + " (as " +
+                                  rel + ") and holds " + std::to_string(inputs.size()) + " input image(s) (e.g. " +
+                                  EscapeText(inputs.front()) +
                                   ") that the conversion would leave out; write the shards to a folder "
                                   "outside the input (or to an empty or earlier output folder)");
     }
@@ -394,8 +391,7 @@ StatusOr<Listing> ListFolder(const std::string& root_in, const ListOptions& opti
     if (!p.class_name.empty()) {
       auto it = index.find(p.class_name);
       if (it == index.end()) {
-        listing.rejects.push_back(
-            {s.path, "class '" + p.class_name + "' is not in " + options.labels_file});
+        listing.rejects.push_back({s.path, "class '" + p.class_name + "' is not in " + options.labels_file});
         continue;
       }
       s.label = it->second;

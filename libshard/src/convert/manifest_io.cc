@@ -24,8 +24,7 @@ std::string TaskManifestName(uint32_t task_index, uint32_t num_tasks) {
   return buf;
 }
 
-std::string TaskManifestPath(const std::string& output_dir, uint32_t task_index,
-                             uint32_t num_tasks) {
+std::string TaskManifestPath(const std::string& output_dir, uint32_t task_index, uint32_t num_tasks) {
   return output_dir + "/" + kStateDir + "/" + TaskManifestName(task_index, num_tasks);
 }
 
@@ -41,10 +40,8 @@ Status WriteRejectsTsv(const std::string& path, const Manifest& m, bool sync) {
   return io::WriteFileAtomically(path, text, sync);
 }
 
-StatusOr<Manifest> AssembleManifest(const ConversionOptions& options,
-                                    const std::vector<LabelEntry>& labels,
-                                    const std::vector<FeatureSpec>& schema,
-                                    std::vector<ShardEntry> shards,
+StatusOr<Manifest> AssembleManifest(const ConversionOptions& options, const std::vector<LabelEntry>& labels,
+                                    const std::vector<FeatureSpec>& schema, std::vector<ShardEntry> shards,
                                     const std::vector<Reject>& listing_rejects, bool complete) {
   Manifest m;
   m.set_format(manifest::kFormat);

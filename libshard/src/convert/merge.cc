@@ -12,11 +12,11 @@
 #include <set>
 
 #include "libshard/convert/manifest_io.h"
-#include "libshard/manifest/manifest_json.h"
 #include "libshard/convert/output_lock.h"
 #include "libshard/crc32c.h"
 #include "libshard/io/open_file.h"
 #include "libshard/io/writable_file.h"
+#include "libshard/manifest/manifest_json.h"
 
 namespace libshard::convert {
 namespace {
@@ -91,17 +91,17 @@ StatusOr<MergeResult> MergeTasks(const std::string& dir, const MergeOptions& mer
       return Status::OK();
     }));
     if (!old.empty()) {
-      return NotFoundError(old + ": a task manifest of an older libshard (they now live in " + dir +
-                           "/" + kStateDir + "/); re-run the tasks with this version");
+      return NotFoundError(old + ": a task manifest of an older libshard (they now live in " + dir + "/" + kStateDir +
+                           "/); re-run the tasks with this version");
     }
     return NotFoundError(dir + ": no task manifests (" + kStateDir +
                          "/manifest.task-IIIII-of-NNNNN.json); run "
                          "`shard convert --num-tasks N --task-index I` first");
   }
   if (task_counts.size() > 1) {
-    result.problems.push_back("task manifests from runs with different task counts: " +
-                              std::to_string(*task_counts.begin()) + " and " +
-                              std::to_string(*task_counts.rbegin()) + "; remove the stale ones");
+    result.problems.push_back(
+        "task manifests from runs with different task counts: " + std::to_string(*task_counts.begin()) + " and " +
+        std::to_string(*task_counts.rbegin()) + "; remove the stale ones");
     return result;
   }
   const uint32_t n = *task_counts.begin();
@@ -111,18 +111,17 @@ StatusOr<MergeResult> MergeTasks(const std::string& dir, const MergeOptions& mer
   for (uint32_t i = 0; i < n; ++i) {
     auto it = tasks.find(i);
     if (it == tasks.end()) {
-      result.problems.push_back("task " + std::to_string(i) + " of " + std::to_string(n) +
-                                ": no " + TaskManifestName(i, n) + " (not run, or not finished)");
+      result.problems.push_back("task " + std::to_string(i) + " of " + std::to_string(n) + ": no " +
+                                TaskManifestName(i, n) + " (not run, or not finished)");
     } else if (it->second.options().SerializeAsString() != options) {
       result.problems.push_back("task " + std::to_string(i) + ": converted with different options than task " +
                                 std::to_string(tasks.begin()->first) + " (" +
                                 OptionDifferences(it->second.options(), first.options()) + ")");
     } else if (it->second.plan_id() != first.plan_id()) {
-      result.problems.push_back(
-          "task " + std::to_string(i) + ": planned a different conversion than task " +
-          std::to_string(tasks.begin()->first) + " (plan " + it->second.plan_id().substr(0, 12) +
-          " vs " + first.plan_id().substr(0, 12) +
-          "): the input changed between the task runs; re-run every task");
+      result.problems.push_back("task " + std::to_string(i) + ": planned a different conversion than task " +
+                                std::to_string(tasks.begin()->first) + " (plan " + it->second.plan_id().substr(0, 12) +
+                                " vs " + first.plan_id().substr(0, 12) +
+                                "): the input changed between the task runs; re-run every task");
     }
   }
   if (first.plan_id().empty()) {
@@ -147,16 +146,13 @@ StatusOr<MergeResult> MergeTasks(const std::string& dir, const MergeOptions& mer
           return sum.status();  // not a missing shard: the store failed (403, a dead endpoint)
         }
         if (!sum.ok()) {
-          result.problems.push_back("task " + std::to_string(index) + ": shard " + e.file() +
-                                    " is missing");
+          result.problems.push_back("task " + std::to_string(index) + ": shard " + e.file() + " is missing");
         } else if (*sum != e.checksum()) {
           result.problems.push_back("task " + std::to_string(index) + ": shard " + e.file() +
-                                    " is damaged or incomplete (" + *sum + ", manifest says " +
-                                    e.checksum() + ")");
+                                    " is damaged or incomplete (" + *sum + ", manifest says " + e.checksum() + ")");
         } else if (merge_options.index_exists ? !merge_options.index_exists(e.index_file())
-                                        : !fs::exists(dir + "/" + e.index_file())) {
-          result.problems.push_back("task " + std::to_string(index) + ": index " +
-                                    e.index_file() + " is missing");
+                                              : !fs::exists(dir + "/" + e.index_file())) {
+          result.problems.push_back("task " + std::to_string(index) + ": index " + e.index_file() + " is missing");
         }
         shards.push_back(e);
       }
@@ -176,9 +172,8 @@ StatusOr<MergeResult> MergeTasks(const std::string& dir, const MergeOptions& mer
 
   std::vector<LabelEntry> labels(first.labels().begin(), first.labels().end());
   std::vector<FeatureSpec> schema(first.schema().begin(), first.schema().end());
-  LIBSHARD_ASSIGN_OR_RETURN(result.manifest,
-                            AssembleManifest(first.options(), labels, schema, std::move(shards),
-                                             rejects, /*complete=*/true));
+  LIBSHARD_ASSIGN_OR_RETURN(result.manifest, AssembleManifest(first.options(), labels, schema, std::move(shards),
+                                                              rejects, /*complete=*/true));
   result.manifest.set_plan_id(first.plan_id());
   *result.manifest.mutable_mask_classes() = first.mask_classes();
   RunInfo* run = result.manifest.mutable_run();

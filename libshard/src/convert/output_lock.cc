@@ -44,7 +44,8 @@ StatusOr<OutputLock> OutputLock::Acquire(const std::string& dir, LockMode mode, 
   if (ec) return IOError(state + ": cannot create folder: " + ec.message());
   const std::string refused = dir +
                               ": another `shard convert` or `shard merge` is writing to this output folder "
-                              "(it holds " + state + "/lock); wait for it to end, or use another folder";
+                              "(it holds " +
+                              state + "/lock); wait for it to end, or use another folder";
   OutputLock lock;
   bool busy = false;
   LIBSHARD_ASSIGN_OR_RETURN(lock.folder_fd_,
@@ -55,8 +56,7 @@ StatusOr<OutputLock> OutputLock::Acquire(const std::string& dir, LockMode mode, 
     std::snprintf(name, sizeof(name), "/lock.task-%05u-of-%05u", task_index, num_tasks);
     LIBSHARD_ASSIGN_OR_RETURN(lock.task_fd_, LockFile(state + name, LOCK_EX, &busy));
     if (busy) {
-      return FailedPreconditionError(dir + ": task " + std::to_string(task_index) + " of " +
-                                     std::to_string(num_tasks) +
+      return FailedPreconditionError(dir + ": task " + std::to_string(task_index) + " of " + std::to_string(num_tasks) +
                                      " is already running into this output folder (it holds " + state + name +
                                      "); wait for it to end");
     }

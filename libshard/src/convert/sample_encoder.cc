@@ -41,27 +41,29 @@ StatusOr<Image> DecodeMask(std::string_view bytes, const EncodeOptions& o) {
 
 const char* ColorspaceName(int channels) {
   switch (channels) {
-    case 1: return "Grayscale";
-    case 2: return "GrayscaleAlpha";
-    case 3: return "RGB";
-    case 4: return "RGBA";
+    case 1:
+      return "Grayscale";
+    case 2:
+      return "GrayscaleAlpha";
+    case 3:
+      return "RGB";
+    case 4:
+      return "RGBA";
   }
   return "unknown";
 }
 
 Status ValidateEncodeOptions(const EncodeOptions& o) {
   if (o.jpeg.quality < 1 || o.jpeg.quality > 100) {
-    return InvalidArgumentError("JPEG quality must be 1..100, not " +
-                                std::to_string(o.jpeg.quality));
+    return InvalidArgumentError("JPEG quality must be 1..100, not " + std::to_string(o.jpeg.quality));
   }
   LIBSHARD_RETURN_IF_ERROR(image::ValidateRawEncodeOptions(o.raw));
   if (o.png.compression_level < 0 || o.png.compression_level > 9) {
     return InvalidArgumentError("PNG compression level must be 0..9");
   }
-  if (o.transform.mode != image::ResizeMode::kNone &&
-      (o.transform.width <= 0 || o.transform.height <= 0)) {
-    return InvalidArgumentError(std::string("resize mode ") +
-                                image::ResizeModeName(o.transform.mode) + " needs a size");
+  if (o.transform.mode != image::ResizeMode::kNone && (o.transform.width <= 0 || o.transform.height <= 0)) {
+    return InvalidArgumentError(std::string("resize mode ") + image::ResizeModeName(o.transform.mode) +
+                                " needs a size");
   }
   if (o.transform.mode == image::ResizeMode::kShorterSide && o.transform.width != o.transform.height) {
     return InvalidArgumentError("resize mode shorter-side takes one size N (the shorter side), got " +
@@ -69,15 +71,15 @@ Status ValidateEncodeOptions(const EncodeOptions& o) {
   }
   // JPEG has no alpha: every image with alpha would be decoded, then rejected.
   if (o.decode.alpha == image::AlphaMode::kKeep && o.format == OutputFormat::kJpeg) {
-    return InvalidArgumentError("--alpha keep needs --format png or raw: JPEG has no alpha channel (every image "
-                                "with alpha would be rejected); --alpha composite flattens it over the background");
+    return InvalidArgumentError(
+        "--alpha keep needs --format png or raw: JPEG has no alpha channel (every image "
+        "with alpha would be rejected); --alpha composite flattens it over the background");
   }
   return Status::OK();
 }
 
-Status EncodeSample(const SourceSample& sample, std::string_view class_name,
-                    std::string_view bytes, std::string_view mask_bytes,
-                    const EncodeOptions& o, EncodedSample* out, StatsAccumulator* stats) {
+Status EncodeSample(const SourceSample& sample, std::string_view class_name, std::string_view bytes,
+                    std::string_view mask_bytes, const EncodeOptions& o, EncodedSample* out, StatsAccumulator* stats) {
   LIBSHARD_ASSIGN_OR_RETURN(out->source, image::ProbeImage(bytes));
   const image::ImageInfo& info = out->source;
   image::DecodeOptions decode = o.decode;
@@ -89,8 +91,7 @@ Status EncodeSample(const SourceSample& sample, std::string_view class_name,
   LIBSHARD_ASSIGN_OR_RETURN(image::Geometry geometry, image::PlanGeometry(src_w, src_h, o.transform));
 
   const bool has_mask = !sample.mask_path.empty();
-  image::PassThroughDecision pass =
-      image::DecidePassThrough(info, decode, geometry, o.format, o.reencode);
+  image::PassThroughDecision pass = image::DecidePassThrough(info, decode, geometry, o.format, o.reencode);
   out->passed_through = pass.pass_through && !has_mask;
 
   thread_local Image decoded;
@@ -111,15 +112,13 @@ Status EncodeSample(const SourceSample& sample, std::string_view class_name,
       }
       Image raw_mask = std::move(*mask_or);
       if (raw_mask.width() != decoded.width() || raw_mask.height() != decoded.height()) {
-        return InvalidArgumentError(
-            "mask " + sample.mask_path + " is " + std::to_string(raw_mask.width()) + "x" +
-            std::to_string(raw_mask.height()) + ", image is " + std::to_string(decoded.width()) +
-            "x" + std::to_string(decoded.height()));
+        return InvalidArgumentError("mask " + sample.mask_path + " is " + std::to_string(raw_mask.width()) + "x" +
+                                    std::to_string(raw_mask.height()) + ", image is " +
+                                    std::to_string(decoded.width()) + "x" + std::to_string(decoded.height()));
       }
       LIBSHARD_ASSIGN_OR_RETURN(
           image::ImageAndMask both,
-          image::ApplyGeometryPair(decoded, raw_mask, geometry, o.transform,
-                                   o.mask_options.ignore_index));
+          image::ApplyGeometryPair(decoded, raw_mask, geometry, o.transform, o.mask_options.ignore_index));
       output = std::move(both.image);
       mask = std::move(both.mask);
     } else {

@@ -24,8 +24,7 @@ std::vector<uint32_t> SeededPermutation(uint32_t n, uint64_t seed) {
   return p;
 }
 
-std::string ShardFileName(const std::string& prefix, const std::string& split, uint32_t index,
-                          uint32_t count) {
+std::string ShardFileName(const std::string& prefix, const std::string& split, uint32_t index, uint32_t count) {
   char buf[64];
   std::snprintf(buf, sizeof(buf), "-%05u-of-%05u.tfrecord", index, count);
   return prefix + "-" + split + buf;
@@ -74,7 +73,7 @@ StatusOr<ShardPlan> MakeShardPlan(const Listing& listing, const PlanOptions& opt
     if (m == 0) return InternalError("split '" + split + "': no shards planned for its samples");
     if (m > 99999) {
       return InvalidArgumentError("split '" + split + "' would need " + std::to_string(m) +
-                                     " shards (at most 99999): raise the shard size");
+                                  " shards (at most 99999): raise the shard size");
     }
     const uint64_t base = n / m, extra = n % m;
     size_t pos = 0;
@@ -86,11 +85,12 @@ StatusOr<ShardPlan> MakeShardPlan(const Listing& listing, const PlanOptions& opt
       shard.file = ShardFileName(options.prefix, split, shard.index, shard.count);
       // The longest name written for it is .libshard/FILE.partial.idx.
       if (constexpr size_t kNameMax = 255, kLongestTail = 12; shard.file.size() + kLongestTail > kNameMax) {
-        return InvalidArgumentError("shard name " + shard.file + " is " + std::to_string(shard.file.size()) +
-                                    " bytes; with its temporary name's '.partial.idx' it passes the file "
-                                    "system's 255-byte limit: use a --prefix of at most " +
-                                    std::to_string(kNameMax - kLongestTail - (shard.file.size() - options.prefix.size())) +
-                                    " bytes (split '" + split + "')");
+        return InvalidArgumentError(
+            "shard name " + shard.file + " is " + std::to_string(shard.file.size()) +
+            " bytes; with its temporary name's '.partial.idx' it passes the file "
+            "system's 255-byte limit: use a --prefix of at most " +
+            std::to_string(kNameMax - kLongestTail - (shard.file.size() - options.prefix.size())) + " bytes (split '" +
+            split + "')");
       }
       const uint64_t take = base + (i < extra ? 1 : 0);
       for (uint64_t k = 0; k < take; ++k) {
@@ -103,13 +103,11 @@ StatusOr<ShardPlan> MakeShardPlan(const Listing& listing, const PlanOptions& opt
   return plan;
 }
 
-StatusOr<std::vector<size_t>> TaskShards(const ShardPlan& plan, uint32_t num_tasks,
-                                         uint32_t task_index) {
+StatusOr<std::vector<size_t>> TaskShards(const ShardPlan& plan, uint32_t num_tasks, uint32_t task_index) {
   if (num_tasks == 0) return InvalidArgumentError("number of tasks must be at least 1");
   if (task_index >= num_tasks) {
-    return InvalidArgumentError("task index " + std::to_string(task_index) +
-                                   " is out of range for " + std::to_string(num_tasks) +
-                                   " tasks (0.." + std::to_string(num_tasks - 1) + ")");
+    return InvalidArgumentError("task index " + std::to_string(task_index) + " is out of range for " +
+                                std::to_string(num_tasks) + " tasks (0.." + std::to_string(num_tasks - 1) + ")");
   }
   std::vector<size_t> mine;
   for (size_t g = task_index; g < plan.shards.size(); g += num_tasks) mine.push_back(g);

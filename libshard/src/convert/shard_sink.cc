@@ -22,8 +22,7 @@ namespace fs = std::filesystem;
 // shard's whole-file checksum costs no second read.
 class Crc32cFile : public io::WritableFile {
  public:
-  Crc32cFile(std::unique_ptr<io::WritableFile> file, uint32_t* crc)
-      : file_(std::move(file)), crc_(crc) {}
+  Crc32cFile(std::unique_ptr<io::WritableFile> file, uint32_t* crc) : file_(std::move(file)), crc_(crc) {}
   Status Append(std::string_view data) override {
     *crc_ = crc32c::Extend(*crc_, data.data(), data.size());
     return file_->Append(data);
@@ -76,8 +75,8 @@ Status ShardSink::Begin(size_t pos) {
   crc_ = 0;
   LIBSHARD_ASSIGN_OR_RETURN(auto data, io::NewPosixWritableFile(temp_));
   LIBSHARD_ASSIGN_OR_RETURN(auto index, io::NewPosixWritableFile(temp_ + ".idx"));
-  writer_ = std::make_unique<record::RecordWriter>(
-      std::make_unique<Crc32cFile>(std::move(data), &crc_), std::move(index), wo);
+  writer_ = std::make_unique<record::RecordWriter>(std::make_unique<Crc32cFile>(std::move(data), &crc_),
+                                                   std::move(index), wo);
   entry_.Clear();
   entry_.set_file(s.file);
   entry_.set_split(s.split);
@@ -101,8 +100,7 @@ Status ShardSink::Finish() {
   const std::string state = dir + kStateDir + "/";
   // The entry first, then the index, then the shard: a shard under its
   // final name always has its entry and index beside it.
-  LIBSHARD_RETURN_IF_ERROR(
-      io::WriteFileAtomically(state + entry_.file() + ".json", manifest::ToJson(entry_), o_.sync));
+  LIBSHARD_RETURN_IF_ERROR(io::WriteFileAtomically(state + entry_.file() + ".json", manifest::ToJson(entry_), o_.sync));
   LIBSHARD_RETURN_IF_ERROR(io::RenameFile(temp_ + ".idx", dir + entry_.index_file(), o_.sync));
   LIBSHARD_RETURN_IF_ERROR(io::RenameFile(temp_, dir + entry_.file(), o_.sync));
   temp_.clear();
@@ -166,8 +164,7 @@ std::optional<ShardEntry> ReusableShard(const ConvertOptions& o, const PlannedSh
 // of theirs: a shard is stale when it is not in this plan and either is named
 // PREFIX-SPLIT-NNNNN-of-MMMMM.tfrecord for a split of this plan, or has an
 // entry in .libshard/ that this prefix names. Returns the removed shard names.
-std::vector<std::string> RemoveStaleShards(const std::string& out, const std::string& prefix,
-                                           const ShardPlan& plan) {
+std::vector<std::string> RemoveStaleShards(const std::string& out, const std::string& prefix, const ShardPlan& plan) {
   std::set<std::string> planned, splits;
   for (const PlannedShard& s : plan.shards) {
     planned.insert(s.file);
@@ -207,8 +204,8 @@ std::vector<std::string> RemoveStaleShards(const std::string& out, const std::st
     }
     if (!stale) continue;
     for (const std::string& path :
-         {out + "/" + name, out + "/" + name + ".idx", state + "/" + name + ".json",
-          state + "/" + name + ".json.tmp", state + "/" + name + ".partial", state + "/" + name + ".partial.idx"}) {
+         {out + "/" + name, out + "/" + name + ".idx", state + "/" + name + ".json", state + "/" + name + ".json.tmp",
+          state + "/" + name + ".partial", state + "/" + name + ".partial.idx"}) {
       ::unlink(path.c_str());
     }
     removed.push_back(name);

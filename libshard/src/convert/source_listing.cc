@@ -35,8 +35,7 @@ static StatusOr<std::vector<std::string>> ReadLabelsFile(const std::string& path
     if (!s.empty() && s.back() == '\r') s.pop_back();
     if (s.empty()) continue;
     if (!seen.insert(s).second) {
-      return InvalidArgumentError(path + ":" + std::to_string(line) + ": class '" + s +
-                                     "' listed twice");
+      return InvalidArgumentError(path + ":" + std::to_string(line) + ": class '" + s + "' listed twice");
     }
     names.push_back(s);
   }
@@ -118,8 +117,7 @@ Status FinishListing(const ListOptions& options, bool has_split_folders, Listing
   }
   if (options.val_fraction > 0) {
     if (has_split_folders) {
-      return InvalidArgumentError(
-          "--val-fraction needs an input without split folders (train/, val/, ...)");
+      return InvalidArgumentError("--val-fraction needs an input without split folders (train/, val/, ...)");
     }
     // 2^64 * fraction, compared as integers so the split is exact and portable.
     long double limit = static_cast<long double>(options.val_fraction) * 18446744073709551616.0L;
@@ -128,10 +126,9 @@ Status FinishListing(const ListOptions& options, bool has_split_folders, Listing
     }
   }
   ResolveMasks(options, listing);
-  std::sort(listing->samples.begin(), listing->samples.end(),
-            [](const SourceSample& a, const SourceSample& b) {
-              return a.split != b.split ? a.split < b.split : a.path < b.path;
-            });
+  std::sort(listing->samples.begin(), listing->samples.end(), [](const SourceSample& a, const SourceSample& b) {
+    return a.split != b.split ? a.split < b.split : a.path < b.path;
+  });
   std::sort(listing->rejects.begin(), listing->rejects.end(),
             [](const ListingReject& a, const ListingReject& b) { return a.path < b.path; });
   std::set<std::string> splits;
@@ -141,8 +138,7 @@ Status FinishListing(const ListOptions& options, bool has_split_folders, Listing
 }
 
 // Class names -> labels: from the labels file, or the sorted names seen.
-StatusOr<std::map<std::string, int64_t>> LabelIndex(const ListOptions& options,
-                                                    const std::set<std::string>& seen,
+StatusOr<std::map<std::string, int64_t>> LabelIndex(const ListOptions& options, const std::set<std::string>& seen,
                                                     std::vector<std::string>* names) {
   if (!options.labels_file.empty()) {
     LIBSHARD_ASSIGN_OR_RETURN(*names, ReadLabelsFile(options.labels_file));
@@ -218,10 +214,9 @@ std::string Extension(const std::string& rel) {
 
 bool IsImageExtension(const std::string& ext) {
   static const std::set<std::string> kImage = {
-      ".jpg",  ".jpeg", ".jpe", ".jfif", ".jif", ".pjpeg", ".pjp", ".png",  ".apng", ".webp", ".gif",
-      ".bmp",  ".dib",  ".tif", ".tiff", ".ppm", ".pgm",   ".pbm", ".pnm",  ".pam",  ".heic", ".heif",
-      ".avif", ".jp2",  ".j2k", ".jxl",  ".ico", ".tga",   ".psd", ".exr",  ".hdr",  ".svg",  ".dng",
-      ".cr2",  ".nef",  ".arw", ".raw"};
+      ".jpg", ".jpeg", ".jpe", ".jfif", ".jif", ".pjpeg", ".pjp", ".png",  ".apng", ".webp", ".gif", ".bmp", ".dib",
+      ".tif", ".tiff", ".ppm", ".pgm",  ".pbm", ".pnm",   ".pam", ".heic", ".heif", ".avif", ".jp2", ".j2k", ".jxl",
+      ".ico", ".tga",  ".psd", ".exr",  ".hdr", ".svg",   ".dng", ".cr2",  ".nef",  ".arw",  ".raw"};
   return kImage.count(ext) > 0;
 }
 
@@ -276,8 +271,7 @@ Status ValidateNamePart(const std::string& what, const std::string& name) {
     if (c < 0x20 || c == 0x7f) {
       char code[8];
       std::snprintf(code, sizeof code, "0x%02x", c);
-      return InvalidArgumentError(what + " contains the control character " + code +
-                                  " (tab, newline, ...)");
+      return InvalidArgumentError(what + " contains the control character " + code + " (tab, newline, ...)");
     }
   }
   return Status::OK();

@@ -49,8 +49,8 @@ uint32_t ExtendPortable(uint32_t crc, const uint8_t* p, size_t n) {
   while (n >= 8) {
     uint32_t lo = LoadLE32(p) ^ c;
     uint32_t hi = LoadLE32(p + 4);
-    c = t[7][lo & 0xffu] ^ t[6][(lo >> 8) & 0xffu] ^ t[5][(lo >> 16) & 0xffu] ^ t[4][lo >> 24] ^
-        t[3][hi & 0xffu] ^ t[2][(hi >> 8) & 0xffu] ^ t[1][(hi >> 16) & 0xffu] ^ t[0][hi >> 24];
+    c = t[7][lo & 0xffu] ^ t[6][(lo >> 8) & 0xffu] ^ t[5][(lo >> 16) & 0xffu] ^ t[4][lo >> 24] ^ t[3][hi & 0xffu] ^
+        t[2][(hi >> 8) & 0xffu] ^ t[1][(hi >> 16) & 0xffu] ^ t[0][hi >> 24];
     p += 8;
     n -= 8;
   }
@@ -86,7 +86,7 @@ uint32_t MultModP(uint32_t a, uint32_t b) {
 uint32_t Combine(uint32_t crc_a, uint32_t crc_b, uint64_t len_b) {
   // x^(8 len_b) mod P by squaring; the pre- and post-inversion of the CRC
   // cancel out of the sum (zlib's crc32_combine_op).
-  uint32_t shift = 0x80000000u;              // x^0
+  uint32_t shift = 0x80000000u;             // x^0
   uint32_t square = internal::XPowModP(8);  // x^(8 * 2^k)
   for (uint64_t n = len_b; n != 0; n >>= 1) {
     if (n & 1u) shift = internal::MultModP(shift, square);
@@ -97,24 +97,30 @@ uint32_t Combine(uint32_t crc_a, uint32_t crc_b, uint64_t len_b) {
 
 const char* ImplName(Impl impl) {
   switch (impl) {
-    case Impl::kPortable: return "portable";
-    case Impl::kSse42: return "sse4.2";
-    case Impl::kAvx512: return "avx512-vpclmulqdq";
+    case Impl::kPortable:
+      return "portable";
+    case Impl::kSse42:
+      return "sse4.2";
+    case Impl::kAvx512:
+      return "avx512-vpclmulqdq";
   }
   return "unknown";
 }
 
 bool ImplAvailable(Impl impl) {
   switch (impl) {
-    case Impl::kPortable: return true;
-    case Impl::kSse42: return internal::CpuHasSse42();
-    case Impl::kAvx512: return internal::CpuHasAvx512Clmul();
+    case Impl::kPortable:
+      return true;
+    case Impl::kSse42:
+      return internal::CpuHasSse42();
+    case Impl::kAvx512:
+      return internal::CpuHasAvx512Clmul();
   }
   return false;
 }
 
 Impl ActiveImpl() {
-  static const Impl active = ImplAvailable(Impl::kAvx512) ? Impl::kAvx512
+  static const Impl active = ImplAvailable(Impl::kAvx512)  ? Impl::kAvx512
                              : ImplAvailable(Impl::kSse42) ? Impl::kSse42
                                                            : Impl::kPortable;
   return active;
@@ -123,9 +129,12 @@ Impl ActiveImpl() {
 uint32_t ExtendWith(Impl impl, uint32_t crc, const void* data, size_t n) {
   const auto* p = static_cast<const uint8_t*>(data);
   switch (impl) {
-    case Impl::kAvx512: return internal::ExtendAvx512(crc, p, n);
-    case Impl::kSse42: return internal::ExtendSse42(crc, p, n);
-    case Impl::kPortable: break;
+    case Impl::kAvx512:
+      return internal::ExtendAvx512(crc, p, n);
+    case Impl::kSse42:
+      return internal::ExtendSse42(crc, p, n);
+    case Impl::kPortable:
+      break;
   }
   return internal::ExtendPortable(crc, p, n);
 }

@@ -30,8 +30,7 @@ namespace libshard::crc32c::internal {
 #if defined(__x86_64__)
 
 bool CpuHasAvx512Clmul() {
-  static const bool has = CpuHasSse42() && __builtin_cpu_supports("avx512f") &&
-                          __builtin_cpu_supports("vpclmulqdq");
+  static const bool has = CpuHasSse42() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("vpclmulqdq");
   return has;
 }
 
@@ -50,8 +49,8 @@ __m512i FoldConstants512(size_t bytes) {
 }
 
 inline __m512i Fold512(__m512i x, __m512i k, __m512i next) {
-  return _mm512_ternarylogic_epi64(_mm512_clmulepi64_epi128(x, k, 0x00), _mm512_clmulepi64_epi128(x, k, 0x11),
-                                   next, 0x96);  // a ^ b ^ c
+  return _mm512_ternarylogic_epi64(_mm512_clmulepi64_epi128(x, k, 0x00), _mm512_clmulepi64_epi128(x, k, 0x11), next,
+                                   0x96);  // a ^ b ^ c
 }
 
 inline __m128i Fold128(__m128i x, __m128i k, __m128i next) {
@@ -59,8 +58,7 @@ inline __m128i Fold128(__m128i x, __m128i k, __m128i next) {
 }
 
 struct Constants {
-  Constants()
-      : by256(FoldConstants512(256)), by64(FoldConstants512(64)), by16(_mm_set_epi64x(ForL(16), ForH(16))) {}
+  Constants() : by256(FoldConstants512(256)), by64(FoldConstants512(64)), by16(_mm_set_epi64x(ForL(16), ForH(16))) {}
   __m512i by256;
   __m512i by64;
   __m128i by16;

@@ -33,8 +33,7 @@ namespace {
 
 // Multiplier constants for recombining three streams of `block` bytes.
 struct ShiftConstants {
-  explicit ShiftConstants(size_t block)
-      : by_one(XPowModP(8 * block - 33)), by_two(XPowModP(16 * block - 33)) {}
+  explicit ShiftConstants(size_t block) : by_one(XPowModP(8 * block - 33)), by_two(XPowModP(16 * block - 33)) {}
   uint32_t by_one;  // shifts a CRC over `block` zero bytes
   uint32_t by_two;  // shifts a CRC over 2 * `block` zero bytes
 };
@@ -46,8 +45,8 @@ inline uint64_t Load64(const uint8_t* p) {
 }
 
 inline uint64_t ClMul(uint32_t a, uint32_t b) {
-  __m128i prod = _mm_clmulepi64_si128(_mm_cvtsi32_si128(static_cast<int>(a)),
-                                      _mm_cvtsi32_si128(static_cast<int>(b)), 0x00);
+  __m128i prod =
+      _mm_clmulepi64_si128(_mm_cvtsi32_si128(static_cast<int>(a)), _mm_cvtsi32_si128(static_cast<int>(b)), 0x00);
   return static_cast<uint64_t>(_mm_cvtsi128_si64(prod));
 }
 
@@ -75,8 +74,7 @@ inline uint64_t ThreeStreams(uint64_t crc, const uint8_t* p, const ShiftConstant
       c2 = _mm_crc32_u64(c2, Load64(p2 + j));
     }
   }
-  uint64_t shifted = ClMul(static_cast<uint32_t>(c0), k.by_two) ^
-                     ClMul(static_cast<uint32_t>(c1), k.by_one);
+  uint64_t shifted = ClMul(static_cast<uint32_t>(c0), k.by_two) ^ ClMul(static_cast<uint32_t>(c1), k.by_one);
   return _mm_crc32_u64(0, shifted) ^ c2;
 }
 

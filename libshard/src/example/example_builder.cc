@@ -49,11 +49,11 @@ bool IsValidFeatureKey(std::string_view key) { return IsValidUtf8(key); }
 // that the caller appends next (no intermediate copies: a raw array's
 // payload is large).
 void ExampleBuilder::AddEntryHeader(std::string_view key, int kind_field, size_t list_size) {
-  const size_t feature = LenFieldSize(list_size);                  // Feature.{bytes,float,int64}_list
+  const size_t feature = LenFieldSize(list_size);                         // Feature.{bytes,float,int64}_list
   const size_t entry = LenFieldSize(key.size()) + LenFieldSize(feature);  // map entry key + value
   entries_.reserve(entries_.size() + LenFieldSize(entry));
-  PutLenHeader(&entries_, 1, entry);  // Features.feature
-  PutLenField(&entries_, 1, key);     // map entry key
+  PutLenHeader(&entries_, 1, entry);    // Features.feature
+  PutLenField(&entries_, 1, key);       // map entry key
   PutLenHeader(&entries_, 2, feature);  // map entry value
   PutLenHeader(&entries_, kind_field, list_size);
 }

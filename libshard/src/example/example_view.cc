@@ -22,7 +22,6 @@ FeatureKind KindOf(const wire::Field& f) {
   return static_cast<FeatureKind>(f.number);
 }
 
-
 // Calls fn(entry_bytes) for every Features map entry of an Example; fn
 // returns false to stop. Assumes a validated record.
 template <typename Fn>
@@ -53,10 +52,14 @@ std::string_view EntryKey(std::string_view entry) {
 
 const char* FeatureKindName(FeatureKind kind) {
   switch (kind) {
-    case FeatureKind::kNone: return "none";
-    case FeatureKind::kBytes: return "bytes_list";
-    case FeatureKind::kFloat: return "float_list";
-    case FeatureKind::kInt64: return "int64_list";
+    case FeatureKind::kNone:
+      return "none";
+    case FeatureKind::kBytes:
+      return "bytes_list";
+    case FeatureKind::kFloat:
+      return "float_list";
+    case FeatureKind::kInt64:
+      return "int64_list";
   }
   return "unknown";
 }
@@ -283,8 +286,8 @@ class Validator {
     while (r.Next(&f)) {
       if (f.number != kListValue || f.type != wire::kLen) continue;
       if (kind == FeatureKind::kFloat && f.bytes.size() % 4 != 0) {
-        return Error(f.bytes.data(), "packed float_list of " + std::to_string(f.bytes.size()) +
-                                         " bytes is not a multiple of 4");
+        return Error(f.bytes.data(),
+                     "packed float_list of " + std::to_string(f.bytes.size()) + " bytes is not a multiple of 4");
       }
       if (kind == FeatureKind::kInt64) {
         const char* p = f.bytes.data();
@@ -337,8 +340,7 @@ bool ExampleView::Find(std::string_view key, FeatureView* out) const {
   return any;
 }
 
-void ExampleView::VisitFeatures(void (*cb)(void* ctx, std::string_view key, const FeatureView& f),
-                                void* ctx) const {
+void ExampleView::VisitFeatures(void (*cb)(void* ctx, std::string_view key, const FeatureView& f), void* ctx) const {
   ForEachEntry(record_, [&](std::string_view entry) {
     FeatureView v;
     v.Init(entry);

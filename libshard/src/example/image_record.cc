@@ -118,17 +118,20 @@ Status ParseMask(const ExampleView& ex, const ImageRecordKeys& keys, ImageRecord
 
 image::RawCompression CompressionOf(ImageRecordFormat f) {
   switch (f) {
-    case ImageRecordFormat::kRawZst: return image::RawCompression::kZstd;
-    case ImageRecordFormat::kRawUpZst: return image::RawCompression::kZstdUp;
-    default: return image::RawCompression::kNone;
+    case ImageRecordFormat::kRawZst:
+      return image::RawCompression::kZstd;
+    case ImageRecordFormat::kRawUpZst:
+      return image::RawCompression::kZstdUp;
+    default:
+      return image::RawCompression::kNone;
   }
 }
 
 // The message a raw array's decode error gets, naming format and shape.
 Status RawArrayError(const ImageRecord& rec, const Status& s) {
   return Status(s.code(), std::string(ImageRecordFormatName(rec.format)) + " array of shape " +
-                              Size(rec.shape.width, rec.shape.height) + "x" + std::to_string(rec.shape.channels) +
-                              " " + image::RawDtypeName(rec.shape.bit_depth) + ": " + s.message());
+                              Size(rec.shape.width, rec.shape.height) + "x" + std::to_string(rec.shape.channels) + " " +
+                              image::RawDtypeName(rec.shape.bit_depth) + ": " + s.message());
 }
 
 StatusOr<image::Image> DecodeRawArray(const ImageRecord& rec) {
@@ -141,11 +144,16 @@ StatusOr<image::Image> DecodeRawArray(const ImageRecord& rec) {
 
 const char* ImageRecordFormatName(ImageRecordFormat format) {
   switch (format) {
-    case ImageRecordFormat::kJpeg: return "jpeg";
-    case ImageRecordFormat::kPng: return "png";
-    case ImageRecordFormat::kRaw: return image::RawFormatName(image::RawCompression::kNone);
-    case ImageRecordFormat::kRawZst: return image::RawFormatName(image::RawCompression::kZstd);
-    case ImageRecordFormat::kRawUpZst: return image::RawFormatName(image::RawCompression::kZstdUp);
+    case ImageRecordFormat::kJpeg:
+      return "jpeg";
+    case ImageRecordFormat::kPng:
+      return "png";
+    case ImageRecordFormat::kRaw:
+      return image::RawFormatName(image::RawCompression::kNone);
+    case ImageRecordFormat::kRawZst:
+      return image::RawFormatName(image::RawCompression::kZstd);
+    case ImageRecordFormat::kRawUpZst:
+      return image::RawFormatName(image::RawCompression::kZstdUp);
   }
   return "?";
 }
@@ -153,9 +161,12 @@ const char* ImageRecordFormatName(ImageRecordFormat format) {
 StatusOr<ImageRecordFormat> ParseImageRecordFormat(std::string_view name) {
   if (auto raw = image::ParseRawFormat(name); raw.ok()) {
     switch (*raw) {
-      case image::RawCompression::kZstd: return ImageRecordFormat::kRawZst;
-      case image::RawCompression::kZstdUp: return ImageRecordFormat::kRawUpZst;
-      case image::RawCompression::kNone: return ImageRecordFormat::kRaw;
+      case image::RawCompression::kZstd:
+        return ImageRecordFormat::kRawZst;
+      case image::RawCompression::kZstdUp:
+        return ImageRecordFormat::kRawUpZst;
+      case image::RawCompression::kNone:
+        return ImageRecordFormat::kRaw;
     }
   }
   if (auto f = image::ParseImageFormat(name); f.ok()) {
@@ -189,9 +200,9 @@ StatusOr<ImageRecord> ParseImageRecord(const ExampleView& ex, const ImageRecordK
     rec.height = rec.shape.height;
   } else {
     if (detected == image::ImageFormat::kUnknown) {
-      return Fail(part, RecordPart::kImage,
-                  DataLossError(keys.image + " (" + std::to_string(rec.encoded.size()) +
-                                " bytes) is neither PNG nor JPEG"));
+      return Fail(
+          part, RecordPart::kImage,
+          DataLossError(keys.image + " (" + std::to_string(rec.encoded.size()) + " bytes) is neither PNG nor JPEG"));
     }
     if (detected != image::ImageFormat::kPng && detected != image::ImageFormat::kJpeg) {
       return Fail(part, RecordPart::kImage,
@@ -209,8 +220,8 @@ StatusOr<ImageRecord> ParseImageRecord(const ExampleView& ex, const ImageRecordK
     auto info = image::ProbeImage(rec.encoded);
     if (!info.ok()) {
       return Fail(part, RecordPart::kImage,
-                  Status(info.status().code(), std::string(ImageRecordFormatName(content)) +
-                                                   " does not decode: " + info.status().message()));
+                  Status(info.status().code(),
+                         std::string(ImageRecordFormatName(content)) + " does not decode: " + info.status().message()));
     }
     rec.info = *info;
     s = CheckPixelLimit(ImageRecordFormatName(content), info->width, info->height, limits);
@@ -275,9 +286,9 @@ Status DecodeRecordMask(const ImageRecord& rec, const ImageRecordKeys& keys, con
     *out = std::move(*img);
   }
   if (out->width() != rec.width || out->height() != rec.height) {
-    return Fail(part, RecordPart::kMaskSize,
-                DataLossError("mask is " + Size(out->width(), out->height()) + ", the image " +
-                              Size(rec.width, rec.height)));
+    return Fail(
+        part, RecordPart::kMaskSize,
+        DataLossError("mask is " + Size(out->width(), out->height()) + ", the image " + Size(rec.width, rec.height)));
   }
   if (out->bit_depth() != 8) {
     return Fail(part, RecordPart::kMask,
@@ -289,8 +300,7 @@ Status DecodeRecordMask(const ImageRecord& rec, const ImageRecordKeys& keys, con
 
 Status DecodeStoredRawInto(const ImageRecord& rec, uint8_t* out, uint64_t size) {
   if (!rec.raw()) {
-    return InvalidArgumentError(std::string("a ") + ImageRecordFormatName(rec.format) +
-                                " record is not a raw array");
+    return InvalidArgumentError(std::string("a ") + ImageRecordFormatName(rec.format) + " record is not a raw array");
   }
   Status s = image::DecodeRawInto(rec.encoded, rec.shape, CompressionOf(rec.format), out, size);
   return s.ok() ? s : RawArrayError(rec, s);

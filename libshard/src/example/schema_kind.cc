@@ -4,10 +4,14 @@ namespace libshard::example {
 
 const char* SchemaKindName(FeatureKind kind) {
   switch (kind) {
-    case FeatureKind::kBytes: return "bytes";
-    case FeatureKind::kInt64: return "int64";
-    case FeatureKind::kFloat: return "float";
-    case FeatureKind::kNone: break;
+    case FeatureKind::kBytes:
+      return "bytes";
+    case FeatureKind::kInt64:
+      return "int64";
+    case FeatureKind::kFloat:
+      return "float";
+    case FeatureKind::kNone:
+      break;
   }
   return "none";
 }

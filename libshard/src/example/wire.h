@@ -44,9 +44,9 @@ inline bool ReadTag(const char*& p, const char* end, uint32_t* tag) {
 struct Field {
   uint32_t number = 0;
   uint32_t type = 0;
-  uint64_t varint = 0;         // kVarint
-  uint64_t fixed = 0;          // kFixed64 / kFixed32
-  std::string_view bytes;      // kLen payload
+  uint64_t varint = 0;     // kVarint
+  uint64_t fixed = 0;      // kFixed64 / kFixed32
+  std::string_view bytes;  // kLen payload
 };
 
 // Iterates the fields of one message. Next() returns false at the end or on

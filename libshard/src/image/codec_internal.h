@@ -52,9 +52,7 @@ Status DecodeJpegRegion(std::string_view bytes, const JpegReadOptions& options, 
 Status DecodeWebp(std::string_view bytes, const ImageInfo& info, Image* out);
 
 // Luma with Pillow's "L" weights (ITU-R 601-2), rounded.
-inline uint32_t Luma8(uint32_t r, uint32_t g, uint32_t b) {
-  return (r * 19595 + g * 38470 + b * 7471 + 0x8000) >> 16;
-}
+inline uint32_t Luma8(uint32_t r, uint32_t g, uint32_t b) { return (r * 19595 + g * 38470 + b * 7471 + 0x8000) >> 16; }
 
 // Applies the alpha / channel part of the pixel policy to a decoded image
 // (1..4 channels, 8 or 16 bit). Returns without copying when nothing changes.

@@ -20,7 +20,10 @@ void CmykToOutput(const Image& cmyk, bool adobe_inverted, bool gray, Image* out)
   for (size_t i = 0; i < n; ++i, s += 4) {
     uint32_t c = s[0], m = s[1], y = s[2], k = s[3];
     if (!adobe_inverted) {
-      c = 255 - c; m = 255 - m; y = 255 - y; k = 255 - k;
+      c = 255 - c;
+      m = 255 - m;
+      y = 255 - y;
+      k = 255 - k;
     }
     const uint32_t r = (c * k + 127) / 255, g = (m * k + 127) / 255, b = (y * k + 127) / 255;
     if (gray) {
@@ -34,15 +37,14 @@ void CmykToOutput(const Image& cmyk, bool adobe_inverted, bool gray, Image* out)
   }
 }
 
-Status DecodeJpegWithPolicy(std::string_view bytes, const ImageInfo& info,
-                            const DecodeOptions& options, Image* out) {
+Status DecodeJpegWithPolicy(std::string_view bytes, const ImageInfo& info, const DecodeOptions& options, Image* out) {
   if (info.bit_depth != 8) {
-    return UnimplementedError("JPEG: " + std::to_string(info.bit_depth) +
-                              "-bit samples (SOF precision " + std::to_string(info.bit_depth) +
+    return UnimplementedError("JPEG: " + std::to_string(info.bit_depth) + "-bit samples (SOF precision " +
+                              std::to_string(info.bit_depth) +
                               ") are not supported; this libjpeg decodes 8-bit JPEG only");
   }
-  const bool gray = options.channels == ChannelMode::kGray ||
-                    (options.channels == ChannelMode::kAuto && info.channels == 1);
+  const bool gray =
+      options.channels == ChannelMode::kGray || (options.channels == ChannelMode::kAuto && info.channels == 1);
   internal::JpegReadOptions jo;
   jo.gray = gray;
   jo.scale_denom = options.jpeg_scale_denom;
@@ -50,8 +52,8 @@ Status DecodeJpegWithPolicy(std::string_view bytes, const ImageInfo& info,
   if (info.cmyk) {
     thread_local Image cmyk;
     LIBSHARD_RETURN_IF_ERROR(internal::DecodeJpeg(bytes, jo, &cmyk));
-    if (cmyk.channels() != 4) return InternalError("JPEG: CMYK decode gave " +
-                                                   std::to_string(cmyk.channels()) + " channels");
+    if (cmyk.channels() != 4)
+      return InternalError("JPEG: CMYK decode gave " + std::to_string(cmyk.channels()) + " channels");
     CmykToOutput(cmyk, info.adobe, gray, out);
   } else {
     LIBSHARD_RETURN_IF_ERROR(internal::DecodeJpeg(bytes, jo, out));
@@ -65,17 +67,15 @@ Status DecodeJpegWithPolicy(std::string_view bytes, const ImageInfo& info,
 Status CheckPixelLimit(const ImageInfo& info, const DecodeOptions& options) {
   const uint64_t pixels = static_cast<uint64_t>(info.width) * static_cast<uint64_t>(info.height);
   if (pixels > options.max_pixels) {
-    return ResourceExhaustedError(std::string(ImageFormatName(info.format)) + ": " +
-                                  std::to_string(info.width) + "x" + std::to_string(info.height) +
-                                  " exceeds the pixel limit of " +
+    return ResourceExhaustedError(std::string(ImageFormatName(info.format)) + ": " + std::to_string(info.width) + "x" +
+                                  std::to_string(info.height) + " exceeds the pixel limit of " +
                                   std::to_string(options.max_pixels) + " pixels");
   }
   return Status::OK();
 }
 
 // PNG bytes (probed, within the limit) to pixels under the policy.
-Status DecodePngPixels(PngDecoder decoder, std::string_view bytes, const DecodeOptions& options,
-                       Image* out) {
+Status DecodePngPixels(PngDecoder decoder, std::string_view bytes, const DecodeOptions& options, Image* out) {
   internal::PngReadOptions po;
   po.keep_16bit = options.keep_16bit;
   po.gray_to_rgb = options.channels == ChannelMode::kRgb;
@@ -91,8 +91,7 @@ Status DecodePngPixels(PngDecoder decoder, std::string_view bytes, const DecodeO
 Status DecodeImageInto(std::string_view bytes, const DecodeOptions& options, Image* out) {
   const int d = options.jpeg_scale_denom;
   if (d != 1 && d != 2 && d != 4 && d != 8) {
-    return InvalidArgumentError("decode: jpeg_scale_denom must be 1, 2, 4 or 8, not " +
-                                std::to_string(d));
+    return InvalidArgumentError("decode: jpeg_scale_denom must be 1, 2, 4 or 8, not " + std::to_string(d));
   }
   LIBSHARD_ASSIGN_OR_RETURN(ImageInfo info, ProbeImage(bytes));
   LIBSHARD_RETURN_IF_ERROR(CheckPixelLimit(info, options));
@@ -107,19 +106,20 @@ Status DecodeImageInto(std::string_view bytes, const DecodeOptions& options, Ima
 
 const char* PngDecoderName(PngDecoder decoder) {
   switch (decoder) {
-    case PngDecoder::kAuto: return "auto";
-    case PngDecoder::kLibpng: return "libpng";
-    case PngDecoder::kLibdeflate: return "libdeflate";
+    case PngDecoder::kAuto:
+      return "auto";
+    case PngDecoder::kLibpng:
+      return "libpng";
+    case PngDecoder::kLibdeflate:
+      return "libdeflate";
   }
   return "?";
 }
 
-Status DecodePngWith(PngDecoder decoder, std::string_view bytes, const DecodeOptions& options,
-                     Image* out) {
+Status DecodePngWith(PngDecoder decoder, std::string_view bytes, const DecodeOptions& options, Image* out) {
   LIBSHARD_ASSIGN_OR_RETURN(ImageInfo info, ProbeImage(bytes));
   if (info.format != ImageFormat::kPng) {
-    return InvalidArgumentError(std::string("decode: the data is ") + ImageFormatName(info.format) +
-                                ", not PNG");
+    return InvalidArgumentError(std::string("decode: the data is ") + ImageFormatName(info.format) + ", not PNG");
   }
   LIBSHARD_RETURN_IF_ERROR(CheckPixelLimit(info, options));
   return DecodePngPixels(decoder, bytes, options, out);

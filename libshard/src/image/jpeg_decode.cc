@@ -63,8 +63,8 @@ struct JpegDecoder {
 
 // The part that may longjmp; only C data is touched between setjmp and the
 // libjpeg calls. Returns false on a libjpeg error.
-bool RunDecode(JpegDecoder* d, const unsigned char* data, size_t size,
-               const JpegReadOptions& opt, PixelRect* region, Image* out) {
+bool RunDecode(JpegDecoder* d, const unsigned char* data, size_t size, const JpegReadOptions& opt, PixelRect* region,
+               Image* out) {
   jpeg_decompress_struct* cinfo = &d->cinfo;
   if (setjmp(d->err.jmp)) {
     jpeg_abort_decompress(cinfo);
@@ -103,14 +103,13 @@ bool RunDecode(JpegDecoder* d, const unsigned char* data, size_t size,
     jpeg_abort_decompress(cinfo);  // the rows below the region are not needed
     return true;
   }
-  out->Reset(static_cast<int>(cinfo->output_width), static_cast<int>(cinfo->output_height),
-             cinfo->output_components, 8);
+  out->Reset(static_cast<int>(cinfo->output_width), static_cast<int>(cinfo->output_height), cinfo->output_components,
+             8);
   const size_t n = cinfo->output_height;
   if (d->rows.size() < n) d->rows.resize(n);
   for (size_t y = 0; y < n; ++y) d->rows[y] = out->row(static_cast<int>(y));
   while (cinfo->output_scanline < cinfo->output_height) {
-    jpeg_read_scanlines(cinfo, d->rows.data() + cinfo->output_scanline,
-                        cinfo->output_height - cinfo->output_scanline);
+    jpeg_read_scanlines(cinfo, d->rows.data() + cinfo->output_scanline, cinfo->output_height - cinfo->output_scanline);
   }
   jpeg_finish_decompress(cinfo);
   return true;
@@ -122,15 +121,14 @@ Status Decode(std::string_view bytes, const JpegReadOptions& options, PixelRect*
   decoder.err.truncated = false;
   decoder.err.first_warning[0] = '\0';
   decoder.err.truncation[0] = '\0';
-  const bool ok = RunDecode(&decoder, reinterpret_cast<const unsigned char*>(bytes.data()),
-                            bytes.size(), options, region, out);
+  const bool ok =
+      RunDecode(&decoder, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), options, region, out);
   if (!ok) {
     char msg[JMSG_LENGTH_MAX];
     (*decoder.err.pub.format_message)(reinterpret_cast<j_common_ptr>(&decoder.cinfo), msg);
     const int code = decoder.err.pub.msg_code;
     if (code == JERR_BAD_PRECISION) {
-      return UnimplementedError(std::string("JPEG: ") + msg +
-                                " (this libjpeg decodes 8-bit samples only)");
+      return UnimplementedError(std::string("JPEG: ") + msg + " (this libjpeg decodes 8-bit samples only)");
     }
     if (decoder.err.truncated) {
       return DataLossError(std::string("JPEG: truncated data (") + msg + ")");

@@ -88,19 +88,17 @@ size_t RunEncode(JpegEncoder* e, const Image& img, const JpegEncodeOptions& o) {
 
 StatusOr<std::string> EncodeJpeg(const Image& img, const JpegEncodeOptions& options) {
   if (options.quality < 1 || options.quality > 100) {
-    return InvalidArgumentError("JPEG encode: quality " + std::to_string(options.quality) +
-                                " is outside 1..100");
+    return InvalidArgumentError("JPEG encode: quality " + std::to_string(options.quality) + " is outside 1..100");
   }
   if (img.empty()) return InvalidArgumentError("JPEG encode: empty image");
   if (img.bit_depth() != 8 || (img.channels() != 1 && img.channels() != 3)) {
-    return InvalidArgumentError("JPEG encode: needs 8-bit gray or RGB, got " +
-                                std::to_string(img.channels()) + " channels at " +
-                                std::to_string(img.bit_depth()) +
+    return InvalidArgumentError("JPEG encode: needs 8-bit gray or RGB, got " + std::to_string(img.channels()) +
+                                " channels at " + std::to_string(img.bit_depth()) +
                                 " bits (JPEG has no alpha: composite it when decoding)");
   }
   if (img.width() > 65500 || img.height() > 65500) {
-    return InvalidArgumentError("JPEG encode: " + std::to_string(img.width()) + "x" +
-                                std::to_string(img.height()) + " exceeds JPEG's 65500 limit");
+    return InvalidArgumentError("JPEG encode: " + std::to_string(img.width()) + "x" + std::to_string(img.height()) +
+                                " exceeds JPEG's 65500 limit");
   }
   thread_local JpegEncoder encoder;
   // Start with room for a typical result so most images need no growth.

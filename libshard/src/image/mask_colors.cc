@@ -80,8 +80,7 @@ StatusOr<MaskColorMap> MaskColorMap::FromCsv(std::string_view csv) {
     const std::vector<std::string_view> f = SplitComma(line);
     const std::string where = "label map line " + std::to_string(line_no) + ": ";
     if (f.size() != 4) {
-      return InvalidArgumentError(where + "expected 4 fields (name,r,g,b), got " +
-                                  std::to_string(f.size()));
+      return InvalidArgumentError(where + "expected 4 fields (name,r,g,b), got " + std::to_string(f.size()));
     }
     if (!header) {
       if (Lower(f[0]) != "name" || Lower(f[1]) != "r" || Lower(f[2]) != "g" || Lower(f[3]) != "b") {
@@ -112,9 +111,8 @@ StatusOr<MaskColorMap> MaskColorMap::FromClasses(std::vector<MaskColorClass> cla
     const MaskColorClass& c = classes[i];
     auto [it, inserted] = map.index_.emplace(Pack(c.r, c.g, c.b), static_cast<uint8_t>(i));
     if (!inserted) {
-      return InvalidArgumentError("label map: classes '" + classes[it->second].name + "' and '" +
-                                  c.name + "' share the colour " +
-                                  ColorString(Pack(c.r, c.g, c.b)));
+      return InvalidArgumentError("label map: classes '" + classes[it->second].name + "' and '" + c.name +
+                                  "' share the colour " + ColorString(Pack(c.r, c.g, c.b)));
     }
   }
   map.classes_ = std::move(classes);
@@ -129,9 +127,8 @@ std::optional<int> MaskColorMap::Find(uint8_t r, uint8_t g, uint8_t b) const {
 
 StatusOr<Image> MaskColorMap::Apply(const Image& color_mask, const MaskColorOptions& options) const {
   if (color_mask.channels() != 3 || color_mask.bit_depth() != 8) {
-    return InvalidArgumentError("label map: colour mask must be RGB8, got " +
-                                std::to_string(color_mask.channels()) + " channels at " +
-                                std::to_string(color_mask.bit_depth()) + " bits");
+    return InvalidArgumentError("label map: colour mask must be RGB8, got " + std::to_string(color_mask.channels()) +
+                                " channels at " + std::to_string(color_mask.bit_depth()) + " bits");
   }
   const bool ignore = options.unknown == UnknownColor::kIgnore;
   if (ignore && options.ignore_index < size()) {
@@ -156,8 +153,7 @@ StatusOr<Image> MaskColorMap::Apply(const Image& color_mask, const MaskColorOpti
       } else {
         return InvalidArgumentError("label map: colour " + ColorString(c) + " at pixel (" +
                                     std::to_string(i % color_mask.width()) + ", " +
-                                    std::to_string(i / color_mask.width()) +
-                                    ") is not in the label map");
+                                    std::to_string(i / color_mask.width()) + ") is not in the label map");
       }
       last_color = c;
     }
@@ -178,9 +174,8 @@ StatusOr<Image> DecodeIndexMask(std::string_view png_bytes, uint64_t max_pixels)
                                 "MaskColorMap for colour masks)");
   }
   if (static_cast<uint64_t>(info.width) * info.height > max_pixels) {
-    return ResourceExhaustedError("index mask: " + std::to_string(info.width) + "x" +
-                                  std::to_string(info.height) + " exceeds the pixel limit of " +
-                                  std::to_string(max_pixels) + " pixels");
+    return ResourceExhaustedError("index mask: " + std::to_string(info.width) + "x" + std::to_string(info.height) +
+                                  " exceeds the pixel limit of " + std::to_string(max_pixels) + " pixels");
   }
   internal::PngReadOptions o;
   o.palette_indices = true;

@@ -2,20 +2,16 @@
 
 namespace libshard::image {
 
-const char* ReencodeModeName(ReencodeMode mode) {
-  return mode == ReencodeMode::kAuto ? "auto" : "always";
-}
+const char* ReencodeModeName(ReencodeMode mode) { return mode == ReencodeMode::kAuto ? "auto" : "always"; }
 
 StatusOr<ReencodeMode> ParseReencodeMode(std::string_view name) {
   if (name == "auto") return ReencodeMode::kAuto;
   if (name == "always") return ReencodeMode::kAlways;
-  return InvalidArgumentError("unknown reencode mode '" + std::string(name) +
-                              "' (expected auto or always)");
+  return InvalidArgumentError("unknown reencode mode '" + std::string(name) + "' (expected auto or always)");
 }
 
-PassThroughDecision DecidePassThrough(const ImageInfo& info, const DecodeOptions& decode,
-                                      const Geometry& geometry, OutputFormat output,
-                                      ReencodeMode mode) {
+PassThroughDecision DecidePassThrough(const ImageInfo& info, const DecodeOptions& decode, const Geometry& geometry,
+                                      OutputFormat output, ReencodeMode mode) {
   auto no = [](std::string why) { return PassThroughDecision{false, std::move(why)}; };
   if (mode == ReencodeMode::kAlways) return no("re-encoding requested (reencode=always)");
   if (output != OutputFormat::kJpeg) return no(std::string("output format is ") + OutputFormatName(output));

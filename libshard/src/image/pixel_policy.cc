@@ -7,8 +7,7 @@ namespace libshard::image::internal {
 namespace {
 
 template <typename T>
-void Convert(const Image& in, const DecodeOptions& opt, int out_channels, bool composite,
-             Image* out) {
+void Convert(const Image& in, const DecodeOptions& opt, int out_channels, bool composite, Image* out) {
   constexpr uint32_t kMax = sizeof(T) == 1 ? 255 : 65535;
   const int in_c = in.channels();
   const bool in_alpha = in.has_alpha();
@@ -17,17 +16,17 @@ void Convert(const Image& in, const DecodeOptions& opt, int out_channels, bool c
   const bool out_alpha = out_channels == 2 || out_channels == 4;
   // Background scaled to the sample range (x257 maps 255 to 65535).
   const uint32_t scale = kMax / 255;
-  const uint32_t bg[3] = {opt.background[0] * scale, opt.background[1] * scale,
-                          opt.background[2] * scale};
-  const uint32_t bg_gray =
-      Luma8(opt.background[0], opt.background[1], opt.background[2]) * scale;
+  const uint32_t bg[3] = {opt.background[0] * scale, opt.background[1] * scale, opt.background[2] * scale};
+  const uint32_t bg_gray = Luma8(opt.background[0], opt.background[1], opt.background[2]) * scale;
   const size_t n = static_cast<size_t>(in.width()) * in.height();
   const T* src = reinterpret_cast<const T*>(in.data());
   T* dst = reinterpret_cast<T*>(out->data());
   for (size_t i = 0; i < n; ++i, src += in_c, dst += out_channels) {
     uint32_t c[3];
     if (in_color) {
-      c[0] = src[0]; c[1] = src[1]; c[2] = src[2];
+      c[0] = src[0];
+      c[1] = src[1];
+      c[2] = src[2];
     } else {
       c[0] = c[1] = c[2] = src[0];
     }
@@ -35,8 +34,7 @@ void Convert(const Image& in, const DecodeOptions& opt, int out_channels, bool c
     if (composite && in_alpha) {
       for (int k = 0; k < 3; ++k) {
         const uint32_t b = in_color || out_color ? bg[k] : bg_gray;
-        c[k] = static_cast<uint32_t>(
-            (uint64_t{c[k]} * a + uint64_t{b} * (kMax - a) + kMax / 2) / kMax);
+        c[k] = static_cast<uint32_t>((uint64_t{c[k]} * a + uint64_t{b} * (kMax - a) + kMax / 2) / kMax);
       }
     }
     if (out_color) {
@@ -44,8 +42,7 @@ void Convert(const Image& in, const DecodeOptions& opt, int out_channels, bool c
       dst[1] = static_cast<T>(c[1]);
       dst[2] = static_cast<T>(c[2]);
     } else if (in_color) {
-      dst[0] = static_cast<T>(
-          (uint64_t{c[0]} * 19595 + uint64_t{c[1]} * 38470 + uint64_t{c[2]} * 7471 + 0x8000) >> 16);
+      dst[0] = static_cast<T>((uint64_t{c[0]} * 19595 + uint64_t{c[1]} * 38470 + uint64_t{c[2]} * 7471 + 0x8000) >> 16);
     } else {
       dst[0] = static_cast<T>(c[0]);
     }

@@ -45,8 +45,8 @@ void PngWarningFn(png_structp, png_const_charp) {}  // ancillary trouble is igno
 
 // The part that may longjmp. Returns 0 on success, 1 on a libpng error,
 // 2 when the pixel limit is exceeded (dimensions in *w, *h).
-int ReadPng(PngSource* src, const PngReadOptions& opt, PngErrorState* err, Image* out,
-            std::vector<png_bytep>* rows, png_uint_32* w, png_uint_32* h) {
+int ReadPng(PngSource* src, const PngReadOptions& opt, PngErrorState* err, Image* out, std::vector<png_bytep>* rows,
+            png_uint_32* w, png_uint_32* h) {
   png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, err, PngErrorFn, PngWarningFn);
   if (png == nullptr) {
     std::snprintf(err->message, sizeof(err->message), "out of memory");
@@ -76,8 +76,7 @@ int ReadPng(PngSource* src, const PngReadOptions& opt, PngErrorState* err, Image
   }
   const int color_type = png_get_color_type(png, info);
   const int depth = png_get_bit_depth(png, info);
-  if (opt.palette_indices && (color_type == PNG_COLOR_TYPE_PALETTE ||
-                              color_type == PNG_COLOR_TYPE_GRAY)) {
+  if (opt.palette_indices && (color_type == PNG_COLOR_TYPE_PALETTE || color_type == PNG_COLOR_TYPE_GRAY)) {
     if (depth < 8) png_set_packing(png);  // indices / values, not rescaled
   } else {
     png_set_expand(png);  // palette -> RGB, low-bit gray -> 8 bit, tRNS -> alpha
@@ -126,12 +125,10 @@ Status DecodePng(std::string_view bytes, const PngReadOptions& options, Image* o
   const int rc = ReadPng(&src, options, &err, out, &rows, &w, &h);
   if (rc == 2) {
     return ResourceExhaustedError("PNG: " + std::to_string(w) + "x" + std::to_string(h) +
-                                  " exceeds the pixel limit of " +
-                                  std::to_string(options.max_pixels) + " pixels");
+                                  " exceeds the pixel limit of " + std::to_string(options.max_pixels) + " pixels");
   }
   if (rc != 0) {
-    return DataLossError(std::string("PNG: ") + err.message + " (at byte " +
-                         std::to_string(src.pos) + ")");
+    return DataLossError(std::string("PNG: ") + err.message + " (at byte " + std::to_string(src.pos) + ")");
   }
   return Status::OK();
 }

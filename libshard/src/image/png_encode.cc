@@ -28,8 +28,7 @@ void PngErrorFn(png_structp png, png_const_charp msg) {
 }
 
 // The part that may longjmp; returns false on a libpng error.
-bool RunEncode(PngSink* sink, const Image& img, const PngEncodeOptions& o,
-               std::vector<png_bytep>* rows) {
+bool RunEncode(PngSink* sink, const Image& img, const PngEncodeOptions& o, std::vector<png_bytep>* rows) {
   png_structp png =
       png_create_write_struct(PNG_LIBPNG_VER_STRING, sink, PngErrorFn, [](png_structp, png_const_charp) {});
   if (png == nullptr) return false;
@@ -40,11 +39,10 @@ bool RunEncode(PngSink* sink, const Image& img, const PngEncodeOptions& o,
   }
   png_set_write_fn(png, sink, PngWriteFn, nullptr);
   png_set_compression_level(png, o.compression_level);
-  static const int kColorType[5] = {0, PNG_COLOR_TYPE_GRAY, PNG_COLOR_TYPE_GRAY_ALPHA,
-                                    PNG_COLOR_TYPE_RGB, PNG_COLOR_TYPE_RGB_ALPHA};
-  png_set_IHDR(png, info, static_cast<png_uint_32>(img.width()),
-               static_cast<png_uint_32>(img.height()), img.bit_depth(),
-               kColorType[img.channels()], PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
+  static const int kColorType[5] = {0, PNG_COLOR_TYPE_GRAY, PNG_COLOR_TYPE_GRAY_ALPHA, PNG_COLOR_TYPE_RGB,
+                                    PNG_COLOR_TYPE_RGB_ALPHA};
+  png_set_IHDR(png, info, static_cast<png_uint_32>(img.width()), static_cast<png_uint_32>(img.height()),
+               img.bit_depth(), kColorType[img.channels()], PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
                PNG_FILTER_TYPE_DEFAULT);
   png_write_info(png, info);
   if (img.bit_depth() == 16) png_set_swap(png);  // native little-endian -> PNG big-endian
@@ -60,11 +58,10 @@ bool RunEncode(PngSink* sink, const Image& img, const PngEncodeOptions& o,
 
 StatusOr<std::string> EncodePng(const Image& img, const PngEncodeOptions& options) {
   if (options.compression_level < 0 || options.compression_level > 9) {
-    return InvalidArgumentError("PNG encode: compression level " +
-                                std::to_string(options.compression_level) + " is outside 0..9");
+    return InvalidArgumentError("PNG encode: compression level " + std::to_string(options.compression_level) +
+                                " is outside 0..9");
   }
-  if (img.empty() || img.channels() < 1 || img.channels() > 4 ||
-      (img.bit_depth() != 8 && img.bit_depth() != 16)) {
+  if (img.empty() || img.channels() < 1 || img.channels() > 4 || (img.bit_depth() != 8 && img.bit_depth() != 16)) {
     return InvalidArgumentError("PNG encode: needs a non-empty 1..4 channel image at 8 or 16 bits");
   }
   std::string out;

@@ -33,8 +33,8 @@ namespace {
 
 // libpng's defaults (pnglibconf.h): a larger image or ancillary chunk is an
 // error there, so it is declined here.
-constexpr uint32_t kLibpngMaxSide = 1'000'000;        // PNG_USER_WIDTH_MAX / HEIGHT_MAX
-constexpr uint32_t kLibpngMaxChunk = 8'000'000;       // PNG_USER_CHUNK_MALLOC_MAX
+constexpr uint32_t kLibpngMaxSide = 1'000'000;          // PNG_USER_WIDTH_MAX / HEIGHT_MAX
+constexpr uint32_t kLibpngMaxChunk = 8'000'000;         // PNG_USER_CHUNK_MALLOC_MAX
 constexpr size_t kKeepScratchBytes = size_t{16} << 20;  // larger scratch is freed after use
 // The whole inflated image is held besides the output; above this, libpng's
 // row-by-row decode keeps the peak memory to the output alone.
@@ -67,8 +67,7 @@ struct PassSize {
   uint32_t width, height;
 };
 PassSize SizeOf(const Pass& p, uint32_t width, uint32_t height) {
-  return {width > p.x0 ? (width - p.x0 + p.dx - 1) / p.dx : 0,
-          height > p.y0 ? (height - p.y0 + p.dy - 1) / p.dy : 0};
+  return {width > p.x0 ? (width - p.x0 + p.dx - 1) / p.dx : 0, height > p.y0 ? (height - p.y0 + p.dy - 1) / p.dy : 0};
 }
 
 // ---- Unfiltering (PNG spec section 9). `prev` is the unfiltered row above
@@ -80,8 +79,7 @@ inline uint8_t PaethPredictor(int a, int b, int c) {
   return static_cast<uint8_t>(pb <= pc ? b : c);
 }
 
-void UnfilterScalar(int filter, const uint8_t* cur, const uint8_t* prev, uint8_t* dst, size_t n,
-                    size_t bpp) {
+void UnfilterScalar(int filter, const uint8_t* cur, const uint8_t* prev, uint8_t* dst, size_t n, size_t bpp) {
   switch (filter) {
     case 0:
       if (dst != cur) std::memcpy(dst, cur, n);
@@ -99,8 +97,8 @@ void UnfilterScalar(int filter, const uint8_t* cur, const uint8_t* prev, uint8_t
       break;
     default:  // 4, Paeth
       for (size_t i = 0; i < n; ++i) {
-        dst[i] = static_cast<uint8_t>(
-            cur[i] + (i >= bpp ? PaethPredictor(dst[i - bpp], prev[i], prev[i - bpp]) : prev[i]));
+        dst[i] =
+            static_cast<uint8_t>(cur[i] + (i >= bpp ? PaethPredictor(dst[i - bpp], prev[i], prev[i - bpp]) : prev[i]));
       }
       break;
   }
@@ -144,8 +142,7 @@ inline __m128i Predict(const __m128i b, PixelState* s) {
   const __m128i pa_s = _mm_sub_epi16(b, s->c), pb_s = _mm_sub_epi16(s->a, s->c);
   const __m128i pa = Abs16(pa_s), pb = Abs16(pb_s), pc = Abs16(_mm_add_epi16(pa_s, pb_s));
   const __m128i smallest = _mm_min_epi16(pc, _mm_min_epi16(pa, pb));
-  const __m128i pred = Select(_mm_cmpeq_epi16(smallest, pa), s->a,
-                              Select(_mm_cmpeq_epi16(smallest, pb), b, s->c));
+  const __m128i pred = Select(_mm_cmpeq_epi16(smallest, pa), s->a, Select(_mm_cmpeq_epi16(smallest, pb), b, s->c));
   s->c = b;
   return pred;
 }
@@ -156,8 +153,8 @@ inline __m128i Predict(const __m128i b, PixelState* s) {
 // byte stored is the next pixel's filtered byte, unchanged (dst may be cur).
 template <size_t kBpp, int kFilter>
 void UnfilterPixels(const uint8_t* cur, const uint8_t* prev, uint8_t* dst, size_t n) {
-  const __m128i pixel = kBpp == 4 ? _mm_set_epi16(0, 0, 0, 0, 255, 255, 255, 255)
-                                  : _mm_set_epi16(0, 0, 0, 0, 0, 255, 255, 255);
+  const __m128i pixel =
+      kBpp == 4 ? _mm_set_epi16(0, 0, 0, 0, 255, 255, 255, 255) : _mm_set_epi16(0, 0, 0, 0, 0, 255, 255, 255);
   const __m128i low_byte = _mm_set1_epi16(0xFF);
   PixelState s;
   size_t i = 0;
@@ -192,8 +189,7 @@ void UnfilterUp(const uint8_t* cur, const uint8_t* prev, uint8_t* dst, size_t n)
 }
 #endif
 
-void UnfilterRow(int filter, const uint8_t* cur, const uint8_t* prev, uint8_t* dst, size_t n,
-                 size_t bpp) {
+void UnfilterRow(int filter, const uint8_t* cur, const uint8_t* prev, uint8_t* dst, size_t n, size_t bpp) {
 #if defined(__SSE2__)
   if (filter == 2) return UnfilterUp(cur, prev, dst, n);
   if (filter != 0 && bpp == 3) return UnfilterPixels<3>(filter, cur, prev, dst, n);
@@ -214,10 +210,9 @@ inline uint8_t Scale16(unsigned hi, unsigned lo) {
 // One unfiltered row of `in_c` samples per pixel (8 or 16 bit, big-endian)
 // to the output row: 16 bit kept (native order) or scaled, gray widened to
 // RGB (gray+alpha to RGBA) when `widen`.
-void ConvertRow(const uint8_t* in, int width, int in_c, int depth, bool keep_16bit, bool widen,
-                uint8_t* out) {
+void ConvertRow(const uint8_t* in, int width, int in_c, int depth, bool keep_16bit, bool widen, uint8_t* out) {
   const bool alpha = in_c == 2;  // only gray rows are widened
-  if (depth == 8) {  // only reached when widening gray
+  if (depth == 8) {              // only reached when widening gray
     for (int x = 0; x < width; ++x, in += in_c) {
       out[0] = out[1] = out[2] = in[0];
       out += 3;
@@ -258,11 +253,20 @@ bool DecodePngLibdeflate(std::string_view bytes, const PngReadOptions& opt, Imag
   if (depth != 8 && depth != 16) return false;
   int channels = 0;
   switch (color_type) {
-    case 0: channels = 1; break;
-    case 2: channels = 3; break;
-    case 4: channels = 2; break;
-    case 6: channels = 4; break;
-    default: return false;  // palette
+    case 0:
+      channels = 1;
+      break;
+    case 2:
+      channels = 3;
+      break;
+    case 4:
+      channels = 2;
+      break;
+    case 6:
+      channels = 4;
+      break;
+    default:
+      return false;  // palette
   }
   if (opt.palette_indices) return false;
   if (uint64_t{width} * height > opt.max_pixels) return false;  // libpng reports the limit
@@ -336,13 +340,12 @@ bool DecodePngLibdeflate(std::string_view bytes, const PngReadOptions& opt, Imag
   const int cinfo = z[0] >> 4;
   if (cinfo < 7 && raw_size > (uint64_t{1} << (cinfo + 8))) return false;
 
-  thread_local std::unique_ptr<libdeflate_decompressor, DecompressorDeleter> inflater(
-      libdeflate_alloc_decompressor());
+  thread_local std::unique_ptr<libdeflate_decompressor, DecompressorDeleter> inflater(libdeflate_alloc_decompressor());
   if (inflater == nullptr) return false;
   thread_local std::vector<uint8_t> raw;
   raw.resize(raw_size);
-  const bool inflated = libdeflate_zlib_decompress(inflater.get(), z, idat_bytes, raw.data(),
-                                                   raw_size, nullptr) == LIBDEFLATE_SUCCESS;
+  const bool inflated =
+      libdeflate_zlib_decompress(inflater.get(), z, idat_bytes, raw.data(), raw_size, nullptr) == LIBDEFLATE_SUCCESS;
   if (joined.capacity() > kKeepScratchBytes) std::vector<unsigned char>().swap(joined);
   if (!inflated) {
     if (raw.capacity() > kKeepScratchBytes) std::vector<uint8_t>().swap(raw);

@@ -24,10 +24,16 @@ uint16_t Be16(const unsigned char* p) { return static_cast<uint16_t>((p[0] << 8)
 
 bool ValidPngDepth(int color_type, int depth) {
   switch (color_type) {
-    case 0: return depth == 1 || depth == 2 || depth == 4 || depth == 8 || depth == 16;
-    case 3: return depth == 1 || depth == 2 || depth == 4 || depth == 8;
-    case 2: case 4: case 6: return depth == 8 || depth == 16;
-    default: return false;
+    case 0:
+      return depth == 1 || depth == 2 || depth == 4 || depth == 8 || depth == 16;
+    case 3:
+      return depth == 1 || depth == 2 || depth == 4 || depth == 8;
+    case 2:
+    case 4:
+    case 6:
+      return depth == 8 || depth == 16;
+    default:
+      return false;
   }
 }
 
@@ -59,12 +65,11 @@ StatusOr<ImageInfo> ProbePng(std::string_view bytes) {
       const uint32_t w = Be32(data), h = Be32(data + 4);
       const int depth = data[8], color_type = data[9], interlace = data[12];
       if (w == 0 || h == 0 || w > 0x7fffffffu || h > 0x7fffffffu) {
-        return DataLossError("PNG: invalid IHDR dimensions " + std::to_string(w) + "x" +
-                             std::to_string(h));
+        return DataLossError("PNG: invalid IHDR dimensions " + std::to_string(w) + "x" + std::to_string(h));
       }
       if (!ValidPngDepth(color_type, depth)) {
-        return DataLossError("PNG: invalid IHDR colour type " + std::to_string(color_type) +
-                             " with bit depth " + std::to_string(depth));
+        return DataLossError("PNG: invalid IHDR colour type " + std::to_string(color_type) + " with bit depth " +
+                             std::to_string(depth));
       }
       if (interlace > 1) return DataLossError("PNG: invalid IHDR interlace method");
       info.width = static_cast<int>(w);
@@ -88,9 +93,7 @@ StatusOr<ImageInfo> ProbePng(std::string_view bytes) {
   }
 }
 
-bool IsSof(int m) {
-  return m >= 0xC0 && m <= 0xCF && m != 0xC4 && m != 0xC8 && m != 0xCC;
-}
+bool IsSof(int m) { return m >= 0xC0 && m <= 0xCF && m != 0xC4 && m != 0xC8 && m != 0xCC; }
 
 StatusOr<ImageInfo> ProbeJpeg(std::string_view bytes) {
   const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
@@ -137,12 +140,11 @@ StatusOr<ImageInfo> ProbeJpeg(std::string_view bytes) {
       info.progressive = (m & 0x03) == 0x02;
       info.arithmetic = m >= 0xC9;
       if (info.width == 0 || info.height == 0) {
-        return DataLossError("JPEG: zero image dimension in SOF (" + std::to_string(info.width) +
-                             "x" + std::to_string(info.height) + ")");
+        return DataLossError("JPEG: zero image dimension in SOF (" + std::to_string(info.width) + "x" +
+                             std::to_string(info.height) + ")");
       }
       if (info.channels != 1 && info.channels != 3 && info.channels != 4) {
-        return UnimplementedError("JPEG: " + std::to_string(info.channels) +
-                                  " components are not supported");
+        return UnimplementedError("JPEG: " + std::to_string(info.channels) + " components are not supported");
       }
       seen_sof = true;
     } else if (m == 0xE1 && seg_len >= 6 && std::memcmp(seg, "Exif\0\0", 6) == 0) {
@@ -164,8 +166,7 @@ StatusOr<ImageInfo> ProbeJpeg(std::string_view bytes) {
 // libwebp's WebPGetFeatures reads the RIFF, VP8X, VP8 and VP8L headers only.
 StatusOr<ImageInfo> ProbeWebp(std::string_view bytes) {
   WebPBitstreamFeatures f;
-  const VP8StatusCode code =
-      WebPGetFeatures(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), &f);
+  const VP8StatusCode code = WebPGetFeatures(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), &f);
   if (code == VP8_STATUS_NOT_ENOUGH_DATA) {
     return DataLossError("WebP: truncated header (" + std::to_string(bytes.size()) + " bytes)");
   }
@@ -202,10 +203,14 @@ const char* UnreadFormatName(std::string_view b) {
 
 const char* ImageFormatName(ImageFormat format) {
   switch (format) {
-    case ImageFormat::kPng: return "png";
-    case ImageFormat::kJpeg: return "jpeg";
-    case ImageFormat::kWebp: return "webp";
-    case ImageFormat::kUnknown: break;
+    case ImageFormat::kPng:
+      return "png";
+    case ImageFormat::kJpeg:
+      return "jpeg";
+    case ImageFormat::kWebp:
+      return "webp";
+    case ImageFormat::kUnknown:
+      break;
   }
   return "unknown";
 }
@@ -235,10 +240,14 @@ ImageFormat DetectFormat(std::string_view bytes) {
 
 const char* DescribeContent(std::string_view head) {
   switch (DetectFormat(head)) {
-    case ImageFormat::kPng: return "PNG image";
-    case ImageFormat::kJpeg: return "JPEG image";
-    case ImageFormat::kWebp: return "WebP image";
-    case ImageFormat::kUnknown: break;
+    case ImageFormat::kPng:
+      return "PNG image";
+    case ImageFormat::kJpeg:
+      return "JPEG image";
+    case ImageFormat::kWebp:
+      return "WebP image";
+    case ImageFormat::kUnknown:
+      break;
   }
   if (const char* name = UnreadFormatName(head)) {
     if (std::strcmp(name, "GIF") == 0) return "GIF image";
@@ -259,15 +268,18 @@ const char* DescribeContent(std::string_view head) {
 
 StatusOr<ImageInfo> ProbeImage(std::string_view bytes) {
   switch (DetectFormat(bytes)) {
-    case ImageFormat::kPng: return ProbePng(bytes);
-    case ImageFormat::kJpeg: return ProbeJpeg(bytes);
-    case ImageFormat::kWebp: return ProbeWebp(bytes);
-    case ImageFormat::kUnknown: break;
+    case ImageFormat::kPng:
+      return ProbePng(bytes);
+    case ImageFormat::kJpeg:
+      return ProbeJpeg(bytes);
+    case ImageFormat::kWebp:
+      return ProbeWebp(bytes);
+    case ImageFormat::kUnknown:
+      break;
   }
   if (bytes.empty()) return InvalidArgumentError("image: empty data");
   if (const char* name = UnreadFormatName(bytes)) {
-    return InvalidArgumentError(std::string("image: the data is a ") + name +
-                                "; PNG, JPEG and WebP are read");
+    return InvalidArgumentError(std::string("image: the data is a ") + name + "; PNG, JPEG and WebP are read");
   }
   return InvalidArgumentError("image: unrecognised format (not a PNG, JPEG or WebP signature)");
 }

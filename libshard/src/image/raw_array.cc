@@ -15,8 +15,8 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
               "raw arrays are little-endian; add byte swapping for big-endian hosts");
 
 std::string ShapeString(const RawShape& s) {
-  return std::to_string(s.height) + "x" + std::to_string(s.width) + "x" +
-         std::to_string(s.channels) + " " + RawDtypeName(s.bit_depth);
+  return std::to_string(s.height) + "x" + std::to_string(s.width) + "x" + std::to_string(s.channels) + " " +
+         RawDtypeName(s.bit_depth);
 }
 
 struct ZstdCtxFree {
@@ -108,15 +108,16 @@ Status CheckShape(const RawShape& shape, uint64_t max_bytes) {
 
 }  // namespace
 
-RawShape RawShapeOf(const Image& img) {
-  return RawShape{img.height(), img.width(), img.channels(), img.bit_depth()};
-}
+RawShape RawShapeOf(const Image& img) { return RawShape{img.height(), img.width(), img.channels(), img.bit_depth()}; }
 
 const char* RawFormatName(RawCompression compression) {
   switch (compression) {
-    case RawCompression::kNone: return "raw";
-    case RawCompression::kZstd: return "raw.zst";
-    case RawCompression::kZstdUp: return "raw.up.zst";
+    case RawCompression::kNone:
+      return "raw";
+    case RawCompression::kZstd:
+      return "raw.zst";
+    case RawCompression::kZstdUp:
+      return "raw.up.zst";
   }
   return "raw";
 }
@@ -142,8 +143,7 @@ const char* RawDtypeName(int bit_depth) { return bit_depth == 16 ? "uint16" : "u
 StatusOr<int> ParseRawDtype(std::string_view name) {
   if (name == "uint8") return 8;
   if (name == "uint16") return 16;
-  return InvalidArgumentError("unsupported raw dtype '" + std::string(name) +
-                              "' (expected uint8 or uint16)");
+  return InvalidArgumentError("unsupported raw dtype '" + std::string(name) + "' (expected uint8 or uint16)");
 }
 
 Status ValidateRawEncodeOptions(const RawEncodeOptions& options) {
@@ -158,8 +158,7 @@ Status ValidateRawEncodeOptions(const RawEncodeOptions& options) {
 }
 
 uint64_t RawByteSize(const RawShape& s) {
-  if (s.height <= 0 || s.width <= 0 || s.channels < 1 || s.channels > 4 ||
-      (s.bit_depth != 8 && s.bit_depth != 16)) {
+  if (s.height <= 0 || s.width <= 0 || s.channels < 1 || s.channels > 4 || (s.bit_depth != 8 && s.bit_depth != 16)) {
     return 0;
   }
   return uint64_t(s.height) * uint64_t(s.width) * uint64_t(s.channels) * uint64_t(s.bit_depth / 8);
@@ -191,8 +190,8 @@ StatusOr<std::string> EncodeRaw(const Image& img, const RawEncodeOptions& option
   return out;
 }
 
-Status DecodeRawInto(std::string_view bytes, const RawShape& shape, RawCompression compression,
-                     uint8_t* dst, uint64_t dst_size, uint64_t max_bytes) {
+Status DecodeRawInto(std::string_view bytes, const RawShape& shape, RawCompression compression, uint8_t* dst,
+                     uint64_t dst_size, uint64_t max_bytes) {
   LIBSHARD_RETURN_IF_ERROR(CheckShape(shape, max_bytes));
   const uint64_t expected = RawByteSize(shape);
   if (dst_size != expected) {
@@ -201,9 +200,8 @@ Status DecodeRawInto(std::string_view bytes, const RawShape& shape, RawCompressi
   }
   if (compression == RawCompression::kNone) {
     if (bytes.size() != expected) {
-      return DataLossError("raw decode: " + std::to_string(bytes.size()) +
-                           " bytes, but shape " + ShapeString(shape) + " needs " +
-                           std::to_string(expected));
+      return DataLossError("raw decode: " + std::to_string(bytes.size()) + " bytes, but shape " + ShapeString(shape) +
+                           " needs " + std::to_string(expected));
     }
     std::memcpy(dst, bytes.data(), expected);
     return Status::OK();
@@ -213,14 +211,13 @@ Status DecodeRawInto(std::string_view bytes, const RawShape& shape, RawCompressi
     return DataLossError("raw decode: not a zstd frame (bad magic or truncated header)");
   }
   if (content != ZSTD_CONTENTSIZE_UNKNOWN && content != expected) {
-    return DataLossError("raw decode: zstd frame holds " + std::to_string(content) +
-                         " bytes, but shape " + ShapeString(shape) + " needs " +
-                         std::to_string(expected));
+    return DataLossError("raw decode: zstd frame holds " + std::to_string(content) + " bytes, but shape " +
+                         ShapeString(shape) + " needs " + std::to_string(expected));
   }
   const size_t n = ZSTD_decompressDCtx(ThreadDCtx(), dst, expected, bytes.data(), bytes.size());
   if (ZSTD_isError(n)) {
-    return DataLossError(std::string("raw decode: zstd: ") + ZSTD_getErrorName(n) +
-                         " (shape " + ShapeString(shape) + ")");
+    return DataLossError(std::string("raw decode: zstd: ") + ZSTD_getErrorName(n) + " (shape " + ShapeString(shape) +
+                         ")");
   }
   if (n != expected) {
     return DataLossError("raw decode: zstd data holds " + std::to_string(n) + " bytes, but shape " +
@@ -233,8 +230,8 @@ Status DecodeRawInto(std::string_view bytes, const RawShape& shape, RawCompressi
   return Status::OK();
 }
 
-StatusOr<Image> DecodeRaw(std::string_view bytes, const RawShape& shape,
-                          RawCompression compression, uint64_t max_bytes) {
+StatusOr<Image> DecodeRaw(std::string_view bytes, const RawShape& shape, RawCompression compression,
+                          uint64_t max_bytes) {
   LIBSHARD_RETURN_IF_ERROR(CheckShape(shape, max_bytes));
   Image img(shape.width, shape.height, shape.channels, shape.bit_depth);
   LIBSHARD_RETURN_IF_ERROR(DecodeRawInto(bytes, shape, compression, img.data(), img.byte_size(), max_bytes));

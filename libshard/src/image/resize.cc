@@ -48,11 +48,16 @@ double LanczosFilter(double x) { return (-3.0 <= x && x < 3.0) ? Sinc(x) * Sinc(
 
 FilterDef GetFilter(Filter f) {
   switch (f) {
-    case Filter::kBox: return {BoxFilter, 0.5};
-    case Filter::kBilinear: return {TriangleFilter, 1.0};
-    case Filter::kBicubic: return {CubicFilter, 2.0};
-    case Filter::kLanczos3: return {LanczosFilter, 3.0};
-    case Filter::kNearest: break;
+    case Filter::kBox:
+      return {BoxFilter, 0.5};
+    case Filter::kBilinear:
+      return {TriangleFilter, 1.0};
+    case Filter::kBicubic:
+      return {CubicFilter, 2.0};
+    case Filter::kLanczos3:
+      return {LanczosFilter, 3.0};
+    case Filter::kNearest:
+      break;
   }
   return {BoxFilter, 0.5};
 }
@@ -87,8 +92,7 @@ Coeffs Precompute(int in_size, double in0, double in1, int out_size, const Filte
     int32_t* w = &c.weights[static_cast<size_t>(xx) * c.ksize];
     for (int x = 0; x < xmax; ++x) {
       const double v = ww != 0.0 ? k[x] / ww : k[x];
-      w[x] = static_cast<int32_t>(v < 0 ? -0.5 + v * (1 << kPrecisionBits)
-                                        : 0.5 + v * (1 << kPrecisionBits));
+      w[x] = static_cast<int32_t>(v < 0 ? -0.5 + v * (1 << kPrecisionBits) : 0.5 + v * (1 << kPrecisionBits));
     }
     c.first[xx] = xmin;
     c.count[xx] = std::max(xmax, 0);
@@ -96,13 +100,11 @@ Coeffs Precompute(int in_size, double in0, double in1, int out_size, const Filte
   return c;
 }
 
-
 // The last few coefficient sets this thread computed. A converter resizes
 // image after image of the same size, and Lanczos weights cost two sin()
 // per tap. Least recently used is replaced, so the set returned by the
 // previous call survives this one (Separable holds two at once).
-const Coeffs& CachedCoeffs(int in_size, double in0, double in1, int out_size,
-                           const FilterDef& f) {
+const Coeffs& CachedCoeffs(int in_size, double in0, double in1, int out_size, const FilterDef& f) {
   struct Entry {
     int in_size = -1, out_size = -1;
     double in0 = 0, in1 = 0, support = 0;
@@ -115,15 +117,14 @@ const Coeffs& CachedCoeffs(int in_size, double in0, double in1, int out_size,
   ++clock;
   Entry* victim = &cache[0];
   for (Entry& e : cache) {
-    if (e.in_size == in_size && e.out_size == out_size && e.in0 == in0 && e.in1 == in1 &&
-        e.fn == f.fn && e.support == f.support) {
+    if (e.in_size == in_size && e.out_size == out_size && e.in0 == in0 && e.in1 == in1 && e.fn == f.fn &&
+        e.support == f.support) {
       e.used = clock;
       return e.coeffs;
     }
     if (e.used < victim->used) victim = &e;
   }
-  *victim = Entry{in_size, out_size, in0, in1, f.support, f.fn, clock,
-                  Precompute(in_size, in0, in1, out_size, f)};
+  *victim = Entry{in_size, out_size, in0, in1, f.support, f.fn, clock, Precompute(in_size, in0, in1, out_size, f)};
   return victim->coeffs;
 }
 
@@ -166,7 +167,6 @@ void Horizontal(const T* in, int in_w, int y0, int rows, const Coeffs& cf, int o
   }
 }
 
-
 // Vertical pass over rows of `stride` samples; cf.first is relative to
 // row_offset, the source row `in` starts at.
 template <typename T>
@@ -185,13 +185,17 @@ void Vertical(const T* in, size_t stride, const Coeffs& cf, int row_offset, int 
 }
 
 template <typename T>
-void HorizontalAnyC(const T* in, int in_w, int in_h, int channels, int y0, int rows,
-                    const Coeffs& cf, int out_w, T* out) {
+void HorizontalAnyC(const T* in, int in_w, int in_h, int channels, int y0, int rows, const Coeffs& cf, int out_w,
+                    T* out) {
   switch (channels) {
-    case 1: return Horizontal<T, 1>(in, in_w, y0, rows, cf, out_w, out);
-    case 2: return Horizontal<T, 2>(in, in_w, y0, rows, cf, out_w, out);
-    case 3: return Horizontal<T, 3>(in, in_w, y0, rows, cf, out_w, out);
-    default: return Horizontal<T, 4>(in, in_w, y0, rows, cf, out_w, out);
+    case 1:
+      return Horizontal<T, 1>(in, in_w, y0, rows, cf, out_w, out);
+    case 2:
+      return Horizontal<T, 2>(in, in_w, y0, rows, cf, out_w, out);
+    case 3:
+      return Horizontal<T, 3>(in, in_w, y0, rows, cf, out_w, out);
+    default:
+      return Horizontal<T, 4>(in, in_w, y0, rows, cf, out_w, out);
   }
 }
 
@@ -199,13 +203,12 @@ void HorizontalAnyC(const T* in, int in_w, int in_h, int channels, int y0, int r
 
 namespace internal {
 
-void HorizontalReference8(const uint8_t* in, int in_w, int in_h, int channels, int y0, int rows,
-                          const Coeffs& cf, int out_w, uint8_t* out) {
+void HorizontalReference8(const uint8_t* in, int in_w, int in_h, int channels, int y0, int rows, const Coeffs& cf,
+                          int out_w, uint8_t* out) {
   HorizontalAnyC<uint8_t>(in, in_w, in_h, channels, y0, rows, cf, out_w, out);
 }
 
-void VerticalReference8(const uint8_t* in, size_t stride, const Coeffs& cf, int row_offset,
-                        int out_h, uint8_t* out) {
+void VerticalReference8(const uint8_t* in, size_t stride, const Coeffs& cf, int row_offset, int out_h, uint8_t* out) {
   Vertical<uint8_t>(in, stride, cf, row_offset, out_h, out);
 }
 
@@ -218,8 +221,7 @@ namespace {
 // then the vertical pass; the intermediate is rounded to the sample type, as
 // in Pillow, so the order is part of the result.
 template <typename T, typename H, typename V>
-void Separable(const Image& in, const ResampleBox& box, const FilterDef& f, H horizontal,
-               V vertical, Image* out) {
+void Separable(const Image& in, const ResampleBox& box, const FilterDef& f, H horizontal, V vertical, Image* out) {
   const int out_w = out->width(), out_h = out->height();
   const int c = in.channels();
   const bool need_h = out_w != in.width() || box.x0 != 0 || box.x1 != out_w;
@@ -247,15 +249,13 @@ void Separable(const Image& in, const ResampleBox& box, const FilterDef& f, H ho
   }
 }
 
-void Dispatch(ResampleImpl impl, const Image& in, const ResampleBox& box, const FilterDef& f,
-              Image* out) {
+void Dispatch(ResampleImpl impl, const Image& in, const ResampleBox& box, const FilterDef& f, Image* out) {
   if (in.bit_depth() == 16) {
     Separable<uint16_t>(in, box, f, HorizontalAnyC<uint16_t>, Vertical<uint16_t>, out);
   } else if (impl == ResampleImpl::kAvx2) {
     Separable<uint8_t>(in, box, f, internal::HorizontalAvx2, internal::VerticalAvx2, out);
   } else {
-    Separable<uint8_t>(in, box, f, internal::HorizontalReference8, internal::VerticalReference8,
-                       out);
+    Separable<uint8_t>(in, box, f, internal::HorizontalReference8, internal::VerticalReference8, out);
   }
 }
 
@@ -269,8 +269,7 @@ void Nearest(const Image& in, const ResampleBox& box, Image* out) {
     xs[x] = std::clamp(static_cast<int>(std::floor(box.x0 + (x + 0.5) * sx)), 0, in.width() - 1);
   }
   for (int y = 0; y < out->height(); ++y) {
-    const int yy =
-        std::clamp(static_cast<int>(std::floor(box.y0 + (y + 0.5) * sy)), 0, in.height() - 1);
+    const int yy = std::clamp(static_cast<int>(std::floor(box.y0 + (y + 0.5) * sy)), 0, in.height() - 1);
     const T* s = reinterpret_cast<const T*>(in.row(yy));
     T* d = reinterpret_cast<T*>(out->row(y));
     for (int x = 0; x < out->width(); ++x) {
@@ -303,11 +302,16 @@ void Premultiply(Image* img, bool forward) {
 
 const char* FilterName(Filter filter) {
   switch (filter) {
-    case Filter::kNearest: return "nearest";
-    case Filter::kBox: return "area";
-    case Filter::kBilinear: return "bilinear";
-    case Filter::kBicubic: return "bicubic";
-    case Filter::kLanczos3: return "lanczos3";
+    case Filter::kNearest:
+      return "nearest";
+    case Filter::kBox:
+      return "area";
+    case Filter::kBilinear:
+      return "bilinear";
+    case Filter::kBicubic:
+      return "bicubic";
+    case Filter::kLanczos3:
+      return "lanczos3";
   }
   return "?";
 }
@@ -324,16 +328,20 @@ StatusOr<Filter> ParseFilter(std::string_view name) {
 
 const char* ResampleImplName(ResampleImpl impl) {
   switch (impl) {
-    case ResampleImpl::kReference: return "reference";
-    case ResampleImpl::kAvx2: return "avx2";
+    case ResampleImpl::kReference:
+      return "reference";
+    case ResampleImpl::kAvx2:
+      return "avx2";
   }
   return "?";
 }
 
 bool ResampleImplAvailable(ResampleImpl impl) {
   switch (impl) {
-    case ResampleImpl::kReference: return true;
-    case ResampleImpl::kAvx2: return internal::CpuHasAvx2();
+    case ResampleImpl::kReference:
+      return true;
+    case ResampleImpl::kAvx2:
+      return internal::CpuHasAvx2();
   }
   return false;
 }
@@ -344,26 +352,24 @@ ResampleImpl ActiveResampleImpl() {
   return active;
 }
 
-StatusOr<Image> ResampleWith(ResampleImpl impl, const Image& in, const ResampleBox& box,
-                             int out_width, int out_height, Filter filter) {
+StatusOr<Image> ResampleWith(ResampleImpl impl, const Image& in, const ResampleBox& box, int out_width, int out_height,
+                             Filter filter) {
   if (!ResampleImplAvailable(impl)) {
-    return FailedPreconditionError(std::string("resize: implementation ") +
-                                   ResampleImplName(impl) + " is not available on this CPU");
+    return FailedPreconditionError(std::string("resize: implementation ") + ResampleImplName(impl) +
+                                   " is not available on this CPU");
   }
   if (out_width <= 0 || out_height <= 0) {
-    return InvalidArgumentError("resize: target size " + std::to_string(out_width) + "x" +
-                                std::to_string(out_height) + " is not positive");
+    return InvalidArgumentError("resize: target size " + std::to_string(out_width) + "x" + std::to_string(out_height) +
+                                " is not positive");
   }
   if (in.empty() || in.channels() < 1 || in.channels() > 4) {
     return InvalidArgumentError("resize: empty input image");
   }
-  if (!(box.x0 >= 0 && box.y0 >= 0 && box.x1 <= in.width() && box.y1 <= in.height() &&
-        box.x1 > box.x0 && box.y1 > box.y0)) {
-    return InvalidArgumentError("resize: box (" + std::to_string(box.x0) + ", " +
-                                std::to_string(box.y0) + ", " + std::to_string(box.x1) + ", " +
-                                std::to_string(box.y1) + ") is empty or outside the " +
-                                std::to_string(in.width()) + "x" + std::to_string(in.height()) +
-                                " image");
+  if (!(box.x0 >= 0 && box.y0 >= 0 && box.x1 <= in.width() && box.y1 <= in.height() && box.x1 > box.x0 &&
+        box.y1 > box.y0)) {
+    return InvalidArgumentError("resize: box (" + std::to_string(box.x0) + ", " + std::to_string(box.y0) + ", " +
+                                std::to_string(box.x1) + ", " + std::to_string(box.y1) + ") is empty or outside the " +
+                                std::to_string(in.width()) + "x" + std::to_string(in.height()) + " image");
   }
   Image out(out_width, out_height, in.channels(), in.bit_depth());
   const bool sixteen = in.bit_depth() == 16;
@@ -393,15 +399,13 @@ StatusOr<Image> ResampleWith(ResampleImpl impl, const Image& in, const ResampleB
   return out;
 }
 
-StatusOr<Image> Resample(const Image& in, const ResampleBox& box, int out_width, int out_height,
-                         Filter filter) {
+StatusOr<Image> Resample(const Image& in, const ResampleBox& box, int out_width, int out_height, Filter filter) {
   return ResampleWith(ActiveResampleImpl(), in, box, out_width, out_height, filter);
 }
 
 StatusOr<Image> Resize(const Image& in, int out_width, int out_height, Filter filter) {
-  return Resample(in, ResampleBox{0, 0, static_cast<double>(in.width()),
-                                  static_cast<double>(in.height())},
-                  out_width, out_height, filter);
+  return Resample(in, ResampleBox{0, 0, static_cast<double>(in.width()), static_cast<double>(in.height())}, out_width,
+                  out_height, filter);
 }
 
 }  // namespace libshard::image

@@ -51,10 +51,10 @@ uint32_t Load32(const uint8_t* p) {
 // window would run past the end of the row, so every load stays in the row.
 struct PairPlan {
   int pairs = 0;
-  std::vector<int> taps;      // per pair
-  std::vector<int> start;     // per pixel slot (2 * pairs), in pixels
-  std::vector<size_t> woff;   // per pair: offset of its weights in w
-  std::vector<int32_t> w;     // per pair, per tap: {weight of 2g, weight of 2g + 1}
+  std::vector<int> taps;     // per pair
+  std::vector<int> start;    // per pixel slot (2 * pairs), in pixels
+  std::vector<size_t> woff;  // per pair: offset of its weights in w
+  std::vector<int32_t> w;    // per pair, per tap: {weight of 2g, weight of 2g + 1}
 };
 
 void MakePairPlan(const Coeffs& cf, int in_w, int out_w, PairPlan* p) {
@@ -75,19 +75,16 @@ void MakePairPlan(const Coeffs& cf, int in_w, int out_w, PairPlan* p) {
       const int shift = cf.first[x] - start;
       p->start[2 * g + h] = start;
       for (int i = 0; i < cf.count[x]; ++i) {
-        p->w[p->woff[g] + 2 * static_cast<size_t>(i + shift) + h] =
-            cf.weights[static_cast<size_t>(x) * cf.ksize + i];
+        p->w[p->woff[g] + 2 * static_cast<size_t>(i + shift) + h] = cf.weights[static_cast<size_t>(x) * cf.ksize + i];
       }
     }
   }
 }
 
-
 // One pair of output pixels for `R` rows at once (R = 1 or 2): the weights
 // are loaded and spread once for both rows.
 template <int C, int R>
-void PairRows(const uint8_t* const* src, const PairPlan& p, int g, int out_w,
-              uint8_t* const* dst) {
+void PairRows(const uint8_t* const* src, const PairPlan& p, int g, int out_w, uint8_t* const* dst) {
   const __m256i spread = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);
   const int x0 = 2 * g;
   const size_t o0 = static_cast<size_t>(p.start[x0]) * C;
@@ -97,8 +94,7 @@ void PairRows(const uint8_t* const* src, const PairPlan& p, int g, int out_w,
   for (int r = 0; r < R; ++r) acc[r] = _mm256_set1_epi32(1 << (kPrecisionBits - 1));
   for (int j = 0; j < p.taps[g]; ++j) {
     const __m256i k = _mm256_permutevar8x32_epi32(
-        _mm256_castsi128_si256(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(w + 2 * j))),
-        spread);
+        _mm256_castsi128_si256(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(w + 2 * j))), spread);
     for (int r = 0; r < R; ++r) {
       const __m128i a = _mm_cvtepu8_epi32(_mm_cvtsi32_si128(static_cast<int>(Load32(src[r] + o0 + j * C))));
       const __m128i b = _mm_cvtepu8_epi32(_mm_cvtsi32_si128(static_cast<int>(Load32(src[r] + o1 + j * C))));
@@ -112,8 +108,7 @@ void PairRows(const uint8_t* const* src, const PairPlan& p, int g, int out_w,
     __m128i bytes = _mm_packus_epi16(w16, w16);
     if (C == 3) {
       // Drop each pixel's fourth lane: r0 g0 b0 r1 g1 b1.
-      bytes = _mm_shuffle_epi8(bytes, _mm_setr_epi8(0, 1, 2, 4, 5, 6, -1, -1, -1, -1, -1, -1,
-                                                    -1, -1, -1, -1));
+      bytes = _mm_shuffle_epi8(bytes, _mm_setr_epi8(0, 1, 2, 4, 5, 6, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1));
     }
     const uint64_t both = static_cast<uint64_t>(_mm_cvtsi128_si64(bytes));
     uint8_t* d = dst[r] + static_cast<size_t>(x0) * C;
@@ -140,22 +135,22 @@ struct ShufflePlan {
   std::vector<int32_t> weights;
 
   bool usable = false;
-  int samples = 0;              // out_w * channels
-  int blocks = 0;               // multiple of 4
-  size_t load_end = 0;          // largest group offset + 16
-  std::vector<uint32_t> offset; // per group: byte offset in the row of its 16-byte load
+  int samples = 0;               // out_w * channels
+  int blocks = 0;                // multiple of 4
+  size_t load_end = 0;           // largest group offset + 16
+  std::vector<uint32_t> offset;  // per group: byte offset in the row of its 16-byte load
   // Taps of every block: the most any sample has (others get zero weights),
   // so the tap loop runs the same number of times for every block.
   int taps = 0;
   struct alignas(32) Entry {
     int32_t v[8];
   };
-  std::vector<Entry> table;     // per block, per tap: byte shuffle, then weights
+  std::vector<Entry> table;  // per block, per tap: byte shuffle, then weights
 };
 
 bool SameCoeffs(const ShufflePlan& p, const Coeffs& cf, int channels, int in_w, int out_w) {
-  return p.channels == channels && p.in_w == in_w && p.out_w == out_w && p.first == cf.first &&
-         p.count == cf.count && p.weights == cf.weights;
+  return p.channels == channels && p.in_w == in_w && p.out_w == out_w && p.first == cf.first && p.count == cf.count &&
+         p.weights == cf.weights;
 }
 
 // Fills `p` for these coefficients; p->usable is false when some group's
@@ -210,8 +205,7 @@ void MakeShufflePlan(const Coeffs& cf, int channels, int in_w, int out_w, Shuffl
 // `taps`.
 template <int T>
 inline __attribute__((always_inline)) __m256i ShuffleBlock(const uint8_t* src, const uint32_t* offset,
-                                                           const ShufflePlan::Entry* table, int taps,
-                                                           int b) {
+                                                           const ShufflePlan::Entry* table, int taps, int b) {
   if (T > 0) taps = T;
   __m256i acc = _mm256_set1_epi32(1 << (kPrecisionBits - 1));
   const __m256i v = _mm256_inserti128_si256(
@@ -230,20 +224,16 @@ inline __attribute__((always_inline)) __m256i ShuffleBlock(const uint8_t* src, c
 // The 32 output bytes of blocks b .. b + 3, clipped as the reference does.
 template <int T>
 inline __attribute__((always_inline)) __m256i ShuffleBlocks4(const uint8_t* src, const uint32_t* offset,
-                                                             const ShufflePlan::Entry* table, int taps,
-                                                             int b) {
+                                                             const ShufflePlan::Entry* table, int taps, int b) {
   const __m256i a0 = ShuffleBlock<T>(src, offset, table, taps, b);
   const __m256i a1 = ShuffleBlock<T>(src, offset, table, taps, b + 1);
   const __m256i a2 = ShuffleBlock<T>(src, offset, table, taps, b + 2);
   const __m256i a3 = ShuffleBlock<T>(src, offset, table, taps, b + 3);
   // packs/packus work within 128-bit halves; the permutation puts the groups
   // back in order (as in VerticalAvx2).
-  const __m256i p01 = _mm256_packs_epi32(_mm256_srai_epi32(a0, kPrecisionBits),
-                                         _mm256_srai_epi32(a1, kPrecisionBits));
-  const __m256i p23 = _mm256_packs_epi32(_mm256_srai_epi32(a2, kPrecisionBits),
-                                         _mm256_srai_epi32(a3, kPrecisionBits));
-  return _mm256_permutevar8x32_epi32(_mm256_packus_epi16(p01, p23),
-                                     _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+  const __m256i p01 = _mm256_packs_epi32(_mm256_srai_epi32(a0, kPrecisionBits), _mm256_srai_epi32(a1, kPrecisionBits));
+  const __m256i p23 = _mm256_packs_epi32(_mm256_srai_epi32(a2, kPrecisionBits), _mm256_srai_epi32(a3, kPrecisionBits));
+  return _mm256_permutevar8x32_epi32(_mm256_packus_epi16(p01, p23), _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
 }
 
 // One output row. Every load reads src + offset .. + 16: the caller gives a
@@ -267,16 +257,18 @@ void ShuffleRow(const uint8_t* src, const ShufflePlan& p, uint8_t* dst) {
   }
 }
 
-void HorizontalShuffle(const uint8_t* in, int in_w, int in_h, int channels, int y0, int rows,
-                       const ShufflePlan& p, uint8_t* out) {
+void HorizontalShuffle(const uint8_t* in, int in_w, int in_h, int channels, int y0, int rows, const ShufflePlan& p,
+                       uint8_t* out) {
   const size_t in_stride = static_cast<size_t>(in_w) * channels;
   const size_t out_stride = static_cast<size_t>(p.samples);
   const size_t in_size = in_stride * static_cast<size_t>(in_h);
   // The tap loop unrolled for the common tap counts (bilinear shrinking by
   // less than 2 has 2 or 3).
-  void (*row_fn)(const uint8_t*, const ShufflePlan&, uint8_t*) =
-      p.taps == 1 ? ShuffleRow<1> : p.taps == 2 ? ShuffleRow<2> : p.taps == 3 ? ShuffleRow<3>
-      : p.taps == 4 ? ShuffleRow<4> : ShuffleRow<0>;
+  void (*row_fn)(const uint8_t*, const ShufflePlan&, uint8_t*) = p.taps == 1   ? ShuffleRow<1>
+                                                                 : p.taps == 2 ? ShuffleRow<2>
+                                                                 : p.taps == 3 ? ShuffleRow<3>
+                                                                 : p.taps == 4 ? ShuffleRow<4>
+                                                                               : ShuffleRow<0>;
   thread_local std::vector<uint8_t> padded;
   for (int y = 0; y < rows; ++y) {
     const size_t at = static_cast<size_t>(y0 + y) * in_stride;
@@ -291,8 +283,8 @@ void HorizontalShuffle(const uint8_t* in, int in_w, int in_h, int channels, int 
 }
 
 template <int C>
-void HorizontalPairs(const uint8_t* in, int in_w, int in_h, int y0, int rows, const PairPlan& p,
-                     int out_w, uint8_t* out) {
+void HorizontalPairs(const uint8_t* in, int in_w, int in_h, int y0, int rows, const PairPlan& p, int out_w,
+                     uint8_t* out) {
   static_assert(C == 3 || C == 4);
   thread_local std::vector<uint8_t> last_row;
   const size_t in_stride = static_cast<size_t>(in_w) * C;
@@ -323,8 +315,8 @@ void HorizontalPairs(const uint8_t* in, int in_w, int in_h, int y0, int rows, co
 
 }  // namespace
 
-void HorizontalAvx2(const uint8_t* in, int in_w, int in_h, int channels, int y0, int rows,
-                    const Coeffs& cf, int out_w, uint8_t* out) {
+void HorizontalAvx2(const uint8_t* in, int in_w, int in_h, int channels, int y0, int rows, const Coeffs& cf, int out_w,
+                    uint8_t* out) {
   thread_local ShufflePlan shuffle;
   if (!SameCoeffs(shuffle, cf, channels, in_w, out_w)) MakeShufflePlan(cf, channels, in_w, out_w, &shuffle);
   if (shuffle.usable) {
@@ -344,8 +336,7 @@ void HorizontalAvx2(const uint8_t* in, int in_w, int in_h, int channels, int y0,
   }
 }
 
-void VerticalAvx2(const uint8_t* in, size_t stride, const Coeffs& cf, int row_offset, int out_h,
-                  uint8_t* out) {
+void VerticalAvx2(const uint8_t* in, size_t stride, const Coeffs& cf, int row_offset, int out_h, uint8_t* out) {
   const __m256i half = _mm256_set1_epi32(1 << (kPrecisionBits - 1));
   // packs/packus work within 128-bit halves; this puts the 8-sample groups
   // back in order.
@@ -369,18 +360,17 @@ void VerticalAvx2(const uint8_t* in, size_t stride, const Coeffs& cf, int row_of
         a2 = _mm256_add_epi32(a2, _mm256_mullo_epi32(widen(r + 16), kk));
         a3 = _mm256_add_epi32(a3, _mm256_mullo_epi32(widen(r + 24), kk));
       }
-      const __m256i p01 = _mm256_packs_epi32(_mm256_srai_epi32(a0, kPrecisionBits),
-                                             _mm256_srai_epi32(a1, kPrecisionBits));
-      const __m256i p23 = _mm256_packs_epi32(_mm256_srai_epi32(a2, kPrecisionBits),
-                                             _mm256_srai_epi32(a3, kPrecisionBits));
+      const __m256i p01 =
+          _mm256_packs_epi32(_mm256_srai_epi32(a0, kPrecisionBits), _mm256_srai_epi32(a1, kPrecisionBits));
+      const __m256i p23 =
+          _mm256_packs_epi32(_mm256_srai_epi32(a2, kPrecisionBits), _mm256_srai_epi32(a3, kPrecisionBits));
       const __m256i bytes = _mm256_permutevar8x32_epi32(_mm256_packus_epi16(p01, p23), order);
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + x), bytes);
     }
     for (; x + 8 <= stride; x += 8) {
       __m256i a = half;
       for (int i = 0; i < n; ++i) {
-        a = _mm256_add_epi32(a, _mm256_mullo_epi32(widen(s + i * stride + x),
-                                                   _mm256_set1_epi32(k[i])));
+        a = _mm256_add_epi32(a, _mm256_mullo_epi32(widen(s + i * stride + x), _mm256_set1_epi32(k[i])));
       }
       a = _mm256_srai_epi32(a, kPrecisionBits);
       const __m128i w16 = _mm_packs_epi32(_mm256_castsi256_si128(a), _mm256_extracti128_si256(a, 1));
@@ -398,12 +388,11 @@ void VerticalAvx2(const uint8_t* in, size_t stride, const Coeffs& cf, int row_of
 #else  // !__x86_64__
 
 bool CpuHasAvx2() { return false; }
-void HorizontalAvx2(const uint8_t* in, int in_w, int in_h, int channels, int y0, int rows,
-                    const Coeffs& cf, int out_w, uint8_t* out) {
+void HorizontalAvx2(const uint8_t* in, int in_w, int in_h, int channels, int y0, int rows, const Coeffs& cf, int out_w,
+                    uint8_t* out) {
   HorizontalReference8(in, in_w, in_h, channels, y0, rows, cf, out_w, out);
 }
-void VerticalAvx2(const uint8_t* in, size_t stride, const Coeffs& cf, int row_offset, int out_h,
-                  uint8_t* out) {
+void VerticalAvx2(const uint8_t* in, size_t stride, const Coeffs& cf, int row_offset, int out_h, uint8_t* out) {
   VerticalReference8(in, stride, cf, row_offset, out_h, out);
 }
 

@@ -27,25 +27,23 @@ struct Coeffs {
 // Horizontal pass: source rows [y0, y0 + rows) of `in` (in_w x in_h,
 // `channels` interleaved samples, no padding) to out_w samples wide rows
 // in `out`.
-using HorizontalFn = void (*)(const uint8_t* in, int in_w, int in_h, int channels, int y0,
-                              int rows, const Coeffs& cf, int out_w, uint8_t* out);
+using HorizontalFn = void (*)(const uint8_t* in, int in_w, int in_h, int channels, int y0, int rows, const Coeffs& cf,
+                              int out_w, uint8_t* out);
 // Vertical pass: rows of `stride` samples; cf.first[y] - row_offset is the
 // first row of `in` output row y reads.
-using VerticalFn = void (*)(const uint8_t* in, size_t stride, const Coeffs& cf, int row_offset,
-                            int out_h, uint8_t* out);
+using VerticalFn = void (*)(const uint8_t* in, size_t stride, const Coeffs& cf, int row_offset, int out_h,
+                            uint8_t* out);
 
-void HorizontalReference8(const uint8_t* in, int in_w, int in_h, int channels, int y0, int rows,
-                          const Coeffs& cf, int out_w, uint8_t* out);
-void VerticalReference8(const uint8_t* in, size_t stride, const Coeffs& cf, int row_offset,
-                        int out_h, uint8_t* out);
+void HorizontalReference8(const uint8_t* in, int in_w, int in_h, int channels, int y0, int rows, const Coeffs& cf,
+                          int out_w, uint8_t* out);
+void VerticalReference8(const uint8_t* in, size_t stride, const Coeffs& cf, int row_offset, int out_h, uint8_t* out);
 
 // Defined only for x86-64 builds (elsewhere they forward to the reference);
 // must only be called when CpuHasAvx2().
 bool CpuHasAvx2();
-void HorizontalAvx2(const uint8_t* in, int in_w, int in_h, int channels, int y0, int rows,
-                    const Coeffs& cf, int out_w, uint8_t* out);
-void VerticalAvx2(const uint8_t* in, size_t stride, const Coeffs& cf, int row_offset, int out_h,
-                  uint8_t* out);
+void HorizontalAvx2(const uint8_t* in, int in_w, int in_h, int channels, int y0, int rows, const Coeffs& cf, int out_w,
+                    uint8_t* out);
+void VerticalAvx2(const uint8_t* in, size_t stride, const Coeffs& cf, int row_offset, int out_h, uint8_t* out);
 
 }  // namespace libshard::image::internal
 

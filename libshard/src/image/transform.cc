@@ -17,10 +17,21 @@ void FillCanvas(Image* img, const std::array<uint8_t, 4>& fill) {
   const int c = img->channels();
   uint16_t v[4];
   switch (c) {
-    case 1: v[0] = fill[0]; break;
-    case 2: v[0] = fill[0]; v[1] = fill[3]; break;
-    case 3: v[0] = fill[0]; v[1] = fill[1]; v[2] = fill[2]; break;
-    default: for (int k = 0; k < 4; ++k) v[k] = fill[k]; break;
+    case 1:
+      v[0] = fill[0];
+      break;
+    case 2:
+      v[0] = fill[0];
+      v[1] = fill[3];
+      break;
+    case 3:
+      v[0] = fill[0];
+      v[1] = fill[1];
+      v[2] = fill[2];
+      break;
+    default:
+      for (int k = 0; k < 4; ++k) v[k] = fill[k];
+      break;
   }
   const size_t n = static_cast<size_t>(img->width()) * img->height();
   if (img->bit_depth() == 16) {
@@ -38,21 +49,27 @@ void FillCanvas(Image* img, const std::array<uint8_t, 4>& fill) {
 
 const char* ResizeModeName(ResizeMode mode) {
   switch (mode) {
-    case ResizeMode::kNone: return "none";
-    case ResizeMode::kStretch: return "stretch";
-    case ResizeMode::kCenterCrop: return "center-crop";
-    case ResizeMode::kKeepRatio: return "keep-ratio";
-    case ResizeMode::kLetterbox: return "letterbox";
-    case ResizeMode::kCropOrPad: return "crop-or-pad";
-    case ResizeMode::kShorterSide: return "shorter-side";
+    case ResizeMode::kNone:
+      return "none";
+    case ResizeMode::kStretch:
+      return "stretch";
+    case ResizeMode::kCenterCrop:
+      return "center-crop";
+    case ResizeMode::kKeepRatio:
+      return "keep-ratio";
+    case ResizeMode::kLetterbox:
+      return "letterbox";
+    case ResizeMode::kCropOrPad:
+      return "crop-or-pad";
+    case ResizeMode::kShorterSide:
+      return "shorter-side";
   }
   return "?";
 }
 
 StatusOr<ResizeMode> ParseResizeMode(std::string_view name) {
-  for (ResizeMode m : {ResizeMode::kNone, ResizeMode::kStretch, ResizeMode::kCenterCrop,
-                       ResizeMode::kKeepRatio, ResizeMode::kLetterbox, ResizeMode::kCropOrPad,
-                       ResizeMode::kShorterSide}) {
+  for (ResizeMode m : {ResizeMode::kNone, ResizeMode::kStretch, ResizeMode::kCenterCrop, ResizeMode::kKeepRatio,
+                       ResizeMode::kLetterbox, ResizeMode::kCropOrPad, ResizeMode::kShorterSide}) {
     if (name == ResizeModeName(m)) return m;
   }
   return InvalidArgumentError("unknown resize mode '" + std::string(name) +
@@ -86,8 +103,7 @@ StatusOr<std::array<uint8_t, 4>> ParseFillColor(std::string_view text) {
   while (true) {
     const size_t comma = s.find(',', pos);
     const std::string part = s.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    const bool digits =
-        !part.empty() && part.size() <= 3 && part.find_first_not_of("0123456789") == std::string::npos;
+    const bool digits = !part.empty() && part.size() <= 3 && part.find_first_not_of("0123456789") == std::string::npos;
     if (n == 4 || !digits || std::stoi(part) > 255) break;
     v[n++] = std::stoi(part);
     if (comma == std::string::npos) {
@@ -102,9 +118,9 @@ StatusOr<std::array<uint8_t, 4>> ParseFillColor(std::string_view text) {
 }
 
 bool Geometry::identity() const {
-  return box.x0 == 0 && box.y0 == 0 && box.x1 == src_width && box.y1 == src_height &&
-         scaled_width == src_width && scaled_height == src_height && out_width == src_width &&
-         out_height == src_height && offset_x == 0 && offset_y == 0;
+  return box.x0 == 0 && box.y0 == 0 && box.x1 == src_width && box.y1 == src_height && scaled_width == src_width &&
+         scaled_height == src_height && out_width == src_width && out_height == src_height && offset_x == 0 &&
+         offset_y == 0;
 }
 
 bool Geometry::resamples() const {
@@ -118,8 +134,8 @@ StatusOr<Geometry> PlanGeometry(int src_width, int src_height, const TransformSp
   }
   if (spec.mode != ResizeMode::kNone && (spec.width <= 0 || spec.height <= 0)) {
     return InvalidArgumentError(std::string("transform: mode ") + ResizeModeName(spec.mode) +
-                                " needs a positive target size, got " +
-                                std::to_string(spec.width) + "x" + std::to_string(spec.height));
+                                " needs a positive target size, got " + std::to_string(spec.width) + "x" +
+                                std::to_string(spec.height));
   }
   Geometry g;
   g.src_width = src_width;
@@ -129,13 +145,14 @@ StatusOr<Geometry> PlanGeometry(int src_width, int src_height, const TransformSp
     const PixelRect& c = *spec.crop;
     if (c.x < 0 || c.y < 0 || c.width <= 0 || c.height <= 0 || c.x + c.width > src_width ||
         c.y + c.height > src_height) {
-      return InvalidArgumentError("transform: crop box " + std::to_string(c.width) + "x" +
-                                  std::to_string(c.height) + "+" + std::to_string(c.x) + "+" +
-                                  std::to_string(c.y) + " is empty or outside the " +
-                                  std::to_string(src_width) + "x" + std::to_string(src_height) +
-                                  " image");
+      return InvalidArgumentError("transform: crop box " + std::to_string(c.width) + "x" + std::to_string(c.height) +
+                                  "+" + std::to_string(c.x) + "+" + std::to_string(c.y) + " is empty or outside the " +
+                                  std::to_string(src_width) + "x" + std::to_string(src_height) + " image");
     }
-    cx = c.x; cy = c.y; cw = c.width; ch = c.height;
+    cx = c.x;
+    cy = c.y;
+    cw = c.width;
+    ch = c.height;
   }
   g.box = ResampleBox{double(cx), double(cy), double(cx + cw), double(cy + ch)};
   g.scaled_width = g.out_width = cw;
@@ -181,16 +198,13 @@ StatusOr<Geometry> PlanGeometry(int src_width, int src_height, const TransformSp
                                     std::to_string(W) + "x" + std::to_string(H));
       }
       // torchvision's Resize(N): the long side is int(N * long / short).
-      const auto longer = [W](int a, int b) {
-        return static_cast<int>(std::max<int64_t>(1, int64_t{W} * a / b));
-      };
+      const auto longer = [W](int a, int b) { return static_cast<int>(std::max<int64_t>(1, int64_t{W} * a / b)); };
       g.scaled_width = g.out_width = cw <= ch ? W : longer(cw, ch);
       g.scaled_height = g.out_height = cw <= ch ? longer(ch, cw) : W;
       if (g.out_width > 65535 || g.out_height > 65535) {
-        return InvalidArgumentError("transform: shorter-side " + std::to_string(W) + " makes a " +
-                                    std::to_string(cw) + "x" + std::to_string(ch) + " image " +
-                                    std::to_string(g.out_width) + "x" + std::to_string(g.out_height) +
-                                    ", over 65535 pixels a side");
+        return InvalidArgumentError("transform: shorter-side " + std::to_string(W) + " makes a " + std::to_string(cw) +
+                                    "x" + std::to_string(ch) + " image " + std::to_string(g.out_width) + "x" +
+                                    std::to_string(g.out_height) + ", over 65535 pixels a side");
       }
       break;
     }
@@ -219,8 +233,8 @@ StatusOr<Geometry> PlanGeometry(int src_width, int src_height, const TransformSp
 }
 
 StatusOr<Image> Crop(const Image& img, const PixelRect& box) {
-  if (box.x < 0 || box.y < 0 || box.width <= 0 || box.height <= 0 ||
-      box.x + box.width > img.width() || box.y + box.height > img.height()) {
+  if (box.x < 0 || box.y < 0 || box.width <= 0 || box.height <= 0 || box.x + box.width > img.width() ||
+      box.y + box.height > img.height()) {
     return InvalidArgumentError("crop: box outside the " + std::to_string(img.width()) + "x" +
                                 std::to_string(img.height()) + " image");
   }
@@ -232,8 +246,7 @@ StatusOr<Image> Crop(const Image& img, const PixelRect& box) {
   return out;
 }
 
-StatusOr<Image> ApplyGeometry(const Image& img, const Geometry& g, Filter filter,
-                              const std::array<uint8_t, 4>& fill) {
+StatusOr<Image> ApplyGeometry(const Image& img, const Geometry& g, Filter filter, const std::array<uint8_t, 4>& fill) {
   if (img.empty()) return InvalidArgumentError("transform: empty image");
   if (g.identity() && img.width() == g.src_width && img.height() == g.src_height) return img;
   ResampleBox box = g.box;
@@ -247,15 +260,15 @@ StatusOr<Image> ApplyGeometry(const Image& img, const Geometry& g, Filter filter
         break;
       }
     }
-    box.x0 *= sx; box.x1 = std::min<double>(box.x1 * sx, img.width());
-    box.y0 *= sy; box.y1 = std::min<double>(box.y1 * sy, img.height());
+    box.x0 *= sx;
+    box.x1 = std::min<double>(box.x1 * sx, img.width());
+    box.y0 *= sy;
+    box.y1 = std::min<double>(box.y1 * sy, img.height());
   }
   Image scaled;
-  const bool integer_box = IsInteger(box.x0) && IsInteger(box.y0) && IsInteger(box.x1) &&
-                           IsInteger(box.y1);
+  const bool integer_box = IsInteger(box.x0) && IsInteger(box.y0) && IsInteger(box.x1) && IsInteger(box.y1);
   if (integer_box && box.x1 - box.x0 == g.scaled_width && box.y1 - box.y0 == g.scaled_height) {
-    LIBSHARD_ASSIGN_OR_RETURN(scaled, Crop(img, PixelRect{int(box.x0), int(box.y0), g.scaled_width,
-                                                        g.scaled_height}));
+    LIBSHARD_ASSIGN_OR_RETURN(scaled, Crop(img, PixelRect{int(box.x0), int(box.y0), g.scaled_width, g.scaled_height}));
   } else {
     LIBSHARD_ASSIGN_OR_RETURN(scaled, Resample(img, box, g.scaled_width, g.scaled_height, filter));
   }
@@ -278,18 +291,17 @@ StatusOr<ImageAndMask> ApplyGeometryPair(const Image& img, const Image& mask, co
                                          const TransformSpec& spec, uint8_t mask_fill) {
   if (img.width() != mask.width() || img.height() != mask.height()) {
     return InvalidArgumentError("transform: mask is " + std::to_string(mask.width()) + "x" +
-                                std::to_string(mask.height()) + " but its image is " +
-                                std::to_string(img.width()) + "x" + std::to_string(img.height()));
+                                std::to_string(mask.height()) + " but its image is " + std::to_string(img.width()) +
+                                "x" + std::to_string(img.height()));
   }
   ImageAndMask out;
   LIBSHARD_ASSIGN_OR_RETURN(out.image, ApplyGeometry(img, g, spec.filter, spec.fill));
-  LIBSHARD_ASSIGN_OR_RETURN(
-      out.mask, ApplyGeometry(mask, g, Filter::kNearest, {mask_fill, mask_fill, mask_fill, mask_fill}));
+  LIBSHARD_ASSIGN_OR_RETURN(out.mask,
+                            ApplyGeometry(mask, g, Filter::kNearest, {mask_fill, mask_fill, mask_fill, mask_fill}));
   return out;
 }
 
-int ChooseJpegScale(const ImageInfo& info, const TransformSpec& spec,
-                    double min_filter_shrink) {
+int ChooseJpegScale(const ImageInfo& info, const TransformSpec& spec, double min_filter_shrink) {
   // CMYK -> RGB is not linear, so averaging before it (DCT scaling) differs
   // visibly from averaging after; nearest must pick real source pixels.
   if (info.format != ImageFormat::kJpeg || info.cmyk || spec.mode == ResizeMode::kNone ||
@@ -304,8 +316,7 @@ int ChooseJpegScale(const ImageInfo& info, const TransformSpec& spec,
   // The DCT shrink is sharp (libvips leaves the filter 2x to antialias;
   // Pillow's draft() leaves 1x, the default). The box filter has no overlap
   // between taps, so it keeps far more room whatever the caller asks.
-  const double margin =
-      spec.filter == Filter::kBox ? std::max(8.0, min_filter_shrink) : min_filter_shrink;
+  const double margin = spec.filter == Filter::kBox ? std::max(8.0, min_filter_shrink) : min_filter_shrink;
   for (int d : {8, 4, 2}) {
     if (f >= margin * d) return d;
   }

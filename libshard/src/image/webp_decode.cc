@@ -10,14 +10,22 @@ namespace {
 
 std::string WebpStatusText(VP8StatusCode code) {
   switch (code) {
-    case VP8_STATUS_OUT_OF_MEMORY: return "out of memory";
-    case VP8_STATUS_INVALID_PARAM: return "invalid parameter";
-    case VP8_STATUS_BITSTREAM_ERROR: return "corrupt bitstream";
-    case VP8_STATUS_UNSUPPORTED_FEATURE: return "unsupported feature";
-    case VP8_STATUS_SUSPENDED: return "suspended";
-    case VP8_STATUS_USER_ABORT: return "aborted";
-    case VP8_STATUS_NOT_ENOUGH_DATA: return "truncated data";
-    default: return "status " + std::to_string(code);
+    case VP8_STATUS_OUT_OF_MEMORY:
+      return "out of memory";
+    case VP8_STATUS_INVALID_PARAM:
+      return "invalid parameter";
+    case VP8_STATUS_BITSTREAM_ERROR:
+      return "corrupt bitstream";
+    case VP8_STATUS_UNSUPPORTED_FEATURE:
+      return "unsupported feature";
+    case VP8_STATUS_SUSPENDED:
+      return "suspended";
+    case VP8_STATUS_USER_ABORT:
+      return "aborted";
+    case VP8_STATUS_NOT_ENOUGH_DATA:
+      return "truncated data";
+    default:
+      return "status " + std::to_string(code);
   }
 }
 
@@ -36,8 +44,7 @@ Status DecodeWebp(std::string_view bytes, const ImageInfo& info, Image* out) {
   config.output.u.RGBA.rgba = out->data();
   config.output.u.RGBA.stride = static_cast<int>(out->row_bytes());
   config.output.u.RGBA.size = out->row_bytes() * static_cast<size_t>(info.height);
-  const VP8StatusCode code =
-      WebPDecode(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), &config);
+  const VP8StatusCode code = WebPDecode(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), &config);
   WebPFreeDecBuffer(&config.output);  // frees nothing held externally
   if (code == VP8_STATUS_OUT_OF_MEMORY) return ResourceExhaustedError("WebP: out of memory");
   if (code != VP8_STATUS_OK) {

@@ -126,8 +126,8 @@ void SetCurrentFrame(GuardFrame* frame) { t_frame = frame; }
 Status FaultStatus(const MappedFile& file, const void* fault_addr) {
   const uintptr_t base = reinterpret_cast<uintptr_t>(file.data().data());
   const uintptr_t at = reinterpret_cast<uintptr_t>(fault_addr);
-  std::string where = at >= base && at - base < file.size() ? " (fault at offset " + std::to_string(at - base) + ")"
-                                                             : "";
+  std::string where =
+      at >= base && at - base < file.size() ? " (fault at offset " + std::to_string(at - base) + ")" : "";
   return DataLossError(file.path() + ": file shrank while mapped" + where);
 }
 
@@ -135,9 +135,8 @@ Status FaultStatus(const MappedFile& file, const void* fault_addr) {
 
 Status GuardedCopy(const MappedFile& file, uint64_t offset, size_t n, void* dst) {
   if (offset > file.size() || n > file.size() - offset) {
-    return InvalidArgumentError(file.path() + ": bytes " + std::to_string(offset) + ".." +
-                                std::to_string(offset + n) + " are outside the mapping of " +
-                                std::to_string(file.size()) + " bytes");
+    return InvalidArgumentError(file.path() + ": bytes " + std::to_string(offset) + ".." + std::to_string(offset + n) +
+                                " are outside the mapping of " + std::to_string(file.size()) + " bytes");
   }
   const char* src = file.data().data() + offset;
   return WithFaultGuard(file, [&] { std::memcpy(dst, src, n); });

@@ -18,10 +18,10 @@ void ScopedFd::reset() {
 }
 
 std::string NotRegularFileReason(unsigned mode) {
-  const char* what = S_ISFIFO(mode)  ? "a FIFO"
-                     : S_ISDIR(mode) ? "a directory"
-                     : S_ISCHR(mode) ? "a character device"
-                     : S_ISBLK(mode) ? "a block device"
+  const char* what = S_ISFIFO(mode)   ? "a FIFO"
+                     : S_ISDIR(mode)  ? "a directory"
+                     : S_ISCHR(mode)  ? "a character device"
+                     : S_ISBLK(mode)  ? "a block device"
                      : S_ISSOCK(mode) ? "a socket"
                      : S_ISREG(mode)  ? nullptr
                                       : "a special file";
@@ -72,8 +72,8 @@ StatusOr<uint32_t> Crc32cOfFile(const std::string& path) {
     const int64_t n = PreadFull(fd.get(), buf.get(), static_cast<size_t>(std::min<uint64_t>(kChunk, id.size - at)), at);
     if (n < 0) return ErrnoError("read " + path, static_cast<int>(-n));
     if (n == 0) {
-      return DataLossError(path + ": file shrank while being read (" + std::to_string(id.size) + " bytes when opened, " +
-                           std::to_string(at) + " now)");
+      return DataLossError(path + ": file shrank while being read (" + std::to_string(id.size) +
+                           " bytes when opened, " + std::to_string(at) + " now)");
     }
     crc = crc32c::Extend(crc, buf.get(), static_cast<size_t>(n));
     at += static_cast<uint64_t>(n);
@@ -85,8 +85,8 @@ StatusOr<std::string> ReadFileToString(const std::string& path, uint64_t max_byt
   FileIdentity id;
   LIBSHARD_ASSIGN_OR_RETURN(ScopedFd fd, OpenForRead(path, &id));
   if (id.size > max_bytes) {
-    return ResourceExhaustedError(path + ": file of " + std::to_string(id.size) +
-                                  " bytes exceeds the limit of " + std::to_string(max_bytes));
+    return ResourceExhaustedError(path + ": file of " + std::to_string(id.size) + " bytes exceeds the limit of " +
+                                  std::to_string(max_bytes));
   }
   std::string out;
   out.resize(static_cast<size_t>(id.size));

@@ -90,7 +90,8 @@ std::optional<ShardNumbering> ParseShardNumbering(std::string_view name) {
     return n;
   };
   // The last numbering: scan the dashes from the right.
-  for (size_t pos = name.rfind('-'); pos != std::string_view::npos; pos = pos == 0 ? name.npos : name.rfind('-', pos - 1)) {
+  for (size_t pos = name.rfind('-'); pos != std::string_view::npos;
+       pos = pos == 0 ? name.npos : name.rfind('-', pos - 1)) {
     const size_t a = digits(pos + 1);
     if (a < 5 || name.substr(pos + 1 + a, 4) != "-of-") continue;
     const size_t b = digits(pos + 1 + a + 4);
@@ -155,7 +156,7 @@ std::vector<NumberedSetGap> FindIncompleteNumberedSets(const std::vector<std::st
     set.numbers.insert(n);
     if (n >= count) {
       faults.push_back({path, "shard number " + index + " is beyond its set of " + width +
-                            " (numbers run from 0 to M-1); no manifest.json to say more"});
+                                  " (numbers run from 0 to M-1); no manifest.json to say more"});
     }
   }
   for (const auto& [key, by_count] : sets) {
@@ -164,14 +165,15 @@ std::vector<NumberedSetGap> FindIncompleteNumberedSets(const std::vector<std::st
     if (by_count.size() > 1) {
       std::string counts;
       for (const auto& [count, set] : by_count) counts += (counts.empty() ? "" : " and ") + set.width;
-      faults.push_back({in_dir + head + "-*-of-*" + tail, "shards of sets of different sizes (" + counts +
+      faults.push_back({in_dir + head + "-*-of-*" + tail,
+                        "shards of sets of different sizes (" + counts +
                             ") under one name: shards of two conversions; no manifest.json to say which is current"});
     }
     for (const auto& [count, set] : by_count) {
       // Bounded work whatever MMMMM says: the first ten missing numbers lie
       // within the present ones plus ten.
-      const uint64_t present = static_cast<uint64_t>(
-          std::distance(set.numbers.begin(), set.numbers.lower_bound(count)));
+      const uint64_t present =
+          static_cast<uint64_t>(std::distance(set.numbers.begin(), set.numbers.lower_bound(count)));
       if (present == count) continue;
       const uint64_t missing = count - present;
       std::string list;
@@ -184,9 +186,10 @@ std::vector<NumberedSetGap> FindIncompleteNumberedSets(const std::vector<std::st
         list += (listed++ ? ", " : "") + std::string(buf);
       }
       if (missing > 10) list += ", ...";
-      faults.push_back({in_dir + head + "-*-of-" + set.width + tail, std::to_string(present) + " of the " + std::to_string(count) + " shards of this set are here; " +
-                            std::to_string(missing) + " missing (" + list +
-                            "); no manifest.json to say more"});
+      faults.push_back(
+          {in_dir + head + "-*-of-" + set.width + tail, std::to_string(present) + " of the " + std::to_string(count) +
+                                                            " shards of this set are here; " + std::to_string(missing) +
+                                                            " missing (" + list + "); no manifest.json to say more"});
     }
   }
   std::sort(faults.begin(), faults.end(),

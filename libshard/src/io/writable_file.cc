@@ -11,9 +11,7 @@ namespace {
 
 class PosixWritableFile final : public WritableFile {
  public:
-  PosixWritableFile(std::string name, int fd) : name_(std::move(name)), fd_(fd) {
-    buf_.reserve(kBufferSize);
-  }
+  PosixWritableFile(std::string name, int fd) : name_(std::move(name)), fd_(fd) { buf_.reserve(kBufferSize); }
   ~PosixWritableFile() override {
     if (fd_ >= 0) Close().IgnoreError();
   }

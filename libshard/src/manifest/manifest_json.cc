@@ -24,8 +24,10 @@ void EscapeInvalidUtf8(google::protobuf::Message* m) {
       for (int j = 0; j < n; ++j) {
         const std::string s = f->is_repeated() ? r->GetRepeatedString(*m, f, j) : r->GetString(*m, f);
         if (IsValidUtf8(s)) continue;
-        if (f->is_repeated()) r->SetRepeatedString(m, f, j, EscapeText(s));
-        else r->SetString(m, f, EscapeText(s));
+        if (f->is_repeated())
+          r->SetRepeatedString(m, f, j, EscapeText(s));
+        else
+          r->SetString(m, f, EscapeText(s));
       }
     } else if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
       if (f->is_repeated()) {
@@ -80,11 +82,10 @@ std::string ToJson(const google::protobuf::Message& m) {
 Status FromJson(std::string_view text, google::protobuf::Message* m) {
   google::protobuf::util::JsonParseOptions o;
   o.ignore_unknown_fields = true;  // `format` says what must be there
-  auto st = google::protobuf::util::JsonStringToMessage(
-      google::protobuf::StringPiece(text.data(), text.size()), m, o);
+  auto st = google::protobuf::util::JsonStringToMessage(google::protobuf::StringPiece(text.data(), text.size()), m, o);
   if (!st.ok()) {
-    return InvalidArgumentError("not a libshard manifest (JSON of " + m->GetTypeName() + "): " +
-                                std::string(st.message()));
+    return InvalidArgumentError("not a libshard manifest (JSON of " + m->GetTypeName() +
+                                "): " + std::string(st.message()));
   }
   return Status::OK();
 }

@@ -17,16 +17,14 @@ const char* AugmentName(Augment a) { return a == Augment::kNone ? "none" : "rand
 StatusOr<Augment> ParseAugment(std::string_view name) {
   if (name == "none") return Augment::kNone;
   if (name == "random-resized-crop") return Augment::kRandomResizedCrop;
-  return InvalidArgumentError("unknown augment \"" + std::string(name) +
-                              "\" (expected none or random-resized-crop)");
+  return InvalidArgumentError("unknown augment \"" + std::string(name) + "\" (expected none or random-resized-crop)");
 }
 
 util::SplitMix64 AugmentRng(uint64_t seed, uint64_t epoch, uint64_t sample) {
   return util::SplitMix64(util::MixSeed(seed ^ kAugmentSalt, epoch, sample));
 }
 
-image::PixelRect RandomResizedCropBox(int width, int height, const RandomResizedCropOptions& o,
-                                      util::SplitMix64* rng) {
+image::PixelRect RandomResizedCropBox(int width, int height, const RandomResizedCropOptions& o, util::SplitMix64* rng) {
   const double area = static_cast<double>(width) * height;
   const double log_r0 = std::log(o.ratio_min), log_r1 = std::log(o.ratio_max);
   for (int attempt = 0; attempt < 10; ++attempt) {

@@ -21,8 +21,7 @@ util::SplitMix64 AugmentRng(uint64_t seed, uint64_t epoch, uint64_t sample);
 // torchvision.transforms.RandomResizedCrop.get_params, with our generator:
 // up to 10 draws of (scale, log-ratio) and a position, then the centre crop
 // of the ratio range.
-image::PixelRect RandomResizedCropBox(int width, int height, const RandomResizedCropOptions& o,
-                                      util::SplitMix64* rng);
+image::PixelRect RandomResizedCropBox(int width, int height, const RandomResizedCropOptions& o, util::SplitMix64* rng);
 
 // The pixels a record of `width` x `height` (as a reader sees it) gives for
 // `options`; with kRandomResizedCrop the crop box and then the flip are

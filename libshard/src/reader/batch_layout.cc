@@ -72,9 +72,12 @@ StatusOr<Layout> ParseLayout(std::string_view name) {
 
 const char* PixelTypeName(PixelType type) {
   switch (type) {
-    case PixelType::kFloat32: return "float32";
-    case PixelType::kFloat16: return "float16";
-    default: return "uint8";
+    case PixelType::kFloat32:
+      return "float32";
+    case PixelType::kFloat16:
+      return "float16";
+    default:
+      return "uint8";
   }
 }
 
@@ -88,9 +91,12 @@ StatusOr<PixelType> ParsePixelType(std::string_view name) {
 
 size_t PixelTypeSize(PixelType type) {
   switch (type) {
-    case PixelType::kFloat32: return 4;
-    case PixelType::kFloat16: return 2;
-    default: return 1;
+    case PixelType::kFloat32:
+      return 4;
+    case PixelType::kFloat16:
+      return 2;
+    default:
+      return 1;
   }
 }
 
@@ -112,8 +118,7 @@ uint16_t DoubleToHalf(double v) {
 }
 
 StatusOr<SampleConverter> SampleConverter::Create(Layout layout, PixelType dtype, const std::vector<double>& mean,
-                                                  const std::vector<double>& std, int height, int width,
-                                                  int channels) {
+                                                  const std::vector<double>& std, int height, int width, int channels) {
   if (channels < 1 || height < 1 || width < 1) return InvalidArgumentError("SampleConverter: empty sample shape");
   const bool is_float = dtype != PixelType::kUint8;
   if (!is_float && (!mean.empty() || !std.empty())) {
@@ -124,8 +129,8 @@ StatusOr<SampleConverter> SampleConverter::Create(Layout layout, PixelType dtype
   for (int k = 0; k < 2; ++k) {
     const std::vector<double>& l = *lists[k];
     if (!l.empty() && l.size() != static_cast<size_t>(channels)) {
-      return InvalidArgumentError(std::string(names[k]) + ": " + std::to_string(l.size()) +
-                                  " values for " + std::to_string(channels) + " channel(s)");
+      return InvalidArgumentError(std::string(names[k]) + ": " + std::to_string(l.size()) + " values for " +
+                                  std::to_string(channels) + " channel(s)");
     }
     for (double v : l) {
       if (!std::isfinite(v) || (k == 1 && v == 0)) {
@@ -146,10 +151,9 @@ StatusOr<SampleConverter> SampleConverter::Create(Layout layout, PixelType dtype
       const float bias = static_cast<float>(-m / sd);
       for (int x : {255, 0}) {
         const double v = (x / 255.0 - m) / sd;
-        const bool finite = dtype == PixelType::kFloat16
-                                ? std::isfinite(v) && std::fabs(v) < 65520.0
-                                : std::isfinite(v) && std::fabs(v) <= largest &&
-                                      std::isfinite(static_cast<float>(x) * scale + bias);
+        const bool finite = dtype == PixelType::kFloat16 ? std::isfinite(v) && std::fabs(v) < 65520.0
+                                                         : std::isfinite(v) && std::fabs(v) <= largest &&
+                                                               std::isfinite(static_cast<float>(x) * scale + bias);
         if (!finite) {
           char buf[256];
           std::snprintf(buf, sizeof buf,

@@ -62,8 +62,8 @@ struct BatchLoader::Impl {
   SampleDecoder decoder;
   size_t image_bytes = 0;  // per sample, in the batch (layout and dtype)
   size_t mask_bytes = 0;
-  std::shared_ptr<BatchPool> pool;     // null: fixed caller buffers
-  std::shared_ptr<BatchBlock> lent;    // pool mode: the batch Next() lent out
+  std::shared_ptr<BatchPool> pool;   // null: fixed caller buffers
+  std::shared_ptr<BatchBlock> lent;  // pool mode: the batch Next() lent out
   std::vector<Slot> slots;
   std::unique_ptr<Runtime> rt;  // see Current()
 
@@ -72,7 +72,7 @@ struct BatchLoader::Impl {
   // Guarded by rt->mu:
   bool running = false;
   bool stop = false;
-  Position next;          // of the batch Next() returns next
+  Position next;  // of the batch Next() returns next
   uint64_t consume_seq = 0;
   int taken = -1;
   Status sticky;
@@ -82,9 +82,9 @@ struct BatchLoader::Impl {
   Runtime& Current();
   void NoteSkipped(uint64_t sample, const Status& why);
   mutable std::mutex skip_mu;
-  std::vector<SkippedRecord> skipped;     // guarded by skip_mu
-  std::set<uint64_t> skipped_samples;     // guarded by skip_mu
-  std::vector<uint64_t> order_cache;      // BatchSamples: the order of epoch order_cache_epoch (skip_mu)
+  std::vector<SkippedRecord> skipped;  // guarded by skip_mu
+  std::set<uint64_t> skipped_samples;  // guarded by skip_mu
+  std::vector<uint64_t> order_cache;   // BatchSamples: the order of epoch order_cache_epoch (skip_mu)
   uint64_t order_cache_epoch = 0;
   void Produce(Runtime* rt, Position start);
   Status Fill(Runtime* rt, Slot* slot, const std::vector<uint64_t>& samples, Position pos);
@@ -138,8 +138,7 @@ Status BatchLoader::Impl::Fill(Runtime* rt, Slot* slot, const std::vector<uint64
                        (s.code() == StatusCode::kDataLoss || s.code() == StatusCode::kInvalidArgument);
          ++k) {
       NoteSkipped(samples[(range.begin + i + k - 1) % samples.size()], s);
-      s = decoder.Decode(samples[(range.begin + i + k) % samples.size()], pos.epoch, image, mask,
-                         &slot->buf.labels[i]);
+      s = decoder.Decode(samples[(range.begin + i + k) % samples.size()], pos.epoch, image, mask, &slot->buf.labels[i]);
     }
     if (!s.ok()) {
       std::lock_guard<std::mutex> g(err_mu);
@@ -279,8 +278,8 @@ Status BatchLoader::ResolveShape(const Dataset& dataset, BatchLoaderOptions* opt
 BatchShape BatchLoader::ShapeOf(const BatchLoaderOptions& options) {
   const size_t pixels = static_cast<size_t>(options.width) * static_cast<size_t>(options.height);
   BatchShape shape;
-  shape.image_bytes = options.batch_size * pixels * static_cast<size_t>(options.channels) *
-                      PixelTypeSize(options.dtype);
+  shape.image_bytes =
+      options.batch_size * pixels * static_cast<size_t>(options.channels) * PixelTypeSize(options.dtype);
   shape.labels = options.batch_size;
   shape.mask_bytes = options.masks ? options.batch_size * pixels : 0;
   return shape;
@@ -343,8 +342,7 @@ StatusOr<std::unique_ptr<BatchLoader>> BatchLoader::CreateWithPool(std::shared_p
   const BatchShape need = ShapeOf(impl->opt), have = pool->shape();
   if (have.image_bytes < need.image_bytes || have.labels < need.labels || have.mask_bytes < need.mask_bytes) {
     return InvalidArgumentError("the batch pool's blocks (" + std::to_string(have.image_bytes) +
-                                " image bytes) are smaller than a batch (" + std::to_string(need.image_bytes) +
-                                ")");
+                                " image bytes) are smaller than a batch (" + std::to_string(need.image_bytes) + ")");
   }
   impl->pool = std::move(pool);
   impl->slots.resize(std::max<size_t>(impl->opt.prefetch, 1) + 1);
@@ -375,8 +373,8 @@ StatusOr<std::unique_ptr<BatchLoader::Impl>> NewImpl(std::shared_ptr<const Datas
     const size_t sample = static_cast<size_t>(options.width) * static_cast<size_t>(options.height) *
                           static_cast<size_t>(options.channels) * PixelTypeSize(options.dtype);
     if (__builtin_mul_overflow(options.batch_size, sample, &bytes)) {
-      return InvalidArgumentError("batch_size " + std::to_string(options.batch_size) + " of " +
-                                  std::to_string(sample) + "-byte samples overflows memory sizes");
+      return InvalidArgumentError("batch_size " + std::to_string(options.batch_size) + " of " + std::to_string(sample) +
+                                  "-byte samples overflows memory sizes");
     }
   }
   using image::ResizeMode;
@@ -388,11 +386,12 @@ StatusOr<std::unique_ptr<BatchLoader::Impl>> NewImpl(std::shared_ptr<const Datas
   const auto& r = options.rrc;
   if (!(r.scale_min > 0 && r.scale_min <= r.scale_max && r.scale_max <= 1 && r.ratio_min > 0 &&
         r.ratio_min <= r.ratio_max)) {
-    return InvalidArgumentError("random-resized-crop: need 0 < scale_min <= scale_max <= 1, 0 < ratio_min <= ratio_max");
+    return InvalidArgumentError(
+        "random-resized-crop: need 0 < scale_min <= scale_max <= 1, 0 < ratio_min <= ratio_max");
   }
   if (options.masks && dataset->HasFeature(dataset->options().keys.mask) == false) {
-    return InvalidArgumentError("masks requested, but the manifest's schema has no \"" +
-                                dataset->options().keys.mask + "\" in every record (shards without masks)");
+    return InvalidArgumentError("masks requested, but the manifest's schema has no \"" + dataset->options().keys.mask +
+                                "\" in every record (shards without masks)");
   }
   LIBSHARD_ASSIGN_OR_RETURN(SampleConverter converter,
                             SampleConverter::Create(options.layout, options.dtype, options.mean, options.std,
@@ -562,8 +561,7 @@ std::vector<SkippedRecord> BatchLoader::skipped() const {
   return impl_->skipped;
 }
 
-Status BatchLoader::DecodeSample(uint64_t sample, uint64_t epoch, uint8_t* image, uint8_t* mask,
-                                 int64_t* label) const {
+Status BatchLoader::DecodeSample(uint64_t sample, uint64_t epoch, uint8_t* image, uint8_t* mask, int64_t* label) const {
   if (sample >= impl_->ds->size()) return OutOfRangeError("sample " + std::to_string(sample) + " out of range");
   return impl_->decoder.Decode(sample, epoch, image, impl_->opt.masks ? mask : nullptr, label);
 }

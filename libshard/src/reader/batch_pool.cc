@@ -11,8 +11,8 @@ namespace libshard::reader {
 
 struct BatchPool::State {
   std::mutex mu;
-  std::vector<bool> held;                // slot i: a holder in this process
-  std::vector<BatchBlock*> free_blocks;  // cached heap blocks
+  std::vector<bool> held;                                // slot i: a holder in this process
+  std::vector<BatchBlock*> free_blocks;                  // cached heap blocks
   std::vector<std::unique_ptr<BatchBlock>> slot_blocks;  // one per slot, reused
   size_t heap_made = 0;
   uint32_t next_token = 0;

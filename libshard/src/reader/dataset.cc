@@ -24,7 +24,6 @@
 namespace libshard::reader {
 namespace {
 
-
 using util::EndsWith;
 
 constexpr size_t kLocal = std::numeric_limits<size_t>::max();  // remote_index_ of a local shard
@@ -72,9 +71,10 @@ std::string SplitNames(const libshard::Manifest& m) {
 }  // namespace
 
 StatusOr<std::vector<const libshard::SplitEntry*>> Dataset::SelectSplits(const std::string& src,
-                                                                          const libshard::Manifest& m) const {
+                                                                         const libshard::Manifest& m) const {
   if (!m.complete()) {
-    return InvalidArgumentError(src + ": the manifest says its conversion is not complete (a --num-tasks task's "
+    return InvalidArgumentError(src +
+                                ": the manifest says its conversion is not complete (a --num-tasks task's "
                                 "partial manifest); run `shard merge` on its folder and read the manifest.json "
                                 "that writes");
   }
@@ -162,7 +162,7 @@ void Dataset::AddStoredShape(const std::string& src_name, const libshard::Manife
   const libshard::ConversionOptions& o = m.options();
   uint64_t records = 0;
   std::map<std::string, uint64_t> sources;  // "WxH" -> samples
-  std::vector<uint64_t> counts;              // pixels per channel index
+  std::vector<uint64_t> counts;             // pixels per channel index
   bool jpeg = false;
   for (const libshard::SplitEntry* split : splits) {
     records += split->records();
@@ -172,9 +172,8 @@ void Dataset::AddStoredShape(const std::string& src_name, const libshard::Manife
     if (counts.size() < static_cast<size_t>(st.channels_size())) counts.resize(st.channels_size());
     for (int c = 0; c < st.channels_size(); ++c) counts[c] += st.channels(c).count();
   }
-  const int channels = !counts.empty() && counts.front() > 0 && counts.front() == counts.back()
-                           ? static_cast<int>(counts.size())
-                           : 0;
+  const int channels =
+      !counts.empty() && counts.front() > 0 && counts.front() == counts.back() ? static_cast<int>(counts.size()) : 0;
   if (!channel_set_) {
     stored_.channels = channels;
     channel_set_ = true;
@@ -195,8 +194,8 @@ void Dataset::AddStoredShape(const std::string& src_name, const libshard::Manife
     }
     spec.crop = c;
   }
-  const bool fixed = mode.ok() && spec.mode != image::ResizeMode::kNone &&
-                     spec.mode != image::ResizeMode::kKeepRatio && spec.width > 0 && spec.height > 0;
+  const bool fixed = mode.ok() && spec.mode != image::ResizeMode::kNone && spec.mode != image::ResizeMode::kKeepRatio &&
+                     spec.width > 0 && spec.height > 0;
   if (!mode.ok()) {
     unknown_sizes_ = src_name + ": its resize mode \"" + o.resize_mode() + "\" is unknown to this reader";
     return;
@@ -243,10 +242,13 @@ Status CheckFinishedConversion(const std::string& dir) {
     tasks = tasks || name.rfind("manifest.task-", 0) == 0;
   }
   if (tasks) {
-    return InvalidArgumentError(dir + ": task outputs of `shard convert --num-tasks` not merged yet (no manifest.json, "
-                                "partial manifests in .libshard/); run `shard merge " + dir + "` first");
+    return InvalidArgumentError(dir +
+                                ": task outputs of `shard convert --num-tasks` not merged yet (no manifest.json, "
+                                "partial manifests in .libshard/); run `shard merge " +
+                                dir + "` first");
   }
-  return InvalidArgumentError(dir + ": a `shard convert` that did not finish (no manifest.json, the converter's "
+  return InvalidArgumentError(dir +
+                              ": a `shard convert` that did not finish (no manifest.json, the converter's "
                               ".libshard/ state is there); rerun the same command to finish it (`shard verify " +
                               dir + "` says what is there)");
 }
@@ -266,7 +268,9 @@ Status Dataset::AddPlain(const std::string& src) {
       std::string more = gaps.size() > 1 ? " (and " + std::to_string(gaps.size() - 1) + " more)" : "";
       return InvalidArgumentError(src + ": " + gaps.front().path + ": " + gaps.front().message + more +
                                   "; a conversion that did not finish, or `shard convert --num-tasks` outputs not "
-                                  "merged: run `shard verify " + src + "` (or `shard merge` on the output folder), "
+                                  "merged: run `shard verify " +
+                                  src +
+                                  "` (or `shard merge` on the output folder), "
                                   "or name the shard files to read");
     }
   }
@@ -279,9 +283,12 @@ Status Dataset::CheckKeys() const {
   const KeyMap& k = options_.keys;
   const KeyMap defaults;
   const std::tuple<const char*, const std::string*, const std::string*> roles[] = {
-      {"image", &k.image, &defaults.image},    {"label", &k.label, &defaults.label},
-      {"format", &k.format, &defaults.format}, {"shape", &k.shape, &defaults.shape},
-      {"dtype", &k.dtype, &defaults.dtype},    {"mask", &k.mask, &defaults.mask},
+      {"image", &k.image, &defaults.image},
+      {"label", &k.label, &defaults.label},
+      {"format", &k.format, &defaults.format},
+      {"shape", &k.shape, &defaults.shape},
+      {"dtype", &k.dtype, &defaults.dtype},
+      {"mask", &k.mask, &defaults.mask},
       {"mask_format", &k.mask_format, &defaults.mask_format}};
   for (const auto& [role, key, default_key] : roles) {
     // The converter's keys are in every schema it writes; a key the caller
@@ -354,8 +361,7 @@ StatusOr<std::unique_ptr<Dataset>> Dataset::Open(const std::vector<std::string>&
 
 void Dataset::FinishStoredShape() {
   std::vector<std::pair<std::string, uint64_t>> by_count(sizes_.begin(), sizes_.end());
-  std::stable_sort(by_count.begin(), by_count.end(),
-                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::stable_sort(by_count.begin(), by_count.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
   std::string list;
   for (size_t i = 0; i < by_count.size() && i < 5; ++i) list += (i ? ", " : "") + by_count[i].first;
   if (by_count.size() > 5) list += ", ...";
@@ -429,9 +435,12 @@ std::vector<size_t> ReadsOf(const Dataset& ds, const std::vector<size_t>& remote
 // first-touch order).
 size_t GapOf(const OrderOptions& o) {
   switch (o.kind) {
-    case OrderKind::kBlockShuffle: return o.block_size * std::max<size_t>(o.window_blocks, 1);
-    case OrderKind::kShuffle: return std::numeric_limits<size_t>::max() / 2;
-    case OrderKind::kSequential: break;
+    case OrderKind::kBlockShuffle:
+      return o.block_size * std::max<size_t>(o.window_blocks, 1);
+    case OrderKind::kShuffle:
+      return std::numeric_limits<size_t>::max() / 2;
+    case OrderKind::kSequential:
+      break;
   }
   return o.batch_size;
 }

@@ -31,10 +31,14 @@ void To8Bit(image::Image* img) {
 
 double FilterSupport(image::Filter f) {
   switch (f) {
-    case image::Filter::kBox: return 0.5;
-    case image::Filter::kBicubic: return 2.0;
-    case image::Filter::kLanczos3: return 3.0;
-    default: return 1.0;
+    case image::Filter::kBox:
+      return 0.5;
+    case image::Filter::kBicubic:
+      return 2.0;
+    case image::Filter::kLanczos3:
+      return 3.0;
+    default:
+      return 1.0;
   }
 }
 
@@ -80,8 +84,8 @@ Status CopyOut(const image::Image& img, int w, int h, int c, uint8_t* dst, const
   if (img.width() != w || img.height() != h || img.channels() != c || img.bit_depth() != 8) {
     return InvalidArgumentError(std::string(what) + " came out " + std::to_string(img.width()) + "x" +
                                 std::to_string(img.height()) + "x" + std::to_string(img.channels()) + " (" +
-                                std::to_string(img.bit_depth()) + "-bit), the batch needs " + std::to_string(w) +
-                                "x" + std::to_string(h) + "x" + std::to_string(c) + " 8-bit");
+                                std::to_string(img.bit_depth()) + "-bit), the batch needs " + std::to_string(w) + "x" +
+                                std::to_string(h) + "x" + std::to_string(c) + " 8-bit");
   }
   std::memcpy(dst, img.data(), img.byte_size());
   return Status::OK();
@@ -119,8 +123,8 @@ Status ImagePixels(const ImageRecord& rec, const ImageRecordLimits& limits, cons
   }
   const image::ImageInfo& info = rec.info;
   image::Image out;
-  if (r.spec.crop && r.crop_decode && info.format == image::ImageFormat::kJpeg && !info.cmyk &&
-      info.orientation == 1 && info.bit_depth == 8) {
+  if (r.spec.crop && r.crop_decode && info.format == image::ImageFormat::kJpeg && !info.cmyk && info.orientation == 1 &&
+      info.bit_depth == 8) {
     LIBSHARD_RETURN_IF_ERROR(DecodeJpegCrop(rec.encoded, info, r.spec, C, &out));
   } else {
     LIBSHARD_ASSIGN_OR_RETURN(out, image::DecodeAndTransform(rec.encoded, d, r.spec));
@@ -130,17 +134,17 @@ Status ImagePixels(const ImageRecord& rec, const ImageRecordLimits& limits, cons
 
 }  // namespace
 
-Status DecodeRecordPixels(const ImageRecord& rec, const example::ImageRecordKeys& keys,
-                          const ImageRecordLimits& limits, const PixelRequest& r, uint8_t* image, uint8_t* mask) {
+Status DecodeRecordPixels(const ImageRecord& rec, const example::ImageRecordKeys& keys, const ImageRecordLimits& limits,
+                          const PixelRequest& r, uint8_t* image, uint8_t* mask) {
   LIBSHARD_RETURN_IF_ERROR(ImagePixels(rec, limits, r, image));
   if (r.flip) FlipHorizontal(image, r.width, r.height, r.channels);
   if (mask == nullptr) return Status::OK();
   image::Image m;
   LIBSHARD_RETURN_IF_ERROR(example::DecodeRecordMask(rec, keys, limits, &m));
   LIBSHARD_ASSIGN_OR_RETURN(image::Geometry g, image::PlanGeometry(rec.width, rec.height, r.spec));
-  LIBSHARD_ASSIGN_OR_RETURN(image::Image mout,
-                            image::ApplyGeometry(m, g, image::Filter::kNearest,
-                                                 {r.mask_fill, r.mask_fill, r.mask_fill, r.mask_fill}));
+  LIBSHARD_ASSIGN_OR_RETURN(
+      image::Image mout,
+      image::ApplyGeometry(m, g, image::Filter::kNearest, {r.mask_fill, r.mask_fill, r.mask_fill, r.mask_fill}));
   LIBSHARD_RETURN_IF_ERROR(CopyOut(mout, r.width, r.height, 1, mask, "the mask"));
   if (r.flip) FlipHorizontal(mask, r.width, r.height, 1);
   return Status::OK();

@@ -82,8 +82,8 @@ Status Dataset::AddRemote(const std::string& url) {
   }
   // The least a cache_limit must hold (a loader's plan may need more: see
   // CheckReadOrder()).
-  LIBSHARD_RETURN_IF_ERROR(remote_->cache().CheckFits(largest, "the largest shard of " + manifest_url + ", " +
-                                                                   largest_name + " with its index,"));
+  LIBSHARD_RETURN_IF_ERROR(remote_->cache().CheckFits(
+      largest, "the largest shard of " + manifest_url + ", " + largest_name + " with its index,"));
   AddManifestMetadata(manifest_url, m, splits);
   return Status::OK();
 }

@@ -64,8 +64,8 @@ struct RemoteShards::Core {
   bool streaming = false;
   std::vector<Interval> iv;  // in the order of their first read
   size_t window = 1;
-  size_t reached = 0;   // intervals with a read
-  size_t next_due = 0;  // intervals [0, next_due) are queued or resident
+  size_t reached = 0;       // intervals with a read
+  size_t next_due = 0;      // intervals [0, next_due) are queued or resident
   uint64_t generation = 0;  // plans installed so far
 };
 
@@ -137,8 +137,7 @@ StatusOr<std::shared_ptr<Resident>> Load(store::ShardCache& cache, const RemoteS
     // the index against its shard, and scans the shard when it is missing
     // or disagrees.
     StatusOr<std::unique_ptr<store::CachedFile>> idx = retry_full([&] {
-      return cache.FetchUnverified(*s.store, s.index_key, record::IndexPathFor(res->pin->path()),
-                                   manifest::kMaxBytes);
+      return cache.FetchUnverified(*s.store, s.index_key, record::IndexPathFor(res->pin->path()), manifest::kMaxBytes);
     });
     if (!idx.ok() && idx.status().code() != StatusCode::kNotFound) return idx.status();
   }
@@ -247,8 +246,7 @@ StatusOr<std::shared_ptr<const ShardReader>> RemoteShards::Acquire(size_t i, boo
   return std::shared_ptr<const ShardReader>(res, res->reader.get());
 }
 
-Status RemoteShards::Plan(const std::vector<size_t>& reads, size_t batch, size_t gap, bool shuffle,
-                          bool check_only) {
+Status RemoteShards::Plan(const std::vector<size_t>& reads, size_t batch, size_t gap, bool shuffle, bool check_only) {
   batch = std::max<size_t>(batch, 1);
   // Intervals of one shard never share a batch (batches are read one after
   // the other, so an interval is done before the shard's next one begins).
@@ -316,7 +314,8 @@ Status RemoteShards::Plan(const std::vector<size_t>& reads, size_t batch, size_t
                                     " bytes cannot hold the " + Str(least) +
                                     " bytes that must be resident at once to stream " + what +
                                     " in this order (the shards a batch reads plus one downloading ahead); "
-                                    "raise cache_limit to at least " + Str(least));
+                                    "raise cache_limit to at least " +
+                                    Str(least));
     }
     window = 1;
     while (window < threads && peak(window + 1) <= limit) ++window;

@@ -17,16 +17,14 @@ SampleDecoder::SampleDecoder(std::shared_ptr<const Dataset> dataset, const Batch
       converter_(std::move(converter)),
       decoded_bytes_(static_cast<size_t>(options.width) * options.height * options.channels) {}
 
-Status SampleDecoder::DecodeUint8(uint64_t sample, uint64_t epoch, uint8_t* dst, uint8_t* mdst,
-                                  int64_t* label) const {
+Status SampleDecoder::DecodeUint8(uint64_t sample, uint64_t epoch, uint8_t* dst, uint8_t* mdst, int64_t* label) const {
   thread_local RecordBuffer buf;
   std::string_view rec;
   uint64_t offset = 0;
   LIBSHARD_RETURN_IF_ERROR(ds_->ReadRecord(sample, &buf, &rec, &offset, /*planned=*/true));
   const Dataset::Location loc = ds_->Locate(sample);
   auto context = [&] {
-    return ds_->shard_path(loc.shard) + ": record " + std::to_string(loc.record) + " at byte " +
-           std::to_string(offset);
+    return ds_->shard_path(loc.shard) + ": record " + std::to_string(loc.record) + " at byte " + std::to_string(offset);
   };
   auto ex = example::ExampleView::Parse(rec);
   if (!ex.ok()) return ex.status().WithContext(context());

@@ -29,8 +29,7 @@ class SampleDecoder {
   SampleDecoder() = default;
   // `options` as BatchLoader::Create validated them (sizes resolved);
   // `converter` for their layout and dtype.
-  SampleDecoder(std::shared_ptr<const Dataset> dataset, const BatchLoaderOptions& options,
-                SampleConverter converter);
+  SampleDecoder(std::shared_ptr<const Dataset> dataset, const BatchLoaderOptions& options, SampleConverter converter);
 
   // Bytes of one sample in the batch (the converter's).
   size_t sample_bytes() const { return converter_.sample_bytes(); }

@@ -17,9 +17,12 @@ void Shuffle(It first, It last, SplitMix64* rng) {
 
 const char* OrderKindName(OrderKind kind) {
   switch (kind) {
-    case OrderKind::kSequential: return "sequential";
-    case OrderKind::kShuffle: return "shuffle";
-    case OrderKind::kBlockShuffle: return "block-shuffle";
+    case OrderKind::kSequential:
+      return "sequential";
+    case OrderKind::kShuffle:
+      return "shuffle";
+    case OrderKind::kBlockShuffle:
+      return "block-shuffle";
   }
   return "?";
 }

@@ -21,9 +21,7 @@ namespace {
 constexpr size_t kDirectAlign = 4096;
 constexpr size_t kScanBlock = 256 * 1024;  // pread scan: headers per read
 
-std::string At(const std::string& path, uint64_t offset) {
-  return path + ": record at byte " + std::to_string(offset);
-}
+std::string At(const std::string& path, uint64_t offset) { return path + ": record at byte " + std::to_string(offset); }
 
 }  // namespace
 
@@ -49,8 +47,7 @@ char* RecordBuffer::Reserve(size_t n) {
   return data_;
 }
 
-StatusOr<std::unique_ptr<ShardReader>> ShardReader::Open(const std::string& path,
-                                                         const ShardReaderOptions& options) {
+StatusOr<std::unique_ptr<ShardReader>> ShardReader::Open(const std::string& path, const ShardReaderOptions& options) {
   if (options.max_record_length == 0) return InvalidArgumentError("max_record_length must be > 0");
   static std::atomic<uint64_t> next_id{1};
   std::unique_ptr<ShardReader> r(new ShardReader());
@@ -81,7 +78,7 @@ StatusOr<std::unique_ptr<ShardReader>> ShardReader::Open(const std::string& path
     r->open_flags_ = r->options_.direct_io ? O_DIRECT : 0;
     int advice = options.access == io::AccessPattern::kSequential ? POSIX_FADV_SEQUENTIAL
                  : options.access == io::AccessPattern::kRandom   ? POSIX_FADV_RANDOM
-                                                           : POSIX_FADV_NORMAL;
+                                                                  : POSIX_FADV_NORMAL;
     ::posix_fadvise(r->fd_.get(), 0, 0, advice);
   }
   LIBSHARD_RETURN_IF_ERROR(r->BuildTable());
@@ -210,9 +207,8 @@ Status ShardReader::CheckFileSize(uint64_t end, uint64_t offset) const {
     return Status::OK();
   }
   if (static_cast<uint64_t>(st.st_size) < end) {
-    return DataLossError(At(path_, offset) + ": truncated record: the file shrank to " +
-                         std::to_string(st.st_size) + " bytes while open (the record ends at byte " +
-                         std::to_string(end) + ")");
+    return DataLossError(At(path_, offset) + ": truncated record: the file shrank to " + std::to_string(st.st_size) +
+                         " bytes while open (the record ends at byte " + std::to_string(end) + ")");
   }
   return Status::OK();
 }
@@ -232,11 +228,12 @@ Status ShardReader::Read(size_t i, RecordBuffer* buf, std::string_view* out) con
     record::RecordView view;
     record::FramingError error;
     // The header and (on first touch) the CRC read the mapping: guarded.
-    LIBSHARD_RETURN_IF_ERROR(io::WithFaultGuard(*file_, [&] { record::DecodeRecordAt(all, e.offset, ro, &view, &error); }));
+    LIBSHARD_RETURN_IF_ERROR(
+        io::WithFaultGuard(*file_, [&] { record::DecodeRecordAt(all, e.offset, ro, &view, &error); }));
     if (!error.ok()) return record::FramingStatus(error, path_);
     if (view.framed_size() != e.size) {
-      return DataLossError(At(path_, e.offset) + ": the index says " + std::to_string(e.size) +
-                           " bytes, the header " + std::to_string(view.framed_size()) + " (stale index?)");
+      return DataLossError(At(path_, e.offset) + ": the index says " + std::to_string(e.size) + " bytes, the header " +
+                           std::to_string(view.framed_size()) + " (stale index?)");
     }
     if (check) checked_[i].store(1, std::memory_order_relaxed);
     *out = view.data;
@@ -266,8 +263,8 @@ Status ShardReader::Read(size_t i, RecordBuffer* buf, std::string_view* out) con
     if (n < 0) return ErrnoError("read " + path_, static_cast<int>(-n));
     if (static_cast<uint64_t>(n) < skip + e.size) {
       return DataLossError(At(path_, e.offset) + ": truncated record: the file ends at byte " +
-                           std::to_string(start + n) + ", the record at byte " +
-                           std::to_string(e.offset + e.size) + " (shrank while open?)");
+                           std::to_string(start + n) + ", the record at byte " + std::to_string(e.offset + e.size) +
+                           " (shrank while open?)");
     }
     buf->owner_ = id_;
     buf->start_ = start;

@@ -44,8 +44,7 @@ StatusOr<std::vector<IndexEntry>> ParseIndex(std::string_view text) {
     IndexEntry e;
     if (sp == std::string_view::npos || !ParseU64(line.substr(0, sp), &e.offset) ||
         !ParseU64(line.substr(sp + 1), &e.size)) {
-      return InvalidArgumentError("index line " + std::to_string(line_no) +
-                                  ": expected \"<offset> <size>\", got \"" +
+      return InvalidArgumentError("index line " + std::to_string(line_no) + ": expected \"<offset> <size>\", got \"" +
                                   std::string(line.substr(0, 64)) + "\"");
     }
     entries.push_back(e);
@@ -88,16 +87,16 @@ bool IndexMatcher::OnRecord(uint64_t offset, uint64_t framed_size) {
   if (i >= entries_->size()) {
     mismatch_ = IndexMismatch{IndexMismatch::Kind::kRecordNotIndexed, i, {}, actual, entries_->size(), records_};
   } else if (!((*entries_)[i] == actual)) {
-    mismatch_ = IndexMismatch{IndexMismatch::Kind::kEntryDiffers, i, (*entries_)[i], actual, entries_->size(),
-                              records_};
+    mismatch_ =
+        IndexMismatch{IndexMismatch::Kind::kEntryDiffers, i, (*entries_)[i], actual, entries_->size(), records_};
   }
   return !mismatch_;
 }
 
 std::optional<IndexMismatch> IndexMatcher::Finish() {
   if (!mismatch_ && records_ < entries_->size()) {
-    mismatch_ = IndexMismatch{IndexMismatch::Kind::kEntryPastEnd, records_, (*entries_)[records_], {},
-                              entries_->size(), records_};
+    mismatch_ = IndexMismatch{
+        IndexMismatch::Kind::kEntryPastEnd, records_, (*entries_)[records_], {}, entries_->size(), records_};
   }
   return mismatch_;
 }

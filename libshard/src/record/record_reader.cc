@@ -18,13 +18,20 @@ void EncodeFooter(std::string_view data, char out[kFooterSize]) {
 
 const char* RecordFaultName(RecordFault fault) {
   switch (fault) {
-    case RecordFault::kNone: return "none";
-    case RecordFault::kEndOfData: return "end_of_data";
-    case RecordFault::kTruncatedHeader: return "truncated_header";
-    case RecordFault::kLengthCrcMismatch: return "length_crc_mismatch";
-    case RecordFault::kLengthTooLarge: return "length_too_large";
-    case RecordFault::kTruncatedData: return "truncated_data";
-    case RecordFault::kDataCrcMismatch: return "data_crc_mismatch";
+    case RecordFault::kNone:
+      return "none";
+    case RecordFault::kEndOfData:
+      return "end_of_data";
+    case RecordFault::kTruncatedHeader:
+      return "truncated_header";
+    case RecordFault::kLengthCrcMismatch:
+      return "length_crc_mismatch";
+    case RecordFault::kLengthTooLarge:
+      return "length_too_large";
+    case RecordFault::kTruncatedData:
+      return "truncated_data";
+    case RecordFault::kDataCrcMismatch:
+      return "data_crc_mismatch";
   }
   return "unknown";
 }
@@ -64,8 +71,8 @@ FramingError DecodeHeader(const char* header, uint64_t offset, uint64_t remainin
   return e;
 }
 
-RecordFault DecodeRecordAt(std::string_view buf, uint64_t offset, const ReaderOptions& options,
-                           RecordView* out, FramingError* error) {
+RecordFault DecodeRecordAt(std::string_view buf, uint64_t offset, const ReaderOptions& options, RecordView* out,
+                           FramingError* error) {
   FramingError local;
   FramingError& e = error != nullptr ? *error : local;
   if (offset >= buf.size()) {

@@ -5,8 +5,7 @@
 
 namespace libshard::record {
 
-StatusOr<std::unique_ptr<RecordWriter>> RecordWriter::Create(const std::string& path,
-                                                             WriterOptions options) {
+StatusOr<std::unique_ptr<RecordWriter>> RecordWriter::Create(const std::string& path, WriterOptions options) {
   LIBSHARD_ASSIGN_OR_RETURN(auto data, io::NewPosixWritableFile(path));
   std::unique_ptr<io::WritableFile> index;
   if (options.write_index) {
@@ -15,8 +14,8 @@ StatusOr<std::unique_ptr<RecordWriter>> RecordWriter::Create(const std::string& 
   return std::make_unique<RecordWriter>(std::move(data), std::move(index), options);
 }
 
-RecordWriter::RecordWriter(std::unique_ptr<io::WritableFile> data,
-                           std::unique_ptr<io::WritableFile> index, WriterOptions options)
+RecordWriter::RecordWriter(std::unique_ptr<io::WritableFile> data, std::unique_ptr<io::WritableFile> index,
+                           WriterOptions options)
     : data_(std::move(data)), index_(std::move(index)), options_(options) {}
 
 RecordWriter::~RecordWriter() {

@@ -5,8 +5,8 @@
 #include <zlib.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cctype>
+#include <cerrno>
 #include <cstring>
 #include <limits>
 
@@ -18,10 +18,14 @@ namespace libshard::record {
 
 const char* CompressionName(Compression c) {
   switch (c) {
-    case Compression::kAuto: return "auto";
-    case Compression::kNone: return "none";
-    case Compression::kGzip: return "gzip";
-    case Compression::kZlib: return "zlib";
+    case Compression::kAuto:
+      return "auto";
+    case Compression::kNone:
+      return "none";
+    case Compression::kGzip:
+      return "gzip";
+    case Compression::kZlib:
+      return "zlib";
   }
   return "unknown";
 }
@@ -33,8 +37,7 @@ StatusOr<Compression> ParseCompression(std::string_view name) {
   if (lower.empty() || lower == "none") return Compression::kNone;
   if (lower == "gzip") return Compression::kGzip;
   if (lower == "zlib") return Compression::kZlib;
-  return InvalidArgumentError("unknown compression \"" + std::string(name) +
-                              "\" (expected auto, none, gzip or zlib)");
+  return InvalidArgumentError("unknown compression \"" + std::string(name) + "\" (expected auto, none, gzip or zlib)");
 }
 
 Compression DetectCompression(std::string_view head) {
@@ -163,9 +166,9 @@ class InflateSource final : public ByteSource {
       if (rc == Z_STREAM_END) {
         member_done_ = true;
       } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
-        return DataLossError(std::string("corrupt ") + (gzip_ ? "gzip" : "zlib") +
-                             " stream near compressed byte " + std::to_string(in_->consumed() - z_.avail_in) +
-                             ": " + (z_.msg ? z_.msg : "inflate error"));
+        return DataLossError(std::string("corrupt ") + (gzip_ ? "gzip" : "zlib") + " stream near compressed byte " +
+                             std::to_string(in_->consumed() - z_.avail_in) + ": " +
+                             (z_.msg ? z_.msg : "inflate error"));
       }
     }
     return Status::OK();
@@ -273,8 +276,7 @@ std::unique_ptr<RecordStreamReader> MakeReader(std::string name, std::unique_ptr
 
 }  // namespace
 
-StatusOr<std::unique_ptr<RecordStreamReader>> RecordStreamReader::Open(const std::string& path,
-                                                                       Compression compression,
+StatusOr<std::unique_ptr<RecordStreamReader>> RecordStreamReader::Open(const std::string& path, Compression compression,
                                                                        ReaderOptions options) {
   LIBSHARD_ASSIGN_OR_RETURN(io::ScopedFd fd, io::OpenForRead(path));
   return OpenFd(std::move(fd), path, compression, options);
@@ -293,8 +295,7 @@ StatusOr<std::unique_ptr<RecordStreamReader>> RecordStreamReader::OpenFd(io::Sco
 }
 
 std::unique_ptr<RecordStreamReader> RecordStreamReader::OpenBuffer(std::string_view data, std::string name,
-                                                                   Compression compression,
-                                                                   ReaderOptions options) {
+                                                                   Compression compression, ReaderOptions options) {
   if (compression == Compression::kAuto) compression = DetectCompression(data.substr(0, kHeaderSize));
   return MakeReader(std::move(name), std::make_unique<MemorySource>(data), compression, options);
 }

@@ -47,8 +47,10 @@ std::string FormatBytes(uint64_t bytes) {
     ++u;
   }
   char buf[32];
-  if (u == 0) std::snprintf(buf, sizeof(buf), "%llu B", static_cast<unsigned long long>(bytes));
-  else std::snprintf(buf, sizeof(buf), v < 10 ? "%.2f %s" : "%.1f %s", v, kUnits[u]);
+  if (u == 0)
+    std::snprintf(buf, sizeof(buf), "%llu B", static_cast<unsigned long long>(bytes));
+  else
+    std::snprintf(buf, sizeof(buf), v < 10 ? "%.2f %s" : "%.1f %s", v, kUnits[u]);
   return buf;
 }
 
@@ -148,8 +150,9 @@ std::string Histogram(std::string_view title, std::string_view x_caption, const 
   char buf[160];
   for (size_t i = 0; i < bins.size(); ++i) {
     const int h = static_cast<int>(std::lround(kPlot * static_cast<double>(bins[i].count) / static_cast<double>(max)));
-    std::snprintf(buf, sizeof(buf), "<rect x=\"%.3f%%\" width=\"%.3f%%\" y=\"%d\" height=\"%d\">", slot * i + slot * 0.08,
-                  slot * 0.84, kTop + kPlot - std::max(h, bins[i].count > 0 ? 1 : 0), std::max(h, bins[i].count > 0 ? 1 : 0));
+    std::snprintf(buf, sizeof(buf), "<rect x=\"%.3f%%\" width=\"%.3f%%\" y=\"%d\" height=\"%d\">",
+                  slot * i + slot * 0.08, slot * 0.84, kTop + kPlot - std::max(h, bins[i].count > 0 ? 1 : 0),
+                  std::max(h, bins[i].count > 0 ? 1 : 0));
     out += buf;
     out += "<title>" + HtmlEscape(bins[i].label) + ": " + FormatCount(bins[i].count) + "</title></rect>";
   }
@@ -163,7 +166,8 @@ std::string Histogram(std::string_view title, std::string_view x_caption, const 
     labelled = {0, bins.size() / 2, bins.size() - 1};
   }
   for (size_t i : labelled) {
-    const char* anchor = labelled.size() > 1 && i == 0 ? "start" : (i + 1 == bins.size() && bins.size() > 1 ? "end" : "middle");
+    const char* anchor =
+        labelled.size() > 1 && i == 0 ? "start" : (i + 1 == bins.size() && bins.size() > 1 ? "end" : "middle");
     const double x = anchor[0] == 's' ? slot * i : anchor[0] == 'e' ? slot * (i + 1) : slot * (i + 0.5);
     std::snprintf(buf, sizeof(buf), "<text x=\"%.3f%%\" y=\"%d\" text-anchor=\"%s\" class=\"label\">", x,
                   kTop + kPlot + 14, anchor);

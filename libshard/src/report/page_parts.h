@@ -41,10 +41,10 @@ Rgb PaletteColor(int index);
 Rgb BorderFor(const Rgb& c);
 
 struct Bar {
-  std::string label;    // shown left of / above the bar
-  uint64_t value = 0;   // bar length and the number shown after it
-  std::string fill;     // CSS colour; empty: the chart colour
-  std::string data_key; // data-key attribute of the bar's group (for tests, links)
+  std::string label;     // shown left of / above the bar
+  uint64_t value = 0;    // bar length and the number shown after it
+  std::string fill;      // CSS colour; empty: the chart colour
+  std::string data_key;  // data-key attribute of the bar's group (for tests, links)
 };
 
 // Horizontal bars, one row per entry: the label and the value on a line

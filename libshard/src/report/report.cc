@@ -71,7 +71,7 @@ struct SplitThumbs {
 // What the page needs to know about the set as a whole.
 struct Context {
   const Manifest* m = nullptr;
-  std::string dir;            // the manifest's folder
+  std::string dir;  // the manifest's folder
   std::string manifest_path;
   ReportOptions options;
   std::map<int64_t, std::string> class_names;
@@ -232,8 +232,10 @@ StatusOr<SplitThumbs> PickThumbs(const Context& c, const SplitEntry& split, cons
     if (st.ok()) {
       StatusOr<example::ExampleView> ex = example::ExampleView::Parse(rec);
       example::FeatureView f;
-      if (!ex.ok()) st = ex.status();
-      else if (ex->Find(keys::kLabel, &f) && f.kind() == example::FeatureKind::kInt64 && f.size() > 0) label = f.int64(0);
+      if (!ex.ok())
+        st = ex.status();
+      else if (ex->Find(keys::kLabel, &f) && f.kind() == example::FeatureKind::kInt64 && f.size() > 0)
+        label = f.int64(0);
     }
     Thumb thumb;
     if (st.ok()) {
@@ -241,7 +243,8 @@ StatusOr<SplitThumbs> PickThumbs(const Context& c, const SplitEntry& split, cons
       st = MakeThumb(c, rec, &thumb);
     }
     if (!st.ok()) {
-      if (t.unreadable++ == 0) t.first_error = shard_path + ": record " + std::to_string(r - starts[s]) + ": " + st.message();
+      if (t.unreadable++ == 0)
+        t.first_error = shard_path + ": record " + std::to_string(r - starts[s]) + ": " + st.message();
       continue;
     }
     t.by_label[label].push_back(std::move(thumb));
@@ -306,7 +309,8 @@ std::string Totals(const SplitEntry& split) {
   };
   std::string rps = min == max ? FormatCount(min) : FormatCount(min) + "&ndash;" + FormatCount(max);
   char avg[32];
-  std::snprintf(avg, sizeof(avg), "%.1f", split.shard_count() ? static_cast<double>(split.records()) / split.shard_count() : 0.0);
+  std::snprintf(avg, sizeof(avg), "%.1f",
+                split.shard_count() ? static_cast<double>(split.records()) / split.shard_count() : 0.0);
   return "<dl class=\"totals\">" + item("samples", FormatCount(split.records()), "t-samples") +
          item("shards", FormatCount(split.shard_count()), "t-shards") + item("bytes", FormatBytes(bytes), "t-bytes") +
          item("records per shard", rps + " <span class=\"muted\">(avg " + avg + ")</span>", "t-rps") +
@@ -324,8 +328,8 @@ std::string SizeSection(const Context& c, const DatasetStats& st) {
     counts.push_back(nc.count());
   }
   const ConversionOptions& o = c.m->options();
-  std::string stored = o.width() > 0 ? " Stored as " + std::to_string(o.width()) + "&times;" + std::to_string(o.height()) +
-                                           " (" + HtmlEscape(o.resize_mode()) + ")."
+  std::string stored = o.width() > 0 ? " Stored as " + std::to_string(o.width()) + "&times;" +
+                                           std::to_string(o.height()) + " (" + HtmlEscape(o.resize_mode()) + ")."
                                      : " Stored at their source size.";
   std::string out = "<h3>Image sizes</h3>";
   if (sizes.empty()) return out + "<p class=\"muted\">No source sizes recorded.</p>";
@@ -358,18 +362,21 @@ std::string SizeSection(const Context& c, const DatasetStats& st) {
     return Histogram(title, caption, bins);
   };
   out += "<p>" + FormatCount(sizes.size()) + " distinct source sizes." + stored + "</p><div class=\"cols\"><div>";
-  out += bin("Source image widths", "width (pixels)", [](const std::pair<int, int>& s) { return double(s.first); }, false, 0);
+  out += bin(
+      "Source image widths", "width (pixels)", [](const std::pair<int, int>& s) { return double(s.first); }, false, 0);
   out += "</div><div>";
-  out += bin("Source aspect ratios (width / height)", "aspect ratio (width / height)",
-             [](const std::pair<int, int>& s) { return double(s.first) / s.second; }, true, 2);
+  out += bin(
+      "Source aspect ratios (width / height)", "aspect ratio (width / height)",
+      [](const std::pair<int, int>& s) { return double(s.first) / s.second; }, true, 2);
   return out + "</div></div>";
 }
 
 std::string ChannelSection(const DatasetStats& st) {
   if (st.channels_size() == 0) return "";
   static const char* const kNames[] = {"red", "green", "blue", "alpha"};
-  std::string out = "<h3>Per-channel statistics</h3><div class=\"table-wrap\"><table class=\"channels\"><tr><th>channel</th>"
-                    "<th>mean</th><th>std</th><th>mean / 255</th><th>std / 255</th><th>samples</th></tr>";
+  std::string out =
+      "<h3>Per-channel statistics</h3><div class=\"table-wrap\"><table class=\"channels\"><tr><th>channel</th>"
+      "<th>mean</th><th>std</th><th>mean / 255</th><th>std / 255</th><th>samples</th></tr>";
   for (int i = 0; i < st.channels_size(); ++i) {
     const ChannelStats& ch = st.channels(i);
     char buf[256];
@@ -393,15 +400,18 @@ std::string MaskSection(const Context& c, const DatasetStats& st) {
     const int index = static_cast<int>(lc.label());
     const std::string name = MaskName(c, index);
     if (index == c.ignore_index) {
-      out += "<li class=\"legend-ignore\"><span class=\"swatch\" style=\"background:repeating-linear-gradient(45deg,#fff 0 3px,#999 3px 6px);border-color:#000\"></span>" +
-             std::to_string(index) + " ignore (not drawn)</li>";
+      out +=
+          "<li class=\"legend-ignore\"><span class=\"swatch\" style=\"background:repeating-linear-gradient(45deg,#fff "
+          "0 3px,#999 3px 6px);border-color:#000\"></span>" +
+          std::to_string(index) + " ignore (not drawn)</li>";
       bars.push_back({std::to_string(index) + " ignore", lc.count(), "#8c959f", "ignore"});
       continue;
     }
     const Rgb col = MaskColor(c, index);
     out += "<li class=\"legend-item\" data-index=\"" + std::to_string(index) + "\" data-color=\"" + CssColor(col) +
-           "\"><span class=\"swatch\" style=\"background:" + CssColor(col) + ";border-color:" + CssColor(BorderFor(col)) +
-           "\"></span>" + std::to_string(index) + " " + HtmlEscape(name) + "</li>";
+           "\"><span class=\"swatch\" style=\"background:" + CssColor(col) +
+           ";border-color:" + CssColor(BorderFor(col)) + "\"></span>" + std::to_string(index) + " " + HtmlEscape(name) +
+           "</li>";
     bars.push_back({std::to_string(index) + " " + name, lc.count(), CssColor(col), std::to_string(index)});
   }
   out += "</ul><p class=\"muted\">Overlays show each mask pixel in its class colour at half opacity.</p>";
@@ -415,7 +425,8 @@ std::string MaskSection(const Context& c, const DatasetStats& st) {
     top.pop_back();
   }
   out += "<h3>Mask pixels per class</h3>" + HorizontalBarChart("Mask pixels per class", top, total);
-  if (more_n) out += "<p class=\"more\">and " + FormatCount(more_n) + " more classes (" + FormatCount(more) + " pixels)</p>";
+  if (more_n)
+    out += "<p class=\"more\">and " + FormatCount(more_n) + " more classes (" + FormatCount(more) + " pixels)</p>";
   return out;
 }
 
@@ -425,13 +436,14 @@ std::string ThumbSection(const Context& c, const TopClasses& top, const SplitThu
                     " per class, chosen by seed " + std::to_string(c.options.seed) + " among " +
                     FormatCount(t.visited) + " records looked at; hover for the file name.</p>";
   if (t.unreadable) {
-    out += "<p class=\"bad\">" + FormatCount(t.unreadable) + " record(s) or shard(s) could not be shown; the first: " +
-           HtmlEscape(t.first_error) + "</p>";
+    out += "<p class=\"bad\">" + FormatCount(t.unreadable) +
+           " record(s) or shard(s) could not be shown; the first: " + HtmlEscape(t.first_error) + "</p>";
   }
   out += "<div class=\"classes\">";
   for (const auto& [label, count] : top.shown) {
     auto it = t.by_label.find(label);
-    out += "<div class=\"class-thumbs\"><h4>" + HtmlEscape(ClassName(c, label)) + " <span class=\"muted\">(" + FormatCount(count) + ")</span></h4>";
+    out += "<div class=\"class-thumbs\"><h4>" + HtmlEscape(ClassName(c, label)) + " <span class=\"muted\">(" +
+           FormatCount(count) + ")</span></h4>";
     if (it == t.by_label.end() || it->second.empty()) {
       out += "<p class=\"muted\">none among the records looked at</p></div>";
       continue;
@@ -439,11 +451,12 @@ std::string ThumbSection(const Context& c, const TopClasses& top, const SplitThu
     out += "<div class=\"grid\" data-class=\"" + HtmlEscape(ClassName(c, label)) + "\">";
     for (const Thumb& th : it->second) {
       const std::string name = HtmlEscape(th.file.empty() ? "(no file name)" : th.file);
-      const std::string dims = "width=\"" + std::to_string(th.width) + "\" height=\"" + std::to_string(th.height) + "\"";
+      const std::string dims =
+          "width=\"" + std::to_string(th.width) + "\" height=\"" + std::to_string(th.height) + "\"";
       // Small images (Fashion-MNIST's 28x28) are drawn larger, with crisp pixels.
       out += "<figure title=\"" + name + "\" data-file=\"" + name + "\"><div class=\"thumb\"><img class=\"image" +
-             (std::max(th.width, th.height) < 64 ? " small" : "") + "\" " + dims +
-             " alt=\"" + HtmlEscape(ClassName(c, label)) + ": " + name + "\" src=\"" + th.image_url + "\">";
+             (std::max(th.width, th.height) < 64 ? " small" : "") + "\" " + dims + " alt=\"" +
+             HtmlEscape(ClassName(c, label)) + ": " + name + "\" src=\"" + th.image_url + "\">";
       if (!th.overlay_url.empty()) {
         out += "<img class=\"overlay\" " + dims + " alt=\"mask of " + name + "\" src=\"" + th.overlay_url + "\">";
       }
@@ -453,8 +466,8 @@ std::string ThumbSection(const Context& c, const TopClasses& top, const SplitThu
   }
   out += "</div>";
   if (top.more_classes) {
-    out += "<p class=\"more\">and " + FormatCount(top.more_classes) + " more classes (" + FormatCount(top.more_samples) +
-           " samples) without thumbnails</p>";
+    out += "<p class=\"more\">and " + FormatCount(top.more_classes) + " more classes (" +
+           FormatCount(top.more_samples) + " samples) without thumbnails</p>";
   }
   return out;
 }
@@ -485,7 +498,8 @@ std::string RejectSection(const Manifest& m) {
   std::map<std::string, std::vector<const Reject*>> groups;
   for (const Reject& r : m.rejects()) groups[ReasonKind(r)].push_back(&r);
   std::vector<std::pair<std::string, std::vector<const Reject*>>> sorted(groups.begin(), groups.end());
-  std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second.size() > b.second.size(); });
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const auto& a, const auto& b) { return a.second.size() > b.second.size(); });
   out += "<p>" + FormatCount(m.rejects_size()) + " rejected in " + FormatCount(sorted.size()) +
          " group(s) by reason; <code>rejects.tsv</code> lists them all.</p>";
   constexpr size_t kGroups = 50, kFiles = 5;
@@ -499,7 +513,8 @@ std::string RejectSection(const Manifest& m) {
     if (list.size() > kFiles) out += "<li class=\"more\">and " + FormatCount(list.size() - kFiles) + " more</li>";
     out += "</ul></div>";
   }
-  if (sorted.size() > kGroups) out += "<p class=\"more\">and " + FormatCount(sorted.size() - kGroups) + " more groups</p>";
+  if (sorted.size() > kGroups)
+    out += "<p class=\"more\">and " + FormatCount(sorted.size() - kGroups) + " more groups</p>";
   return out;
 }
 
@@ -513,19 +528,32 @@ std::string OptionsSection(const Manifest& m) {
     const FD* f = d->field(i);
     std::string v;
     switch (f->cpp_type()) {
-      case FD::CPPTYPE_STRING: v = r->GetString(o, f); break;
-      case FD::CPPTYPE_BOOL: v = r->GetBool(o, f) ? "true" : "false"; break;
-      case FD::CPPTYPE_INT32: v = std::to_string(r->GetInt32(o, f)); break;
-      case FD::CPPTYPE_INT64: v = std::to_string(r->GetInt64(o, f)); break;
-      case FD::CPPTYPE_UINT32: v = std::to_string(r->GetUInt32(o, f)); break;
-      case FD::CPPTYPE_UINT64: v = std::to_string(r->GetUInt64(o, f)); break;
+      case FD::CPPTYPE_STRING:
+        v = r->GetString(o, f);
+        break;
+      case FD::CPPTYPE_BOOL:
+        v = r->GetBool(o, f) ? "true" : "false";
+        break;
+      case FD::CPPTYPE_INT32:
+        v = std::to_string(r->GetInt32(o, f));
+        break;
+      case FD::CPPTYPE_INT64:
+        v = std::to_string(r->GetInt64(o, f));
+        break;
+      case FD::CPPTYPE_UINT32:
+        v = std::to_string(r->GetUInt32(o, f));
+        break;
+      case FD::CPPTYPE_UINT64:
+        v = std::to_string(r->GetUInt64(o, f));
+        break;
       case FD::CPPTYPE_DOUBLE: {
         char buf[32];
         std::snprintf(buf, sizeof(buf), "%g", r->GetDouble(o, f));
         v = buf;
         break;
       }
-      default: continue;
+      default:
+        continue;
     }
     out += "<tr><th>" + HtmlEscape(f->name()) + "</th><td><code>" + HtmlEscape(v) + "</code></td></tr>";
   }
@@ -550,9 +578,9 @@ std::string VerifySection(const Context& c) {
   for (const auto& f : r.files) {
     records += f.records;
     for (const auto& x : f.faults) {
-      rows.push_back("<tr><td><code>" + HtmlEscape(f.path) + "</code></td><td class=\"num\">" + std::to_string(x.offset) +
-                     "</td><td class=\"num\">" + std::to_string(x.record) + "</td><td>" + verify::FaultKindName(x.kind) +
-                     "</td><td>" + HtmlEscape(x.message) + "</td></tr>");
+      rows.push_back("<tr><td><code>" + HtmlEscape(f.path) + "</code></td><td class=\"num\">" +
+                     std::to_string(x.offset) + "</td><td class=\"num\">" + std::to_string(x.record) + "</td><td>" +
+                     verify::FaultKindName(x.kind) + "</td><td>" + HtmlEscape(x.message) + "</td></tr>");
     }
   }
   for (const auto& mr : r.manifests) {
@@ -621,37 +649,43 @@ StatusOr<std::string> RenderReport(const std::string& source, const ReportOption
   for (const LabelEntry& l : m.labels()) c.class_names[l.label()] = l.name();
   c.ignore_index = m.options().mask_ignore_index();
   for (const MaskClass& mc : m.mask_classes()) {
-    c.mask_colors[mc.index()] = {static_cast<uint8_t>(mc.r()), static_cast<uint8_t>(mc.g()), static_cast<uint8_t>(mc.b())};
+    c.mask_colors[mc.index()] = {static_cast<uint8_t>(mc.r()), static_cast<uint8_t>(mc.g()),
+                                 static_cast<uint8_t>(mc.b())};
     c.mask_names[mc.index()] = mc.name();
   }
 
   std::string name = Basename(c.dir == "." ? std::string(".") : c.dir);
   if (!m.options().prefix().empty()) name = m.options().prefix();
-  std::string html = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-                     "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-                     "<title>libshard report: " + HtmlEscape(name) + "</title><style>" + kStyle + "</style></head><body><main>";
+  std::string html =
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+      "<title>libshard report: " +
+      HtmlEscape(name) + "</title><style>" + kStyle + "</style></head><body><main>";
   const DatasetStats& all = m.stats();
-  html += "<h1>Dataset report: " + HtmlEscape(name) + "</h1><p class=\"muted\">" + HtmlEscape(c.manifest_path) + " &middot; " +
-          FormatCount(all.converted()) + " samples in " + FormatCount(m.splits_size()) + " split(s), " +
+  html += "<h1>Dataset report: " + HtmlEscape(name) + "</h1><p class=\"muted\">" + HtmlEscape(c.manifest_path) +
+          " &middot; " + FormatCount(all.converted()) + " samples in " + FormatCount(m.splits_size()) + " split(s), " +
           FormatCount(m.labels_size()) + " classes, " + FormatCount(all.rejected()) + " rejected" +
           (m.complete() ? "" : " &middot; <span class=\"bad\">partial manifest (a task's)</span>") + "</p>";
   html += "<nav>";
-  for (const SplitEntry& s : m.splits()) html += "<a href=\"#split-" + HtmlEscape(s.name()) + "\">" + HtmlEscape(s.name()) + "</a>";
+  for (const SplitEntry& s : m.splits())
+    html += "<a href=\"#split-" + HtmlEscape(s.name()) + "\">" + HtmlEscape(s.name()) + "</a>";
   html += "<a href=\"#rejects\">rejects</a>";
   if (options.verify) html += "<a href=\"#verify\">verification</a>";
   html += "<a href=\"#options\">options</a></nav>";
 
   for (const SplitEntry& split : m.splits()) {
     const DatasetStats& st = split.stats();
-    html += "<section class=\"split\" id=\"split-" + HtmlEscape(split.name()) + "\" data-split=\"" + HtmlEscape(split.name()) +
-            "\" data-records=\"" + std::to_string(split.records()) + "\"><h2>Split " + HtmlEscape(split.name()) + "</h2>";
+    html += "<section class=\"split\" id=\"split-" + HtmlEscape(split.name()) + "\" data-split=\"" +
+            HtmlEscape(split.name()) + "\" data-records=\"" + std::to_string(split.records()) + "\"><h2>Split " +
+            HtmlEscape(split.name()) + "</h2>";
     html += Totals(split);
     TopClasses top = PickTop(st, options.max_classes);
     if (st.labels_size() == 0 && split.records() > 0) top.shown.emplace_back(kUnlabeled, split.records());
     const bool labeled = !(st.labels_size() == 1 && st.labels(0).label() == kUnlabeled) && st.labels_size() > 0;
     if (labeled) {
       std::vector<Bar> bars;
-      for (const auto& [label, count] : top.shown) bars.push_back({ClassName(c, label), count, "", ClassName(c, label)});
+      for (const auto& [label, count] : top.shown)
+        bars.push_back({ClassName(c, label), count, "", ClassName(c, label)});
       html += "<h3>Class balance</h3><p class=\"muted\">" + FormatCount(st.labels_size()) + " classes";
       if (!top.shown.empty()) {
         uint64_t smallest = UINT64_MAX;
@@ -661,8 +695,8 @@ StatusOr<std::string> RenderReport(const std::string& source, const ReportOption
       html += ".</p><div class=\"class-balance\">" +
               HorizontalBarChart("Samples per class in split " + split.name(), bars, split.records()) + "</div>";
       if (top.more_classes) {
-        html += "<p class=\"more\">and " + FormatCount(top.more_classes) + " more classes (" + FormatCount(top.more_samples) +
-                " samples)</p>";
+        html += "<p class=\"more\">and " + FormatCount(top.more_classes) + " more classes (" +
+                FormatCount(top.more_samples) + " samples)</p>";
       }
     } else {
       html += "<p class=\"muted\">Unlabeled: no class balance to show.</p>";

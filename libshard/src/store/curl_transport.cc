@@ -69,8 +69,8 @@ size_t OnBody(char* data, size_t size, size_t n, void* user) {
     return x->sink_status.ok() ? len : 0;
   }
   if (body.size() + len > x->request->max_body) {
-    x->sink_status = ResourceExhaustedError("the response body is larger than " +
-                                            std::to_string(x->request->max_body) + " bytes");
+    x->sink_status =
+        ResourceExhaustedError("the response body is larger than " + std::to_string(x->request->max_body) + " bytes");
     return 0;
   }
   body.append(data, len);

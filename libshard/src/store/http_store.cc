@@ -7,8 +7,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <map>
 #include <mutex>
@@ -110,8 +110,7 @@ std::string HostOf(const std::string& url) {
 }
 
 bool Retryable(long status, const std::string& code) {
-  return status == 429 || status >= 500 || code == "SlowDown" || code == "RequestTimeout" ||
-         code == "InternalError";
+  return status == 429 || status >= 500 || code == "SlowDown" || code == "RequestTimeout" || code == "InternalError";
 }
 
 StatusCode CodeFor(long status) {
@@ -124,27 +123,43 @@ StatusCode CodeFor(long status) {
 
 Status MakeStatus(StatusCode code, std::string message) {
   switch (code) {
-    case StatusCode::kNotFound: return NotFoundError(std::move(message));
-    case StatusCode::kFailedPrecondition: return FailedPreconditionError(std::move(message));
-    case StatusCode::kOutOfRange: return OutOfRangeError(std::move(message));
-    case StatusCode::kInvalidArgument: return InvalidArgumentError(std::move(message));
-    case StatusCode::kDataLoss: return DataLossError(std::move(message));
-    default: return IOError(std::move(message));
+    case StatusCode::kNotFound:
+      return NotFoundError(std::move(message));
+    case StatusCode::kFailedPrecondition:
+      return FailedPreconditionError(std::move(message));
+    case StatusCode::kOutOfRange:
+      return OutOfRangeError(std::move(message));
+    case StatusCode::kInvalidArgument:
+      return InvalidArgumentError(std::move(message));
+    case StatusCode::kDataLoss:
+      return DataLossError(std::move(message));
+    default:
+      return IOError(std::move(message));
   }
 }
 
 const char* ReasonFor(long status) {
   switch (status) {
-    case 400: return "BadRequest";
-    case 401: return "Unauthorized";
-    case 403: return "Forbidden";
-    case 404: return "NotFound";
-    case 412: return "PreconditionFailed";
-    case 416: return "InvalidRange";
-    case 429: return "TooManyRequests";
-    case 500: return "InternalError";
-    case 503: return "ServiceUnavailable";
-    default: return "";
+    case 400:
+      return "BadRequest";
+    case 401:
+      return "Unauthorized";
+    case 403:
+      return "Forbidden";
+    case 404:
+      return "NotFound";
+    case 412:
+      return "PreconditionFailed";
+    case 416:
+      return "InvalidRange";
+    case 429:
+      return "TooManyRequests";
+    case 500:
+      return "InternalError";
+    case 503:
+      return "ServiceUnavailable";
+    default:
+      return "";
   }
 }
 
@@ -153,7 +168,8 @@ const char* ReasonFor(long status) {
 class HttpStore : public ObjectStore {
  public:
   HttpStore(const RetryOptions& retry, std::shared_ptr<HttpTransport> transport)
-      : retry_(retry), transport_(std::move(transport)),
+      : retry_(retry),
+        transport_(std::move(transport)),
         jitter_seed_(static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count())) {}
 
   StatusOr<ObjectInfo> Head(const std::string& key) override {
@@ -174,17 +190,18 @@ class HttpStore : public ObjectStore {
   StatusOr<std::string> GetRange(const std::string& key, uint64_t offset, uint64_t length) override {
     if (length == 0) return std::string();
     HttpResponse r;
-    const std::string range =
-        "Range: bytes=" + std::to_string(offset) + "-" + std::to_string(offset + length - 1);
+    const std::string range = "Range: bytes=" + std::to_string(offset) + "-" + std::to_string(offset + length - 1);
     std::string body;
-    Status s = Call("GET", key, {}, {range}, [&](HttpRequest* q) { q->max_body = length + (1 << 20); }, &r);
+    Status s = Call(
+        "GET", key, {}, {range}, [&](HttpRequest* q) { q->max_body = length + (1 << 20); }, &r);
     if (s.code() == StatusCode::kOutOfRange) {
       return OutOfRangeError(s.message() + " (offset " + std::to_string(offset) + " is past the end)");
     }
     LIBSHARD_RETURN_IF_ERROR(s);
     if (r.status == 200) {  // the whole object: the server ignored the range
-      if (offset >= r.body.size()) return OutOfRangeError("GET " + UrlOf(key) + ": offset " + std::to_string(offset) +
-                                                          " is past the end (" + std::to_string(r.body.size()) + " bytes)");
+      if (offset >= r.body.size())
+        return OutOfRangeError("GET " + UrlOf(key) + ": offset " + std::to_string(offset) + " is past the end (" +
+                               std::to_string(r.body.size()) + " bytes)");
       return r.body.substr(offset, length);
     }
     if (r.body.size() > length) return DataLossError("GET " + UrlOf(key) + ": the server sent more than the range");
@@ -193,7 +210,8 @@ class HttpStore : public ObjectStore {
 
   StatusOr<std::string> GetSmall(const std::string& key, uint64_t max_bytes) override {
     HttpResponse r;
-    Status s = Call("GET", key, {}, {}, [&](HttpRequest* q) { q->max_body = max_bytes; }, &r);
+    Status s = Call(
+        "GET", key, {}, {}, [&](HttpRequest* q) { q->max_body = max_bytes; }, &r);
     LIBSHARD_RETURN_IF_ERROR(s);
     return std::move(r.body);
   }
@@ -232,8 +250,8 @@ class HttpStore : public ObjectStore {
             if (bytes.empty()) return Status::OK();
           }
           if (delivered + bytes.size() > expected.size) {
-            return DataLossError("GET " + url + ": the object is larger than the " +
-                                 std::to_string(expected.size) + " bytes the manifest gives it");
+            return DataLossError("GET " + url + ": the object is larger than the " + std::to_string(expected.size) +
+                                 " bytes the manifest gives it");
           }
           crc = crc32c::Extend(crc, bytes.data(), bytes.size());
           delivered += bytes.size();
@@ -296,8 +314,8 @@ class HttpStore : public ObjectStore {
     for (const Status& e : errors) LIBSHARD_RETURN_IF_ERROR(e);  // the first part's error first
     for (uint64_t i = 1; i < n; ++i) {
       if (!etags[i].empty() && !etags[0].empty() && etags[i] != etags[0]) {
-        return DataLossError("GET " + url + ": the object changed while it was being downloaded (ETag " +
-                             etags[0] + ", then " + etags[i] + ")");
+        return DataLossError("GET " + url + ": the object changed while it was being downloaded (ETag " + etags[0] +
+                             ", then " + etags[i] + ")");
       }
     }
     uint32_t crc = crcs[0];
@@ -357,8 +375,8 @@ class HttpStore : public ObjectStore {
           }
           if (delivered + bytes.size() > end) {
             if (r.headers.count("content-range") > 0) {
-              return DataLossError("GET " + url + ": the server sent more than range " + std::to_string(start) +
-                                   "-" + std::to_string(end - 1));
+              return DataLossError("GET " + url + ": the server sent more than range " + std::to_string(start) + "-" +
+                                   std::to_string(end - 1));
             }
             bytes = bytes.substr(0, static_cast<size_t>(end - delivered));
             enough = true;  // the rest of a whole-object answer is not needed
@@ -444,7 +462,8 @@ class HttpStore : public ObjectStore {
       LIBSHARD_RETURN_IF_ERROR(CallOnce(method, key, query, headers, build, r, payload_sha256));
       bool ok = r->transport_error.empty() && r->status >= 200 && r->status < 300;
       // CompleteMultipartUpload may answer 200 with an error document.
-      if (ok && method == "POST" && r->body.find("<Error>") != std::string::npos && XmlText(r->body, "Error/Code") != "") {
+      if (ok && method == "POST" && r->body.find("<Error>") != std::string::npos &&
+          XmlText(r->body, "Error/Code") != "") {
         r->status = 500;
         ok = false;
       }
@@ -488,14 +507,14 @@ class S3Store : public HttpStore {
 
   std::string UrlOf(const std::string& key) const override { return "s3://" + JoinKey(bucket_, key); }
   std::string CacheName() const override {
-    return "s3/" + (config_.endpoint.empty() ? std::string("aws") : HostOf(config_.endpoint)) + "/" +
-           Sanitize(bucket_);
+    return "s3/" + (config_.endpoint.empty() ? std::string("aws") : HostOf(config_.endpoint)) + "/" + Sanitize(bucket_);
   }
 
   Status Put(const std::string& key, std::string_view bytes) override {
     LIBSHARD_ASSIGN_OR_RETURN(std::string sha, Sha256Hex(bytes));
     HttpResponse r;
-    return Call("PUT", key, {}, {}, [&](HttpRequest* q) { q->body = bytes; }, &r, sha);
+    return Call(
+        "PUT", key, {}, {}, [&](HttpRequest* q) { q->body = bytes; }, &r, sha);
   }
 
   Status PutFile(const std::string& key, const std::string& path, const PutOptions& options) override {
@@ -513,13 +532,14 @@ class S3Store : public HttpStore {
     if (size < options.multipart_threshold || options.part_size == 0 || size <= options.part_size) {
       LIBSHARD_ASSIGN_OR_RETURN(std::string sha, FilePayloadHash(fd, 0, size));
       HttpResponse r;
-      return Call("PUT", key, {}, meta,
-                  [&](HttpRequest* q) {
-                    q->body_fd = fd;
-                    q->body_offset = 0;
-                    q->body_length = size;
-                  },
-                  &r, sha);
+      return Call(
+          "PUT", key, {}, meta,
+          [&](HttpRequest* q) {
+            q->body_fd = fd;
+            q->body_offset = 0;
+            q->body_length = size;
+          },
+          &r, sha);
     }
     return Multipart(key, fd, size, options, meta);
   }
@@ -610,13 +630,14 @@ class S3Store : public HttpStore {
         if (!sha.ok()) {
           s = sha.status();
         } else {
-          s = Call("PUT", key, {{"partNumber", std::to_string(i + 1)}, {"uploadId", upload_id}}, {},
-                   [&](HttpRequest* q) {
-                     q->body_fd = fd;
-                     q->body_offset = off;
-                     q->body_length = len;
-                   },
-                   &r, *sha);
+          s = Call(
+              "PUT", key, {{"partNumber", std::to_string(i + 1)}, {"uploadId", upload_id}}, {},
+              [&](HttpRequest* q) {
+                q->body_fd = fd;
+                q->body_offset = off;
+                q->body_length = len;
+              },
+              &r, *sha);
         }
         if (s.ok() && r.headers.count("etag") == 0) {
           s = IOError("PUT " + UrlOf(key) + " part " + std::to_string(i + 1) + ": the answer has no ETag");
@@ -646,8 +667,9 @@ class S3Store : public HttpStore {
       body += "</CompleteMultipartUpload>";
       StatusOr<std::string> sha = Sha256Hex(body);
       HttpResponse r;
-      result = sha.ok() ? Call("POST", key, {{"uploadId", upload_id}}, {"Content-Type: application/xml"},
-                               [&](HttpRequest* q) { q->body = body; }, &r, *sha)
+      result = sha.ok() ? Call(
+                              "POST", key, {{"uploadId", upload_id}}, {"Content-Type: application/xml"},
+                              [&](HttpRequest* q) { q->body = body; }, &r, *sha)
                         : sha.status();
     }
     if (!result.ok()) {
@@ -656,8 +678,8 @@ class S3Store : public HttpStore {
       HttpResponse r;
       Status abort = Call("DELETE", key, {{"uploadId", upload_id}}, {}, nullptr, &r);
       if (!abort.ok() && abort.code() != StatusCode::kNotFound) {
-        return MakeStatus(result.code(), result.message() + "; aborting the multipart upload failed too: " +
-                                             abort.message());
+        return MakeStatus(result.code(),
+                          result.message() + "; aborting the multipart upload failed too: " + abort.message());
       }
     }
     return result;

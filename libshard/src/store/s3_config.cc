@@ -86,8 +86,7 @@ StatusOr<S3Config> S3Config::FromEnvironment() {
   const std::string conf_section = profile == "default" ? "default" : "profile " + profile;
   const bool in_creds = creds.count(profile) > 0, in_conf = conf.count(conf_section) > 0;
   if (named_profile && !in_creds && !in_conf) {
-    return InvalidArgumentError("AWS_PROFILE=" + profile + ": no such profile in " + cred_path + " or " +
-                                conf_path);
+    return InvalidArgumentError("AWS_PROFILE=" + profile + ": no such profile in " + cred_path + " or " + conf_path);
   }
   std::map<std::string, std::string> settings;
   if (in_conf) settings = conf[conf_section];

@@ -10,10 +10,10 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <mutex>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <mutex>
 #include <vector>
 
 #include "libshard/io/writable_file.h"
@@ -43,8 +43,7 @@ void RemovePartials(const std::string& path) {
   const fs::path p(path);
   const std::string prefix = p.filename().string() + kPartialMark;
   std::error_code ec;
-  for (auto it = fs::directory_iterator(p.parent_path(), ec); !ec && it != fs::directory_iterator();
-       it.increment(ec)) {
+  for (auto it = fs::directory_iterator(p.parent_path(), ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
     if (it->path().filename().string().rfind(prefix, 0) == 0) fs::remove(it->path(), ec);
   }
 }
@@ -272,8 +271,8 @@ Status ShardCache::MakeRoom(uint64_t incoming, const std::string& url) {
   }
   if (used + incoming <= limit_) return reserve();
   return ResourceExhaustedError("cache " + dir_ + ": cache_limit " + std::to_string(limit_) + " bytes cannot hold " +
-                                url + " (" + std::to_string(incoming) + " bytes) beside the " +
-                                std::to_string(in_use) + " bytes of files in use");
+                                url + " (" + std::to_string(incoming) + " bytes) beside the " + std::to_string(in_use) +
+                                " bytes of files in use");
 }
 
 }  // namespace libshard::store

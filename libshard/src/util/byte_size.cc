@@ -19,14 +19,22 @@ StatusOr<uint64_t> ParseByteSize(std::string_view text) {
   if (number.empty() || end != number.c_str() + number.size()) return bad("not a number");
   const std::string unit = s.substr(used);
   double mult = 0;
-  if (unit == "" || unit == "B") mult = 1;
-  else if (unit == "K" || unit == "k" || unit == "KiB") mult = 1024.0;
-  else if (unit == "M" || unit == "MiB") mult = 1024.0 * 1024;
-  else if (unit == "G" || unit == "GiB") mult = 1024.0 * 1024 * 1024;
-  else if (unit == "KB") mult = 1e3;
-  else if (unit == "MB") mult = 1e6;
-  else if (unit == "GB") mult = 1e9;
-  else return bad("unknown unit (use K, M, G, KiB, MiB, GiB, KB, MB, GB)");
+  if (unit == "" || unit == "B")
+    mult = 1;
+  else if (unit == "K" || unit == "k" || unit == "KiB")
+    mult = 1024.0;
+  else if (unit == "M" || unit == "MiB")
+    mult = 1024.0 * 1024;
+  else if (unit == "G" || unit == "GiB")
+    mult = 1024.0 * 1024 * 1024;
+  else if (unit == "KB")
+    mult = 1e3;
+  else if (unit == "MB")
+    mult = 1e6;
+  else if (unit == "GB")
+    mult = 1e9;
+  else
+    return bad("unknown unit (use K, M, G, KiB, MiB, GiB, KB, MB, GB)");
   const double bytes = v * mult;
   if (!(bytes >= 1) || bytes > 1e15) return bad("out of range (1 byte .. 1 PB)");
   return static_cast<uint64_t>(bytes);

@@ -92,8 +92,7 @@ void WalkPlain(Window* window, const VerifyOptions& options, RecordSink* sink, F
   sink->Flush();
 }
 
-void WalkStream(record::RecordStreamReader* reader, const VerifyOptions& options, RecordSink* sink,
-                FileResult* r) {
+void WalkStream(record::RecordStreamReader* reader, const VerifyOptions& options, RecordSink* sink, FileResult* r) {
   RecordView rec;
   for (;;) {
     const uint64_t offset = reader->offset();

@@ -161,8 +161,8 @@ class FileWindow : public Window {
   uint32_t crc_ = 0;
   char* buf_ = nullptr;
   size_t capacity_ = 0;
-  uint64_t base_ = 0;   // file offset of buf_[0]
-  size_t filled_ = 0;   // bytes of buf_ read from the file
+  uint64_t base_ = 0;  // file offset of buf_[0]
+  size_t filled_ = 0;  // bytes of buf_ read from the file
   std::string_view scratch_;
 };
 

@@ -26,11 +26,16 @@ std::string Size(int64_t w, int64_t h) { return std::to_string(w) + "x" + std::t
 
 FaultKind KindOf(example::RecordPart part) {
   switch (part) {
-    case example::RecordPart::kImage: return FaultKind::kImageUndecodable;
-    case example::RecordPart::kRawArray: return FaultKind::kRawArrayInvalid;
-    case example::RecordPart::kLabel: return FaultKind::kLabelInvalid;
-    case example::RecordPart::kMask: return FaultKind::kMaskUndecodable;
-    case example::RecordPart::kMaskSize: return FaultKind::kMaskSizeMismatch;
+    case example::RecordPart::kImage:
+      return FaultKind::kImageUndecodable;
+    case example::RecordPart::kRawArray:
+      return FaultKind::kRawArrayInvalid;
+    case example::RecordPart::kLabel:
+      return FaultKind::kLabelInvalid;
+    case example::RecordPart::kMask:
+      return FaultKind::kMaskUndecodable;
+    case example::RecordPart::kMaskSize:
+      return FaultKind::kMaskSizeMismatch;
   }
   return FaultKind::kImageUndecodable;
 }
@@ -49,9 +54,8 @@ void CheckRules(const ExampleView& ex, const RecordRules& rules, const RecordFau
       continue;
     }
     if (f.kind() != rule.kind) {
-      faults.Add(FaultKind::kManifestSchema, "feature \"" + rule.key + "\" is " +
-                                                 example::FeatureKindName(f.kind()) + ", the schema says " +
-                                                 example::FeatureKindName(rule.kind));
+      faults.Add(FaultKind::kManifestSchema, "feature \"" + rule.key + "\" is " + example::FeatureKindName(f.kind()) +
+                                                 ", the schema says " + example::FeatureKindName(rule.kind));
     }
   }
   if (rules.labels.empty()) return;
@@ -64,8 +68,8 @@ void CheckRules(const ExampleView& ex, const RecordRules& rules, const RecordFau
     if (!std::binary_search(rules.labels.begin(), rules.labels.end(), v)) {
       faults.Add(FaultKind::kManifestLabelOutOfRange,
                  std::string(keys::kLabel) + " " + std::to_string(v) + " is not in the label map (" +
-                     std::to_string(rules.labels.size()) + " labels, " + std::to_string(rules.labels.front()) +
-                     ".." + std::to_string(rules.labels.back()) + ")");
+                     std::to_string(rules.labels.size()) + " labels, " + std::to_string(rules.labels.front()) + ".." +
+                     std::to_string(rules.labels.back()) + ")");
       return;  // one fault per record
     }
   }
@@ -94,9 +98,9 @@ void CheckImages(const ExampleView& ex, const VerifyOptions& options, const Reco
     const auto width = FirstInt64(ex, keys::kWidth);
     const auto channels = FirstInt64(ex, keys::kChannels);
     if ((height && *height != img.height()) || (width && *width != img.width())) {
-      faults.Add(FaultKind::kImageSizeMismatch,
-                 "image is " + Size(img.width(), img.height()) + ", " + keys::kWidth + " x " + keys::kHeight +
-                     " say " + Size(width.value_or(img.width()), height.value_or(img.height())));
+      faults.Add(FaultKind::kImageSizeMismatch, "image is " + Size(img.width(), img.height()) + ", " + keys::kWidth +
+                                                    " x " + keys::kHeight + " say " +
+                                                    Size(width.value_or(img.width()), height.value_or(img.height())));
     } else if (channels && *channels != img.channels()) {
       faults.Add(FaultKind::kImageSizeMismatch, "image has " + std::to_string(img.channels()) + " channels, " +
                                                     keys::kChannels + " says " + std::to_string(*channels));

@@ -51,9 +51,9 @@ void RecordSink::Check(std::string_view payload, uint64_t offset, uint64_t recor
                        std::vector<Fault>* out) const {
   auto ex = example::ExampleView::Parse(payload);
   if (!ex.ok()) {
-    out->push_back(Fault{offset, record, FaultKind::kNotAnExample,
-                         "payload of " + std::to_string(payload.size()) + " bytes is not a tf.Example: " +
-                             ex.status().message()});
+    out->push_back(
+        Fault{offset, record, FaultKind::kNotAnExample,
+              "payload of " + std::to_string(payload.size()) + " bytes is not a tf.Example: " + ex.status().message()});
     return;
   }
   const RecordFaults faults{offset, record, out};

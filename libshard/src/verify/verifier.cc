@@ -119,8 +119,12 @@ FileResult VerifyBuffer(std::string_view data, std::string name, const VerifyOpt
 
 FileResult VerifyFile(const std::string& path, const VerifyOptions& options, const FileChecks& checks) {
   FileResult r;
-  Status s = util::CatchAsStatus([&] { r = VerifyFileUnguarded(path, options, checks); return Status::OK(); },
-                                 [] { return "checking the file"; });
+  Status s = util::CatchAsStatus(
+      [&] {
+        r = VerifyFileUnguarded(path, options, checks);
+        return Status::OK();
+      },
+      [] { return "checking the file"; });
   if (!s.ok()) {
     r = FileResult();
     r.path = path;

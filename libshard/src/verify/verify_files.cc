@@ -15,7 +15,8 @@ std::vector<FileResult> VerifyFiles(const std::vector<std::string>& paths, const
   std::vector<FileResult> results(paths.size());
   auto run = [&] {
     tbb::parallel_for(tbb::blocked_range<size_t>(0, paths.size(), 1), [&](const tbb::blocked_range<size_t>& range) {
-      for (size_t i = range.begin(); i != range.end(); ++i) results[i] = VerifyFile(paths[i], options, i < checks.size() ? checks[i] : FileChecks());
+      for (size_t i = range.begin(); i != range.end(); ++i)
+        results[i] = VerifyFile(paths[i], options, i < checks.size() ? checks[i] : FileChecks());
     });
   };
   tbb::task_arena arena(util::ThreadCount(options.threads));

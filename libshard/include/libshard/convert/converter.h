@@ -107,8 +107,8 @@ struct ConvertOptions {
 };
 
 struct Progress {
-  uint64_t done = 0;        // samples finished by this run (written or rejected)
-  uint64_t total = 0;       // samples this run has to do
+  uint64_t done = 0;   // samples finished by this run (written or rejected)
+  uint64_t total = 0;  // samples this run has to do
   uint64_t rejected = 0;
   uint64_t bytes_read = 0;  // source bytes
   uint64_t bytes_written = 0;
@@ -129,7 +129,7 @@ struct Progress {
 using ProgressFn = std::function<void(const Progress&)>;
 
 struct ConvertResult {
-  Manifest manifest;          // what was written (partial for a task)
+  Manifest manifest;  // what was written (partial for a task)
   std::string manifest_path;
   uint32_t shards_written = 0;
   uint32_t shards_reused = 0;  // complete shards kept from an earlier run

@@ -44,17 +44,14 @@ std::string TaskManifestName(uint32_t task_index, uint32_t num_tasks);
 // Where task `task_index` of `num_tasks` keeps its partial manifest:
 // OUT/.libshard/manifest.task-IIIII-of-NNNNN.json (inside the hidden state
 // folder, so that no reader or verifier takes it for a shard).
-std::string TaskManifestPath(const std::string& output_dir, uint32_t task_index,
-                             uint32_t num_tasks);
+std::string TaskManifestPath(const std::string& output_dir, uint32_t task_index, uint32_t num_tasks);
 
 // A manifest from shard entries: splits in name order, shards by index,
 // split and total statistics summed exactly, rejects (the shards' plus
 // `listing_rejects`) de-duplicated and sorted by path. stats.rejected counts
 // every reject. `run` is left empty for the caller.
-StatusOr<Manifest> AssembleManifest(const ConversionOptions& options,
-                                    const std::vector<LabelEntry>& labels,
-                                    const std::vector<FeatureSpec>& schema,
-                                    std::vector<ShardEntry> shards,
+StatusOr<Manifest> AssembleManifest(const ConversionOptions& options, const std::vector<LabelEntry>& labels,
+                                    const std::vector<FeatureSpec>& schema, std::vector<ShardEntry> shards,
                                     const std::vector<Reject>& listing_rejects, bool complete);
 
 }  // namespace libshard::convert

@@ -36,8 +36,8 @@ class OutputLock {
  public:
   // Creates OUT/.libshard/ if needed. `task_index`/`num_tasks` name the task
   // for kTask.
-  static StatusOr<OutputLock> Acquire(const std::string& output_dir, LockMode mode,
-                                      uint32_t task_index = 0, uint32_t num_tasks = 1);
+  static StatusOr<OutputLock> Acquire(const std::string& output_dir, LockMode mode, uint32_t task_index = 0,
+                                      uint32_t num_tasks = 1);
   OutputLock(OutputLock&& other) noexcept;
   OutputLock& operator=(OutputLock&& other) noexcept;
   OutputLock(const OutputLock&) = delete;

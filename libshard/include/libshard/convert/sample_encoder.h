@@ -73,13 +73,13 @@ struct EncodedSample {
   std::string record;       // the serialized tf.train.Example
   image::ImageInfo source;  // what the source file was
   bool passed_through = false;
-  uint64_t image_bytes = 0; // size of image/encoded
+  uint64_t image_bytes = 0;  // size of image/encoded
 };
 
 // `class_name` is written as image/class/text when the sample has a label.
-Status EncodeSample(const SourceSample& sample, std::string_view class_name,
-                    std::string_view bytes, std::string_view mask_bytes,
-                    const EncodeOptions& options, EncodedSample* out, StatsAccumulator* stats);
+Status EncodeSample(const SourceSample& sample, std::string_view class_name, std::string_view bytes,
+                    std::string_view mask_bytes, const EncodeOptions& options, EncodedSample* out,
+                    StatsAccumulator* stats);
 
 // "Grayscale", "GrayscaleAlpha", "RGB", "RGBA" for 1..4 channels.
 const char* ColorspaceName(int channels);

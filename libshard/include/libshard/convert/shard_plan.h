@@ -60,9 +60,9 @@ struct PlanOptions {
 
 struct PlannedShard {
   std::string split;
-  uint32_t index = 0;   // NNNNN
-  uint32_t count = 0;   // MMMMM
-  std::string file;     // file name in the output folder
+  uint32_t index = 0;             // NNNNN
+  uint32_t count = 0;             // MMMMM
+  std::string file;               // file name in the output folder
   std::vector<uint32_t> samples;  // indices into Listing::samples, write order
 };
 
@@ -74,12 +74,10 @@ struct ShardPlan {
 StatusOr<ShardPlan> MakeShardPlan(const Listing& listing, const PlanOptions& options);
 
 // "PREFIX-SPLIT-00003-of-00010.tfrecord"
-std::string ShardFileName(const std::string& prefix, const std::string& split, uint32_t index,
-                          uint32_t count);
+std::string ShardFileName(const std::string& prefix, const std::string& split, uint32_t index, uint32_t count);
 
 // Positions in plan.shards that task `task_index` of `num_tasks` writes.
-StatusOr<std::vector<size_t>> TaskShards(const ShardPlan& plan, uint32_t num_tasks,
-                                         uint32_t task_index);
+StatusOr<std::vector<size_t>> TaskShards(const ShardPlan& plan, uint32_t num_tasks, uint32_t task_index);
 
 // The permutation MakeShardPlan applies to n samples for this seed and split
 // (exposed for tests and for readers that want the same order).

@@ -113,7 +113,7 @@ struct Listing {
   std::string layout;
   // (top-level folder, split) for a folder with split folders.
   std::vector<std::pair<std::string, std::string>> split_folders;
-  int64_t label_offset = 0;              // added to every label (ListOptions::label_offset)
+  int64_t label_offset = 0;  // added to every label (ListOptions::label_offset)
 };
 
 struct ListOptions {

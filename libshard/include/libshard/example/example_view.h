@@ -88,8 +88,7 @@ class ExampleView {
   // wire order (a duplicated key is visited once per entry).
   template <typename Fn>
   void ForEachFeature(Fn&& fn) const {
-    VisitFeatures([](void* ctx, std::string_view key, const FeatureView& f) { (*static_cast<Fn*>(ctx))(key, f); },
-                  &fn);
+    VisitFeatures([](void* ctx, std::string_view key, const FeatureView& f) { (*static_cast<Fn*>(ctx))(key, f); }, &fn);
   }
   void VisitFeatures(void (*cb)(void* ctx, std::string_view key, const FeatureView& f), void* ctx) const;
 

@@ -96,8 +96,7 @@ enum class PngDecoder { kAuto, kLibpng, kLibdeflate };
 const char* PngDecoderName(PngDecoder decoder);
 // DecodeImageInto for PNG bytes with the given decoder; other formats are
 // kInvalidArgument.
-Status DecodePngWith(PngDecoder decoder, std::string_view bytes, const DecodeOptions& options,
-                     Image* out);
+Status DecodePngWith(PngDecoder decoder, std::string_view bytes, const DecodeOptions& options, Image* out);
 
 // As DecodeImage, but into *out, reusing its allocation (keep one Image per
 // thread for the lowest cost). On error *out is unspecified.

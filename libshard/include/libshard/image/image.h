@@ -35,9 +35,7 @@ class Image {
  public:
   Image() = default;
   // A zero-filled image. bit_depth must be 8 or 16, channels 1..4.
-  Image(int width, int height, int channels, int bit_depth = 8) {
-    Reset(width, height, channels, bit_depth);
-  }
+  Image(int width, int height, int channels, int bit_depth = 8) { Reset(width, height, channels, bit_depth); }
 
   // Reshapes the image, keeping the allocation when it is large enough (so a
   // per-thread Image can be reused for decode after decode). Sample values
@@ -58,9 +56,7 @@ class Image {
   bool has_alpha() const { return channels_ == 2 || channels_ == 4; }
   bool empty() const { return width_ == 0 || height_ == 0; }
 
-  size_t row_bytes() const {
-    return static_cast<size_t>(width_) * channels_ * bytes_per_sample();
-  }
+  size_t row_bytes() const { return static_cast<size_t>(width_) * channels_ * bytes_per_sample(); }
   size_t byte_size() const { return row_bytes() * static_cast<size_t>(height_); }
 
   uint8_t* data() { return data_.data(); }
@@ -69,17 +65,15 @@ class Image {
   const uint8_t* row(int y) const { return data_.data() + row_bytes() * y; }
   // 16-bit view; only meaningful when bit_depth() == 16.
   uint16_t* samples16() { return reinterpret_cast<uint16_t*>(data_.data()); }
-  const uint16_t* samples16() const {
-    return reinterpret_cast<const uint16_t*>(data_.data());
-  }
+  const uint16_t* samples16() const { return reinterpret_cast<const uint16_t*>(data_.data()); }
 
   // The storage itself, e.g. to move the bytes into a record.
   std::vector<uint8_t>& storage() { return data_; }
   const std::vector<uint8_t>& storage() const { return data_; }
 
   friend bool operator==(const Image& a, const Image& b) {
-    return a.width_ == b.width_ && a.height_ == b.height_ &&
-           a.channels_ == b.channels_ && a.bit_depth_ == b.bit_depth_ && a.data_ == b.data_;
+    return a.width_ == b.width_ && a.height_ == b.height_ && a.channels_ == b.channels_ &&
+           a.bit_depth_ == b.bit_depth_ && a.data_ == b.data_;
   }
 
  private:

@@ -40,9 +40,8 @@ struct PassThroughDecision {
 };
 
 // `geometry` is the plan for the oriented image (PlanGeometry).
-PassThroughDecision DecidePassThrough(const ImageInfo& info, const DecodeOptions& decode,
-                                      const Geometry& geometry, OutputFormat output,
-                                      ReencodeMode mode);
+PassThroughDecision DecidePassThrough(const ImageInfo& info, const DecodeOptions& decode, const Geometry& geometry,
+                                      OutputFormat output, ReencodeMode mode);
 
 }  // namespace libshard::image
 

@@ -37,8 +37,7 @@ struct PipelineOptions {
 // decode_options.jpeg_scale_denom is overridden by the shrink-on-load choice.
 // The spec's crop box and target size refer to the oriented, full-size image.
 StatusOr<Image> DecodeAndTransform(std::string_view bytes, const DecodeOptions& decode_options,
-                                   const TransformSpec& spec,
-                                   const PipelineOptions& options = {});
+                                   const TransformSpec& spec, const PipelineOptions& options = {});
 
 }  // namespace libshard::image
 

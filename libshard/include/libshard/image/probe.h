@@ -56,15 +56,15 @@ struct ImageInfo {
   int channels = 0;
   // Bits per sample as stored: PNG 1/2/4/8/16, JPEG 8 or 12, WebP 8.
   int bit_depth = 8;
-  bool has_alpha = false;       // PNG alpha channel or tRNS chunk, WebP alpha
-  bool palette = false;         // PNG colour type 3 (indexed)
-  bool progressive = false;     // JPEG SOF2/6/10/14, or interlaced PNG
-  bool arithmetic = false;      // JPEG arithmetic coding (SOF9..SOF15)
-  bool cmyk = false;            // JPEG with 4 components (CMYK or YCCK)
-  bool ycck = false;            // JPEG 4 components, Adobe transform 2
-  bool adobe = false;           // JPEG carries an Adobe APP14 marker
-  bool animated = false;        // WebP animation (ANIM/ANMF chunks); not decoded
-  bool lossless = false;        // WebP VP8L bitstream
+  bool has_alpha = false;    // PNG alpha channel or tRNS chunk, WebP alpha
+  bool palette = false;      // PNG colour type 3 (indexed)
+  bool progressive = false;  // JPEG SOF2/6/10/14, or interlaced PNG
+  bool arithmetic = false;   // JPEG arithmetic coding (SOF9..SOF15)
+  bool cmyk = false;         // JPEG with 4 components (CMYK or YCCK)
+  bool ycck = false;         // JPEG 4 components, Adobe transform 2
+  bool adobe = false;        // JPEG carries an Adobe APP14 marker
+  bool animated = false;     // WebP animation (ANIM/ANMF chunks); not decoded
+  bool lossless = false;     // WebP VP8L bitstream
   // EXIF orientation 1..8 from a JPEG APP1 Exif segment; 1 when absent or
   // when the stored value is out of range.
   int orientation = 1;

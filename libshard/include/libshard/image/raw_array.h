@@ -107,15 +107,15 @@ uint64_t RawByteSize(const RawShape& shape);
 // The bytes back into an Image of `shape`. max_bytes bounds the
 // decompressed size (the shape's byte count is checked against it before
 // anything is allocated). Default limit: 1 GiB.
-StatusOr<Image> DecodeRaw(std::string_view bytes, const RawShape& shape,
-                          RawCompression compression, uint64_t max_bytes = uint64_t{1} << 30);
+StatusOr<Image> DecodeRaw(std::string_view bytes, const RawShape& shape, RawCompression compression,
+                          uint64_t max_bytes = uint64_t{1} << 30);
 
 // As DecodeRaw, into the caller's `dst` of exactly RawByteSize(shape) bytes
 // (`dst_size`; another size is kInvalidArgument): zstd decompresses straight
 // into it and the Up filter is undone there, no other buffer. On an error
 // `dst` holds unspecified bytes.
-Status DecodeRawInto(std::string_view bytes, const RawShape& shape, RawCompression compression,
-                     uint8_t* dst, uint64_t dst_size, uint64_t max_bytes = uint64_t{1} << 30);
+Status DecodeRawInto(std::string_view bytes, const RawShape& shape, RawCompression compression, uint8_t* dst,
+                     uint64_t dst_size, uint64_t max_bytes = uint64_t{1} << 30);
 
 }  // namespace libshard::image
 

@@ -51,8 +51,7 @@ struct ResampleBox {
 
 // Resamples `box` of `in` (8- or 16-bit, 1..4 channels) to out_width x
 // out_height.
-StatusOr<Image> Resample(const Image& in, const ResampleBox& box, int out_width,
-                         int out_height, Filter filter);
+StatusOr<Image> Resample(const Image& in, const ResampleBox& box, int out_width, int out_height, Filter filter);
 
 // The whole image to out_width x out_height.
 StatusOr<Image> Resize(const Image& in, int out_width, int out_height, Filter filter);
@@ -67,8 +66,8 @@ bool ResampleImplAvailable(ResampleImpl impl);
 ResampleImpl ActiveResampleImpl();
 // Resample() with the given implementation; kFailedPrecondition when the
 // CPU lacks it.
-StatusOr<Image> ResampleWith(ResampleImpl impl, const Image& in, const ResampleBox& box,
-                             int out_width, int out_height, Filter filter);
+StatusOr<Image> ResampleWith(ResampleImpl impl, const Image& in, const ResampleBox& box, int out_width, int out_height,
+                             Filter filter);
 
 }  // namespace libshard::image
 

@@ -82,14 +82,14 @@ struct TransformSpec {
 
 // Where a transform takes pixels from and puts them, in source pixel units.
 struct Geometry {
-  int src_width = 0;   // source size the plan was made for
+  int src_width = 0;  // source size the plan was made for
   int src_height = 0;
-  ResampleBox box;     // source region used
-  int scaled_width = 0;   // size `box` is resampled to
+  ResampleBox box;       // source region used
+  int scaled_width = 0;  // size `box` is resampled to
   int scaled_height = 0;
-  int out_width = 0;      // output canvas
+  int out_width = 0;  // output canvas
   int out_height = 0;
-  int offset_x = 0;       // top-left of the scaled region on the canvas
+  int offset_x = 0;  // top-left of the scaled region on the canvas
   int offset_y = 0;
 
   // True when the output is the source unchanged.
@@ -105,8 +105,7 @@ StatusOr<Geometry> PlanGeometry(int src_width, int src_height, const TransformSp
 // then scaled by 1/d when img is ceil(src / d) for d = 2, 4 or 8, else by
 // img.width() / g.src_width (and likewise for height).
 // `fill` pads uncovered canvas pixels.
-StatusOr<Image> ApplyGeometry(const Image& img, const Geometry& g, Filter filter,
-                              const std::array<uint8_t, 4>& fill);
+StatusOr<Image> ApplyGeometry(const Image& img, const Geometry& g, Filter filter, const std::array<uint8_t, 4>& fill);
 
 // PlanGeometry + ApplyGeometry.
 StatusOr<Image> Transform(const Image& img, const TransformSpec& spec);
@@ -144,8 +143,7 @@ Image Orient(const Image& img, int orientation);
 // result is within a mean absolute difference of 1.5 to 3.7 of full decode
 // + resize (under 2.0: at most 1.0), about as far as one more JPEG q90
 // generation.
-int ChooseJpegScale(const ImageInfo& info, const TransformSpec& spec,
-                    double min_filter_shrink = 1.0);
+int ChooseJpegScale(const ImageInfo& info, const TransformSpec& spec, double min_filter_shrink = 1.0);
 
 }  // namespace libshard::image
 

@@ -75,7 +75,7 @@ class SampleConverter {
   size_t pixels_ = 0;  // H * W
   int channels_ = 0;
   std::vector<float> scale_, bias_;  // float32: x * scale[c] + bias[c]
-  std::vector<uint16_t> lut16_;  // channels x 256
+  std::vector<uint16_t> lut16_;      // channels x 256
 };
 
 }  // namespace libshard::reader

@@ -1,6 +1,6 @@
 // BatchLoader: contiguous image batches (uint8 N x H x W x C by default; NCHW
-// and normalised float32 / float16 on request) and int64 labels from a Dataset, decoded by a pool of oneTBB threads into a ring of
-// reusable buffers, `prefetch` batches ahead of the consumer.
+// and normalised float32 / float16 on request) and int64 labels from a Dataset, decoded by a pool of oneTBB threads
+// into a ring of reusable buffers, `prefetch` batches ahead of the consumer.
 //
 //   BatchLoaderOptions o;
 //   o.batch_size = 64; o.height = o.width = 224; o.threads = 2;
@@ -193,9 +193,7 @@ struct Position {
   static constexpr uint64_t kMaxEpoch = (uint64_t{1} << 63) - 1;
   uint64_t epoch = 0;  // 0 .. kMaxEpoch
   uint64_t batch = 0;  // index within the epoch
-  friend bool operator==(const Position& a, const Position& b) {
-    return a.epoch == b.epoch && a.batch == b.batch;
-  }
+  friend bool operator==(const Position& a, const Position& b) { return a.epoch == b.epoch && a.batch == b.batch; }
 };
 
 struct Batch {

@@ -234,8 +234,7 @@ class Dataset {
   // downloaded; under a cache_limit the part cannot hold whole, a shard is
   // unpinned (evictable) once its reads in this stretch of the order are
   // done. Replaces the previous plan. Errors: as CheckReadOrder().
-  Status PlanEpoch(const SampleOrder& order, const std::vector<uint64_t>& epoch_samples,
-                   uint64_t first_batch) const;
+  Status PlanEpoch(const SampleOrder& order, const std::vector<uint64_t>& epoch_samples, uint64_t first_batch) const;
   // Remote shards: objects downloaded into the cache so far by this dataset
   // (for tests and benchmarks).
   uint64_t downloads() const;
@@ -265,19 +264,19 @@ class Dataset {
   std::vector<std::string> paths_;                          // shard_path()
   std::vector<size_t> remote_index_;                        // per shard: its index in remote_, or npos
   std::unique_ptr<RemoteShards> remote_;                    // the remote shards, if any
-  std::vector<uint64_t> starts_;  // starts_[i]: first sample of shard i; back(): total
+  std::vector<uint64_t> starts_;                            // starts_[i]: first sample of shard i; back(): total
   std::vector<LabelName> labels_;
-  bool schema_known_ = true;     // false once a source has no schema
+  bool schema_known_ = true;  // false once a source has no schema
   bool schema_seen_ = false;
-  std::set<std::string> schema_;  // keys every manifest marks required
-  std::set<std::string> listed_;  // keys every manifest lists, required or not
+  std::set<std::string> schema_;                                // keys every manifest marks required
+  std::set<std::string> listed_;                                // keys every manifest lists, required or not
   std::map<std::pair<uint64_t, uint64_t>, std::string> files_;  // (device, inode) -> "SOURCE (FILE)"
-  std::map<std::string, std::string> remote_files_;              // cache path -> "SOURCE (URL)"
+  std::map<std::string, std::string> remote_files_;             // cache path -> "SOURCE (URL)"
   StoredShape stored_;
   std::map<std::string, uint64_t> sizes_;  // "WxH" of the stored images -> samples
-  std::string unknown_sizes_;               // why the sizes are unknown, if they are (StoredShape::unknown)
-  bool plain_ = false;                      // a plain shard among the sources
-  bool channel_set_ = false;                // stored_.channels holds a manifest's value
+  std::string unknown_sizes_;              // why the sizes are unknown, if they are (StoredShape::unknown)
+  bool plain_ = false;                     // a plain shard among the sources
+  bool channel_set_ = false;               // stored_.channels holds a manifest's value
   // channel_stats(): per channel, samples, sum of means and of mean^2 + std^2
   // (each times the samples); moments_ok_ false once a source has none.
   std::vector<ChannelMoments> channel_stats_;

@@ -131,8 +131,7 @@ class ShardReader {
   // Opens `path` and builds the record table. Errors: NotFound/IOError for the
   // file, DataLoss (file and offset) when a scan meets a truncated or corrupt
   // record, InvalidArgument for bad options or a compressed shard.
-  static StatusOr<std::unique_ptr<ShardReader>> Open(const std::string& path,
-                                                     const ShardReaderOptions& options = {});
+  static StatusOr<std::unique_ptr<ShardReader>> Open(const std::string& path, const ShardReaderOptions& options = {});
   ~ShardReader();
   ShardReader(const ShardReader&) = delete;
   ShardReader& operator=(const ShardReader&) = delete;
@@ -176,10 +175,10 @@ class ShardReader {
 
   std::string path_;
   ShardReaderOptions options_;
-  uint64_t id_ = 0;  // unique per reader, names a RecordBuffer's contents
-  io::ScopedFd fd_;                        // kPread without open_files
-  io::FileIdentity identity_;              // the file as opened
-  int open_flags_ = 0;                     // extra flags for reopening (O_DIRECT)
+  uint64_t id_ = 0;                       // unique per reader, names a RecordBuffer's contents
+  io::ScopedFd fd_;                       // kPread without open_files
+  io::FileIdentity identity_;             // the file as opened
+  int open_flags_ = 0;                    // extra flags for reopening (O_DIRECT)
   std::unique_ptr<io::MappedFile> file_;  // kMmap
   const char* map_ = nullptr;             // file_'s bytes; null when empty or kPread
   uint64_t file_size_ = 0;

@@ -24,9 +24,7 @@ namespace libshard::record {
 struct IndexEntry {
   uint64_t offset = 0;
   uint64_t size = 0;  // framed size
-  friend bool operator==(const IndexEntry& a, const IndexEntry& b) {
-    return a.offset == b.offset && a.size == b.size;
-  }
+  friend bool operator==(const IndexEntry& a, const IndexEntry& b) { return a.offset == b.offset && a.size == b.size; }
 };
 
 // "<shard>.idx"
@@ -46,15 +44,15 @@ StatusOr<std::vector<IndexEntry>> BuildIndex(std::string_view shard, const Reade
 // The first difference between an index and the records of its shard.
 struct IndexMismatch {
   enum class Kind {
-    kEntryDiffers,     // entry `entry` is not record `entry` (stated vs actual)
-    kRecordNotIndexed, // record `entry` (actual) is past the index's last line
-    kEntryPastEnd,     // entry `entry` (stated) is past the shard's last record
+    kEntryDiffers,      // entry `entry` is not record `entry` (stated vs actual)
+    kRecordNotIndexed,  // record `entry` (actual) is past the index's last line
+    kEntryPastEnd,      // entry `entry` (stated) is past the shard's last record
   };
   Kind kind = Kind::kEntryDiffers;
-  uint64_t entry = 0;  // 0-based: the record number, the index line minus one
-  IndexEntry stated;   // the index's line (kEntryDiffers, kEntryPastEnd)
-  IndexEntry actual;   // the record (kEntryDiffers, kRecordNotIndexed)
-  uint64_t lines = 0;  // lines in the index
+  uint64_t entry = 0;    // 0-based: the record number, the index line minus one
+  IndexEntry stated;     // the index's line (kEntryDiffers, kEntryPastEnd)
+  IndexEntry actual;     // the record (kEntryDiffers, kRecordNotIndexed)
+  uint64_t lines = 0;    // lines in the index
   uint64_t records = 0;  // records walked (kEntryPastEnd: all of them)
 };
 

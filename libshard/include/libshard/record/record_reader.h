@@ -82,8 +82,8 @@ FramingError DecodeHeader(const char* header, uint64_t offset, uint64_t remainin
 
 // Decodes the record whose header starts at `offset` in `buf`. On kNone fills
 // *out; otherwise *out is unchanged and *error (when given) says why.
-RecordFault DecodeRecordAt(std::string_view buf, uint64_t offset, const ReaderOptions& options,
-                           RecordView* out, FramingError* error = nullptr);
+RecordFault DecodeRecordAt(std::string_view buf, uint64_t offset, const ReaderOptions& options, RecordView* out,
+                           FramingError* error = nullptr);
 
 // The message of a framing error: "corrupted record at byte N: length CRC
 // mismatch (stored 0x..., computed 0x...)", "truncated record at byte N:
@@ -100,8 +100,7 @@ Status FramingStatus(const FramingError& error, std::string_view file = {});
 class RecordReader {
  public:
   // `data` must stay valid while the reader and its record views are used.
-  explicit RecordReader(std::string_view data, ReaderOptions options = {})
-      : data_(data), options_(options) {}
+  explicit RecordReader(std::string_view data, ReaderOptions options = {}) : data_(data), options_(options) {}
 
   Status Next(RecordView* record);
 

@@ -34,8 +34,7 @@ struct WriterOptions {
 class RecordWriter {
  public:
   // Creates `path` (and `path + ".idx"` if options.write_index).
-  static StatusOr<std::unique_ptr<RecordWriter>> Create(const std::string& path,
-                                                        WriterOptions options = {});
+  static StatusOr<std::unique_ptr<RecordWriter>> Create(const std::string& path, WriterOptions options = {});
   // Writes to `data` and, when non-null, the index to `index`. Takes ownership.
   RecordWriter(std::unique_ptr<io::WritableFile> data, std::unique_ptr<io::WritableFile> index,
                WriterOptions options = {});

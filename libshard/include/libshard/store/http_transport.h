@@ -24,8 +24,8 @@
 namespace libshard::store {
 
 struct HttpRequest {
-  std::string method;  // GET, HEAD, PUT, POST, DELETE
-  std::string url;     // with the query already sorted and encoded
+  std::string method;                // GET, HEAD, PUT, POST, DELETE
+  std::string url;                   // with the query already sorted and encoded
   std::vector<std::string> headers;  // "Name: value"
   // The request body: `body`, or when body_fd >= 0, body_length bytes of
   // that descriptor from body_offset (read with pread: parts of one file may

@@ -103,8 +103,7 @@ class ShardCache {
   uint64_t evicted() const { return evicted_; }
 
  private:
-  ShardCache(std::string dir, uint64_t limit, PartOptions parts)
-      : dir_(std::move(dir)), limit_(limit), parts_(parts) {}
+  ShardCache(std::string dir, uint64_t limit, PartOptions parts) : dir_(std::move(dir)), limit_(limit), parts_(parts) {}
   // Evicts unpinned files, oldest first, until `incoming` more bytes fit,
   // and reserves them (Get() gives them back when the download ends).
   Status MakeRoom(uint64_t incoming, const std::string& url);

@@ -12,9 +12,7 @@
 namespace libshard::util {
 
 // True when `s` begins with `prefix` (always for an empty prefix).
-inline bool StartsWith(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
-}
+inline bool StartsWith(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 
 // True when `s` ends with `suffix` (always for an empty suffix).
 inline bool EndsWith(std::string_view s, std::string_view suffix) {

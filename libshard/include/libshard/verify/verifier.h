@@ -110,12 +110,12 @@ enum class FaultKind {
   kManifestLabelOutOfRange,  // `image/class/label` not in the manifest's labels[]
   kManifestSchema,           // a required feature missing, or a feature of the wrong kind
   // With decode_images.
-  kImageUndecodable,         // `image/encoded` does not decode (or its format is unknown)
-  kImageSizeMismatch,        // decoded size differs from image/height, image/width or image/channels
-  kRawArrayInvalid,          // a raw array's shape/dtype missing or bad, or bytes not of that shape
-  kMaskUndecodable,          // the segmentation mask does not decode (or its format is unknown)
-  kMaskSizeMismatch,         // the mask's size differs from the image's
-  kLabelInvalid,             // `image/class/label` is present but not int64
+  kImageUndecodable,   // `image/encoded` does not decode (or its format is unknown)
+  kImageSizeMismatch,  // decoded size differs from image/height, image/width or image/channels
+  kRawArrayInvalid,    // a raw array's shape/dtype missing or bad, or bytes not of that shape
+  kMaskUndecodable,    // the segmentation mask does not decode (or its format is unknown)
+  kMaskSizeMismatch,   // the mask's size differs from the image's
+  kLabelInvalid,       // `image/class/label` is present but not int64
 };
 
 // What is wrong with a set (VerifySet, CheckNumberedSets): about a whole
@@ -131,7 +131,7 @@ enum class SetFaultKind {
   kManifestSize,           // the shard's size in bytes differs from the manifest's
   kManifestChecksum,       // the shard's CRC-32C differs from the manifest's
   // Without a manifest: from the file names alone.
-  kSetIncomplete,          // a -NNNNN-of-MMMMM set lacks numbers, has one >= M, or mixes counts
+  kSetIncomplete,  // a -NNNNN-of-MMMMM set lacks numbers, has one >= M, or mixes counts
 };
 
 // "length_crc_mismatch", "not_an_example", ... (the names in docs/verify.md).
@@ -171,7 +171,7 @@ struct FileResult {
   // CRC-32C (unmasked) of the whole file as stored, when asked for
   // (FileChecks::checksum) and the file could be read to its end.
   std::optional<uint32_t> crc32c;
-  std::vector<Fault> faults;   // in file order, at most max_faults_per_file
+  std::vector<Fault> faults;    // in file order, at most max_faults_per_file
   uint64_t faults_omitted = 0;  // faults found beyond max_faults_per_file
 
   bool ok() const { return faults.empty() && faults_omitted == 0; }
@@ -228,8 +228,8 @@ struct SetFault {
 };
 
 struct ManifestResult {
-  std::string path;          // the manifest, as given or found
-  uint64_t shards = 0;       // shards it lists
+  std::string path;     // the manifest, as given or found
+  uint64_t shards = 0;  // shards it lists
   std::vector<SetFault> faults;
 };
 
@@ -241,8 +241,8 @@ struct SetResult {
   // With no manifest at all, the caller's CheckNumberedSets of the files
   // found in folder arguments (a file named alone is not held to its set).
   std::vector<SetFault> name_set_faults;
-  bool no_manifest = false;              // no manifest was given or found
-  uint64_t fault_count() const;          // file faults (omitted ones too) and set faults
+  bool no_manifest = false;      // no manifest was given or found
+  uint64_t fault_count() const;  // file faults (omitted ones too) and set faults
 };
 
 // Without a manifest, the one set check the names allow: files among
