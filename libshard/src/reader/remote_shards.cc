@@ -158,6 +158,22 @@ void Release(ShardState& s) {
 
 }  // namespace
 
+void RemoteShards::LoadShard(Core& c, size_t i, std::unique_lock<std::mutex>& lock) {
+  ShardState& s = c.st[i];
+  s.phase = Phase::kLoading;
+  lock.unlock();
+  StatusOr<std::shared_ptr<Resident>> r = Load(*cache_, shards_[i], options_);
+  lock.lock();
+  if (r.ok()) {
+    s.res = std::move(*r);
+    s.phase = Phase::kReady;
+  } else {
+    s.error = r.status();
+    s.phase = Phase::kFailed;
+  }
+  c.cv.notify_all();
+}
+
 StatusOr<std::shared_ptr<const ShardReader>> RemoteShards::Acquire(size_t i, bool count_read) {
   Core& c = C();
   std::unique_lock<std::mutex> lock(c.mu);
@@ -222,18 +238,7 @@ StatusOr<std::shared_ptr<const ShardReader>> RemoteShards::Acquire(size_t i, boo
         held -= CacheBytes(lru);
       }
     }
-    s.phase = Phase::kLoading;
-    lock.unlock();
-    StatusOr<std::shared_ptr<Resident>> r = Load(*cache_, shards_[i], options_);
-    lock.lock();
-    if (r.ok()) {
-      s.res = std::move(*r);
-      s.phase = Phase::kReady;
-    } else {
-      s.error = r.status();
-      s.phase = Phase::kFailed;
-    }
-    c.cv.notify_all();
+    LoadShard(c, i, lock);
   }
   // Count the read; when the interval is done, a streaming plan lets the
   // shard go unless its next interval is already due.
@@ -366,20 +371,8 @@ Status RemoteShards::Plan(const std::vector<size_t>& reads, size_t batch, size_t
           if (c.stop) return;
           const size_t i = c.queue.front();
           c.queue.pop_front();
-          ShardState& s = c.st[i];
-          if (s.phase != Phase::kQueued) continue;
-          s.phase = Phase::kLoading;
-          lk.unlock();
-          StatusOr<std::shared_ptr<Resident>> r = Load(*cache_, shards_[i], options_);
-          lk.lock();
-          if (r.ok()) {
-            s.res = std::move(*r);
-            s.phase = Phase::kReady;
-          } else {
-            s.error = r.status();
-            s.phase = Phase::kFailed;
-          }
-          c.cv.notify_all();
+          if (c.st[i].phase != Phase::kQueued) continue;
+          LoadShard(c, i, lk);
         }
       });
     }

@@ -36,6 +36,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -91,6 +92,10 @@ class RemoteShards {
   explicit RemoteShards(const DatasetOptions& options) : options_(options) {}
   // The state of this process (see Fork in the file comment).
   Core& C();
+  // Downloads and opens shard i (its state kQueued or kIdle, `lock` held on
+  // c.mu), with the lock released meanwhile; then kReady or kFailed, waiters
+  // woken.
+  void LoadShard(Core& c, size_t i, std::unique_lock<std::mutex>& lock);
 
   const DatasetOptions options_;
   std::unique_ptr<store::ShardCache> cache_;
