@@ -6,6 +6,7 @@
 
 #include "faults.h"
 #include "libshard/image/probe.h"
+#include "libshard/util/strings.h"
 
 namespace libshard::verify::internal {
 
@@ -19,8 +20,7 @@ using record::RecordView;
 std::string WhatItLooksLike(std::string_view head) {
   const char* what = image::DescribeContent(head);
   if (what == nullptr) return "";
-  const std::string_view w(what);
-  const bool one = w.size() > 6 && w.substr(w.size() - 6) == " image";  // "a PNG image", but "zstd data"
+  const bool one = util::EndsWith(what, " image");  // "a PNG image", but "zstd data"
   return std::string("looks like ") + (one ? "a " : "") + what;
 }
 
