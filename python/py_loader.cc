@@ -132,7 +132,8 @@ class PyLoader {
            const py::object& worker, const py::object& num_workers, const py::object& buffers,
            const std::string& layout, const py::object& dtype, const py::object& mean, const py::object& std,
            const py::object& slots, const py::object& cache_dir, const py::object& cache_limit,
-           const std::string& on_error, const py::object& extras) {
+           const std::string& on_error, const py::object& extras, const py::object& block_size,
+           const py::object& window_blocks) {
     reader::DatasetOptions dopt;
     dopt.shard.io = TakeArg(reader::ParseIoMode(io), "io");
     dopt.shard.verify_crc = verify_crc;
@@ -201,6 +202,9 @@ class PyLoader {
     } else {
       o.order.kind = shuffle ? reader::OrderKind::kShuffle : reader::OrderKind::kSequential;
     }
+    // Block shuffle's geometry (reader/sample_order.h); bounded like every count.
+    o.order.block_size = static_cast<size_t>(IntArg(block_size, "block_size", 1, kIntMax));
+    o.order.window_blocks = static_cast<size_t>(IntArg(window_blocks, "window_blocks", 1, 65536));
     o.order.seed = IntArg(seed, "seed", 0, ~uint64_t{0});
     o.order.rank = static_cast<int>(IntArg(rank, "rank", 0, kIntMax));
     o.order.world_size = static_cast<int>(IntArg(world_size, "world_size", 1, kIntMax));
@@ -688,7 +692,7 @@ void BindLoader(py::module_& m) {
                     const std::map<std::string, std::string>&, const std::string&, bool, const py::object&,
                     const py::object&, const py::object&, const std::string&, const py::object&, const py::object&,
                     const py::object&, const py::object&, const py::object&, const py::object&, const std::string&,
-                    const py::object&>(),
+                    const py::object&, const py::object&, const py::object&>(),
            py::arg("sources"), py::arg("batch_size"), py::kw_only(), py::arg("image_size") = py::none(),
            py::arg("shuffle") = false, py::arg("seed") = 0, py::arg("rank") = 0, py::arg("world_size") = 1,
            py::arg("threads") = 2, py::arg("augment") = "none", py::arg("drop_last") = false,
@@ -698,7 +702,8 @@ void BindLoader(py::module_& m) {
            py::arg("num_workers") = 1, py::arg("buffers") = py::none(), py::arg("layout") = "NHWC",
            py::arg("dtype") = "uint8", py::arg("mean") = py::none(), py::arg("std") = py::none(),
            py::arg("slots") = py::none(), py::arg("cache_dir") = py::none(), py::arg("cache_limit") = 0,
-           py::arg("on_error") = "raise", py::arg("extras") = py::none(),
+           py::arg("on_error") = "raise", py::arg("extras") = py::none(), py::arg("block_size") = 256,
+           py::arg("window_blocks") = 4,
            "sources: paths (str, bytes, os.PathLike), folders, globs or a manifest.json, or s3://BUCKET/PREFIX[/\n"
            "manifest.json] / https://... (docs/object_storage.md); image_size: an int or\n"
            "(height, width), None (default): the stored size when the manifest says every image has it;\n"
@@ -707,7 +712,8 @@ void BindLoader(py::module_& m) {
            "(required when it has several); cache_dir, cache_limit: where remote shards are cached (default\n"
            "$LIBSHARD_CACHE_DIR, else ~/.cache/libshard) and its byte limit (0: none; shards are downloaded\n"
            "ahead of the epoch's order and, over a part larger than the limit, stream through the cache with\n"
-           "sequential or order=\"block-shuffle\" reading)")
+           "sequential or order=\"block-shuffle\" reading); block_size, window_blocks: order=\"block-shuffle\"'s\n"
+           "blocks of consecutive records and how many are shuffled together (default 256 and 4)")
       .def("__len__", &PyLoader::Len, "Batches per epoch")
       .def(
           "__iter__", [](py::object self) { return self.cast<PyLoader&>().Iter(self); },

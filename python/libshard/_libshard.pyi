@@ -149,7 +149,7 @@ class Loader:
                  dtype: Union[str, np.dtype, type, Any] = "uint8", mean: Union[Sequence[float], str, None] = None,
                  std: Union[Sequence[float], str, None] = None, slots: Optional[Any] = None,
                  cache_dir: Optional[str] = None, cache_limit: int = 0, on_error: str = "raise",
-                 extras: Optional[Sequence[str]] = None) -> None:
+                 extras: Optional[Sequence[str]] = None, block_size: int = 256, window_blocks: int = 4) -> None:
         """Opens the sources and sets up the decode threads (they start on the first batch).
 
         Args:
@@ -176,6 +176,10 @@ class Loader:
             channels: 3 (RGB) or 1 (gray). None (default): 1 when the manifest says every image is stored
                 gray, else 3.
             order: ``"sequential"``, ``"shuffle"`` or ``"block-shuffle"``; overrides ``shuffle`` when given.
+                Block shuffle (FFCV's quasi-random order) cuts the samples into blocks of ``block_size``
+                consecutive records (1..2**31 - 1, default 256), permutes the blocks, and shuffles the samples
+                of each ``window_blocks`` consecutive blocks together (1..65536, default 4): reads stay within
+                a few blocks at a time, which is what lets a remote dataset larger than ``cache_limit`` stream.
             prefetch: batches decoded ahead of the consumer (owned buffers only).
             io: ``"mmap"`` or ``"pread"``.
             verify_crc: check both CRCs of every record.

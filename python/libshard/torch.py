@@ -474,7 +474,7 @@ class ShardImages(torch.utils.data.Dataset):
 
     def __init__(self, sources: Union[str, Sequence[str]], *, seed: int = 0, **loader_options: Any) -> None:
         for k in ("buffers", "slots", "rank", "world_size", "worker", "num_workers", "shuffle", "order",
-                  "drop_last"):
+                  "drop_last", "block_size", "window_blocks"):
             if k in loader_options:
                 raise ValueError("%s: not an option of ShardImages (it reads samples by number)" % k)
         self.sources = sources

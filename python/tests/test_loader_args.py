@@ -436,6 +436,25 @@ def test_std_dataset_refuses_a_channel_constant_in_every_image(tmp_path):
     with pytest.raises(ValueError, match=r'^std="dataset": channel 1 is constant'):
         libshard.Loader(out, 2, dtype="float32", mean="dataset", std="dataset")
 
+
+def test_block_shuffle_takes_its_block_size_and_window(tmp_path):
+    from shard_fixtures import write_shard
+    write_shard(tmp_path / "a.tfrecord", 24)
+    kw = dict(image_size=8, order="block-shuffle", seed=5)
+    # Blocks of 4 consecutive records, one block a window: each batch of 4 is one block, each block once.
+    batches = [sorted(b[1].tolist()) for b in libshard.Loader(str(tmp_path / "a.tfrecord"), 4, block_size=4,
+                                                              window_blocks=1, **kw)]
+    assert sorted(batches) == [list(range(k, k + 4)) for k in range(0, 24, 4)]
+    assert batches != sorted(batches)  # the blocks are permuted
+    # Two blocks a window: each batch of 8 is two whole blocks, shuffled together.
+    for b in libshard.Loader(str(tmp_path / "a.tfrecord"), 8, block_size=4, window_blocks=2, **kw):
+        blocks = sorted({y // 4 for y in b[1].tolist()})
+        assert len(blocks) == 2 and sorted(b[1].tolist()) == [y for k in blocks for y in range(4 * k, 4 * k + 4)]
+    with pytest.raises(ValueError, match="block_size"):
+        libshard.Loader(str(tmp_path / "a.tfrecord"), 4, block_size=0, **kw)
+    with pytest.raises(ValueError, match="window_blocks"):
+        libshard.Loader(str(tmp_path / "a.tfrecord"), 4, window_blocks=70000, **kw)
+
 def test_values_on_the_0_255_scale_are_refused_saying_so(shard):
     with pytest.raises(ValueError, match=r"^mean: 123\.675 looks like the 0\.\.255 scale"):
         libshard.Loader(shard, 2, image_size=8, dtype="float32", mean=(123.675, 116.28, 103.53))

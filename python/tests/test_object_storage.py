@@ -233,3 +233,18 @@ def test_loader_streams_through_a_small_cache_limit(s3, tmp_path):
         libshard.Loader("s3://bkt/data/ds", cache_dir=str(cache), cache_limit=limit, shuffle=True, **kw)
     for x in (remote, local):
         x.close()
+    # Block shuffle with blocks small enough for this split streams too (its windows span more shards than a
+    # sequential read: half the split for the limit), in the same order as over the folder.
+    bs = dict(kw, order="block-shuffle", block_size=2, window_blocks=2, seed=3)
+    limit = total // 2
+    remote = libshard.Loader("s3://bkt/data/ds", cache_dir=str(cache), cache_limit=limit, **bs)
+    local = libshard.Loader(str(out), **bs)
+    labels = []
+    for _ in range(2):
+        for (x1, y1), (x2, y2) in zip(remote, local):
+            assert np.array_equal(x1, x2) and np.array_equal(y1, y2)
+            labels += y1.tolist()
+            assert cached() <= limit
+    assert labels != sorted(labels)  # shuffled, not sequential
+    for x in (remote, local):
+        x.close()
