@@ -20,6 +20,7 @@
 #include <gtest/gtest.h>
 
 #include "libshard/store/http_transport.h"
+#include "libshard/store/s3_store.h"
 #include "testutil.h"
 
 extern char** environ;
@@ -259,6 +260,32 @@ LocalNginx::~LocalNginx() {
     ::kill(pid_, SIGQUIT);
     WaitOrKill(pid_, 10);
   }
+}
+
+void S3ProxyTest::SetUp() {
+  dir_ = MakeTempDir();
+  std::string why;
+  s3_ = LocalS3::Start(dir_ + "/s3", {"bkt"}, &why);
+  LIBSHARD_REQUIRE_SERVER(s3_, why);
+  proxy_ = FaultProxy::Start(s3_->port(), dir_, &why);
+  ASSERT_TRUE(proxy_) << why;
+}
+
+void S3ProxyTest::UploadFolder(const std::string& local, const std::string& prefix) {
+  const store::S3Config c = s3_->Config();
+  std::unique_ptr<store::ObjectStore> s = store::NewS3Store(c, "bkt", store::NewCurlTransport(c));
+  for (const auto& e : fs::directory_iterator(local)) {
+    if (!e.is_regular_file()) continue;
+    Status st = s->PutFile(store::JoinKey(prefix, e.path().filename().string()), e.path().string());
+    ASSERT_TRUE(st.ok()) << st;
+  }
+}
+
+void S3ProxyTest::ReadThroughProxy() {
+  ::setenv("AWS_ENDPOINT_URL", proxy_->endpoint().c_str(), 1);
+  ::setenv("AWS_ACCESS_KEY_ID", "S3RVER", 1);
+  ::setenv("AWS_SECRET_ACCESS_KEY", "S3RVER", 1);
+  proxy_->Reset();
 }
 
 }  // namespace libshard::testing

@@ -15,6 +15,8 @@
 
 #include <sys/types.h>
 
+#include <gtest/gtest.h>
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -87,6 +89,25 @@ class LocalNginx {
 
 // True when the servers must run (LOCAL_S3_REQUIRED=1).
 bool ServersRequired();
+
+// A fixture with s3rver (bucket "bkt", stored under dir_/s3) and the fault
+// proxy in front of it, in a fresh dir_. A subclass's SetUp() calls this one
+// first and returns when it skipped or failed
+// (IsSkipped() || HasFatalFailure()).
+class S3ProxyTest : public ::testing::Test {
+ protected:
+  void SetUp() override;
+  // Puts every file of folder `local` under `prefix` in "bkt" (straight to
+  // s3rver, not through the proxy, so the proxy's counts start at 0).
+  void UploadFolder(const std::string& local, const std::string& prefix);
+  // Points the library's configuration (AWS_ENDPOINT_URL and the keys) at
+  // the proxy and zeroes its counts.
+  void ReadThroughProxy();
+
+  std::string dir_;
+  std::unique_ptr<LocalS3> s3_;
+  std::unique_ptr<FaultProxy> proxy_;
+};
 
 }  // namespace libshard::testing
 

@@ -186,24 +186,17 @@ TEST(StoreCacheTest, ManyPinnedFilesDoNotRunOutOfDescriptors) {
   }
 }
 
-class StoreCacheS3Test : public ::testing::Test {
+class StoreCacheS3Test : public testing::S3ProxyTest {
  protected:
   void SetUp() override {
-    dir_ = testing::MakeTempDir();
-    std::string why;
-    s3_ = testing::LocalS3::Start(dir_ + "/s3", {"bkt"}, &why);
-    LIBSHARD_REQUIRE_SERVER(s3_, why);
-    proxy_ = testing::FaultProxy::Start(s3_->port(), dir_, &why);
-    ASSERT_TRUE(proxy_) << why;
+    S3ProxyTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
     config_ = s3_->Config();
     config_.endpoint = proxy_->endpoint();
   }
   std::unique_ptr<ObjectStore> Store() { return NewS3Store(config_, "bkt", NewCurlTransport(config_)); }
 
-  std::string dir_;
   S3Config config_;
-  std::unique_ptr<testing::LocalS3> s3_;
-  std::unique_ptr<testing::FaultProxy> proxy_;
 };
 
 TEST_F(StoreCacheS3Test, ManyFetchersDownloadOnce) {

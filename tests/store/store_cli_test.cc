@@ -48,12 +48,20 @@ class StoreCliTest : public ::testing::Test {
     std::sort(shards_.begin(), shards_.end());
     shards_.erase(std::unique(shards_.begin(), shards_.end()), shards_.end());
     fs::create_directories(dir_ + "/tmp");
-    env_ = "env AWS_ENDPOINT_URL=" + s3_->endpoint() +
-           " AWS_ACCESS_KEY_ID=S3RVER AWS_SECRET_ACCESS_KEY=S3RVER TMPDIR=" + dir_ + "/tmp ";
   }
-  testing::CommandResult Shard(const std::string& args) { return testing::RunCommand(env_ + SHARD_BIN + " " + args); }
+  // The variables that point `shard` at `endpoint` (s3rver's, or a proxy's in front of it), with TMPDIR inside
+  // the test's folder.
+  std::string EnvFor(const std::string& endpoint) const {
+    return "AWS_ENDPOINT_URL=" + endpoint + " AWS_ACCESS_KEY_ID=S3RVER AWS_SECRET_ACCESS_KEY=S3RVER TMPDIR=" + dir_ +
+           "/tmp ";
+  }
+  // Runs `shard ARGS` against s3rver, or against `endpoint` when given.
+  testing::CommandResult Shard(const std::string& args, const std::string& endpoint = "") {
+    return testing::RunCommand("env " + EnvFor(endpoint.empty() ? s3_->endpoint() : endpoint) + SHARD_BIN + " " +
+                               args);
+  }
 
-  std::string dir_, env_;
+  std::string dir_;
   std::vector<std::string> shards_;
   std::unique_ptr<testing::LocalS3> s3_;
   std::unique_ptr<store::ObjectStore> store_;
@@ -124,10 +132,7 @@ TEST_F(StoreCliTest, TaskRunsIntoS3ThenMergeThere) {
   std::string why;
   auto proxy = testing::FaultProxy::Start(s3_->port(), dir_, &why);
   ASSERT_TRUE(proxy) << why;
-  testing::CommandResult m =
-      testing::RunCommand("env AWS_ENDPOINT_URL=" + proxy->endpoint() +
-                          " AWS_ACCESS_KEY_ID=S3RVER AWS_SECRET_ACCESS_KEY=S3RVER TMPDIR=" + dir_ + "/tmp " +
-                          SHARD_BIN + " merge s3://bkt/tasks");
+  testing::CommandResult m = Shard("merge s3://bkt/tasks", proxy->endpoint());
   ASSERT_EQ(m.exit_code, 0) << m.err;
   EXPECT_NE(m.err.find("s3://bkt/tasks/manifest.json"), std::string::npos) << m.err;
   EXPECT_EQ(proxy->Count("GET"), 1 + 3) << "a LIST and the 3 task manifests";
@@ -195,10 +200,7 @@ TEST_F(StoreCliTest, MergeInPlaceNamesADamagedShardAndWritesNothing) {
   std::string why;
   auto proxy = testing::FaultProxy::Start(s3_->port(), dir_, &why);
   ASSERT_TRUE(proxy) << why;
-  testing::CommandResult m =
-      testing::RunCommand("env AWS_ENDPOINT_URL=" + proxy->endpoint() +
-                          " AWS_ACCESS_KEY_ID=S3RVER AWS_SECRET_ACCESS_KEY=S3RVER TMPDIR=" + dir_ + "/tmp " +
-                          SHARD_BIN + " merge s3://bkt/tasks");
+  testing::CommandResult m = Shard("merge s3://bkt/tasks", proxy->endpoint());
   EXPECT_EQ(m.exit_code, 1) << m.err;
   EXPECT_NE(m.err.find("shard " + shards_[1] + " is damaged or incomplete (its bytes differ, manifest says crc32c:"),
             std::string::npos)
@@ -356,8 +358,7 @@ TEST_F(StoreCliTest, KillNineDuringAnUploadThenRerunIsCompleteAndIdentical) {
   std::string why;
   auto proxy = testing::FaultProxy::Start(s3_->port(), dir_, &why);
   ASSERT_TRUE(proxy) << why;
-  const std::string env = "AWS_ENDPOINT_URL=" + proxy->endpoint() +
-                          " AWS_ACCESS_KEY_ID=S3RVER AWS_SECRET_ACCESS_KEY=S3RVER TMPDIR=" + dir_ + "/tmp ";
+  const std::string env = EnvFor(proxy->endpoint());
   const std::string convert = std::string(SHARD_BIN) + " convert -q " + dir_ + "/in -o s3://bkt/conv " +
                               "--shard-size 2KiB --staging " + dir_ + "/staging";
   // The upload of the middle shard hangs (index, shard and entry go up in

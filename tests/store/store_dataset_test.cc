@@ -30,15 +30,6 @@ void ConvertSmallDataset(const std::string& dir) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
 }
 
-// Every file of `local` uploaded under `prefix`.
-void Upload(store::ObjectStore& s, const std::string& local, const std::string& prefix) {
-  for (const auto& e : fs::directory_iterator(local)) {
-    if (!e.is_regular_file()) continue;
-    Status st = s.PutFile(store::JoinKey(prefix, e.path().filename().string()), e.path().string());
-    ASSERT_TRUE(st.ok()) << st;
-  }
-}
-
 std::vector<std::string> AllRecords(const reader::Dataset& ds) {
   std::vector<std::string> out;
   reader::RecordBuffer buf;
@@ -51,27 +42,15 @@ std::vector<std::string> AllRecords(const reader::Dataset& ds) {
   return out;
 }
 
-class StoreDatasetTest : public ::testing::Test {
+class StoreDatasetTest : public testing::S3ProxyTest {
  protected:
   void SetUp() override {
-    dir_ = testing::MakeTempDir();
-    std::string why;
-    s3_ = testing::LocalS3::Start(dir_ + "/s3", {"bkt"}, &why);
-    LIBSHARD_REQUIRE_SERVER(s3_, why);
-    proxy_ = testing::FaultProxy::Start(s3_->port(), dir_, &why);
-    ASSERT_TRUE(proxy_) << why;
+    S3ProxyTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
     ConvertSmallDataset(dir_);
-    store::S3Config c = s3_->Config();
-    auto s = store::NewS3Store(c, "bkt", store::NewCurlTransport(c));
-    Upload(*s, dir_ + "/ds", "data/ds");
-    ::setenv("AWS_ENDPOINT_URL", proxy_->endpoint().c_str(), 1);
-    ::setenv("AWS_ACCESS_KEY_ID", "S3RVER", 1);
-    ::setenv("AWS_SECRET_ACCESS_KEY", "S3RVER", 1);
-    proxy_->Reset();
+    UploadFolder(dir_ + "/ds", "data/ds");
+    ReadThroughProxy();
   }
-  std::string dir_;
-  std::unique_ptr<testing::LocalS3> s3_;
-  std::unique_ptr<testing::FaultProxy> proxy_;
 };
 
 TEST_F(StoreDatasetTest, SameRecordsAsTheLocalFolderThroughTheCache) {

@@ -14,6 +14,7 @@
 #include "libshard/reader/batch_loader.h"
 #include "libshard/reader/dataset.h"
 #include "libshard/store/s3_store.h"
+#include "libshard/util/strings.h"
 #include "store/servers.h"
 #include "testutil.h"
 
@@ -57,35 +58,25 @@ struct Got {
   friend bool operator==(const Got& a, const Got& b) { return a.labels == b.labels && a.images == b.images; }
 };
 
-class StoreStreamTest : public ::testing::Test {
+class StoreStreamTest : public testing::S3ProxyTest {
  protected:
   void SetUp() override {
-    dir_ = testing::MakeTempDir();
-    std::string why;
-    s3_ = testing::LocalS3::Start(dir_ + "/s3", {"bkt"}, &why);
-    LIBSHARD_REQUIRE_SERVER(s3_, why);
-    proxy_ = testing::FaultProxy::Start(s3_->port(), dir_, &why);
-    ASSERT_TRUE(proxy_) << why;
+    S3ProxyTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
     ConvertManyShards(dir_);
-    store::S3Config c = s3_->Config();
-    auto s = store::NewS3Store(c, "bkt", store::NewCurlTransport(c));
+    UploadFolder(dir_ + "/ds", "data/ds");
     for (const auto& e : fs::directory_iterator(dir_ + "/ds")) {
       if (!e.is_regular_file()) continue;
-      Status st = s->PutFile("data/ds/" + e.path().filename().string(), e.path().string());
-      ASSERT_TRUE(st.ok()) << st;
       const std::string n = e.path().filename().string();
-      if (n.size() > 9 && n.substr(n.size() - 9) == ".tfrecord") {
+      if (util::EndsWith(n, ".tfrecord")) {
         ++shards_;
         total_ += e.file_size();
-      } else if (n.size() > 4 && n.substr(n.size() - 4) == ".idx") {
+      } else if (util::EndsWith(n, ".idx")) {
         total_ += e.file_size();
       }
     }
     ASSERT_GE(shards_, 12);
-    ::setenv("AWS_ENDPOINT_URL", proxy_->endpoint().c_str(), 1);
-    ::setenv("AWS_ACCESS_KEY_ID", "S3RVER", 1);
-    ::setenv("AWS_SECRET_ACCESS_KEY", "S3RVER", 1);
-    proxy_->Reset();
+    ReadThroughProxy();
   }
 
   std::shared_ptr<reader::Dataset> Open(const std::string& src, const std::string& cache, uint64_t limit = 0,
@@ -130,9 +121,6 @@ class StoreStreamTest : public ::testing::Test {
     return g;
   }
 
-  std::string dir_;
-  std::unique_ptr<testing::LocalS3> s3_;
-  std::unique_ptr<testing::FaultProxy> proxy_;
   int shards_ = 0;
   uint64_t total_ = 0;  // shards and indexes
 };
@@ -255,7 +243,7 @@ TEST_F(StoreStreamTest, ALimitBelowWhatABatchNeedsIsRefusedWithTheBytes) {
   uint64_t largest = 0;
   for (const auto& e : fs::directory_iterator(dir_ + "/ds")) {
     const std::string n = e.path().filename().string();
-    if (n.size() > 9 && n.substr(n.size() - 9) == ".tfrecord") largest = std::max<uint64_t>(largest, e.file_size());
+    if (util::EndsWith(n, ".tfrecord")) largest = std::max<uint64_t>(largest, e.file_size());
   }
   auto ds = Open("s3://bkt/data/ds", dir_ + "/cache", largest + 400);
   ASSERT_TRUE(ds);
@@ -273,7 +261,7 @@ TEST_F(StoreStreamTest, ADownloadErrorComesFromTheReadNamingTheObject) {
   std::string victim;
   for (const auto& e : fs::directory_iterator(dir_ + "/ds")) {
     const std::string n = e.path().filename().string();
-    if (n.find("-00003-of-") != std::string::npos && n.substr(n.size() - 9) == ".tfrecord") victim = n;
+    if (n.find("-00003-of-") != std::string::npos && util::EndsWith(n, ".tfrecord")) victim = n;
   }
   ASSERT_FALSE(victim.empty());
   std::string bytes = testing::ReadFileOrDie(dir_ + "/ds/" + victim);
