@@ -409,9 +409,10 @@ TEST(StoreFakeTransportTest, HttpsStoreIsReadOnly) {
 struct RangedObject {
   std::string bytes;
   std::mutex mu;
-  std::map<uint64_t, int> short_bodies;  // start -> answers cut to half, left
-  std::map<uint64_t, int> slowdowns;     // start -> 503 SlowDown answers, left
-  uint64_t corrupt_at = ~uint64_t{0};    // a byte flipped in every answer holding it
+  std::map<uint64_t, int> short_bodies;   // start -> answers cut to half, left
+  std::map<uint64_t, int> slowdowns;      // start -> 503 SlowDown answers, left
+  uint64_t corrupt_at = ~uint64_t{0};     // a byte flipped in every answer holding it
+  uint64_t new_etag_from = ~uint64_t{0};  // answers from this byte on carry ETag "v2" (a rewritten object)
   std::vector<std::pair<uint64_t, uint64_t>> asked;
 
   Answer Serve(const HttpRequest& q) {
@@ -451,7 +452,7 @@ struct RangedObject {
       a.headers["content-range"] =
           "bytes " + std::to_string(begin) + "-" + std::to_string(end) + "/" + std::to_string(bytes.size());
     }
-    a.headers["etag"] = "\"v1\"";
+    a.headers["etag"] = begin >= new_etag_from ? "\"v2\"" : "\"v1\"";
     return a;
   }
 };
@@ -494,6 +495,26 @@ TEST(StoreFakeTransportTest, LargeObjectComesInParallelRangedPartsEachRetriedOnI
                                   [](uint64_t, std::string_view) { return Status::OK(); })
                   .ok());
   EXPECT_EQ(obj->asked.size(), 1u);
+}
+
+TEST(StoreFakeTransportTest, PartsOfAnObjectRewrittenMeanwhileAreDataLossNamingTheObject) {
+  auto obj = std::make_shared<RangedObject>();
+  obj->bytes = Pattern(4000);
+  auto t = std::make_shared<FakeTransport>();
+  t->script = [obj](const HttpRequest& q) { return obj->Serve(q); };
+  auto s = NewS3Store(TestConfig(), "bkt", t);
+  PartOptions parts;
+  parts.part_size = 1000;
+  parts.parallel = 2;
+  const Expected whole{obj->bytes.size(), crc32c::Value(obj->bytes.data(), obj->bytes.size())};
+  auto ignore = [](uint64_t, std::string_view) { return Status::OK(); };
+  // The same bytes under another ETag from the third part on: another version, whatever the CRC says.
+  obj->new_etag_from = 2000;
+  Status st = s->GetVerifiedParts("ds/x.tfrecord", whole, parts, ignore);
+  EXPECT_EQ(st.code(), StatusCode::kDataLoss) << st;
+  EXPECT_TRUE(testing::HasSubstr(std::string(st.message()), "GET s3://bkt/ds/x.tfrecord"));
+  EXPECT_TRUE(testing::HasSubstr(std::string(st.message()),
+                                 "the object changed while it was being downloaded (ETag v1, then v2)"));
 }
 
 TEST(StoreFakeTransportTest, ACorruptPartIsDataLossAndNothingIsCachedUnderTheName) {
