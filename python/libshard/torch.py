@@ -25,11 +25,8 @@ and no copy is added on the way to the training loop:
 
 docs/reader.md has the details and figures.
 """
-import glob
 import os
 import secrets
-import tempfile
-import threading
 import warnings
 import weakref
 from typing import Any, Dict, Iterator, Optional, Sequence, Tuple, Union
@@ -38,16 +35,13 @@ import numpy as np
 import torch
 import torch.utils.data
 
+from . import _device, _segments
 from ._libshard import Batch, KeyedBatch, KeyedSegmentationBatch, Loader, SegmentationBatch, _SlotSet
 
 __all__ = ["ShardDataset", "ShardImages", "default_rank_and_world_size"]
 
 # Loader arguments that ShardDataset sets itself.
 _OWN = ("rank", "world_size", "worker", "num_workers", "shuffle", "seed", "drop_last", "buffers", "slots")
-
-_SEGMENT_DIR = "/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir()
-_SEGMENT_PREFIX = "libshard-"
-
 
 def default_rank_and_world_size() -> Tuple[int, int]:
     """The data-parallel ``(rank, world_size)``: ``torch.distributed``'s when it is initialised, else the
@@ -64,66 +58,6 @@ def default_rank_and_world_size() -> Tuple[int, int]:
     return 0, 1
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _remove_segments(owner_pid: int, uid: str) -> None:
-    """Unlinks the slot segments of dataset `uid` (run in the process that made the dataset)."""
-    if os.getpid() != owner_pid:
-        return
-    for path in glob.glob(os.path.join(_SEGMENT_DIR, "%s%d-%s-*.slots" % (_SEGMENT_PREFIX, owner_pid, uid))):
-        try:
-            os.unlink(path)
-        except OSError:
-            pass
-    with _segments_lock:
-        for path in [p for p in _segments if ("-%s-" % uid) in os.path.basename(p)]:
-            del _segments[path]
-
-
-def _remove_stale_segments() -> None:
-    """Unlinks segments left by trainer processes that no longer exist (killed before their cleanup ran)."""
-    for path in glob.glob(os.path.join(_SEGMENT_DIR, _SEGMENT_PREFIX + "*.slots")):
-        parts = os.path.basename(path)[len(_SEGMENT_PREFIX):].split("-")
-        try:
-            pid = int(parts[0])
-        except (ValueError, IndexError):
-            continue
-        if not _pid_alive(pid):
-            try:
-                os.unlink(path)
-            except OSError:
-                pass
-
-
-# Trainer side: the segments mapped in this process, by path, and the datasets whose batches arrived
-# from DataLoader workers (uid -> True), so that state_dict() knows it cannot count them itself.
-_segments: Dict[str, Any] = {}
-_segments_lock = threading.Lock()
-_pinned_segments = set()
-_from_workers: Dict[str, bool] = {}
-
-
-def _segment(path: str, pin: bool):
-    with _segments_lock:
-        seg = _segments.get(path)
-        if seg is None:
-            seg = _SlotSet.open(path)
-            _segments[path] = seg
-        if pin and path not in _pinned_segments and torch.cuda.is_available():
-            address, size = seg.mapping
-            torch.cuda.cudart().cudaHostRegister(address, size, 0)
-            _pinned_segments.add(path)
-        return seg
-
-
 def _fields(masks: bool, keys: bool = False):
     if keys:
         return KeyedSegmentationBatch if masks else KeyedBatch
@@ -136,12 +70,17 @@ def _to_torch(batch):
     return type(batch)(*(value if name == "keys" else torch.from_numpy(value) for name, value in zip(fields, batch)))
 
 
-def _rebuild_shared(path: str, slot: int, token: int, spec: Tuple, uid: str, pin: bool, keys=None):
-    """Trainer side of a batch sent by slot: tensors over the mapped slot, freed when the last one dies."""
-    _from_workers[uid] = True
-    seg = _segment(path, pin)
+def _rebuild_shared(path: str, slot: int, token: int, spec: Tuple, uid: str, pin: bool, keys=None,
+                    device: Optional[Tuple] = None):
+    """Trainer side of a batch sent by slot: tensors over the mapped slot, freed when the last one dies (with
+    ``device``: that batch on the device, the slot held until its copy is done)."""
+    _segments.TRAINER.mark_from_workers(uid)
+    mapped = _segments.TRAINER.segment(path, pin)
+    seg = mapped.slots
     seg.mark_received(slot, token)
     whole = np.frombuffer(seg.lease(slot, token), dtype=np.uint8)  # its base is the lease
+    if mapped.registration is not None:
+        whole = np.asarray(_segments.Held(whole, mapped.registration))  # registered while it lives
     image_dtype, image_shape, labels_at, masks_at, masks_shape = spec
     image_dtype = np.dtype(image_dtype)
     n = image_shape[0]
@@ -151,21 +90,23 @@ def _rebuild_shared(path: str, slot: int, token: int, spec: Tuple, uid: str, pin
         tensors.append(torch.from_numpy(whole[masks_at:masks_at + int(np.prod(masks_shape))].reshape(masks_shape)))
     if keys is not None:
         tensors.append(keys)
-    return _fields(masks_at is not None, keys is not None)(*tensors)
+    batch = _fields(masks_at is not None, keys is not None)(*tensors)
+    return _segments.TRAINER.feed(uid, device)(batch) if device is not None else batch
 
 
-def _rebuild_plain(tensors: Tuple[torch.Tensor, ...], uid: str, keys=None):
-    _from_workers[uid] = True
-    return _fields(len(tensors) == 3, keys is not None)(*(tensors + ((keys,) if keys is not None else ())))
+def _rebuild_plain(tensors: Tuple[torch.Tensor, ...], uid: str, keys=None, device: Optional[Tuple] = None):
+    _segments.TRAINER.mark_from_workers(uid)
+    batch = _fields(len(tensors) == 3, keys is not None)(*(tensors + ((keys,) if keys is not None else ())))
+    return _segments.TRAINER.feed(uid, device)(batch) if device is not None else batch
 
 
 class _WorkerBatch:
     """What a DataLoader worker yields: pickled to the trainer as a slot reference (or, for a batch outside
     the slots, as plain tensors). torch's default_convert passes it through untouched."""
-    __slots__ = ("batch", "path", "uid", "pin")
+    __slots__ = ("batch", "path", "uid", "pin", "device")
 
-    def __init__(self, batch, path: Optional[str], uid: str, pin: bool):
-        self.batch, self.path, self.uid, self.pin = batch, path, uid, pin
+    def __init__(self, batch, path: Optional[str], uid: str, pin: bool, device: Optional[Tuple]):
+        self.batch, self.path, self.uid, self.pin, self.device = batch, path, uid, pin, device
 
     def __reduce__(self):
         fields = self.batch._fields
@@ -178,13 +119,9 @@ class _WorkerBatch:
             labels_at = labels.ctypes.data - images.ctypes.data
             masks_at = (self.batch.masks.ctypes.data - images.ctypes.data) if masks else None
             spec = (images.dtype.str, images.shape, labels_at, masks_at, self.batch.masks.shape if masks else None)
-            return (_rebuild_shared, (self.path, owner.slot, owner.token, spec, self.uid, self.pin, keys))
+            return (_rebuild_shared, (self.path, owner.slot, owner.token, spec, self.uid, self.pin, keys, self.device))
         arrays = (images, labels) + ((self.batch.masks,) if masks else ())
-        return (_rebuild_plain, (tuple(torch.from_numpy(a) for a in arrays), self.uid, keys))
-
-
-# Worker side: the segments this process decodes into, by path.
-_worker_segments: Dict[str, Any] = {}
+        return (_rebuild_plain, (tuple(torch.from_numpy(a) for a in arrays), self.uid, keys, self.device))
 
 
 class ShardDataset(torch.utils.data.IterableDataset):
@@ -210,7 +147,8 @@ class ShardDataset(torch.utils.data.IterableDataset):
 
     def __init__(self, sources: Union[str, Sequence[str]], batch_size: int, *, rank: Optional[int] = None,
                  world_size: Optional[int] = None, shuffle: bool = False, seed: int = 0, drop_last: bool = False,
-                 pin_memory: bool = False, worker_slots: int = 8, **loader_options: Any) -> None:
+                 pin_memory: bool = False, worker_slots: int = 8, device: Any = None, memory_format: Any = None,
+                 **loader_options: Any) -> None:
         """
         Args:
             sources: shard files, folders, globs or a ``manifest.json`` (with ``split=``), or ``s3://`` /
@@ -234,6 +172,14 @@ class ShardDataset(torch.utils.data.IterableDataset):
             worker_slots: shared-memory batch slots per DataLoader worker (each one batch); a worker whose
                 slots are all in use (batches the trainer still holds, or in flight) sends fresh memory
                 instead. Default: 8 (the Loader's ring, DataLoader's prefetch and two held by the loop).
+            device: ``"cuda"`` (``"cuda:N"``, a ``torch.device``): batches arrive on the device, already in
+                ``dtype`` (uint8, float32, float16 or bfloat16) with ``mean`` / ``std`` and ``layout`` /
+                ``memory_format`` -- the Loader decodes uint8 into page-locked slots, and each batch is copied and
+                converted on a side stream that the consumer's current stream waits on (docs/gpu.md). Leave
+                DataLoader's own ``pin_memory`` off then. ``"cpu"`` runs the same conversion on the CPU. ValueError
+                for ``"cuda"`` without CUDA. Default: None (the Loader's batches as they are).
+            memory_format: with ``device=``: ``torch.channels_last`` gives NCHW-shaped batches with NHWC strides
+                (what a channels_last model takes, with no transpose at all). Default: contiguous.
             **loader_options: the other keyword arguments of ``libshard.Loader`` (``image_size``, ``augment``,
                 ``layout``, ``dtype``, ``mean``, ``std``, ``threads``, ``split``, ``keys``, ``masks``, ...).
         """
@@ -245,6 +191,13 @@ class ShardDataset(torch.utils.data.IterableDataset):
             raise ValueError("rank and world_size: give both or neither")
         if isinstance(worker_slots, bool) or not isinstance(worker_slots, int) or not 1 <= worker_slots <= 1024:
             raise ValueError("worker_slots: expected an integer in 1..1024, got %r" % (worker_slots,))
+        probe_options, itemsize = dict(loader_options), 1
+        self._device: Optional[Tuple] = None  # DeviceFeed's arguments with device=
+        if device is not None:
+            self._device, loader_options, probe_options, itemsize = _device.device_options(
+                device, memory_format, loader_options)
+        elif memory_format is not None:
+            raise ValueError("memory_format: only with device= (the Loader's own batches are contiguous)")
         if rank is None:
             rank, world_size = default_rank_and_world_size()
         self.sources = sources
@@ -254,7 +207,7 @@ class ShardDataset(torch.utils.data.IterableDataset):
         self.shuffle = shuffle
         self.seed = seed
         self.drop_last = drop_last
-        self.pin_memory = bool(pin_memory)
+        self.pin_memory = bool(pin_memory) or (self._device is not None and self._device[0].startswith("cuda"))
         self.worker_slots = worker_slots
         self.loader_options = dict(loader_options)
         self._epoch = 0
@@ -269,19 +222,20 @@ class ShardDataset(torch.utils.data.IterableDataset):
         self._loader: Optional[Loader] = None
         self._loader_split: Optional[Tuple[int, int]] = None
         self._pinned: Optional[Any] = None  # num_workers=0 with pin_memory: the pinned _SlotSet
-        if self.pin_memory and not torch.cuda.is_available():
+        if pin_memory and not torch.cuda.is_available():
             warnings.warn("pin_memory=True but CUDA is not available: batches are in ordinary memory")
         # Opens the sources now (errors at construction, not in a worker); a Loader decodes nothing before
         # its first batch, and allocates no batch memory.
         probe = self._make_loader(worker=0, num_workers=1, threads=1, prefetch=1,
-                                  **{k: v for k, v in self.loader_options.items() if k not in ("threads", "prefetch")})
+                                  **{k: v for k, v in probe_options.items() if k not in ("threads", "prefetch")})
         self._len = len(probe)
         self.num_samples = probe.num_samples
         self.labels = probe.labels
-        self._batch_shape = probe.batch_shape
+        image_bytes, labels, mask_bytes = probe.batch_shape
+        self._batch_shape = (image_bytes // itemsize, labels, mask_bytes)  # with device=: the uint8 batch
         probe.close()
-        _remove_stale_segments()
-        weakref.finalize(self, _remove_segments, self._owner_pid, self._uid)
+        _segments.remove_stale_segments()
+        weakref.finalize(self, _segments.remove_segments, self._owner_pid, self._uid)
 
     def __getstate__(self) -> Dict[str, Any]:
         state = dict(self.__dict__)
@@ -319,7 +273,7 @@ class ShardDataset(torch.utils.data.IterableDataset):
             self._start_batch = 0
         self._yielded = 0
         self._finished = False
-        _from_workers.pop(self._uid, None)
+        _segments.TRAINER.reset_from_workers(self._uid)
         self._publish()
 
     def state_dict(self, batch: Optional[int] = None) -> Dict[str, Any]:
@@ -333,7 +287,7 @@ class ShardDataset(torch.utils.data.IterableDataset):
                 processes, so ``batch=`` is required there (ValueError otherwise).
         """
         if batch is None:
-            if _from_workers.get(self._uid):
+            if _segments.TRAINER.from_workers(self._uid):
                 raise ValueError("state_dict: batches come from DataLoader workers here; pass batch=, the number "
                                  "of batches of this pass the loop has consumed (step + 1)")
             batch = self._yielded
@@ -369,7 +323,7 @@ class ShardDataset(torch.utils.data.IterableDataset):
         self._resume = (self._epoch, self._start_batch)
         self._yielded = 0
         self._finished = False
-        _from_workers.pop(self._uid, None)
+        _segments.TRAINER.reset_from_workers(self._uid)
         self._publish()
 
     # --- iteration -----------------------------------------------------------------------------------------
@@ -377,9 +331,9 @@ class ShardDataset(torch.utils.data.IterableDataset):
     def _worker_segment(self, worker_id: int):
         """This worker's slot segment (made by the first worker process of this id, reused by later ones: its
         pages stay in memory, so a non-persistent worker pays no page faults at an epoch's start)."""
-        path = os.path.join(_SEGMENT_DIR, "%s%d-%s-w%d.slots" % (_SEGMENT_PREFIX, self._owner_pid, self._uid,
-                                                                 worker_id))
-        seg = _worker_segments.get(path)
+        path = os.path.join(_segments.SEGMENT_DIR, "%s%d-%s-w%d.slots"
+                            % (_segments.SEGMENT_PREFIX, self._owner_pid, self._uid, worker_id))
+        seg = _segments.WORKER.segments.get(path)
         if seg is not None:
             return path, seg
         image_bytes, labels, mask_bytes = self._batch_shape
@@ -395,7 +349,7 @@ class ShardDataset(torch.utils.data.IterableDataset):
             warnings.warn("libshard: no shared-memory batch slots (%s); batches go through torch's own sharing, "
                           "which copies each one" % e)
             return None, None
-        _worker_segments[path] = seg
+        _segments.WORKER.segments[path] = seg
         return path, seg
 
     def _pinned_slots(self):
@@ -446,7 +400,9 @@ class ShardDataset(torch.utils.data.IterableDataset):
         for batch in loader:
             self._yielded += 1
             if info is not None:
-                yield _WorkerBatch(batch, path, self._uid, self.pin_memory)
+                yield _WorkerBatch(batch, path, self._uid, self.pin_memory, self._device)
+            elif self._device is not None:
+                yield _segments.TRAINER.feed(self._uid, self._device)(_to_torch(batch))
             else:
                 yield _to_torch(batch)
         if info is None:

@@ -2,28 +2,24 @@
 across DataLoader workers, epochs through persistent workers, and the resume loop of docs/reader.md."""
 import gc
 import glob
-import io
 import os
 import pickle
 import warnings
 
 import numpy as np
 import pytest
-from PIL import Image
 
 import libshard
 
 torch = pytest.importorskip("torch")
 import libshard.torch  # noqa: E402
-from shard_fixtures import write_shard  # noqa: E402
+from shard_fixtures import write_mask_shard, write_two_shards  # noqa: E402
 from torch.utils.data import DataLoader  # noqa: E402
 
 
 @pytest.fixture
 def shards(tmp_path):
-    write_shard(tmp_path / "d-0.tfrecord", 14, 0)
-    write_shard(tmp_path / "d-1.tfrecord", 11, 14)
-    return str(tmp_path / "d-*.tfrecord")
+    return write_two_shards(tmp_path)
 
 
 def make(shards, **kw):
@@ -39,8 +35,7 @@ def equal(a, b):
 def in_a_segment(tensor):
     """Whether `tensor`'s memory is one of the shared-memory slot segments mapped in this process."""
     p = tensor.data_ptr()
-    for seg in libshard.torch._segments.values():
-        address, size = seg.mapping
+    for address, size in libshard._segments.TRAINER.mappings():
         if address <= p < address + size:
             return True
     return False
@@ -78,13 +73,7 @@ def test_twenty_batches_kept_across_an_epoch_equal_a_fresh_decode(shards):
 
 
 def test_masks_come_as_a_segmentation_batch(tmp_path):
-    with libshard.ShardWriter(str(tmp_path / "m.tfrecord")) as w:
-        for i in range(4):
-            img, mask = io.BytesIO(), io.BytesIO()
-            Image.fromarray(np.full((8, 8, 3), i * 10, np.uint8)).save(img, format="PNG")
-            Image.fromarray(np.full((8, 8), i, np.uint8)).save(mask, format="PNG")
-            w.write({"image/encoded": img.getvalue(), "image/class/label": i,
-                     "image/segmentation/class/encoded": mask.getvalue()})
+    write_mask_shard(tmp_path / "m.tfrecord", 4)
     with libshard.Loader(str(tmp_path / "m.tfrecord"), 2, image_size=8, masks=True) as loader:
         b = next(iter(loader))
         assert isinstance(b, libshard.SegmentationBatch) and b._fields == ("images", "labels", "masks")
@@ -236,7 +225,7 @@ def test_slot_segments_are_removed_with_the_dataset(shards):
     uid = ds._uid
     for _ in DataLoader(ds, batch_size=None, num_workers=2):
         pass
-    pattern = os.path.join(libshard.torch._SEGMENT_DIR, "libshard-%d-%s-*" % (os.getpid(), uid))
+    pattern = os.path.join(libshard._segments.SEGMENT_DIR, "libshard-%d-%s-*" % (os.getpid(), uid))
     assert len(glob.glob(pattern)) == 2
     del ds
     gc.collect()
