@@ -41,6 +41,17 @@ def project_version():
     return m.group(1)
 
 
+def pybind11_dir():
+    """-Dpybind11_DIR of the pybind11 Python package when one is importable (pip's build environment installs
+    pybind11>=2.12 there, which reads numpy 2), so CMake does not pick an older system copy; else nothing (Debian's
+    pybind11-dev is found by CMake itself)."""
+    try:
+        import pybind11
+        return ["-Dpybind11_DIR=" + pybind11.get_cmake_dir()]
+    except (ImportError, AttributeError):
+        return []
+
+
 class CMakeExtension(Extension):
     def __init__(self, name, target):
         super().__init__(name, sources=[])
@@ -71,6 +82,7 @@ class CMakeBuild(build_ext):
                    "-DLIBSHARD_BUILD_PYTHON=ON", "-DPython3_EXECUTABLE=" + sys.executable]
             if shutil.which("ninja"):
                 cmd += ["-G", "Ninja"]
+            cmd += pybind11_dir()
             cmd += os.environ.get("CMAKE_ARGS", "").split()
             subprocess.run(cmd, check=True)
         jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL") or str(os.cpu_count() or 1)

@@ -22,6 +22,10 @@ namespace py = pybind11;
 PYBIND11_MODULE(_libshard, m) {
   m.doc() = "libshard's compiled core: TFRecord shards to training batches (docs/reader.md)";
   m.attr("__version__") = LIBSHARD_VERSION;
+  // The pybind11 this module was built with: before 2.12 it reads numpy 2's array descriptors with numpy 1's
+  // layout (wrong pixels, silently), so libshard/__init__.py refuses that pairing (issue 29).
+  m.attr("_pybind11_version") = PYBIND11_TOSTRING(PYBIND11_VERSION_MAJOR) "." PYBIND11_TOSTRING(
+      PYBIND11_VERSION_MINOR) "." PYBIND11_TOSTRING(PYBIND11_VERSION_PATCH);
   libshard_py::g_data_loss_error = PyErr_NewExceptionWithDoc(
       "libshard.DataLossError",
       "Corrupt or truncated data (a bad CRC, a cut record, an undecodable image); the message names the file and "

@@ -14,10 +14,35 @@ The compiled core is :mod:`libshard._libshard`; this package re-exports it:
 * :mod:`libshard.keras` -- ``ShardDataset``, a ``keras.utils.PyDataset`` whose item ``i`` is
   batch ``i`` of the current epoch (imported on demand: ``import libshard.keras``).
 
-docs/reader.md has the whole API.
+docs/reader.md has the whole API. Importing checks that the compiled module can read the installed numpy's
+arrays (a module built with pybind11 < 2.12 under numpy >= 2 is an ImportError saying so).
 """
+from . import _libshard
+
+
+def _check_numpy_abi(pybind11_version: str, numpy_version: str) -> None:
+    """ImportError when the compiled module cannot read this numpy's arrays: pybind11 before 2.12 reads numpy 2's
+    array descriptors with numpy 1's layout, so the batches it hands out would hold wrong pixels, silently."""
+    def major_minor(v: str):
+        parts = [int("".join(c for c in p if c.isdigit()) or 0) for p in v.split(".")[:2]]
+        return tuple(parts + [0] * (2 - len(parts)))
+    if major_minor(numpy_version)[0] >= 2 and major_minor(pybind11_version) < (2, 12):
+        raise ImportError(
+            "libshard: its compiled module was built with pybind11 %s, which cannot read numpy 2 arrays, and numpy "
+            "%s is imported here (its batches would hold wrong pixels). Rebuild libshard with pybind11 >= 2.12 "
+            "(pip install \"pybind11>=2.12\", then pip install . again; CMake: -Dpybind11_DIR=$(python -m "
+            "pybind11 --cmakedir)), or use numpy < 2 (pip install \"numpy<2\")." % (pybind11_version, numpy_version))
+
+
+def _check_numpy() -> None:
+    import numpy
+    _check_numpy_abi(getattr(_libshard, "_pybind11_version", "unknown"), numpy.__version__)
+
+
+_check_numpy()
+
 from ._libshard import (Batch, DataLossError, EpochIterator, KeyedBatch, KeyedSegmentationBatch, Loader,
-                        SegmentationBatch, ShardReader, ShardWriter, __version__)
+                        SegmentationBatch, ShardReader, ShardWriter, __version__)  # noqa: E402
 
 __all__ = ["Batch", "DataLossError", "EpochIterator", "KeyedBatch", "KeyedSegmentationBatch", "Loader",
            "SegmentationBatch", "ShardReader", "ShardWriter", "__version__"]
