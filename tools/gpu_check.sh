@@ -30,20 +30,20 @@ print("python", sys.version.split()[0], "torch", torch.__version__, "numpy", num
       libshard.__version__, "pybind11", libshard._libshard._pybind11_version, "from", libshard.__file__)
 print("cuda:", torch.cuda.is_available() and torch.cuda.get_device_name(0))
 EOF
-PYTHONPATH=$PYTHONPATH${PYTHONPATH:+:}$ROOT/python/tests python3 -c "
+PYTHONPATH=${PYTHONPATH:-}${PYTHONPATH:+:}$ROOT/python/tests python3 -c "
 from shard_fixtures import write_shard
 write_shard('$W/d-0.tfrecord', 14, 0); write_shard('$W/d-1.tfrecord', 11, 14)" || exit 2
 SHARDS="$W/d-*.tfrecord"
 
-for s in w0-w4 persistent-validation killed-worker registered-elsewhere device-w0 device-w2; do
-  run "scenario $s" env CUDA_LAUNCH_BLOCKING=1 python3 python/tests/gpu_scenarios.py "$SHARDS" "$s"
-done
-if python3 -c "import pytest" 2>/dev/null; then
-  run "pytest" python3 -m pytest -q -p no:cacheprovider python/tests/test_pinned.py python/tests/test_device.py \
-    python/tests/test_numpy_abi.py python/tests/test_gpu_pinned.py python/tests/test_gpu_device.py \
-    python/tests/test_handoff.py python/tests/test_torch.py
+if python3 -c "import pytest" 2>/dev/null; then  # the GPU tests run the scenarios; the others run as in CI
+  run "pytest" python3 -m pytest -q -rs -p no:cacheprovider python/tests/test_gpu_pinned.py \
+    python/tests/test_gpu_device.py python/tests/test_pinned.py python/tests/test_device.py \
+    python/tests/test_numpy_abi.py python/tests/test_handoff.py python/tests/test_torch.py
 else
-  echo "== pytest not installed: the CI tests were not run here"
+  echo "== pytest not installed: the scenarios alone (the CI tests need pytest)"
+  for s in w0-w4 persistent-validation killed-worker registered-elsewhere device-w0 device-w2; do
+    run "scenario $s" env CUDA_LAUNCH_BLOCKING=1 python3 python/tests/gpu_scenarios.py "$SHARDS" "$s"
+  done
 fi
 S=../shared/gpu; [ -d "$S" ] || S=.gpu
 if [ -f "$S/repro_pinned.py" ]; then

@@ -23,6 +23,11 @@ and no copy is added on the way to the training loop:
   after the trainer has let go of every tensor of that batch. With no slot free (a loop that keeps batches),
   batches go in fresh memory, as torch sends any tensor: never overwritten data.
 
+With ``device="cuda"`` the batches arrive on the GPU instead: decoded as uint8 into page-locked slots, copied
+and converted to ``dtype`` / ``mean`` / ``std`` / ``layout`` / ``memory_format`` on a side stream that the loop's
+stream waits on (:mod:`libshard._device`; docs/gpu.md). Page-locking of worker segments goes through one owner,
+:mod:`libshard._cuda_host`, and the process's segments through :mod:`libshard._segments`.
+
 docs/reader.md has the details and figures.
 """
 import os
@@ -42,6 +47,7 @@ __all__ = ["ShardDataset", "ShardImages", "default_rank_and_world_size"]
 
 # Loader arguments that ShardDataset sets itself.
 _OWN = ("rank", "world_size", "worker", "num_workers", "shuffle", "seed", "drop_last", "buffers", "slots")
+
 
 def default_rank_and_world_size() -> Tuple[int, int]:
     """The data-parallel ``(rank, world_size)``: ``torch.distributed``'s when it is initialised, else the
