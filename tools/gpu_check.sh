@@ -3,7 +3,9 @@
 # (python/tests/gpu_scenarios.py, one process each), the GPU-less tests that also run in CI, the numpy-2 import
 # check, ../shared/gpu's pinned scenarios and numpy check, and a short python -m libshard.bench.
 #
-#   bash tools/gpu_check.sh [SHARDS_DIR]     # SHARDS_DIR: *.tfrecord for the bench (default: small PNG shards)
+#   bash tools/gpu_check.sh [SHARDS_DIR [FOLDER]]
+#     SHARDS_DIR: converted shards for python -m libshard.bench (default: the small PNG shards, resnet18 only);
+#     FOLDER: the same images as class folders, for the bench's torchvision row (--compare-folder)
 #
 # The package comes from .gpu/py (what ../shared/gpu/prepare.sh packs: a cp312 build with pybind11 2.13, its
 # shared libraries in .gpu/lib), else from PYTHONPATH / the installed one. pytest is used where installed; the
@@ -56,9 +58,15 @@ if [ -f "$S/repro_pinned.py" ]; then
   done
   run "shared np2_check.py" python3 "$S/np2_check.py" "$W"
 fi
-BENCH=${1:-$W}
-run "python -m libshard.bench" python3 -m libshard.bench "$BENCH" --model resnet18 --batch-size 128 \
-  --seconds 2 --warmup 3 --threads 1,4,"$(nproc)" --json "$O/bench.json"
+if [ $# -ge 1 ]; then
+  for m in resnet50 resnet18; do
+    run "python -m libshard.bench $m" python3 -m libshard.bench "$1" --model "$m" --batch-size 256 --seconds 3 \
+      --warmup 8 --threads 1,4,"$(nproc)" ${2:+--compare-folder "$2"} --json "$O/bench-$m.json"
+  done
+else
+  run "python -m libshard.bench" python3 -m libshard.bench "$W" --model resnet18 --batch-size 128 --seconds 2 \
+    --warmup 3 --threads 1,"$(nproc)" --json "$O/bench.json"
+fi
 
 if [ ${#failed[@]} -eq 0 ]; then echo "gpu_check: all passed"; exit 0; fi
 printf 'gpu_check: FAILED: %s\n' "${failed[@]}"; exit 1
