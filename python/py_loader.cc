@@ -329,6 +329,8 @@ class PyLoader {
     return out;
   }
   uint64_t NumSamples() const { return dataset_->size(); }
+  // The per-channel mean / std the decode threads apply (mean="dataset" resolved); empty for uint8.
+  py::tuple Normalization() const { return py::make_tuple(opt_.mean, opt_.std); }
   // One sample by global number, in the batches' layout and dtype: (image,
   // label[, mask]). Decoded on this thread with the GIL released.
   py::tuple Sample(const py::object& index, const py::object& epoch) {
@@ -735,7 +737,10 @@ void BindLoader(py::module_& m) {
       .def_property_readonly("batch_shape", &PyLoader::Shape,
                              "Bytes of one full batch: (image bytes, labels, mask bytes)")
       .def_property_readonly("num_samples", &PyLoader::NumSamples,
-                             "Samples in the dataset (all ranks and workers; before drop_last)");
+                             "Samples in the dataset (all ranks and workers; before drop_last)")
+      .def_property_readonly(
+          "normalization", &PyLoader::Normalization,
+          "(mean, std): the per-channel values applied, mean=\"dataset\" resolved; ([], []) without");
 }
 
 }  // namespace libshard_py

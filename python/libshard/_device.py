@@ -36,12 +36,13 @@ def _dtype_name(dtype: Any) -> str:
     return name
 
 
-def _values(v: Any, what: str) -> Optional[Tuple[float, ...]]:
-    if v is None:
-        return None
+def _values(v: Any, what: str) -> Any:
+    """None, "dataset" (resolved by :func:`resolve` once the probe Loader has read the manifests) or floats."""
+    if v is None or v == "dataset":
+        return v
     if isinstance(v, str):
-        raise ValueError('%s: "%s" is not taken with device= yet; give the values (libshard.inspect shows the '
-                         "dataset's statistics)" % (what, v))
+        raise ValueError('%s: expected a sequence of numbers (one per channel), "dataset" or None, got %r'
+                         % (what, v))
     try:
         return tuple(float(x) for x in v)
     except (TypeError, ValueError):
@@ -81,6 +82,17 @@ def device_options(device: Any, memory_format: Any, options: Dict[str, Any]):
     probe = dict(options)  # the Loader checks the values (channel count, finite results) as it would its own
     probe.update(layout=layout, dtype="float32" if dtype == "bfloat16" else dtype)
     return spec, loader, probe, np.dtype(probe["dtype"]).itemsize
+
+
+def resolve(spec: Tuple, normalization: Tuple[Sequence[float], Sequence[float]]) -> Tuple:
+    """``spec`` with ``mean="dataset"`` / ``std="dataset"`` replaced by the values the probe Loader resolved
+    (``Loader.normalization``)."""
+    device, dtype, mean, std, layout, channels_last = spec
+    if mean == "dataset":
+        mean = tuple(float(x) for x in normalization[0])
+    if std == "dataset":
+        std = tuple(float(x) for x in normalization[1])
+    return (device, dtype, mean, std, layout, channels_last)
 
 
 class DeviceFeed:

@@ -295,6 +295,11 @@ class Loader:
     def num_samples(self) -> int:
         """Samples in the dataset (all ranks and workers; before drop_last)."""
 
+    @property
+    def normalization(self) -> Tuple[List[float], List[float]]:
+        """``(mean, std)``: the per-channel values the decode threads apply, ``mean="dataset"`` /
+        ``std="dataset"`` resolved from the manifests; ``([], [])`` without normalisation."""
+
 
 class EpochIterator:
     """One pass over an epoch of a :class:`Loader` (what ``iter(loader)`` returns)."""

@@ -239,6 +239,8 @@ class ShardDataset(torch.utils.data.IterableDataset):
         self.labels = probe.labels
         image_bytes, labels, mask_bytes = probe.batch_shape
         self._batch_shape = (image_bytes // itemsize, labels, mask_bytes)  # with device=: the uint8 batch
+        if self._device is not None:
+            self._device = _device.resolve(self._device, probe.normalization)  # mean="dataset" as the Loader reads it
         probe.close()
         _segments.remove_stale_segments()
         weakref.finalize(self, _segments.remove_segments, self._owner_pid, self._uid)

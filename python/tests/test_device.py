@@ -9,6 +9,7 @@ import pytest
 torch = pytest.importorskip("torch")
 import libshard.torch  # noqa: E402
 from shard_fixtures import write_mask_shard, write_two_shards  # noqa: E402
+from tools_fixtures import make_image_folder  # noqa: E402
 from torch.utils.data import DataLoader  # noqa: E402
 
 NORM = dict(mean=(0.5, 0.4, 0.3), std=(0.2, 0.25, 0.3))
@@ -74,6 +75,21 @@ def test_masks_and_extras_come_along(tmp_path):
         assert b.masks[1, 0, 0] == 3 and b.keys["image/class/label"] == [2, 3]
 
 
+def test_dataset_statistics_are_the_loaders(tmp_path):
+    make_image_folder(str(tmp_path / "pets"), splits=("train",), bad=0)
+    out = str(tmp_path / "out")
+    libshard.convert(str(tmp_path / "pets" / "train"), out, size=16, format="png", no_sync=True)
+    kw = dict(image_size=16, rank=0, world_size=1, dtype="float32", layout="NCHW", mean="dataset", std="dataset")
+    plain = batches(libshard.torch.ShardDataset(out, 4, **kw))
+    got = batches(libshard.torch.ShardDataset(out, 4, device="cpu", **kw))
+    assert len(got) == len(plain) == 3
+    for (x, y), (px, py) in zip(got, plain):
+        assert torch.equal(x, px) and torch.equal(y, py)
+    with libshard.Loader(out, 4, image_size=16, dtype="float32", mean="dataset", std="dataset") as loader:
+        mean, std = loader.normalization
+    assert len(mean) == len(std) == 3 and all(0 < v < 1 for v in mean + std)
+
+
 def test_cuda_without_cuda_is_a_clear_error(shards, monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     for device in ("cuda", "cuda:0", torch.device("cuda")):
@@ -86,7 +102,8 @@ def test_cuda_without_cuda_is_a_clear_error(shards, monkeypatch):
     (dict(device="cpu", memory_format=torch.channels_last, layout="NHWC"), 'layout="NHWC" contradicts it'),
     (dict(device="cpu", memory_format=torch.preserve_format), "memory_format: expected"),
     (dict(device="cpu", dtype="int32"), "dtype: with device=, expected uint8, float32, float16 or bfloat16"),
-    (dict(device="cpu", dtype="float32", mean="dataset"), 'mean: "dataset" is not taken with device='),
+    (dict(device="cpu", dtype="float32", mean="average"), 'mean: expected a sequence of numbers'),
+    (dict(device="cpu", dtype="float32", mean="dataset"), 'mean="dataset": the sources record no per-channel'),
     (dict(device="cpu", dtype="float32", mean=(0.5, 0.5)), "mean"),
     (dict(device="cpu", dtype="uint8", mean=(0.5, 0.5, 0.5)), "mean"),
     (dict(device="meta"), "only cuda and cpu devices"),
