@@ -68,7 +68,9 @@ class HostRegistry:
         _ALL.add(self)
 
     def _reset(self) -> None:
-        self._lock = threading.Lock()  # new in a fork child: another thread may have held the parent's
+        # Reentrant: a Registration's finalizer may run on this thread inside register() (a collection).
+        # New in a fork child: another thread may have held the parent's.
+        self._lock = threading.RLock()
         self._pid = os.getpid()
         self._live: Dict[int, int] = {}  # address -> size, registered by this process and not yet released
         self._warned = False
@@ -90,7 +92,7 @@ class HostRegistry:
         the range is unregistered). Returns the :class:`Registration`, or None after one warning per process
         (the memory is then used as it is). ``what`` names the memory in the warning."""
         with self._lock:
-            for a, n in self._live.items():
+            for a, n in list(self._live.items()):
                 if address < a + n and a < address + size:
                     self._warn_locked("%s: its range overlaps one this process already registered "
                                       "(0x%x, %d bytes)" % (what, a, n))
@@ -126,7 +128,8 @@ class HostRegistry:
                 return
             if rc != 0:
                 self._clear_error_locked(rt)
-                self._warn_locked("libshard: cudaHostUnregister(0x%x) failed: %s" % (address, self._describe(rt, rc)))
+                self._warn_locked("cudaHostUnregister(0x%x) failed: %s" % (address, self._describe(rt, rc)),
+                                  "the range stays with the driver until the process ends")
 
     def _clear_error_locked(self, rt: Any) -> None:
         """Reads and clears the CUDA runtime's pending error of this thread after a failed call."""
@@ -148,11 +151,10 @@ class HostRegistry:
             text = None
         return "CUDA error %d%s" % (rc, " (%s)" % text if text else "")
 
-    def _warn_locked(self, message: str) -> None:
+    def _warn_locked(self, message: str, then: str = "batches are in ordinary (pageable) memory") -> None:
         if not self._warned:
             self._warned = True
-            warnings.warn("libshard: %s; batches are in ordinary (pageable) memory" % message, RuntimeWarning,
-                          stacklevel=4)
+            warnings.warn("libshard: %s; %s" % (message, then), RuntimeWarning, stacklevel=4)
 
 
 def _finish_copies() -> None:

@@ -251,3 +251,30 @@ def test_a_forked_child_inherits_no_registrations(fake):
     gc.collect()
     assert fake.live == {}
     fake.check_clean()
+
+
+def test_a_registration_released_inside_register_neither_deadlocks_nor_loses_count(fake):
+    # A collection can run a Registration's finalizer on the thread that is inside register(): here the fake
+    # driver drops the last reference to an earlier registration while the second one is being made.
+    import threading
+    maps = [mmap.mmap(-1, 1 << 16) for _ in range(2)]
+    addresses = [np.frombuffer(m, np.uint8).ctypes.data for m in maps]
+    held = [_cuda_host.REGISTRY.register(addresses[0], 1 << 16, maps[0], "first")]
+    register = fake.cudaHostRegister
+
+    def register_and_collect(address, size, flags):
+        held.clear()  # the first registration's finalizer runs here, inside the registry's lock
+        return register(address, size, flags)
+    fake.cudaHostRegister = register_and_collect
+    result = []
+    t = threading.Thread(target=lambda: result.append(_cuda_host.REGISTRY.register(addresses[1], 1 << 16, maps[1],
+                                                                                   "second")))
+    t.start()
+    t.join(20)
+    assert not t.is_alive(), "register() deadlocked on its own finalizer"
+    assert result[0] is not None and fake.live == {addresses[1]: 1 << 16}
+    assert _cuda_host.REGISTRY.live() == {addresses[1]: 1 << 16}
+    del result[:]
+    gc.collect()
+    assert fake.live == {}
+    fake.check_clean()
