@@ -201,7 +201,7 @@ py::dict RunConvert(const std::vector<std::string>& args, const py::object& prog
   d["shards_written"] = r->shards_written;
   d["shards_reused"] = r->shards_reused;
   // For s3://, the object (the staged copy is no longer there to read).
-  d["manifest_path"] = manifest_url.empty() ? FsDecode(r->manifest_path) : manifest_url;
+  d["manifest_path"] = manifest_url.empty() ? FsDecode(r->manifest_path) : py::object(py::str(manifest_url));
   d["manifest_json"] = libshard::manifest::ToJson(m);
   py::list rejects;
   for (const auto& x : m.rejects()) rejects.append(py::make_tuple(FsDecode(x.path()), x.reason()));
