@@ -105,6 +105,21 @@ TEST_F(RemoteStagingTest, AMissingDatasetNamesItsUrlNotTheStagingFolder) {
   EXPECT_TRUE(fs::is_empty(dir_ + "/tmp"));
 }
 
+// No room in $TMPDIR (a file size limit stands in for a full disk: writes
+// fail with EFBIG, SIGXFSZ ignored): a run-time failure, exit 1 (it was 2),
+// naming the object being staged, not the temporary folder.
+TEST_F(RemoteStagingTest, NoRoomInTmpdirExitsOneNamingTheObject) {
+  testing::CommandResult r =
+      testing::RunCommand("sh -c \"trap '' XFSZ; ulimit -f 1; exec env AWS_ENDPOINT_URL=" + proxy_->endpoint() +
+                          " AWS_ACCESS_KEY_ID=S3RVER AWS_SECRET_ACCESS_KEY=S3RVER TMPDIR=" + dir_ + "/tmp " +
+                          SHARD_BIN + " verify -q s3://bkt/ds\"");
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("s3://bkt/ds/"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("File too large"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("shard-staging"), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::is_empty(dir_ + "/tmp"));
+}
+
 // Ctrl-C (and SIGTERM) while objects are being staged: the folder goes too.
 TEST_F(RemoteStagingTest, AnInterruptedVerifyLeavesNoStagingFolder) {
   for (const int sig : {SIGINT, SIGTERM}) {
