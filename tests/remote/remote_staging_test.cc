@@ -105,6 +105,32 @@ TEST_F(RemoteStagingTest, AMissingDatasetNamesItsUrlNotTheStagingFolder) {
   EXPECT_TRUE(fs::is_empty(dir_ + "/tmp"));
 }
 
+// https:// has no LIST: the manifest's `file` / `index_file` name what is
+// fetched. A name with '..' is refused naming the manifest, and nothing is
+// written outside the staging folder.
+TEST(RemoteStagingHttpsTest, AManifestNameWithDotDotIsRefused) {
+  const std::string dir = testing::MakeTempDir();
+  ASSERT_NO_FATAL_FAILURE(testing::ConvertSmallDataset(dir));
+  fs::create_directories(dir + "/www/ds");
+  fs::create_directories(dir + "/tmp");
+  std::string manifest = testing::ReadFileOrDie(dir + "/ds/manifest.json");
+  const size_t at = manifest.find("\"file\": \"");
+  ASSERT_NE(at, std::string::npos) << manifest;
+  manifest.insert(at + 9, "../../escaped/");
+  testing::WriteFileOrDie(dir + "/www/ds/manifest.json", manifest);
+  std::string why;
+  auto nginx = testing::LocalNginx::Start(dir + "/www", dir, &why);
+  LIBSHARD_REQUIRE_SERVER(nginx, why);
+  testing::CommandResult r = testing::RunCommand("env AWS_CA_BUNDLE=" + nginx->ca_file() + " TMPDIR=" + dir + "/tmp " +
+                                                 SHARD_BIN + " verify " + nginx->base() + "/ds");
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find(nginx->base() + "/ds/manifest.json: the shard name \"../../escaped/"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("'.' or '..' in the name"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/escaped"));
+  EXPECT_TRUE(fs::is_empty(dir + "/tmp"));
+}
+
 // No room in $TMPDIR (a file size limit stands in for a full disk: writes
 // fail with EFBIG, SIGXFSZ ignored): a run-time failure, exit 1 (it was 2),
 // naming the object being staged, not the temporary folder.
