@@ -37,15 +37,16 @@
 #include "libshard/image/image.h"
 #include "libshard/reader/batch_loader.h"
 #include "libshard/reader/dataset.h"
+#include "libshard/remote/uploader.h"
 #include "libshard/store/object_store.h"
 #include "libshard/util/byte_size.h"
-#include "remote_upload.h"
 
 namespace shard_tool {
 namespace {
 
 namespace fs = std::filesystem;
 using libshard::Status;
+using libshard::remote::ShardUploader;
 
 struct S3BenchOptions {
   std::string bucket;
@@ -165,7 +166,8 @@ int Run(const S3BenchOptions& opt) {
   convert::ConvertOptions so = options(dir + "/staging");
   ShardUploader* up_ptr = uploader->get();
   so.shard_elsewhere = [up_ptr](const std::string& file, std::string* why) { return up_ptr->ShardUpHere(file, why); };
-  auto staged = convert::Convert(so, [up_ptr](const convert::Progress&) { up_ptr->Watch(); });
+  so.on_shard_written = [up_ptr](const libshard::ShardEntry& e) { return up_ptr->ShardWritten(e); };
+  auto staged = convert::Convert(so, [](const convert::Progress&) {});
   const double converted_at = Now();
   Status up = staged.ok() ? (*uploader)->Finish(true) : staged.status();
   const double convert_s3 = Now() - t0, cpu_s3 = SelfCpu() - cpu0, cpu_server = ProcessCpu(opt.server_pid) - server0;

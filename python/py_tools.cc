@@ -36,6 +36,8 @@
 #include "libshard/convert/converter.h"
 #include "libshard/convert/manifest_io.h"
 #include "libshard/manifest/manifest_json.h"
+#include "libshard/remote/remote_convert.h"
+#include "libshard/store/object_store.h"
 #include "py_common.h"
 
 namespace libshard_py {
@@ -117,8 +119,28 @@ py::dict RunConvert(const std::vector<std::string>& args, const py::object& prog
     ++state.updates;
     state.cv.notify_all();
   };
+  // -o s3://...: the program's one code path (libshard/remote/remote_convert.h):
+  // converted into the staging folder, each shard uploaded as it is
+  // written, manifest.json last.
+  const bool remote = libshard::remote::IsRemoteOutput(options.output);
+  std::string manifest_url;
   std::thread worker([&] {
-    StatusOr<convert::ConvertResult> r = convert::Convert(options, on_progress);
+    StatusOr<convert::ConvertResult> r = libshard::InternalError("not run");
+    if (remote) {
+      libshard::remote::RemoteConvertOptions ro;
+      ro.convert = options;
+      ro.staging = shard_tool::StagingOf(*flags);
+      ro.recheck = shard_tool::RecheckOf(*flags);
+      StatusOr<libshard::remote::RemoteConvertResult> rr = libshard::remote::ConvertToObjectStore(ro, on_progress);
+      if (rr.ok()) {
+        if (rr->committed) manifest_url = libshard::store::JoinKey(rr->url, "manifest.json");
+        r = std::move(rr->converted);
+      } else {
+        r = rr.status();
+      }
+    } else {
+      r = convert::Convert(options, on_progress);
+    }
     std::lock_guard<std::mutex> lock(state.mu);
     result.emplace(std::move(r));
     state.done = true;
@@ -178,7 +200,8 @@ py::dict RunConvert(const std::vector<std::string>& args, const py::object& prog
   d["passed_through"] = m.stats().passed_through();
   d["shards_written"] = r->shards_written;
   d["shards_reused"] = r->shards_reused;
-  d["manifest_path"] = FsDecode(r->manifest_path);
+  // For s3://, the object (the staged copy is no longer there to read).
+  d["manifest_path"] = manifest_url.empty() ? FsDecode(r->manifest_path) : py::object(py::str(manifest_url));
   d["manifest_json"] = libshard::manifest::ToJson(m);
   py::list rejects;
   for (const auto& x : m.rejects()) rejects.append(py::make_tuple(FsDecode(x.path()), x.reason()));

@@ -23,12 +23,11 @@
 #include "libshard/convert/converter.h"
 #include "libshard/convert/manifest_io.h"
 #include "libshard/manifest/manifest_json.h"
+#include "libshard/remote/remote_convert.h"
 #include "libshard/report/report.h"
 #include "libshard/store/object_store.h"
-#include "libshard/store/shard_cache.h"
 #include "libshard/util/byte_size.h"
 #include "progress.h"
-#include "remote_upload.h"
 
 namespace shard_tool {
 
@@ -53,7 +52,8 @@ struct ConvertFlags {
   bool report = false;
   CLI::App* command = nullptr;  // the `convert` subcommand the options are on
   std::optional<uint32_t> num_tasks, task_index;
-  std::string staging;  // -o s3://...: the local folder converted into first
+  std::string staging;   // -o s3://...: the local folder converted into first
+  bool recheck = false;  // -o s3://...: kept objects read back on a rerun
 };
 using Flags = ConvertFlags;
 
@@ -87,7 +87,7 @@ int ExitCodeFor(const Status& s) {
 }
 
 // An output that names an object store: s3:// is uploaded to
-// (remote_upload.h); any other "scheme://" is not a folder, and without this
+// (libshard/remote/remote_convert.h); any other "scheme://" is not a folder, and without this
 // check the run would write a local folder named "https:" and exit 0.
 Status CheckOutputIsAFolder(const std::string& output) {
   if (output.rfind("s3://", 0) == 0) return libshard::store::ParseLocation(output).status();
@@ -349,74 +349,10 @@ int RunDryRun(const Flags& f) {
   return kExitOk;
 }
 
-int RunLocal(Flags& f, ShardUploader* uploader = nullptr);
-
-int Run(Flags& f) {
-  Status s = BuildConvertOptions(f);
-  if (!s.ok()) {
-    std::cerr << "shard convert: " << s.message() << "\n";
-    return kExitUsage;
-  }
-  if (f.dry_run) return RunDryRun(f);
-  // -o s3://BUCKET/PREFIX: convert into a local staging folder while an
-  // uploader sends each finished shard up, manifest.json last.
-  const std::string remote = f.o.output.rfind("s3://", 0) == 0 ? f.o.output : "";
-  std::unique_ptr<ShardUploader> uploader;
-  if (!remote.empty()) {
-    libshard::StatusOr<libshard::store::Location> loc = libshard::store::ParseLocation(remote);
-    f.o.output = !f.staging.empty() ? f.staging
-                                    : libshard::store::DefaultCacheDir() + "/staging/" + loc->bucket + "/" + loc->key;
-    libshard::StatusOr<std::unique_ptr<ShardUploader>> u = ShardUploader::Start(remote, f.o.output);
-    if (!u.ok()) {  // a bad URL is a usage error; the store's answer (LIST of the prefix) a failure
-      if (u.status().code() == libshard::StatusCode::kInvalidArgument) {
-        std::cerr << "shard convert: " << u.status().message() << "\n";
-        return kExitUsage;
-      }
-      std::cerr << "shard convert: uploading to " << remote << ": " << u.status().message() << "\n";
-      return kExitFailure;
-    }
-    uploader = std::move(*u);
-    // Resume: a shard uploaded (and let go of) by an earlier run is kept
-    // when its object matches its entry, not converted again.
-    f.o.shard_elsewhere = [up = uploader.get()](const std::string& file, std::string* why) {
-      return up->ShardUpHere(file, why);
-    };
-  }
-  const int code = RunLocal(f, uploader.get());
-  if (uploader) {
-    const bool converted = code == kExitOk || code == kExitRejected;
-    Status up = uploader->Finish(converted);
-    if (!up.ok()) {
-      std::cerr << "shard convert: uploading to " << remote << ": " << up.message()
-                << " (rerun the same command to resume; objects already up are kept)\n";
-      return kExitFailure;
-    }
-    if (converted && !f.quiet) {
-      std::fprintf(stderr,
-                   "shard convert: uploaded %llu objects to %s (%llu already there), manifest.json last; "
-                   "staging folder %s\n",
-                   static_cast<unsigned long long>(uploader->uploaded()), remote.c_str(),
-                   static_cast<unsigned long long>(uploader->skipped()), f.o.output.c_str());
-    }
-  }
-  return code;
-}
-
-int RunLocal(Flags& f, ShardUploader* uploader) {
-  ProgressBar bar(stderr, !f.quiet, "shard convert", f.progress_interval);
-  const InterruptMessage interrupt("shard convert", !f.quiet && ::isatty(STDERR_FILENO));
-  convert::Progress last;  // this run's own work (shards kept from an earlier run excluded)
-  StatusOr<convert::ConvertResult> r = convert::Convert(f.o, [&](const convert::Progress& p) {
-    // The first shard is being written: what to keep is decided, the upload starts.
-    if (uploader != nullptr) uploader->Watch();
-    last = p;
-    bar.Update(p.done, p.total, p.bytes_read, p.rejected);
-  });
-  bar.Finish();
-  if (!r.ok()) {
-    std::cerr << "shard convert: " << r.status().message() << "\n";
-    return ExitCodeFor(r.status());
-  }
+// What a finished conversion says: warnings, layout, stale and redone
+// shards, rejects, the summary line, --json, --report; the exit code.
+int Summarize(Flags& f, convert::ConvertResult& result, const convert::Progress& last) {
+  convert::ConvertResult* r = &result;
   if (!f.quiet) {
     for (const std::string& w : r->warnings) std::fprintf(stderr, "shard convert: warning: %s\n", w.c_str());
   }
@@ -504,6 +440,57 @@ int RunLocal(Flags& f, ShardUploader* uploader) {
   return r->rejected > 0 ? kExitRejected : kExitOk;
 }
 
+int Run(Flags& f) {
+  Status s = BuildConvertOptions(f);
+  if (!s.ok()) {
+    std::cerr << "shard convert: " << s.message() << "\n";
+    return kExitUsage;
+  }
+  if (f.dry_run) return RunDryRun(f);
+  ProgressBar bar(stderr, !f.quiet, "shard convert", f.progress_interval);
+  const InterruptMessage interrupt("shard convert", !f.quiet && ::isatty(STDERR_FILENO));
+  convert::Progress last;  // this run's own work (shards kept from an earlier run excluded)
+  auto progress = [&](const convert::Progress& p) {
+    last = p;
+    bar.Update(p.done, p.total, p.bytes_read, p.rejected);
+  };
+  // -o s3://BUCKET/PREFIX: converted into a local staging folder, each
+  // finished shard sent up as it is written, manifest.json last
+  // (libshard/remote/remote_convert.h).
+  std::optional<libshard::remote::RemoteConvertResult> remote;
+  StatusOr<convert::ConvertResult> r = libshard::InternalError("not run");
+  if (libshard::remote::IsRemoteOutput(f.o.output)) {
+    libshard::remote::RemoteConvertOptions ro;
+    ro.convert = f.o;
+    ro.staging = f.staging;
+    ro.recheck = f.recheck;
+    StatusOr<libshard::remote::RemoteConvertResult> rr = libshard::remote::ConvertToObjectStore(ro, progress);
+    if (rr.ok()) {
+      remote = std::move(*rr);
+      f.o.output = remote->staging;  // the messages below name the staging folder's files
+      r = std::move(remote->converted);
+    } else {
+      r = rr.status();
+    }
+  } else {
+    r = convert::Convert(f.o, progress);
+  }
+  bar.Finish();
+  if (!r.ok()) {
+    std::cerr << "shard convert: " << r.status().message() << "\n";
+    return ExitCodeFor(r.status());
+  }
+  const int code = Summarize(f, *r, last);
+  if (remote && remote->committed && !f.quiet) {
+    std::fprintf(stderr,
+                 "shard convert: uploaded %llu objects to %s (%llu already there), manifest.json last; "
+                 "staging folder %s\n",
+                 static_cast<unsigned long long>(remote->uploaded), remote->url.c_str(),
+                 static_cast<unsigned long long>(remote->skipped), remote->staging.c_str());
+  }
+  return code;
+}
+
 }  // namespace
 
 void RegisterConvert(CLI::App& app, int* exit_code) {
@@ -512,6 +499,10 @@ void RegisterConvert(CLI::App& app, int* exit_code) {
 }
 
 const convert::ConvertOptions& ConvertOptionsOf(const ConvertFlags& flags) { return flags.o; }
+
+const std::string& StagingOf(const ConvertFlags& flags) { return flags.staging; }
+
+bool RecheckOf(const ConvertFlags& flags) { return flags.recheck; }
 
 std::shared_ptr<ConvertFlags> AddConvertOptions(CLI::App& app) {
   auto flags = std::make_shared<Flags>();
@@ -542,6 +533,10 @@ std::shared_ptr<ConvertFlags> AddConvertOptions(CLI::App& app) {
                   "from it once uploaded, so it holds the shards in flight, the entries and the manifest "
                   "(default: $LIBSHARD_CACHE_DIR/staging/BUCKET/PREFIX, else "
                   "~/.cache/libshard/staging/BUCKET/PREFIX)");
+  cmd->add_flag("--recheck", f.recheck,
+                "with -o s3://...: on a rerun, read every object kept from an earlier run back and check its "
+                "bytes against its entry's size and CRC-32C (not the x-amz-meta-crc32c recorded at upload); a "
+                "damaged one is converted and uploaded again");
   cmd->add_option("--prefix", f.o.plan.prefix,
                   "shard name prefix (default: input folder name); not empty, no '/', not starting with '.'")
       ->check(CLI::Validator(

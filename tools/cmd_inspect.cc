@@ -15,8 +15,8 @@
 #include "libshard/example/example_view.h"
 #include "libshard/image/probe.h"
 #include "libshard/record/stream_reader.h"
+#include "libshard/remote/staging.h"
 #include "libshard/store/object_store.h"
-#include "remote_staging.h"
 
 namespace shard_tool {
 namespace {
@@ -109,13 +109,13 @@ int RunInspect(const InspectOptions& opt_in, std::ostream& out, std::ostream& er
   // s3:// and https://: the object is downloaded once into a temporary
   // folder (removed at the end) and read there; the report names the URL.
   InspectOptions opt = opt_in;
-  std::unique_ptr<StagedObjects> staged;
+  std::unique_ptr<libshard::remote::StagedObjects> staged;
   auto named = [&](const std::string& text) { return staged ? staged->ToUrl(text) : text; };
   if (libshard::store::IsObjectUrl(opt.file)) {
-    auto st = StagedObjects::Stage(opt.file);
+    auto st = libshard::remote::StagedObjects::Stage(opt.file);
     if (!st.ok()) {
       err << "shard inspect: " << st.status().message() << "\n";
-      return kExitUsage;
+      return StagingExitCode(st.status());
     }
     staged = std::move(*st);
     opt.file = staged->local();

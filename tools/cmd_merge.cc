@@ -12,8 +12,8 @@
 #include "libshard/convert/merge.h"
 #include "libshard/io/open_file.h"
 #include "libshard/manifest/manifest_json.h"
-#include "remote_staging.h"
-#include "remote_upload.h"
+#include "libshard/remote/staging.h"
+#include "libshard/remote/uploader.h"
 
 namespace shard_tool {
 namespace {
@@ -21,6 +21,8 @@ namespace {
 namespace store = libshard::store;
 using libshard::Status;
 using libshard::StatusOr;
+using libshard::remote::CrcMetadata;
+using libshard::remote::StagedObjects;
 
 // rejects.tsv, then manifest.json (the commit point), from `local` to the
 // prefix, each with its CRC-32C as metadata (as convert uploads them).
@@ -80,7 +82,7 @@ int Run(const MergeFlags& f_in) {
     auto st = StagedObjects::StageTaskManifests(f.dir);
     if (!st.ok()) {
       std::fprintf(stderr, "shard merge: %s\n", st.status().message().c_str());
-      return kExitUsage;
+      return StagingExitCode(st.status());
     }
     staged = std::move(*st);
     f.dir = staged->local();

@@ -9,9 +9,9 @@
 #include "commands.h"
 #include "libshard/io/open_file.h"
 #include "libshard/io/writable_file.h"
+#include "libshard/remote/staging.h"
 #include "libshard/report/report.h"
 #include "libshard/store/object_store.h"
-#include "remote_staging.h"
 
 namespace shard_tool {
 namespace {
@@ -26,17 +26,17 @@ int Run(ReportFlags& f, std::ostream& err) {
   // s3:// and https://: the dataset is downloaded once into a temporary
   // folder (each listed shard checked as it streams in) and reported from
   // there; the page goes to -o, which such a source needs.
-  std::unique_ptr<StagedObjects> staged;
+  std::unique_ptr<libshard::remote::StagedObjects> staged;
   std::string source = f.source;
   if (libshard::store::IsObjectUrl(source)) {
     if (f.output.empty()) {
       err << "shard report: " << source << ": give -o FILE for the page of an object-storage dataset\n";
       return kExitUsage;
     }
-    auto st = StagedObjects::Stage(source);
+    auto st = libshard::remote::StagedObjects::Stage(source);
     if (!st.ok()) {
       err << "shard report: " << st.status().message() << "\n";
-      return kExitUsage;
+      return StagingExitCode(st.status());
     }
     staged = std::move(*st);
     source = staged->local();

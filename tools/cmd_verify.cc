@@ -22,9 +22,9 @@
 #include "commands.h"
 #include "json_writer.h"
 #include "libshard/io/shard_paths.h"
+#include "libshard/remote/staging.h"
 #include "libshard/store/object_store.h"
 #include "libshard/verify/verifier.h"
-#include "remote_staging.h"
 
 namespace shard_tool {
 namespace {
@@ -207,7 +207,7 @@ void PrintJson(const verify::SetResult& set, const Summary& s, std::ostream& out
 }
 
 // The report's paths and messages with the staging folder named by its URL.
-void ToUrls(const StagedObjects& staged, verify::SetResult* set) {
+void ToUrls(const libshard::remote::StagedObjects& staged, verify::SetResult* set) {
   for (auto& r : set->files) {
     r.path = staged.ToUrl(r.path);
     for (auto& f : r.faults) f.message = staged.ToUrl(f.message);
@@ -230,7 +230,7 @@ int RunVerify(const VerifyCliOptions& cli_in, std::ostream& out, std::ostream& e
   // shard checked against its manifest size and CRC as it streams in), then
   // checked there; the report names the objects.
   VerifyCliOptions cli = cli_in;
-  std::unique_ptr<StagedObjects> staged;
+  std::unique_ptr<libshard::remote::StagedObjects> staged;
   for (const std::string& p : cli_in.paths) {
     if (!libshard::store::IsObjectUrl(p)) continue;
     if (cli_in.paths.size() != 1 || !cli_in.manifest.empty()) {
@@ -238,10 +238,10 @@ int RunVerify(const VerifyCliOptions& cli_in, std::ostream& out, std::ostream& e
           << "no --manifest)\n";
       return kExitUsage;
     }
-    auto s = StagedObjects::Stage(p);
+    auto s = libshard::remote::StagedObjects::Stage(p);
     if (!s.ok()) {
       err << "shard verify: " << s.status().message() << "\n";
-      return kExitUsage;
+      return StagingExitCode(s.status());
     }
     staged = std::move(*s);
     cli.paths = {staged->local()};
@@ -305,6 +305,11 @@ int RunVerify(const VerifyCliOptions& cli_in, std::ostream& out, std::ostream& e
     PrintHuman(set, s, cli.quiet, out);
   }
   out.flush();
+  if (staged && s.faults > 0 && !cli.quiet) {
+    err << "shard verify: an object damaged after its upload is kept by a rerun of `shard convert -o "
+           "s3://...`, which trusts the CRC-32C recorded at upload: rerun it with --recheck to read the kept "
+           "objects back and redo the damaged ones\n";
+  }
   if (s.unreadable) return kExitUsage;
   return s.faults > 0 ? kExitFailure : kExitOk;
 }

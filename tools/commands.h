@@ -11,11 +11,25 @@
 
 #include <iostream>
 
+#include "libshard/status.h"
+
 namespace shard_tool {
 
 constexpr int kExitOk = 0;
 constexpr int kExitFailure = 1;
 constexpr int kExitUsage = 2;
+
+// The exit code of a failed staging of an s3:// / https:// location
+// (remote/staging.h): 1 for a run-time failure here or at the server (a full
+// $TMPDIR, a damaged or lying answer, a server error), 2 for what the
+// argument names (a bad URL, nothing there, no access).
+inline int StagingExitCode(const libshard::Status& s) {
+  const libshard::StatusCode c = s.code();
+  return c == libshard::StatusCode::kIOError || c == libshard::StatusCode::kResourceExhausted ||
+                 c == libshard::StatusCode::kDataLoss
+             ? kExitFailure
+             : kExitUsage;
+}
 
 // inspect and verify write their report to `out` and their messages to `err`
 // (libshard.inspect / libshard.verify run them in-process on string streams).

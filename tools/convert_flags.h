@@ -9,13 +9,15 @@
 //   std::shared_ptr<ConvertFlags> f = AddConvertOptions(app);
 //   app.parse(args);                                  // CLI::ParseError on a bad flag
 //   Status s = BuildConvertOptions(*f);               // InvalidArgument: the CLI's message
-//   ... convert::Convert(f->o, progress) ...
+//   ... convert::Convert(f->o, progress), or for -o s3://
+//       remote::ConvertToObjectStore({f->o, StagingOf(*f)}, progress) ...
 #ifndef LIBSHARD_TOOLS_CONVERT_FLAGS_H_
 #define LIBSHARD_TOOLS_CONVERT_FLAGS_H_
 
 #include <CLI/CLI.hpp>
 
 #include <memory>
+#include <string>
 
 #include "libshard/convert/converter.h"
 #include "libshard/status.h"
@@ -36,6 +38,11 @@ std::shared_ptr<ConvertFlags> AddConvertOptions(CLI::App& app);
 // `shard convert` prints (without its "shard convert: " prefix); a usage error.
 libshard::Status BuildConvertOptions(ConvertFlags& flags);
 const libshard::convert::ConvertOptions& ConvertOptionsOf(const ConvertFlags& flags);
+// --staging: the local folder an s3:// output is converted into first ("" =
+// the default, libshard/remote/remote_convert.h).
+const std::string& StagingOf(const ConvertFlags& flags);
+// --recheck: a rerun into s3:// reads the kept objects back.
+bool RecheckOf(const ConvertFlags& flags);
 
 }  // namespace shard_tool
 

@@ -1,12 +1,16 @@
 #include "progress.h"
 
+#include <fcntl.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+
+#include "libshard/remote/staging.h"
 
 namespace shard_tool {
 namespace {
@@ -30,6 +34,15 @@ void OnInterrupt(int sig) {
   static const char kMsg[] = ": interrupted; rerun the same command to resume\n";
   (void)!::write(STDERR_FILENO, kMsg, sizeof(kMsg) - 1);
   ::_exit(128 + sig);
+}
+
+// For StagingCleanup's handler: the pipe its thread reads.
+volatile sig_atomic_t g_cleanup_fd = -1;
+
+void OnInterruptCleanup(int sig) {
+  // Only async-signal-safe calls: write(2).
+  const unsigned char b = static_cast<unsigned char>(sig);
+  if (g_cleanup_fd >= 0) (void)!::write(g_cleanup_fd, &b, 1);
 }
 
 }  // namespace
@@ -124,6 +137,45 @@ InterruptMessage::InterruptMessage(const char* program, bool tty) {
 InterruptMessage::~InterruptMessage() {
   ::sigaction(SIGINT, &old_int_, nullptr);
   ::sigaction(SIGTERM, &old_term_, nullptr);
+}
+
+}  // namespace shard_tool
+
+namespace shard_tool {
+
+StagingCleanup::StagingCleanup(const char* program) : program_(program) {
+  if (::pipe2(pipe_, O_CLOEXEC) != 0) return;  // no cleanup on a signal, as before
+  thread_ = std::thread([this] {
+    unsigned char sig = 0;
+    ssize_t n;
+    do {
+      n = ::read(pipe_[0], &sig, 1);
+    } while (n < 0 && errno == EINTR);
+    if (n != 1 || sig == 0) return;  // the destructor: the run is over
+    libshard::remote::RemoveStagingFolders();
+    std::fprintf(stderr, "%s: interrupted\n", program_);
+    std::fflush(stderr);
+    ::_exit(128 + sig);
+  });
+  g_cleanup_fd = pipe_[1];
+  struct sigaction sa;
+  std::memset(&sa, 0, sizeof sa);
+  sa.sa_handler = OnInterruptCleanup;
+  sigemptyset(&sa.sa_mask);
+  ::sigaction(SIGINT, &sa, &old_int_);
+  ::sigaction(SIGTERM, &sa, &old_term_);
+}
+
+StagingCleanup::~StagingCleanup() {
+  if (!thread_.joinable()) return;
+  ::sigaction(SIGINT, &old_int_, nullptr);
+  ::sigaction(SIGTERM, &old_term_, nullptr);
+  g_cleanup_fd = -1;
+  const unsigned char stop = 0;
+  (void)!::write(pipe_[1], &stop, 1);
+  thread_.join();
+  ::close(pipe_[0]);
+  ::close(pipe_[1]);
 }
 
 }  // namespace shard_tool

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <thread>
 
 namespace shard_tool {
 
@@ -58,6 +59,27 @@ class InterruptMessage {
   InterruptMessage& operator=(const InterruptMessage&) = delete;
 
  private:
+  struct sigaction old_int_, old_term_;
+};
+
+// StagingCleanup: while one is alive (the whole of `shard`'s run), SIGINT or
+// SIGTERM removes the temporary folders of s3:// / https:// datasets being
+// staged (libshard/remote/staging.h: RemoveStagingFolders), prints
+// "PROGRAM: interrupted" and ends the process with 128 + the signal. The
+// handler only writes the signal's number to a pipe; a thread of this
+// object does the removal, outside the handler. An InterruptMessage alive
+// at the same time (convert) takes the signals over until it goes.
+class StagingCleanup {
+ public:
+  explicit StagingCleanup(const char* program);
+  ~StagingCleanup();
+  StagingCleanup(const StagingCleanup&) = delete;
+  StagingCleanup& operator=(const StagingCleanup&) = delete;
+
+ private:
+  const char* program_;
+  int pipe_[2] = {-1, -1};
+  std::thread thread_;
   struct sigaction old_int_, old_term_;
 };
 

@@ -3,6 +3,7 @@
 // shard-bench (bench/).
 #include "cli_main.h"
 #include "commands.h"
+#include "progress.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -18,5 +19,8 @@ int main(int argc, char** argv) {
   shard_tool::RegisterIndex(app, &exit_code);
   shard_tool::RegisterVerify(app, &exit_code);
   shard_tool::RegisterReport(app, &exit_code);
+  // Ctrl-C or SIGTERM during a remote verify, report, inspect or merge
+  // leaves no staging folder behind.
+  const shard_tool::StagingCleanup cleanup("shard");
   return shard_tool::ParseAndRun(app, argc, argv, exit_code);
 }

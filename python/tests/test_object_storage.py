@@ -248,3 +248,42 @@ def test_loader_streams_through_a_small_cache_limit(s3, tmp_path):
     assert labels != sorted(labels)  # shuffled, not sequential
     for x in (remote, local):
         x.close()
+
+
+def test_convert_into_s3_uploads_what_the_program_uploads(s3, tmp_path):
+    """libshard.convert(IN, "s3://b/p") is `shard convert IN -o s3://b/p`: the same library call, the objects the
+    local conversion writes, manifest.json last; no local "s3:" folder (it used to write ./s3:/bkt/py and
+    report success)."""
+    try:
+        import boto3
+    except ImportError:
+        missing("python3-boto3 is not installed")
+    local = converted(tmp_path)  # the program's local conversion of tmp_path/in
+    endpoint, _ = s3
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        r = libshard.convert(str(tmp_path / "in"), "s3://bkt/py", shard_size="4KiB", threads=2,
+                             staging=str(tmp_path / "staging"))
+    finally:
+        os.chdir(cwd)
+    assert not (tmp_path / "s3:").exists()
+    assert r.output == "s3://bkt/py"
+    assert r.manifest_path == "s3://bkt/py/manifest.json"
+    assert r.shards and all(s.startswith("s3://bkt/py/") for s in r.shards)
+    c = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id="S3RVER", aws_secret_access_key="S3RVER",
+                     region_name="us-east-1")
+    keys = {o["Key"] for o in c.list_objects_v2(Bucket="bkt", Prefix="py/").get("Contents", [])}
+    for name in sorted(os.listdir(local)):
+        if name == "manifest.json" or not os.path.isfile(os.path.join(local, name)):
+            continue
+        assert "py/" + name in keys
+        body = c.get_object(Bucket="bkt", Key="py/" + name)["Body"].read()
+        assert body == open(os.path.join(local, name), "rb").read(), name
+    assert "py/manifest.json" in keys
+    # Shards go up and leave the staging folder as they are written.
+    assert not any(n.endswith(".tfrecord") for n in os.listdir(tmp_path / "staging"))
+    # A rerun resumes from the objects: nothing converted again.
+    again = libshard.convert(str(tmp_path / "in"), "s3://bkt/py", shard_size="4KiB", threads=2,
+                             staging=str(tmp_path / "staging"))
+    assert again.shards_written == 0 and again.shards_reused == r.shards_written

@@ -14,7 +14,9 @@ Modes: cut (send the head and half the body, then close), slowdown (503
 SlowDown without forwarding), error500, stall (send the head and a few bytes,
 then wait S seconds before closing), drop (read half the request body, then
 close without an answer), hang (read half the request body, then wait S
-seconds before closing: an upload in flight when its client is killed).
+seconds before closing: an upload in flight when its client is killed),
+addkey (forward, then add an object named "key" (its "size": 5 unless given)
+to the LIST answer: a bucket that lies about its names).
 
 Usage: fault_proxy.py UPSTREAM_PORT. Prints "PORT <n>" once it listens and
 exits when its stdin closes.
@@ -130,6 +132,15 @@ class Handler(socketserver.BaseRequestHandler):
         rhead, _, rbody = answer.partition(b"\r\n\r\n")
         rlines = [l for l in rhead.decode("latin-1").split("\r\n") if not l.lower().startswith("connection:")]
         rhead = ("\r\n".join(rlines) + "\r\nConnection: close\r\n\r\n").encode("latin-1")
+        if fault and fault["mode"] == "addkey":
+            key = fault["key"].replace("&", "&amp;").replace("<", "&lt;").encode()
+            extra = (b"<Contents><Key>" + key + b"</Key><Size>%d</Size><ETag>&quot;0&quot;</ETag></Contents>"
+                     % int(fault.get("size", 5)))
+            rbody = rbody.replace(b"</ListBucketResult>", extra + b"</ListBucketResult>")
+            rlines = [l for l in rhead.decode("latin-1").split("\r\n")
+                      if l and not l.lower().startswith(("content-length:", "connection:"))]
+            rhead = ("\r\n".join(rlines) + "\r\nContent-Length: %d\r\nConnection: close\r\n\r\n"
+                     % len(rbody)).encode("latin-1")
         if fault and fault["mode"] == "cut":
             sock.sendall(rhead + rbody[: len(rbody) // 2])
             sock.shutdown(socket.SHUT_RDWR)

@@ -193,6 +193,14 @@ void FaultProxy::Fault(const std::string& mode, const std::string& method, const
               "\", \"count\": " + std::to_string(count) + ", \"seconds\": " + std::to_string(seconds) + "}");
 }
 
+void FaultProxy::AddListedKey(const std::string& key, const std::string& match, int count) {
+  std::string quoted;
+  for (char c : key) quoted += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
+  Control("POST", "/__fault__",
+          "{\"mode\": \"addkey\", \"method\": \"GET\", \"match\": \"" + match +
+              "\", \"count\": " + std::to_string(count) + ", \"key\": \"" + quoted + "\"}");
+}
+
 int FaultProxy::Count(const std::string& method) {
   const std::string stats = Control("GET", "/__stats__", "");
   const std::string key = "\"" + method + "\": ";

@@ -64,6 +64,9 @@ class FaultProxy {
   // requests of `method` whose path contains `match`.
   void Fault(const std::string& mode, const std::string& method, const std::string& match = "", int count = 1,
              double seconds = 0);
+  // Adds an object named `key` (5 bytes, it says) to the next `count` LIST
+  // answers whose path contains `match`: a bucket that lies about its names.
+  void AddListedKey(const std::string& key, const std::string& match = "list-type=2", int count = 1);
   // Requests of `method` forwarded (or faulted) since the start or Reset().
   int Count(const std::string& method);
   void Reset();

@@ -13,8 +13,8 @@
 
 #include "convert/fixtures.h"
 #include "libshard/manifest/manifest_json.h"
+#include "libshard/remote/uploader.h"
 #include "libshard/store/s3_store.h"
-#include "remote_upload.h"
 #include "store/servers.h"
 #include "testutil.h"
 
@@ -57,8 +57,7 @@ class StoreCliTest : public ::testing::Test {
   }
   // Runs `shard ARGS` against s3rver, or against `endpoint` when given.
   testing::CommandResult Shard(const std::string& args, const std::string& endpoint = "") {
-    return testing::RunCommand("env " + EnvFor(endpoint.empty() ? s3_->endpoint() : endpoint) + SHARD_BIN + " " +
-                               args);
+    return testing::RunCommand("env " + EnvFor(endpoint.empty() ? s3_->endpoint() : endpoint) + SHARD_BIN + " " + args);
   }
 
   std::string dir_;
@@ -423,8 +422,8 @@ TEST_F(StoreCliTest, AStagedShardChangedOnDiskIsNotUploaded) {
   ::setenv("AWS_ENDPOINT_URL", s3_->endpoint().c_str(), 1);
   ::setenv("AWS_ACCESS_KEY_ID", "S3RVER", 1);
   ::setenv("AWS_SECRET_ACCESS_KEY", "S3RVER", 1);
-  StatusOr<std::unique_ptr<shard_tool::ShardUploader>> u =
-      shard_tool::ShardUploader::Start("s3://bkt/changed", dir_ + "/staging");
+  StatusOr<std::unique_ptr<remote::ShardUploader>> u =
+      remote::ShardUploader::Start("s3://bkt/changed", dir_ + "/staging");
   ::unsetenv("AWS_ENDPOINT_URL");
   ::unsetenv("AWS_ACCESS_KEY_ID");
   ::unsetenv("AWS_SECRET_ACCESS_KEY");

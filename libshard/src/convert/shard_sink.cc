@@ -105,6 +105,7 @@ Status ShardSink::Finish() {
   LIBSHARD_RETURN_IF_ERROR(io::RenameFile(temp_, dir + entry_.file(), o_.sync));
   temp_.clear();
   entries_.push_back(entry_);
+  if (o_.on_shard_written) return o_.on_shard_written(entry_);
   return Status::OK();
 }
 

@@ -6,6 +6,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "io/writable_fd.h"
+
 namespace libshard::io {
 namespace {
 
@@ -113,6 +115,10 @@ StatusOr<std::unique_ptr<WritableFile>> NewPosixWritableFile(const std::string& 
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return ErrnoError("open " + path, errno);
   return std::unique_ptr<WritableFile>(new PosixWritableFile(path, fd));
+}
+
+std::unique_ptr<WritableFile> WrapWritableFd(int fd, std::string name) {
+  return std::unique_ptr<WritableFile>(new PosixWritableFile(std::move(name), fd));
 }
 
 std::unique_ptr<WritableFile> NewStringWritableFile(std::string* dest, std::string name) {

@@ -16,6 +16,7 @@
 #include <mutex>
 #include <vector>
 
+#include "libshard/io/contained_path.h"
 #include "libshard/io/writable_file.h"
 #include "libshard/util/strings.h"
 
@@ -90,13 +91,10 @@ StatusOr<std::unique_ptr<ShardCache>> ShardCache::Open(const CacheOptions& optio
 }
 
 StatusOr<std::string> ShardCache::PathFor(const ObjectStore& store, const std::string& key, uint32_t crc32c) const {
+  // The one check of a remote name (io/contained_path.h), shared with the
+  // staging of remote datasets.
+  LIBSHARD_RETURN_IF_ERROR(io::CheckRelativeName(key, store.UrlOf(key)));
   const fs::path k(key);
-  for (const auto& part : k) {
-    if (part == ".." || part == ".") return InvalidArgumentError(store.UrlOf(key) + ": '.' or '..' in the key");
-  }
-  if (key.empty() || key.front() == '/' || key.back() == '/') {
-    return InvalidArgumentError(store.UrlOf(key) + ": not an object key");
-  }
   return (fs::path(dir_) / store.CacheName() / k.parent_path() / Hex8(crc32c) / k.filename()).string();
 }
 

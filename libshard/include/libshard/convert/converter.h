@@ -104,6 +104,15 @@ struct ConvertOptions {
   // calls Convert, before any shard is written. Default: none (only files in
   // `output` count).
   std::function<std::optional<ShardEntry>(const std::string& file, std::string* why)> shard_elsewhere;
+  // Told of each shard this run finishes, once it is complete under its
+  // final name in `output` (its entry, index and shard renamed into place):
+  // `shard convert -o s3://` hands it to the uploader (remote/uploader.h)
+  // instead of watching the folder. Called from the pipeline's serial writer
+  // stage (one call at a time, on a oneTBB worker thread; it holds up the
+  // writer: hand the work on, do not do it there). An error it returns stops
+  // the conversion (Convert returns it; the shard stays complete). Default:
+  // none.
+  std::function<Status(const ShardEntry&)> on_shard_written;
 };
 
 struct Progress {
