@@ -397,13 +397,15 @@ StatusOr<Listing> ListFolder(const std::string& root_in, const ListOptions& opti
           listing.warnings.push_back("class folder " + child + " has no files; class '" + e.name + "' keeps its label");
         }
         size_t taken = 0;
+        const uint64_t filtered = listing.skipped.excluded + listing.skipped.not_included;
         for (auto& [path, size] : files) {
           if (filter.Take(path, &listing.skipped)) {
             pending.push_back({path, split, e.name, size});
             ++taken;
           }
         }
-        if (taken == 0 && !files.empty()) {
+        // (Files left out by the user's own --exclude / --include globs are a choice, not a surprise.)
+        if (taken == 0 && !files.empty() && listing.skipped.excluded + listing.skipped.not_included == filtered) {
           LIBSHARD_RETURN_IF_ERROR(NoImagesInClass(root, child, e.name, files, options, &listing.warnings));
         }
       }
