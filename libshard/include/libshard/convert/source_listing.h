@@ -159,7 +159,7 @@ struct ListOptions {
   // of the classes after it: ListFolder refuses it (kInvalidArgument naming
   // the folder and what it holds) unless this is set (it then keeps its
   // label, warned) or `labels_file` names the classes. A folder whose files
-  // the `exclude` / `include` globs left out keeps its label (warned). An empty class
+  // the `exclude` / `include` globs left out keeps its label. An empty class
   // folder keeps its label either way (warned). Default: false.
   bool keep_empty_classes = false;
   // CSV column names. Defaults: "path", "label", "mask", "split".
