@@ -3,10 +3,38 @@
 #include <iostream>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "commands.h"
 
 namespace shard_tool {
+
+namespace {
+
+// " (did you mean --resize-mode?)" for an argument that starts a long option
+// of `sub` without being one (`--resize center-crop`); "" otherwise.
+std::string DidYouMean(const CLI::App& sub, int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    arg = arg.substr(0, arg.find('='));
+    if (arg.size() < 4 || arg.rfind("--", 0) != 0) continue;
+    std::vector<std::string> names;
+    bool known = false;
+    for (const CLI::Option* o : sub.get_options()) {
+      for (const std::string& l : o->get_lnames()) {
+        known = known || "--" + l == arg;
+        if (("--" + l).rfind(arg, 0) == 0) names.push_back("--" + l);
+      }
+    }
+    if (known || names.empty()) continue;
+    std::string list;
+    for (size_t k = 0; k < names.size(); ++k) list += (k == 0 ? "" : k + 1 == names.size() ? " or " : ", ") + names[k];
+    return " (" + arg + ": did you mean " + list + "?)";
+  }
+  return "";
+}
+
+}  // namespace
 
 int ParseAndRun(CLI::App& app, int argc, char** argv, const int& exit_code) {
   try {
@@ -19,12 +47,12 @@ int ParseAndRun(CLI::App& app, int argc, char** argv, const int& exit_code) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     // A message and the short usage on stderr, exit 2.
-    std::cerr << app.get_name() << ": " << e.what() << "\n";
     const CLI::App* sub = &app;
     for (const CLI::App* s : app.get_subcommands()) {
       sub = s;
       while (!sub->get_subcommands().empty()) sub = sub->get_subcommands().front();
     }
+    std::cerr << app.get_name() << ": " << e.what() << DidYouMean(*sub, argc, argv) << "\n";
     std::string path;
     for (const CLI::App* a = sub; a != nullptr; a = a->get_parent()) {
       path = a->get_name() + (path.empty() ? "" : " " + path);

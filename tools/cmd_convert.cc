@@ -26,6 +26,7 @@
 #include "libshard/remote/remote_convert.h"
 #include "libshard/report/report.h"
 #include "libshard/store/object_store.h"
+#include "libshard/text_escape.h"
 #include "libshard/util/byte_size.h"
 #include "progress.h"
 
@@ -33,6 +34,7 @@ namespace shard_tool {
 
 namespace convert = libshard::convert;
 namespace image = libshard::image;
+using libshard::DisplayText;
 using libshard::Status;
 using libshard::StatusOr;
 
@@ -322,7 +324,8 @@ int RunDryRun(const Flags& f) {
               OutputDescription(f.o).c_str());
   std::printf("%-12s %-24s %8s\n", "split", "class", "samples");
   for (const auto& c : r->counts) {
-    std::printf("%-12s %-24s %8llu\n", c.split.c_str(), c.class_name.empty() ? "(unlabeled)" : c.class_name.c_str(),
+    std::printf("%-12s %-24s %8llu\n", DisplayText(c.split).c_str(),
+                c.class_name.empty() ? "(unlabeled)" : DisplayText(c.class_name).c_str(),
                 static_cast<unsigned long long>(c.count));
   }
   std::printf("formats:");
@@ -336,7 +339,7 @@ int RunDryRun(const Flags& f) {
   const size_t show = f.verbose ? r->risky.size() : std::min<size_t>(r->risky.size(), 20);
   std::printf("risky inputs: %zu\n", r->risky.size());
   for (size_t i = 0; i < show; ++i) {
-    std::printf("  %s: %s\n", r->risky[i].path().c_str(), r->risky[i].reason().c_str());
+    std::printf("  %s: %s\n", DisplayText(r->risky[i].path()).c_str(), DisplayText(r->risky[i].reason()).c_str());
   }
   if (show < r->risky.size()) std::printf("  ... %zu more (-v lists all)\n", r->risky.size() - show);
   if (r->gray_expanded > 0) {
@@ -345,7 +348,9 @@ int RunDryRun(const Flags& f) {
   }
   if (const std::string skips = convert::SkipSummary(l.skipped); !skips.empty()) std::printf("%s\n", skips.c_str());
   std::printf("rejected while listing: %zu\n", l.rejects.size());
-  for (const auto& x : l.rejects) std::printf("  %s: %s\n", x.path.c_str(), x.reason.c_str());
+  for (const auto& x : l.rejects) {
+    std::printf("  %s: %s\n", DisplayText(x.path).c_str(), DisplayText(x.reason).c_str());
+  }
   return kExitOk;
 }
 
@@ -570,6 +575,9 @@ std::shared_ptr<ConvertFlags> AddConvertOptions(CLI::App& app) {
                   "file name, with '/' the path in the input); they are samples whatever their extension");
   cmd->add_option("--exclude", f.o.list.exclude,
                   "GLOB (repeatable): leave out the folder's files that match (counted in the summary)");
+  cmd->add_flag("--keep-empty-classes", f.o.list.keep_empty_classes,
+                "keep a class folder that holds files but no image (e.g. annotations/) as a class without "
+                "samples; without it such a folder is an error, as it would shift the later classes' labels");
   cmd->add_option("--mask-suffix", f.o.list.mask_suffix, "mask name = image stem + this (e.g. _L)");
   cmd->add_option("--mask-labels", f.o.mask_labels_file, "class_dict.csv (name,r,g,b) for colour masks");
   cmd->add_option("--unknown-color", f.unknown_color, "colour-mask colour not in the map: error|ignore")

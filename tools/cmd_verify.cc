@@ -24,6 +24,7 @@
 #include "libshard/io/shard_paths.h"
 #include "libshard/remote/staging.h"
 #include "libshard/store/object_store.h"
+#include "libshard/text_escape.h"
 #include "libshard/verify/verifier.h"
 
 namespace shard_tool {
@@ -32,6 +33,7 @@ namespace {
 namespace verify = libshard::verify;
 namespace io = libshard::io;
 namespace record = libshard::record;
+using libshard::DisplayText;
 
 struct VerifyCliOptions {
   std::vector<std::string> paths;
@@ -86,32 +88,35 @@ Summary Summarize(const verify::SetResult& set, double seconds) {
 
 void PrintHuman(const verify::SetResult& set, const Summary& s, bool quiet, std::ostream& out) {
   const std::vector<verify::FileResult>& results = set.files;
+  // Names are shown as they are, hidden controls escaped (text_escape.h).
   for (const auto& r : results) {
     for (const auto& f : r.faults) {
-      out << "shard verify: " << r.path << ": at byte " << f.offset << " (record " << f.record
-          << "): " << verify::FaultKindName(f.kind) << ": " << f.message << "\n";
+      out << "shard verify: " << DisplayText(r.path) << ": at byte " << f.offset << " (record " << f.record
+          << "): " << verify::FaultKindName(f.kind) << ": " << DisplayText(f.message) << "\n";
     }
     if (r.faults_omitted > 0) {
-      out << "shard verify: " << r.path << ": " << r.faults_omitted << " more faults not listed\n";
+      out << "shard verify: " << DisplayText(r.path) << ": " << r.faults_omitted << " more faults not listed\n";
     }
     if (!r.unchecked_bytes.has_value()) {
       if (r.Has(verify::FaultKind::kUnreadable)) continue;  // nothing was read
-      out << "shard verify: " << r.path << ": the rest of the " << record::CompressionName(r.compression)
+      out << "shard verify: " << DisplayText(r.path) << ": the rest of the " << record::CompressionName(r.compression)
           << " stream after byte " << r.bytes << " left unchecked\n";
     } else if (*r.unchecked_bytes > 0) {
-      out << "shard verify: " << r.path << ": " << *r.unchecked_bytes << " bytes after byte " << r.bytes
+      out << "shard verify: " << DisplayText(r.path) << ": " << *r.unchecked_bytes << " bytes after byte " << r.bytes
           << " left unchecked\n";
     }
   }
   for (const auto& m : set.manifests) {
     for (const auto& f : m.faults) {
-      out << "shard verify: " << f.path << ": " << verify::FaultKindName(f.kind) << ": " << f.message;
-      if (f.path != m.path) out << " (" << m.path << ")";
+      out << "shard verify: " << DisplayText(f.path) << ": " << verify::FaultKindName(f.kind) << ": "
+          << DisplayText(f.message);
+      if (f.path != m.path) out << " (" << DisplayText(m.path) << ")";
       out << "\n";
     }
   }
   for (const auto& f : set.name_set_faults) {
-    out << "shard verify: " << f.path << ": " << verify::FaultKindName(f.kind) << ": " << f.message << "\n";
+    out << "shard verify: " << DisplayText(f.path) << ": " << verify::FaultKindName(f.kind) << ": "
+        << DisplayText(f.message) << "\n";
   }
   if (quiet) return;
   char rate[32];
@@ -354,7 +359,9 @@ void RegisterVerify(CLI::App& app, int* exit_code, std::ostream& out, std::ostre
                 "Check framing and CRCs only, not that payloads are tf.Examples (e.g. raw-record files)")
       ->excludes(decode);
   cmd->add_flag("--no-index", opt->no_index, "Do not compare FILE.idx with the shard");
-  cmd->add_flag("--allow-empty", opt->allow_empty, "Accept files with no records (default: an empty_file fault)");
+  cmd->add_flag(
+      "--allow-empty", opt->allow_empty,
+      "Accept files with no records and manifests that list none (default: an empty_file / manifest_empty fault)");
   cmd->add_option("--max-record-length", opt->max_record_length, "Longer records are length_too_large faults")
       ->check(IntegerIn(1, int64_t{1} << 62))
       ->capture_default_str();

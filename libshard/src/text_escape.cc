@@ -33,6 +33,36 @@ size_t Utf8SequenceLength(std::string_view s, size_t pos) {
   return n;
 }
 
+namespace {
+
+// The code point of the valid n-byte sequence at s[pos].
+uint32_t CodePoint(std::string_view s, size_t pos, size_t n) {
+  static constexpr unsigned char kLead[5] = {0, 0x7f, 0x1f, 0x0f, 0x07};
+  uint32_t cp = static_cast<unsigned char>(s[pos]) & kLead[n];
+  for (size_t i = 1; i < n; ++i) cp = (cp << 6) | (static_cast<unsigned char>(s[pos + i]) & 0x3f);
+  return cp;
+}
+
+}  // namespace
+
+bool IsHiddenControl(uint32_t cp) {
+  return (cp >= 0x80 && cp <= 0x9f) ||                    // C1 controls
+         cp == 0x061c || cp == 0x200e || cp == 0x200f ||  // ALM, LRM, RLM
+         (cp >= 0x202a && cp <= 0x202e) ||                // LRE RLE PDF LRO RLO
+         (cp >= 0x2066 && cp <= 0x2069) ||                // LRI RLI FSI PDI
+         cp == 0x2028 || cp == 0x2029;                    // line / paragraph separator
+}
+
+bool HasHiddenControl(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    const size_t n = Utf8SequenceLength(s, i);
+    if (n == 0) return false;
+    if (n > 1 && IsHiddenControl(CodePoint(s, i, n))) return true;
+    i += n;
+  }
+  return false;
+}
+
 bool IsValidUtf8(std::string_view s) {
   for (size_t i = 0; i < s.size();) {
     const size_t n = Utf8SequenceLength(s, i);
@@ -60,6 +90,12 @@ std::string EscapeText(std::string_view s) {
       char buf[8];
       std::snprintf(buf, sizeof buf, "\\x%02x", c);
       out += buf;
+    } else if (n > 1 && IsHiddenControl(CodePoint(s, i, n))) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(CodePoint(s, i, n)));
+      out += buf;
+      i += n;
+      continue;
     } else {
       out.append(s.substr(i, n));
       i += n;
@@ -68,6 +104,13 @@ std::string EscapeText(std::string_view s) {
     ++i;
   }
   return out;
+}
+
+std::string DisplayText(std::string_view s) {
+  if (IsValidUtf8(s) && !HasHiddenControl(s) && s.find_first_of("\n\r") == std::string_view::npos) {
+    return std::string(s);
+  }
+  return EscapeText(s);
 }
 
 std::string MarkupEscape(std::string_view s) {

@@ -89,3 +89,27 @@ def test_bad_arguments_are_value_errors(tmp_path):
             libshard.Loader(str(path), 1, image_size=8, **kw)
     with pytest.raises(ValueError, match="io"):
         libshard.ShardReader(str(path), io="carrier-pigeon")
+
+
+@pytest.mark.parametrize("listed", ["../other/x.tfrecord", "ABSOLUTE"])
+def test_a_manifest_naming_a_file_outside_its_folder_is_a_value_error(tmp_path, listed):
+    import json
+    (tmp_path / "other").mkdir()
+    (tmp_path / "ds").mkdir()
+    write(tmp_path / "other" / "x.tfrecord", [{"image/encoded": b"x", "image/class/label": 0}])
+    if listed == "ABSOLUTE":
+        listed = str(tmp_path / "other" / "x.tfrecord")
+    manifest = {"format": "libshard.manifest/1", "complete": True, "stats": {"converted": 1},
+                "splits": [{"name": "train", "records": 1, "shards": [{"file": listed, "records": 1}]}]}
+    (tmp_path / "ds" / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(ValueError, match=re.escape(f'manifest.json: split "train" lists "{listed}", '
+                                                   "outside the manifest's folder")):
+        libshard.Loader(str(tmp_path / "ds"), 1)
+
+
+def test_a_manifest_of_no_records_says_no_samples(tmp_path):
+    import json
+    manifest = {"format": "libshard.manifest/1", "complete": True, "splits": [{"name": "train", "records": 0}]}
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(ValueError, match=re.escape("no samples: the sources hold 0 records (no shards)")):
+        libshard.Loader(str(tmp_path), 1)

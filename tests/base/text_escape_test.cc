@@ -22,6 +22,16 @@ std::string Unescape(const std::string& s) {
     if (e == 'x') {
       out += static_cast<char>(std::stoi(s.substr(i + 1, 2), nullptr, 16));
       i += 2;
+    } else if (e == 'u') {  // a hidden control: U+0080..U+2069, 2 or 3 UTF-8 bytes
+      const int cp = std::stoi(s.substr(i + 1, 4), nullptr, 16);
+      if (cp < 0x800) {
+        out += static_cast<char>(0xc0 | (cp >> 6));
+      } else {
+        out += static_cast<char>(0xe0 | (cp >> 12));
+        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
+      }
+      out += static_cast<char>(0x80 | (cp & 0x3f));
+      i += 4;
     } else {
       out += e == 't' ? '\t' : e == 'n' ? '\n' : e == 'r' ? '\r' : e;
     }
@@ -51,9 +61,30 @@ TEST(TextEscapeTest, EscapesKnownAnswers) {
   EXPECT_EQ(EscapeText("\xe2\x82"), "\\xe2\\x82");
 }
 
+// Issue 30 item 4: a right-to-left override makes "rtl<U+202E>gpj.exe" show
+// as "rtlexe.jpg"; every bidirectional control and other hidden control is
+// written as \uHHHH, so what is shown is what is there.
+TEST(TextEscapeTest, HiddenControlsAreVisibleEscapes) {
+  EXPECT_EQ(EscapeText("rtl\xe2\x80\xaegpj.exe"), "rtl\\u202egpj.exe");
+  const char* controls[] = {"\xc2\x80",     "\xc2\x9f",     "\xd8\x9c",     "\xe2\x80\x8e",
+                            "\xe2\x80\x8f", "\xe2\x80\xaa", "\xe2\x80\xab", "\xe2\x80\xac",
+                            "\xe2\x80\xad", "\xe2\x80\xae", "\xe2\x81\xa6", "\xe2\x81\xa7",
+                            "\xe2\x81\xa8", "\xe2\x81\xa9", "\xe2\x80\xa8", "\xe2\x80\xa9"};
+  const char* escaped[] = {"\\u0080", "\\u009f", "\\u061c", "\\u200e", "\\u200f", "\\u202a", "\\u202b", "\\u202c",
+                           "\\u202d", "\\u202e", "\\u2066", "\\u2067", "\\u2068", "\\u2069", "\\u2028", "\\u2029"};
+  for (size_t i = 0; i < std::size(controls); ++i) {
+    EXPECT_TRUE(HasHiddenControl(std::string("a") + controls[i])) << escaped[i];
+    EXPECT_EQ(EscapeText(std::string("a") + controls[i] + "b"), std::string("a") + escaped[i] + "b");
+  }
+  // Right-to-left text itself (Hebrew, Arabic) and other format-free text stay.
+  EXPECT_EQ(EscapeText("\xd7\xa9\xd7\x9c\xd7\x95\xd7\x9d"), "\xd7\xa9\xd7\x9c\xd7\x95\xd7\x9d");
+  EXPECT_FALSE(HasHiddenControl("\xd7\xa9\xd7\x9c\xd7\x95\xd7\x9d \xe2\x82\xac"));
+  EXPECT_EQ(EscapeText("\xe2\x80\x8b"), "\xe2\x80\x8b");  // U+200B (no direction) is kept
+}
+
 TEST(TextEscapeTest, IsReversibleAndAlwaysValidUtf8OnOneLine) {
   for (const std::string& s : {std::string("cl\xe4ss\\xe4"), std::string("\\\\t\t"), std::string("\xff\xfe\n\\"),
-                               std::string("ok \xc3\xa4 \xe4")}) {
+                               std::string("ok \xc3\xa4 \xe4"), std::string("\\u202e\xe2\x80\xae\xc2\x85")}) {
     const std::string e = EscapeText(s);
     EXPECT_TRUE(IsValidUtf8(e)) << e;
     EXPECT_EQ(e.find_first_of("\t\n\r"), std::string::npos) << e;

@@ -290,7 +290,23 @@ TEST(SourceListingTest, BrokenSymlinkIsRejected) {
   EXPECT_EQ(Paths(*l), (std::vector<std::string>{"cat/1.png"}));
   const ListingReject* r = FindReject(*l, "cat/broken.png");
   ASSERT_NE(r, nullptr);
-  EXPECT_TRUE(Contains(r->reason, "cannot stat")) << r->reason;
+  // Issue 32: the reason says it is a link, where it points and that it dangles.
+  EXPECT_EQ(r->reason, "symbolic link to " + root +
+                           "/nowhere.png, which cannot be followed: No such file or directory (a dangling link)");
+}
+
+// Issue 32: the folder of resource forks macOS's zip adds is skipped, not
+// rejected (nor a class).
+TEST(SourceListingTest, MacZipResourceForksAreSkipped) {
+  const std::string root = MakeTempDir();
+  WriteTreeFile(root, "cat/1.png", PngBytes(3, 3, 3, 1));
+  WriteTreeFile(root, "__MACOSX/cat/._1.png", "\x00\x05\x16\x07 AppleDouble");
+  WriteTreeFile(root, "cat/__MACOSX/._1.png", "\x00\x05\x16\x07 AppleDouble");
+  StatusOr<Listing> l = ListFolder(root, ListOptions{});
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(Paths(*l), (std::vector<std::string>{"cat/1.png"}));
+  EXPECT_TRUE(l->rejects.empty()) << l->rejects[0].path << ": " << l->rejects[0].reason;
+  EXPECT_EQ(l->class_names, (std::vector<std::string>{"cat"}));
 }
 
 TEST(SourceListingTest, MissingRootIsNotFound) {

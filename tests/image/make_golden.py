@@ -157,8 +157,23 @@ def make_resize():
     gs.write()
 
 
+def mask16_values(w, h):
+    """The values of mask_gray16.png: classes 0..6 in diagonal bands, 255 (ignore) in a corner."""
+    y, x = np.mgrid[0:h, 0:w]
+    v = (x + 2 * y) // 5 % 7
+    v[:4, :4] = 255
+    return v.astype(np.uint16)
+
+
+def make_masks():
+    """A 16-bit gray label PNG (what many annotation tools write) whose values are classes <= 255."""
+    im = Image.fromarray(mask16_values(29, 17), "I;16")
+    im.save(os.path.join(OUT, "mask_gray16.png"))
+
+
 if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
     make_pngsuite()
     make_jpeg()
     make_resize()
+    make_masks()

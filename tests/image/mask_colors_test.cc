@@ -14,6 +14,7 @@
 namespace libshard::image {
 namespace {
 
+using ::libshard::testing::GoldenPath;
 using ::libshard::testing::LoadGoldenSet;
 using ::libshard::testing::ReadFileOrDie;
 using ::libshard::testing::SharedPath;
@@ -155,6 +156,30 @@ TEST(MaskColorMapTest, PaletteAndGrayPngsKeepTheirIndices) {
   // Colour PNGs and JPEGs are not index masks.
   EXPECT_EQ(DecodeIndexMask(ReadFileOrDie(dir + "/basn2c08.png")).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(DecodeIndexMask(*EncodeJpeg(Image(8, 8, 1))).status().code(), StatusCode::kInvalidArgument);
+}
+
+// 16-bit gray label PNGs: a golden one written by Pillow (make_golden.py
+// make_masks) gives its values as 8-bit classes; PngSuite's 16-bit gradient
+// (values to 65535) is refused naming the first value above 255.
+TEST(MaskColorMapTest, SixteenBitGrayMasksGiveTheirClassesOrAreRefused) {
+  StatusOr<Image> idx = DecodeIndexMask(ReadFileOrDie(GoldenPath("mask_gray16.png")));
+  ASSERT_TRUE(idx.ok()) << idx.status();
+  ASSERT_EQ(idx->width(), 29);
+  ASSERT_EQ(idx->height(), 17);
+  ASSERT_EQ(idx->channels(), 1);
+  ASSERT_EQ(idx->bit_depth(), 8);
+  for (int y = 0; y < 17; ++y) {
+    for (int x = 0; x < 29; ++x) {
+      ASSERT_EQ(idx->row(y)[x], x < 4 && y < 4 ? 255 : (x + 2 * y) / 5 % 7) << x << "," << y;
+    }
+  }
+  const std::string dir = SharedPath("interop/pngsuite");
+  if (dir.empty()) GTEST_SKIP() << "shared interop/pngsuite not found";
+  StatusOr<Image> wide = DecodeIndexMask(ReadFileOrDie(dir + "/basn0g16.png"));
+  ASSERT_EQ(wide.status().code(), StatusCode::kInvalidArgument) << wide.status();
+  EXPECT_EQ(wide.status().message().rfind("index mask: 16-bit gray value ", 0), 0u) << wide.status();
+  EXPECT_NE(wide.status().message().find(" is above 255; class indices are 0..255"), std::string::npos)
+      << wide.status();
 }
 
 }  // namespace

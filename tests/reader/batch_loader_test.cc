@@ -864,3 +864,25 @@ TEST(BatchLoaderTest, ZeroSizeTakesTheStoredSizeFromTheManifest) {
 
 }  // namespace
 }  // namespace libshard::reader
+
+namespace libshard::reader {
+namespace {
+
+// Issue 32 item 4: a dataset of 0 records says "no samples" first, whether
+// or not the image size is given (not something about image_size).
+TEST(BatchLoaderTest, AnEmptyDatasetSaysNoSamples) {
+  const std::string dir = testing::MakeTempDir();
+  Written w = MakeDataset(dir, {}, 1, 0);
+  ASSERT_NE(w.ds, nullptr);
+  ASSERT_EQ(w.ds->size(), 0u);
+  for (BatchLoaderOptions o : {FixtureSized(4), BatchLoaderOptions()}) {
+    o.batch_size = 4;
+    auto loader = BatchLoader::Create(w.ds, o);
+    ASSERT_EQ(loader.status().code(), StatusCode::kInvalidArgument) << loader.status();
+    EXPECT_EQ(loader.status().message(), "no samples: the sources hold 0 records (1 shard(s), the first " + dir +
+                                             "/d-0.tfrecord); an empty dataset cannot be loaded");
+  }
+}
+
+}  // namespace
+}  // namespace libshard::reader

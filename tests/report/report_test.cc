@@ -8,10 +8,12 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <string>
 
+#include "libshard/image/encode.h"
 #include "libshard/manifest/manifest_json.h"
 #include "report/page_parts.h"
 #include "testutil.h"
@@ -36,6 +38,7 @@ TEST(ReportPagePartsTest, HtmlEscapeEscapesMarkupAndInvalidUtf8) {
   EXPECT_EQ(HtmlEscape("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
   EXPECT_EQ(HtmlEscape("caf\xc3\xa9"), "caf\xc3\xa9");
   EXPECT_EQ(HtmlEscape(std::string("a\xff<", 3)), "a\\xff&lt;");
+  EXPECT_EQ(HtmlEscape("rtl\xe2\x80\xaegpj.exe<"), "rtl\\u202egpj.exe&lt;");  // not shown as "rtlexe.jpg"
 }
 
 TEST(ReportPagePartsTest, DataUrlIsBase64) {
@@ -192,6 +195,103 @@ TEST(ReportTest, RejectsAreGroupedByReason) {
   EXPECT_TRUE(Contains(*html, "7 rejected in 1 group(s)")) << *html;
   EXPECT_TRUE(Contains(*html, "data-count=\"7\""));
   EXPECT_TRUE(Contains(*html, "and 2 more</li>"));  // five files shown per group
+}
+
+// Issue 30 item 4: a right-to-left override in a class or a file name is
+// shown as \u202e, never copied into the page raw.
+TEST(ReportTest, BidirectionalControlsInNamesAreShownEscaped) {
+  const std::string dir = MakeTempDir();
+  const std::string rlo = "\xe2\x80\xae";
+  const std::string in = dir + "/in", cls = in + "/rtl" + rlo + "tac";
+  ASSERT_EQ(std::system(("mkdir -p '" + cls + "' '" + in + "/dog' && cp " + SourceDir() +
+                         "/samples/images/train/bag/*.png '" + cls + "/' && cp " + SourceDir() +
+                         "/samples/images/train/coat/*.png " + in + "/dog/")
+                            .c_str()),
+            0);
+  ASSERT_EQ(std::system(("cp " + SourceDir() + "/samples/images/train/bag/$(ls " + SourceDir() +
+                         "/samples/images/train/bag | head -1) '" + cls + "/x" + rlo + "gnp.exe.png'")
+                            .c_str()),
+            0);
+  WriteFileOrDie(cls + "/bad" + rlo + "gpj.exe.png", "not an image");
+  auto r = RunShard("convert '" + in + "' -o " + dir + "/out -q");
+  ASSERT_EQ(r.exit_code, 3) << r.err;  // one reject
+  ReportOptions o;
+  o.thumbnails_per_class = 64;
+  StatusOr<std::string> html = RenderReport(dir + "/out", o);
+  ASSERT_TRUE(html.ok()) << html.status().message();
+  EXPECT_FALSE(Contains(*html, rlo));
+  EXPECT_TRUE(Contains(*html, "rtl\\u202etac")) << html->substr(0, 3000);
+  EXPECT_TRUE(Contains(*html, "x\\u202egnp.exe.png"));
+  EXPECT_TRUE(Contains(*html, "bad\\u202egpj.exe.png"));
+}
+
+// The part of `html` from the section of split `name` to the next section.
+std::string SplitSection(const std::string& html, const std::string& name) {
+  const size_t at = html.find("<section class=\"split\" id=\"split-" + name + "\"");
+  if (at == std::string::npos) return "";
+  return html.substr(at, html.find("</section>", at) - at);
+}
+
+// Issue 32 (Confusing, report): a class without samples in a split gets a
+// zero bar (the header's count and the bars agree); splits are shown train,
+// val, test.
+TEST(ReportTest, EveryClassHasABarAndSplitsAreInTrainValTestOrder) {
+  const std::string dir = MakeTempDir(), in = dir + "/in", bags = SourceDir() + "/samples/images/train/bag/";
+  std::string script = "set -e";
+  for (const char* folder : {"train/a", "train/b", "train/c", "val/a", "val/b", "test/a", "test/b", "test/c"}) {
+    script += std::string("; mkdir -p ") + in + "/" + folder + " && cp " + bags + "0003*.png " + in + "/" + folder;
+  }
+  ASSERT_EQ(std::system(script.c_str()), 0);
+  auto r = RunShard("convert -q " + in + " -o " + dir + "/out");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  StatusOr<std::string> html = RenderReport(dir + "/out", {});
+  ASSERT_TRUE(html.ok()) << html.status().message();
+  EXPECT_TRUE(Contains(*html, " classes, 0 rejected")) << html->substr(0, 2000);
+  const std::string val = SplitSection(*html, "val");
+  EXPECT_EQ(Count(val, "<g class=\"bar\""), 3u) << val;
+  EXPECT_TRUE(Contains(val, "data-key=\"c\" data-count=\"0\"")) << val;
+  EXPECT_TRUE(Contains(val, "3 classes; largest ")) << val;
+  EXPECT_TRUE(Contains(val, ", smallest 0.")) << val;
+  const size_t train = html->find("id=\"split-train\""), v = html->find("id=\"split-val\""),
+               test = html->find("id=\"split-test\"");
+  ASSERT_NE(test, std::string::npos);
+  EXPECT_LT(train, v);
+  EXPECT_LT(v, test);
+  EXPECT_LT(html->find("href=\"#split-train\""), html->find("href=\"#split-val\""));
+  EXPECT_LT(html->find("href=\"#split-val\""), html->find("href=\"#split-test\""));
+}
+
+// A segmentation set: the header names its mask classes (not "0 classes"),
+// and the legend keeps a class without pixels.
+TEST(ReportTest, SegmentationHeaderAndLegendNameEveryMaskClass) {
+  const std::string dir = MakeTempDir();
+  WriteFileOrDie(dir + "/class_dict.csv", "name,r,g,b\nsky,0,0,255\nroad,128,64,128\nunused,9,9,9\n");
+  std::filesystem::create_directories(dir + "/in");
+  std::filesystem::create_directories(dir + "/masks");
+  for (int k = 0; k < 2; ++k) {
+    image::Image img(8, 6, 3), mask(8, 6, 3);
+    for (int y = 0; y < 6; ++y) {
+      for (int x = 0; x < 8; ++x) {
+        uint8_t* p = mask.row(y) + 3 * x;
+        const bool sky = y < 3;
+        p[0] = sky ? 0 : 128;
+        p[1] = sky ? 0 : 64;
+        p[2] = sky ? 255 : 128;
+        img.row(y)[3 * x] = static_cast<uint8_t>(x * 30 + k);
+      }
+    }
+    WriteFileOrDie(dir + "/in/img" + std::to_string(k) + ".png", *image::EncodePng(img));
+    WriteFileOrDie(dir + "/masks/img" + std::to_string(k) + ".png", *image::EncodePng(mask));
+  }
+  auto r = RunShard("convert -q " + dir + "/in -o " + dir + "/out --masks " + dir + "/masks --mask-labels " + dir +
+                    "/class_dict.csv");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  StatusOr<std::string> html = RenderReport(dir + "/out", {});
+  ASSERT_TRUE(html.ok()) << html.status().message();
+  EXPECT_FALSE(Contains(*html, "0 classes")) << html->substr(0, 2000);
+  EXPECT_TRUE(Contains(*html, "3 mask classes")) << html->substr(0, 2000);
+  EXPECT_TRUE(Contains(*html, "data-index=\"2\"")) << *html;
+  EXPECT_TRUE(Contains(*html, "2 unused</li>")) << *html;
 }
 
 TEST(ReportTest, VerifyShowsFaultsAndDamagedRecordsAreCounted) {

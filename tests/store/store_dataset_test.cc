@@ -1,7 +1,8 @@
 // reader::Dataset over s3:// and https://: the same records as the local
 // folder, shards from the verified cache, no requests for cached shards, a
 // corrupt object refused by name when read, a cache limit too small for the
-// largest shard refused at Open.
+// largest shard refused at Open, a name outside the prefix refused before
+// any fetch.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -132,6 +133,29 @@ TEST_F(StoreDatasetTest, WrongSecretAndMissingManifestAreClear) {
   s = reader::Dataset::Open({"s3://bkt/nothing/here"}, o).status();
   EXPECT_EQ(s.code(), StatusCode::kNotFound) << s;
   EXPECT_NE(s.message().find("s3://bkt/nothing/here/manifest.json"), std::string::npos) << s;
+}
+
+TEST_F(StoreDatasetTest, ANameOutsideThePrefixIsRefusedBeforeAnyFetch) {
+  // A manifest whose index_file leaves the dataset's prefix (another bucket,
+  // read with the user's keys) is refused at Open, naming it; only the
+  // manifest was fetched.
+  std::string text = testing::ReadFileOrDie(dir_ + "/ds/manifest.json");
+  const size_t at = text.find("\"index_file\": \"");
+  ASSERT_NE(at, std::string::npos) << text;
+  const size_t value = at + std::string("\"index_file\": \"").size();
+  text.replace(value, text.find('"', value) - value, "../../otherbucket/payroll.csv");
+  store::S3Config c = s3_->Config();
+  ASSERT_TRUE(store::NewS3Store(c, "bkt", store::NewCurlTransport(c))->Put("data/ds/manifest.json", text).ok());
+  reader::DatasetOptions o;
+  o.split = "*";
+  o.cache_dir = dir_ + "/cache";
+  StatusOr<std::unique_ptr<reader::Dataset>> ds = reader::Dataset::Open({"s3://bkt/data/ds"}, o);
+  ASSERT_EQ(ds.status().code(), StatusCode::kInvalidArgument) << ds.status();
+  EXPECT_NE(ds.status().message().find("s3://bkt/data/ds/manifest.json: split \""), std::string::npos) << ds.status();
+  EXPECT_NE(ds.status().message().find("lists \"../../otherbucket/payroll.csv\", outside the manifest's folder"),
+            std::string::npos)
+      << ds.status();
+  EXPECT_EQ(proxy_->Count("GET"), 1);  // the manifest only
 }
 
 TEST(StoreHttpsDatasetTest, DatasetOverHttps) {

@@ -111,6 +111,15 @@ TEST(ShardCliTest, BadFlagGivesUsageOnStderrAndExitTwo) {
   EXPECT_EQ(RunShard("no-such-subcommand").exit_code, 2);
 }
 
+// Issue 32: a flag that starts a longer one gets a suggestion.
+TEST(ShardCliTest, AShortenedFlagGetsADidYouMean) {
+  Result r = RunShard("convert in -o out --resize center-crop");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("(--resize: did you mean --resize-mode?)"), std::string::npos) << r.err;
+  r = RunShard("inspect --no-such-flag x");
+  EXPECT_EQ(r.err.find("did you mean"), std::string::npos) << r.err;
+}
+
 // Every count option of every subcommand: a negative, zero, huge or
 // non-decimal value is a usage error naming the option (CLI11 alone reads
 // "-1" for an unsigned option as 2^64-1: SIGFPE in the plan, SIGSEGV in

@@ -231,6 +231,24 @@ TEST_F(ManifestSetTest, ManifestClaimsAreChecked) {
   }
 }
 
+// Issue 32 item 4: a manifest of 0 records (an empty or unmounted input) is
+// a fault unless allow_empty says an empty dataset is fine.
+TEST_F(ManifestSetTest, AManifestOfNoRecordsIsAFaultUnlessAllowed) {
+  for (size_t i = 0; i < shards_.size(); ++i) fs::remove(Path(i));
+  shards_.clear();
+  Describe();
+  SetFault f = OnlySetFault(Verify());
+  EXPECT_EQ(f.kind, SetFaultKind::kManifestEmpty);
+  EXPECT_EQ(f.path, ManifestPath());
+  EXPECT_EQ(f.message, "the manifest lists no records (1 split(s)): an empty dataset; --allow-empty accepts it");
+  EXPECT_STREQ(FaultKindName(SetFaultKind::kManifestEmpty), "manifest_empty");
+  VerifyOptions o;
+  o.allow_empty = true;
+  SetResult r = Verify(o);
+  ASSERT_EQ(r.manifests.size(), 1u);
+  EXPECT_TRUE(r.manifests[0].faults.empty()) << r.manifests[0].faults[0].message;
+}
+
 TEST_F(ManifestSetTest, MissingShard) {
   fs::remove(Path(1));
   SetFault f = OnlySetFault(Verify());

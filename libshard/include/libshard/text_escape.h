@@ -6,9 +6,12 @@
 //   '\' -> "\\", TAB -> "\t", LF -> "\n", CR -> "\r",
 //   any other byte below 0x20, 0x7f, and every byte that is not part of a
 //   valid UTF-8 sequence -> "\xHH" (two lower-case hex digits);
-//   valid UTF-8 (ASCII included) is copied as it is.
-// So `cl\xe4ss` (Latin-1) is written `cl\xe4ss`, `a<TAB>b` is `a\tb` and
-// `C:\x` is `C:\\x`. It is used for reject paths and reasons (rejects.tsv,
+//   a hidden control (IsHiddenControl: bidirectional controls such as
+//   U+202E, C1 controls, line and paragraph separators) -> "\uHHHH";
+//   other valid UTF-8 (ASCII included) is copied as it is.
+// So `cl\xe4ss` (Latin-1) is written `cl\xe4ss`, `a<TAB>b` is `a\tb`,
+// `C:\x` is `C:\\x` and `rtl<U+202E>gpj.exe` (shown as "rtlexe.jpg" where
+// the override acts) is `rtl\u202egpj.exe`. It is used for reject paths and reasons (rejects.tsv,
 // manifest.json) and for any manifest string that is not valid UTF-8.
 //
 // Thread-safety: pure functions.
@@ -16,6 +19,7 @@
 #define LIBSHARD_TEXT_ESCAPE_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -28,8 +32,21 @@ size_t Utf8SequenceLength(std::string_view s, size_t pos);
 
 bool IsValidUtf8(std::string_view s);
 
+// A code point that changes how the text around it is shown without being
+// seen itself: U+0080..U+009F, U+061C, U+200E, U+200F, U+202A..U+202E,
+// U+2066..U+2069, U+2028, U+2029.
+bool IsHiddenControl(uint32_t code_point);
+// Whether valid UTF-8 text holds one (false at the first invalid byte).
+bool HasHiddenControl(std::string_view s);
+
 // See above.
 std::string EscapeText(std::string_view s);
+
+// Text for a person to read (a message line, a page): `s` as it is when it
+// is valid UTF-8 without a hidden control or a line break, else
+// EscapeText(s), so that a name can neither reorder nor hide what is shown
+// around it.
+std::string DisplayText(std::string_view s);
 
 // Text for HTML or XML character data and attribute values: & < > " ' as
 // &amp; &lt; &gt; &quot; &#39;, every other byte as it is (callers that may

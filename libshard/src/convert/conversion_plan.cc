@@ -43,11 +43,21 @@ static std::string Basename(std::string path) {
 }
 
 StatusOr<Listing> ListInput(const ConvertOptions& o) {
-  if (IsRegularFile(o.input)) return ReadSourceCsv(o.input, o.list);
   ListOptions list = o.list;
   list.exclude_dir = o.output;                // output inside the input: not listed
   list.ignore.push_back(o.mask_labels_file);  // CamVid keeps class_dict.csv beside its folders
-  return ListFolder(o.input, list);
+  StatusOr<Listing> listing = IsRegularFile(o.input) ? ReadSourceCsv(o.input, o.list) : ListFolder(o.input, list);
+  if (!listing.ok() || !listing->samples.empty() || !listing->rejects.empty()) return listing;
+  // Nothing to convert and nothing rejected: an empty dataset must not pass
+  // for a converted one (a failed mount, a wrong folder).
+  std::string found = SkipSummary(listing->skipped);
+  if (found.empty()) {
+    found = IsRegularFile(o.input) ? "the CSV lists no rows"
+            : listing->class_names.empty()
+                ? "the folder is empty"
+                : "only " + std::to_string(listing->class_names.size()) + " empty class folder(s)";
+  }
+  return FailedPreconditionError(o.input + ": found no images (" + found + "); nothing to convert");
 }
 
 // The estimated output bytes per sample, for the shard count.

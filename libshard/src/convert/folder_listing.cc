@@ -39,7 +39,22 @@ bool LooksLikeSplit(const std::string& name) {
   return false;
 }
 
-bool Hidden(const std::string& name) { return !name.empty() && name[0] == '.'; }
+// Hidden names, and the folder of resource forks that macOS's zip adds
+// (`__MACOSX/`, its `._x` files): skipped without a reject.
+bool Hidden(const std::string& name) { return (!name.empty() && name[0] == '.') || name == "__MACOSX"; }
+
+// Why `path` cannot be stat'ed: a dangling symbolic link says so, with its
+// target.
+std::string CannotStat(const std::string& path, int err) {
+  struct stat link;
+  if (::lstat(path.c_str(), &link) == 0 && S_ISLNK(link.st_mode)) {
+    std::error_code ec;
+    const fs::path target = fs::read_symlink(path, ec);
+    return "symbolic link to " + (ec ? std::string("an unreadable target") : EscapeText(target.string())) +
+           ", which cannot be followed: " + std::strerror(err) + (err == ENOENT ? " (a dangling link)" : "");
+  }
+  return std::string("cannot stat: ") + std::strerror(err);
+}
 
 struct Entry {
   std::string name;
@@ -82,7 +97,7 @@ Status ReadDir(const std::string& dir, const std::string& rel, std::vector<Entry
     struct stat st;
     std::string child_rel = rel.empty() ? name : rel + "/" + name;
     if (::stat(it->path().c_str(), &st) != 0) {
-      rejects->push_back({child_rel, std::string("cannot stat: ") + std::strerror(errno)});
+      rejects->push_back({child_rel, CannotStat(it->path().string(), errno)});
       continue;
     }
     if (S_ISDIR(st.st_mode)) {
@@ -212,6 +227,34 @@ std::set<std::pair<dev_t, ino_t>> IgnoredIds(const ListOptions& options, const s
     if (!p.empty() && ::stat(p.c_str(), &st) == 0) ids.insert({st.st_dev, st.st_ino});
   }
   return ids;
+}
+
+// A class folder whose files are none of them samples: refused unless the
+// options keep it (ListOptions::keep_empty_classes) or name the classes.
+Status NoImagesInClass(const std::string& root, const std::string& rel, const std::string& class_name,
+                       const std::vector<std::pair<std::string, uint64_t>>& files, const ListOptions& options,
+                       std::vector<std::string>* warnings) {
+  std::map<std::string, uint64_t> by_ext;
+  bool output = false;
+  for (const auto& [path, size] : files) {
+    const std::string ext = Extension(path);
+    ++by_ext[ext.empty() ? "(no extension)" : ext];
+    output |= IsConvertOutputName(path.substr(path.rfind('/') + 1));
+  }
+  std::string held;
+  for (const auto& [ext, n] : by_ext) held += (held.empty() ? "" : ", ") + EscapeText(ext) + " " + std::to_string(n);
+  const std::string what = "class folder " + EscapeText(root + "/" + rel) + " holds " + std::to_string(files.size()) +
+                           " file(s) and no image (" + held + ")" +
+                           (output ? ", like an earlier `shard convert` output" : "");
+  if (!options.labels_file.empty()) return Status::OK();  // the labels file names the classes
+  if (options.keep_empty_classes) {
+    warnings->push_back(what + "; class '" + EscapeText(class_name) + "' keeps its label (--keep-empty-classes)");
+    return Status::OK();
+  }
+  return InvalidArgumentError(what + ": it would become class '" + EscapeText(class_name) +
+                              "' and shift the labels of the classes after it; move it out of the input, give "
+                              "--labels FILE (the class names in label order), or --keep-empty-classes to keep it "
+                              "as a class without samples");
 }
 
 }  // namespace
@@ -353,8 +396,17 @@ StatusOr<Listing> ListFolder(const std::string& root_in, const ListOptions& opti
         if (files.empty()) {
           listing.warnings.push_back("class folder " + child + " has no files; class '" + e.name + "' keeps its label");
         }
+        size_t taken = 0;
+        const uint64_t filtered = listing.skipped.excluded + listing.skipped.not_included;
         for (auto& [path, size] : files) {
-          if (filter.Take(path, &listing.skipped)) pending.push_back({path, split, e.name, size});
+          if (filter.Take(path, &listing.skipped)) {
+            pending.push_back({path, split, e.name, size});
+            ++taken;
+          }
+        }
+        // (Files left out by the user's own --exclude / --include globs are a choice, not a surprise.)
+        if (taken == 0 && !files.empty() && listing.skipped.excluded + listing.skipped.not_included == filtered) {
+          LIBSHARD_RETURN_IF_ERROR(NoImagesInClass(root, child, e.name, files, options, &listing.warnings));
         }
       }
     }

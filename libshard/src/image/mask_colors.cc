@@ -186,7 +186,24 @@ StatusOr<Image> DecodeIndexMask(std::string_view png_bytes, uint64_t max_pixels)
   if (out.channels() != 1) {
     return InternalError("index mask: decoder gave " + std::to_string(out.channels()) + " channels");
   }
-  return out;
+  if (out.bit_depth() == 8) return out;
+  // A 16-bit gray PNG (what many tools write for label images): its values
+  // are the classes, so they must fit the 8-bit index mask every reader
+  // expects; rescaling them would change the classes.
+  Image narrow(out.width(), out.height(), 1);
+  for (int y = 0; y < out.height(); ++y) {
+    const uint16_t* src = out.samples16() + static_cast<size_t>(y) * out.width();
+    uint8_t* dst = narrow.row(y);
+    for (int x = 0; x < out.width(); ++x) {
+      if (src[x] > 255) {
+        return InvalidArgumentError("index mask: 16-bit gray value " + std::to_string(src[x]) + " at pixel (" +
+                                    std::to_string(x) + ", " + std::to_string(y) +
+                                    ") is above 255; class indices are 0..255");
+      }
+      dst[x] = static_cast<uint8_t>(src[x]);
+    }
+  }
+  return narrow;
 }
 
 }  // namespace libshard::image

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "libshard/io/open_file.h"
+#include "libshard/manifest/manifest_checks.h"
 #include "libshard/text_escape.h"
 
 namespace libshard::manifest {
@@ -104,6 +105,7 @@ StatusOr<Manifest> ReadManifest(const std::string& path) {
   Manifest m;
   LIBSHARD_RETURN_IF_ERROR(ReadJsonFile(path, &m));
   LIBSHARD_RETURN_IF_ERROR(CheckFormat(m).WithContext(path));
+  LIBSHARD_RETURN_IF_ERROR(CheckContents(m).WithContext(path));
   return m;
 }
 

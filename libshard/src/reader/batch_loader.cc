@@ -258,6 +258,14 @@ StatusOr<std::unique_ptr<BatchLoader::Impl>> NewImpl(std::shared_ptr<const Datas
 }  // namespace
 
 Status BatchLoader::ResolveShape(const Dataset& dataset, BatchLoaderOptions* options) {
+  if (dataset.size() == 0) {  // said first: no size, no batch, nothing to load
+    return InvalidArgumentError(
+        "no samples: the sources hold 0 records" +
+        (dataset.num_shards() == 0
+             ? std::string(" (no shards)")
+             : " (" + std::to_string(dataset.num_shards()) + " shard(s), the first " + dataset.shard_path(0) + ")") +
+        "; an empty dataset cannot be loaded");
+  }
   const StoredShape& stored = dataset.stored_shape();
   if (options->width == 0 && options->height == 0) {
     if (!stored.unknown.empty()) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "libshard/manifest.pb.h"
+#include "libshard/manifest/manifest_checks.h"
 #include "libshard/manifest/manifest_json.h"
 #include "libshard/reader/dataset.h"
 #include "libshard/store/object_store.h"
@@ -38,6 +39,9 @@ Status Dataset::AddRemote(const std::string& url) {
     return InvalidArgumentError(manifest_url + ": format \"" + m.format() + "\", expected \"" + manifest::kFormat +
                                 "\"");
   }
+  // Every key is made from a name the manifest gives: none may leave its
+  // prefix (a "../otherbucket/x" would be fetched signed with the user's keys).
+  LIBSHARD_RETURN_IF_ERROR(manifest::CheckContents(m).WithContext(manifest_url));
   LIBSHARD_ASSIGN_OR_RETURN(std::vector<const libshard::SplitEntry*> splits, SelectSplits(manifest_url, m));
   std::vector<const libshard::ShardEntry*> shards;
   for (const libshard::SplitEntry* split : splits) {

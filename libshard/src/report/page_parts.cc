@@ -11,12 +11,9 @@
 namespace libshard::report {
 
 std::string HtmlEscape(std::string_view text) {
-  std::string valid;
-  if (!IsValidUtf8(text)) {
-    valid = EscapeText(text);
-    text = valid;
-  }
-  return MarkupEscape(text);
+  // Invalid UTF-8 and hidden controls (a U+202E in "rtl\u202egpj.exe" would
+  // show it as "rtlexe.jpg") are written as EscapeText's visible escapes.
+  return MarkupEscape(DisplayText(text));
 }
 
 std::string DataUrl(std::string_view mime, std::string_view bytes) {

@@ -20,7 +20,8 @@
 namespace libshard::report {
 
 // Text for HTML element content and attribute values: & < > " ' escaped;
-// bytes that are not valid UTF-8 are shown as \xHH (text_escape.h).
+// bytes that are not valid UTF-8 and hidden controls (bidirectional
+// overrides: text_escape.h IsHiddenControl) are shown as \xHH / \uHHHH.
 std::string HtmlEscape(std::string_view text);
 // "data:MIME;base64,...".
 std::string DataUrl(std::string_view mime, std::string_view bytes);

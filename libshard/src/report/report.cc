@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -103,12 +104,22 @@ std::string MaskName(const Context& c, int index) {
 struct TopClasses {
   std::vector<std::pair<int64_t, uint64_t>> shown;  // label, count, largest first
   uint64_t more_classes = 0, more_samples = 0;
+  uint64_t classes = 0, smallest = 0;  // of all, shown or not
 };
 
-TopClasses PickTop(const DatasetStats& st, int max) {
+// Every class of the manifest's label map is one: a class without samples in
+// this split gets a zero bar (the header's class count and the bars agree).
+TopClasses PickTop(const Context& c, const DatasetStats& st, int max) {
   TopClasses t;
-  for (const LabelCount& l : st.labels()) t.shown.emplace_back(l.label(), l.count());
+  std::map<int64_t, uint64_t> counts;
+  for (const LabelCount& l : st.labels()) counts[l.label()] += l.count();
+  if (!counts.empty() && counts.count(kUnlabeled) == 0) {
+    for (const auto& [label, name] : c.class_names) counts.emplace(label, 0);
+  }
+  for (const auto& [label, count] : counts) t.shown.emplace_back(label, count);
+  t.classes = t.shown.size();
   std::stable_sort(t.shown.begin(), t.shown.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  if (!t.shown.empty()) t.smallest = t.shown.back().second;
   while (t.shown.size() > static_cast<size_t>(max)) {
     ++t.more_classes;
     t.more_samples += t.shown.back().second;
@@ -395,16 +406,21 @@ std::string MaskSection(const Context& c, const DatasetStats& st) {
   std::string out = "<h3>Mask classes</h3><ul class=\"legend\">";
   std::vector<Bar> bars;
   uint64_t total = 0;
-  for (const LabelCount& lc : st.mask_pixels()) total += lc.count();
+  // Every class of the colour map is listed, one without pixels too.
+  std::map<int, uint64_t> pixels;
+  for (const auto& [index, name] : c.mask_names) pixels[index] = 0;
   for (const LabelCount& lc : st.mask_pixels()) {
-    const int index = static_cast<int>(lc.label());
+    total += lc.count();
+    pixels[static_cast<int>(lc.label())] += lc.count();
+  }
+  for (const auto& [index, count] : pixels) {
     const std::string name = MaskName(c, index);
     if (index == c.ignore_index) {
       out +=
           "<li class=\"legend-ignore\"><span class=\"swatch\" style=\"background:repeating-linear-gradient(45deg,#fff "
           "0 3px,#999 3px 6px);border-color:#000\"></span>" +
           std::to_string(index) + " ignore (not drawn)</li>";
-      bars.push_back({std::to_string(index) + " ignore", lc.count(), "#8c959f", "ignore"});
+      bars.push_back({std::to_string(index) + " ignore", count, "#8c959f", "ignore"});
       continue;
     }
     const Rgb col = MaskColor(c, index);
@@ -412,7 +428,7 @@ std::string MaskSection(const Context& c, const DatasetStats& st) {
            "\"><span class=\"swatch\" style=\"background:" + CssColor(col) +
            ";border-color:" + CssColor(BorderFor(col)) + "\"></span>" + std::to_string(index) + " " + HtmlEscape(name) +
            "</li>";
-    bars.push_back({std::to_string(index) + " " + name, lc.count(), CssColor(col), std::to_string(index)});
+    bars.push_back({std::to_string(index) + " " + name, count, CssColor(col), std::to_string(index)});
   }
   out += "</ul><p class=\"muted\">Overlays show each mask pixel in its class colour at half opacity.</p>";
   std::vector<Bar> top = bars;
@@ -638,6 +654,25 @@ StatusOr<std::string> ManifestPathFor(const std::string& source) {
 
 }  // namespace
 
+// Where a split goes on the page: train, val, test, then any other.
+int SplitRank(const std::string& name) {
+  std::string l = name;
+  for (char& ch : l) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (l == "train" || l == "training") return 0;
+  if (l == "val" || l == "valid" || l == "validation" || l == "dev" || l == "development") return 1;
+  if (l == "test" || l == "testing") return 2;
+  return 3;
+}
+
+// "7 classes", "12 mask classes" (segmentation by a colour map),
+// "segmentation masks" (index masks) or "unlabeled".
+std::string ClassesPhrase(const Manifest& m) {
+  if (m.labels_size() > 0) return FormatCount(m.labels_size()) + " classes";
+  if (m.mask_classes_size() > 0) return FormatCount(m.mask_classes_size()) + " mask classes";
+  if (m.stats().mask_pixels_size() > 0) return "segmentation masks";
+  return "unlabeled";
+}
+
 StatusOr<std::string> RenderReport(const std::string& source, const ReportOptions& options) {
   LIBSHARD_RETURN_IF_ERROR(ValidateReportOptions(options));
   Context c;
@@ -664,33 +699,40 @@ StatusOr<std::string> RenderReport(const std::string& source, const ReportOption
   const DatasetStats& all = m.stats();
   html += "<h1>Dataset report: " + HtmlEscape(name) + "</h1><p class=\"muted\">" + HtmlEscape(c.manifest_path) +
           " &middot; " + FormatCount(all.converted()) + " samples in " + FormatCount(m.splits_size()) + " split(s), " +
-          FormatCount(m.labels_size()) + " classes, " + FormatCount(all.rejected()) + " rejected" +
+          ClassesPhrase(m) + ", " + FormatCount(all.rejected()) + " rejected" +
           (m.complete() ? "" : " &middot; <span class=\"bad\">partial manifest (a task's)</span>") + "</p>";
+  // train, val, test, then the others as the manifest has them.
+  std::vector<const SplitEntry*> splits;
+  for (const SplitEntry& s : m.splits()) splits.push_back(&s);
+  std::stable_sort(splits.begin(), splits.end(), [](const SplitEntry* a, const SplitEntry* b) {
+    return SplitRank(a->name()) < SplitRank(b->name());
+  });
   html += "<nav>";
-  for (const SplitEntry& s : m.splits())
+  for (const SplitEntry* sp : splits) {
+    const SplitEntry& s = *sp;
     html += "<a href=\"#split-" + HtmlEscape(s.name()) + "\">" + HtmlEscape(s.name()) + "</a>";
+  }
   html += "<a href=\"#rejects\">rejects</a>";
   if (options.verify) html += "<a href=\"#verify\">verification</a>";
   html += "<a href=\"#options\">options</a></nav>";
 
-  for (const SplitEntry& split : m.splits()) {
+  for (const SplitEntry* sp : splits) {
+    const SplitEntry& split = *sp;
     const DatasetStats& st = split.stats();
     html += "<section class=\"split\" id=\"split-" + HtmlEscape(split.name()) + "\" data-split=\"" +
             HtmlEscape(split.name()) + "\" data-records=\"" + std::to_string(split.records()) + "\"><h2>Split " +
             HtmlEscape(split.name()) + "</h2>";
     html += Totals(split);
-    TopClasses top = PickTop(st, options.max_classes);
+    TopClasses top = PickTop(c, st, options.max_classes);
     if (st.labels_size() == 0 && split.records() > 0) top.shown.emplace_back(kUnlabeled, split.records());
     const bool labeled = !(st.labels_size() == 1 && st.labels(0).label() == kUnlabeled) && st.labels_size() > 0;
     if (labeled) {
       std::vector<Bar> bars;
       for (const auto& [label, count] : top.shown)
         bars.push_back({ClassName(c, label), count, "", ClassName(c, label)});
-      html += "<h3>Class balance</h3><p class=\"muted\">" + FormatCount(st.labels_size()) + " classes";
+      html += "<h3>Class balance</h3><p class=\"muted\">" + FormatCount(top.classes) + " classes";
       if (!top.shown.empty()) {
-        uint64_t smallest = UINT64_MAX;
-        for (const LabelCount& l : st.labels()) smallest = std::min<uint64_t>(smallest, l.count());
-        html += "; largest " + FormatCount(top.shown.front().second) + ", smallest " + FormatCount(smallest);
+        html += "; largest " + FormatCount(top.shown.front().second) + ", smallest " + FormatCount(top.smallest);
       }
       html += ".</p><div class=\"class-balance\">" +
               HorizontalBarChart("Samples per class in split " + split.name(), bars, split.records()) + "</div>";

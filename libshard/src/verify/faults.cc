@@ -92,6 +92,8 @@ const char* FaultKindName(SetFaultKind kind) {
       return "manifest_size";
     case SetFaultKind::kManifestChecksum:
       return "manifest_checksum";
+    case SetFaultKind::kManifestEmpty:
+      return "manifest_empty";
     case SetFaultKind::kSetIncomplete:
       return "set_incomplete";
   }

@@ -16,6 +16,7 @@
 #include "libshard/io/open_file.h"
 #include "libshard/io/shard_paths.h"
 #include "libshard/manifest.pb.h"
+#include "libshard/manifest/manifest_checks.h"
 #include "libshard/manifest/manifest_json.h"
 #include "libshard/verify/verifier.h"
 
@@ -50,7 +51,7 @@ void Add(ManifestResult* m, std::string path, SetFaultKind kind, std::string mes
   m->faults.push_back(SetFault{std::move(path), kind, std::move(message)});
 }
 
-LoadedManifest Load(const std::string& path) {
+LoadedManifest Load(const std::string& path, bool allow_empty) {
   LoadedManifest m;
   m.result.path = path;
   auto text = io::ReadFileToString(path, manifest::kMaxBytes);
@@ -105,16 +106,32 @@ LoadedManifest Load(const std::string& path) {
         "stats.converted claims " + std::to_string(m.proto.stats().converted()) + " records, the shards list " +
             std::to_string(all_records));
   }
+  if (all_records == 0 && !allow_empty) {
+    Add(&m.result, path, SetFaultKind::kManifestEmpty,
+        "the manifest lists no records (" + std::to_string(m.proto.splits_size()) +
+            " split(s)): an empty dataset; --allow-empty accepts it");
+  }
   if (m.proto.stats().rejected() != static_cast<uint64_t>(m.proto.rejects_size())) {
     Add(&m.result, path, SetFaultKind::kManifestInvalid,
         "stats.rejected claims " + std::to_string(m.proto.stats().rejected()) + " rejects, rejects[] lists " +
             std::to_string(m.proto.rejects_size()));
   }
   // A listed file must be a path inside the manifest's folder.
-  const auto outside = [](const std::string& file) {
-    const fs::path p = fs::path(file).lexically_normal();
-    return p.is_absolute() || p.empty() || *p.begin() == "..";
-  };
+  const auto outside = [](const std::string& file) { return !manifest::IsInsideFolder(file); };
+  // Statistics must be numbers that agree with the sums they come from.
+  for (const SplitEntry& split : m.proto.splits()) {
+    for (int c = 0; c < split.stats().channels_size(); ++c) {
+      if (Status s = manifest::CheckChannelStats(split.stats().channels(c)); !s.ok()) {
+        Add(&m.result, path, SetFaultKind::kManifestInvalid,
+            "split \"" + split.name() + "\" channel " + std::to_string(c) + ": " + s.message());
+      }
+    }
+  }
+  for (int c = 0; c < m.proto.stats().channels_size(); ++c) {
+    if (Status s = manifest::CheckChannelStats(m.proto.stats().channels(c)); !s.ok()) {
+      Add(&m.result, path, SetFaultKind::kManifestInvalid, "stats channel " + std::to_string(c) + ": " + s.message());
+    }
+  }
   std::set<std::string> seen;
   for (const SplitEntry& split : m.proto.splits()) {
     for (const ShardEntry& shard : split.shards()) {
@@ -219,7 +236,7 @@ SetResult VerifySet(const std::vector<std::string>& paths, const std::vector<std
   std::set<std::string> manifest_keys;
   for (const std::string& path : manifests) {
     if (!manifest_keys.insert(Key(path)).second) continue;
-    loaded.push_back(std::make_unique<LoadedManifest>(Load(path)));
+    loaded.push_back(std::make_unique<LoadedManifest>(Load(path, options.allow_empty)));
   }
   // Which file gets which rules: a listed shard those of its manifest.
   std::vector<std::string> all = paths;

@@ -154,6 +154,14 @@ struct ListOptions {
   std::vector<std::string> exclude;
   // How a folder's top level is read (FolderLayout). Default: kAuto.
   FolderLayout layout = FolderLayout::kAuto;
+  // A class folder that holds files but no sample (annotations/boxes.json,
+  // an earlier output's shards) would become a class and shift the labels
+  // of the classes after it: ListFolder refuses it (kInvalidArgument naming
+  // the folder and what it holds) unless this is set (it then keeps its
+  // label, warned) or `labels_file` names the classes. A folder whose files
+  // the `exclude` / `include` globs left out keeps its label. An empty class
+  // folder keeps its label either way (warned). Default: false.
+  bool keep_empty_classes = false;
   // CSV column names. Defaults: "path", "label", "mask", "split".
   std::string path_column = "path";
   std::string label_column = "label";

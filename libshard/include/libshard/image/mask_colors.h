@@ -12,7 +12,8 @@
 // Index masks (palette PNG, or gray PNG whose values are the classes) are
 // read as they are with DecodeIndexMask(): palette indices are NOT expanded
 // to colours and gray values are not rescaled (a 1/2/4-bit PNG gives
-// 0..1/3/15). Masks must be lossless, so JPEG is refused.
+// 0..1/3/15, a 16-bit one its values if all are <= 255). Masks must be
+// lossless, so JPEG is refused.
 // Masks are resized only with the nearest filter and always with their
 // image's geometry: use transform.h ApplyGeometryPair().
 //
@@ -79,8 +80,10 @@ class MaskColorMap {
   std::unordered_map<uint32_t, uint8_t> index_;  // 0xRRGGBB -> class
 };
 
-// A palette or gray PNG read as stored indices (1 channel, 8-bit; 16-bit for
-// a 16-bit gray PNG). max_pixels as in DecodeOptions.
+// A palette or gray PNG read as stored indices: 1 channel, 8-bit. A 16-bit
+// gray PNG gives its values unchanged when all are <= 255; a larger value is
+// InvalidArgument naming it and its pixel (class indices are 0..255).
+// max_pixels as in DecodeOptions.
 StatusOr<Image> DecodeIndexMask(std::string_view png_bytes, uint64_t max_pixels = 100'000'000);
 
 }  // namespace libshard::image

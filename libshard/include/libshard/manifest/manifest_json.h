@@ -53,7 +53,9 @@ Status ReadJsonFile(const std::string& path, google::protobuf::Message* m);
 // "X", expected "libshard.manifest/1"` (no file name) for any value but
 // kFormat.
 Status CheckFormat(const Manifest& m);
-// Reads a manifest and checks its `format` (CheckFormat, the file named).
+// Reads a manifest and checks its `format` (CheckFormat) and what it says
+// (manifest_checks.h CheckContents: names inside its folder, statistics that
+// agree with their sums); errors name the file.
 StatusOr<Manifest> ReadManifest(const std::string& path);
 
 }  // namespace libshard::manifest

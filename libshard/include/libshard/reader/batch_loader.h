@@ -226,7 +226,8 @@ class BatchLoader {
   static BatchShape ShapeOf(const BatchLoaderOptions& options);
   // Fills in what `options` leaves to the dataset: height = width = 0 (the
   // stored size) and channels = 0 (see BatchLoaderOptions). Create() does the
-  // same; a caller that sizes its own buffers calls it first.
+  // same; a caller that sizes its own buffers calls it first. A dataset of 0
+  // records is InvalidArgument "no samples: ...".
   static Status ResolveShape(const Dataset& dataset, BatchLoaderOptions* options);
   ~BatchLoader();
   BatchLoader(const BatchLoader&) = delete;

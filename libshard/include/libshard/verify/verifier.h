@@ -65,8 +65,10 @@ struct VerifyOptions {
   // Compare `<shard>.idx` with the records when that file exists beside a
   // plain (uncompressed) shard; a missing index is not a fault. Default: true.
   bool check_index = true;
-  // Accept a file with no records. false reports an empty file as an
-  // empty_file fault: a shard writer that wrote nothing is usually a bug.
+  // Accept a file with no records, and a manifest that lists none. false
+  // reports an empty file as an empty_file fault (a shard writer that wrote
+  // nothing is usually a bug) and a manifest of 0 records as manifest_empty
+  // (an empty dataset, e.g. converted from a folder that was not mounted).
   // Default: false.
   bool allow_empty = false;
   // At most this many faults are listed per file; further ones are only
@@ -130,6 +132,7 @@ enum class SetFaultKind {
   kManifestRecordCount,    // the shard's record count differs from the manifest's
   kManifestSize,           // the shard's size in bytes differs from the manifest's
   kManifestChecksum,       // the shard's CRC-32C differs from the manifest's
+  kManifestEmpty,          // the manifest lists no records at all (unless allow_empty)
   // Without a manifest: from the file names alone.
   kSetIncomplete,  // a -NNNNN-of-MMMMM set lacks numbers, has one >= M, or mixes counts
 };
