@@ -225,7 +225,11 @@ class Dataset {
   // cache_limit: ResourceExhausted naming cache_limit and the bytes that must
   // be resident at once (the shards in use by a batch plus at least one
   // downloading ahead), or naming block shuffle when a global shuffle reads
-  // more than the limit holds. Checked on the order's epoch 0.
+  // more than the limit holds. Checked on the order's epoch 0, and for the
+  // shuffles on what any epoch may need (a block shuffle: the shards of the
+  // blocks its windows can hold at once, plus one downloading ahead; a global
+  // shuffle: as many of the largest shards as the part has samples), so a
+  // limit accepted here holds for every epoch.
   Status CheckReadOrder(const SampleOrder& order) const;
   // PlanEpoch(): the loader reads, in order, the batches first_batch.. of
   // `order` in `epoch_samples` (SampleOrder::EpochSamples): the shards are
