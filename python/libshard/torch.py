@@ -477,6 +477,12 @@ class ShardImages(torch.utils.data.Dataset):
                   "drop_last", "block_size", "window_blocks"):
             if k in loader_options:
                 raise ValueError("%s: not an option of ShardImages (it reads samples by number)" % k)
+        if "extras" in loader_options:
+            raise ValueError("extras: not an option of ShardImages (an item is (image, label[, mask])); read "
+                             "features with the batches of libshard.torch.ShardDataset or libshard.Loader")
+        if loader_options.get("on_error", "raise") != "raise":
+            raise ValueError("on_error: not an option of ShardImages (ds[i] is sample i: a corrupt record raises "
+                             "DataLossError naming it); skip bad records with libshard.torch.ShardDataset")
         self.sources = sources
         self.seed = seed
         self.loader_options = dict(loader_options)
