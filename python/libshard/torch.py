@@ -109,6 +109,30 @@ _segments: Dict[str, Any] = {}
 _segments_lock = threading.Lock()
 _pinned_segments = set()
 _from_workers: Dict[str, bool] = {}
+# on_error="skip": the records each dataset (by uid) skipped, from this process and its DataLoader workers,
+# each once, and the files already warned about.
+_skipped: Dict[str, list] = {}
+_skipped_seen: Dict[str, set] = {}
+_skip_warned: Dict[str, set] = {}
+
+
+def _note_skipped(uid: str, records) -> None:
+    """Adds skipped records ({file, record, offset, reason}) to dataset `uid`'s list; warns once per file."""
+    if not records:
+        return
+    with _segments_lock:
+        seen = _skipped_seen.setdefault(uid, set())
+        warned = _skip_warned.setdefault(uid, set())
+        for r in records:
+            if (r["file"], r["record"]) in seen:
+                continue
+            seen.add((r["file"], r["record"]))
+            _skipped.setdefault(uid, []).append(dict(r))
+            if r["file"] not in warned:
+                warned.add(r["file"])
+                warnings.warn('libshard: on_error="skip" skipped %s record %d at byte %d: %s (the dataset\'s '
+                              '.skipped lists every record skipped, each once)'
+                              % (r["file"], r["record"], r["offset"], r["reason"]), stacklevel=2)
 
 
 def _segment(path: str, pin: bool):
@@ -136,9 +160,10 @@ def _to_torch(batch):
     return type(batch)(*(value if name == "keys" else torch.from_numpy(value) for name, value in zip(fields, batch)))
 
 
-def _rebuild_shared(path: str, slot: int, token: int, spec: Tuple, uid: str, pin: bool, keys=None):
+def _rebuild_shared(path: str, slot: int, token: int, spec: Tuple, uid: str, pin: bool, keys=None, skipped=None):
     """Trainer side of a batch sent by slot: tensors over the mapped slot, freed when the last one dies."""
     _from_workers[uid] = True
+    _note_skipped(uid, skipped)
     seg = _segment(path, pin)
     seg.mark_received(slot, token)
     whole = np.frombuffer(seg.lease(slot, token), dtype=np.uint8)  # its base is the lease
@@ -154,18 +179,20 @@ def _rebuild_shared(path: str, slot: int, token: int, spec: Tuple, uid: str, pin
     return _fields(masks_at is not None, keys is not None)(*tensors)
 
 
-def _rebuild_plain(tensors: Tuple[torch.Tensor, ...], uid: str, keys=None):
+def _rebuild_plain(tensors: Tuple[torch.Tensor, ...], uid: str, keys=None, skipped=None):
     _from_workers[uid] = True
+    _note_skipped(uid, skipped)
     return _fields(len(tensors) == 3, keys is not None)(*(tensors + ((keys,) if keys is not None else ())))
 
 
 class _WorkerBatch:
     """What a DataLoader worker yields: pickled to the trainer as a slot reference (or, for a batch outside
     the slots, as plain tensors). torch's default_convert passes it through untouched."""
-    __slots__ = ("batch", "path", "uid", "pin")
+    __slots__ = ("batch", "path", "uid", "pin", "skipped")
 
-    def __init__(self, batch, path: Optional[str], uid: str, pin: bool):
+    def __init__(self, batch, path: Optional[str], uid: str, pin: bool, skipped=None):
         self.batch, self.path, self.uid, self.pin = batch, path, uid, pin
+        self.skipped = skipped  # records the worker skipped since its last batch (on_error="skip")
 
     def __reduce__(self):
         fields = self.batch._fields
@@ -178,9 +205,10 @@ class _WorkerBatch:
             labels_at = labels.ctypes.data - images.ctypes.data
             masks_at = (self.batch.masks.ctypes.data - images.ctypes.data) if masks else None
             spec = (images.dtype.str, images.shape, labels_at, masks_at, self.batch.masks.shape if masks else None)
-            return (_rebuild_shared, (self.path, owner.slot, owner.token, spec, self.uid, self.pin, keys))
+            return (_rebuild_shared, (self.path, owner.slot, owner.token, spec, self.uid, self.pin, keys,
+                                      self.skipped))
         arrays = (images, labels) + ((self.batch.masks,) if masks else ())
-        return (_rebuild_plain, (tuple(torch.from_numpy(a) for a in arrays), self.uid, keys))
+        return (_rebuild_plain, (tuple(torch.from_numpy(a) for a in arrays), self.uid, keys, self.skipped))
 
 
 # Worker side: the segments this process decodes into, by path.
@@ -294,6 +322,14 @@ class ShardDataset(torch.utils.data.IterableDataset):
         return Loader(self.sources, self.batch_size, rank=self.rank, world_size=self.world_size,
                       shuffle=self.shuffle, seed=self.seed, drop_last=self.drop_last, worker=worker,
                       num_workers=num_workers, **options)
+
+    @property
+    def skipped(self) -> list:
+        """With ``on_error="skip"``: the records skipped so far, ``[{file, record, offset, reason}]``, each
+        once, gathered from DataLoader workers too (each arrives with the first batch a worker sends after
+        skipping it). Each file also gives one warning."""
+        with _segments_lock:
+            return [dict(r) for r in _skipped.get(self._uid, [])]
 
     def __len__(self) -> int:
         """Batches per epoch for this rank: the total over all DataLoader workers (so ``len(DataLoader)`` is
@@ -435,6 +471,7 @@ class ShardDataset(torch.utils.data.IterableDataset):
                 options["slots"] = slots
             self._loader = self._make_loader(worker=j, num_workers=k, **options)
             self._loader_split = (j, k)
+            self._skips_sent = 0  # of self._loader.skipped
         loader = self._loader
         first = (n + w) // k
         self._yielded = 0
@@ -443,11 +480,17 @@ class ShardDataset(torch.utils.data.IterableDataset):
         saved = loader.state_dict()
         saved.update(epoch=epoch, batch=first)
         loader.load_state_dict(saved)
+        skip = self.loader_options.get("on_error") == "skip"
         for batch in loader:
             self._yielded += 1
+            new = None
+            if skip:  # what the loader skipped since the last batch, to the dataset (in the trainer)
+                new = loader.skipped[self._skips_sent:]
+                self._skips_sent += len(new)
             if info is not None:
-                yield _WorkerBatch(batch, path, self._uid, self.pin_memory)
+                yield _WorkerBatch(batch, path, self._uid, self.pin_memory, new)
             else:
+                _note_skipped(self._uid, new)
                 yield _to_torch(batch)
         if info is None:
             # A finished pass in this process: state_dict() now says "the epoch's end", and iterating again
