@@ -211,6 +211,25 @@ class _WorkerBatch:
         return (_rebuild_plain, (tuple(torch.from_numpy(a) for a in arrays), self.uid, keys, self.skipped))
 
 
+def _refuse_collation(batch, *, collate_fn_map=None):
+    raise TypeError("libshard: a DataLoader is collating libshard batches into a batch of %d batches (each item of "
+                    "ShardDataset is already a whole batch, which would come out as [%d, B, ...]): write "
+                    "DataLoader(ds, batch_size=None, ...)" % (len(batch), len(batch)))
+
+
+def _register_collation_refusal() -> None:
+    """DataLoader's default auto-collation (batch_size=1 unless told otherwise) over ShardDataset's batches
+    would stack them silently into [1, B, C, H, W]: torch's collate map sends libshard batch types here."""
+    try:
+        from torch.utils.data._utils.collate import default_collate_fn_map
+    except ImportError:  # torch before 1.13: no collate map to extend
+        return
+    for t in (Batch, SegmentationBatch, KeyedBatch, KeyedSegmentationBatch, _WorkerBatch):
+        default_collate_fn_map.setdefault(t, _refuse_collation)
+
+
+_register_collation_refusal()
+
 # Worker side: the segments this process decodes into, by path.
 _worker_segments: Dict[str, Any] = {}
 

@@ -153,3 +153,14 @@ def test_skipped_records_reach_the_dataset_from_workers_with_one_warning_per_fil
     assert all(s["reason"] for s in ds.skipped)
     said = [str(w.message) for w in caught if "skipped" in str(w.message)]
     assert len(said) == 1 and "b.tfrecord" in said[0], said
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_auto_collation_over_whole_batches_says_to_write_batch_size_none(shards, workers):
+    """DataLoader(ds) collates by default (batch_size=1): over ShardDataset's whole batches that gave
+    [1, 3, H, W, C] silently (issue 32); now a TypeError says what to write."""
+    ds = make(shards)
+    with pytest.raises(TypeError, match=r"DataLoader\(ds, batch_size=None"):
+        next(iter(DataLoader(ds, num_workers=workers)))
+    images, labels = next(iter(DataLoader(ds, batch_size=None, num_workers=workers)))
+    assert images.shape[0] == 3 and labels.shape == (3,)
