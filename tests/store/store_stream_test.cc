@@ -256,7 +256,7 @@ TEST_F(StoreStreamTest, ABlockShuffleLimitAcceptedAtCreateHoldsForEveryEpoch) {
   ASSERT_GT(limit, largest + 400) << first.status();
   auto l = reader::BatchLoader::Create(Open("s3://bkt/data/ds", dir_ + "/probe", limit), o);
   if (!l.ok()) {  // refused at Create, naming what every epoch may need
-    ASSERT_EQ(l.status().code(), StatusCode::kResourceExhausted) << l.status();
+    ASSERT_EQ(l.status().code(), StatusCode::kInvalidArgument) << l.status();
     EXPECT_NE(l.status().message().find("in some epoch"), std::string::npos) << l.status();
     EXPECT_NE(l.status().message().find("block_size 4, window_blocks 2"), std::string::npos) << l.status();
     ASSERT_GT(AtLeast(l.status()), limit) << l.status();
@@ -303,7 +303,7 @@ TEST_F(StoreStreamTest, GlobalShuffleOverTheLimitIsRefusedNamingBlockShuffle) {
   auto ds = Open("s3://bkt/data/ds", dir_ + "/cache", total_ / 3);
   ASSERT_TRUE(ds);
   auto l = reader::BatchLoader::Create(ds, Options(OrderKind::kShuffle, 2));
-  ASSERT_EQ(l.status().code(), StatusCode::kResourceExhausted) << l.status();
+  ASSERT_EQ(l.status().code(), StatusCode::kInvalidArgument) << l.status();
   EXPECT_NE(l.status().message().find("cache_limit " + std::to_string(total_ / 3) + " bytes"), std::string::npos)
       << l.status();
   EXPECT_NE(l.status().message().find("block shuffle (OrderKind::kBlockShuffle; Python order=\"block-shuffle\")"),
@@ -324,7 +324,7 @@ TEST_F(StoreStreamTest, ALimitBelowWhatABatchNeedsIsRefusedWithTheBytes) {
   reader::BatchLoaderOptions o = Options(OrderKind::kBlockShuffle, 2);
   o.batch_size = 16;
   auto l = reader::BatchLoader::Create(ds, o);
-  ASSERT_EQ(l.status().code(), StatusCode::kResourceExhausted) << l.status();
+  ASSERT_EQ(l.status().code(), StatusCode::kInvalidArgument) << l.status();
   EXPECT_NE(l.status().message().find("cache_limit " + std::to_string(largest + 400) + " bytes cannot hold the "),
             std::string::npos)
       << l.status();

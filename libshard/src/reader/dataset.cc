@@ -474,6 +474,13 @@ uint64_t BlocksAtOnce(const SampleOrder& order) {
 }  // namespace
 
 Status Dataset::CheckReadOrder(const SampleOrder& order) const {
+  // A limit too small for the order is a configuration error, told when the loader is made.
+  const Status s = CheckReadOrderBytes(order);
+  if (s.code() == StatusCode::kResourceExhausted) return InvalidArgumentError(std::string(s.message()));
+  return s;
+}
+
+Status Dataset::CheckReadOrderBytes(const SampleOrder& order) const {
   if (remote_ == nullptr || size() == 0) return Status::OK();
   const OrderOptions& o = order.options();
   LIBSHARD_RETURN_IF_ERROR(remote_->Plan(ReadsOf(*this, remote_index_, order, order.EpochSamples(0), 0), o.batch_size,
