@@ -17,7 +17,6 @@
 #include <string>
 #include <vector>
 
-#include "libshard/example/example_view.h"
 #include "libshard/reader/batch_loader.h"
 #include "libshard/reader/dataset.h"
 #include "py_common.h"
@@ -179,6 +178,7 @@ class PyLoader {
         extras_.push_back(k.cast<std::string>());
       }
     }
+    o.extras = extras_;
     if (on_error == "skip") {
       o.on_error = reader::BatchLoaderOptions::OnError::kSkip;
     } else if (on_error != "raise") {
@@ -356,55 +356,19 @@ class PyLoader {
     return py::make_tuple(image, label);
   }
 
-  // extras=: {key: [value per sample]} for the batch at `p` (None without
-  // extras). A feature with one value gives that value (bytes, int or
-  // float), several a list, none None.
-  py::object Extras(reader::Position p) const {
+  // extras=: {key: [value per sample]} of batch `b` (None without extras),
+  // read by the loader's decode threads with the batch's pixels. A feature
+  // with one value gives that value (bytes, int or float), several a list,
+  // none None.
+  py::object Extras(const reader::Batch& b) const {
     if (extras_.empty()) return py::none();
-    struct Value {
-      example::FeatureKind kind = example::FeatureKind::kNone;
-      std::vector<std::string> bytes;
-      std::vector<int64_t> ints;
-      std::vector<float> floats;
-    };
-    std::vector<std::vector<Value>> rows;  // per sample, per key
-    auto read = [&]() -> Status {
-      thread_local reader::RecordBuffer buf;
-      for (uint64_t sample : loader_->BatchSamples(p)) {
-        std::string_view rec;
-        LIBSHARD_RETURN_IF_ERROR(dataset_->ReadRecord(sample, &buf, &rec));
-        LIBSHARD_ASSIGN_OR_RETURN(example::ExampleView ex, example::ExampleView::Parse(rec));
-        std::vector<Value> row(extras_.size());
-        for (size_t k = 0; k < extras_.size(); ++k) {
-          example::FeatureView f;
-          if (!ex.Find(extras_[k], &f)) continue;
-          row[k].kind = f.kind();
-          for (size_t i = 0; i < f.size(); ++i) {
-            if (f.kind() == example::FeatureKind::kBytes) row[k].bytes.emplace_back(f.bytes(i));
-            if (f.kind() == example::FeatureKind::kInt64) row[k].ints.push_back(f.int64(i));
-            if (f.kind() == example::FeatureKind::kFloat) row[k].floats.push_back(f.float_value(i));
-          }
-        }
-        rows.push_back(std::move(row));
-      }
-      return Status::OK();
-    };
-    // No exception may cross WithoutGil (it restores the GIL only on return).
-    Status s = WithoutGil([&]() -> Status {
-      try {
-        return read();
-      } catch (const std::bad_alloc&) {
-        return libshard::ResourceExhaustedError("out of memory reading the extras of a batch");
-      }
-    });
-    Check(s);
     py::dict out;
     for (size_t k = 0; k < extras_.size(); ++k) {
       py::list col;
-      for (const auto& row : rows) {
-        const Value& v = row[k];
+      for (const std::vector<reader::ExtraValues>& row : b.extras) {
+        const reader::ExtraValues& v = row[k];
         py::list vals;
-        for (const auto& b : v.bytes) vals.append(py::bytes(b));
+        for (const auto& x : v.bytes) vals.append(py::bytes(x));
         for (int64_t i : v.ints) vals.append(i);
         for (float x : v.floats) vals.append(x);
         if (vals.size() == 0)
@@ -512,7 +476,7 @@ class PyLoader {
       labels = py::array_t<int64_t>({n}, {static_cast<py::ssize_t>(sizeof(int64_t))}, b.labels, base);
       if (opt_.masks) masks = py::array_t<uint8_t>({n, H, W}, b.masks, base);
     }
-    return MakeBatch(images, labels, opt_.masks ? masks : py::none(), Extras(b.position));
+    return MakeBatch(images, labels, opt_.masks ? masks : py::none(), Extras(b));
   }
 
   static uint64_t StateInt(const py::dict& state, const char* key, uint64_t max) {

@@ -4,6 +4,12 @@
 #   tools/test.sh --asan    the same tests built with ASan+UBSan in build-asan/
 #   tools/test.sh --fuzz    builds the libFuzzer targets with clang in
 #                           build-fuzz/ and runs each for FUZZ_SECONDS (default 30)
+# The first two install what the tests need first (tools/setup.sh --deps-only,
+# --slurm, --browser, --s3: the build's packages, Slurm and munge, Chromium,
+# the object-storage servers) and set LOCAL_SLURM_REQUIRED,
+# LOCAL_BROWSER_REQUIRED and LOCAL_S3_REQUIRED, so that a cluster, browser or
+# server that is missing or fails to start fails its tests instead of
+# skipping them: every test runs.
 # Tests that need ../shared read it from LIBSHARD_SHARED_DIR (default: the
 # folder beside the project root) and skip with a message when it is absent.
 set -euo pipefail
@@ -17,14 +23,26 @@ python=${PYTHON:-/usr/bin/python3}
 pyarg=()
 [ -x "$python" ] && pyarg=(-DPython3_EXECUTABLE="$python")
 
+# install_test_needs: what every test needs, installed where missing; their
+# skips made failures.
+install_test_needs() {
+  "$root/tools/setup.sh" --deps-only
+  "$root/tools/setup.sh" --slurm
+  "$root/tools/setup.sh" --browser
+  "$root/tools/setup.sh" --s3
+  export LOCAL_SLURM_REQUIRED=1 LOCAL_BROWSER_REQUIRED=1 LOCAL_S3_REQUIRED=1
+}
+
 case "$mode" in
   release|"")
+    install_test_needs
     build=$root/build
     cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLIBSHARD_WERROR=ON -DLIBSHARD_SHARED_DIR="$shared" "${pyarg[@]}"
     cmake --build "$build" -j "$jobs"
     ctest --test-dir "$build" --output-on-failure -j "$jobs"
     ;;
   --asan)
+    install_test_needs
     build=$root/build-asan
     cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DLIBSHARD_SANITIZE=ON -DLIBSHARD_WERROR=ON \
       -DLIBSHARD_BUILD_BENCH=OFF -DLIBSHARD_SHARED_DIR="$shared" "${pyarg[@]}"
@@ -33,6 +51,7 @@ case "$mode" in
       ctest --test-dir "$build" --output-on-failure -j "$jobs" -LE no_sanitizer
     ;;
   --fuzz)
+    "$root/tools/setup.sh" --deps-only
     build=$root/build-fuzz
     CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
       -DLIBSHARD_BUILD_FUZZERS=ON -DLIBSHARD_BUILD_TESTS=OFF -DLIBSHARD_BUILD_TOOLS=OFF

@@ -32,6 +32,7 @@ docs/reader.md has the details and figures.
 """
 import os
 import secrets
+import threading
 import warnings
 import weakref
 from typing import Any, Dict, Iterator, Optional, Sequence, Tuple, Union
@@ -64,6 +65,42 @@ def default_rank_and_world_size() -> Tuple[int, int]:
     return 0, 1
 
 
+class _SkipLog:
+    """on_error="skip": the records each dataset (by uid) skipped, from this process and its DataLoader workers,
+    each once, and the files already warned about. One instance per process (``_SKIPS``)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._records: Dict[str, list] = {}
+        self._seen: Dict[str, set] = {}
+        self._warned: Dict[str, set] = {}
+
+    def note(self, uid: str, records) -> None:
+        """Adds skipped records ({file, record, offset, reason}) to dataset `uid`'s list; warns once per file."""
+        if not records:
+            return
+        with self._lock:
+            seen = self._seen.setdefault(uid, set())
+            warned = self._warned.setdefault(uid, set())
+            for r in records:
+                if (r["file"], r["record"]) in seen:
+                    continue
+                seen.add((r["file"], r["record"]))
+                self._records.setdefault(uid, []).append(dict(r))
+                if r["file"] not in warned:
+                    warned.add(r["file"])
+                    warnings.warn('libshard: on_error="skip" skipped %s record %d at byte %d: %s (the dataset\'s '
+                                  '.skipped lists every record skipped, each once)'
+                                  % (r["file"], r["record"], r["offset"], r["reason"]), stacklevel=3)
+
+    def records(self, uid: str) -> list:
+        with self._lock:
+            return [dict(r) for r in self._records.get(uid, [])]
+
+
+_SKIPS = _SkipLog()
+
+
 def _fields(masks: bool, keys: bool = False):
     if keys:
         return KeyedSegmentationBatch if masks else KeyedBatch
@@ -77,10 +114,11 @@ def _to_torch(batch):
 
 
 def _rebuild_shared(path: str, slot: int, token: int, spec: Tuple, uid: str, pin: bool, keys=None,
-                    device: Optional[Tuple] = None):
+                    device: Optional[Tuple] = None, skipped=None):
     """Trainer side of a batch sent by slot: tensors over the mapped slot, freed when the last one dies (with
     ``device``: that batch on the device, the slot held until its copy is done)."""
     _segments.TRAINER.mark_from_workers(uid)
+    _SKIPS.note(uid, skipped)
     mapped = _segments.TRAINER.segment(path, pin)
     seg = mapped.slots
     seg.mark_received(slot, token)
@@ -100,8 +138,10 @@ def _rebuild_shared(path: str, slot: int, token: int, spec: Tuple, uid: str, pin
     return _segments.TRAINER.feed(uid, device)(batch) if device is not None else batch
 
 
-def _rebuild_plain(tensors: Tuple[torch.Tensor, ...], uid: str, keys=None, device: Optional[Tuple] = None):
+def _rebuild_plain(tensors: Tuple[torch.Tensor, ...], uid: str, keys=None, device: Optional[Tuple] = None,
+                   skipped=None):
     _segments.TRAINER.mark_from_workers(uid)
+    _SKIPS.note(uid, skipped)
     batch = _fields(len(tensors) == 3, keys is not None)(*(tensors + ((keys,) if keys is not None else ())))
     return _segments.TRAINER.feed(uid, device)(batch) if device is not None else batch
 
@@ -109,10 +149,11 @@ def _rebuild_plain(tensors: Tuple[torch.Tensor, ...], uid: str, keys=None, devic
 class _WorkerBatch:
     """What a DataLoader worker yields: pickled to the trainer as a slot reference (or, for a batch outside
     the slots, as plain tensors). torch's default_convert passes it through untouched."""
-    __slots__ = ("batch", "path", "uid", "pin", "device")
+    __slots__ = ("batch", "path", "uid", "pin", "device", "skipped")
 
-    def __init__(self, batch, path: Optional[str], uid: str, pin: bool, device: Optional[Tuple]):
+    def __init__(self, batch, path: Optional[str], uid: str, pin: bool, device: Optional[Tuple], skipped=None):
         self.batch, self.path, self.uid, self.pin, self.device = batch, path, uid, pin, device
+        self.skipped = skipped  # records the worker skipped since its last batch (on_error="skip")
 
     def __reduce__(self):
         fields = self.batch._fields
@@ -125,9 +166,30 @@ class _WorkerBatch:
             labels_at = labels.ctypes.data - images.ctypes.data
             masks_at = (self.batch.masks.ctypes.data - images.ctypes.data) if masks else None
             spec = (images.dtype.str, images.shape, labels_at, masks_at, self.batch.masks.shape if masks else None)
-            return (_rebuild_shared, (self.path, owner.slot, owner.token, spec, self.uid, self.pin, keys, self.device))
+            return (_rebuild_shared, (self.path, owner.slot, owner.token, spec, self.uid, self.pin, keys,
+                                      self.device, self.skipped))
         arrays = (images, labels) + ((self.batch.masks,) if masks else ())
-        return (_rebuild_plain, (tuple(torch.from_numpy(a) for a in arrays), self.uid, keys, self.device))
+        return (_rebuild_plain, (tuple(torch.from_numpy(a) for a in arrays), self.uid, keys, self.device, self.skipped))
+
+
+def _refuse_collation(batch, *, collate_fn_map=None):
+    raise TypeError("libshard: a DataLoader is collating libshard batches into a batch of %d batches (each item of "
+                    "ShardDataset is already a whole batch, which would come out as [%d, B, ...]): write "
+                    "DataLoader(ds, batch_size=None, ...)" % (len(batch), len(batch)))
+
+
+def _register_collation_refusal() -> None:
+    """DataLoader's default auto-collation (batch_size=1 unless told otherwise) over ShardDataset's batches
+    would stack them silently into [1, B, C, H, W]: torch's collate map sends libshard batch types here."""
+    try:
+        from torch.utils.data._utils.collate import default_collate_fn_map
+    except ImportError:  # torch before 1.13: no collate map to extend
+        return
+    for t in (Batch, SegmentationBatch, KeyedBatch, KeyedSegmentationBatch, _WorkerBatch):
+        default_collate_fn_map.setdefault(t, _refuse_collation)
+
+
+_register_collation_refusal()
 
 
 class ShardDataset(torch.utils.data.IterableDataset):
@@ -256,6 +318,13 @@ class ShardDataset(torch.utils.data.IterableDataset):
         return Loader(self.sources, self.batch_size, rank=self.rank, world_size=self.world_size,
                       shuffle=self.shuffle, seed=self.seed, drop_last=self.drop_last, worker=worker,
                       num_workers=num_workers, **options)
+
+    @property
+    def skipped(self) -> list:
+        """With ``on_error="skip"``: the records skipped so far, ``[{file, record, offset, reason}]``, each
+        once, gathered from DataLoader workers too (each arrives with the first batch a worker sends after
+        skipping it). Each file also gives one warning."""
+        return _SKIPS.records(self._uid)
 
     def __len__(self) -> int:
         """Batches per epoch for this rank: the total over all DataLoader workers (so ``len(DataLoader)`` is
@@ -397,6 +466,7 @@ class ShardDataset(torch.utils.data.IterableDataset):
                 options["slots"] = slots
             self._loader = self._make_loader(worker=j, num_workers=k, **options)
             self._loader_split = (j, k)
+            self._skips_sent = 0  # of self._loader.skipped
         loader = self._loader
         first = (n + w) // k
         self._yielded = 0
@@ -405,13 +475,20 @@ class ShardDataset(torch.utils.data.IterableDataset):
         saved = loader.state_dict()
         saved.update(epoch=epoch, batch=first)
         loader.load_state_dict(saved)
+        skip = self.loader_options.get("on_error") == "skip"
         for batch in loader:
             self._yielded += 1
+            new = None
+            if skip:  # what the loader skipped since the last batch, to the dataset (in the trainer)
+                new = loader.skipped[self._skips_sent:]
+                self._skips_sent += len(new)
             if info is not None:
-                yield _WorkerBatch(batch, path, self._uid, self.pin_memory, self._device)
+                yield _WorkerBatch(batch, path, self._uid, self.pin_memory, self._device, new)
             elif self._device is not None:
+                _SKIPS.note(self._uid, new)
                 yield _segments.TRAINER.feed(self._uid, self._device)(_to_torch(batch))
             else:
+                _SKIPS.note(self._uid, new)
                 yield _to_torch(batch)
         if info is None:
             # A finished pass in this process: state_dict() now says "the epoch's end", and iterating again
@@ -441,6 +518,12 @@ class ShardImages(torch.utils.data.Dataset):
                   "drop_last", "block_size", "window_blocks"):
             if k in loader_options:
                 raise ValueError("%s: not an option of ShardImages (it reads samples by number)" % k)
+        if "extras" in loader_options:
+            raise ValueError("extras: not an option of ShardImages (an item is (image, label[, mask])); read "
+                             "features with the batches of libshard.torch.ShardDataset or libshard.Loader")
+        if loader_options.get("on_error", "raise") != "raise":
+            raise ValueError("on_error: not an option of ShardImages (ds[i] is sample i: a corrupt record raises "
+                             "DataLossError naming it); skip bad records with libshard.torch.ShardDataset")
         self.sources = sources
         self.seed = seed
         self.loader_options = dict(loader_options)

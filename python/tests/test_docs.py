@@ -416,3 +416,40 @@ def test_the_link_check_finds_a_missing_file_and_a_missing_anchor(tmp_path):
     (tmp_path / "b.md").write_text("# B\n")
     found = [b.split(": ", 2)[1] for b in broken_links([str(tmp_path / "a.md")])]
     assert found == ["gone.md", "#not-a-heading", "b.md#c", "gone.png"], found
+
+
+def test_readme_command_2_installs_what_the_tests_need_and_makes_a_skip_a_failure(tmp_path):
+    """tools/test.sh (README command 2) runs every test: it installs the packages, Slurm, Chromium and the
+    object-storage servers and sets the *_REQUIRED switches before ctest; .ci/run adds only the sanitizer and
+    fuzz passes (issue 32: command 2 installed none of them, and 44 tests skipped). Run with stand-ins for
+    tools/setup.sh, cmake and ctest that record what they were asked."""
+    import stat
+    log = tmp_path / "log"
+    root = tmp_path / "root"
+    (root / "tools").mkdir(parents=True)
+    shutil.copy(os.path.join(SOURCE, "tools", "test.sh"), root / "tools" / "test.sh")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    stubs = {
+        root / "tools" / "setup.sh": 'echo "setup $*" >> %s\n' % log,
+        bin_dir / "cmake": 'echo "cmake $*" >> %s\n' % log,
+        bin_dir / "ctest": 'echo "ctest $* slurm=${LOCAL_SLURM_REQUIRED:-} browser=${LOCAL_BROWSER_REQUIRED:-} '
+                           's3=${LOCAL_S3_REQUIRED:-}" >> %s\n' % log,
+    }
+    for path, body in stubs.items():
+        path.write_text("#!/bin/sh\n" + body)
+        path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LOCAL_")}
+    env["PATH"] = "%s:%s" % (bin_dir, env.get("PATH", "/usr/bin:/bin"))
+    subprocess.run(["bash", str(root / "tools" / "test.sh")], check=True, env=env, cwd=str(tmp_path))
+    lines = log.read_text().splitlines()
+    setups = [line for line in lines if line.startswith("setup ")]
+    assert setups == ["setup --deps-only", "setup --slurm", "setup --browser", "setup --s3"], lines
+    ctest = [line for line in lines if line.startswith("ctest ")]
+    assert len(ctest) == 1 and ctest[0].endswith("slurm=1 browser=1 s3=1"), lines
+    assert lines.index(setups[-1]) < lines.index(ctest[0])
+    ci = [line.strip() for line in open(os.path.join(SOURCE, ".ci", "run"), encoding="utf-8")
+          if line.strip() and not line.lstrip().startswith("#")]
+    assert not [line for line in ci if "setup.sh" in line or "_REQUIRED" in line], ci
+    assert [line for line in ci if "tools/test.sh" in line] == [
+        "tools/test.sh", "tools/test.sh --asan", "FUZZ_SECONDS=${FUZZ_SECONDS:-30} tools/test.sh --fuzz"], ci

@@ -140,7 +140,7 @@ def test_loader_errors_name_the_object(s3, tmp_path, monkeypatch):
     direct, proxy = s3
     out = converted(tmp_path)
     upload_with_boto3(direct, str(out), "data/ds")
-    with pytest.raises(MemoryError, match="cache_limit 100 bytes cannot hold the largest shard"):
+    with pytest.raises(ValueError, match="cache_limit 100 bytes cannot hold the largest shard"):
         libshard.Loader("s3://bkt/data/ds", batch_size=2, image_size=8, cache_dir=str(tmp_path / "c"),
                         cache_limit=100)
     with pytest.raises(FileNotFoundError, match="s3://bkt/nope/manifest.json"):
@@ -198,28 +198,58 @@ def test_faults_on_the_way_still_give_the_local_batches_and_no_partial_file(s3, 
     local.close()
 
 
+def uploaded(direct, tmp_path):
+    """converted() put at s3://bkt/data/ds: its folder and the bytes of its shards and indexes."""
+    out = converted(tmp_path)
+    upload_with_boto3(direct, str(out), "data/ds")
+    return out, sum(os.path.getsize(os.path.join(out, n)) for n in os.listdir(out) if n.endswith((".tfrecord", ".idx")))
+
+
+def cached_bytes(cache):
+    total = 0
+    for d, _, files in os.walk(cache):
+        for f in files:
+            try:  # a file may be evicted between the listing and its size
+                total += 0 if f.endswith(".libshard-lock") else os.path.getsize(os.path.join(d, f))
+            except FileNotFoundError:
+                pass
+    return total
+
+
+def test_extras_stream_through_a_small_cache_limit(s3, tmp_path):
+    """extras= are read with the batch's pixels, inside the epoch's plan: a split about 3x cache_limit streams
+    with them as without them (issue 32: they were read again after the batch, outside the plan, and the pins
+    piled up until the cache refused a shard in epoch 0)."""
+    direct, _ = s3
+    out, total = uploaded(direct, tmp_path)
+    limit, cache = total // 3, tmp_path / "cache"
+    kw = dict(batch_size=2, image_size=(16, 16), threads=2, extras=["image/filename", "image/class/label"])
+    remote = libshard.Loader("s3://bkt/data/ds", cache_dir=str(cache), cache_limit=limit, **kw)
+    local = libshard.Loader(str(out), **kw)
+    names = []
+    for _ in range(2):
+        for a, b in zip(remote, local):
+            assert np.array_equal(a.images, b.images) and a.keys == b.keys
+            assert a.keys["image/class/label"] == a.labels.tolist()
+            names += a.keys["image/filename"]
+            assert cached_bytes(cache) <= limit
+    assert len(set(names)) == 30
+    for x in (remote, local):
+        x.close()
+
+
 def test_loader_streams_through_a_small_cache_limit(s3, tmp_path):
     """A split about 3x cache_limit: read in order, shard by shard, evicting behind; the local batches; a global
     shuffle over it is refused naming block shuffle."""
     direct, proxy = s3
-    out = converted(tmp_path)
-    upload_with_boto3(direct, str(out), "data/ds")
-    total = sum(os.path.getsize(os.path.join(out, n)) for n in os.listdir(out) if n.endswith((".tfrecord", ".idx")))
-    limit = total // 3
-    cache = tmp_path / "cache"
+    out, total = uploaded(direct, tmp_path)
+    limit, cache = total // 3, tmp_path / "cache"
     kw = dict(batch_size=2, image_size=(16, 16), threads=2)
     remote = libshard.Loader("s3://bkt/data/ds", cache_dir=str(cache), cache_limit=limit, **kw)
     local = libshard.Loader(str(out), **kw)
 
     def cached():
-        total = 0
-        for d, _, files in os.walk(cache):
-            for f in files:
-                try:  # a file may be evicted between the listing and its size
-                    total += 0 if f.endswith(".libshard-lock") else os.path.getsize(os.path.join(d, f))
-                except FileNotFoundError:
-                    pass
-        return total
+        return cached_bytes(cache)
 
     most = 0
     for _ in range(2):
@@ -229,14 +259,24 @@ def test_loader_streams_through_a_small_cache_limit(s3, tmp_path):
     assert 0 < most <= limit
     shards = len([n for n in os.listdir(out) if n.endswith(".tfrecord")])
     assert gets(proxy) > 1 + 2 * shards  # evicted shards came again in the second epoch
-    with pytest.raises(MemoryError, match='block shuffle .*order="block-shuffle"'):
+    with pytest.raises(ValueError, match='block shuffle .*order="block-shuffle"'):
         libshard.Loader("s3://bkt/data/ds", cache_dir=str(cache), cache_limit=limit, shuffle=True, **kw)
     for x in (remote, local):
         x.close()
     # Block shuffle with blocks small enough for this split streams too (its windows span more shards than a
-    # sequential read: half the split for the limit), in the same order as over the folder.
+    # sequential read), in the same order as over the folder.
     bs = dict(kw, order="block-shuffle", block_size=2, window_blocks=2, seed=3)
-    limit = total // 2
+    # The limit every epoch's windows fit (issue 32), as the refusals of smaller ones name it: the first
+    # epoch's need, then what any epoch may need.
+    limit, said = total // 3, []
+    for _ in range(3):
+        try:
+            libshard.Loader("s3://bkt/data/ds", cache_dir=str(cache), cache_limit=limit, **bs).close()
+            break
+        except ValueError as e:
+            said.append(str(e))
+            limit = int(str(e).split("at least ")[1].split(",")[0])
+    assert "in some epoch" in said[-1] and limit < total
     remote = libshard.Loader("s3://bkt/data/ds", cache_dir=str(cache), cache_limit=limit, **bs)
     local = libshard.Loader(str(out), **bs)
     labels = []

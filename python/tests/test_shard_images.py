@@ -58,3 +58,13 @@ def test_augmentation_follows_the_epoch(shards):
     assert not torch.equal(ds[2][0], a)
     with pytest.raises(ValueError, match="shuffle: not an option of ShardImages"):
         libshard.torch.ShardImages(shards, shuffle=True, **OPTIONS)
+
+
+def test_extras_and_skipping_are_refused_not_ignored(shards):
+    """ShardImages reads one sample by number: it has no batch to carry extras= and no next sample to put in a
+    bad one's place, so both are refused by name (issue 32: they were accepted and ignored)."""
+    with pytest.raises(ValueError, match="extras: not an option of ShardImages .*libshard.torch.ShardDataset"):
+        libshard.torch.ShardImages(shards, extras=["image/class/label"], **OPTIONS)
+    with pytest.raises(ValueError, match='on_error: not an option of ShardImages .*a corrupt record raises'):
+        libshard.torch.ShardImages(shards, on_error="skip", **OPTIONS)
+    assert len(libshard.torch.ShardImages(shards, on_error="raise", **OPTIONS)) > 0

@@ -1,4 +1,5 @@
 """libshard.torch.ShardDataset with torch's DataLoader: worker and rank splits, epochs, resume."""
+import os
 import pickle
 
 import numpy as np
@@ -128,3 +129,38 @@ def test_pickles_for_spawned_workers(shards):
     next(iter(ds))
     copy = pickle.loads(pickle.dumps(ds))
     assert labels_of(run(copy, 0)) == labels_of(run(make(shards), 0))
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_skipped_records_reach_the_dataset_from_workers_with_one_warning_per_file(tmp_path, workers):
+    """on_error="skip": what was skipped is in ds.skipped, gathered from DataLoader workers too, and each file
+    warns once (issue 32: no .skipped, no warning, and with workers the list stayed in the workers)."""
+    import warnings
+    write_shard(tmp_path / "a.tfrecord", 7, 0)
+    with libshard.ShardWriter(str(tmp_path / "b.tfrecord")) as w:
+        for _ in range(2):
+            w.write({"image/encoded": b"definitely not an image", "image/class/label": 99})
+    ds = libshard.torch.ShardDataset([str(tmp_path / "a.tfrecord"), str(tmp_path / "b.tfrecord")], 3,
+                                     image_size=(12, 16), on_error="skip", rank=0, world_size=1)
+    assert ds.skipped == []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(2):
+            labels = [y for _, ys in DataLoader(ds, batch_size=None, num_workers=workers) for y in ys.tolist()]
+            assert 99 not in labels and len(labels) == 9
+    assert sorted((os.path.basename(s["file"]), s["record"]) for s in ds.skipped) == [("b.tfrecord", 0),
+                                                                                      ("b.tfrecord", 1)]
+    assert all(s["reason"] for s in ds.skipped)
+    said = [str(w.message) for w in caught if "skipped" in str(w.message)]
+    assert len(said) == 1 and "b.tfrecord" in said[0], said
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_auto_collation_over_whole_batches_says_to_write_batch_size_none(shards, workers):
+    """DataLoader(ds) collates by default (batch_size=1): over ShardDataset's whole batches that gave
+    [1, 3, H, W, C] silently (issue 32); now a TypeError says what to write."""
+    ds = make(shards)
+    with pytest.raises(TypeError, match=r"DataLoader\(ds, batch_size=None"):
+        next(iter(DataLoader(ds, num_workers=workers)))
+    images, labels = next(iter(DataLoader(ds, batch_size=None, num_workers=workers)))
+    assert images.shape[0] == 3 and labels.shape == (3,)

@@ -116,7 +116,7 @@ TEST_F(StoreDatasetTest, CacheLimitTooSmallIsRefusedAtOpen) {
   o.cache_dir = dir_ + "/cache";
   o.cache_limit = 1000;
   StatusOr<std::unique_ptr<reader::Dataset>> ds = reader::Dataset::Open({"s3://bkt/data/ds"}, o);
-  ASSERT_EQ(ds.status().code(), StatusCode::kResourceExhausted) << ds.status();
+  ASSERT_EQ(ds.status().code(), StatusCode::kInvalidArgument) << ds.status();
   EXPECT_NE(ds.status().message().find("cache_limit 1000 bytes cannot hold the"), std::string::npos) << ds.status();
   EXPECT_EQ(proxy_->Count("GET"), 1);  // the manifest only
 }

@@ -54,6 +54,7 @@ struct BatchLoader::Impl {
     Status status;
     size_t size = 0;
     Position pos;
+    std::vector<std::vector<ExtraValues>> extras;  // options.extras, per sample
   };
 
   std::shared_ptr<const Dataset> ds;
@@ -128,17 +129,21 @@ Status BatchLoader::Impl::Fill(Runtime* rt, Slot* slot, const std::vector<uint64
   size_t err_index = n;
   Status err;
   std::atomic<bool> failed{false};
+  slot->extras.clear();
+  if (!opt.extras.empty()) slot->extras.resize(n);
   rt->decode->ParallelFor(n, [&](size_t i) {
     if (failed.load(std::memory_order_relaxed) || cancel.load(std::memory_order_relaxed)) return;
     uint8_t* image = slot->buf.images + i * image_bytes;
     uint8_t* mask = slot->buf.masks ? slot->buf.masks + i * mask_bytes : nullptr;
-    Status s = decoder.Decode(samples[range.begin + i], pos.epoch, image, mask, &slot->buf.labels[i]);
+    std::vector<ExtraValues>* extras = opt.extras.empty() ? nullptr : &slot->extras[i];
+    Status s = decoder.Decode(samples[range.begin + i], pos.epoch, image, mask, &slot->buf.labels[i], extras);
     // kSkip: the next samples of the order, in turn, take a bad record's place.
     for (size_t k = 1; !s.ok() && opt.on_error == BatchLoaderOptions::OnError::kSkip && k <= 8 &&
                        (s.code() == StatusCode::kDataLoss || s.code() == StatusCode::kInvalidArgument);
          ++k) {
       NoteSkipped(samples[(range.begin + i + k - 1) % samples.size()], s);
-      s = decoder.Decode(samples[(range.begin + i + k) % samples.size()], pos.epoch, image, mask, &slot->buf.labels[i]);
+      s = decoder.Decode(samples[(range.begin + i + k) % samples.size()], pos.epoch, image, mask, &slot->buf.labels[i],
+                         extras);
     }
     if (!s.ok()) {
       std::lock_guard<std::mutex> g(err_mu);
@@ -527,6 +532,8 @@ Status BatchLoader::Impl::NextUntil(Batch* out, std::shared_ptr<BatchBlock>* own
   out->size = slot.size;
   out->position = slot.pos;
   out->slot = idx;
+  out->extras = std::move(slot.extras);  // the slot may be refilled as soon as the lock goes
+  slot.extras.clear();
   if (++next.batch >= order.batches_per_epoch()) {
     next.batch = 0;
     ++next.epoch;

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <iterator>
 #include <limits>
 #include <set>
@@ -445,13 +446,94 @@ size_t GapOf(const OrderOptions& o) {
   return o.batch_size;
 }
 
+// Block shuffle: how many blocks' shards can be resident at once in any
+// epoch. RemoteShards::Plan keeps a shard in use from the first to the last
+// read of a stretch (reads at most G = max(gap, batch) apart), so whatever is
+// in use at a batch was read in the G reads that end with it: for one worker
+// G consecutive positions of the rank's order, for W workers the rank's
+// positions from the first of the ceil(G / batch) + 1 batches those reads
+// span. A window of the order holds window_blocks blocks and (bar the one
+// holding a short last block, and the order's last) block_size *
+// window_blocks positions, so such a stretch overlaps at most
+// ceil((L - 1) / window) + 1 windows, one more for a short block, one more
+// where a rank's part wraps round to the order's start (padding).
+uint64_t BlocksAtOnce(const SampleOrder& order) {
+  const OrderOptions& o = order.options();
+  const uint64_t n = order.dataset_size(), b = std::max<uint64_t>(o.batch_size, 1);
+  const uint64_t window = static_cast<uint64_t>(o.block_size) * o.window_blocks;
+  const uint64_t g = std::max<uint64_t>(window, b);
+  const uint64_t workers = static_cast<uint64_t>(o.num_workers);
+  const uint64_t span = workers == 1 ? g : ((g + b - 1) / b * workers + 1) * b;
+  uint64_t windows = (span - 1 + window - 1) / window + 1;
+  if (n % o.block_size != 0) ++windows;
+  if (order.samples_per_rank() * static_cast<uint64_t>(o.world_size) > n) ++windows;
+  const uint64_t blocks = (n + o.block_size - 1) / o.block_size;
+  return std::min(blocks, windows * o.window_blocks);
+}
+
 }  // namespace
 
 Status Dataset::CheckReadOrder(const SampleOrder& order) const {
+  // A limit too small for the order is a configuration error, told when the loader is made.
+  const Status s = CheckReadOrderBytes(order);
+  if (s.code() == StatusCode::kResourceExhausted) return InvalidArgumentError(std::string(s.message()));
+  return s;
+}
+
+Status Dataset::CheckReadOrderBytes(const SampleOrder& order) const {
   if (remote_ == nullptr || size() == 0) return Status::OK();
   const OrderOptions& o = order.options();
-  return remote_->Plan(ReadsOf(*this, remote_index_, order, order.EpochSamples(0), 0), o.batch_size, GapOf(o),
-                       o.kind == OrderKind::kShuffle, /*check_only=*/true);
+  LIBSHARD_RETURN_IF_ERROR(remote_->Plan(ReadsOf(*this, remote_index_, order, order.EpochSamples(0), 0), o.batch_size,
+                                         GapOf(o), o.kind == OrderKind::kShuffle,
+                                         /*check_only=*/true));
+  // Sequential reads are the same every epoch; a shuffle's differ, so the
+  // limit must hold the most any epoch can need.
+  const uint64_t limit = options_.cache_limit;
+  if (o.kind == OrderKind::kSequential || limit == 0) return Status::OK();
+  std::vector<uint64_t> sizes;  // of the remote shards with records
+  for (size_t i = 0; i < shards_.size(); ++i) {
+    if (remote_index_[i] != kLocal && starts_[i + 1] > starts_[i])
+      sizes.push_back(remote_->CacheBytes(remote_index_[i]));
+  }
+  std::sort(sizes.begin(), sizes.end(), std::greater<uint64_t>());
+  uint64_t all = 0;
+  for (uint64_t b : sizes) all += b;
+  if (all <= limit) return Status::OK();  // never streams
+  const uint64_t largest = sizes.empty() ? 0 : sizes[0];
+  if (o.kind == OrderKind::kShuffle) {
+    // An epoch's part may read any shard: as many as it has samples.
+    uint64_t most = 0;
+    for (size_t i = 0; i < sizes.size() && i < order.samples_per_rank(); ++i) most += sizes[i];
+    if (most <= limit) return Status::OK();
+    return ResourceExhaustedError(
+        "cache " + remote_->cache().dir() + ": cache_limit " + std::to_string(limit) +
+        " bytes cannot hold the shards a global shuffle may read in some epoch (up to " + std::to_string(most) +
+        " bytes: any sample of this part may come from any shard); stream them with block shuffle "
+        "(OrderKind::kBlockShuffle; Python order=\"block-shuffle\"), or raise cache_limit");
+  }
+  // Block shuffle: the shards of the BlocksAtOnce() blocks with the most
+  // bytes, plus the largest shard downloading ahead.
+  std::vector<uint64_t> footprint;
+  for (uint64_t begin = 0; begin < size(); begin += o.block_size) {
+    const uint64_t end = std::min<uint64_t>(size(), begin + o.block_size);
+    uint64_t bytes = 0;
+    for (size_t i = Locate(begin).shard; i <= Locate(end - 1).shard; ++i) {
+      if (remote_index_[i] != kLocal && starts_[i + 1] > starts_[i]) bytes += remote_->CacheBytes(remote_index_[i]);
+    }
+    footprint.push_back(bytes);
+  }
+  const size_t k = static_cast<size_t>(BlocksAtOnce(order));
+  std::partial_sort(footprint.begin(), footprint.begin() + k, footprint.end(), std::greater<uint64_t>());
+  uint64_t need = 0;
+  for (size_t i = 0; i < k; ++i) need += footprint[i];
+  need = std::min(need, all) + largest;
+  if (need <= limit) return Status::OK();
+  return ResourceExhaustedError(
+      "cache " + remote_->cache().dir() + ": cache_limit " + std::to_string(limit) +
+      " bytes cannot hold what block shuffle (block_size " + std::to_string(o.block_size) + ", window_blocks " +
+      std::to_string(o.window_blocks) + ") may need resident at once in some epoch: the shards of " +
+      std::to_string(k) + " blocks plus one downloading ahead, up to " + std::to_string(need) +
+      " bytes; raise cache_limit to at least " + std::to_string(need) + ", or lower block_size or window_blocks");
 }
 
 Status Dataset::PlanEpoch(const SampleOrder& order, const std::vector<uint64_t>& epoch_samples,

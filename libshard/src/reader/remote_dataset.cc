@@ -85,9 +85,11 @@ Status Dataset::AddRemote(const std::string& url) {
     remote_index_.push_back(index);
   }
   // The least a cache_limit must hold (a loader's plan may need more: see
-  // CheckReadOrder()).
-  LIBSHARD_RETURN_IF_ERROR(remote_->cache().CheckFits(
-      largest, "the largest shard of " + manifest_url + ", " + largest_name + " with its index,"));
+  // CheckReadOrder()). Too small a limit is a configuration error.
+  const Status fits = remote_->cache().CheckFits(
+      largest, "the largest shard of " + manifest_url + ", " + largest_name + " with its index,");
+  if (fits.code() == StatusCode::kResourceExhausted) return InvalidArgumentError(std::string(fits.message()));
+  LIBSHARD_RETURN_IF_ERROR(fits);
   AddManifestMetadata(manifest_url, m, splits);
   return Status::OK();
 }

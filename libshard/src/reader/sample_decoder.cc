@@ -17,7 +17,28 @@ SampleDecoder::SampleDecoder(std::shared_ptr<const Dataset> dataset, const Batch
       converter_(std::move(converter)),
       decoded_bytes_(static_cast<size_t>(options.width) * options.height * options.channels) {}
 
-Status SampleDecoder::DecodeUint8(uint64_t sample, uint64_t epoch, uint8_t* dst, uint8_t* mdst, int64_t* label) const {
+namespace {
+
+// The values of `keys` in `ex`, one ExtraValues per key (kNone when absent).
+void ReadExtras(const example::ExampleView& ex, const std::vector<std::string>& keys, std::vector<ExtraValues>* out) {
+  out->assign(keys.size(), ExtraValues{});
+  for (size_t k = 0; k < keys.size(); ++k) {
+    example::FeatureView f;
+    if (!ex.Find(keys[k], &f)) continue;
+    ExtraValues& v = (*out)[k];
+    v.kind = f.kind();
+    for (size_t i = 0; i < f.size(); ++i) {
+      if (f.kind() == example::FeatureKind::kBytes) v.bytes.emplace_back(f.bytes(i));
+      if (f.kind() == example::FeatureKind::kInt64) v.ints.push_back(f.int64(i));
+      if (f.kind() == example::FeatureKind::kFloat) v.floats.push_back(f.float_value(i));
+    }
+  }
+}
+
+}  // namespace
+
+Status SampleDecoder::DecodeUint8(uint64_t sample, uint64_t epoch, uint8_t* dst, uint8_t* mdst, int64_t* label,
+                                  std::vector<ExtraValues>* extras) const {
   thread_local RecordBuffer buf;
   std::string_view rec;
   uint64_t offset = 0;
@@ -29,7 +50,9 @@ Status SampleDecoder::DecodeUint8(uint64_t sample, uint64_t epoch, uint8_t* dst,
   auto ex = example::ExampleView::Parse(rec);
   if (!ex.ok()) return ex.status().WithContext(context());
   util::SplitMix64 rng = AugmentRng(opt_.order.seed, epoch, sample);
-  return DecodeImagePart(*ex, &rng, dst, mdst, label).WithContext(context());
+  LIBSHARD_RETURN_IF_ERROR(DecodeImagePart(*ex, &rng, dst, mdst, label).WithContext(context()));
+  if (extras != nullptr) ReadExtras(*ex, opt_.extras, extras);
+  return Status::OK();
 }
 
 // The record contract is example/image_record's and the pixels
@@ -50,14 +73,15 @@ std::string SampleDecoder::RecordName(uint64_t sample) const {
   return ds_->shard_path(loc.shard) + " record " + std::to_string(loc.record);
 }
 
-Status SampleDecoder::Decode(uint64_t sample, uint64_t epoch, uint8_t* dst, uint8_t* mdst, int64_t* label) const {
+Status SampleDecoder::Decode(uint64_t sample, uint64_t epoch, uint8_t* dst, uint8_t* mdst, int64_t* label,
+                             std::vector<ExtraValues>* extras) const {
   return util::CatchAsStatus(
       [&]() -> Status {
-        if (converter_.identity()) return DecodeUint8(sample, epoch, dst, mdst, label);
+        if (converter_.identity()) return DecodeUint8(sample, epoch, dst, mdst, label, extras);
         // Another layout or dtype: decode to uint8 HWC, then convert into the slot.
         thread_local std::vector<uint8_t> decoded;
         decoded.resize(decoded_bytes_);
-        LIBSHARD_RETURN_IF_ERROR(DecodeUint8(sample, epoch, decoded.data(), mdst, label));
+        LIBSHARD_RETURN_IF_ERROR(DecodeUint8(sample, epoch, decoded.data(), mdst, label, extras));
         converter_.Convert(decoded.data(), dst);
         return Status::OK();
       },

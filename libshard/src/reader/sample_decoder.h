@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "libshard/example/example_view.h"
 #include "libshard/reader/batch_layout.h"
@@ -37,11 +38,14 @@ class SampleDecoder {
   // Decodes global sample `sample` as it appears at `epoch` into `image`
   // (sample_bytes()) and, when `mask` is not null, its mask (H x W bytes);
   // *label gets the record's label (-1 when absent or when the record fails
-  // before its label is read).
-  Status Decode(uint64_t sample, uint64_t epoch, uint8_t* image, uint8_t* mask, int64_t* label) const;
+  // before its label is read). `extras`, when not null: the record's values
+  // of options.extras, one ExtraValues per key, replaced whole.
+  Status Decode(uint64_t sample, uint64_t epoch, uint8_t* image, uint8_t* mask, int64_t* label,
+                std::vector<ExtraValues>* extras = nullptr) const;
 
  private:
-  Status DecodeUint8(uint64_t sample, uint64_t epoch, uint8_t* dst, uint8_t* mask, int64_t* label) const;
+  Status DecodeUint8(uint64_t sample, uint64_t epoch, uint8_t* dst, uint8_t* mask, int64_t* label,
+                     std::vector<ExtraValues>* extras) const;
   Status DecodeImagePart(const example::ExampleView& ex, util::SplitMix64* rng, uint8_t* dst, uint8_t* mask,
                          int64_t* label) const;
   // "FILE record N", for messages.

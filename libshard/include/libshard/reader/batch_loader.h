@@ -90,6 +90,7 @@
 #include <string_view>
 #include <vector>
 
+#include "libshard/example/example_view.h"
 #include "libshard/image/resize.h"
 #include "libshard/image/transform.h"
 #include "libshard/reader/batch_layout.h"
@@ -177,6 +178,20 @@ struct BatchLoaderOptions {
   // depend on threads. Other errors (out of memory, I/O) fail the batch
   // either way. Default: kRaise.
   enum class OnError { kRaise, kSkip } on_error = OnError::kRaise;
+  // Feature keys read from each sample's record as its pixels are decoded (on
+  // the decode threads, within the epoch's read plan: a remote split streams
+  // through its cache_limit with them as without them) and handed out in
+  // Batch::extras. Default: empty.
+  std::vector<std::string> extras;
+};
+
+// One feature of BatchLoaderOptions::extras in one sample: its kind (kNone
+// when the record lacks it) and its values, in the vector of that kind.
+struct ExtraValues {
+  example::FeatureKind kind = example::FeatureKind::kNone;
+  std::vector<std::string> bytes;
+  std::vector<int64_t> ints;
+  std::vector<float> floats;
 };
 
 // A record skipped under OnError::kSkip: where it is and why.
@@ -203,6 +218,9 @@ struct Batch {
   size_t size = 0;                  // samples (short only for a last batch)
   Position position;                // which batch this is
   size_t slot = 0;                  // which ring buffer holds it
+  // With options.extras: per sample, per key, the batch's own copy (valid
+  // however long the Batch lives); else empty.
+  std::vector<std::vector<ExtraValues>> extras;
 };
 
 class BatchLoader {

@@ -40,7 +40,7 @@
 //     block-shuffle orders only (a global shuffle is refused naming block
 //     shuffle), and a limit that cannot hold one batch's shards plus one
 //     ahead is refused (CheckReadOrder()). A limit below the largest shard is
-//     refused at Open (ResourceExhausted naming cache_limit).
+//     refused at Open (InvalidArgument naming cache_limit).
 // A source that does not exist (a missing file, folder or manifest, a glob
 // matching nothing) is NotFound naming it.
 // Each shard file is read once: two sources that reach the same file (by
@@ -222,10 +222,14 @@ class Dataset {
   // when every shard is local). BatchLoader calls both.
   //
   // CheckReadOrder(): whether the order's reads can stream through the
-  // cache_limit: ResourceExhausted naming cache_limit and the bytes that must
+  // cache_limit: InvalidArgument naming cache_limit and the bytes that must
   // be resident at once (the shards in use by a batch plus at least one
   // downloading ahead), or naming block shuffle when a global shuffle reads
-  // more than the limit holds. Checked on the order's epoch 0.
+  // more than the limit holds. Checked on the order's epoch 0, and for the
+  // shuffles on what any epoch may need (a block shuffle: the shards of the
+  // blocks its windows can hold at once, plus one downloading ahead; a global
+  // shuffle: as many of the largest shards as the part has samples), so a
+  // limit accepted here holds for every epoch.
   Status CheckReadOrder(const SampleOrder& order) const;
   // PlanEpoch(): the loader reads, in order, the batches first_batch.. of
   // `order` in `epoch_samples` (SampleOrder::EpochSamples): the shards are
@@ -233,7 +237,8 @@ class Dataset {
   // window ahead of the reads; shards this part never reads are not
   // downloaded; under a cache_limit the part cannot hold whole, a shard is
   // unpinned (evictable) once its reads in this stretch of the order are
-  // done. Replaces the previous plan. Errors: as CheckReadOrder().
+  // done. Replaces the previous plan. Errors: as CheckReadOrder(), but
+  // ResourceExhausted.
   Status PlanEpoch(const SampleOrder& order, const std::vector<uint64_t>& epoch_samples, uint64_t first_batch) const;
   // Remote shards: objects downloaded into the cache so far by this dataset
   // (for tests and benchmarks).
@@ -255,6 +260,8 @@ class Dataset {
   void AddManifestMetadata(const std::string& src, const libshard::Manifest& m,
                            const std::vector<const libshard::SplitEntry*>& splits);
   Status CheckKeys() const;
+  // CheckReadOrder()'s checks, a limit too small ResourceExhausted.
+  Status CheckReadOrderBytes(const SampleOrder& order) const;
   void AddStoredShape(const std::string& src_name, const libshard::Manifest& m,
                       const std::vector<const libshard::SplitEntry*>& splits);
   void FinishStoredShape();
