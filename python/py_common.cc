@@ -31,6 +31,9 @@ void Raise(const Status& s) {
     case StatusCode::kIOError:
       type = PyExc_OSError;
       break;
+    case StatusCode::kPermissionDenied:
+      type = PyExc_PermissionError;
+      break;
     default:
       break;
   }

@@ -234,6 +234,7 @@ class PyLoader {
   ~PyLoader() {
     // The loader's threads write into the held buffers: stop them first.
     if (loader_ == nullptr) return;
+    dataset_->CancelTransfers();  // no wait for downloads in flight
     if (Finalizing()) {
       loader_.reset();
     } else {
@@ -315,6 +316,9 @@ class PyLoader {
   void Close() {
     auto lock = Lock();
     if (loader_ != nullptr) {
+      // The threads may wait for downloads in flight (a slow server after
+      // Ctrl-C): ended first, so that close returns within a second or two.
+      dataset_->CancelTransfers();
       WithoutGil([&] {
         loader_.reset();
         return true;

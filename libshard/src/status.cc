@@ -29,6 +29,8 @@ const char* StatusCodeName(StatusCode code) {
       return "IO_ERROR";
     case StatusCode::kInternal:
       return "INTERNAL";
+    case StatusCode::kPermissionDenied:
+      return "PERMISSION_DENIED";
   }
   return "UNKNOWN";
 }
@@ -69,6 +71,7 @@ Status FailedPreconditionError(std::string m) { return Status(StatusCode::kFaile
 Status UnimplementedError(std::string m) { return Status(StatusCode::kUnimplemented, std::move(m)); }
 Status IOError(std::string m) { return Status(StatusCode::kIOError, std::move(m)); }
 Status InternalError(std::string m) { return Status(StatusCode::kInternal, std::move(m)); }
+Status PermissionDeniedError(std::string m) { return Status(StatusCode::kPermissionDenied, std::move(m)); }
 
 Status ErrnoError(std::string_view context, int errnum) {
   std::string m(context);

@@ -72,7 +72,7 @@ def gets(proxy):
     return json.load(urllib.request.urlopen(proxy + "/__stats__")).get("GET", 0)
 
 
-def converted(tmp_path):
+def converted(tmp_path, shard_size="4KiB"):
     shard = os.path.join(BUILD, "tools", "shard")
     if not os.path.exists(shard):
         missing("no shard program at " + shard)
@@ -82,7 +82,7 @@ def converted(tmp_path):
         d.mkdir(parents=True, exist_ok=True)
         Image.fromarray(rng.integers(0, 255, (20 + i % 7, 24, 3), dtype=np.uint8)).save(d / ("%d.png" % i))
     out = tmp_path / "ds"
-    subprocess.run([shard, "convert", "-q", str(tmp_path / "in"), "-o", str(out), "--shard-size", "4KiB",
+    subprocess.run([shard, "convert", "-q", str(tmp_path / "in"), "-o", str(out), "--shard-size", shard_size,
                     "--threads", "2"], check=True)
     return out
 
@@ -146,7 +146,7 @@ def test_loader_errors_name_the_object(s3, tmp_path, monkeypatch):
     with pytest.raises(FileNotFoundError, match="s3://bkt/nope/manifest.json"):
         libshard.Loader("s3://bkt/nope", batch_size=2, image_size=8, cache_dir=str(tmp_path / "c"))
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "WRONG")
-    with pytest.raises(Exception, match="HTTP 403 SignatureDoesNotMatch") as e:
+    with pytest.raises(PermissionError, match="HTTP 403 SignatureDoesNotMatch") as e:
         libshard.Loader("s3://bkt/data/ds", batch_size=2, image_size=8, cache_dir=str(tmp_path / "c"))
     assert "WRONG" not in str(e.value)
 
@@ -327,3 +327,57 @@ def test_convert_into_s3_uploads_what_the_program_uploads(s3, tmp_path):
     again = libshard.convert(str(tmp_path / "in"), "s3://bkt/py", shard_size="4KiB", threads=2,
                              staging=str(tmp_path / "staging"))
     assert again.shards_written == 0 and again.shards_reused == r.shards_written
+
+
+@pytest.fixture
+def lying_s3(tmp_path, monkeypatch):
+    """tests/store/lying_s3.py (an S3 look-alike that lies when told to); AWS_* set to reach it anonymously."""
+    server = Server([sys.executable, os.path.join(SOURCE, "tests/store/lying_s3.py")], str(tmp_path / "lying.log"))
+    for var in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:%d" % server.port)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
+    monkeypatch.setenv("LIBSHARD_CACHE_DIR", str(tmp_path / "default-cache"))
+    yield "http://127.0.0.1:%d" % server.port
+    server.stop()
+
+
+def lie(endpoint, **what):
+    import json
+    import urllib.request
+    urllib.request.urlopen(urllib.request.Request(endpoint + "/__lie__", data=json.dumps(what).encode()))
+
+
+def put_folder(endpoint, folder, prefix):
+    import urllib.request
+    for name in sorted(os.listdir(folder)):
+        if os.path.isfile(os.path.join(folder, name)):
+            with open(os.path.join(folder, name), "rb") as f:
+                req = urllib.request.Request("%s/bkt/%s/%s" % (endpoint, prefix, name), data=f.read(), method="PUT")
+            urllib.request.urlopen(req)
+
+
+def test_close_after_ctrl_c_does_not_wait_for_slow_downloads(lying_s3, tmp_path):
+    """A server dripping 1.5 KB/s (above the stall limit): Ctrl-C in next(), then close() returns within
+    seconds, not when the transfers end; nothing half-downloaded is left looking complete."""
+    import signal
+    import threading
+    import time
+    out = converted(tmp_path, shard_size="1MiB")  # one shard of ~45 KB: 30 s at 1.5 KB/s
+    put_folder(lying_s3, str(out), "data/ds")
+    lie(lying_s3, lie="drip", method="GET", match=".tfrecord", count=1000, rate=1500)
+    cache = tmp_path / "cache"
+    loader = libshard.Loader("s3://bkt/data/ds", batch_size=4, image_size=(16, 16), threads=2,
+                             cache_dir=str(cache))
+    timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        next(iter(loader))
+    t0 = time.monotonic()
+    loader.close()
+    took = time.monotonic() - t0
+    assert took < 3, "close() took %.1f s" % took
+    for root, _, files in os.walk(cache):
+        for name in files:
+            assert name.endswith(".libshard-lock") or ".libshard-partial-" in name, name

@@ -22,6 +22,7 @@ TEST(StatusTest, ErrorCarriesCodeAndMessage) {
   EXPECT_EQ(s.ToString(), "DATA_LOSS: corrupted record at byte 12");
   EXPECT_EQ(s.WithContext("a.tfrecord").message(), "a.tfrecord: corrupted record at byte 12");
   EXPECT_TRUE(Status().WithContext("x").ok());
+  EXPECT_EQ(PermissionDeniedError("GET s3://b/k: HTTP 403").ToString(), "PERMISSION_DENIED: GET s3://b/k: HTTP 403");
 }
 
 TEST(StatusTest, ErrnoErrorMapsNotFound) {

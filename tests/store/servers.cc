@@ -73,6 +73,29 @@ bool Accepts(int port) {
   return ok;
 }
 
+// One request to a test server's control API (or a plain PUT); its body.
+std::string ControlRequest(const std::string& endpoint, const std::string& method, const std::string& path,
+                           const std::string& body) {
+  static std::shared_ptr<store::HttpTransport> t = store::NewCurlTransport(store::S3Config());
+  store::HttpRequest q;
+  q.method = method;
+  q.url = endpoint + path;
+  q.body = body;
+  store::HttpResponse r;
+  Status s = t->Perform(q, &r);
+  if (!s.ok() || r.status != 200) {
+    ADD_FAILURE() << "test server " << path << ": " << s << " " << r.status << " " << r.transport_error;
+  }
+  return r.body;
+}
+
+// The count of `method` in a /__stats__ answer ({"GET": 3, ...}).
+int CountIn(const std::string& stats, const std::string& method) {
+  const std::string key = "\"" + method + "\": ";
+  const size_t at = stats.find(key);
+  return at == std::string::npos ? 0 : std::atoi(stats.c_str() + at + key.size());
+}
+
 }  // namespace
 
 bool ServersRequired() {
@@ -173,17 +196,7 @@ std::unique_ptr<FaultProxy> FaultProxy::Start(int upstream_port, const std::stri
 }
 
 std::string FaultProxy::Control(const std::string& method, const std::string& path, const std::string& body) {
-  static std::shared_ptr<store::HttpTransport> t = store::NewCurlTransport(store::S3Config());
-  store::HttpRequest q;
-  q.method = method;
-  q.url = endpoint() + path;
-  q.body = body;
-  store::HttpResponse r;
-  Status s = t->Perform(q, &r);
-  if (!s.ok() || r.status != 200) {
-    ADD_FAILURE() << "fault proxy " << path << ": " << s << " " << r.status << " " << r.transport_error;
-  }
-  return r.body;
+  return ControlRequest(endpoint(), method, path, body);
 }
 
 void FaultProxy::Fault(const std::string& mode, const std::string& method, const std::string& match, int count,
@@ -201,14 +214,45 @@ void FaultProxy::AddListedKey(const std::string& key, const std::string& match, 
               "\", \"count\": " + std::to_string(count) + ", \"key\": \"" + quoted + "\"}");
 }
 
-int FaultProxy::Count(const std::string& method) {
-  const std::string stats = Control("GET", "/__stats__", "");
-  const std::string key = "\"" + method + "\": ";
-  const size_t at = stats.find(key);
-  return at == std::string::npos ? 0 : std::atoi(stats.c_str() + at + key.size());
-}
+int FaultProxy::Count(const std::string& method) { return CountIn(Control("GET", "/__stats__", ""), method); }
 
 void FaultProxy::Reset() { Control("POST", "/__reset__", ""); }
+
+std::unique_ptr<LyingS3> LyingS3::Start(const std::string& log_dir, std::string* why) {
+  auto p = std::make_unique<LyingS3>();
+  p->server_ =
+      ChildServer::Start({TestPython(), SourceDir() + "/tests/store/lying_s3.py"}, log_dir + "/lying_s3.log", why);
+  if (!p->server_) return nullptr;
+  return p;
+}
+
+store::S3Config LyingS3::Config() const {
+  store::S3Config c;
+  c.endpoint = endpoint();
+  c.retry.base_delay_s = 0.01;
+  c.retry.max_delay_s = 0.05;
+  c.retry.max_attempts = 3;
+  c.retry.connect_timeout_s = 2;
+  c.retry.low_speed_time_s = 2;
+  return c;
+}
+
+std::string LyingS3::Control(const std::string& method, const std::string& path, const std::string& body) {
+  return ControlRequest(endpoint(), method, path, body);
+}
+
+void LyingS3::Put(const std::string& path, const std::string& bytes) { Control("PUT", "/" + path, bytes); }
+
+void LyingS3::Lie(const std::string& lie, const std::string& method, const std::string& match, int count,
+                  const std::string& params) {
+  Control("POST", "/__lie__",
+          "{\"lie\": \"" + lie + "\", \"method\": \"" + method + "\", \"match\": \"" + match +
+              "\", \"count\": " + std::to_string(count) + (params.empty() ? "" : ", " + params) + "}");
+}
+
+int LyingS3::Count(const std::string& method) { return CountIn(Control("GET", "/__stats__", ""), method); }
+
+void LyingS3::Reset() { Control("POST", "/__reset__", ""); }
 
 std::unique_ptr<LocalNginx> LocalNginx::Start(const std::string& root, const std::string& work_dir, std::string* why) {
   if (!fs::exists("/usr/sbin/nginx") && !OnPath("nginx")) {

@@ -6,6 +6,10 @@
 //               503 SlowDown, stalls, dropped uploads; counts requests
 //   LocalNginx  nginx (Debian's nginx-light) over https with a self-signed
 //               certificate, serving a folder (range reads)
+//   LyingS3     tests/store/lying_s3.py: an S3 look-alike (objects in memory,
+//               no signatures) that lies when told to: endless or huge LIST
+//               pages, keys outside the prefix, drips, wrong Content-Length,
+//               redirects, a new ETag per answer, 403s
 //
 // Each Start() returns null and says why in *why when the program is not
 // installed; ServersMissing() turns that into a skip, or into a failure when
@@ -68,6 +72,27 @@ class FaultProxy {
   // answers whose path contains `match`: a bucket that lies about its names.
   void AddListedKey(const std::string& key, const std::string& match = "list-type=2", int count = 1);
   // Requests of `method` forwarded (or faulted) since the start or Reset().
+  int Count(const std::string& method);
+  void Reset();
+
+ private:
+  std::string Control(const std::string& method, const std::string& path, const std::string& body);
+  std::unique_ptr<ChildServer> server_;
+};
+
+class LyingS3 {
+ public:
+  static std::unique_ptr<LyingS3> Start(const std::string& log_dir, std::string* why);
+  std::string endpoint() const { return "http://127.0.0.1:" + std::to_string(server_->port()); }
+  // A configuration for this server: path-style, anonymous, quick retries.
+  store::S3Config Config() const;
+  // Stores `bytes` as BUCKET/KEY (`path`, no leading '/').
+  void Put(const std::string& path, const std::string& bytes);
+  // Queues a lie (see lying_s3.py) for `count` requests of `method` whose
+  // path contains `match`; `params`: more JSON members ("\"rate\": 2048").
+  void Lie(const std::string& lie, const std::string& method, const std::string& match = "", int count = 1,
+           const std::string& params = "");
+  // Requests of `method` answered since the start or Reset().
   int Count(const std::string& method);
   void Reset();
 

@@ -2,8 +2,10 @@
 // per object with many fetchers, LRU eviction under a limit that spares
 // pinned files, nothing outside the cache folder touched, and kill -9 in the
 // middle of a download.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -166,6 +168,61 @@ TEST(StoreCacheTest, LimitEvictsLeastRecentlyUsedFilesNotInUse) {
 
 // Every pinned file holds a descriptor: the cache raises the soft limit of
 // open files to the hard one, so thousands of resident shards fit.
+// Bytes of every file below `dir` but the lock files: what the limit bounds.
+uint64_t BytesOnDisk(const std::string& dir) {
+  uint64_t n = 0;
+  for (const std::string& f : Files(dir)) {
+    if (fs::is_regular_file(f) && f.find(".libshard-lock") == std::string::npos) n += fs::file_size(f);
+  }
+  return n;
+}
+
+// The pid of a child that has exited (and been reaped): no process has it.
+pid_t DeadPid() {
+  const pid_t pid = ::fork();
+  if (pid == 0) ::_exit(0);
+  ::waitpid(pid, nullptr, 0);
+  return pid;
+}
+
+// Partial files of killed readers count against the limit and are evicted
+// (their writer is gone: no process holds the object's lock, or its pid is
+// dead); a partial whose writer is alive and downloading is counted, kept.
+TEST(StoreCacheTest, LimitCountsPartialsAndEvictsThoseOfKilledWriters) {
+  const std::string dir = testing::MakeTempDir();
+  const std::string a = Bytes(10000, 3), b = Bytes(10000, 4);
+  auto src = NewLocalStore(dir + "/src");
+  ASSERT_TRUE(src->Put("ds/a", a).ok());
+  ASSERT_TRUE(src->Put("ds/b", b).ok());
+  StatusOr<std::unique_ptr<ShardCache>> cache = ShardCache::Open(CacheIn(dir + "/cache", 30000));
+  ASSERT_TRUE(cache.ok()) << cache.status();
+  // A killed reader's partial of another object: 25,000 bytes.
+  StatusOr<std::string> other = (*cache)->PathFor(*src, "ds/other", 0x1234);
+  ASSERT_TRUE(other.ok());
+  fs::create_directories(fs::path(*other).parent_path());
+  const std::string stale = *other + ".libshard-partial-" + std::to_string(DeadPid()) + "-0";
+  testing::WriteFileOrDie(stale, std::string(25000, 'p'));
+  auto f = (*cache)->Fetch(*src, "ds/a", ExpectOf(a));
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_FALSE(fs::exists(stale));
+  EXPECT_LE(BytesOnDisk(dir + "/cache"), 30000u);
+
+  // A live writer's partial (its lock held, its pid alive): counted, kept.
+  StatusOr<std::string> busy = (*cache)->PathFor(*src, "ds/busy", 0x5678);
+  ASSERT_TRUE(busy.ok());
+  fs::create_directories(fs::path(*busy).parent_path());
+  const std::string live = *busy + ".libshard-partial-" + std::to_string(::getppid()) + "-0";
+  testing::WriteFileOrDie(live, std::string(15000, 'l'));
+  const int lock = ::open((*busy + ".libshard-lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  ASSERT_GE(lock, 0);
+  ASSERT_EQ(::flock(lock, LOCK_EX), 0);
+  auto g = (*cache)->Fetch(*src, "ds/b", ExpectOf(b));  // a (pinned) + live + b > 30000
+  EXPECT_EQ(g.status().code(), StatusCode::kResourceExhausted) << g.status();
+  EXPECT_TRUE(fs::exists(live));
+  EXPECT_LE(BytesOnDisk(dir + "/cache"), 30000u);
+  ::close(lock);
+}
+
 TEST(StoreCacheTest, ManyPinnedFilesDoNotRunOutOfDescriptors) {
   struct rlimit rl;
   ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &rl), 0);

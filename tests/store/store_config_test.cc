@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "libshard/store/object_store.h"
 #include "libshard/store/s3_config.h"
 #include "testutil.h"
 
@@ -103,6 +104,44 @@ TEST_F(StoreConfigTest, BadSettingsNameTheVariable) {
   ::unsetenv("AWS_MAX_ATTEMPTS");
   ::setenv("AWS_ENDPOINT_URL", "ftp://x", 1);
   EXPECT_EQ(S3Config::FromEnvironment().status().code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace libshard::store
+
+namespace libshard::store {
+namespace {
+
+// An endpoint with user-info (http://user:secret@host) would put the secret
+// in every message and in the cache folder's name: refused wherever it comes
+// from, by a message without the secret.
+TEST_F(StoreConfigTest, EndpointWithUserInfoIsRefusedWithoutTheSecret) {
+  for (const char* var : {"AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3"}) {
+    ::setenv(var, "http://alice:hunter2secret@127.0.0.1:9000", 1);
+    StatusOr<S3Config> c = S3Config::FromEnvironment();
+    ASSERT_FALSE(c.ok()) << var;
+    EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(c.status().message().find(var), std::string::npos) << c.status();
+    EXPECT_NE(c.status().message().find("user-info"), std::string::npos) << c.status();
+    EXPECT_EQ(c.status().message().find("hunter2secret"), std::string::npos) << c.status();
+    EXPECT_EQ(c.status().message().find("alice"), std::string::npos) << c.status();
+    ::unsetenv(var);
+  }
+  // A bad scheme with user-info: the secret stays out of that message too.
+  ::setenv("AWS_ENDPOINT_URL", "ftp://alice:hunter2secret@h", 1);
+  StatusOr<S3Config> c = S3Config::FromEnvironment();
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().message().find("hunter2secret"), std::string::npos) << c.status();
+  ::unsetenv("AWS_ENDPOINT_URL");
+  // A configuration made in code is checked when the store is opened.
+  S3Config config;
+  config.endpoint = "http://alice:hunter2secret@127.0.0.1:9000";
+  StatusOr<Location> loc = ParseLocation("s3://bkt/ds");
+  ASSERT_TRUE(loc.ok());
+  StatusOr<std::unique_ptr<ObjectStore>> store = OpenStore(*loc, config);
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(store.status().message().find("hunter2secret"), std::string::npos) << store.status();
 }
 
 }  // namespace

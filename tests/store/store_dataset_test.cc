@@ -126,7 +126,7 @@ TEST_F(StoreDatasetTest, WrongSecretAndMissingManifestAreClear) {
   o.cache_dir = dir_ + "/cache";
   ::setenv("AWS_SECRET_ACCESS_KEY", "WRONG", 1);
   Status s = reader::Dataset::Open({"s3://bkt/data/ds"}, o).status();
-  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition) << s;
+  EXPECT_EQ(s.code(), StatusCode::kPermissionDenied) << s;
   EXPECT_NE(s.message().find("GET s3://bkt/data/ds/manifest.json"), std::string::npos) << s;
   EXPECT_NE(s.message().find("HTTP 403 SignatureDoesNotMatch"), std::string::npos) << s;
   ::setenv("AWS_SECRET_ACCESS_KEY", "S3RVER", 1);

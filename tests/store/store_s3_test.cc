@@ -206,7 +206,7 @@ TEST_F(StoreS3Test, WrongSecretIsAClear403WithoutRetriesOrSecrets) {
   S3Config c = ProxyConfig();
   c.secret_access_key = "NOT-THE-SECRET";
   Status s = Store(c)->GetSmall("k", 10).status();
-  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition) << s;
+  EXPECT_EQ(s.code(), StatusCode::kPermissionDenied) << s;
   EXPECT_NE(s.message().find("GET s3://bkt/k (" + c.endpoint + "/bkt/k): HTTP 403 SignatureDoesNotMatch"),
             std::string::npos)
       << s;

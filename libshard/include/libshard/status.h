@@ -13,6 +13,7 @@
 //   kNotFound / kIOError  file system trouble, the message names the file
 //   kResourceExhausted  a configured limit (size, pixels) was exceeded
 //   kUnimplemented  valid input that libshard cannot handle (e.g. 12-bit JPEG)
+//   kPermissionDenied  the caller may not do this: a server's 401/403, naming the URL
 //
 // Thread-safety: Status and StatusOr are values; distinct objects may be used
 // from distinct threads freely.
@@ -41,6 +42,7 @@ enum class StatusCode {
   kUnimplemented,
   kIOError,
   kInternal,
+  kPermissionDenied,
 };
 
 // The code's name, e.g. "DATA_LOSS".
@@ -91,6 +93,7 @@ Status FailedPreconditionError(std::string message);
 Status UnimplementedError(std::string message);
 Status IOError(std::string message);
 Status InternalError(std::string message);
+Status PermissionDeniedError(std::string message);
 // An IOError from errno: "<context>: <strerror(errnum)>", or NotFoundError for
 // ENOENT.
 Status ErrnoError(std::string_view context, int errnum);

@@ -413,6 +413,10 @@ StatusOr<std::shared_ptr<const ShardReader>> Dataset::OpenShard(size_t i) const 
 
 uint64_t Dataset::downloads() const { return remote_ == nullptr ? 0 : remote_->downloads(); }
 
+void Dataset::CancelTransfers() const {
+  if (remote_ != nullptr) remote_->Cancel();
+}
+
 namespace {
 
 // The remote shard of each read of `order`'s batches first_batch.. (kLocal

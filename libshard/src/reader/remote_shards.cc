@@ -9,6 +9,7 @@
 #include <deque>
 #include <limits>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "libshard/manifest/manifest_json.h"
@@ -78,15 +79,24 @@ StatusOr<std::unique_ptr<RemoteShards>> RemoteShards::Create(const DatasetOption
   return r;
 }
 
-RemoteShards::~RemoteShards() {
+void RemoteShards::Cancel() {
+  std::set<store::ObjectStore*> stores;
+  for (const Shard& s : shards_) stores.insert(s.store.get());
+  for (store::ObjectStore* s : stores) s->Cancel();
   Core* c = core_.load();
-  if (c == nullptr) return;
-  if (c->pid != ::getpid()) return;  // a fork child: the parent's state is abandoned (see C())
+  if (c == nullptr || c->pid != ::getpid()) return;
   {
     std::lock_guard<std::mutex> lock(c->mu);
     c->stop = true;
   }
   c->work_cv.notify_all();
+}
+
+RemoteShards::~RemoteShards() {
+  Core* c = core_.load();
+  if (c == nullptr) return;
+  if (c->pid != ::getpid()) return;  // a fork child: the parent's state is abandoned (see C())
+  Cancel();
   for (std::thread& t : c->threads) t.join();
   delete c;
 }

@@ -84,6 +84,11 @@ class RemoteShards {
   // `shuffle`: a global shuffle (named in the refusal).
   Status Plan(const std::vector<size_t>& reads, size_t batch, size_t gap, bool shuffle, bool check_only);
 
+  // Stops the download threads' work and ends the transfers in flight
+  // (ObjectStore::Cancel on every shard's store): loads then fail with
+  // "cancelled". Irreversible. The destructor does it too.
+  void Cancel();
+
   // Objects this dataset downloaded so far (not reused from the cache).
   uint64_t downloads() const { return cache_->downloads(); }
 

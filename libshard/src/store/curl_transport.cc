@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
+#include <cstdio>
 #include <mutex>
 #include <vector>
 
@@ -29,7 +31,33 @@ struct Exchange {
   uint64_t sent = 0;   // body bytes handed to libcurl
   bool status_known = false;
   bool success = false;
+  // The deadline (RetryOptions::deadline_*), counted from the start.
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  double base_s = 0, min_rate = 0;
+  std::string stopped;  // why OnProgress ended the exchange
 };
+
+// libcurl calls this at least once a second, also while no byte moves: the
+// place for the cancel flag and the overall deadline.
+int OnProgress(void* user, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow) {
+  auto* x = static_cast<Exchange*>(user);
+  if (x->request->cancel != nullptr && x->request->cancel->load()) {
+    x->stopped = "cancelled";
+    return 1;
+  }
+  if (x->min_rate <= 0) return 0;
+  const double bytes = static_cast<double>(std::max({dltotal, dlnow, ultotal, ulnow}));
+  const double allowed = x->base_s + bytes / x->min_rate;
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - x->start).count();
+  if (elapsed <= allowed) return 0;
+  char buf[256];
+  std::snprintf(buf, sizeof(buf),
+                "the deadline of %.1f s expired (%.0f s + %.0f bytes at %.0f B/s; LIBSHARD_DEADLINE_BASE_S, "
+                "LIBSHARD_DEADLINE_MIN_RATE): %.0f bytes came in %.1f s",
+                allowed, x->base_s, bytes, x->min_rate, static_cast<double>(std::max(dlnow, ulnow)), elapsed);
+  x->stopped = buf;
+  return 1;
+}
 
 size_t OnHeader(char* data, size_t size, size_t n, void* user) {
   auto* x = static_cast<Exchange*>(user);
@@ -135,6 +163,8 @@ class CurlTransport : public HttpTransport {
     x.request = &request;
     x.response = response;
     x.handle = h;
+    x.base_s = config_.retry.deadline_base_s;
+    x.min_rate = config_.retry.deadline_min_rate;
     char errbuf[CURL_ERROR_SIZE] = {0};
     curl_slist* headers = nullptr;
     for (const std::string& hd : request.headers) headers = curl_slist_append(headers, hd.c_str());
@@ -152,6 +182,9 @@ class CurlTransport : public HttpTransport {
     curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, config_.retry.low_speed_time_s);
     curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, OnProgress);
+    curl_easy_setopt(h, CURLOPT_XFERINFODATA, &x);
     // No wait for "100 Continue" before a body. (Not "Expect:" among the
     // headers: libcurl 7.88 signs that empty header without sending it, and
     // the server's signature then differs.)
@@ -190,10 +223,16 @@ class CurlTransport : public HttpTransport {
     curl_slist_free_all(headers);
     Release(h, rc == CURLE_OK);
     if (!x.sink_status.ok()) return x.sink_status;
-    if (rc != CURLE_OK) {
+    if (rc == CURLE_ABORTED_BY_CALLBACK && !x.stopped.empty()) {
+      response->transport_error = x.stopped;
+      response->permanent = true;
+    } else if (rc != CURLE_OK) {
       response->transport_error = curl_easy_strerror(rc);
       if (errbuf[0] != '\0') response->transport_error += std::string(" (") + errbuf + ")";
-      response->permanent = Permanent(rc);
+      // "Received HTTP/0.9 when not allowed": the connection held bytes of
+      // an earlier answer longer than its Content-Length. This handle (and
+      // its connection) is dropped; a retry starts on a fresh one.
+      response->permanent = Permanent(rc) && std::string(errbuf).find("HTTP/0.9") == std::string::npos;
     }
     return Status::OK();
   }

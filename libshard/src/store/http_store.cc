@@ -10,8 +10,10 @@
 #include <atomic>
 #include <cctype>
 #include <chrono>
+#include <condition_variable>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "libshard/crc32c.h"
@@ -102,11 +104,22 @@ std::string Sanitize(std::string_view s) {
   return out;
 }
 
-// "127.0.0.1_9000" from "http://127.0.0.1:9000".
+// "127.0.0.1_9000" from "http://127.0.0.1:9000" (user-info, which
+// CheckEndpoint refuses, never kept).
 std::string HostOf(const std::string& url) {
   const size_t sep = url.find("://");
   std::string host = sep == std::string::npos ? url : url.substr(sep + 3);
-  return Sanitize(host.substr(0, host.find('/')));
+  host = host.substr(0, host.find('/'));
+  return Sanitize(host.substr(host.find('@') == std::string::npos ? 0 : host.find('@') + 1));
+}
+
+// At most `max` bytes of `s` (a server's header), control bytes as '?'.
+std::string Printable(std::string_view s, size_t max) {
+  std::string out(s.substr(0, max));
+  for (char& c : out) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  }
+  return s.size() > max ? out + "..." : out;
 }
 
 bool Retryable(long status, const std::string& code) {
@@ -115,7 +128,7 @@ bool Retryable(long status, const std::string& code) {
 
 StatusCode CodeFor(long status) {
   if (status == 404) return StatusCode::kNotFound;
-  if (status == 401 || status == 403) return StatusCode::kFailedPrecondition;
+  if (status == 401 || status == 403) return StatusCode::kPermissionDenied;
   if (status == 416) return StatusCode::kOutOfRange;
   if (status >= 400 && status < 500) return StatusCode::kInvalidArgument;
   return StatusCode::kIOError;
@@ -125,14 +138,16 @@ Status MakeStatus(StatusCode code, std::string message) {
   switch (code) {
     case StatusCode::kNotFound:
       return NotFoundError(std::move(message));
-    case StatusCode::kFailedPrecondition:
-      return FailedPreconditionError(std::move(message));
+    case StatusCode::kPermissionDenied:
+      return PermissionDeniedError(std::move(message));
     case StatusCode::kOutOfRange:
       return OutOfRangeError(std::move(message));
     case StatusCode::kInvalidArgument:
       return InvalidArgumentError(std::move(message));
     case StatusCode::kDataLoss:
       return DataLossError(std::move(message));
+    case StatusCode::kResourceExhausted:
+      return ResourceExhaustedError(std::move(message));
     default:
       return IOError(std::move(message));
   }
@@ -148,6 +163,14 @@ const char* ReasonFor(long status) {
       return "Forbidden";
     case 404:
       return "NotFound";
+    case 301:
+      return "MovedPermanently";
+    case 302:
+      return "Found";
+    case 307:
+      return "TemporaryRedirect";
+    case 308:
+      return "PermanentRedirect";
     case 412:
       return "PreconditionFailed";
     case 416:
@@ -217,68 +240,12 @@ class HttpStore : public ObjectStore {
   }
 
   Status GetVerified(const std::string& key, const Expected& expected, const ByteSink& sink) override {
-    uint64_t delivered = 0;
     uint32_t crc = 0;
     std::string etag;
-    const std::string url = UrlOf(key);
-    // Each try asks for what is still missing (Range from the first byte not
-    // yet delivered, If-Match the first answer's ETag so a replaced object is
-    // never spliced onto the old one's start).
-    int attempt = 0;
-    for (;;) {
-      const uint64_t start = delivered;
-      std::vector<std::string> headers;
-      if (start > 0) {
-        headers.push_back("Range: bytes=" + std::to_string(start) + "-");
-        if (!etag.empty()) headers.push_back("If-Match: \"" + etag + "\"");
-      }
-      HttpResponse r;
-      uint64_t skip = 0;
-      bool first = true;
-      Status sink_error;
-      auto build = [&](HttpRequest* q) {
-        q->on_body = [&](std::string_view bytes) -> Status {
-          if (first) {
-            first = false;
-            // A 200 to a ranged request is the whole object again.
-            if (start > 0 && r.headers.count("content-range") == 0) skip = start;
-          }
-          if (skip > 0) {
-            const size_t n = static_cast<size_t>(std::min<uint64_t>(skip, bytes.size()));
-            skip -= n;
-            bytes.remove_prefix(n);
-            if (bytes.empty()) return Status::OK();
-          }
-          if (delivered + bytes.size() > expected.size) {
-            return DataLossError("GET " + url + ": the object is larger than the " + std::to_string(expected.size) +
-                                 " bytes the manifest gives it");
-          }
-          crc = crc32c::Extend(crc, bytes.data(), bytes.size());
-          delivered += bytes.size();
-          return sink(bytes);
-        };
-      };
-      Status s = CallOnce("GET", key, {}, headers, build, &r);
-      if (etag.empty() && r.headers.count("etag")) etag = Unquote(r.headers["etag"]);
-      if (!s.ok()) return s;  // the sink's error, or DataLoss
-      const bool progressed = delivered > start;
-      if (r.transport_error.empty() && r.status >= 200 && r.status < 300) break;
-      if (r.transport_error.empty() && r.status == 412) {
-        return DataLossError("GET " + url + ": the object changed while it was being downloaded");
-      }
-      if (progressed) attempt = 0;  // a cut transfer that moved forward resumes with a fresh budget
-      if (Status e = Classify("GET", key, r, ++attempt); !e.ok()) return e;
-    }
-    if (delivered != expected.size) {
-      return DataLossError("GET " + url + ": the object has " + std::to_string(delivered) + " bytes, the manifest " +
-                           std::to_string(expected.size));
-    }
-    if (crc != expected.crc32c) {
-      char buf[80];
-      std::snprintf(buf, sizeof(buf), "crc32c:%08x, the manifest crc32c:%08x", crc, expected.crc32c);
-      return DataLossError("GET " + url + ": checksum mismatch: the object has " + buf);
-    }
-    return Status::OK();
+    LIBSHARD_RETURN_IF_ERROR(GetResumable(
+        key, expected.size, 0, expected.size, /*whole=*/true, [&](uint64_t, std::string_view b) { return sink(b); },
+        &crc, &etag));
+    return CheckCrc(UrlOf(key), crc, expected.crc32c);
   }
 
   // Parts: each a GetPart() on a thread of its own (up to `parallel`), the
@@ -301,7 +268,7 @@ class HttpStore : public ObjectStore {
       for (uint64_t i; !failed.load() && (i = next.fetch_add(1)) < n;) {
         const uint64_t begin = i * options.part_size;
         const uint64_t end = std::min(expected.size, begin + options.part_size);
-        errors[i] = GetPart(key, expected.size, begin, end, sink, &crcs[i], &etags[i]);
+        errors[i] = GetResumable(key, expected.size, begin, end, /*whole=*/false, sink, &crcs[i], &etags[i]);
         if (!errors[i].ok()) failed = true;
       }
     };
@@ -312,43 +279,48 @@ class HttpStore : public ObjectStore {
     work();
     for (std::thread& t : threads) t.join();
     for (const Status& e : errors) LIBSHARD_RETURN_IF_ERROR(e);  // the first part's error first
+    uint32_t crc = crcs[0];
     for (uint64_t i = 1; i < n; ++i) {
+      crc = crc32c::Combine(crc, crcs[i], std::min(expected.size, (i + 1) * options.part_size) - i * options.part_size);
+    }
+    // Parts under different ETags: another version of the object, unless
+    // the bytes are the manifest's all the same (web servers behind a load
+    // balancer give each answer its own ETag): the CRC decides.
+    for (uint64_t i = 1; i < n && crc != expected.crc32c; ++i) {
       if (!etags[i].empty() && !etags[0].empty() && etags[i] != etags[0]) {
         return DataLossError("GET " + url + ": the object changed while it was being downloaded (ETag " + etags[0] +
                              ", then " + etags[i] + ")");
       }
     }
-    uint32_t crc = crcs[0];
-    for (uint64_t i = 1; i < n; ++i) {
-      crc = crc32c::Combine(crc, crcs[i], std::min(expected.size, (i + 1) * options.part_size) - i * options.part_size);
-    }
-    if (crc != expected.crc32c) {
-      char buf[80];
-      std::snprintf(buf, sizeof(buf), "crc32c:%08x, the manifest crc32c:%08x", crc, expected.crc32c);
-      return DataLossError("GET " + url + ": checksum mismatch: the object has " + buf);
-    }
-    return Status::OK();
+    return CheckCrc(url, crc, expected.crc32c);
   }
 
  protected:
-  // Bytes [begin, end) of an object of `size` bytes into `sink`, as ranged
-  // GETs: a try cut midway resumes where it stopped, with a fresh retry
-  // budget when it moved forward. *crc: the CRC-32C of those bytes; *etag:
-  // the first answer's (later tries send If-Match with it). DataLoss when
-  // the server says the object has another size, or sends more than asked.
-  Status GetPart(const std::string& key, uint64_t size, uint64_t begin, uint64_t end, const PositionalSink& sink,
-                 uint32_t* crc, std::string* etag) {
+  // Bytes [begin, end) of an object of `size` bytes into `sink`: the one
+  // resumable download. `whole`: the whole object (begin 0, end `size`),
+  // asked for without a Range first; else a ranged part. A try cut midway
+  // resumes where it stopped (Range from the first byte not yet delivered,
+  // If-Match the first answer's ETag, so that a replaced object is never
+  // spliced onto the old one's start), with a fresh retry budget when it
+  // moved forward. *crc: the CRC-32C of those bytes; *etag: the first
+  // answer's. DataLoss when the server says the object has another size
+  // (Content-Range, or a whole answer's length), or sends more than asked.
+  Status GetResumable(const std::string& key, uint64_t size, uint64_t begin, uint64_t end, bool whole,
+                      const PositionalSink& sink, uint32_t* crc, std::string* etag) {
     const std::string url = UrlOf(key);
     uint64_t delivered = begin;
     *crc = 0;
     int attempt = 0;
-    while (delivered < end) {
+    do {
       const uint64_t start = delivered;
-      std::vector<std::string> headers{"Range: bytes=" + std::to_string(start) + "-" + std::to_string(end - 1)};
-      if (!etag->empty()) headers.push_back("If-Match: \"" + *etag + "\"");
+      std::vector<std::string> headers;
+      if (!whole || start > 0) {
+        headers.push_back("Range: bytes=" + std::to_string(start) + "-" + (whole ? "" : std::to_string(end - 1)));
+        if (!etag->empty()) headers.push_back("If-Match: \"" + *etag + "\"");
+      }
       HttpResponse r;
-      bool first = true;
-      uint64_t skip = 0;  // a 200 answer (the whole object): bytes before `start`
+      bool first = true, ranged = false;
+      uint64_t skip = 0;  // a whole answer to a ranged request: bytes before `start`
       bool enough = false;
       auto build = [&](HttpRequest* q) {
         q->on_body = [&](std::string_view bytes) -> Status {
@@ -357,8 +329,9 @@ class HttpStore : public ObjectStore {
             // "bytes START-END/TOTAL": the whole object must be the size the
             // manifest gives it.
             auto it = r.headers.find("content-range");
-            if (it == r.headers.end()) {
-              skip = start;  // the server ignored the range
+            ranged = it != r.headers.end();
+            if (!ranged) {
+              skip = start;  // the server ignored the range (or none was asked)
             } else {
               const size_t slash = it->second.rfind('/');
               const std::string total = slash == std::string::npos ? "*" : it->second.substr(slash + 1);
@@ -374,9 +347,13 @@ class HttpStore : public ObjectStore {
             bytes.remove_prefix(k);
           }
           if (delivered + bytes.size() > end) {
-            if (r.headers.count("content-range") > 0) {
+            if (ranged && !whole) {
               return DataLossError("GET " + url + ": the server sent more than range " + std::to_string(start) + "-" +
                                    std::to_string(end - 1));
+            }
+            if (end == size) {
+              return DataLossError("GET " + url + ": the object is larger than the " + std::to_string(size) +
+                                   " bytes the manifest gives it");
             }
             bytes = bytes.substr(0, static_cast<size_t>(end - delivered));
             enough = true;  // the rest of a whole-object answer is not needed
@@ -390,26 +367,44 @@ class HttpStore : public ObjectStore {
       Status s = CallOnce("GET", key, {}, headers, build, &r);
       if (etag->empty() && r.headers.count("etag")) *etag = Unquote(r.headers["etag"]);
       if (enough) break;
-      if (!s.ok()) return s;
+      if (!s.ok()) return s;  // the sink's error, or DataLoss
       const bool progressed = delivered > start;
+      if (progressed) attempt = 0;  // a cut transfer that moved forward resumes with a fresh budget
       if (r.transport_error.empty() && r.status >= 200 && r.status < 300) {
-        if (delivered < end) {  // a short body that the transport did not see as cut
-          if (progressed) attempt = 0;
-          if (++attempt >= retry_.max_attempts) {
-            return IOError("GET " + url + ": range " + std::to_string(start) + "-" + std::to_string(end - 1) +
-                           " came short (after " + std::to_string(attempt) + " attempts)");
-          }
-          Backoff(attempt);
+        if (delivered == end) break;
+        if (!ranged) {  // a whole answer: the object's own size
+          return DataLossError("GET " + url + ": the object has " + std::to_string(delivered) +
+                               " bytes, the manifest " + std::to_string(size));
         }
+        // A ranged answer shorter than asked that the transport did not see as cut.
+        if (++attempt >= retry_.max_attempts) {
+          return IOError("GET " + url + ": range " + std::to_string(start) + "-" + std::to_string(end - 1) +
+                         " came short (after " + std::to_string(attempt) + " attempts)");
+        }
+        Backoff(attempt);
         continue;
       }
+      // Every byte asked for came, though the answer promised more (a
+      // Content-Length past the end): the CRC decides.
+      if (delivered == end && progressed) break;
       if (r.transport_error.empty() && r.status == 412) {
         return DataLossError("GET " + url + ": the object changed while it was being downloaded");
       }
-      if (progressed) attempt = 0;
+      if (r.transport_error.empty() && r.status == 416 && start > begin) {  // resumed past the object's end
+        return DataLossError("GET " + url + ": the object ends before byte " + std::to_string(start) +
+                             ", the manifest gives it " + std::to_string(size) + " bytes");
+      }
       if (Status e = Classify("GET", key, r, ++attempt); !e.ok()) return e;
-    }
+    } while (delivered < end);
     return Status::OK();
+  }
+
+  // DataLoss naming `url` when `crc` is not the manifest's `expected`.
+  static Status CheckCrc(const std::string& url, uint32_t crc, uint32_t expected) {
+    if (crc == expected) return Status::OK();
+    char buf[80];
+    std::snprintf(buf, sizeof(buf), "crc32c:%08x, the manifest crc32c:%08x", crc, expected);
+    return DataLossError("GET " + url + ": checksum mismatch: the object has " + buf);
   }
 
   // Fills the URL, the payload hash and the signing of a request for `key`.
@@ -427,8 +422,15 @@ class HttpStore : public ObjectStore {
     HttpRequest q;
     q.method = method;
     q.headers = headers;
+    q.cancel = &cancelled_;
     if (build) build(&q);
     Prepare(&q, key, query, payload_sha256);
+    if (cancelled_.load()) {
+      *r = HttpResponse();
+      r->transport_error = "cancelled";
+      r->permanent = true;
+      return Status::OK();
+    }
     return transport_->Perform(q, r);
   }
 
@@ -446,6 +448,9 @@ class HttpStore : public ObjectStore {
       std::string msg = what + ": HTTP " + std::to_string(r.status) + " " + code;
       const std::string detail = XmlText(r.body, "Error/Message");
       if (!detail.empty()) msg += ": " + detail;
+      if (auto it = r.headers.find("location"); r.status >= 300 && r.status < 400 && it != r.headers.end()) {
+        msg += ": redirect to " + Printable(it->second, 512) + " (not followed)";
+      }
       if (!Retryable(r.status, code) || attempt >= retry_.max_attempts) {
         return MakeStatus(CodeFor(r.status), msg + tries);
       }
@@ -455,11 +460,17 @@ class HttpStore : public ObjectStore {
   }
 
   // The request with retries. OK when the final answer is 2xx.
+  // `op`: how messages name the request ("" = METHOD URL).
   Status Call(const std::string& method, const std::string& key, const std::map<std::string, std::string>& query,
               const std::vector<std::string>& headers, const Build& build, HttpResponse* r,
-              const std::string& payload_sha256 = kEmptySha256) {
+              const std::string& payload_sha256 = kEmptySha256, const std::string& op = "") {
     for (int attempt = 1;; ++attempt) {
-      LIBSHARD_RETURN_IF_ERROR(CallOnce(method, key, query, headers, build, r, payload_sha256));
+      if (Status s = CallOnce(method, key, query, headers, build, r, payload_sha256); !s.ok()) {
+        // The body bound (a sink's own errors already name the object).
+        if (s.code() != StatusCode::kResourceExhausted) return s;
+        return MakeStatus(
+            s.code(), (op.empty() ? method + " " + UrlOf(key) : op) + " (" + HttpUrl(key, query) + "): " + s.message());
+      }
       bool ok = r->transport_error.empty() && r->status >= 200 && r->status < 300;
       // CompleteMultipartUpload may answer 200 with an error document.
       if (ok && method == "POST" && r->body.find("<Error>") != std::string::npos &&
@@ -488,7 +499,18 @@ class HttpStore : public ObjectStore {
       u = util::SplitMix64(util::MixSeed(jitter_seed_, ++jitter_draws_, 0)).Uniform();
     }
     // "Equal jitter": half the cap, plus a random part of the other half.
-    std::this_thread::sleep_for(std::chrono::duration<double>(cap / 2 + u * cap / 2));
+    // Cancel() ends the wait.
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(cap / 2 + u * cap / 2);
+    std::unique_lock<std::mutex> lock(cancel_mu_);
+    cancel_cv_.wait_until(lock, until, [this] { return cancelled_.load(); });
+  }
+
+  void Cancel() override {
+    {
+      std::lock_guard<std::mutex> lock(cancel_mu_);
+      cancelled_ = true;
+    }
+    cancel_cv_.notify_all();
   }
 
   const RetryOptions retry_;
@@ -496,6 +518,9 @@ class HttpStore : public ObjectStore {
 
  private:
   std::mutex jitter_mu_;
+  std::atomic<bool> cancelled_{false};
+  std::mutex cancel_mu_;
+  std::condition_variable cancel_cv_;
   uint64_t jitter_seed_;
   uint64_t jitter_draws_ = 0;
 };
@@ -544,14 +569,20 @@ class S3Store : public HttpStore {
     return Multipart(key, fd, size, options, meta);
   }
 
+  // Pages followed while the server says IsTruncated, within bounds: a
+  // token that comes back, or more pages or keys than the configuration
+  // allows, end the listing with an error (a lying server never makes it
+  // loop or grow without end).
   StatusOr<std::vector<ObjectInfo>> List(const std::string& prefix) override {
+    const std::string what = "LIST " + UrlOf(prefix);
     std::vector<ObjectInfo> out;
+    std::set<std::string> tokens;
     std::string token;
-    for (;;) {
+    for (uint64_t page = 1;; ++page) {
       std::map<std::string, std::string> query{{"list-type", "2"}, {"prefix", prefix}};
       if (!token.empty()) query["continuation-token"] = token;
       HttpResponse r;
-      LIBSHARD_RETURN_IF_ERROR(Call("GET", "", query, {}, nullptr, &r));
+      LIBSHARD_RETURN_IF_ERROR(Call("GET", "", query, {}, nullptr, &r, kEmptySha256, "LIST " + UrlOf(prefix)));
       ObjectInfo cur;
       std::string next;
       bool truncated = false;
@@ -563,13 +594,30 @@ class S3Store : public HttpStore {
         if (p == "ListBucketResult/NextContinuationToken") next = t;
         if (p == "ListBucketResult/IsTruncated") truncated = t == "true";
       };
+      std::string outside;
       h.on_end = [&](const std::string& p) {
-        if (p == "ListBucketResult/Contents") out.push_back(std::move(cur)), cur = ObjectInfo();
+        if (p != "ListBucketResult/Contents") return;
+        if (cur.key.compare(0, prefix.size(), prefix) != 0 && outside.empty()) outside = cur.key;
+        out.push_back(std::move(cur));
+        cur = ObjectInfo();
       };
-      if (Status s = ParseXml(r.body, h); !s.ok()) {
-        return DataLossError("LIST " + UrlOf(prefix) + ": " + s.message());
+      if (Status s = ParseXml(r.body, h); !s.ok()) return DataLossError(what + ": " + s.message());
+      if (!outside.empty()) {
+        return DataLossError(what + ": the server listed '" + outside + "', which is outside the prefix");
+      }
+      if (out.size() > config_.list_max_keys) {
+        return ResourceExhaustedError(what + ": more than " + std::to_string(config_.list_max_keys) +
+                                      " keys (the bound on one listing, S3Config::list_max_keys)");
       }
       if (!truncated || next.empty()) break;
+      if (!tokens.insert(next).second) {
+        return DataLossError(what + ": the server sent continuation token '" + next + "' again (page " +
+                             std::to_string(page + 1) + "): the listing would never end");
+      }
+      if (page >= config_.list_max_pages) {
+        return ResourceExhaustedError(what + ": more than " + std::to_string(config_.list_max_pages) +
+                                      " pages (the bound on one listing, S3Config::list_max_pages)");
+      }
       token = next;
     }
     std::sort(out.begin(), out.end(), [](const ObjectInfo& a, const ObjectInfo& b) { return a.key < b.key; });

@@ -81,6 +81,7 @@ Status ObjectStore::GetVerifiedParts(const std::string& key, const Expected& exp
 StatusOr<std::unique_ptr<ObjectStore>> OpenStore(const Location& location, const S3Config& s3) {
   switch (location.scheme) {
     case Location::Scheme::kS3:
+      if (!s3.endpoint.empty()) LIBSHARD_RETURN_IF_ERROR(CheckEndpoint(s3.endpoint, "S3Config::endpoint"));
       return NewS3Store(s3, location.bucket, NewCurlTransport(s3));
     case Location::Scheme::kHttps:
       return NewHttpsStore(location.bucket, s3.retry, NewCurlTransport(s3));

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <utility>
 
 #include "libshard/store/s3_config.h"
 
@@ -67,6 +68,26 @@ std::string HomeFile(const char* env, const char* relative) {
 
 }  // namespace
 
+Status CheckEndpoint(const std::string& endpoint, const std::string& source) {
+  const size_t sep = endpoint.find("://");
+  const size_t host = sep == std::string::npos ? 0 : sep + 3;
+  const size_t at = endpoint.find('@', host);
+  const bool has_user_info = at != std::string::npos && at < endpoint.find('/', host);
+  // The endpoint as messages may show it: user-info dropped.
+  const std::string shown =
+      has_user_info ? endpoint.substr(0, host) + "<user-info removed>" + endpoint.substr(at) : endpoint;
+  if (endpoint.rfind("http://", 0) != 0 && endpoint.rfind("https://", 0) != 0) {
+    return InvalidArgumentError(source + ": endpoint '" + shown +
+                                "': expected http://HOST[:PORT] or https://HOST[:PORT]");
+  }
+  if (has_user_info) {
+    return InvalidArgumentError(source + ": endpoint '" + shown +
+                                "': user-info (USER:PASSWORD@) in an endpoint is refused; give credentials with "
+                                "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY or a profile");
+  }
+  return Status::OK();
+}
+
 StatusOr<S3Config> S3Config::FromEnvironment() {
   S3Config c;
   std::string profile = Env("AWS_PROFILE");
@@ -121,14 +142,15 @@ StatusOr<S3Config> S3Config::FromEnvironment() {
   if (region.empty()) region = setting("AWS_DEFAULT_REGION", "region");
   if (!region.empty()) c.region = region;
 
-  std::string endpoint = Env("AWS_ENDPOINT_URL_S3");
-  if (endpoint.empty()) endpoint = Env("AWS_ENDPOINT_URL");
-  if (endpoint.empty()) endpoint = settings["s3.endpoint_url"];
-  if (endpoint.empty()) endpoint = settings["endpoint_url"];
-  while (!endpoint.empty() && endpoint.back() == '/') endpoint.pop_back();
-  if (!endpoint.empty() && endpoint.rfind("http://", 0) != 0 && endpoint.rfind("https://", 0) != 0) {
-    return InvalidArgumentError("endpoint '" + endpoint + "': expected http://HOST[:PORT] or https://HOST[:PORT]");
+  std::string endpoint, source;
+  for (const char* var : {"AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"}) {
+    if (endpoint.empty()) endpoint = Env(var), source = var;
   }
+  for (const char* key : {"s3.endpoint_url", "endpoint_url"}) {
+    if (endpoint.empty()) endpoint = settings[key], source = "profile " + profile + " " + key;
+  }
+  while (!endpoint.empty() && endpoint.back() == '/') endpoint.pop_back();
+  if (!endpoint.empty()) LIBSHARD_RETURN_IF_ERROR(CheckEndpoint(endpoint, source));
   c.endpoint = endpoint;
   c.ca_bundle = setting("AWS_CA_BUNDLE", "ca_bundle");
 
@@ -140,6 +162,17 @@ StatusOr<S3Config> S3Config::FromEnvironment() {
       return InvalidArgumentError("AWS_MAX_ATTEMPTS=" + attempts + ": expected an integer in 1..100");
     }
     c.retry.max_attempts = static_cast<int>(n);
+  }
+  for (auto [var, field] : {std::pair{"LIBSHARD_DEADLINE_BASE_S", &c.retry.deadline_base_s},
+                            std::pair{"LIBSHARD_DEADLINE_MIN_RATE", &c.retry.deadline_min_rate}}) {
+    const std::string v = Env(var);
+    if (v.empty()) continue;
+    char* end = nullptr;
+    const double d = std::strtod(v.c_str(), &end);
+    if (*end != '\0' || !(d >= 0 && d <= 1e12)) {
+      return InvalidArgumentError(std::string(var) + "=" + v + ": expected a number in 0..1e12");
+    }
+    *field = d;
   }
   return c;
 }

@@ -4,6 +4,7 @@
 #include "libshard/store/shard_cache.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -12,6 +13,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <mutex>
 #include <vector>
@@ -47,6 +49,21 @@ void RemovePartials(const std::string& path) {
   for (auto it = fs::directory_iterator(p.parent_path(), ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
     if (it->path().filename().string().rfind(prefix, 0) == 0) fs::remove(it->path(), ec);
   }
+}
+
+// A partial file `path` (OBJECT.libshard-partial-PID-N) whose writer is gone:
+// nobody holds OBJECT's lock (a download holds it exclusively throughout),
+// or the writing process has exited (checked only when the lock is held by
+// someone, as a pid may be reused).
+bool StalePartial(const std::string& path, size_t mark) {
+  const std::string lock_path = path.substr(0, mark) + kLockSuffix;
+  const int fd = ::open(lock_path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) return true;  // no lock file: no download under it
+  const bool free = Flock(fd, LOCK_EX | LOCK_NB) == 0;
+  ::close(fd);
+  if (free) return true;
+  const long pid = std::strtol(path.c_str() + mark + std::strlen(kPartialMark), nullptr, 10);
+  return pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
 }
 
 std::string Hex8(uint32_t v) {
@@ -239,7 +256,20 @@ Status ShardCache::MakeRoom(uint64_t incoming, const std::string& url) {
   for (auto it = fs::recursive_directory_iterator(dir_, ec); !ec && it != fs::recursive_directory_iterator();
        it.increment(ec)) {
     const std::string p = it->path().string();
-    if (!it->is_regular_file(ec) || EndsWith(p, kLockSuffix) || p.find(kPartialMark) != std::string::npos) continue;
+    if (!it->is_regular_file(ec) || EndsWith(p, kLockSuffix)) continue;
+    if (const size_t mark = p.find(kPartialMark); mark != std::string::npos) {
+      // A partial file: this process's own downloads are in reserved_; a
+      // live writer's counts as used; a killed one's is removed.
+      const std::string own = kPartialMark + std::to_string(::getpid()) + "-";
+      if (p.compare(mark, own.size(), own) == 0) continue;
+      const uint64_t size = it->file_size(ec);
+      if (!StalePartial(p, mark)) {
+        used += size;
+      } else if (fs::remove(p, ec)) {
+        ++evicted_;
+      }
+      continue;
+    }
     Entry e{p, it->file_size(ec), it->last_write_time(ec)};
     used += e.size;
     entries.push_back(std::move(e));

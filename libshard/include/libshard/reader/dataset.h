@@ -243,6 +243,13 @@ class Dataset {
   // Remote shards: objects downloaded into the cache so far by this dataset
   // (for tests and benchmarks).
   uint64_t downloads() const;
+  // Remote shards: ends the downloads in flight within about a second
+  // (store::ObjectStore::Cancel); reads of shards not yet resident then fail
+  // with IOError "cancelled". For a loader being closed (Ctrl-C): its threads
+  // stop without waiting for transfers. Irreversible; partial files are
+  // removed (or left for the cache's next download of that object to
+  // remove). Local shards: nothing to end. Thread-safe.
+  void CancelTransfers() const;
 
  private:
   Dataset();

@@ -10,6 +10,7 @@
 #ifndef LIBSHARD_STORE_HTTP_TRANSPORT_H_
 #define LIBSHARD_STORE_HTTP_TRANSPORT_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -42,6 +43,9 @@ struct HttpRequest {
   // HttpResponse::body, up to max_body bytes (ResourceExhausted beyond).
   std::function<Status(std::string_view)> on_body;
   uint64_t max_body = 16ull << 20;
+  // When set and true (now or later), the exchange ends within about a
+  // second: transport_error "cancelled", permanent. Must outlive Perform().
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 struct HttpResponse {
@@ -70,7 +74,9 @@ class HttpTransport {
 };
 
 // libcurl (connections reused across calls; one easy handle per call in
-// flight). `ca_bundle` (may be empty) and the timeouts of `retry` apply.
+// flight). `ca_bundle` (may be empty), the timeouts and the deadline of
+// `retry` apply (a try past its deadline: transport_error naming it,
+// permanent). Redirects are not followed.
 std::shared_ptr<HttpTransport> NewCurlTransport(const S3Config& config);
 
 }  // namespace libshard::store

@@ -13,7 +13,7 @@
 // URL (which names the endpoint), the HTTP status and the S3 error code:
 //   GET s3://b/ds/a.tfrecord (http://127.0.0.1:9000/b/ds/a.tfrecord): HTTP 403 SignatureDoesNotMatch: ...
 // Credentials never appear in messages. Codes: NotFound (404, a missing
-// file), FailedPrecondition (401/403: credentials or permissions),
+// file), PermissionDenied (401/403: credentials or permissions),
 // InvalidArgument (other 4xx, a bad URL), DataLoss (an object whose bytes do
 // not match the size or CRC-32C expected of it), ResourceExhausted (a body
 // larger than its bound), Unimplemented (writing to https://), IOError
@@ -160,6 +160,13 @@ class ObjectStore {
 
   // Every object whose key starts with `prefix`, in key order.
   virtual StatusOr<std::vector<ObjectInfo>> List(const std::string& prefix) = 0;
+
+  // Ends every transfer of this store in flight within about a second (and
+  // every wait between retries at once); they and every later call fail
+  // with IOError "cancelled" naming the URL. For a reader being closed (a
+  // KeyboardInterrupt): a download's sink has seen part of its bytes, which
+  // its caller discards. Irreversible. Local folders: nothing to end.
+  virtual void Cancel() {}
 };
 
 // The store for `location`: an S3 bucket (configured by `s3`, normally

@@ -10,6 +10,9 @@
 //                                                                  ca_bundle (and "s3 =" sub-settings)
 //   AWS_CA_BUNDLE                                                  CA certificates for https
 //   AWS_MAX_ATTEMPTS                                               tries per request (default 6)
+//   LIBSHARD_DEADLINE_BASE_S, LIBSHARD_DEADLINE_MIN_RATE           a try's deadline: BASE_S seconds
+//                                                                  + its bytes at MIN_RATE B/s
+//                                                                  (default 60 s + 65536 B/s; rate 0: none)
 //
 // Environment variables win over the files. Without an access key the
 // requests are anonymous (unsigned): public buckets. Without an endpoint the
@@ -44,6 +47,15 @@ struct RetryOptions {
   // seconds is a stall: cut and retried. Default: 1024 B/s for 20 s.
   long low_speed_bytes = 1024;
   long low_speed_time_s = 20;
+  // The overall deadline of one try: deadline_base_s plus its bytes (the
+  // Content-Length, or the bytes so far when the server gives none) at
+  // deadline_min_rate bytes per second. A try past it is cut and not
+  // retried: IOError naming the URL and the deadline. 0 rate: no deadline.
+  // A server that sends just above the stall limit ends there, not days
+  // later. Environment: LIBSHARD_DEADLINE_BASE_S, LIBSHARD_DEADLINE_MIN_RATE.
+  // Default: 60 s + 64 KiB/s.
+  double deadline_base_s = 60;
+  double deadline_min_rate = 64 << 10;
 };
 
 struct S3Config {
@@ -59,6 +71,12 @@ struct S3Config {
   // A CA bundle file for https (empty: the system's). Default: "".
   std::string ca_bundle;
   RetryOptions retry;
+  // One List() keeps at most this many keys and reads at most this many
+  // pages (ResourceExhausted naming the bound beyond: a server that never
+  // ends its listing). A continuation token that comes back is DataLoss.
+  // Default: 10,000,000 keys, 100,000 pages.
+  uint64_t list_max_keys = 10'000'000;
+  uint64_t list_max_pages = 100'000;
 
   // The configuration from the environment and the profile files (see the
   // file comment). InvalidArgument naming the variable or file for a named
@@ -70,6 +88,13 @@ struct S3Config {
   // (profile default)" style text without the secret or token.
   std::string Describe() const;
 };
+
+// OK for "http://HOST[:PORT]" or "https://HOST[:PORT]" (the form of
+// S3Config::endpoint); InvalidArgument naming `source` (the variable or file
+// it came from) otherwise. User-info ("http://user:secret@host") is refused
+// and the message leaves it out: credentials go in the credential settings,
+// never in a URL that messages and cache folder names carry.
+Status CheckEndpoint(const std::string& endpoint, const std::string& source);
 
 }  // namespace libshard::store
 

@@ -21,6 +21,10 @@
 //     (NAME.libshard-lock, flock) makes other threads and processes wait for
 //     the download in progress and then reuse its result. Partial files left
 //     by a killed process are removed by the next download of that object.
+//   * Under a limit, partial files count: another process's download in
+//     progress (the object's lock held, its pid alive) is counted, and one
+//     whose writer is gone (nobody holds the lock, or its pid has exited) is
+//     removed.
 //   * With a limit, complete files not in use (no live CachedFile in any
 //     process: a shared flock) are evicted least recently used first to make
 //     room; a download that cannot fit even then is ResourceExhausted.
