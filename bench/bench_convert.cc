@@ -71,29 +71,7 @@ libshard::Status WriteFile(const std::string& path, const std::string& bytes) {
 
 // Distinct 512x496 RGB images cut from the photos (varying crop and mirror).
 libshard::StatusOr<std::vector<img::Image>> MakeInputs(const ConvertBenchFlags& f) {
-  std::vector<img::Image> photos;
-  std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(f.photos)) files.push_back(e.path());
-  std::sort(files.begin(), files.end());
-  for (const auto& p : files) {
-    LIBSHARD_ASSIGN_OR_RETURN(std::string bytes, libshard::io::ReadFileToString(p.string()));
-    auto im = img::DecodeImage(bytes);
-    if (im.ok()) photos.push_back(std::move(*im));
-  }
-  if (photos.empty()) return libshard::NotFoundError(f.photos + ": no photos");
-  std::vector<img::Image> out;
-  for (int v = 0; v < f.count; ++v) {
-    const img::Image& src = photos[v % photos.size()];
-    img::TransformSpec spec;
-    spec.mode = img::ResizeMode::kCenterCrop;
-    spec.width = 512 + (v * 7) % 48;
-    spec.height = 496 + (v * 11) % 40;
-    LIBSHARD_ASSIGN_OR_RETURN(img::Image big, img::Transform(src, spec));
-    img::PixelRect box{(v * 13) % (spec.width - 512 + 1), (v * 5) % (spec.height - 496 + 1), 512, 496};
-    LIBSHARD_ASSIGN_OR_RETURN(img::Image cut, img::Crop(big, box));
-    out.push_back(v % 2 ? img::Orient(cut, 2) : std::move(cut));
-  }
-  return out;
+  return PhotoCuts(f.photos, static_cast<size_t>(f.count), 512, 496);
 }
 
 // `n` distinct 4032x3024 images: the photos stretched to a phone camera's

@@ -10,6 +10,10 @@
 // one thread) and, when torch is installed, torchvision's ImageFolder +
 // DataLoader with --threads workers over the same JPEGs as files
 // (bench/bench_torchvision.py).
+//
+// With --crop, random-resized-crop from 512x496 (and --large 4032x3024) JPEG
+// records: the loader's whole-image and crop decodes against the bare
+// libjpeg-turbo decode of the same crop regions (bench_read_crop.cc).
 #include <turbojpeg.h>
 #include <unistd.h>
 
@@ -23,6 +27,7 @@
 #include <vector>
 
 #include "bench.h"
+#include "bench_read_crop.h"
 #include "bench_read_raw.h"
 #include "bench_util.h"
 #include "cli_checks.h"
@@ -50,6 +55,8 @@ struct BenchReadOptions {
   double seconds = 0.5;
   bool decode = false;
   bool raw = false;
+  bool crop = false;
+  size_t large = 0;
   std::string photos = BenchDataDir() + "/photos";
   int threads = 2;
   size_t images = 512;
@@ -360,7 +367,7 @@ int RunBenchRead(BenchReadOptions opt) {
             << indexed << " with a usable .idx (the others are scanned at open)\n";
   PrintTable({"what", "krecords/s", "GB/s", "x cat"}, rows);
   int rc = kExitOk;
-  if (opt.decode || opt.raw) {
+  if (opt.decode || opt.raw || opt.crop) {
     const std::string dir =
         temp_dir.empty()
             ? (std::filesystem::temp_directory_path() / ("shard_bench_decode_" + std::to_string(getpid()))).string()
@@ -375,6 +382,16 @@ int RunBenchRead(BenchReadOptions opt) {
       ro.threads = opt.threads;
       ro.seconds = opt.seconds;
       rc = RunRawBench(ro, dir);
+    }
+    if (rc == kExitOk && opt.crop) {
+      CropBenchOptions co;
+      co.photos = opt.photos;
+      co.images = opt.images;
+      co.large = opt.large;
+      co.batch_size = opt.batch_size;
+      co.threads = opt.threads;
+      co.seconds = opt.seconds;
+      rc = RunCropBench(co, dir);
     }
     if (temp_dir.empty()) std::filesystem::remove_all(dir);
   }
@@ -401,15 +418,22 @@ void RegisterBenchRead(CLI::App& bench, int* exit_code) {
       "--raw", opt->raw,
       "Also compare raw arrays (stored, the default, raw.zst level 3, raw.up.zst level 1) with JPEG q90 on the same "
       "224x224 photos: size, encode, bare decode and BatchLoader rates");
-  cmd->add_option("--photos", opt->photos, "--raw: folder of photos the 224x224 images are cut from")
+  cmd->add_flag("--crop", opt->crop,
+                "Also time random-resized-crop to 224x224 from 512x496 JPEG records: the loader's whole-image and "
+                "crop decodes (with and without DCT scaling) vs the bare libjpeg-turbo decode of the same crop "
+                "regions, same threads");
+  cmd->add_option("--large", opt->large, "--crop: also on this many 4032x3024 JPEG records, 0..1000 (0: none)")
+      ->check(IntegerIn(0, 1000))
       ->capture_default_str();
-  cmd->add_option("--threads", opt->threads, "--decode, --raw: loader threads and torchvision workers, 1..256")
+  cmd->add_option("--photos", opt->photos, "--raw, --crop: folder of photos the images are cut from")
+      ->capture_default_str();
+  cmd->add_option("--threads", opt->threads, "--decode, --raw, --crop: loader threads and torchvision workers, 1..256")
       ->check(IntegerIn(1, kMaxThreads))
       ->capture_default_str();
-  cmd->add_option("--images", opt->images, "--decode, --raw: 224x224 images, 1..1000000")
+  cmd->add_option("--images", opt->images, "--decode, --raw, --crop: images (224x224; --crop: 512x496), 1..1000000")
       ->check(IntegerIn(1, 1'000'000))
       ->capture_default_str();
-  cmd->add_option("--batch-size", opt->batch_size, "--decode, --raw: batch size, 1..65536")
+  cmd->add_option("--batch-size", opt->batch_size, "--decode, --raw, --crop: batch size, 1..65536")
       ->check(IntegerIn(1, 65536))
       ->capture_default_str();
   cmd->add_option("--torchvision-script", opt->torchvision_script, "--decode: the baseline script")

@@ -47,33 +47,6 @@ using libshard::StatusOr;
 
 constexpr int kSide = 224;
 
-StatusOr<std::vector<img::Image>> PhotoInputs(const std::string& folder, size_t count) {
-  std::vector<fs::path> files;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(folder, ec)) files.push_back(e.path());
-  std::sort(files.begin(), files.end());
-  std::vector<img::Image> photos;
-  for (const auto& p : files) {
-    LIBSHARD_ASSIGN_OR_RETURN(std::string bytes, libshard::io::ReadFileToString(p.string()));
-    auto im = img::DecodeImage(bytes);
-    if (im.ok()) photos.push_back(std::move(*im));
-  }
-  if (photos.empty()) return libshard::NotFoundError(folder + ": no photos");
-  std::vector<img::Image> out;
-  for (size_t v = 0; v < count; ++v) {
-    img::TransformSpec spec;
-    spec.mode = img::ResizeMode::kCenterCrop;
-    spec.width = kSide + static_cast<int>((v * 7) % 48);
-    spec.height = kSide + static_cast<int>((v * 11) % 40);
-    LIBSHARD_ASSIGN_OR_RETURN(img::Image big, img::Transform(photos[v % photos.size()], spec));
-    img::PixelRect box{static_cast<int>((v * 13) % (spec.width - kSide + 1)),
-                       static_cast<int>((v * 5) % (spec.height - kSide + 1)), kSide, kSide};
-    LIBSHARD_ASSIGN_OR_RETURN(img::Image cut, img::Crop(big, box));
-    out.push_back(v % 2 ? img::Orient(cut, 2) : std::move(cut));
-  }
-  return out;
-}
-
 struct Encoding {
   std::string name;
   bool jpeg = false;
@@ -136,7 +109,7 @@ StatusOr<double> LoaderRate(const std::string& shard, int threads, size_t batch_
 }  // namespace
 
 int RunRawBench(const RawBenchOptions& opt, const std::string& dir) {
-  auto inputs = PhotoInputs(opt.photos, opt.images);
+  auto inputs = PhotoCuts(opt.photos, opt.images, kSide, kSide);
   if (!inputs.ok()) {
     std::cout << "\nraw vs JPEG: skipped (" << inputs.status().message() << ")\n";
     return kExitOk;

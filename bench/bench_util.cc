@@ -12,6 +12,9 @@
 
 #include "cli_checks.h"
 #include "libshard/example/example_builder.h"
+#include "libshard/image/decode.h"
+#include "libshard/image/transform.h"
+#include "libshard/io/open_file.h"
 #include "libshard/record/record_writer.h"
 
 extern char** environ;
@@ -22,6 +25,35 @@ std::string BenchDataDir() {
   std::error_code ec;
   const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
   return ec ? std::string(".") : exe.parent_path().string();
+}
+
+libshard::StatusOr<std::vector<libshard::image::Image>> PhotoCuts(const std::string& folder, size_t count, int width,
+                                                                  int height) {
+  namespace img = libshard::image;
+  std::vector<std::filesystem::path> files;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(folder, ec)) files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  std::vector<img::Image> photos;
+  for (const auto& p : files) {
+    LIBSHARD_ASSIGN_OR_RETURN(std::string bytes, libshard::io::ReadFileToString(p.string()));
+    auto im = img::DecodeImage(bytes);
+    if (im.ok()) photos.push_back(std::move(*im));
+  }
+  if (photos.empty()) return libshard::NotFoundError(folder + ": no photos");
+  std::vector<img::Image> out;
+  for (size_t v = 0; v < count; ++v) {
+    img::TransformSpec spec;
+    spec.mode = img::ResizeMode::kCenterCrop;
+    spec.width = width + static_cast<int>((v * 7) % 48);
+    spec.height = height + static_cast<int>((v * 11) % 40);
+    LIBSHARD_ASSIGN_OR_RETURN(img::Image big, img::Transform(photos[v % photos.size()], spec));
+    img::PixelRect box{static_cast<int>((v * 13) % (spec.width - width + 1)),
+                       static_cast<int>((v * 5) % (spec.height - height + 1)), width, height};
+    LIBSHARD_ASSIGN_OR_RETURN(img::Image cut, img::Crop(big, box));
+    out.push_back(v % 2 ? img::Orient(cut, 2) : std::move(cut));
+  }
+  return out;
 }
 
 void AddSecondsOption(CLI::App* cmd, double* seconds) {

@@ -30,6 +30,13 @@ std::string BenchDataDir();
 // `shard-bench read --decode` and `shard-bench s3` share it.
 libshard::image::Image PhotoLike224(int seed);
 
+// `count` distinct width x height RGB cuts of the photos in `folder` (all
+// it decodes, in name order): each photo centre-cropped to a slightly larger
+// size that varies, then cut at a varying offset, every other one mirrored.
+// NotFound when the folder holds no photo.
+libshard::StatusOr<std::vector<libshard::image::Image>> PhotoCuts(const std::string& folder, size_t count, int width,
+                                                                  int height);
+
 // The options every timing bench shares, range-checked (cli_checks.h):
 // --seconds (minimum seconds per timing round, 0.001..3600) and, for the
 // synthetic shards, --record-bytes (payload bytes per record, 1..64 MiB).

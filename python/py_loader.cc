@@ -132,7 +132,7 @@ class PyLoader {
            const std::string& layout, const py::object& dtype, const py::object& mean, const py::object& std,
            const py::object& slots, const py::object& cache_dir, const py::object& cache_limit,
            const std::string& on_error, const py::object& extras, const py::object& block_size,
-           const py::object& window_blocks) {
+           const py::object& window_blocks, bool dct_scale) {
     reader::DatasetOptions dopt;
     dopt.shard.io = TakeArg(reader::ParseIoMode(io), "io");
     dopt.shard.verify_crc = verify_crc;
@@ -171,6 +171,7 @@ class PyLoader {
     o.augment = TakeArg(reader::ParseAugment(augment), "augment");
     o.resize = TakeArg(image::ParseResizeMode(resize), "resize");
     o.masks = masks;
+    o.dct_scale = dct_scale;
     if (!extras.is_none()) {
       if (py::isinstance<py::str>(extras)) throw py::type_error("extras: expected a list of feature keys, not a str");
       for (auto k : extras) {
@@ -662,7 +663,7 @@ void BindLoader(py::module_& m) {
                     const std::map<std::string, std::string>&, const std::string&, bool, const py::object&,
                     const py::object&, const py::object&, const std::string&, const py::object&, const py::object&,
                     const py::object&, const py::object&, const py::object&, const py::object&, const std::string&,
-                    const py::object&, const py::object&, const py::object&>(),
+                    const py::object&, const py::object&, const py::object&, bool>(),
            py::arg("sources"), py::arg("batch_size"), py::kw_only(), py::arg("image_size") = py::none(),
            py::arg("shuffle") = false, py::arg("seed") = 0, py::arg("rank") = 0, py::arg("world_size") = 1,
            py::arg("threads") = 2, py::arg("augment") = "none", py::arg("drop_last") = false,
@@ -673,7 +674,7 @@ void BindLoader(py::module_& m) {
            py::arg("dtype") = "uint8", py::arg("mean") = py::none(), py::arg("std") = py::none(),
            py::arg("slots") = py::none(), py::arg("cache_dir") = py::none(), py::arg("cache_limit") = 0,
            py::arg("on_error") = "raise", py::arg("extras") = py::none(), py::arg("block_size") = 256,
-           py::arg("window_blocks") = 4,
+           py::arg("window_blocks") = 4, py::arg("dct_scale") = true,
            "sources: paths (str, bytes, os.PathLike), folders, globs or a manifest.json, or s3://BUCKET/PREFIX[/\n"
            "manifest.json] / https://... (docs/object_storage.md); image_size: an int or\n"
            "(height, width), None (default): the stored size when the manifest says every image has it;\n"
@@ -683,7 +684,8 @@ void BindLoader(py::module_& m) {
            "$LIBSHARD_CACHE_DIR, else ~/.cache/libshard) and its byte limit (0: none; shards are downloaded\n"
            "ahead of the epoch's order and, over a part larger than the limit, stream through the cache with\n"
            "sequential or order=\"block-shuffle\" reading); block_size, window_blocks: order=\"block-shuffle\"'s\n"
-           "blocks of consecutive records and how many are shuffled together (default 256 and 4)")
+           "blocks of consecutive records and how many are shuffled together (default 256 and 4); dct_scale:\n"
+           "JPEG DCT scaling when the resize shrinks 2x or more (default True; False: exact full-scale pixels)")
       .def("__len__", &PyLoader::Len, "Batches per epoch")
       .def(
           "__iter__", [](py::object self) { return self.cast<PyLoader&>().Iter(self); },

@@ -249,7 +249,8 @@ class ShardDataset(torch.utils.data.IterableDataset):
             memory_format: with ``device=``: ``torch.channels_last`` gives NCHW-shaped batches with NHWC strides
                 (what a channels_last model takes, with no transpose at all). Default: contiguous.
             **loader_options: the other keyword arguments of ``libshard.Loader`` (``image_size``, ``augment``,
-                ``layout``, ``dtype``, ``mean``, ``std``, ``threads``, ``split``, ``keys``, ``masks``, ...).
+                ``layout``, ``dtype``, ``mean``, ``std``, ``threads``, ``split``, ``keys``, ``masks``, ``dct_scale``,
+                ...).
         """
         super().__init__()
         for k in _OWN:
@@ -501,7 +502,7 @@ class ShardImages(torch.utils.data.Dataset):
     """Map-style access: ``len(ds)`` samples, ``ds[i] -> (image, label)`` (``(image, label, mask)`` with
     ``masks=True``) as torch tensors, decoded by the same image-record contract and options as the batch Loader
     (``image_size``, ``layout`` -- ``"NCHW"`` gives a ``[C, H, W]`` image --, ``dtype``, ``mean``, ``std``,
-    ``augment``, ``split``, ``keys``, ...). Use it to bring your own sampler (``WeightedRandomSampler``,
+    ``augment``, ``dct_scale``, ``split``, ``keys``, ...). Use it to bring your own sampler (``WeightedRandomSampler``,
     ``Subset``, k-fold) with ``DataLoader(ds, batch_size=B, num_workers=K)``.
 
     It is the per-sample path: each item is decoded on the calling thread (GIL released), and batches are

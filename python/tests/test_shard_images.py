@@ -68,3 +68,34 @@ def test_extras_and_skipping_are_refused_not_ignored(shards):
     with pytest.raises(ValueError, match='on_error: not an option of ShardImages .*a corrupt record raises'):
         libshard.torch.ShardImages(shards, on_error="skip", **OPTIONS)
     assert len(libshard.torch.ShardImages(shards, on_error="raise", **OPTIONS)) > 0
+
+
+def test_dct_scale_reaches_the_loader_and_false_is_the_full_scale_decode(tmp_path):
+    # 320x240 JPEGs to 32x32 crops: nearly every crop covers twice the output, so DCT scaling applies by
+    # default; dct_scale=False decodes at full scale (C++ tests check those pixels against DecodeImage +
+    # Transform byte for byte). The crops and flips are the same either way; the difference stays small.
+    import io
+    from PIL import Image
+    y, x = np.mgrid[0:240, 0:320]
+    path = str(tmp_path / "big.tfrecord")
+    with libshard.ShardWriter(path) as w:
+        for i in range(8):
+            arr = np.stack([(x * 3 + y * (5 + i)) % 256, (x * y // 7 + i * 40) % 256, (x ^ y) % 256], -1)
+            buf = io.BytesIO()
+            Image.fromarray(arr.astype(np.uint8)).save(buf, format="JPEG", quality=90)
+            w.write({"image/encoded": buf.getvalue(), "image/format": "jpeg", "image/class/label": i})
+    opts = dict(image_size=32, augment="random-resized-crop", seed=4)
+    scaled = next(libshard.Loader(path, 8, **opts))[0].copy()
+    exact = next(libshard.Loader(path, 8, dct_scale=False, **opts))[0].copy()
+    diff = np.abs(scaled.astype(np.int32) - exact.astype(np.int32)).reshape(8, -1)
+    assert (diff.max(axis=1) > 0).sum() >= 4
+    assert diff.mean() < 12
+    for dct_scale, want in ((False, exact), (True, scaled)):
+        ds = libshard.torch.ShardImages(path, dct_scale=dct_scale, **opts)
+        for i in range(8):
+            assert np.array_equal(ds[i][0].numpy(), want[i]), (dct_scale, i)
+        batch = next(iter(DataLoader(libshard.torch.ShardDataset(path, 8, dct_scale=dct_scale, **opts),
+                                     batch_size=None)))
+        assert np.array_equal(batch[0].numpy(), want)
+    with pytest.raises(TypeError, match="dct_scale"):
+        libshard.Loader(path, 8, dct_scale="no", **opts)

@@ -309,49 +309,7 @@ TEST(JpegDecodeTest, DctScalingGivesCeilSizes) {
   EXPECT_EQ(DecodeImage(bytes, bad).status().code(), StatusCode::kInvalidArgument);
 }
 
-// Crop-decode gives the same pixels as the full decode at the same scale,
-// over the (iMCU-widened) region it reports, but for its outermost row or
-// column on a side inside the image; past the edge it clips.
-TEST(JpegDecodeTest, RegionEqualsTheSameRectOfTheFullDecode) {
-  const std::string dir = SharedPath("interop/jpeg");
-  if (dir.empty()) GTEST_SKIP() << "shared interop/jpeg not found";
-  const std::string bytes = ReadFileOrDie(dir + "/libjpegturbo_testorig.jpg");  // 227x149
-  for (int d : {1, 2}) {
-    for (bool gray : {false, true}) {
-      DecodeOptions o;
-      o.jpeg_scale_denom = d;
-      o.apply_orientation = false;
-      o.channels = gray ? ChannelMode::kGray : ChannelMode::kRgb;
-      StatusOr<Image> full = DecodeImage(bytes, o);
-      ASSERT_TRUE(full.ok()) << full.status();
-      for (PixelRect want : {PixelRect{37, 21, 40, 30}, PixelRect{0, 0, 5, 5}, PixelRect{60, 40, 500, 500}}) {
-        PixelRect r = want;
-        Image part;
-        ASSERT_TRUE(DecodeJpegRegion(bytes, d, gray, &r, &part).ok());
-        EXPECT_LE(r.x, want.x);
-        EXPECT_EQ(r.y, want.y);
-        EXPECT_LE(r.x + r.width, full->width());
-        EXPECT_LE(r.y + r.height, full->height());
-        EXPECT_GE(r.x + r.width, std::min(want.x + want.width, full->width()));
-        ASSERT_EQ(part.width(), r.width);
-        ASSERT_EQ(part.height(), r.height);
-        ASSERT_EQ(part.channels(), gray ? 1 : 3);
-        const int top = r.y > 0, left = r.x > 0;
-        const int bottom = r.y + r.height < full->height(), right = r.x + r.width < full->width();
-        const size_t c = part.channels();
-        for (int y = top; y < r.height - bottom; ++y) {
-          ASSERT_EQ(
-              std::memcmp(part.row(y) + left * c, full->row(r.y + y) + (r.x + left) * c, (r.width - left - right) * c),
-              0)
-              << "d=" << d << " gray=" << gray << " row " << y;
-        }
-      }
-    }
-  }
-  PixelRect empty{10, 10, 0, 5};
-  Image out;
-  EXPECT_EQ(DecodeJpegRegion(bytes, 1, false, &empty, &out).code(), StatusCode::kInvalidArgument);
-}
+// Crop-decode (DecodeJpegRegion) is tested in jpeg_region_test.cc.
 
 TEST(JpegDecodeTest, StrictModeRejectsExtraneousBytes) {
   const std::string dir = SharedPath("interop/jpeg");

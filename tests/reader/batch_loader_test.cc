@@ -289,6 +289,71 @@ TEST(BatchLoaderTest, CropDecodeGivesTheFullDecodesPixels) {
   }
 }
 
+// dct_scale = false: each sample is exactly DecodeImage at full scale +
+// Transform of the crop box the loader draws (RandomResizedCropOf: the
+// geometry is the augment's, whatever the decode); crop decode or not. The
+// default (DCT scaling) is today's DecodeAndTransform, and differs.
+TEST(BatchLoaderTest, DctScaleOffGivesTheFullScalePixelsOfTheSameCrops) {
+  const std::string dir = testing::MakeTempDir();
+  const std::string path = dir + "/big.tfrecord";
+  constexpr int kW = 400, kH = 300, kN = 16, kOut = 32;
+  std::vector<std::string> jpegs;
+  {
+    auto wr = record::RecordWriter::Create(path);
+    for (int i = 0; i < kN; ++i) {
+      jpegs.push_back(*image::EncodeJpeg(testing::PatternImage(kW, kH, 3, i)));
+      example::ExampleBuilder b;
+      b.AddBytes(keys::kEncoded, jpegs.back());
+      b.AddInt64(keys::kLabel, i);
+      ASSERT_TRUE((*wr)->Write(b.Serialize()).ok());
+    }
+    ASSERT_TRUE((*wr)->Close().ok());
+  }
+  std::shared_ptr<const Dataset> ds = std::move(*Dataset::Open({path}));
+  BatchLoaderOptions o;
+  o.batch_size = kN;
+  o.width = o.height = kOut;
+  o.augment = Augment::kRandomResizedCrop;
+  o.rrc.flip = false;
+  o.order.seed = 5;
+  const size_t px = kOut * kOut * 3;
+  for (int epoch = 0; epoch < 2; ++epoch) {
+    std::vector<std::vector<uint8_t>> exact(kN), scaled(kN);
+    for (int i = 0; i < kN; ++i) {
+      image::TransformSpec spec;
+      spec.crop = RandomResizedCropOf(o, epoch, i, kW, kH);
+      spec.mode = image::ResizeMode::kStretch;
+      spec.width = spec.height = kOut;
+      image::PipelineOptions full_scale;
+      full_scale.shrink_on_load = false;
+      auto e = image::DecodeAndTransform(jpegs[i], {}, spec, full_scale);
+      auto d = image::DecodeAndTransform(jpegs[i], {}, spec);
+      ASSERT_TRUE(e.ok() && d.ok());
+      exact[i].assign(e->data(), e->data() + px);
+      scaled[i].assign(d->data(), d->data() + px);
+    }
+    int differ = 0;
+    for (bool crop_decode : {true, false}) {
+      for (bool dct_scale : {false, true}) {
+        BatchLoaderOptions lo = o;
+        lo.crop_decode = crop_decode;
+        lo.dct_scale = dct_scale;
+        auto loader = BatchLoader::Create(ds, lo);
+        ASSERT_TRUE(loader.ok());
+        Batch b;
+        for (int e = 0; e <= epoch; ++e) ASSERT_TRUE((*loader)->Next(&b).ok());
+        for (int i = 0; i < kN; ++i) {
+          const auto& want = dct_scale ? scaled[i] : exact[i];
+          EXPECT_EQ(std::memcmp(b.images + i * px, want.data(), px), 0)
+              << "epoch " << epoch << " sample " << i << " crop_decode " << crop_decode << " dct " << dct_scale;
+          differ += dct_scale && crop_decode && scaled[i] != exact[i];
+        }
+      }
+    }
+    EXPECT_GT(differ, kN / 2) << "the crops should mostly be DCT-scaled at " << kW << "x" << kH << " -> " << kOut;
+  }
+}
+
 TEST(BatchLoaderTest, MasksGetTheImagesGeometry) {
   const std::string dir = testing::MakeTempDir();
   FixtureOptions fo;

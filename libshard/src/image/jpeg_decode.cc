@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <csetjmp>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,8 @@ struct JpegDecoder {
   jpeg_decompress_struct cinfo;
   JpegErrorMgr err;
   std::vector<JSAMPROW> rows;
+  std::vector<JSAMPLE> row;   // one widened row of a region decode
+  bool refused_cmyk = false;  // a region asked of a CMYK / YCCK file
 
   JpegDecoder() {
     cinfo.err = jpeg_std_error(&err.pub);
@@ -60,6 +63,44 @@ struct JpegDecoder {
   JpegDecoder(const JpegDecoder&) = delete;
   JpegDecoder& operator=(const JpegDecoder&) = delete;
 };
+
+// The rows of a region after jpeg_start_decompress. Fancy upsampling makes
+// each pixel depend on its chroma neighbours, and libjpeg treats the edges
+// of a jpeg_crop_scanline column range as the image's edges: so the range is
+// widened by kUpsampleReach pixels on each side (then to whole iMCUs by
+// libjpeg) and trimmed after, which gives exactly the full decode's pixels.
+// jpeg_skip_scanlines keeps the rows' context (tested from 4:4:4 to 4:1:1,
+// baseline and progressive, at every scale), so no row margin is needed.
+// The rows below the region are never decoded: jpeg_abort_decompress.
+constexpr int kUpsampleReach = 2;
+
+void ReadRegion(JpegDecoder* d, PixelRect* region, Image* out) {
+  jpeg_decompress_struct* cinfo = &d->cinfo;
+  // Clamp to the scaled image (a read past the last row would never end).
+  const int ow = static_cast<int>(cinfo->output_width), oh = static_cast<int>(cinfo->output_height);
+  region->x = std::min(region->x, ow - 1);
+  region->y = std::min(region->y, oh - 1);
+  region->width = std::min(region->width, ow - region->x);
+  region->height = std::min(region->height, oh - region->y);
+  const int x0 = std::max(0, region->x - kUpsampleReach);
+  const int x1 = std::min(ow, region->x + region->width + kUpsampleReach);
+  JDIMENSION x = static_cast<JDIMENSION>(x0), w = static_cast<JDIMENSION>(x1 - x0);
+  if (x > 0 || w < cinfo->output_width) jpeg_crop_scanline(cinfo, &x, &w);
+  const int c = cinfo->output_components;
+  out->Reset(region->width, region->height, c, 8);
+  // Straight into the output when libjpeg's columns are the region's.
+  const bool direct = static_cast<int>(x) == region->x && static_cast<int>(w) == region->width;
+  const size_t skip_bytes = static_cast<size_t>(region->x - static_cast<int>(x)) * c;
+  if (!direct && d->row.size() < static_cast<size_t>(w) * c) d->row.resize(static_cast<size_t>(w) * c);
+  if (region->y > 0) jpeg_skip_scanlines(cinfo, static_cast<JDIMENSION>(region->y));
+  for (int y = 0; y < region->height; ++y) {
+    JSAMPROW row = direct ? out->row(y) : d->row.data();
+    // A memory source never suspends: 0 rows can only be a broken stream.
+    if (jpeg_read_scanlines(cinfo, &row, 1) != 1) ERREXIT(cinfo, JERR_INPUT_EMPTY);
+    if (!direct) std::memcpy(out->row(y), d->row.data() + skip_bytes, out->row_bytes());
+  }
+  jpeg_abort_decompress(cinfo);  // the rows below the region are not needed
+}
 
 // The part that may longjmp; only C data is touched between setjmp and the
 // libjpeg calls. Returns false on a libjpeg error.
@@ -81,26 +122,14 @@ bool RunDecode(JpegDecoder* d, const unsigned char* data, size_t size, const Jpe
   }
   cinfo->scale_num = 1;
   cinfo->scale_denom = static_cast<unsigned int>(opt.scale_denom);
+  if (region != nullptr && cinfo->out_color_space == JCS_CMYK) {
+    d->refused_cmyk = true;
+    jpeg_abort_decompress(cinfo);
+    return true;
+  }
   jpeg_start_decompress(cinfo);
   if (region != nullptr) {
-    // Clamp to the scaled image (a read past the last row would never end).
-    const int ow = static_cast<int>(cinfo->output_width), oh = static_cast<int>(cinfo->output_height);
-    region->x = std::min(region->x, ow - 1);
-    region->y = std::min(region->y, oh - 1);
-    region->width = std::min(region->width, ow - region->x);
-    region->height = std::min(region->height, oh - region->y);
-    JDIMENSION x = static_cast<JDIMENSION>(region->x), w = static_cast<JDIMENSION>(region->width);
-    if (x > 0 || w < cinfo->output_width) jpeg_crop_scanline(cinfo, &x, &w);
-    region->x = static_cast<int>(x);
-    region->width = static_cast<int>(w);
-    out->Reset(region->width, region->height, cinfo->output_components, 8);
-    if (d->rows.size() < 1) d->rows.resize(1);
-    if (region->y > 0) jpeg_skip_scanlines(cinfo, static_cast<JDIMENSION>(region->y));
-    for (int y = 0; y < region->height;) {
-      d->rows[0] = out->row(y);
-      y += static_cast<int>(jpeg_read_scanlines(cinfo, d->rows.data(), 1));
-    }
-    jpeg_abort_decompress(cinfo);  // the rows below the region are not needed
+    ReadRegion(d, region, out);
     return true;
   }
   out->Reset(static_cast<int>(cinfo->output_width), static_cast<int>(cinfo->output_height), cinfo->output_components,
@@ -121,6 +150,7 @@ Status Decode(std::string_view bytes, const JpegReadOptions& options, PixelRect*
   decoder.err.truncated = false;
   decoder.err.first_warning[0] = '\0';
   decoder.err.truncation[0] = '\0';
+  decoder.refused_cmyk = false;
   const bool ok =
       RunDecode(&decoder, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), options, region, out);
   if (!ok) {
@@ -138,6 +168,7 @@ Status Decode(std::string_view bytes, const JpegReadOptions& options, PixelRect*
   if (decoder.err.truncated) {
     return DataLossError(std::string("JPEG: truncated data (") + decoder.err.truncation + ")");
   }
+  if (decoder.refused_cmyk) return UnimplementedError("JPEG region: CMYK / YCCK files are decoded whole only");
   if (options.strict && decoder.err.warnings > 0) {
     return DataLossError(std::string("JPEG: ") + decoder.err.first_warning);
   }
@@ -153,6 +184,10 @@ Status DecodeJpeg(std::string_view bytes, const JpegReadOptions& options, Image*
 Status DecodeJpegRegion(std::string_view bytes, const JpegReadOptions& options, PixelRect* region, Image* out) {
   if (region->x < 0 || region->y < 0 || region->width <= 0 || region->height <= 0) {
     return InvalidArgumentError("JPEG region: empty or negative");
+  }
+  if (options.scale_denom != 1 && options.scale_denom != 2 && options.scale_denom != 4 && options.scale_denom != 8) {
+    return InvalidArgumentError("JPEG region: scale denominator " + std::to_string(options.scale_denom) +
+                                " (expected 1, 2, 4 or 8)");
   }
   return Decode(bytes, options, region, out);
 }

@@ -48,12 +48,19 @@ image::PixelRect RandomResizedCropBox(int width, int height, const RandomResized
   return {(width - w) / 2, (height - h) / 2, w, h};
 }
 
+image::PixelRect RandomResizedCropOf(const BatchLoaderOptions& options, uint64_t epoch, uint64_t sample, int width,
+                                     int height) {
+  util::SplitMix64 rng = AugmentRng(options.order.seed, epoch, sample);
+  return RandomResizedCropBox(width, height, options.rrc, &rng);
+}
+
 PixelRequest SamplePixelRequest(const BatchLoaderOptions& opt, int width, int height, util::SplitMix64* rng) {
   PixelRequest req;
   req.width = opt.width;
   req.height = opt.height;
   req.channels = opt.channels;
   req.crop_decode = opt.crop_decode;
+  req.dct_scale = opt.dct_scale;
   req.mask_fill = opt.mask_fill;
   req.spec.filter = opt.filter;
   if (opt.augment == Augment::kNone) {

@@ -44,17 +44,18 @@ double FilterSupport(image::Filter f) {
 
 // Decode-only-the-crop for kStretch + crop on an upright 8-bit YCbCr/gray
 // JPEG: the same DCT scale and the same resample box (scaled by 1/d) as
-// DecodeAndTransform, over just the region the filter reads, so the result
-// is the same.
+// DecodeAndTransform, over just the region the filter reads (DecodeJpegRegion
+// gives exactly the full decode's pixels there), so the result is the same.
 Status DecodeJpegCrop(std::string_view bytes, const image::ImageInfo& info, const image::TransformSpec& spec,
-                      int channels, image::Image* out) {
-  const int d = image::ChooseJpegScale(info, spec);
+                      int channels, bool dct_scale, image::Image* out) {
+  const int d = dct_scale ? image::ChooseJpegScale(info, spec) : 1;
   const image::PixelRect& c = *spec.crop;
   const double bx0 = static_cast<double>(c.x) / d, by0 = static_cast<double>(c.y) / d;
   const double bx1 = static_cast<double>(c.x + c.width) / d, by1 = static_cast<double>(c.y + c.height) / d;
   const int sw = (info.width + d - 1) / d, sh = (info.height + d - 1) / d;
   const double shrink = std::max({1.0, (bx1 - bx0) / spec.width, (by1 - by0) / spec.height});
-  const int margin = static_cast<int>(std::ceil(FilterSupport(spec.filter) * shrink)) + 2;
+  // The filter's reach, plus one pixel for the rounding of the box's ends.
+  const int margin = static_cast<int>(std::ceil(FilterSupport(spec.filter) * shrink)) + 1;
   image::PixelRect r;
   r.x = std::max(0, static_cast<int>(std::floor(bx0)) - margin);
   r.y = std::max(0, static_cast<int>(std::floor(by0)) - margin);
@@ -125,9 +126,11 @@ Status ImagePixels(const ImageRecord& rec, const ImageRecordLimits& limits, cons
   image::Image out;
   if (r.spec.crop && r.crop_decode && info.format == image::ImageFormat::kJpeg && !info.cmyk && info.orientation == 1 &&
       info.bit_depth == 8) {
-    LIBSHARD_RETURN_IF_ERROR(DecodeJpegCrop(rec.encoded, info, r.spec, C, &out));
+    LIBSHARD_RETURN_IF_ERROR(DecodeJpegCrop(rec.encoded, info, r.spec, C, r.dct_scale, &out));
   } else {
-    LIBSHARD_ASSIGN_OR_RETURN(out, image::DecodeAndTransform(rec.encoded, d, r.spec));
+    image::PipelineOptions po;
+    po.shrink_on_load = r.dct_scale;
+    LIBSHARD_ASSIGN_OR_RETURN(out, image::DecodeAndTransform(rec.encoded, d, r.spec, po));
   }
   return CopyOut(out, W, H, C, dst, "the image");
 }

@@ -103,18 +103,20 @@ Status DecodePngWith(PngDecoder decoder, std::string_view bytes, const DecodeOpt
 Status DecodeImageInto(std::string_view bytes, const DecodeOptions& options, Image* out);
 
 // Crop-decode: decodes only `*region` of a JPEG as scaled by 1/scale_denom
-// (1, 2, 4 or 8): rows above it are skipped, columns outside it are not
-// transformed, rows below it are not decoded at all. To 1 channel when
-// `gray`, else RGB. No EXIF orientation, no pixel policy beyond that; 8-bit
-// YCbCr and gray files only (CMYK/YCCK: kUnimplemented). libjpeg widens the
-// columns to an iMCU boundary: on return *region is what *out holds (x and
-// width may grow); a region reaching past the scaled image is clipped to
-// it. The pixels equal those of the full decode at the same scale, except in
-// the outermost row or column along a side that borders more of the image
-// (chroma upsampling there lacks its neighbour): ask for one pixel more on
-// each such side where exactness matters (the loader asks for 2). No pixel
-// limit is applied: check ProbeImage's size first. Errors as DecodeImage; an
-// empty or negative region is kInvalidArgument. Thread-safety as DecodeImage.
+// (1, 2, 4 or 8; otherwise kInvalidArgument): rows above it are skipped
+// (entropy-decoded only), columns outside it are not transformed (bar the
+// iMCU columns around it and a margin for chroma upsampling, trimmed), rows
+// below it are not decoded at all. To 1 channel when `gray`, else RGB. No
+// EXIF orientation, no pixel policy beyond that; 8-bit YCbCr, RGB and gray
+// files only (CMYK/YCCK: kUnimplemented). The pixels are exactly those of
+// the same rectangle of the full decode at the same scale (DecodeImage with
+// jpeg_scale_denom, apply_orientation off): baseline and progressive, every
+// chroma subsampling. A region reaching past the scaled image is clipped to
+// it; on return *region is the rectangle *out holds. A progressive file is
+// entropy-decoded whole by libjpeg before its first row (only the rest of
+// the work is saved). No pixel limit is applied: check ProbeImage's size
+// first. Errors as DecodeImage; an empty or negative region is
+// kInvalidArgument. Thread-safety as DecodeImage.
 Status DecodeJpegRegion(std::string_view bytes, int scale_denom, bool gray, PixelRect* region, Image* out);
 
 // The channel and alpha part of the pixel policy (`options.channels`,

@@ -143,9 +143,16 @@ struct BatchLoaderOptions {
   // kStretch, kLetterbox or kCropOrPad. Default: kCenterCrop.
   image::ResizeMode resize = image::ResizeMode::kCenterCrop;
   // kRandomResizedCrop on a JPEG: decode only the rows and iMCU columns the
-  // crop (plus the filter's reach) needs, at the DCT scale the crop allows,
-  // instead of the whole image. Same pixels as the full decode. Default: true.
+  // crop (plus the filter's reach) needs instead of the whole image. Exactly
+  // the full decode's pixels (tested byte for byte). Default: true.
   bool crop_decode = true;
+  // JPEG DCT scaling (1/2, 1/4, 1/8) when the region the resize reads covers
+  // at least twice the output size in both directions (image::ChooseJpegScale,
+  // Pillow's draft() rule), with or without augmentation: much faster on
+  // large photos, a mean |difference| of about 1-4 levels from the full-scale
+  // decode (docs/performance.md). false: every JPEG decoded at full scale, the
+  // exact pixels of image::DecodeImage + image::Transform. Default: true.
+  bool dct_scale = true;
   // Resampling filter. Default: kBilinear.
   image::Filter filter = image::Filter::kBilinear;
   // Decode threads (including the loader's own producer thread), 0..256; 0 =
@@ -193,6 +200,13 @@ struct ExtraValues {
   std::vector<int64_t> ints;
   std::vector<float> floats;
 };
+
+// The crop box (in the record's stored pixels) kRandomResizedCrop draws for
+// global sample `sample` at `epoch` of a `width` x `height` record under
+// `options` (its seed and rrc): what the loader resamples to H x W. For
+// benchmarks and tests that reproduce the loader's geometry; a pure function.
+image::PixelRect RandomResizedCropOf(const BatchLoaderOptions& options, uint64_t epoch, uint64_t sample, int width,
+                                     int height);
 
 // A record skipped under OnError::kSkip: where it is and why.
 struct SkippedRecord {

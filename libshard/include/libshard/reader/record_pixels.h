@@ -12,7 +12,7 @@
 //
 // Per record format:
 //   - JPEG / PNG: decoded with image::DecodeAndTransform (JPEG DCT scaling
-//     when the plan shrinks 2x or more); an image already of the slot's size
+//     when the plan shrinks 2x or more, unless dct_scale is off); an image already of the slot's size
 //     with no geometry asked is decoded and copied as it is. A crop of an
 //     upright 8-bit JPEG with crop_decode decodes only the rows and iMCU
 //     columns the crop (plus the filter's reach) needs, at the same DCT
@@ -50,6 +50,9 @@ struct PixelRequest {
   bool flip = false;
   // A JPEG crop decodes only the rows and columns the crop needs (same pixels).
   bool crop_decode = true;
+  // JPEG DCT scaling when the plan shrinks 2x or more (image::ChooseJpegScale);
+  // false: full-scale decode, exactly DecodeImage + Transform.
+  bool dct_scale = true;
   // Mask value for padded pixels.
   uint8_t mask_fill = 0;
 };
