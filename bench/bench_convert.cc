@@ -19,6 +19,10 @@
 // written as JPEG q90: there both the converter and Pillow's draft() decode
 // at 1/8 scale, and its floor is that 1/8-scale decode alone (about the
 // Huffman decoding, which no scale shrinks).
+// The leak check's cost is the difference between `shard convert` with
+// fingerprints (the default, --leaks warn) and with --leaks off on the same
+// files and threads; its search is timed on --leak-hashes random 64-bit
+// hashes (with 1 % planted near copies) at the default distance.
 #include <png.h>
 #include <turbojpeg.h>
 #include <unistd.h>
@@ -38,11 +42,13 @@
 #include "bench_util.h"
 #include "cli_checks.h"
 #include "libshard/convert/converter.h"
+#include "libshard/convert/duplicates.h"
 #include "libshard/image/decode.h"
 #include "libshard/image/encode.h"
 #include "libshard/image/transform.h"
 #include "libshard/io/open_file.h"
 #include "libshard/io/writable_file.h"
+#include "libshard/util/random.h"
 
 namespace shard_tool {
 namespace {
@@ -60,7 +66,8 @@ struct ConvertBenchFlags {
   int copies = 8;  // files per distinct image (so a round is long enough to time)
   int rounds = 3;
   int threads = 2;
-  int large = 8;  // distinct 4032x3024 photos (0: no large-photo rows)
+  int large = 8;                // distinct 4032x3024 photos (0: no large-photo rows)
+  int leak_hashes = 1'000'000;  // hashes for the leak search's timing (0: none)
 };
 
 libshard::Status WriteFile(const std::string& path, const std::string& bytes) {
@@ -168,7 +175,7 @@ double PillowRate(const ConvertBenchFlags& f, const std::vector<std::string>& fi
 
 // images/s of the converter (library, same as `shard convert`).
 libshard::StatusOr<double> ConvertRate(const std::string& input, const std::string& out, int threads, int rounds,
-                                       size_t n) {
+                                       size_t n, convert::LeakMode leaks = convert::LeakMode::kWarn) {
   double best = 1e300;
   for (int r = 0; r < rounds; ++r) {
     fs::remove_all(out);
@@ -180,12 +187,44 @@ libshard::StatusOr<double> ConvertRate(const std::string& input, const std::stri
     o.encode.transform.mode = img::ResizeMode::kCenterCrop;
     o.encode.transform.width = o.encode.transform.height = 224;
     o.encode.jpeg.quality = 90;
+    o.leaks = leaks;
     auto t0 = Clock::now();
     LIBSHARD_ASSIGN_OR_RETURN(convert::ConvertResult res, convert::Convert(o));
     best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count());
     if (res.rejected != 0) return libshard::InternalError("bench inputs were rejected");
   }
   return n / best;
+}
+
+// The leak check's search alone: n random hashes, 1 % of them copies of an
+// earlier one with up to the default distance's bits flipped, one image each
+// (half train, half val), through FindDuplicates; best of 3.
+void TimeLeakSearch(int n) {
+  libshard::util::SplitMix64 rng(1);
+  std::vector<convert::DuplicateImage> images(n);
+  for (int i = 0; i < n; ++i) {
+    uint64_t h = rng.Next();
+    if (i > 0 && rng.Below(100) == 0) {
+      h = images[rng.Below(i)].fingerprint.phash;
+      for (uint64_t k = rng.Below(convert::kDefaultLeakDistance + 1); k > 0; --k) h ^= uint64_t{1} << rng.Below(64);
+    }
+    images[i].split = i % 2 ? "val" : "train";
+    images[i].fingerprint.pixels_sha256 = std::to_string(i);  // distinct keys: no exact pairs
+    images[i].fingerprint.phash = h;
+  }
+  double best = 1e300;
+  convert::DuplicateReport r;
+  for (int round = 0; round < 3; ++round) {
+    auto t0 = Clock::now();
+    r = convert::FindDuplicates(images, convert::kDefaultLeakDistance);
+    best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count());
+  }
+  const convert::DuplicateIndex index(convert::kDefaultLeakDistance, images.size());
+  std::printf(
+      "\nleak search: %d hashes (1 %% planted copies), distance %d: %.2f s, 1 thread (%d bands, radius %d); "
+      "%llu pairs found\n",
+      n, convert::kDefaultLeakDistance, best, index.bands(), index.radius(),
+      static_cast<unsigned long long>(r.leaks + r.within));
 }
 
 int Run(const ConvertBenchFlags& f) {
@@ -246,8 +285,15 @@ int Run(const ConvertBenchFlags& f) {
     const double draft = png ? 0 : PillowRate(f, files, f.threads, true);
     auto c1 = ConvertRate((tmp / sub).string(), (tmp / "out").string(), 1, f.rounds, files.size());
     auto cn = ConvertRate((tmp / sub).string(), (tmp / "out").string(), f.threads, f.rounds, files.size());
-    if (!c1.ok() || !cn.ok()) {
-      std::fprintf(stderr, "shard-bench convert: %s\n", (c1.ok() ? cn.status() : c1.status()).message().c_str());
+    auto off = ConvertRate((tmp / sub).string(), (tmp / "out").string(), f.threads, f.rounds, files.size(),
+                           convert::LeakMode::kOff);
+    if (!c1.ok() || !cn.ok() || !off.ok()) {
+      std::fprintf(stderr, "shard-bench convert: %s\n",
+                   (!c1.ok()   ? c1.status()
+                    : !cn.ok() ? cn.status()
+                               : off.status())
+                       .message()
+                       .c_str());
       return kExitFailure;
     }
     const std::string t = std::to_string(f.threads);
@@ -279,6 +325,9 @@ int Run(const ConvertBenchFlags& f) {
     }
     row("shard convert, " + t + " threads", *cn);
     rows.push_back({kind, "  scaling 1 -> " + t + " threads", Fixed(*cn / *c1) + "x", "", "", "", ""});
+    row("shard convert --leaks off, " + t + " threads", *off);
+    // The share of the conversion's time the fingerprints take.
+    rows.push_back({kind, "  leak check's share of the time", Fixed(100 * (1 - *cn / *off), 1) + " %", "", "", "", ""});
     ok &= pillow > 0 && (png || draft > 0);
   }
   fs::remove_all(tmp);
@@ -289,6 +338,7 @@ int Run(const ConvertBenchFlags& f) {
       "threads >= 1.8x. JPEG 12MP: no target; both shard convert and Pillow's draft() decode at 1/8 "
       "scale, bound by the entropy decoding (the codec floor column)\n");
   if (!ok) std::printf("note: the Pillow baseline did not run (%s with PIL needed)\n", f.python.c_str());
+  if (f.leak_hashes > 0) TimeLeakSearch(f.leak_hashes);
   return kExitOk;
 }
 
@@ -316,6 +366,10 @@ void RegisterBenchConvert(CLI::App& bench, int* exit_code) {
       ->check(IntegerIn(0, 64))
       ->capture_default_str();
   cmd->add_option("--python", flags->python, "Python with PIL for the baseline")->capture_default_str();
+  cmd->add_option("--leak-hashes", flags->leak_hashes,
+                  "random hashes the leak check's search is timed on, 0..100000000 (0: not timed)")
+      ->check(IntegerIn(0, 100'000'000))
+      ->capture_default_str();
   cmd->callback([flags, exit_code] { *exit_code = Run(*flags); });
 }
 

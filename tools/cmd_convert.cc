@@ -20,6 +20,7 @@
 #include "commands.h"
 #include "convert_flags.h"
 #include "json_writer.h"
+#include "leak_summary.h"
 #include "libshard/convert/converter.h"
 #include "libshard/convert/manifest_io.h"
 #include "libshard/manifest/manifest_json.h"
@@ -45,6 +46,7 @@ struct ConvertFlags {
   std::string size, shard_size = "128MiB", resize_mode, filter = "bilinear", format = "jpeg";
   std::string reencode = "auto", on_error = "skip", channels = "rgb", alpha = "composite";
   std::string unknown_color = "error", fill, raw_filter = "none", layout = "auto";
+  std::string leaks = "warn", dedup;
   int mask_ignore_index = 255;
   int quality = 90, zstd_level = -5;
   double progress_interval = 10;
@@ -152,6 +154,11 @@ Status BuildConvertOptions(ConvertFlags& f) {
   else if (f.on_error != "skip")
     return libshard::InvalidArgumentError("--on-error must be skip or fail");
   o.sync = !f.no_sync;
+  LIBSHARD_ASSIGN_OR_RETURN(o.leaks, convert::ParseLeakMode(f.leaks));
+  if (f.dedup == "within")
+    o.dedup_within = true;
+  else if (!f.dedup.empty())
+    return libshard::InvalidArgumentError("--dedup must be within, not '" + f.dedup + "'");
   LIBSHARD_RETURN_IF_ERROR(convert::ValidateEncodeOptions(o.encode));
   LIBSHARD_RETURN_IF_ERROR(convert::CheckOutputFolder(o));
 
@@ -186,6 +193,10 @@ Status BuildConvertOptions(ConvertFlags& f) {
                                           " is out of range for " + std::to_string(o.num_tasks) + " tasks" +
                                           (env_count ? " (from " + env->source + ")" : std::string()) + " (0.." + last +
                                           ")");
+  }
+  if (o.dedup_within && o.num_tasks > 1) {
+    return libshard::InvalidArgumentError("--dedup within needs the whole split in one run, not " +
+                                          std::to_string(o.num_tasks) + " tasks (shard merge lists duplicates)");
   }
   if (o.num_tasks > 1 && !f.quiet) {
     std::fprintf(stderr, "shard convert: task %u of %u (0-based)%s%s\n", o.task_index, o.num_tasks,
@@ -428,6 +439,7 @@ int Summarize(Flags& f, convert::ConvertResult& result, const convert::Progress&
                  static_cast<unsigned long long>(r->transient_rejects));
   }
   if (f.json) std::cout << libshard::manifest::ToJson(m);
+  const int leaks = ReportLeaks("shard convert", m, r->shards_without_hashes, f.o.output + "/duplicates.tsv", f.quiet);
   if (st.converted() == 0 && r->rejected > 0) {
     std::fprintf(stderr, "shard convert: nothing converted: all %llu input(s) were rejected (%s names them)\n",
                  static_cast<unsigned long long>(r->rejected),
@@ -442,6 +454,7 @@ int Summarize(Flags& f, convert::ConvertResult& result, const convert::Progress&
     }
     if (!f.quiet) std::fprintf(stderr, "shard convert: report -> %s\n", page.c_str());
   }
+  if (leaks != kExitOk) return leaks;
   return r->rejected > 0 ? kExitRejected : kExitOk;
 }
 
@@ -625,6 +638,17 @@ std::shared_ptr<ConvertFlags> AddConvertOptions(CLI::App& app) {
          "this task, 0..N-1 (default: (SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN) / SLURM_ARRAY_TASK_STEP, or "
          "JOB_COMPLETION_INDEX with --num-tasks)")
       ->check(IntegerIn(0, kMaxShards - 1));
+  cmd->add_option("--leaks", f.leaks,
+                  "leak check (duplicates.tsv): warn (print the pairs' count) | fail (exit 1 when an image of one "
+                  "split is in another) | off (no image fingerprints)")
+      ->capture_default_str();
+  cmd->add_option("--leak-distance", f.o.leak_distance,
+                  "largest Hamming distance of two 64-bit perceptual hashes counted as duplicates, 0..16")
+      ->check(IntegerIn(0, libshard::convert::kMaxLeakDistance))
+      ->capture_default_str();
+  cmd->add_option("--dedup", f.dedup,
+                  "within: keep the first image of each group of duplicates in a split; the rest are rejects "
+                  "\"duplicate of FILE\" (single task only)");
   cmd->add_flag("--dry-run", f.dry_run, "write nothing; print counts, formats, the shard plan and risky inputs");
   cmd->add_flag("--json", f.json, "with --dry-run: the report as JSON; else print the manifest to stdout");
   cmd->add_flag(

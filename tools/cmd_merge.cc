@@ -9,6 +9,7 @@
 #include <string>
 
 #include "commands.h"
+#include "leak_summary.h"
 #include "libshard/convert/merge.h"
 #include "libshard/io/open_file.h"
 #include "libshard/manifest/manifest_json.h"
@@ -128,7 +129,7 @@ int Run(const MergeFlags& f_in) {
                  static_cast<unsigned long long>(st.converted()), static_cast<unsigned long long>(st.rejected()),
                  r->manifest_path.c_str());
   }
-  return kExitOk;
+  return ReportLeaks("shard merge", r->manifest, r->shards_without_hashes, f.dir + "/duplicates.tsv", f.quiet);
 }
 
 }  // namespace

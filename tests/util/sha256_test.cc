@@ -13,6 +13,13 @@ TEST(Sha256Test, KnownAnswers) {
             "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
 }
 
+TEST(Sha256Test, TwoPartsAreTheirConcatenation) {
+  EXPECT_EQ(Sha256Hex("ab", "c"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(Sha256Hex("", ""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(Sha256Hex("abcdbcdecdefdefgefghfghighijhijk", "ijkljklmklmnlmnomnopnopq"),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+}
+
 TEST(Sha256Test, BytesAreHashedNotText) {
   const std::string with_nul("a\0b", 3);
   EXPECT_NE(Sha256Hex(with_nul), Sha256Hex("a"));

@@ -94,6 +94,13 @@ std::string PlanId(const std::string& options_bytes, const Listing& listing, con
   return util::Sha256Hex(text);
 }
 
+std::string PlanOptionsBytes(const ConversionOptions& options) {
+  ConversionOptions p = options;
+  if (p.leaks() == "fail") p.set_leaks("warn");
+  if (p.dedup().empty()) p.clear_leak_distance();
+  return p.SerializeAsString();
+}
+
 }  // namespace internal
 
 using internal::Basename;
@@ -175,6 +182,9 @@ ConversionOptions ToProto(const ConvertOptions& o) {
   p.set_apply_orientation(d.apply_orientation);
   p.set_strict_jpeg(d.strict_jpeg);
   p.set_mask_ignore_index(o.encode.mask_options.ignore_index);
+  p.set_leaks(LeakModeName(o.leaks));
+  p.set_leak_distance(o.leak_distance);
+  p.set_dedup(o.dedup_within ? "within" : "");
   return p;
 }
 

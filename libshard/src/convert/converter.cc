@@ -54,6 +54,14 @@ Status CheckOptions(const ConvertOptions& o) {
   if (o.output.empty()) return InvalidArgumentError("no output folder given");
   if (o.threads < 0 || o.threads > 256) return InvalidArgumentError("threads must be in 0..256 (0: one per core)");
   LIBSHARD_RETURN_IF_ERROR(CheckOutputFolder(o));
+  if (o.leak_distance < 0 || o.leak_distance > kMaxLeakDistance) {
+    return InvalidArgumentError("leak distance must be in 0.." + std::to_string(kMaxLeakDistance) + ", not " +
+                                std::to_string(o.leak_distance));
+  }
+  if (o.dedup_within && o.num_tasks > 1) {
+    return InvalidArgumentError("--dedup within needs the whole split in one run, not " + std::to_string(o.num_tasks) +
+                                " tasks (shard merge lists the duplicates instead)");
+  }
   return ValidateEncodeOptions(o.encode);
 }
 
@@ -219,6 +227,7 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
   LIBSHARD_RETURN_IF_ERROR(CheckOptions(o));
   LIBSHARD_ASSIGN_OR_RETURN(const std::optional<image::MaskColorMap> mask_map, ReadMaskLabels(o));
   EncodeOptions encode = o.encode;
+  encode.fingerprint = o.leaks != LeakMode::kOff || o.dedup_within;
   if (mask_map) {
     encode.mask_labels = &*mask_map;
     encode.mask_labels_file = o.mask_labels_file;
@@ -237,7 +246,7 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
                             OutputLock::Acquire(o.output, o.num_tasks == 1 ? LockMode::kExclusive : LockMode::kTask,
                                                 o.task_index, o.num_tasks));
   const ConversionOptions options_proto = ToProto(o);
-  const PlanIds ids = MakePlanIds(options_proto.SerializeAsString(), listing, plan);
+  const PlanIds ids = MakePlanIds(internal::PlanOptionsBytes(options_proto), listing, plan);
 
   // Keep complete shards of an earlier run; remove its leftovers and the
   // shards of an earlier plan.
@@ -250,7 +259,10 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
   const std::vector<size_t> todo = KeepOrRedo(o, plan, mine, ids, &entries, &result);
 
   const int threads = util::ThreadCount(o.threads);
-  ShardSink sink(o, plan, listing, ids.by_shard);
+  ConvertOptions sink_options = o;
+  sink_options.encode = encode;
+  ShardSink sink(sink_options, plan, listing, ids.by_shard);
+  for (const ShardEntry& e : entries) sink.AddReused(e);
   uint64_t gray_expanded = 0;
   const std::vector<Work> work = WorkOf(plan, todo);
   LIBSHARD_RETURN_IF_ERROR(Started(
@@ -268,6 +280,10 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
   run->set_threads(threads);
   run->set_num_tasks(o.num_tasks);
   run->set_task_index(o.task_index);
+  if (o.num_tasks == 1) {  // a task's manifest keeps the fingerprints for shard merge
+    LIBSHARD_RETURN_IF_ERROR(Started(
+        CheckLeaks(o.output, o.leaks, o.leak_distance, o.sync, &result.manifest, &result.shards_without_hashes)));
+  }
   result.rejected = result.manifest.rejects_size();
   result.transient_rejects = CountTransientRejects(result.manifest);
   LIBSHARD_RETURN_IF_ERROR(Started(WriteManifestFiles(o, &result)));

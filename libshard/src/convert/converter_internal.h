@@ -14,6 +14,7 @@
 
 #include "libshard/convert/converter.h"
 #include "libshard/convert/dataset_stats.h"
+#include "libshard/convert/duplicates.h"
 #include "libshard/convert/manifest_io.h"
 #include "libshard/manifest.pb.h"
 #include "libshard/record/record_writer.h"
@@ -43,6 +44,10 @@ StatusOr<Listing> ListInput(const ConvertOptions& o);
 // What decides a shard's bytes, hashed: the library version, the options
 // (serialized ConversionOptions), the shard's name and its samples.
 std::string PlanId(const std::string& options_bytes, const Listing& listing, const PlannedShard& shard);
+// The options' bytes for PlanId: those that shape the shards or their
+// entries. The leak mode counts only as whether fingerprints are taken (warn
+// and fail reuse each other's shards), the distance only with dedup.
+std::string PlanOptionsBytes(const ConversionOptions& options);
 
 // One sample of one shard, in plan order.
 struct Work {
@@ -55,9 +60,10 @@ struct Work {
 struct Item {
   const Work* work = nullptr;
   std::string record;
-  std::string reject;        // non-empty: the reason this input was rejected
-  bool transient = false;    // the reject IsTransient: retried by the next run
-  bool gray_source = false;  // the source is gray (1 or 2 channels as stored)
+  std::string reject;            // non-empty: the reason this input was rejected
+  bool transient = false;        // the reject IsTransient: retried by the next run
+  bool gray_source = false;      // the source is gray (1 or 2 channels as stored)
+  ImageFingerprint fingerprint;  // with EncodeOptions::fingerprint
   StatsAccumulator stats;
   uint64_t bytes_read = 0;
 };
@@ -76,7 +82,13 @@ class ShardSink {
   ShardSink& operator=(const ShardSink&) = delete;
 
   // The next item in plan order; a shard's last item publishes the shard.
+  // Its fingerprints go into the shard's entry; with dedup_within, an item
+  // duplicating an earlier one of its split becomes a reject.
   Status Add(Item& item);
+  // A shard of an earlier run this one keeps (before the first Add): with
+  // dedup_within its images count as seen for the shards after it in plan
+  // order, as in an uninterrupted run.
+  void AddReused(const ShardEntry& entry);
   // Removes the shard being written, if any (also one whose entry or
   // renames failed).
   void Abort();
@@ -85,6 +97,20 @@ class ShardSink {
  private:
   Status Begin(size_t pos);
   Status Finish();
+  // dedup_within: "duplicate of FILE (...)" when the item's image was seen
+  // earlier in its split, else "" (and the image is remembered).
+  std::string DuplicateOf(const std::string& split, const std::string& file, const ImageFingerprint& f);
+
+  // What dedup_within has seen of one split: files by pixel key, and the
+  // perceptual hashes (index ids into `files`).
+  struct SplitSeen {
+    std::map<std::string, uint32_t> exact;
+    std::unique_ptr<DuplicateIndex> near;
+    std::vector<std::string> files;
+  };
+  std::map<std::string, SplitSeen> seen_;
+  std::map<size_t, ShardEntry> reused_;      // by plan position, until their shard's turn
+  std::map<std::string, size_t> positions_;  // shard file -> plan position
 
   const ConvertOptions& o_;
   const ShardPlan& plan_;

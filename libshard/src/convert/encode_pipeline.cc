@@ -95,6 +95,7 @@ class EncodePipeline {
     LIBSHARD_RETURN_IF_ERROR(EncodeSample(s, ClassName(listing_, s.label), *bytes, mask, encode_, &out, &item->stats));
     item->record = std::move(out.record);
     item->gray_source = out.source.channels <= 2;
+    item->fingerprint = std::move(out.fingerprint);
     return Status::OK();
   }
 

@@ -11,6 +11,7 @@
 #include <map>
 #include <set>
 
+#include "libshard/convert/duplicates.h"
 #include "libshard/convert/manifest_io.h"
 #include "libshard/convert/output_lock.h"
 #include "libshard/crc32c.h"
@@ -185,6 +186,14 @@ StatusOr<MergeResult> MergeTasks(const std::string& dir, const MergeOptions& mer
   run->set_started(started);
   run->set_num_tasks(n);
   run->set_seconds(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  // The leak check over every task's shards (their fingerprints are in the
+  // task manifests); a manifest of an older libshard has no mode: off.
+  LeakMode leaks = LeakMode::kOff;
+  if (!first.options().leaks().empty()) {
+    LIBSHARD_ASSIGN_OR_RETURN(leaks, ParseLeakMode(first.options().leaks()));
+  }
+  LIBSHARD_RETURN_IF_ERROR(CheckLeaks(dir, leaks, first.options().leak_distance(), /*sync=*/true, &result.manifest,
+                                      &result.shards_without_hashes));
   LIBSHARD_RETURN_IF_ERROR(WriteRejectsTsv(dir + "/rejects.tsv", result.manifest));
   result.manifest_path = dir + "/" + kManifestName;
   LIBSHARD_RETURN_IF_ERROR(io::WriteFileAtomically(result.manifest_path, manifest::ToJson(result.manifest)));

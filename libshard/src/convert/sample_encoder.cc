@@ -127,6 +127,7 @@ Status EncodeSample(const SourceSample& sample, std::string_view class_name, std
     LIBSHARD_ASSIGN_OR_RETURN(encoded, EncodeAs(output, o, o.format, &format_name));
   }
   const Image& pixels = out->passed_through ? decoded : output;
+  out->fingerprint = o.fingerprint ? FingerprintOf(pixels) : ImageFingerprint{};
 
   thread_local example::ExampleBuilder b;
   b.Clear();

@@ -8,6 +8,7 @@
 //   manifest.json                             written last (single run)
 //   rejects.tsv                               path <TAB> reason, every reject
 //   .libshard/manifest.task-IIIII-of-NNNNN.json  a task's partial manifest
+//   duplicates.tsv                            the leak check's pairs (duplicates.h)
 //   .libshard/<shard>.json                    each finished shard's entry
 //   .libshard/<shard>.partial[.idx]           a shard being written
 //
@@ -55,6 +56,7 @@
 #include <string>
 #include <vector>
 
+#include "libshard/convert/duplicates.h"
 #include "libshard/convert/sample_encoder.h"
 #include "libshard/convert/shard_plan.h"
 #include "libshard/convert/source_listing.h"
@@ -113,6 +115,20 @@ struct ConvertOptions {
   // the conversion (Convert returns it; the shard stays complete). Default:
   // none.
   std::function<Status(const ShardEntry&)> on_shard_written;
+  // The leak check (duplicates.h, docs/convert.md): every stored image's
+  // fingerprints go into its shard entry, and a complete run (or `shard
+  // merge`) writes OUT/duplicates.tsv and manifest.json's `duplicates`.
+  // kOff takes no fingerprints. kWarn and kFail differ only in the exit code
+  // the CLI gives. Not part of the plan: switching warn <-> fail reuses the
+  // shards. Default: kWarn.
+  LeakMode leaks = LeakMode::kWarn;
+  // Largest Hamming distance of two perceptual hashes counted as a pair,
+  // 0..kMaxLeakDistance. Default: kDefaultLeakDistance.
+  int leak_distance = kDefaultLeakDistance;
+  // --dedup within: an image that duplicates an earlier one of its split
+  // (plan order; exact or within leak_distance) is a reject "duplicate of
+  // FILE (...)" instead of a record. Single-task runs only. Default: false.
+  bool dedup_within = false;
 };
 
 struct Progress {
@@ -164,6 +180,9 @@ struct ConvertResult {
   std::string layout;                 // LayoutSummary of the listing
   // Gray sources this run converted to RGB (ChannelMode::kRgb only).
   uint64_t gray_expanded = 0;
+  // Leak check: shards with records but no fingerprints (kept from a run
+  // with --leaks off or an older libshard): their images were not checked.
+  uint64_t shards_without_hashes = 0;
 };
 
 // Runs the conversion (docs/convert.md). `progress`, when set, is called as

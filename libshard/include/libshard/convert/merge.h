@@ -7,8 +7,9 @@
 // shard they list is present and complete (size and whole-file CRC-32C as
 // recorded, index file present), and that every split has all of its shards
 // 0..M-1; then it assembles manifest.json and rejects.tsv with
-// AssembleManifest, exactly as a single run does, so the merged manifest
-// equals a single run's apart from `run`.
+// AssembleManifest and runs the leak check over every task's shards
+// (CheckLeaks: duplicates.tsv), exactly as a single run does, so the merged
+// manifest equals a single run's apart from `run`.
 //
 //   StatusOr<MergeResult> r = MergeTasks("out");
 //   if (!r.ok()) ...              // I/O or unreadable manifests
@@ -39,6 +40,9 @@ struct MergeResult {
   uint32_t shards = 0;
   Manifest manifest;          // when problems is empty
   std::string manifest_path;  // when written
+  // The leak check (the tasks' --leaks; duplicates.tsv and the manifest's
+  // `duplicates` when it was not off): shards without fingerprints.
+  uint64_t shards_without_hashes = 0;
 };
 
 // Where the shards are checked when they are not files in the folder

@@ -29,6 +29,7 @@
 #include <string_view>
 
 #include "libshard/convert/dataset_stats.h"
+#include "libshard/convert/duplicates.h"
 #include "libshard/convert/source_listing.h"
 #include "libshard/image/decode.h"
 #include "libshard/image/encode.h"
@@ -64,6 +65,9 @@ struct EncodeOptions {
   std::string mask_labels_file;
   // Unknown mask colours and the padding index. Default: MaskColorOptions{}.
   image::MaskColorOptions mask_options;
+  // Take the stored pixels' fingerprints (EncodedSample::fingerprint) for
+  // the leak check. Default: false.
+  bool fingerprint = false;
 };
 
 // Checks the options once (quality, levels, spec).
@@ -74,6 +78,9 @@ struct EncodedSample {
   image::ImageInfo source;  // what the source file was
   bool passed_through = false;
   uint64_t image_bytes = 0;  // size of image/encoded
+  // With EncodeOptions::fingerprint: FingerprintOf the stored pixels (the
+  // decoded source for a pass-through JPEG); else empty.
+  ImageFingerprint fingerprint;
 };
 
 // `class_name` is written as image/class/text when the sample has a label.

@@ -14,6 +14,10 @@ namespace libshard::util {
 
 // The 64 lower-case hex digits of the SHA-256 of `bytes`.
 std::string Sha256Hex(std::string_view bytes);
+// The SHA-256 of head followed by tail (one digest of the concatenation,
+// without building it): the leak check's pixel key, a shape line and the
+// pixels. "" only when OpenSSL cannot allocate its context.
+std::string Sha256Hex(std::string_view head, std::string_view tail);
 
 }  // namespace libshard::util
 

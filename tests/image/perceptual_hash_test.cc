@@ -1,0 +1,159 @@
+// The 64-bit DCT hash (image/perceptual_hash.h): a golden value, the fast
+// separable DCT against the textbook formula, one hash for every pixel
+// layout of the same picture, and the distances that set the leak check's
+// default (--leak-distance 8): copies stay within it, distinct pictures far
+// outside.
+#include "libshard/image/perceptual_hash.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+
+#include "libshard/image/decode.h"
+#include "libshard/image/encode.h"
+#include "libshard/image/resize.h"
+#include "photo_testutil.h"
+
+namespace libshard::image {
+namespace {
+
+using testing::SyntheticPhoto;
+
+// The hash from its definition, by the book: the 32x32 cell means in double
+// (every k-th pixel per axis, k = ceil(cell side / 16)), every coefficient of
+// the 2-D DCT-II with its orthonormal scale, the top-left 8x8 kept.
+uint64_t ReferenceHash(const Image& img) {
+  const int w = img.width(), h = img.height(), n = 32;
+  std::array<double, 32 * 32> grid{};
+  for (int cy = 0; cy < n; ++cy) {
+    for (int cx = 0; cx < n; ++cx) {
+      const int x0 = cx * w / n, x1 = std::max((cx + 1) * w / n, x0 + 1);
+      const int y0 = cy * h / n, y1 = std::max((cy + 1) * h / n, y0 + 1);
+      const int kx = (x1 - x0 + 15) / 16, ky = (y1 - y0 + 15) / 16;
+      double sum = 0;
+      int count = 0;
+      for (int y = y0; y < y1; y += ky) {
+        for (int x = x0; x < x1; x += kx) {
+          const uint8_t* p = img.row(y) + x * img.channels();
+          sum += img.channels() >= 3 ? (77.0 * p[0] + 150.0 * p[1] + 29.0 * p[2]) / 256.0 : p[0];
+          ++count;
+        }
+      }
+      grid[cy * n + cx] = count ? sum / count : 0;
+    }
+  }
+  std::array<double, 64> c{};
+  for (int v = 0; v < 8; ++v) {
+    for (int u = 0; u < 8; ++u) {
+      double s = 0;
+      for (int y = 0; y < n; ++y) {
+        for (int x = 0; x < n; ++x) {
+          s += grid[y * n + x] * std::cos((2 * x + 1) * u * M_PI / 64) * std::cos((2 * y + 1) * v * M_PI / 64);
+        }
+      }
+      const double au = u == 0 ? std::sqrt(1.0 / n) : std::sqrt(2.0 / n);
+      const double av = v == 0 ? std::sqrt(1.0 / n) : std::sqrt(2.0 / n);
+      c[v * 8 + u] = s * au * av;
+    }
+  }
+  std::vector<double> ac(c.begin() + 1, c.end());
+  std::sort(ac.begin(), ac.end());
+  const double median = ac[31];
+  uint64_t hash = 0;
+  for (int i = 1; i < 64; ++i) hash |= c[i] > median ? uint64_t{1} << i : 0;
+  return hash;
+}
+
+Image Reencoded(const Image& img, int quality) {
+  JpegEncodeOptions o;
+  o.quality = quality;
+  StatusOr<std::string> jpeg = EncodeJpeg(img, o);
+  EXPECT_TRUE(jpeg.ok());
+  StatusOr<Image> back = DecodeImage(*jpeg, DecodeOptions{});
+  EXPECT_TRUE(back.ok()) << back.status().message();
+  return std::move(*back);
+}
+
+Image Scaled(const Image& img, double f) {
+  StatusOr<Image> out =
+      Resize(img, static_cast<int>(img.width() * f), static_cast<int>(img.height() * f), Filter::kBilinear);
+  EXPECT_TRUE(out.ok());
+  return std::move(*out);
+}
+
+TEST(PerceptualHashTest, GoldenValue) {
+  const Image img = SyntheticPhoto(320, 240, 1);
+  char hex[17];
+  std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(PerceptualHash(img)));
+  EXPECT_STREQ(hex, "496606738de11df2");
+}
+
+TEST(PerceptualHashTest, FastDctIsTheTextbookDct) {
+  for (uint64_t seed = 0; seed < 40; ++seed) {
+    const Image img = SyntheticPhoto(97 + 13 * static_cast<int>(seed), 61 + 7 * static_cast<int>(seed), seed);
+    EXPECT_EQ(PerceptualHash(img), ReferenceHash(img)) << "seed " << seed;
+  }
+}
+
+TEST(PerceptualHashTest, SmallImagesAndEmptyOnes) {
+  for (int w : {5, 31, 33}) {  // (a 1-pixel-wide picture is flat: its bits are rounding)
+    const Image img = SyntheticPhoto(w, 3 + w / 2, static_cast<uint64_t>(w));
+    EXPECT_EQ(PerceptualHash(img), ReferenceHash(img)) << w;
+  }
+  EXPECT_EQ(PerceptualHash(Image()), 0u);
+}
+
+// Gray stored as gray, as RGB, with alpha, in 16 bits: one picture, one hash.
+TEST(PerceptualHashTest, EveryLayoutOfOnePictureHashesAlike) {
+  const Image rgb = SyntheticPhoto(120, 90, 3);
+  Image gray(120, 90, 1), gray_rgb(120, 90, 3), rgba(120, 90, 4), gray16(120, 90, 1, 16), rgb16(120, 90, 3, 16);
+  for (int y = 0; y < 90; ++y) {
+    for (int x = 0; x < 120; ++x) {
+      const uint8_t* p = rgb.row(y) + x * 3;
+      const uint8_t g = static_cast<uint8_t>((77 * p[0] + 150 * p[1] + 29 * p[2]) >> 8);
+      gray.row(y)[x] = g;
+      for (int c = 0; c < 3; ++c) gray_rgb.row(y)[x * 3 + c] = g;
+      for (int c = 0; c < 3; ++c) rgba.row(y)[x * 4 + c] = p[c];
+      rgba.row(y)[x * 4 + 3] = static_cast<uint8_t>(x);
+      gray16.samples16()[y * 120 + x] = static_cast<uint16_t>(g * 257);
+      for (int c = 0; c < 3; ++c) rgb16.samples16()[(y * 120 + x) * 3 + c] = static_cast<uint16_t>(p[c] * 257 + 3);
+    }
+  }
+  EXPECT_EQ(PerceptualHash(rgba), PerceptualHash(rgb));
+  EXPECT_EQ(PerceptualHash(rgb16), PerceptualHash(rgb));
+  EXPECT_EQ(PerceptualHash(gray_rgb), PerceptualHash(gray));
+  EXPECT_EQ(PerceptualHash(gray16), PerceptualHash(gray));
+  // Gray from the picture's own luma rounds each pixel down: at most a bit or two moves.
+  EXPECT_LE(HammingDistance(PerceptualHash(gray), PerceptualHash(rgb)), 2);
+}
+
+// Re-encodes and resized copies stay well inside the default distance (8),
+// 1,000 distinct pictures well outside it. (5 % crops of these synthetic
+// pictures move 14-22 bits: their large shapes shift against the grid; the
+// default does not reach them.)
+TEST(PerceptualHashTest, CopiesAreCloseDistinctPicturesFar) {
+  int worst_q60 = 0, worst_scale = 0;
+  for (uint64_t seed = 0; seed < 200; ++seed) {
+    const Image img = SyntheticPhoto(400, 300, seed);
+    const uint64_t h = PerceptualHash(img);
+    worst_q60 = std::max(worst_q60, HammingDistance(h, PerceptualHash(Reencoded(img, 60))));
+    for (double f : {0.5, 0.6, 0.7, 0.8, 0.9}) {
+      worst_scale = std::max(worst_scale, HammingDistance(h, PerceptualHash(Scaled(img, f))));
+    }
+  }
+  std::vector<uint64_t> hashes;
+  for (uint64_t seed = 1000; seed < 2000; ++seed) hashes.push_back(PerceptualHash(SyntheticPhoto(160, 120, seed)));
+  int closest = 64;
+  for (size_t i = 0; i < hashes.size(); ++i) {
+    for (size_t j = i + 1; j < hashes.size(); ++j) closest = std::min(closest, HammingDistance(hashes[i], hashes[j]));
+  }
+  EXPECT_LE(worst_q60, 4);
+  EXPECT_LE(worst_scale, 6);
+  EXPECT_GE(closest, 10);
+}
+
+}  // namespace
+}  // namespace libshard::image
