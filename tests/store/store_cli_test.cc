@@ -136,7 +136,7 @@ TEST_F(StoreCliTest, TaskRunsIntoS3ThenMergeThere) {
   EXPECT_NE(m.err.find("s3://bkt/tasks/manifest.json"), std::string::npos) << m.err;
   EXPECT_EQ(proxy->Count("GET"), 1 + 3) << "a LIST and the 3 task manifests";
   EXPECT_EQ(proxy->Count("HEAD"), static_cast<int>(shards_.size()));
-  EXPECT_EQ(proxy->Count("PUT"), 2) << "rejects.tsv, manifest.json";
+  EXPECT_EQ(proxy->Count("PUT"), 3) << "rejects.tsv, duplicates.tsv, manifest.json";
   // The same as merging the same task outputs locally: rejects.tsv byte for
   // byte, manifest.json but for the run's time.
   for (int i = 0; i < 3; ++i) {

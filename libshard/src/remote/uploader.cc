@@ -258,7 +258,9 @@ Status ShardUploader::Finish(bool commit) {
   LIBSHARD_RETURN_IF_ERROR(Sweep());
   if (!commit) return Status::OK();
   std::error_code ec;
-  if (fs::exists(staging_ + "/rejects.tsv", ec)) LIBSHARD_RETURN_IF_ERROR(Upload("rejects.tsv"));
+  for (const char* name : {"rejects.tsv", "duplicates.tsv"}) {  // the leak check's pairs, when it ran
+    if (fs::exists(staging_ + "/" + name, ec)) LIBSHARD_RETURN_IF_ERROR(Upload(name));
+  }
   for (auto it = fs::directory_iterator(staging_ + "/.libshard", ec); !ec && it != fs::directory_iterator();
        it.increment(ec)) {
     const std::string name = it->path().filename().string();

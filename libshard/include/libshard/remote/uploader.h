@@ -11,7 +11,7 @@
 //     uploaded). The shard and its .idx are then deleted from the staging
 //     folder, which so holds only the shards being written or uploaded.
 //   * Finish(): the staged shards not sent yet (kept from an earlier run
-//     whose upload stopped), then rejects.tsv and the task manifests, and
+//     whose upload stopped), then rejects.tsv, duplicates.tsv and the task manifests, and
 //     manifest.json last: the commit point (readers plan from it). Before
 //     it, every object this run put or kept is HEADed: its size and
 //     x-amz-meta-crc32c must still be the ones this run sent (a bucket has
