@@ -187,7 +187,7 @@ TEST(LeakAccuracyTest, CopiesAreFoundAndDistinctPicturesAreNot) {
 
 // Debian's plasma-workspace-wallpapers, each cut into a 6x6 grid of crops
 // (flat ones, a plain background, left out: those are real duplicates):
-// real pictures. Measured at distance 8: 1,059 crops, 10 pairs of equal
+// real pictures. Measured at distance 8 (before the default became 6): 1,059 crops, 10 pairs of equal
 // tiles (FlyingKonqui repeats a pattern: real duplicates) and 9 false pairs
 // of smooth gradients 4-8 bits apart; the test holds that rate (below 1 %).
 TEST(LeakAccuracyTest, WallpaperCropsAreNotPaired) {

@@ -239,8 +239,8 @@ TEST_F(LeakCheckTest, CliExitsOneOnLeaksOnlyUnderFail) {
   const std::string in = base_ + "/in", out = base_ + "/out";
   testing::CommandResult warn = testing::RunShard("convert " + in + " -o " + out + " --no-sync");
   EXPECT_EQ(warn.exit_code, 0) << warn.err;
-  EXPECT_TRUE(Contains(
-      warn.err, "leak check: 3 pair(s) across splits, 1 within a split (distance 8) -> " + out + "/duplicates.tsv"))
+  EXPECT_TRUE(Contains(warn.err, "leak check: 3 pair(s) across splits, 1 within a split (distance " +
+                                     std::to_string(kDefaultLeakDistance) + ") -> " + out + "/duplicates.tsv"))
       << warn.err;
   testing::CommandResult fail = testing::RunShard("convert " + in + " -o " + out + " --no-sync -q --leaks fail");
   EXPECT_EQ(fail.exit_code, 1) << fail.err;
