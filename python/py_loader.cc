@@ -135,31 +135,82 @@ class PyLoader {
     return t;
   }
 
+  // The global position (docs/reader.md, "Changing the number of GPUs"):
+  // the samples of the epoch's global order all ranks have consumed, what
+  // defines that order, and the records skipped so far.
   py::dict State() {
     auto lock = Lock();
-    const reader::Position p = Open().position();
+    const reader::OrderOptions& o = Open().order().options();
+    if (o.num_workers > 1) {
+      throw py::value_error(
+          "state_dict: with num_workers > 1 this loader yields only its share of the rank's "
+          "batches; the consumer that receives them all saves the position "
+          "(libshard.torch.ShardDataset.state_dict)");
+    }
+    const reader::GlobalPosition g = Take(loader_->global_position());
     py::dict d;
-    d["epoch"] = p.epoch;
-    d["batch"] = p.batch;
-    d["seed"] = opt_.order.seed;
-    d["rank"] = opt_.order.rank;
-    d["world_size"] = opt_.order.world_size;
-    d["batches_per_epoch"] = batches_per_epoch_;
+    d["epoch"] = g.epoch;
+    d["consumed"] = g.consumed;
+    d["seed"] = o.seed;
+    d["order"] = reader::OrderKindName(o.kind);
+    d["block_size"] = o.block_size;
+    d["window_blocks"] = o.window_blocks;
+    d["samples"] = loader_->order().dataset_size();
+    d["dataset"] = dataset_->Identity();
+    // The shape that saved it (any other may load it).
+    d["rank"] = o.rank;
+    d["world_size"] = o.world_size;
+    d["batch_size"] = opt_.batch_size;
+    d["skipped"] = Skipped();
     return d;
   }
 
   void Restore(const py::dict& state) {
     auto lock = Lock();
-    Open();
-    const uint64_t epoch = StateInt(state, "epoch", reader::Position::kMaxEpoch);
-    const uint64_t batch = StateInt(state, "batch", batches_per_epoch_);
-    if (StateInt(state, "seed", ~uint64_t{0}) != opt_.order.seed ||
-        StateInt(state, "world_size", ~uint64_t{0}) != static_cast<uint64_t>(opt_.order.world_size) ||
-        StateInt(state, "rank", ~uint64_t{0}) != static_cast<uint64_t>(opt_.order.rank) ||
-        StateInt(state, "batches_per_epoch", ~uint64_t{0}) != batches_per_epoch_) {
-      throw py::value_error("state was saved by a loader with another seed, rank, world_size or dataset");
+    reader::BatchLoader& l = Open();
+    const reader::OrderOptions& o = l.order().options();
+    const uint64_t samples = l.order().dataset_size();
+    auto refuse = [](const std::string& field, const std::string& saved, const std::string& here) {
+      throw py::value_error("state[\"" + field + "\"]: saved by a loader with another " + field + " (" + saved +
+                            ", here " + here + "): it cannot continue here");
+    };
+    const uint64_t saved_samples = StateInt(state, "samples", ~uint64_t{0});
+    const std::string identity = StateStr(state, "dataset");
+    if (identity != dataset_->Identity()) refuse("dataset", identity, dataset_->Identity());
+    if (saved_samples != samples) refuse("samples", std::to_string(saved_samples), std::to_string(samples));
+    const uint64_t seed = StateInt(state, "seed", ~uint64_t{0});
+    if (seed != o.seed) refuse("seed", std::to_string(seed), std::to_string(o.seed));
+    const std::string kind = StateStr(state, "order");
+    if (kind != reader::OrderKindName(o.kind)) refuse("order", kind, reader::OrderKindName(o.kind));
+    if (o.kind == reader::OrderKind::kBlockShuffle) {
+      for (const auto& [key, here] : {std::pair<const char*, uint64_t>{"block_size", o.block_size},
+                                      std::pair<const char*, uint64_t>{"window_blocks", o.window_blocks}}) {
+        const uint64_t v = StateInt(state, key, ~uint64_t{0});
+        if (v != here) refuse(key, std::to_string(v), std::to_string(here));
+      }
     }
-    Seek({epoch, batch});
+    const uint64_t epoch = StateInt(state, "epoch", reader::Position::kMaxEpoch);
+    const uint64_t consumed = StateInt(state, "consumed", samples);
+    std::vector<reader::SkippedRecord> skipped;
+    if (state.contains("skipped")) {
+      py::object list = state["skipped"];
+      if (!py::isinstance<py::list>(list)) throw py::value_error("state[\"skipped\"] must be a list");
+      for (py::handle item : list) {
+        if (!py::isinstance<py::dict>(item)) throw py::value_error("state[\"skipped\"]: each entry must be a dict");
+        py::dict e = py::reinterpret_borrow<py::dict>(item);
+        reader::SkippedRecord r;
+        r.sample = StateInt(e, "sample", ~uint64_t{0});
+        if (!e.contains("file")) throw py::value_error("state[\"skipped\"]: an entry lacks \"file\"");
+        r.path = FsPath(e["file"], "state[\"skipped\"] file");
+        r.record = StateInt(e, "record", ~uint64_t{0});
+        r.offset = StateInt(e, "offset", ~uint64_t{0});
+        r.reason = StateStr(e, "reason");
+        skipped.push_back(std::move(r));
+      }
+    }
+    Status s = l.RestoreSkipped(skipped);
+    if (!s.ok()) throw py::value_error("state[\"skipped\"]: " + std::string(s.message()));
+    Check(WithoutGil([&] { return l.SeekGlobal(reader::GlobalPosition{epoch, consumed}); }));
     pass_active_ = false;
   }
 
@@ -244,6 +295,7 @@ class PyLoader {
     if (loader_ == nullptr) return out;
     for (const reader::SkippedRecord& r : loader_->skipped()) {
       py::dict d;
+      d["sample"] = r.sample;
       d["file"] = FsDecode(r.path);
       d["record"] = r.record;
       d["offset"] = r.offset;
@@ -348,6 +400,15 @@ class PyLoader {
     }
     if (n > max) throw py::value_error(bad);
     return n;
+  }
+
+  static std::string StateStr(const py::dict& state, const char* key) {
+    if (!state.contains(key)) throw py::value_error(std::string("state lacks \"") + key + "\"");
+    py::object v = state[key];
+    if (!py::isinstance<py::str>(v)) {
+      throw py::value_error(std::string("state[\"") + key + "\"] must be a str, got " + std::string(py::repr(v)));
+    }
+    return v.cast<std::string>();
   }
 
   // buffers=[(images, labels[, masks]), ...]: checks each array and that no
@@ -489,9 +550,15 @@ void BindLoader(py::module_& m) {
           "__iter__", [](py::object self) { return self.cast<PyLoader&>().Iter(self); },
           "A pass over the rest of the current epoch (see the class doc)")
       .def("__next__", &PyLoader::Next, "The next batch of the stream, across epochs")
-      .def("state_dict", &PyLoader::State, "The position of the next batch, as a dict")
+      .def("state_dict", &PyLoader::State,
+           "The global position of the next batch, as a dict: {epoch, consumed (samples of the epoch's global\n"
+           "order all ranks have consumed), seed, order, block_size, window_blocks, samples, dataset, rank,\n"
+           "world_size, batch_size, skipped}; the same on every rank at the same step. ValueError with\n"
+           "num_workers > 1 (the consumer of all workers' batches counts; see libshard.torch.ShardDataset)")
       .def("load_state_dict", &PyLoader::Restore, py::arg("state"),
-           "Continues at a state_dict()'s position; ValueError for values out of range or from another loader")
+           "Continues at a state_dict()'s position, also on another world_size, rank, num_workers or batch_size\n"
+           "(the rest of the epoch cut anew); ValueError naming the field for values out of range, another\n"
+           "dataset, seed or order")
       .def("close", &PyLoader::Close, "Stops and joins the loader's threads; later use raises ValueError")
       .def("__enter__", [](py::object self) { return self; })
       .def("__exit__", [](PyLoader& l, py::object, py::object, py::object) { l.Close(); })

@@ -167,13 +167,14 @@ class Loader:
             shuffle: a full permutation of the samples each epoch, drawn from ``(seed, epoch)``.
             seed: shuffle and augmentation seed (0..2**64 - 1); the same on every rank.
             rank: this data-parallel rank, ``0 <= rank < world_size``.
-            world_size: number of data-parallel ranks; the epoch's order is cut into that many parts.
+            world_size: number of data-parallel ranks: the epoch's global order is consumed in global batches of
+                ``batch_size * world_size`` samples, rank ``r`` taking the ``r``-th ``batch_size`` slice of each.
             threads: decode threads, 0..256; 0 is one per core (as ``convert`` and ``verify`` take it).
             augment: ``"none"`` or ``"random-resized-crop"`` (torchvision's parameters, plus a horizontal flip
                 with probability 1/2), per sample from ``(seed, epoch, sample)``.
-            drop_last: False: each rank gets ``ceil(n / world_size)`` samples (padded by repeating the order's
-                first samples), the last batch may be short. True: ``floor(n / world_size)``, disjoint across
-                ranks, the short last batch dropped.
+            drop_last: False: the order is padded to a multiple of ``world_size`` by repeating its first
+                samples; the last global batch may be short, cut evenly among the ranks. True: the incomplete
+                last global batch is dropped; ranks' samples are disjoint.
             channels: 3 (RGB) or 1 (gray). None (default): 1 when the manifest says every image is stored
                 gray, else 3.
             order: ``"sequential"``, ``"shuffle"`` or ``"block-shuffle"``; overrides ``shuffle`` when given.
@@ -220,7 +221,7 @@ class Loader:
                 downloading ahead is a MemoryError with the bytes needed (docs/object_storage.md).
             on_error: ``"raise"`` (a record that fails the image-record contract fails its batch with
                 DataLossError) or ``"skip"`` (it is listed in :attr:`skipped` and the next sample of the epoch's
-                order takes its place, so the batch stays full). Other errors raise either way.
+                global order takes its place, so the batch stays full, whatever the partition). Other errors raise either way.
             extras: feature keys returned with each batch (e.g. ``["image/filename", "image/key/sha256"]``): batches
                 are then :class:`KeyedBatch` ``(images, labels, keys)``, ``keys`` a dict of one value per sample,
                 to trace a prediction to its source file.
@@ -255,19 +256,26 @@ class Loader:
     def __exit__(self, *exc: Any) -> None:
         """Calls :meth:`close`."""
 
-    def state_dict(self) -> Dict[str, int]:
-        """The position of the next batch: ``{"epoch", "batch", "seed", "rank", "world_size",
-        "batches_per_epoch"}``."""
+    def state_dict(self) -> Dict[str, Any]:
+        """The global position of the next batch: ``{"epoch", "consumed", "seed", "order", "block_size",
+        "window_blocks", "samples", "dataset", "rank", "world_size", "batch_size", "skipped"}``. ``consumed`` is
+        the number of samples of the epoch's global order all ranks together have consumed (the same on every
+        rank at the same step); ``samples`` and ``dataset`` identify the dataset; ``skipped`` lists the records
+        skipped so far (``on_error="skip"``). ValueError with ``num_workers > 1``: a worker sees only its share
+        of the rank's batches (the consumer counts; see ``libshard.torch.ShardDataset``)."""
 
-    def load_state_dict(self, state: Mapping[str, int]) -> None:
-        """Continues at a :meth:`state_dict`'s position: the following batches are the ones the saving loader
-        would have produced.
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Continues at a :meth:`state_dict`'s global position: the samples of the epoch not yet consumed are cut
+        anew for this loader's ``world_size``, ``rank``, ``num_workers`` and ``batch_size``, each once among the
+        ranks; the next epoch is the saving run's next. With the global batch (``batch_size * world_size``)
+        unchanged the following global batches are the saving run's, sample for sample. ``skipped`` records
+        join :attr:`skipped`.
 
         Args:
-            state: a dict from :meth:`state_dict` of a loader with the same sources, seed, rank and world size.
+            state: a dict from :meth:`state_dict` of a loader over the same dataset, seed and order.
 
         Raises:
-            ValueError: a state of another seed, rank, world size or dataset, or a batch past the epoch.
+            ValueError: naming the field: a state of another dataset, seed or order, or values out of range.
         """
 
     @property
@@ -290,7 +298,8 @@ class Loader:
 
     @property
     def skipped(self) -> List[Dict[str, Any]]:
-        """Records skipped with ``on_error="skip"``, each once: ``[{"file", "record", "offset", "reason"}]``."""
+        """Records skipped with ``on_error="skip"``, each once (those of a loaded state included):
+        ``[{"sample", "file", "record", "offset", "reason"}]``."""
 
     @property
     def batch_shape(self) -> Tuple[int, int, int]:

@@ -140,11 +140,13 @@ class ShardDataset:
         if cached is not None:
             return cached
         state = self._loader.state_dict()
-        at_epoch, at = state["epoch"], state["batch"]
+        # Batch i of an epoch starts at global sample i * batch_size * world_size (the state's position).
+        per_batch = state["batch_size"] * state["world_size"]
+        at_epoch, at = state["epoch"], -(-state["consumed"] // per_batch)
         if at == self._len:  # the end of an epoch is the next one's start
             at_epoch, at = at_epoch + 1, 0
         if at_epoch != epoch or not at <= i <= at + self._read_ahead:
-            self._loader.load_state_dict(dict(state, epoch=epoch, batch=i))
+            self._loader.load_state_dict(dict(state, epoch=epoch, consumed=min(state["samples"], i * per_batch)))
             at = i
         while at < i:  # read ahead into the cache: Keras asks for these soon
             self._cache[(epoch, at)] = next(self._loader)

@@ -75,8 +75,10 @@ class _SkipLog:
         self._seen: Dict[str, set] = {}
         self._warned: Dict[str, set] = {}
 
-    def note(self, uid: str, records) -> None:
-        """Adds skipped records ({file, record, offset, reason}) to dataset `uid`'s list; warns once per file."""
+    def note(self, uid: str, records, warn: bool = True) -> None:
+        """Adds skipped records ({sample, file, record, offset, reason}) to dataset `uid`'s list; warns once per
+        file (``warn=False``: records restored from a saved state, already warned about by the run that saved
+        it)."""
         if not records:
             return
         with self._lock:
@@ -87,7 +89,7 @@ class _SkipLog:
                     continue
                 seen.add((r["file"], r["record"]))
                 self._records.setdefault(uid, []).append(dict(r))
-                if r["file"] not in warned:
+                if warn and r["file"] not in warned:
                     warned.add(r["file"])
                     warnings.warn('libshard: on_error="skip" skipped %s record %d at byte %d: %s (the dataset\'s '
                                   '.skipped lists every record skipped, each once)'
@@ -199,15 +201,17 @@ class ShardDataset(torch.utils.data.IterableDataset):
     ``num_workers=0`` is the fastest setting: the Loader's own C++ threads (``threads=``) decode, and the
     batches are the Loader's memory. With workers, batches cross processes in shared memory without a copy.
 
-    Partitioning: the epoch's sample order (a function of ``seed`` and the epoch) is cut into ``world_size``
-    parts as by ``DistributedSampler`` (see ``drop_last``); this rank's batches are then dealt round-robin to
-    the DataLoader's workers (``torch.utils.data.get_worker_info()``), worker ``w`` taking batches
-    ``w, w + K, ...``. The DataLoader, which takes one batch from each worker in turn, therefore yields the
-    rank's batches in order, and one epoch over K workers yields each sample of the rank exactly once.
+    Partitioning: the epoch's global sample order (a function of ``seed`` and the epoch) is consumed in global
+    batches of ``batch_size * world_size`` samples, rank ``r`` taking the ``r``-th ``batch_size`` slice of each
+    (see ``drop_last``; docs/reader.md); this rank's batches are then dealt round-robin to the DataLoader's
+    workers (``torch.utils.data.get_worker_info()``), worker ``w`` taking batches ``w, w + K, ...``. The
+    DataLoader, which takes one batch from each worker in turn, therefore yields the rank's batches in order,
+    and one epoch over K workers yields each sample of the rank exactly once.
 
     Epochs and resume: call :meth:`set_epoch` before each epoch (it reaches persistent workers too); iterating
     again without it repeats the same epoch. :meth:`state_dict` / :meth:`load_state_dict` save and restore the
-    position; see their docs for the loop that resumes exactly.
+    global position (the samples all ranks have consumed), which another ``world_size``, ``rank``,
+    ``batch_size`` or number of DataLoader workers may load; see their docs for the loop that resumes exactly.
 
     The Loader is created on first iteration inside each worker process, so the dataset pickles (for
     ``spawn``) as its arguments only.
@@ -231,9 +235,10 @@ class ShardDataset(torch.utils.data.IterableDataset):
                 initialised, else ``WORLD_SIZE``, else 1.
             shuffle: a new full permutation each epoch (from ``seed`` and the epoch). Default: False.
             seed: shuffle and augmentation seed; must be the same on every rank. Default: 0.
-            drop_last: False: every rank gets ``ceil(n / world_size)`` samples (the order padded by repeating
-                its first samples) and its last batch may be short. True: ``floor(n / world_size)`` samples
-                each, disjoint across ranks, short last batch dropped.
+            drop_last: False: the order is padded to a multiple of ``world_size`` by repeating its first samples,
+                and the last global batch may be short (cut evenly among the ranks). True: the incomplete last
+                global batch (fewer than ``batch_size * world_size`` samples) is dropped; ranks' samples are
+                disjoint.
             pin_memory: hand out batches in page-locked memory where CUDA is available, so that
                 ``x.cuda(non_blocking=True)`` needs no staging copy; without CUDA a warning, as DataLoader's
                 ``pin_memory`` gives, and ordinary memory. Default: False.
@@ -280,11 +285,11 @@ class ShardDataset(torch.utils.data.IterableDataset):
         self.worker_slots = worker_slots
         self.loader_options = dict(loader_options)
         self._epoch = 0
-        self._start_batch = 0      # where the current (or last) pass started
+        self._start = 0            # samples of the epoch's global order consumed where the current pass started
         self._finished = False     # the last pass in this process ran to the epoch's end
-        self._resume: Optional[Tuple[int, int]] = None  # (epoch, batch) from load_state_dict, until used
+        self._resume: Optional[Tuple[int, int]] = None  # (epoch, consumed) from load_state_dict, until used
         self._yielded = 0          # batches yielded in this process during the current iteration
-        # [epoch, start batch]: how set_epoch() / load_state_dict() reach workers, persistent ones too.
+        # [epoch, start]: how set_epoch() / load_state_dict() reach workers, persistent ones too.
         self._shared = torch.zeros(2, dtype=torch.int64).share_memory_()
         self._uid = secrets.token_hex(6)
         self._owner_pid = os.getpid()
@@ -298,6 +303,9 @@ class ShardDataset(torch.utils.data.IterableDataset):
         probe = self._make_loader(worker=0, num_workers=1, threads=1, prefetch=1,
                                   **{k: v for k, v in probe_options.items() if k not in ("threads", "prefetch")})
         self._len = len(probe)
+        # What defines the epoch's global order: a saved state must match it (Loader.load_state_dict).
+        self._identity = {k: v for k, v in probe.state_dict().items()
+                          if k in ("seed", "order", "block_size", "window_blocks", "samples", "dataset")}
         self.num_samples = probe.num_samples
         self.labels = probe.labels
         image_bytes, labels, mask_bytes = probe.batch_shape
@@ -334,7 +342,21 @@ class ShardDataset(torch.utils.data.IterableDataset):
 
     def _publish(self) -> None:
         self._shared[0] = self._epoch
-        self._shared[1] = self._start_batch
+        self._shared[1] = self._start
+
+    def _rank_batches(self, start: int) -> int:
+        """This rank's batches in the rest of the epoch from global offset ``start`` (SampleOrder's cut:
+        drop_last drops the incomplete global batch, else the rest is padded to a multiple of world_size)."""
+        rest, w, b = max(0, self._identity["samples"] - start), self.world_size, self.batch_size
+        if self.drop_last:
+            return rest // (b * w)
+        return (-(-rest // w) + b - 1) // b
+
+    def _consumed(self, start: int, rank_batches: int) -> int:
+        """Samples of the epoch's global order all ranks have consumed after ``rank_batches`` batches each from
+        ``start`` (SampleOrder::GlobalConsumed; padding does not count)."""
+        rest = max(0, self._identity["samples"] - start)
+        return start + min(rest, rank_batches * self.batch_size * self.world_size)
 
     def set_epoch(self, epoch: int) -> None:
         """The next iteration yields epoch ``epoch`` (its order and its augmentation) from its first batch --
@@ -345,24 +367,28 @@ class ShardDataset(torch.utils.data.IterableDataset):
             raise ValueError("epoch: expected an integer in 0..2**63-1, got %r" % (epoch,))
         self._epoch = int(epoch)
         if self._resume is not None and self._resume[0] == self._epoch:
-            self._start_batch = self._resume[1]
+            self._start = self._resume[1]
         else:
             self._resume = None
-            self._start_batch = 0
+            self._start = 0
         self._yielded = 0
         self._finished = False
         _segments.TRAINER.reset_from_workers(self._uid)
         self._publish()
 
     def state_dict(self, batch: Optional[int] = None) -> Dict[str, Any]:
-        """The position to resume from: ``{"epoch", "batch", "seed", "rank", "world_size", "batches_per_epoch"}``.
+        """The global position to resume from: ``{"epoch", "consumed", "seed", "order", "block_size",
+        "window_blocks", "samples", "dataset", "rank", "world_size", "batch_size", "skipped"}`` -- ``consumed``
+        is the number of samples of the epoch's global order all ranks have consumed, the same on every rank at
+        the same step. Any ``world_size``, ``rank``, ``batch_size`` or number of DataLoader workers may load it
+        (docs/reader.md, "Changing the number of GPUs").
 
         Args:
             batch: batches consumed in the current pass over the DataLoader (``step + 1`` in
-                ``for step, b in enumerate(dl)``), counted from where the pass started -- a resumed pass
-                included, so the saved position is absolute. Default: the batches this object yielded in this
-                process (``num_workers=0``). With DataLoader workers the batches are produced in the worker
-                processes, so ``batch=`` is required there (ValueError otherwise).
+                ``for step, b in enumerate(dl)``), counted from where the pass started (a resumed pass
+                included): what the loop received, not what workers decoded ahead. Default: the batches this
+                object yielded in this process (``num_workers=0``). With DataLoader workers the batches are
+                produced in the worker processes, so ``batch=`` is required there (ValueError otherwise).
         """
         if batch is None:
             if _segments.TRAINER.from_workers(self._uid):
@@ -371,36 +397,40 @@ class ShardDataset(torch.utils.data.IterableDataset):
             batch = self._yielded
         if isinstance(batch, bool) or not isinstance(batch, int):
             raise ValueError("batch: expected an integer, got %r" % (batch,))
-        position = self._start_batch + batch
-        if not 0 <= batch or position > self._len:
-            raise ValueError("batch: %d batches consumed from batch %d is outside the epoch's %d batches"
-                             % (batch, self._start_batch, self._len))
-        return {"epoch": self._epoch, "batch": int(position), "seed": self.seed, "rank": self.rank,
-                "world_size": self.world_size, "batches_per_epoch": self._len}
+        left = self._rank_batches(self._start)
+        if not 0 <= batch <= left:
+            raise ValueError("batch: %d batches consumed is outside the epoch's %d batches from sample %d"
+                             % (batch, left, self._start))
+        return dict(self._identity, epoch=self._epoch, consumed=self._consumed(self._start, batch), rank=self.rank,
+                    world_size=self.world_size, batch_size=self.batch_size, skipped=self.skipped)
 
     def load_state_dict(self, state: Dict[str, Any]) -> None:
-        """The next iteration continues at ``state``'s position: the same remaining batches with the same
-        contents as the run that saved it. A following ``set_epoch(state["epoch"])`` keeps that position (the
-        resume loop); ``set_epoch`` of another epoch starts that epoch from its start."""
-        for k in ("epoch", "batch", "seed", "rank", "world_size", "batches_per_epoch"):
+        """The next iteration continues at ``state``'s global position: the samples of the epoch not yet
+        consumed, cut anew among this dataset's ranks and workers (with the global batch unchanged, the very
+        batches of the run that saved it). A following ``set_epoch(state["epoch"])`` keeps that position (the
+        resume loop); ``set_epoch`` of another epoch starts that epoch from its start. ValueError naming the
+        field for a state of another dataset, seed or order."""
+        for k in ("epoch", "consumed") + tuple(self._identity):
             if k not in state:
                 raise ValueError('state: lacks "%s"' % k)
-        if (state["seed"], state["rank"], state["world_size"], state["batches_per_epoch"]) != \
-                (self.seed, self.rank, self.world_size, self._len):
-            raise ValueError("state: saved by a dataset with another seed, rank, world_size or batch count")
-        for k in ("epoch", "batch"):
+        for k, here in self._identity.items():
+            if state[k] != here:
+                raise ValueError('state["%s"]: saved by a dataset with another %s (%r, here %r): it cannot continue '
+                                 'here' % (k, k, state[k], here))
+        for k in ("epoch", "consumed"):
             v = state[k]
             if isinstance(v, bool) or not isinstance(v, int):
                 raise ValueError("state: %s must be an integer, got %r" % (k, v))
-        if not 0 <= state["batch"] <= self._len:
-            raise ValueError("state: batch %d is outside 0..%d" % (state["batch"], self._len))
+        if not 0 <= state["consumed"] <= self._identity["samples"]:
+            raise ValueError("state: consumed %d is outside 0..%d" % (state["consumed"], self._identity["samples"]))
         if not 0 <= state["epoch"] < 2 ** 63:
             raise ValueError("state: epoch %d is outside 0..2**63-1" % state["epoch"])
         self._epoch = int(state["epoch"])
-        self._start_batch = int(state["batch"])
-        self._resume = (self._epoch, self._start_batch)
+        self._start = int(state["consumed"])
+        self._resume = (self._epoch, self._start)
         self._yielded = 0
         self._finished = False
+        _SKIPS.note(self._uid, state.get("skipped") or [], warn=False)
         _segments.TRAINER.reset_from_workers(self._uid)
         self._publish()
 
@@ -444,38 +474,34 @@ class ShardDataset(torch.utils.data.IterableDataset):
         w, k = (info.id, info.num_workers) if info is not None else (0, 1)
         if info is not None:
             # A worker reads what set_epoch() / load_state_dict() last said in the trainer.
-            self._epoch, self._start_batch = int(self._shared[0]), int(self._shared[1])
+            self._epoch, self._start = int(self._shared[0]), int(self._shared[1])
         elif self._finished:
             # Iterating again after a whole pass, without set_epoch(): the same epoch from its start.
             self._resume = None
-            self._start_batch = 0
+            self._start = 0
             self._finished = False
             self._publish()
-        epoch, n = self._epoch, self._start_batch
-        # The DataLoader asks worker 0, 1, ... in turn from here: worker w must yield the rank's batches
-        # n + w, n + w + k, ..., which are loader worker j's batches from index (n + w) // k on.
-        j = (n + w) % k
+        epoch, start = self._epoch, self._start
+        # The rest of the epoch from `start` is cut anew for this rank, and its batches dealt to the workers
+        # round-robin: the DataLoader, asking worker 0, 1, ... in turn, gets them in order.
         path, slots = None, None
         if info is not None:
             path, slots = self._worker_segment(w)
         elif self.pin_memory and torch.cuda.is_available():
             slots = self._pinned_slots()
-        if self._loader is None or self._loader_split != (j, k):
+        if self._loader is None or self._loader_split != (w, k):
             self._loader = None
             options = dict(self.loader_options)
             if slots is not None:
                 options["slots"] = slots
-            self._loader = self._make_loader(worker=j, num_workers=k, **options)
-            self._loader_split = (j, k)
+            self._loader = self._make_loader(worker=w, num_workers=k, **options)
+            self._loader_split = (w, k)
             self._skips_sent = 0  # of self._loader.skipped
         loader = self._loader
-        first = (n + w) // k
         self._yielded = 0
-        if first >= len(loader):
-            return
-        saved = loader.state_dict()
-        saved.update(epoch=epoch, batch=first)
-        loader.load_state_dict(saved)
+        if self._rank_batches(start) <= w:
+            return  # no batch of the rest is this worker's
+        loader.load_state_dict(dict(self._identity, epoch=epoch, consumed=start))
         skip = self.loader_options.get("on_error") == "skip"
         for batch in loader:
             self._yielded += 1

@@ -167,13 +167,13 @@ def test_the_documented_resume_loop_resumes_exactly(shards, workers):
     ds = make(shards, **kw)
     first, ck = train(ds, DataLoader(ds, batch_size=None, num_workers=workers), 3, stop_at=(1, 3))
     state = pickle.loads(ck[(1, 3)])
-    assert (state["epoch"], state["batch"]) == (1, 4)
+    assert (state["epoch"], state["consumed"]) == (1, 12)  # 4 batches of 3
     ds = make(shards, **kw)
     ds.load_state_dict(state)
     second, ck = train(ds, DataLoader(ds, batch_size=None, num_workers=workers), 3, start_epoch=state["epoch"],
                        stop_at=(1, 2))
     state = pickle.loads(ck[(1, 2)])
-    assert (state["epoch"], state["batch"]) == (1, 7), "the resumed pass counts from where it started"
+    assert (state["epoch"], state["consumed"]) == (1, 21), "the resumed pass counts from where it started"
     ds = make(shards, **kw)
     ds.load_state_dict(state)
     third, _ = train(ds, DataLoader(ds, batch_size=None, num_workers=workers), 3, start_epoch=state["epoch"])
@@ -185,7 +185,7 @@ def test_a_checkpoint_at_an_epochs_end_resumes_at_the_next_epoch(shards):
     for _ in ds:
         pass
     state = ds.state_dict()
-    assert state["batch"] == len(ds)
+    assert state["consumed"] == ds.num_samples
     fresh = make(shards)
     fresh.load_state_dict(state)
     fresh.set_epoch(0)
@@ -196,12 +196,12 @@ def test_a_checkpoint_at_an_epochs_end_resumes_at_the_next_epoch(shards):
 
 def test_state_dict_without_batch_refuses_to_guess_with_workers(shards):
     ds = make(shards)
-    assert ds.state_dict()["batch"] == 0
+    assert ds.state_dict()["consumed"] == 0
     it = iter(DataLoader(ds, batch_size=None, num_workers=2))
     next(it)
     with pytest.raises(ValueError, match="pass batch="):
         ds.state_dict()
-    assert ds.state_dict(batch=1)["batch"] == 1
+    assert ds.state_dict(batch=1)["consumed"] == 3
     with pytest.raises(ValueError, match="outside the epoch"):
         ds.state_dict(batch=10)
     del it

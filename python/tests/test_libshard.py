@@ -88,8 +88,8 @@ def test_loader_shuffle_resume_and_ranks(tmp_path):
     write_shard(tmp_path / "a-1.tfrecord", 10, 10)
     files = str(tmp_path / "a-*.tfrecord")
 
-    def make(rank=0, world=1, **kw):
-        return libshard.Loader(files, batch_size=4, image_size=(16, 16), shuffle=True, seed=3, rank=rank,
+    def make(rank=0, world=1, batch_size=4, seed=3, **kw):
+        return libshard.Loader(files, batch_size=batch_size, image_size=(16, 16), shuffle=True, seed=seed, rank=rank,
                                world_size=world, augment="random-resized-crop", **kw)
 
     loader = make()
@@ -106,11 +106,18 @@ def test_loader_shuffle_resume_and_ranks(tmp_path):
     for (a, la), (b, lb) in zip(rest, again):
         np.testing.assert_array_equal(a, b)
         np.testing.assert_array_equal(la, lb)
-    with pytest.raises(ValueError):
-        make(world=2).load_state_dict(saved)
+    # Two ranks of batch 2 (the same global batch of 4) continue it: the rest, cut between them.
+    halves = [make(rank=r, world=2, batch_size=2) for r in range(2)]
+    for h in halves:
+        h.load_state_dict(saved)
+    for _, lb in rest:
+        np.testing.assert_array_equal(np.concatenate([next(h)[1] for h in halves]), lb)
+    with pytest.raises(ValueError, match=r'state\["seed"\]'):
+        make(seed=4).load_state_dict(saved)
 
+    # drop_last: 3 ranks x 4, global batches of 12: one, the 8 samples left over dropped.
     parts = [np.concatenate([lb for _, lb in make(rank=r, world=3, drop_last=True)]) for r in range(3)]
-    assert all(len(p) == 4 for p in parts)  # 6 samples per rank, the short batch dropped
+    assert all(len(p) == 4 for p in parts)
     union = np.concatenate(parts)
     assert len(set(union.tolist())) == len(union)
 

@@ -319,7 +319,7 @@ def test_exception_messages_carry_no_status_code_prefix(tmp_path, shard):
 def test_state_dict_and_load_state_dict_have_no_aliases(shard):
     L = libshard.Loader(shard, 2, image_size=8)
     assert not hasattr(L, "state") and not hasattr(L, "restore")
-    L.load_state_dict(dict(L.state_dict(), batch=3))
+    L.load_state_dict(dict(L.state_dict(), consumed=6))
     assert next(L).labels.tolist() == [6, 7]
 
 
@@ -475,7 +475,7 @@ def test_on_error_skip_keeps_batches_full_and_names_the_skipped_records(tmp_path
     loader = libshard.Loader(sources, 3, image_size=(12, 16), on_error="skip")
     labels = [int(y) for _, ys in loader for y in ys]
     assert labels == [0, 1, 2, 3, 4, 0]  # the bad sample 5 replaced by the order's next, sample 0
-    assert loader.skipped == [{"file": str(tmp_path / "b.tfrecord"), "record": 0, "offset": 0,
+    assert loader.skipped == [{"sample": 5, "file": str(tmp_path / "b.tfrecord"), "record": 0, "offset": 0,
                                "reason": loader.skipped[0]["reason"]}]
     assert loader.skipped[0]["reason"]
     list(loader)  # a second epoch lists it once

@@ -71,7 +71,7 @@ def test_plain_next_streams_across_epochs_and_for_ends_at_the_epoch(shard):
     assert len(L) == 3
     stream = [next(L)[1].tolist() for _ in range(7)]  # Keras' fit() with a generator does this
     assert stream == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]] * 2 + [[0, 1, 2, 3]]
-    assert L.state_dict()["epoch"] == 2 and L.state_dict()["batch"] == 1
+    assert L.state_dict()["epoch"] == 2 and L.state_dict()["consumed"] == 4
     assert labels_of(L) == [[4, 5, 6, 7], [8, 9]]  # for: the rest of epoch 2, then stops
     assert labels_of(L) == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]  # epoch 3
 
@@ -90,7 +90,7 @@ def test_peeking_does_not_shorten_the_epoch(shard):
     assert labels_of(itertools.islice(iter(L), 3)) == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
     assert L.state_dict()["epoch"] == 3
     # After load_state_dict() a pass starts at the restored batch.
-    L.load_state_dict(dict(L.state_dict(), batch=2))
+    L.load_state_dict(dict(L.state_dict(), consumed=8))
     assert labels_of(L) == [[8, 9]]
     # A replaced iterator says so.
     it = iter(L)
@@ -106,10 +106,10 @@ def test_peeking_does_not_shorten_the_epoch(shard):
     ("epoch", 2**64 - 1, r'state\["epoch"\] must be an integer in 0..9223372036854775807, got 18446744073709551615'),
     ("epoch", 2**63, r'state\["epoch"\] must be an integer in 0..9223372036854775807, got 9223372036854775808'),
     ("epoch", -1, r'state\["epoch"\] must be an integer in 0..9223372036854775807, got -1'),
-    ("batch", 4, r'state\["batch"\] must be an integer in 0..3, got 4'),
-    ("batch", -2, r'state\["batch"\] must be an integer in 0..3, got -2'),
-    ("batch", 1.0, r'state\["batch"\] must be an integer in 0..3, got 1.0'),
-    ("batch", True, r'state\["batch"\] must be an integer in 0..3, got True'),
+    ("consumed", 7, r'state\["consumed"\] must be an integer in 0..6, got 7'),
+    ("consumed", -2, r'state\["consumed"\] must be an integer in 0..6, got -2'),
+    ("consumed", 1.0, r'state\["consumed"\] must be an integer in 0..6, got 1.0'),
+    ("consumed", True, r'state\["consumed"\] must be an integer in 0..6, got True'),
     ("seed", -1, r'state\["seed"\] must be an integer'),
 ])
 def test_restore_refuses_values_out_of_range(tmp_path, key, value, message):
@@ -121,7 +121,7 @@ def test_restore_refuses_values_out_of_range(tmp_path, key, value, message):
     with pytest.raises(ValueError, match=message):
         L.load_state_dict(state)
     assert labels_of(L) == [[0, 1], [2, 3], [4, 5]]  # untouched
-    L.load_state_dict(dict(L.state_dict(), epoch=2**63 - 1, batch=2))  # the last epoch is a real one
+    L.load_state_dict(dict(L.state_dict(), epoch=2**63 - 1, consumed=4))  # the last epoch is a real one
     assert next(L)[1].tolist() == [4, 5]
 
 

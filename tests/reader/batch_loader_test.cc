@@ -589,6 +589,95 @@ TEST(BatchLoaderTest, SkipReplacesABadRecordWithTheNextSampleWhateverTheThreads)
   EXPECT_EQ(by_threads[0], by_threads[1]);
 }
 
+// `n` records whose image is not an image (label 99).
+void WriteBadShard(const std::string& path, int n) {
+  auto wr = record::RecordWriter::Create(path);
+  ASSERT_TRUE(wr.ok()) << wr.status();
+  for (int i = 0; i < n; ++i) {
+    example::ExampleBuilder b;
+    b.AddBytes(keys::kEncoded, "definitely not a jpeg");
+    b.AddInt64(keys::kLabel, 99);
+    ASSERT_TRUE((*wr)->Write(b.Serialize()).ok());
+  }
+  ASSERT_TRUE((*wr)->Close().ok());
+}
+
+// Global batch k, as the ranks' batch k together (rank order).
+std::vector<int64_t> GlobalBatch(std::vector<std::unique_ptr<BatchLoader>>& ranks) {
+  std::vector<int64_t> labels;
+  for (auto& l : ranks) {
+    Batch b;
+    EXPECT_TRUE(l->Next(&b).ok());
+    labels.insert(labels.end(), b.labels, b.labels + b.size);
+  }
+  return labels;
+}
+
+TEST(BatchLoaderTest, ElasticResumeContinuesTheGlobalOrderAndKeepsTheSkips) {
+  // Samples 0..10 (labels 0..10), 11 and 12 bad, 13..23 (labels 11..21).
+  const std::string dir = testing::MakeTempDir();
+  MakeDataset(dir, {}, 2, 11);
+  WriteBadShard(dir + "/bad.tfrecord", 2);
+  auto opened = Dataset::Open({dir + "/d-0.tfrecord", dir + "/bad.tfrecord", dir + "/d-1.tfrecord"});
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  std::shared_ptr<const Dataset> ds = std::move(*opened);
+  auto make = [&](int world, size_t batch) {
+    std::vector<std::unique_ptr<BatchLoader>> ranks;
+    for (int r = 0; r < world; ++r) {
+      BatchLoaderOptions o = FixtureSized(batch);
+      o.order.rank = r;
+      o.order.world_size = world;
+      o.on_error = BatchLoaderOptions::OnError::kSkip;
+      ranks.push_back(std::move(BatchLoader::Create(ds, o).value()));
+    }
+    return ranks;
+  };
+  // 2 ranks x 3: global batches of 6. Bad sample 11 is replaced by the next
+  // of the global order that decodes (12 is bad too: 13, label 11), on
+  // whichever rank it falls.
+  const std::vector<std::vector<int64_t>> want = {
+      {0, 1, 2, 3, 4, 5}, {6, 7, 8, 9, 10, 11}, {11, 11, 12, 13, 14, 15}, {16, 17, 18, 19, 20, 21}};
+  auto two = make(2, 3);
+  for (int k = 0; k < 4; ++k) EXPECT_EQ(GlobalBatch(two), want[k]) << "uninterrupted global batch " << k;
+  // Interrupted after 2 global batches, resumed on 3 ranks x 2 (the same
+  // global batch): the same batches, sample for sample.
+  two = make(2, 3);
+  for (int k = 0; k < 2; ++k) GlobalBatch(two);
+  std::vector<SkippedRecord> saved;
+  for (auto& l : two) {
+    const GlobalPosition g = l->global_position().value();
+    EXPECT_EQ(g, (GlobalPosition{0, 12}));  // every rank says the same
+    for (const SkippedRecord& r : l->skipped()) saved.push_back(r);
+  }
+  // 11 and 12, met by rank 1 (12 perhaps by rank 0 too, decoding ahead):
+  // restoring a record twice lists it once.
+  std::set<uint64_t> saved_samples;
+  for (const SkippedRecord& r : saved) saved_samples.insert(r.sample);
+  EXPECT_EQ(saved_samples, (std::set<uint64_t>{11, 12}));
+  auto three = make(3, 2);
+  for (auto& l : three) {
+    ASSERT_TRUE(l->RestoreSkipped(saved).ok());
+    ASSERT_TRUE(l->SeekGlobal({0, 12}).ok());
+    EXPECT_EQ(l->batches_per_epoch(), 4u);  // a whole epoch: 24 / 6
+    EXPECT_EQ(l->position(), (Position{0, 0, 12}));
+  }
+  for (int k = 2; k < 4; ++k) EXPECT_EQ(GlobalBatch(three), want[k]) << "resumed global batch " << k;
+  for (auto& l : three) {
+    EXPECT_EQ(l->global_position().value(), (GlobalPosition{1, 0}));  // the next epoch, from its start
+    ASSERT_EQ(l->skipped().size(), 2u);                               // sample 12 met again by rank 0: listed once
+    EXPECT_EQ(l->skipped()[1].path, dir + "/bad.tfrecord");
+    EXPECT_EQ(l->skipped()[0].sample + l->skipped()[1].sample, 23u);
+  }
+  // The next epoch is the uninterrupted run's.
+  for (int k = 0; k < 1; ++k) EXPECT_EQ(GlobalBatch(three), want[k]);
+  // A record that is not this dataset's is refused.
+  SkippedRecord wrong = saved[0];
+  wrong.sample = 11;  // bad.tfrecord's record 0
+  wrong.record = 1;
+  EXPECT_EQ(three[0]->RestoreSkipped({wrong}).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(three[0]->SeekGlobal({0, 25}).code(), StatusCode::kInvalidArgument);
+}
+
 TEST(BatchLoaderTest, ReadsTensorFlowWrittenFilesThroughAKeyMapping) {
   // tfx's CIFAR-10 sample (PNG under "image", label "label") and flowers
   // sample (JPEGs of assorted sizes under "image_raw").

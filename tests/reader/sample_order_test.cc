@@ -163,6 +163,158 @@ TEST(SampleOrderTest, WorkersSplitBatchesRoundRobin) {
   EXPECT_EQ(total, 42u);
 }
 
+// Rank r's batch j is the r-th batch_size slice of global batch j (the
+// epoch's global order in consecutive runs of batch_size * world_size).
+TEST(SampleOrderTest, RanksTakeSlicesOfEachGlobalBatch) {
+  // 20 samples, 3 ranks x 2: global batches of 6; padded to 21 (sample 0
+  // again); the last global batch (positions 18..20) is cut 1 + 1 + 1.
+  std::vector<std::vector<uint64_t>> want = {
+      {0, 1, 6, 7, 12, 13, 18}, {2, 3, 8, 9, 14, 15, 19}, {4, 5, 10, 11, 16, 17, 0}};
+  for (int r = 0; r < 3; ++r) {
+    OrderOptions opt;
+    opt.rank = r;
+    opt.world_size = 3;
+    opt.batch_size = 2;
+    auto o = SampleOrder::Create(20, opt);
+    ASSERT_TRUE(o.ok()) << o.status();
+    EXPECT_EQ(o->EpochSamples(0), want[r]) << "rank " << r;
+    EXPECT_EQ(o->batches_per_epoch(), 4u);
+    EXPECT_EQ(o->BatchRange(3).end - o->BatchRange(3).begin, 1u);  // the short last global batch, cut evenly
+    EXPECT_EQ(o->GlobalIndex(6), 18u + r);
+  }
+  // drop_last: the incomplete global batch (18, 19) is dropped.
+  OrderOptions opt;
+  opt.rank = 2;
+  opt.world_size = 3;
+  opt.batch_size = 2;
+  opt.drop_last = true;
+  auto o = SampleOrder::Create(20, opt);
+  EXPECT_EQ(o->EpochSamples(0), (std::vector<uint64_t>{4, 5, 10, 11, 16, 17}));
+  EXPECT_EQ(o->batches_per_epoch(), 3u);
+  EXPECT_EQ(o->GlobalConsumed(0, 3), 18u);
+}
+
+std::vector<std::vector<uint64_t>> GlobalBatches(uint64_t n, int world, size_t batch, uint64_t epoch,
+                                                 uint64_t start = 0) {
+  std::vector<SampleOrder> ranks;
+  for (int r = 0; r < world; ++r) {
+    OrderOptions opt;
+    opt.kind = OrderKind::kShuffle;
+    opt.seed = 5;
+    opt.rank = r;
+    opt.world_size = world;
+    opt.batch_size = batch;
+    ranks.push_back(SampleOrder::Create(n, opt).value());
+  }
+  std::vector<std::vector<uint64_t>> out;
+  std::vector<std::vector<uint64_t>> samples;
+  for (const auto& o : ranks) samples.push_back(o.EpochSamples(epoch, start));
+  for (uint64_t b = 0; b < ranks[0].batches_per_epoch(start); ++b) {
+    out.emplace_back();
+    for (int r = 0; r < world; ++r) {
+      const SampleOrder::Range range = ranks[r].BatchRange(b, start);
+      out.back().insert(out.back().end(), samples[r].begin() + range.begin, samples[r].begin() + range.end);
+    }
+  }
+  return out;
+}
+
+TEST(SampleOrderTest, SameGlobalBatchSameBatchesOnAnyWorldSize) {
+  // 8 ranks x 32 and 4 x 64 (and 1 x 256): the same global batches, sample
+  // for sample (1024 samples: no padding difference at the end).
+  const auto eight = GlobalBatches(1024, 8, 32, 3);
+  ASSERT_EQ(eight.size(), 4u);
+  EXPECT_EQ(GlobalBatches(1024, 4, 64, 3), eight);
+  EXPECT_EQ(GlobalBatches(1024, 1, 256, 3), eight);
+  const auto order = SampleOrder::Create(1024,
+                                         [] {
+                                           OrderOptions o;
+                                           o.kind = OrderKind::kShuffle;
+                                           o.seed = 5;
+                                           return o;
+                                         }())
+                         ->GlobalOrder(3);
+  EXPECT_EQ(eight[1], std::vector<uint64_t>(order.begin() + 256, order.begin() + 512));
+}
+
+TEST(SampleOrderTest, AnEpochStartsAtAGlobalOffset) {
+  // 1000 samples; 8 ranks x 10 consume 3 global batches (240), then 3 ranks
+  // x 7 take the rest from there: global_order[240:], each sample once, in
+  // order, padded to 762 with the epoch's first samples.
+  const uint64_t n = 1000;
+  OrderOptions opt;
+  opt.kind = OrderKind::kBlockShuffle;
+  opt.block_size = 16;
+  opt.seed = 11;
+  opt.world_size = 8;
+  opt.batch_size = 10;
+  const auto before = SampleOrder::Create(n, opt).value();
+  const std::vector<uint64_t> global = before.GlobalOrder(4);
+  EXPECT_EQ(before.GlobalConsumed(0, 3), 240u);
+  std::vector<uint64_t> seen;
+  std::vector<std::vector<uint64_t>> per_rank;
+  for (int r = 0; r < 3; ++r) {
+    OrderOptions o3 = opt;
+    o3.rank = r;
+    o3.world_size = 3;
+    o3.batch_size = 7;
+    const auto o = SampleOrder::Create(n, o3).value();
+    EXPECT_EQ(o.samples_per_rank(240), 254u);  // ceil(760 / 3)
+    EXPECT_EQ(o.rank_batches(240), 37u);       // 36 of 7, then 2
+    per_rank.push_back(o.EpochSamples(4, 240));
+    EXPECT_EQ(o.GlobalConsumed(240, 36), 240u + 36 * 21);
+    EXPECT_EQ(o.GlobalConsumed(240, 37), n);
+    EXPECT_EQ(o.batches_per_epoch(n), 0u);  // nothing left: the epoch is over
+  }
+  for (uint64_t j = 0; j < 37; ++j) {
+    for (int r = 0; r < 3; ++r) {
+      const uint64_t k = j < 36 ? 7 : 2;
+      for (uint64_t i = 0; i < k; ++i) seen.push_back(per_rank[r][j * 7 + i]);
+    }
+  }
+  std::vector<uint64_t> want(global.begin() + 240, global.end());
+  want.push_back(global[0]);
+  want.push_back(global[1]);
+  EXPECT_EQ(seen, want);
+}
+
+TEST(SampleOrderTest, ElasticChangesCoverTheEpochOnce) {
+  // 8 -> 4 -> 6 -> 1 ranks (batch 5) within one epoch of 997 samples.
+  const uint64_t n = 997;
+  std::vector<uint64_t> seen;
+  uint64_t consumed = 0;
+  const int worlds[] = {8, 4, 6, 1};
+  const uint64_t steps[] = {3, 7, 4, ~uint64_t{0}};
+  for (int c = 0; c < 4; ++c) {
+    std::vector<std::vector<uint64_t>> samples;
+    std::vector<SampleOrder> ranks;
+    for (int r = 0; r < worlds[c]; ++r) {
+      OrderOptions o;
+      o.kind = OrderKind::kShuffle;
+      o.seed = 3;
+      o.rank = r;
+      o.world_size = worlds[c];
+      o.batch_size = 5;
+      ranks.push_back(SampleOrder::Create(n, o).value());
+      samples.push_back(ranks.back().EpochSamples(0, consumed));
+    }
+    const uint64_t take = std::min(steps[c], ranks[0].rank_batches(consumed));
+    for (uint64_t b = 0; b < take; ++b) {
+      for (int r = 0; r < worlds[c]; ++r) {
+        const auto range = ranks[r].BatchRange(b, consumed);
+        seen.insert(seen.end(), samples[r].begin() + range.begin, samples[r].begin() + range.end);
+      }
+    }
+    const uint64_t next = ranks[0].GlobalConsumed(consumed, take);
+    for (const auto& o : ranks) EXPECT_EQ(o.GlobalConsumed(consumed, take), next);  // every rank says the same
+    consumed = next;
+  }
+  EXPECT_EQ(consumed, n);
+  ASSERT_EQ(seen.size(), n);  // world size 1 at the end: no padding
+  std::sort(seen.begin(), seen.end());
+  EXPECT_EQ(seen, Iota(n));
+}
+
 TEST(SampleOrderTest, RejectsBadOptions) {
   OrderOptions opt;
   opt.rank = 2;

@@ -85,10 +85,10 @@ struct BatchLoader::Impl {
   mutable std::mutex skip_mu;
   std::vector<SkippedRecord> skipped;  // guarded by skip_mu
   std::set<uint64_t> skipped_samples;  // guarded by skip_mu
-  std::vector<uint64_t> order_cache;   // BatchSamples: the order of epoch order_cache_epoch (skip_mu)
+  std::vector<uint64_t> order_cache;   // BatchSamples: the global order of epoch order_cache_epoch (skip_mu)
   uint64_t order_cache_epoch = 0;
   void Produce(Runtime* rt, Position start);
-  Status Fill(Runtime* rt, Slot* slot, const std::vector<uint64_t>& samples, Position pos);
+  Status Fill(Runtime* rt, Slot* slot, const std::vector<uint64_t>& global, Position pos);
   void StopProducer(Runtime* rt, std::unique_lock<std::mutex>* lock);
   Status NextUntil(Batch* out, std::shared_ptr<BatchBlock>* owner,
                    const std::chrono::steady_clock::time_point* deadline, bool* ready);
@@ -120,8 +120,8 @@ Runtime& BatchLoader::Impl::Current() {
   return *rt;
 }
 
-Status BatchLoader::Impl::Fill(Runtime* rt, Slot* slot, const std::vector<uint64_t>& samples, Position pos) {
-  const SampleOrder::Range range = order.BatchRange(pos.batch);
+Status BatchLoader::Impl::Fill(Runtime* rt, Slot* slot, const std::vector<uint64_t>& global, Position pos) {
+  const SampleOrder::Range range = order.BatchRange(pos.batch, pos.start);
   const size_t n = range.end - range.begin;
   slot->size = n;
   slot->pos = pos;
@@ -136,14 +136,16 @@ Status BatchLoader::Impl::Fill(Runtime* rt, Slot* slot, const std::vector<uint64
     uint8_t* image = slot->buf.images + i * image_bytes;
     uint8_t* mask = slot->buf.masks ? slot->buf.masks + i * mask_bytes : nullptr;
     std::vector<ExtraValues>* extras = opt.extras.empty() ? nullptr : &slot->extras[i];
-    Status s = decoder.Decode(samples[range.begin + i], pos.epoch, image, mask, &slot->buf.labels[i], extras);
-    // kSkip: the next samples of the order, in turn, take a bad record's place.
+    // The sample's place in the epoch's global order: kSkip replaces a bad
+    // record by the next samples of that order, in turn (the same on any
+    // partition, so a resumed run of another shape replaces it the same way).
+    const uint64_t at = order.GlobalIndex(range.begin + i, pos.start);
+    Status s = decoder.Decode(global[at % global.size()], pos.epoch, image, mask, &slot->buf.labels[i], extras);
     for (size_t k = 1; !s.ok() && opt.on_error == BatchLoaderOptions::OnError::kSkip && k <= 8 &&
                        (s.code() == StatusCode::kDataLoss || s.code() == StatusCode::kInvalidArgument);
          ++k) {
-      NoteSkipped(samples[(range.begin + i + k - 1) % samples.size()], s);
-      s = decoder.Decode(samples[(range.begin + i + k) % samples.size()], pos.epoch, image, mask, &slot->buf.labels[i],
-                         extras);
+      NoteSkipped(global[(at + k - 1) % global.size()], s);
+      s = decoder.Decode(global[(at + k) % global.size()], pos.epoch, image, mask, &slot->buf.labels[i], extras);
     }
     if (!s.ok()) {
       std::lock_guard<std::mutex> g(err_mu);
@@ -159,9 +161,8 @@ Status BatchLoader::Impl::Fill(Runtime* rt, Slot* slot, const std::vector<uint64
 
 void BatchLoader::Impl::Produce(Runtime* rt, Position pos) {
   uint64_t seq = 0;
-  std::optional<uint64_t> samples_epoch;  // the epoch `samples` holds
-  std::vector<uint64_t> samples;
-  const uint64_t bpe = order.batches_per_epoch();
+  std::optional<uint64_t> global_epoch;  // the epoch `global` holds
+  std::vector<uint64_t> global;
   for (;;) {
     Slot* slot = &slots[seq % slots.size()];
     {
@@ -176,13 +177,13 @@ void BatchLoader::Impl::Produce(Runtime* rt, Position pos) {
             LIBSHARD_ASSIGN_OR_RETURN(slot->block, pool->Acquire());
             slot->buf = slot->block->buffers();
           }
-          if (samples_epoch != pos.epoch) {
-            samples = order.EpochSamples(pos.epoch);
-            samples_epoch = pos.epoch;
+          if (global_epoch != pos.epoch) {
+            global = order.GlobalOrder(pos.epoch);
+            global_epoch = pos.epoch;
             // Remote shards: download in this part's order, ahead of the reads.
-            LIBSHARD_RETURN_IF_ERROR(ds->PlanEpoch(order, samples, pos.batch));
+            LIBSHARD_RETURN_IF_ERROR(ds->PlanEpoch(order, order.RankSamples(global, pos.start), pos.batch, pos.start));
           }
-          return Fill(rt, slot, samples, pos);
+          return Fill(rt, slot, global, pos);
         },
         [&] { return "preparing batch " + std::to_string(pos.batch) + " of epoch " + std::to_string(pos.epoch); });
     {
@@ -195,10 +196,7 @@ void BatchLoader::Impl::Produce(Runtime* rt, Position pos) {
     rt->cv.notify_all();
     if (!s.ok()) return;
     ++seq;
-    if (++pos.batch >= bpe) {
-      pos.batch = 0;
-      ++pos.epoch;
-    }
+    if (++pos.batch >= order.batches_per_epoch(pos.start)) pos = Position{pos.epoch + 1, 0, 0};
   }
 }
 
@@ -261,42 +259,6 @@ StatusOr<std::unique_ptr<BatchLoader::Impl>> NewImpl(std::shared_ptr<const Datas
                                                      const BatchLoaderOptions& given);
 
 }  // namespace
-
-Status BatchLoader::ResolveShape(const Dataset& dataset, BatchLoaderOptions* options) {
-  if (dataset.size() == 0) {  // said first: no size, no batch, nothing to load
-    return InvalidArgumentError(
-        "no samples: the sources hold 0 records" +
-        (dataset.num_shards() == 0
-             ? std::string(" (no shards)")
-             : " (" + std::to_string(dataset.num_shards()) + " shard(s), the first " + dataset.shard_path(0) + ")") +
-        "; an empty dataset cannot be loaded");
-  }
-  const StoredShape& stored = dataset.stored_shape();
-  if (options->width == 0 && options->height == 0) {
-    if (!stored.unknown.empty()) {
-      return InvalidArgumentError("image_size: not given, and the stored image size is unknown (" + stored.unknown +
-                                  "); give the output size (image_size=(height, width))");
-    }
-    if (stored.width == 0 || stored.height == 0) {
-      return InvalidArgumentError("image_size: not given, and the stored images do not all have one size (" +
-                                  stored.sizes + "); give the output size (image_size=(height, width))");
-    }
-    options->width = stored.width;
-    options->height = stored.height;
-  }
-  if (options->channels == 0) options->channels = stored.channels == 1 || stored.channels == 2 ? 1 : 3;
-  return Status::OK();
-}
-
-BatchShape BatchLoader::ShapeOf(const BatchLoaderOptions& options) {
-  const size_t pixels = static_cast<size_t>(options.width) * static_cast<size_t>(options.height);
-  BatchShape shape;
-  shape.image_bytes =
-      options.batch_size * pixels * static_cast<size_t>(options.channels) * PixelTypeSize(options.dtype);
-  shape.labels = options.batch_size;
-  shape.mask_bytes = options.masks ? options.batch_size * pixels : 0;
-  return shape;
-}
 
 StatusOr<std::unique_ptr<BatchLoader>> BatchLoader::Create(std::shared_ptr<const Dataset> dataset,
                                                            const BatchLoaderOptions& given,
@@ -433,7 +395,12 @@ Position BatchLoader::position() const {
 }
 
 Status BatchLoader::Seek(Position p) {
-  const uint64_t bpe = batches_per_epoch();
+  const uint64_t length = impl_->order.dataset_size();
+  if (p.start > length) {
+    return InvalidArgumentError("start " + std::to_string(p.start) + " is past the epoch's " + std::to_string(length) +
+                                " samples");
+  }
+  const uint64_t bpe = impl_->order.batches_per_epoch(p.start);
   if (p.epoch > Position::kMaxEpoch) {
     return InvalidArgumentError("epoch " + std::to_string(p.epoch) + " is past the last epoch (" +
                                 std::to_string(Position::kMaxEpoch) + ")");
@@ -442,18 +409,37 @@ Status BatchLoader::Seek(Position p) {
     return InvalidArgumentError("batch " + std::to_string(p.batch) + " is past the epoch's " + std::to_string(bpe) +
                                 " batches");
   }
-  if (p.batch == bpe && bpe > 0) {
+  if (p.batch == bpe && (bpe > 0 || p.start > 0)) {  // the epoch's end (0 batches: an empty dataset)
     if (p.epoch == Position::kMaxEpoch) {
       return InvalidArgumentError("batch " + std::to_string(p.batch) + " of the last epoch has no next epoch");
     }
-    p.batch = 0;
-    ++p.epoch;
+    p = Position{p.epoch + 1, 0, 0};
   }
   Runtime* rt = &impl_->Current();
   std::unique_lock<std::mutex> lock(rt->mu);
   impl_->StopProducer(rt, &lock);
   impl_->next = p;
   return Status::OK();
+}
+
+StatusOr<GlobalPosition> BatchLoader::global_position() const {
+  if (impl_->order.options().num_workers > 1) {
+    return FailedPreconditionError("global_position: worker " + std::to_string(impl_->order.options().worker) + " of " +
+                                   std::to_string(impl_->order.options().num_workers) +
+                                   " sees only its share of the rank's batches; count what the consumer received "
+                                   "(SampleOrder::GlobalConsumed)");
+  }
+  const Position p = position();
+  return GlobalPosition{p.epoch, impl_->order.GlobalConsumed(p.start, p.batch)};
+}
+
+Status BatchLoader::SeekGlobal(GlobalPosition g) {
+  const uint64_t length = impl_->order.dataset_size();
+  if (g.consumed > length) {
+    return InvalidArgumentError("consumed " + std::to_string(g.consumed) + " is past the epoch's " +
+                                std::to_string(length) + " samples");
+  }
+  return Seek(Position{g.epoch, 0, g.consumed});
 }
 
 Status BatchLoader::Next(Batch* out) {
@@ -534,10 +520,7 @@ Status BatchLoader::Impl::NextUntil(Batch* out, std::shared_ptr<BatchBlock>* own
   out->slot = idx;
   out->extras = std::move(slot.extras);  // the slot may be refilled as soon as the lock goes
   slot.extras.clear();
-  if (++next.batch >= order.batches_per_epoch()) {
-    next.batch = 0;
-    ++next.epoch;
-  }
+  if (++next.batch >= order.batches_per_epoch(next.start)) next = Position{next.epoch + 1, 0, 0};
   *ready = true;
   return Status::OK();
 }
@@ -549,7 +532,7 @@ void BatchLoader::Impl::NoteSkipped(uint64_t sample, const Status& why) {
   try {  // on a decode thread: nothing may escape
     if (!skipped_samples.insert(sample).second) return;
     const uint64_t offset = shard.ok() ? (*shard)->entry(loc.record).offset : 0;
-    skipped.push_back({ds->shard_path(loc.shard), loc.record, offset, std::string(why.message())});
+    skipped.push_back({sample, ds->shard_path(loc.shard), loc.record, offset, std::string(why.message())});
   } catch (const std::exception&) {
   }
 }
@@ -557,18 +540,41 @@ void BatchLoader::Impl::NoteSkipped(uint64_t sample, const Status& why) {
 std::vector<uint64_t> BatchLoader::BatchSamples(Position p) const {
   std::lock_guard<std::mutex> lock(impl_->skip_mu);
   if (impl_->order_cache_epoch != p.epoch || impl_->order_cache.empty()) {  // one epoch's order kept
-    impl_->order_cache = impl_->order.EpochSamples(p.epoch);
+    impl_->order_cache = impl_->order.GlobalOrder(p.epoch);
     impl_->order_cache_epoch = p.epoch;
   }
-  const std::vector<uint64_t>& samples = impl_->order_cache;
-  const SampleOrder::Range range = impl_->order.BatchRange(p.batch);
+  const std::vector<uint64_t>& global = impl_->order_cache;
+  const SampleOrder::Range range = impl_->order.BatchRange(p.batch, p.start);
   std::vector<uint64_t> out;
   for (uint64_t i = range.begin; i < range.end; ++i) {
-    uint64_t s = samples[i];
-    for (size_t k = 1; k <= 8 && impl_->skipped_samples.count(s) > 0; ++k) s = samples[(i + k) % samples.size()];
+    const uint64_t at = impl_->order.GlobalIndex(i, p.start);
+    uint64_t s = global[at % global.size()];
+    for (size_t k = 1; k <= 8 && impl_->skipped_samples.count(s) > 0; ++k) s = global[(at + k) % global.size()];
     out.push_back(s);
   }
   return out;
+}
+
+Status BatchLoader::RestoreSkipped(const std::vector<SkippedRecord>& records) {
+  const Dataset& ds = *impl_->ds;
+  for (const SkippedRecord& r : records) {
+    const bool known = r.sample < ds.size();
+    const Dataset::Location loc = known ? ds.Locate(r.sample) : Dataset::Location{};
+    const std::string& path = known ? ds.shard_path(loc.shard) : r.path;
+    const std::string name = path.substr(path.find_last_of('/') + 1);
+    if (!known || loc.record != r.record || r.path.substr(r.path.find_last_of('/') + 1) != name) {
+      return InvalidArgumentError("skipped record: sample " + std::to_string(r.sample) + " (" + r.path + " record " +
+                                  std::to_string(r.record) + ") is not a record of this dataset");
+    }
+  }
+  std::lock_guard<std::mutex> lock(impl_->skip_mu);
+  for (const SkippedRecord& r : records) {
+    if (!impl_->skipped_samples.insert(r.sample).second) continue;
+    SkippedRecord here = r;
+    here.path = ds.shard_path(ds.Locate(r.sample).shard);  // this run's file (the same name)
+    impl_->skipped.push_back(std::move(here));
+  }
+  return Status::OK();
 }
 
 std::vector<SkippedRecord> BatchLoader::skipped() const {

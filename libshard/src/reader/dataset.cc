@@ -19,6 +19,7 @@
 #include "libshard/manifest.pb.h"
 #include "libshard/manifest/manifest_json.h"
 #include "libshard/store/object_store.h"
+#include "libshard/util/sha256.h"
 #include "libshard/util/strings.h"
 #include "remote_shards.h"
 
@@ -422,10 +423,10 @@ namespace {
 // The remote shard of each read of `order`'s batches first_batch.. (kLocal
 // for a local shard's).
 std::vector<size_t> ReadsOf(const Dataset& ds, const std::vector<size_t>& remote_index, const SampleOrder& order,
-                            const std::vector<uint64_t>& samples, uint64_t first_batch) {
+                            const std::vector<uint64_t>& samples, uint64_t first_batch, uint64_t start = 0) {
   std::vector<size_t> reads;
-  for (uint64_t b = first_batch; b < order.batches_per_epoch(); ++b) {
-    const SampleOrder::Range range = order.BatchRange(b);
+  for (uint64_t b = first_batch; b < order.batches_per_epoch(start); ++b) {
+    const SampleOrder::Range range = order.BatchRange(b, start);
     for (size_t k = range.begin; k < range.end && k < samples.size(); ++k) {
       reads.push_back(remote_index[ds.Locate(samples[k]).shard]);
     }
@@ -540,12 +541,21 @@ Status Dataset::CheckReadOrderBytes(const SampleOrder& order) const {
       " bytes; raise cache_limit to at least " + std::to_string(need) + ", or lower block_size or window_blocks");
 }
 
-Status Dataset::PlanEpoch(const SampleOrder& order, const std::vector<uint64_t>& epoch_samples,
-                          uint64_t first_batch) const {
+Status Dataset::PlanEpoch(const SampleOrder& order, const std::vector<uint64_t>& epoch_samples, uint64_t first_batch,
+                          uint64_t start) const {
   if (remote_ == nullptr || size() == 0) return Status::OK();
   const OrderOptions& o = order.options();
-  return remote_->Plan(ReadsOf(*this, remote_index_, order, epoch_samples, first_batch), o.batch_size, GapOf(o),
+  return remote_->Plan(ReadsOf(*this, remote_index_, order, epoch_samples, first_batch, start), o.batch_size, GapOf(o),
                        o.kind == OrderKind::kShuffle, /*check_only=*/false);
+}
+
+std::string Dataset::Identity() const {
+  std::string text = "libshard dataset 1\n" + std::to_string(size()) + "\n";
+  for (size_t i = 0; i < shards_.size(); ++i) {
+    const std::string& path = paths_[i];
+    text += path.substr(path.find_last_of('/') + 1) + "\t" + std::to_string(starts_[i + 1] - starts_[i]) + "\n";
+  }
+  return util::Sha256Hex(text).substr(0, 16);
 }
 
 }  // namespace libshard::reader

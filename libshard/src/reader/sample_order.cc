@@ -48,28 +48,55 @@ StatusOr<SampleOrder> SampleOrder::Create(uint64_t dataset_size, const OrderOpti
   if (o.kind == OrderKind::kBlockShuffle && (o.block_size == 0 || o.window_blocks == 0)) {
     return InvalidArgumentError("block_size and window_blocks must be > 0");
   }
+  size_t global_batch = 0;
+  if (__builtin_mul_overflow(o.batch_size, static_cast<size_t>(o.world_size), &global_batch)) {
+    return InvalidArgumentError("batch_size " + std::to_string(o.batch_size) + " x world_size " +
+                                std::to_string(o.world_size) + " overflows");
+  }
   SampleOrder s;
   s.options_ = o;
   s.n_ = dataset_size;
-  const uint64_t w = static_cast<uint64_t>(o.world_size);
-  s.per_rank_ = o.drop_last ? dataset_size / w : (dataset_size + w - 1) / w;
-  if (dataset_size > 0 && s.per_rank_ == 0) {
-    return InvalidArgumentError("drop_last: " + std::to_string(dataset_size) + " samples cannot give each of " +
-                                std::to_string(w) + " ranks one");
+  if (o.drop_last && dataset_size > 0 && dataset_size < global_batch) {
+    return InvalidArgumentError("drop_last: " + std::to_string(dataset_size) +
+                                " samples cannot fill one global batch of " + std::to_string(global_batch) +
+                                " (batch_size " + std::to_string(o.batch_size) + " x world_size " +
+                                std::to_string(o.world_size) + ")");
   }
   return s;
 }
 
-uint64_t SampleOrder::rank_batches() const {
-  const uint64_t b = options_.batch_size;
-  return options_.drop_last ? per_rank_ / b : (per_rank_ + b - 1) / b;
+uint64_t SampleOrder::Cut(uint64_t start) const {
+  const uint64_t rest = start < n_ ? n_ - start : 0;
+  const uint64_t w = static_cast<uint64_t>(options_.world_size);
+  if (options_.drop_last) {
+    const uint64_t gb = options_.batch_size * w;
+    return rest / gb * gb;
+  }
+  return (rest + w - 1) / w * w;
 }
 
-uint64_t SampleOrder::batches_per_epoch() const {
-  const uint64_t total = rank_batches();
+uint64_t SampleOrder::samples_per_rank(uint64_t start) const {
+  return Cut(start) / static_cast<uint64_t>(options_.world_size);
+}
+
+uint64_t SampleOrder::rank_batches(uint64_t start) const {
+  const uint64_t b = options_.batch_size;
+  return (samples_per_rank(start) + b - 1) / b;  // drop_last: a multiple of b
+}
+
+uint64_t SampleOrder::batches_per_epoch(uint64_t start) const {
+  const uint64_t total = rank_batches(start);
   const uint64_t w = static_cast<uint64_t>(options_.num_workers);
   const uint64_t k = static_cast<uint64_t>(options_.worker);
   return total > k ? (total - k + w - 1) / w : 0;
+}
+
+uint64_t SampleOrder::GlobalConsumed(uint64_t start, uint64_t rank_batch) const {
+  const uint64_t rest = start < n_ ? n_ - start : 0;
+  const uint64_t gb = options_.batch_size * static_cast<uint64_t>(options_.world_size);
+  uint64_t done = 0;
+  if (__builtin_mul_overflow(rank_batch, gb, &done)) done = rest;
+  return std::min(start, n_) + std::min(rest, done);
 }
 
 std::vector<uint64_t> SampleOrder::GlobalOrder(uint64_t epoch) const {
@@ -108,21 +135,35 @@ std::vector<uint64_t> SampleOrder::GlobalOrder(uint64_t epoch) const {
   return order;
 }
 
-std::vector<uint64_t> SampleOrder::EpochSamples(uint64_t epoch) const {
-  std::vector<uint64_t> all = GlobalOrder(epoch);
+std::vector<uint64_t> SampleOrder::EpochSamples(uint64_t epoch, uint64_t start) const {
+  return RankSamples(GlobalOrder(epoch), start);
+}
+
+std::vector<uint64_t> SampleOrder::RankSamples(const std::vector<uint64_t>& global, uint64_t start) const {
   std::vector<uint64_t> mine;
-  if (n_ == 0) return mine;
-  mine.reserve(per_rank_);
-  const uint64_t begin = static_cast<uint64_t>(options_.rank) * per_rank_;
-  for (uint64_t i = 0; i < per_rank_; ++i) mine.push_back(all[(begin + i) % n_]);  // wraps: padding
+  if (global.empty()) return mine;
+  const uint64_t per = samples_per_rank(start);
+  mine.reserve(per);
+  for (uint64_t i = 0; i < per; ++i) mine.push_back(global[GlobalIndex(i, start) % global.size()]);  // wraps: padding
   return mine;
 }
 
-SampleOrder::Range SampleOrder::BatchRange(uint64_t b) const {
+uint64_t SampleOrder::GlobalIndex(uint64_t i, uint64_t start) const {
+  // Rank batch j of the cut is the r-th slice of global batch j; every global
+  // batch but the last is full (GB), the last is cut evenly among the ranks.
+  const uint64_t b = options_.batch_size, w = static_cast<uint64_t>(options_.world_size);
+  const uint64_t gb = b * w, j = i / b, within = i % b;
+  const uint64_t rest = Cut(start) - std::min(Cut(start), j * gb);
+  const uint64_t slice = std::min(b, rest / w);
+  return start + j * gb + static_cast<uint64_t>(options_.rank) * slice + within;
+}
+
+SampleOrder::Range SampleOrder::BatchRange(uint64_t b, uint64_t start) const {
+  const uint64_t per = samples_per_rank(start);
   const uint64_t rb = b * static_cast<uint64_t>(options_.num_workers) + static_cast<uint64_t>(options_.worker);
   Range r;
-  r.begin = static_cast<size_t>(std::min(per_rank_, rb * options_.batch_size));
-  r.end = static_cast<size_t>(std::min(per_rank_, r.begin + options_.batch_size));
+  r.begin = static_cast<size_t>(std::min(per, rb * options_.batch_size));
+  r.end = static_cast<size_t>(std::min(per, r.begin + options_.batch_size));
   return r;
 }
 

@@ -180,9 +180,10 @@ struct BatchLoaderOptions {
   // A record that fails the image-record contract (a corrupt image, a bad
   // shape, a record that is not an Example: DataLoss / InvalidArgument):
   // kRaise fails its batch (Next() returns the error); kSkip records it
-  // (skipped()) and decodes the next sample of the epoch's order in its
-  // place, up to 8 tries, so the batch stays full and the choice does not
-  // depend on threads. Other errors (out of memory, I/O) fail the batch
+  // (skipped()) and decodes the next sample of the epoch's global order in
+  // its place, up to 8 tries, so the batch stays full and the choice depends
+  // neither on threads nor on the partition (a resumed run of another shape
+  // replaces it the same way). Other errors (out of memory, I/O) fail the batch
   // either way. Default: kRaise.
   enum class OnError { kRaise, kSkip } on_error = OnError::kRaise;
   // Feature keys read from each sample's record as its pixels are decoded (on
@@ -210,6 +211,7 @@ image::PixelRect RandomResizedCropOf(const BatchLoaderOptions& options, uint64_t
 
 // A record skipped under OnError::kSkip: where it is and why.
 struct SkippedRecord {
+  uint64_t sample = 0;  // its global sample number
   std::string path;     // the shard file
   uint64_t record = 0;  // its number in the shard
   uint64_t offset = 0;  // its byte offset in the shard
@@ -221,8 +223,26 @@ struct Position {
   // wherever it is saved).
   static constexpr uint64_t kMaxEpoch = (uint64_t{1} << 63) - 1;
   uint64_t epoch = 0;  // 0 .. kMaxEpoch
-  uint64_t batch = 0;  // index within the epoch
-  friend bool operator==(const Position& a, const Position& b) { return a.epoch == b.epoch && a.batch == b.batch; }
+  uint64_t batch = 0;  // index within the epoch's cut from `start`
+  // Samples of the epoch's global order consumed before this loader's cut
+  // of it began (SampleOrder's elastic resume; 0: the whole epoch).
+  uint64_t start = 0;
+  friend bool operator==(const Position& a, const Position& b) {
+    return a.epoch == b.epoch && a.batch == b.batch && a.start == b.start;
+  }
+};
+
+// Where all ranks together are in the stream: `consumed` samples of epoch
+// `epoch`'s global order (SampleOrder::GlobalConsumed). The same on every
+// rank at the same step, and meaningful to a loader of any world size,
+// rank, worker count or batch size (see docs/reader.md, "Changing the
+// number of GPUs").
+struct GlobalPosition {
+  uint64_t epoch = 0;
+  uint64_t consumed = 0;  // 0 .. the epoch's length
+  friend bool operator==(const GlobalPosition& a, const GlobalPosition& b) {
+    return a.epoch == b.epoch && a.consumed == b.consumed;
+  }
 };
 
 struct Batch {
@@ -270,10 +290,21 @@ class BatchLoader {
   const BatchLoaderOptions& options() const;
   // The position of the batch the next Next() returns.
   Position position() const;
-  // Moves to `p` (batch may equal batches_per_epoch(), meaning the next epoch's
-  // start); drops prefetched batches. InvalidArgument if the batch is past that
-  // or the epoch past Position::kMaxEpoch.
+  // Moves to `p` (batch may equal batches_per_epoch(p.start), meaning the
+  // next epoch's start); drops prefetched batches. InvalidArgument if the
+  // batch is past that, the start past the epoch's length or the epoch past
+  // Position::kMaxEpoch.
   Status Seek(Position p);
+  // The global position of the batch Next() returns next: the samples all
+  // ranks have consumed. FailedPrecondition with num_workers > 1 (a worker
+  // sees only its share of the rank's batches; the consumer that receives
+  // them all counts: SampleOrder::GlobalConsumed).
+  StatusOr<GlobalPosition> global_position() const;
+  // Continues epoch g.epoch after its first g.consumed samples (saved by a
+  // loader of any shape): the rest of the epoch's order is cut anew for this
+  // loader's rank and worker (Position{g.epoch, 0, g.consumed}); consumed ==
+  // the epoch's length is the next epoch's start. InvalidArgument past that.
+  Status SeekGlobal(GlobalPosition g);
   // Blocks until the next batch is ready. OutOfRange when the order has no
   // batches at all (an empty dataset); the first failing batch's error, again
   // on each call until Seek().
@@ -298,6 +329,10 @@ class BatchLoader {
   // The records skipped so far under OnError::kSkip, each once, in the order
   // they were first met. Thread-safe.
   std::vector<SkippedRecord> skipped() const;
+  // Adds records skipped before a resume (a saved skipped()) to skipped(),
+  // each once. InvalidArgument when one does not name this dataset's record
+  // (its sample number, shard file name and record number disagree).
+  Status RestoreSkipped(const std::vector<SkippedRecord>& records);
   // The global sample numbers a delivered batch holds, in its order: the
   // order's samples for `position`, each skipped one (OnError::kSkip)
   // replaced as the decode threads replaced it. For a batch already returned

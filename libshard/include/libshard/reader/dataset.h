@@ -167,6 +167,10 @@ class Dataset {
 
   // Total records over all shards.
   uint64_t size() const { return starts_.empty() ? 0 : starts_.back(); }
+  // What a saved loader position is checked against: a short hex digest of
+  // the sample count and each shard's file name and record count (not its
+  // folder: a copy of the shards elsewhere is the same dataset).
+  std::string Identity() const;
   size_t num_shards() const { return shards_.size(); }
   // Shard i's local file: for a remote shard, where the cache keeps it
   // (whether it is there yet or not). Never waits.
@@ -232,14 +236,16 @@ class Dataset {
   // limit accepted here holds for every epoch.
   Status CheckReadOrder(const SampleOrder& order) const;
   // PlanEpoch(): the loader reads, in order, the batches first_batch.. of
-  // `order` in `epoch_samples` (SampleOrder::EpochSamples): the shards are
+  // `order` in `epoch_samples` (SampleOrder::EpochSamples(epoch, start), the
+  // epoch's cut from global offset `start`): the shards are
   // downloaded in first-touch order, download_threads at once, a bounded
   // window ahead of the reads; shards this part never reads are not
   // downloaded; under a cache_limit the part cannot hold whole, a shard is
   // unpinned (evictable) once its reads in this stretch of the order are
   // done. Replaces the previous plan. Errors: as CheckReadOrder(), but
   // ResourceExhausted.
-  Status PlanEpoch(const SampleOrder& order, const std::vector<uint64_t>& epoch_samples, uint64_t first_batch) const;
+  Status PlanEpoch(const SampleOrder& order, const std::vector<uint64_t>& epoch_samples, uint64_t first_batch,
+                   uint64_t start = 0) const;
   // Remote shards: objects downloaded into the cache so far by this dataset
   // (for tests and benchmarks).
   uint64_t downloads() const;

@@ -1,14 +1,15 @@
 // SampleOrder: which samples a data-parallel rank (and a loader worker) sees
 // in an epoch, and in which batches. A pure function of the options and the
 // epoch number, so every rank computes its own part without talking to the
-// others, and a saved position (epoch, batch) restores exactly.
+// others, and a saved position restores exactly -- also on another number of
+// ranks, workers or another batch size (elastic resume, below).
 //
 //   OrderOptions o;
 //   o.kind = OrderKind::kShuffle; o.seed = 42;
 //   o.rank = 1; o.world_size = 4; o.batch_size = 32;
 //   LIBSHARD_ASSIGN_OR_RETURN(SampleOrder order, SampleOrder::Create(dataset_size, o));
 //   std::vector<uint64_t> epoch3 = order.EpochSamples(3);      // this rank's samples
-//   for (size_t b = 0; b < order.batches_per_epoch(); ++b) Batch(order.BatchSamples(epoch3, b));
+//   for (size_t b = 0; b < order.batches_per_epoch(); ++b) Batch(order.BatchRange(b));
 //
 // Orders, over the dataset's global sample numbers 0..n-1 (shards in the
 // dataset's order, records in file order):
@@ -22,18 +23,31 @@
 //                  stay within a few blocks at a time (good for disks and
 //                  pread), at some cost in randomness.
 //
-// Partitioning (the same rule as PyTorch's DistributedSampler, contiguous):
-// the epoch's order is cut into world_size equal parts; rank r takes part r.
-//   drop_last = false: each part has ceil(n / world_size) samples; the order
-//     is padded by repeating its first samples, so up to world_size - 1
-//     samples are seen twice in an epoch. The last batch of a part may be
-//     short.
-//   drop_last = true: each part has floor(n / world_size) samples; the (at
-//     most world_size - 1) samples at the end of the epoch's order are not
-//     seen in that epoch (a different set each shuffled epoch), and a short
-//     last batch is dropped. Parts are then disjoint.
+// Partitioning, global-batch-major (NOT PyTorch DistributedSampler's
+// contiguous parts): with GB = batch_size * world_size, global batch k of the
+// epoch is positions [k*GB, (k+1)*GB) of the epoch's global order, and rank r
+// takes the r-th batch_size slice of it. So all ranks together consume the
+// global order front to back, and after k batches per rank exactly k*GB
+// samples of it are consumed whatever the shape: 8 ranks x 32 and 4 x 64 give
+// the same global batches, sample for sample.
+//   drop_last = false: the order is padded to a multiple of world_size by
+//     repeating its first samples (up to world_size - 1 of them seen twice in
+//     an epoch), so every rank has the same number of batches; the last
+//     global batch may be short, and is cut evenly (each rank gets the same
+//     number of its samples).
+//   drop_last = true: the incomplete last global batch (up to GB - 1 samples
+//     at the end of the epoch's order, a different set each shuffled epoch)
+//     is dropped. Ranks' samples are then disjoint and every batch is full.
 // Loader workers (num_workers > 1, e.g. PyTorch DataLoader workers) split a
 // rank's batches round-robin: worker w takes batches w, w + W, w + 2W, ...
+//
+// Elastic resume: an epoch may start at a global offset `start` (the samples
+// of its global order already consumed, by a run of any shape): the rest of
+// the order, global_order[start:], is cut by the rule above as if it were the
+// whole epoch (padding, when drop_last = false, repeats the epoch's first
+// samples), so each remaining sample is seen once among the new ranks and
+// workers. The methods taking `start` default to 0, the whole epoch; the next
+// epoch always starts at 0.
 //
 // Thread-safety: a value type; const methods are safe from any thread.
 #ifndef LIBSHARD_READER_SAMPLE_ORDER_H_
@@ -85,35 +99,50 @@ using util::SplitMix64;
 class SampleOrder {
  public:
   // InvalidArgument for a bad rank / world_size / worker / batch size, or
-  // for a dataset too small to give every rank a sample with drop_last.
+  // for a dataset too small to fill one global batch with drop_last.
   static StatusOr<SampleOrder> Create(uint64_t dataset_size, const OrderOptions& options);
 
   const OrderOptions& options() const { return options_; }
+  // The length of an epoch's global order (the dataset's samples).
   uint64_t dataset_size() const { return n_; }
-  // Samples this rank sees per epoch (before the worker split).
-  uint64_t samples_per_rank() const { return per_rank_; }
-  // Batches of this rank per epoch (before the worker split).
-  uint64_t rank_batches() const;
-  // Batches this worker yields per epoch.
-  uint64_t batches_per_epoch() const;
+  // Samples this rank sees in the epoch from global offset `start` (padding
+  // included; before the worker split). 0 when start >= dataset_size().
+  uint64_t samples_per_rank(uint64_t start = 0) const;
+  // Batches of this rank in the epoch from `start` (before the worker split).
+  uint64_t rank_batches(uint64_t start = 0) const;
+  // Batches this worker yields in the epoch from `start`.
+  uint64_t batches_per_epoch(uint64_t start = 0) const;
+  // Samples of the epoch's global order consumed (by all ranks together) once
+  // every rank has had `rank_batch` batches of the epoch from `start`
+  // (0 <= rank_batch <= rank_batches(start)): start + min(rest, rank_batch *
+  // GB). Padding is not counted: the end of the epoch is dataset_size().
+  uint64_t GlobalConsumed(uint64_t start, uint64_t rank_batch) const;
 
   // The whole epoch's order over all ranks (a permutation of 0..n-1 for the
   // shuffles).
   std::vector<uint64_t> GlobalOrder(uint64_t epoch) const;
-  // This rank's samples in the epoch, in order.
-  std::vector<uint64_t> EpochSamples(uint64_t epoch) const;
-  // Batch `b` (0 <= b < batches_per_epoch()) of this worker, from
-  // EpochSamples(): a subrange of it.
+  // This rank's samples in the epoch from `start`, in order (its batches one
+  // after another; BatchRange() indexes it).
+  std::vector<uint64_t> EpochSamples(uint64_t epoch, uint64_t start = 0) const;
+  // The same from an epoch's GlobalOrder().
+  std::vector<uint64_t> RankSamples(const std::vector<uint64_t>& global, uint64_t start = 0) const;
+  // Where this rank's sample `i` (an index of EpochSamples(epoch, start))
+  // sits in the epoch's global order: a position in [start, start +
+  // padded rest); the sample is global[position % dataset_size()].
+  uint64_t GlobalIndex(uint64_t i, uint64_t start = 0) const;
+  // Batch `b` (0 <= b < batches_per_epoch(start)) of this worker, from
+  // EpochSamples(epoch, start): a subrange of it.
   struct Range {
     size_t begin = 0;
     size_t end = 0;
   };
-  Range BatchRange(uint64_t b) const;
+  Range BatchRange(uint64_t b, uint64_t start = 0) const;
 
  private:
+  // The rest of the epoch from `start`, after padding or dropping.
+  uint64_t Cut(uint64_t start) const;
   OrderOptions options_;
   uint64_t n_ = 0;
-  uint64_t per_rank_ = 0;
 };
 
 }  // namespace libshard::reader
