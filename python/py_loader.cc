@@ -230,6 +230,16 @@ class PyLoader {
     held_.clear();
   }
 
+  // This rank's global sample numbers in epoch `epoch` from global offset
+  // `consumed` (SampleOrder::EpochSamples): what a sampler yields.
+  py::array_t<uint64_t> EpochSamples(const py::object& epoch, const py::object& consumed) {
+    const reader::SampleOrder& order = Open().order();
+    const uint64_t e = IntArg(epoch, "epoch", 0, reader::Position::kMaxEpoch);
+    const uint64_t start = IntArg(consumed, "consumed", 0, order.dataset_size());
+    std::vector<uint64_t> v = WithoutGil([&] { return order.EpochSamples(e, start); });
+    return py::array_t<uint64_t>(static_cast<py::ssize_t>(v.size()), v.data());
+  }
+
   py::list Labels() const {
     py::list out;
     for (const auto& l : dataset_->labels()) out.append(py::make_tuple(l.label, l.name));
@@ -562,6 +572,9 @@ void BindLoader(py::module_& m) {
       .def("close", &PyLoader::Close, "Stops and joins the loader's threads; later use raises ValueError")
       .def("__enter__", [](py::object self) { return self; })
       .def("__exit__", [](PyLoader& l, py::object, py::object, py::object) { l.Close(); })
+      .def("epoch_samples", &PyLoader::EpochSamples, py::arg("epoch"), py::arg("consumed") = 0,
+           "epoch_samples(epoch, consumed=0): this rank's global sample numbers (uint64) in `epoch`, from the\n"
+           "epoch's global offset `consumed` on (its batches one after another; before the worker split)")
       .def_property_readonly("labels", &PyLoader::Labels,
                              "The manifest's label map: [(label, name)], [] without a manifest")
       .def("sample", &PyLoader::Sample, py::arg("index"), py::arg("epoch") = 0,

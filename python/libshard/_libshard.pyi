@@ -296,6 +296,11 @@ class Loader:
             IndexError: an index out of range. DataLossError: a record that does not decode.
         """
 
+    def epoch_samples(self, epoch: int, consumed: int = 0) -> npt.NDArray[np.uint64]:
+        """This rank's global sample numbers in ``epoch`` from the epoch's global offset ``consumed`` on: its
+        batches one after another (before the worker split), as a sampler yields them
+        (``libshard.torch.ElasticSampler``)."""
+
     @property
     def skipped(self) -> List[Dict[str, Any]]:
         """Records skipped with ``on_error="skip"``, each once (those of a loaded state included):

@@ -42,9 +42,10 @@ import torch
 import torch.utils.data
 
 from . import _device, _segments
+from ._elastic import _IDENTITY, ElasticSampler, _check_state, _consumed, _epoch_start, _rank_batches
 from ._libshard import Batch, KeyedBatch, KeyedSegmentationBatch, Loader, SegmentationBatch, _SlotSet
 
-__all__ = ["ShardDataset", "ShardImages", "default_rank_and_world_size"]
+__all__ = ["ElasticSampler", "ShardDataset", "ShardImages", "default_rank_and_world_size"]
 
 # Loader arguments that ShardDataset sets itself.
 _OWN = ("rank", "world_size", "worker", "num_workers", "shuffle", "seed", "drop_last", "buffers", "slots")
@@ -304,8 +305,7 @@ class ShardDataset(torch.utils.data.IterableDataset):
                                   **{k: v for k, v in probe_options.items() if k not in ("threads", "prefetch")})
         self._len = len(probe)
         # What defines the epoch's global order: a saved state must match it (Loader.load_state_dict).
-        self._identity = {k: v for k, v in probe.state_dict().items()
-                          if k in ("seed", "order", "block_size", "window_blocks", "samples", "dataset")}
+        self._identity = {k: v for k, v in probe.state_dict().items() if k in _IDENTITY}
         self.num_samples = probe.num_samples
         self.labels = probe.labels
         image_bytes, labels, mask_bytes = probe.batch_shape
@@ -345,32 +345,14 @@ class ShardDataset(torch.utils.data.IterableDataset):
         self._shared[1] = self._start
 
     def _rank_batches(self, start: int) -> int:
-        """This rank's batches in the rest of the epoch from global offset ``start`` (SampleOrder's cut:
-        drop_last drops the incomplete global batch, else the rest is padded to a multiple of world_size)."""
-        rest, w, b = max(0, self._identity["samples"] - start), self.world_size, self.batch_size
-        if self.drop_last:
-            return rest // (b * w)
-        return (-(-rest // w) + b - 1) // b
-
-    def _consumed(self, start: int, rank_batches: int) -> int:
-        """Samples of the epoch's global order all ranks have consumed after ``rank_batches`` batches each from
-        ``start`` (SampleOrder::GlobalConsumed; padding does not count)."""
-        rest = max(0, self._identity["samples"] - start)
-        return start + min(rest, rank_batches * self.batch_size * self.world_size)
+        return _rank_batches(self._identity["samples"], start, self.batch_size, self.world_size, self.drop_last)
 
     def set_epoch(self, epoch: int) -> None:
         """The next iteration yields epoch ``epoch`` (its order and its augmentation) from its first batch --
         unless ``epoch`` is the epoch of a :meth:`load_state_dict` not yet resumed, which then continues at
         the loaded batch (so the usual ``for epoch in range(start, n): ds.set_epoch(epoch)`` loop resumes
         exactly). Reaches DataLoader workers, persistent ones too."""
-        if isinstance(epoch, bool) or not isinstance(epoch, int) or not 0 <= epoch < 2 ** 63:
-            raise ValueError("epoch: expected an integer in 0..2**63-1, got %r" % (epoch,))
-        self._epoch = int(epoch)
-        if self._resume is not None and self._resume[0] == self._epoch:
-            self._start = self._resume[1]
-        else:
-            self._resume = None
-            self._start = 0
+        self._epoch, self._start, self._resume = _epoch_start(epoch, self._resume)
         self._yielded = 0
         self._finished = False
         _segments.TRAINER.reset_from_workers(self._uid)
@@ -401,7 +383,8 @@ class ShardDataset(torch.utils.data.IterableDataset):
         if not 0 <= batch <= left:
             raise ValueError("batch: %d batches consumed is outside the epoch's %d batches from sample %d"
                              % (batch, left, self._start))
-        return dict(self._identity, epoch=self._epoch, consumed=self._consumed(self._start, batch), rank=self.rank,
+        consumed = _consumed(self._identity["samples"], self._start, batch, self.batch_size, self.world_size)
+        return dict(self._identity, epoch=self._epoch, consumed=consumed, rank=self.rank,
                     world_size=self.world_size, batch_size=self.batch_size, skipped=self.skipped)
 
     def load_state_dict(self, state: Dict[str, Any]) -> None:
@@ -410,23 +393,7 @@ class ShardDataset(torch.utils.data.IterableDataset):
         batches of the run that saved it). A following ``set_epoch(state["epoch"])`` keeps that position (the
         resume loop); ``set_epoch`` of another epoch starts that epoch from its start. ValueError naming the
         field for a state of another dataset, seed or order."""
-        for k in ("epoch", "consumed") + tuple(self._identity):
-            if k not in state:
-                raise ValueError('state: lacks "%s"' % k)
-        for k, here in self._identity.items():
-            if state[k] != here:
-                raise ValueError('state["%s"]: saved by a dataset with another %s (%r, here %r): it cannot continue '
-                                 'here' % (k, k, state[k], here))
-        for k in ("epoch", "consumed"):
-            v = state[k]
-            if isinstance(v, bool) or not isinstance(v, int):
-                raise ValueError("state: %s must be an integer, got %r" % (k, v))
-        if not 0 <= state["consumed"] <= self._identity["samples"]:
-            raise ValueError("state: consumed %d is outside 0..%d" % (state["consumed"], self._identity["samples"]))
-        if not 0 <= state["epoch"] < 2 ** 63:
-            raise ValueError("state: epoch %d is outside 0..2**63-1" % state["epoch"])
-        self._epoch = int(state["epoch"])
-        self._start = int(state["consumed"])
+        self._epoch, self._start = _check_state(self._identity, state)
         self._resume = (self._epoch, self._start)
         self._yielded = 0
         self._finished = False
@@ -529,7 +496,8 @@ class ShardImages(torch.utils.data.Dataset):
     ``masks=True``) as torch tensors, decoded by the same image-record contract and options as the batch Loader
     (``image_size``, ``layout`` -- ``"NCHW"`` gives a ``[C, H, W]`` image --, ``dtype``, ``mean``, ``std``,
     ``augment``, ``dct_scale``, ``split``, ``keys``, ...). Use it to bring your own sampler (``WeightedRandomSampler``,
-    ``Subset``, k-fold) with ``DataLoader(ds, batch_size=B, num_workers=K)``.
+    ``Subset``, k-fold) with ``DataLoader(ds, batch_size=B, num_workers=K)``, or :class:`ElasticSampler` for the
+    batch Loader's order with a global position that resumes on another number of ranks or workers.
 
     It is the per-sample path: each item is decoded on the calling thread (GIL released), and batches are
     collated by the DataLoader. The batch :class:`ShardDataset` (or :class:`libshard.Loader`) is the fast
@@ -599,3 +567,4 @@ class ShardImages(torch.utils.data.Dataset):
         if len(item) == 3:
             return image, label, torch.from_numpy(item[2])
         return image, label
+

@@ -175,7 +175,7 @@ def test_skips_survive_a_resume(tmp_path):
 
 @pytest.mark.filterwarnings("ignore:This DataLoader will create 4 worker processes")
 def test_shard_dataset_saved_with_two_workers_resumes_with_none_or_four(shards):
-    torch = pytest.importorskip("torch")
+    pytest.importorskip("torch")
     import libshard.torch
     from torch.utils.data import DataLoader
 
@@ -217,6 +217,43 @@ def test_shard_dataset_saved_with_two_workers_resumes_with_none_or_four(shards):
     together = [sum(g, []) for g in zip(*parts)]
     # 167 left, padded to 168 for 3 ranks: the last global batch ends with the epoch's first sample.
     assert together[:-1] == full[5:-1] and together[-1][:5] == full[-1] and together[-1][5] == full[0][0]
+
+
+@pytest.mark.filterwarnings("ignore:This DataLoader will create 4 worker processes")
+def test_shard_images_with_the_elastic_sampler_resumes_on_another_shape(shards):
+    pytest.importorskip("torch")
+    import libshard.torch
+    from torch.utils.data import DataLoader
+    images = libshard.torch.ShardImages(shards, seed=5, image_size=(12, 16))
+
+    def labels(world, batch, workers, state=None):
+        """Global batches (ranks' batches side by side) of the rest of the epoch, and each rank's sampler."""
+        samplers = [libshard.torch.ElasticSampler(images, batch, rank=r, world_size=world, shuffle=True)
+                    for r in range(world)]
+        for s in samplers:
+            if state is not None:
+                s.load_state_dict(state)
+        per_rank = [[y.tolist() for _, y in DataLoader(images, batch_size=batch, sampler=s, num_workers=workers)]
+                    for s in samplers]
+        return [sum(g, []) for g in zip(*per_rank)], samplers
+
+    # The sampler's order is the batch Loader's: the same global batches.
+    full, _ = labels(1, 8, 0)
+    loader = ranks(shards, 1, 8)
+    assert full == [step(loader)[0] for _ in range(len(loader[0]))]
+    # Saved on 2 ranks x 4 with 2 workers after 3 batches (the workers fetch ahead: the loop's count is what
+    # counts); resumed on 1 x 8 without workers and on 4 x 2 with 4.
+    _, samplers = labels(2, 4, 2)
+    state = samplers[1].state_dict(batch=3)
+    assert state["consumed"] == 24 and state == dict(samplers[0].state_dict(batch=3), rank=1)
+    rest, _ = labels(1, 8, 0, state)
+    assert rest == full[3:]
+    rest, _ = labels(4, 2, 4, state)
+    # 173 left, padded to 176 for 4 ranks: the last global batch ends with 3 of the epoch's first samples.
+    assert rest[:-1] == full[3:-1] and rest[-1] == full[-1] + full[0][:3]
+    with pytest.raises(ValueError, match=r'state\["seed"\]'):
+        libshard.torch.ElasticSampler(libshard.torch.ShardImages(shards, seed=6, image_size=(12, 16)), 8, rank=0,
+                                      world_size=1, shuffle=True).load_state_dict(state)
 
 
 def free_port():
