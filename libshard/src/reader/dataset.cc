@@ -457,7 +457,9 @@ size_t GapOf(const OrderOptions& o) {
 // in use at a batch was read in the G reads that end with it: for one worker
 // G consecutive positions of the rank's order, for W workers the rank's
 // positions from the first of the ceil(G / batch) + 1 batches those reads
-// span. A window of the order holds window_blocks blocks and (bar the one
+// span; with R ranks a rank's batch j is a slice of global batch j, so L
+// positions of its order span (ceil(L / batch) + 1) global batches of R *
+// batch positions of the epoch's order. A window of the order holds window_blocks blocks and (bar the one
 // holding a short last block, and the order's last) block_size *
 // window_blocks positions, so such a stretch overlaps at most
 // ceil((L - 1) / window) + 1 windows, one more for a short block, one more
@@ -468,7 +470,9 @@ uint64_t BlocksAtOnce(const SampleOrder& order) {
   const uint64_t window = static_cast<uint64_t>(o.block_size) * o.window_blocks;
   const uint64_t g = std::max<uint64_t>(window, b);
   const uint64_t workers = static_cast<uint64_t>(o.num_workers);
-  const uint64_t span = workers == 1 ? g : ((g + b - 1) / b * workers + 1) * b;
+  const uint64_t rank_span = workers == 1 ? g : ((g + b - 1) / b * workers + 1) * b;
+  const uint64_t ranks = static_cast<uint64_t>(o.world_size);
+  const uint64_t span = ranks == 1 ? rank_span : ((rank_span + b - 1) / b + 1) * b * ranks;
   uint64_t windows = (span - 1 + window - 1) / window + 1;
   if (n % o.block_size != 0) ++windows;
   if (order.samples_per_rank() * static_cast<uint64_t>(o.world_size) > n) ++windows;

@@ -19,7 +19,10 @@
 // the position: the sample order comes from SampleOrder (seed, epoch), and
 // each sample's augmentation from (seed, epoch, sample number) — never from
 // thread timing. So Seek(position()) after a restart gives exactly the same
-// following batches, whatever `threads` is.
+// following batches, whatever `threads` is; and SeekGlobal(global_position())
+// continues the epoch on a loader of another world size, rank, worker count
+// or batch size (SampleOrder's elastic resume: the rest of the epoch's global
+// order cut anew).
 //
 // Per sample (keys from DatasetOptions::keys):
 //   - JPEG / PNG: decoded with image::DecodeAndTransform (JPEG DCT scaling
