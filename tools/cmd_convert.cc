@@ -285,6 +285,22 @@ int Summarize(Flags& f, convert::ConvertResult& result, const convert::Progress&
     std::fprintf(stderr, "shard convert: %llu gray source(s) stored as RGB (--channels auto keeps them gray)\n",
                  static_cast<unsigned long long>(r->gray_expanded));
   }
+  if (m.has_annotations() && !f.quiet) {
+    uint64_t stored = 0, clipped = 0, dropped = 0;
+    for (const libshard::BoxCount& b : m.stats().boxes()) {
+      stored += b.stored();
+      clipped += b.clipped();
+      dropped += b.dropped();
+    }
+    const libshard::AnnotationCounts& a = m.annotations();
+    std::fprintf(stderr,
+                 "shard convert: boxes (%s, %d classes): %llu stored (%llu clipped), %llu dropped by the crop; "
+                 "%llu image(s) without annotations, %llu named but missing -> %s/label_map.pbtxt\n",
+                 a.format().c_str(), m.object_labels_size(), static_cast<unsigned long long>(stored),
+                 static_cast<unsigned long long>(clipped), static_cast<unsigned long long>(dropped),
+                 static_cast<unsigned long long>(a.unannotated_images()),
+                 static_cast<unsigned long long>(a.missing_images()), f.o.output.c_str());
+  }
   if (r->transient_rejects > 0 && !f.quiet) {
     std::fprintf(stderr,
                  "shard convert: %llu reject(s) were not caused by the file (out of memory, an I/O error): the "

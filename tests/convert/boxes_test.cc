@@ -328,5 +328,67 @@ TEST_F(BoxesTest, BadAnnotationsAreRejectsNamingTheObject) {
   EXPECT_EQ(r->manifest.stats().converted(), 1u);
 }
 
+// A rerun keeps the shards while the annotations are the same, and redoes
+// them when a box moved or the drop threshold changed (both in plan_id).
+TEST_F(BoxesTest, ChangedAnnotationsRedoTheShards) {
+  StatusOr<std::string> png = image::EncodePng(Canvas(120, 80, kRects), {});
+  ASSERT_TRUE(png.ok());
+  WriteTreeFile(base_, "in/a.png", *png);
+  WriteTreeFile(base_, "coco.json", CocoJson({"a.png"}, 120, 80, kRects));
+  ConvertOptions o = Options(base_ + "/in", base_ + "/out", base_ + "/coco.json");
+  ASSERT_TRUE(Convert(o).ok());
+  StatusOr<ConvertResult> same = Convert(o);
+  ASSERT_TRUE(same.ok());
+  EXPECT_EQ(same->shards_written, 0u);
+  std::vector<Rect> moved = kRects;
+  moved[0].x0 += 1;
+  WriteTreeFile(base_, "coco.json", CocoJson({"a.png"}, 120, 80, moved));
+  StatusOr<ConvertResult> edited = Convert(o);
+  ASSERT_TRUE(edited.ok());
+  EXPECT_EQ(edited->shards_written, 1u);
+  EXPECT_FLOAT_EQ(F(Records(o.output)[0], keys::kObjectXmin).float_list().value(0), 51 / 120.0f);
+  o.annotations.min_visible = 0.5f;
+  StatusOr<ConvertResult> threshold = Convert(o);
+  ASSERT_TRUE(threshold.ok());
+  EXPECT_EQ(threshold->shards_written, 1u);
+}
+
+// samples/boxes holds the same boxes as COCO and as YOLO: both conversions
+// store the same boxes (to float rounding of YOLO's six decimals).
+TEST_F(BoxesTest, CocoAndYoloSamplesGiveTheSameBoxes) {
+  const std::string root = testing::SourceDir() + "/samples/boxes";
+  std::map<std::string, std::vector<float>> boxes[2];
+  std::map<std::string, std::vector<int64_t>> labels[2];
+  for (int i = 0; i < 2; ++i) {
+    ConvertOptions o = Options(root + "/images", base_ + "/out" + std::to_string(i), root + "/instances.json");
+    if (i == 1) {
+      o.annotations.format = AnnotationFormat::kYolo;
+      o.annotations.source = root + "/data.yaml";
+    }
+    o.encode.transform.mode = image::ResizeMode::kLetterbox;
+    o.encode.transform.width = o.encode.transform.height = 64;
+    StatusOr<ConvertResult> r = Convert(o);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->manifest.stats().converted(), 12u);
+    EXPECT_EQ(r->manifest.object_labels_size(), 3);
+    for (const tensorflow::Example& ex : Records(o.output)) {
+      const std::string file = F(ex, keys::kFilename).bytes_list().value(0);
+      boxes[i][file].clear();  // an image without objects counts too
+      for (const char* k : {keys::kObjectXmin, keys::kObjectXmax, keys::kObjectYmin, keys::kObjectYmax}) {
+        for (float v : F(ex, k).float_list().value()) boxes[i][file].push_back(v);
+      }
+      for (int64_t v : F(ex, keys::kObjectLabel).int64_list().value()) labels[i][file].push_back(v);
+    }
+  }
+  ASSERT_EQ(boxes[0].size(), 12u);
+  EXPECT_EQ(labels[0], labels[1]);
+  uint64_t n = 0;
+  for (const auto& [file, v] : boxes[0]) {
+    ASSERT_EQ(v.size(), boxes[1][file].size()) << file;
+    for (size_t k = 0; k < v.size(); ++k, ++n) EXPECT_NEAR(v[k], boxes[1][file][k], 1e-5) << file;
+  }
+  EXPECT_GT(n, 40u);
+}
+
 }  // namespace
 }  // namespace libshard::convert

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <set>
 
 #include "convert/annotations_internal.h"
@@ -57,6 +58,21 @@ StatusOr<std::string> ReadOptionalFile(const std::string& path, uint64_t max_byt
     return ErrnoError(path, errno);
   }
   return io::ReadFileToString(path, max_bytes);
+}
+
+std::string TrimSpace(std::string_view s) {
+  const size_t b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string_view::npos) return "";
+  return std::string(s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1));
+}
+
+bool ParseFiniteNumber(std::string_view text, double* v) {
+  const std::string s = TrimSpace(text);
+  if (s.empty()) return false;
+  char* end = nullptr;
+  errno = 0;
+  *v = std::strtod(s.c_str(), &end);
+  return *end == '\0' && errno == 0 && std::isfinite(*v);
 }
 
 std::vector<ObjectClass> NumberedClasses(const std::vector<std::string>& names) {

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "libshard/convert/annotations.h"
@@ -39,6 +40,12 @@ std::string CheckAndClamp(ObjectBox* b, double width, double height, double slac
 
 // "[1.5, 2, 30, 40]": a box's numbers for messages.
 std::string BoxText(const ObjectBox& b);
+
+// `s` without leading and trailing spaces, tabs, CR and LF.
+std::string TrimSpace(std::string_view s);
+
+// A finite decimal number, the whole of `s` once trimmed (strtod's syntax).
+bool ParseFiniteNumber(std::string_view s, double* v);
 
 // Classes 1..N named by `names` in order.
 std::vector<ObjectClass> NumberedClasses(const std::vector<std::string>& names);

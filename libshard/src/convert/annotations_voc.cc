@@ -3,9 +3,6 @@
 // everything else is ignored.
 #include <expat.h>
 
-#include <cerrno>
-#include <cmath>
-#include <cstdlib>
 #include <map>
 #include <set>
 
@@ -74,21 +71,6 @@ std::string ParseXml(const std::string& text, VocFile* f) {
   return error;
 }
 
-bool Number(std::string s, double* v) {
-  const size_t b = s.find_first_not_of(" \t\r\n"), e = s.find_last_not_of(" \t\r\n");
-  if (b == std::string::npos) return false;
-  s = s.substr(b, e - b + 1);
-  char* end = nullptr;
-  errno = 0;
-  *v = std::strtod(s.c_str(), &end);
-  return *end == '\0' && errno == 0 && std::isfinite(*v);
-}
-
-std::string Trimmed(const std::string& s) {
-  const size_t b = s.find_first_not_of(" \t\r\n"), e = s.find_last_not_of(" \t\r\n");
-  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
-}
-
 // The XML of a sample: Annotations/REL/STEM.xml, else Annotations/STEM.xml;
 // "" when neither is a file.
 std::string XmlPathOf(const std::string& dir, const std::string& rel) {
@@ -124,7 +106,7 @@ Status ReadVoc(const AnnotationOptions& o, const Listing& listing, ParsedAnnotat
       continue;
     }
     for (const VocObject& obj : f.objects) {
-      if (auto n = obj.fields.find("name"); n != obj.fields.end()) seen.insert(Trimmed(n->second));
+      if (auto n = obj.fields.find("name"); n != obj.fields.end()) seen.insert(TrimSpace(n->second));
     }
     files[i] = {xml, std::move(f)};
   }
@@ -146,7 +128,8 @@ Status ReadVoc(const AnnotationOptions& o, const Listing& listing, ParsedAnnotat
     objects->origin = xml;
     double w = 0, h = 0;
     if (f.size.count("width") && f.size.count("height")) {
-      if (!Number(f.size.at("width"), &w) || !Number(f.size.at("height"), &h) || w < 1 || h < 1 || w > 1e6 || h > 1e6) {
+      if (!ParseFiniteNumber(f.size.at("width"), &w) || !ParseFiniteNumber(f.size.at("height"), &h) || w < 1 || h < 1 ||
+          w > 1e6 || h > 1e6) {
         out->bad[i] = xml + ": size is not a width and height in pixels";
         continue;
       }
@@ -162,7 +145,7 @@ Status ReadVoc(const AnnotationOptions& o, const Listing& listing, ParsedAnnotat
         auto it = fields.find(key);
         return it == fields.end() ? std::string() : it->second;
       };
-      const std::string name = Trimmed(get("name"));
+      const std::string name = TrimSpace(get("name"));
       auto label = label_of.find(name);
       if (label == label_of.end()) {
         why = where + ": unknown class '" + EscapeText(name) + "'";
@@ -171,7 +154,7 @@ Status ReadVoc(const AnnotationOptions& o, const Listing& listing, ParsedAnnotat
       double c[4];
       const char* keys[4] = {"bndbox/xmin", "bndbox/ymin", "bndbox/xmax", "bndbox/ymax"};
       for (int j = 0; j < 4 && why.empty(); ++j) {
-        if (!Number(get(keys[j]), &c[j])) why = where + ": " + keys[j] + " is not a number";
+        if (!ParseFiniteNumber(get(keys[j]), &c[j])) why = where + ": " + keys[j] + " is not a number";
       }
       if (!why.empty()) break;
       ObjectBox b;
@@ -182,8 +165,8 @@ Status ReadVoc(const AnnotationOptions& o, const Listing& listing, ParsedAnnotat
       b.xmax = c[2];
       b.ymax = c[3];
       b.label = label->second;
-      b.difficult = Trimmed(get("difficult")) == "1";
-      b.truncated = Trimmed(get("truncated")) == "1";
+      b.difficult = TrimSpace(get("difficult")) == "1";
+      b.truncated = TrimSpace(get("truncated")) == "1";
       if (std::string bad = CheckAndClamp(&b, w, h, 1.0); !bad.empty()) {
         why = where + ": " + bad;
         break;

@@ -4,9 +4,7 @@
 // `class x1 y1 x2 y2 ...`, ultralytics' segment format, taken as its
 // bounding box).
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstdlib>
 #include <map>
 
 #include "convert/annotations_internal.h"
@@ -22,17 +20,10 @@ constexpr size_t kMaxClasses = 100000;
 // (about a pixel of a 1000-pixel image): more is a box outside the image.
 constexpr double kSlack = 1e-3;
 
-std::string Trim(std::string_view s) {
-  const size_t b = s.find_first_not_of(" \t\r");
-  if (b == std::string_view::npos) return "";
-  const size_t e = s.find_last_not_of(" \t\r");
-  return std::string(s.substr(b, e - b + 1));
-}
-
 // A YAML scalar as written: quotes removed ('' inside single quotes is one
 // quote), a trailing " # comment" dropped from a plain one.
 std::string Scalar(std::string s) {
-  s = Trim(s);
+  s = TrimSpace(s);
   if (s.size() >= 2 && (s[0] == '\'' || s[0] == '"') && s.back() == s[0]) {
     std::string out;
     for (size_t i = 1; i + 1 < s.size(); ++i) {
@@ -41,7 +32,7 @@ std::string Scalar(std::string s) {
     }
     return out;
   }
-  if (const size_t hash = s.find(" #"); hash != std::string::npos) s = Trim(s.substr(0, hash));
+  if (const size_t hash = s.find(" #"); hash != std::string::npos) s = TrimSpace(s.substr(0, hash));
   return s;
 }
 
@@ -62,7 +53,7 @@ std::vector<std::string> FlowItems(const std::string& inside) {
     }
     cur += c;
   }
-  if (!Trim(cur).empty()) items.push_back(Scalar(cur));
+  if (!TrimSpace(cur).empty()) items.push_back(Scalar(cur));
   return items;
 }
 
@@ -84,7 +75,7 @@ StatusOr<std::vector<std::string>> NamesFromYaml(const std::string& path) {
   for (size_t i = 0; i < lines.size(); ++i) {
     if (!util::StartsWith(lines[i], "names:")) continue;
     const std::string where = path + ":" + std::to_string(i + 1);
-    std::string value = Trim(lines[i].substr(6));
+    std::string value = TrimSpace(lines[i].substr(6));
     std::vector<std::string> names;
     if (!value.empty() && value[0] == '[') {  // flow list, maybe over several lines
       for (size_t j = i + 1; value.find(']') == std::string::npos && j < lines.size(); ++j) value += lines[j];
@@ -99,7 +90,7 @@ StatusOr<std::vector<std::string>> NamesFromYaml(const std::string& path) {
       for (const std::string& item : FlowItems(value)) {
         const size_t colon = item.find(':');
         size_t k;
-        if (colon == std::string::npos || !ParseIndex(Trim(item.substr(0, colon)), &k)) {
+        if (colon == std::string::npos || !ParseIndex(TrimSpace(item.substr(0, colon)), &k)) {
           return InvalidArgumentError(where + ": expected INDEX: NAME, got '" + EscapeText(item) + "'");
         }
         by_index[k] = Scalar(item.substr(colon + 1));
@@ -115,7 +106,7 @@ StatusOr<std::vector<std::string>> NamesFromYaml(const std::string& path) {
       std::map<size_t, std::string> by_index;
       for (size_t j = i + 1; j < lines.size(); ++j) {
         const std::string line = lines[j];
-        const std::string t = Trim(line);
+        const std::string t = TrimSpace(line);
         if (t.empty() || t[0] == '#') continue;
         if (line[0] != ' ' && line[0] != '\t' && line[0] != '-') break;
         const std::string lw = path + ":" + std::to_string(j + 1);
@@ -125,7 +116,7 @@ StatusOr<std::vector<std::string>> NamesFromYaml(const std::string& path) {
         }
         const size_t colon = t.find(':');
         size_t k;
-        if (colon == std::string::npos || !ParseIndex(Trim(t.substr(0, colon)), &k)) {
+        if (colon == std::string::npos || !ParseIndex(TrimSpace(t.substr(0, colon)), &k)) {
           return InvalidArgumentError(lw + ": expected '- NAME' or 'INDEX: NAME' under names:");
         }
         if (!by_index.emplace(k, Scalar(t.substr(colon + 1))).second) {
@@ -164,14 +155,6 @@ std::string LabelPathOf(const std::string& image) {
   return probe.substr(1);
 }
 
-bool Number(const std::string& s, double* v) {
-  if (s.empty()) return false;
-  char* end = nullptr;
-  errno = 0;
-  *v = std::strtod(s.c_str(), &end);
-  return *end == '\0' && errno == 0 && std::isfinite(*v);
-}
-
 // One label file's objects, or why it is bad (naming the line).
 std::string ParseLabels(const std::string& file, const std::string& text, size_t classes, SampleObjects* out) {
   int line_no = 0;
@@ -195,7 +178,7 @@ std::string ParseLabels(const std::string& file, const std::string& text, size_t
     if (out->objects.size() >= kMaxObjectsPerImage) return where + ": more than 100000 objects";
     std::vector<double> v(f.size());
     for (size_t k = 0; k < f.size(); ++k) {
-      if (!Number(f[k], &v[k])) return where + ": '" + EscapeText(f[k]) + "' is not a number";
+      if (!ParseFiniteNumber(f[k], &v[k])) return where + ": '" + EscapeText(f[k]) + "' is not a number";
     }
     if (v[0] != std::floor(v[0]) || v[0] < 0 || v[0] >= double(classes)) {
       return where + ": unknown class " + EscapeText(f[0]) + " (" + std::to_string(classes) + " classes)";
