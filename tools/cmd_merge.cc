@@ -25,10 +25,10 @@ using libshard::StatusOr;
 using libshard::remote::CrcMetadata;
 using libshard::remote::StagedObjects;
 
-// rejects.tsv, duplicates.tsv, then manifest.json (the commit point), from `local` to the
+// rejects.tsv, duplicates.tsv, label_map.pbtxt, then manifest.json (the commit point), from `local` to the
 // prefix, each with its CRC-32C as metadata (as convert uploads them).
 Status UploadMerged(const StagedObjects& staged) {
-  for (const char* name : {"rejects.tsv", "duplicates.tsv", "manifest.json"}) {
+  for (const char* name : {"rejects.tsv", "duplicates.tsv", "label_map.pbtxt", "manifest.json"}) {
     const std::string path = staged.local() + "/" + name;
     std::error_code ec;
     if (!std::filesystem::exists(path, ec)) continue;

@@ -211,6 +211,21 @@ TEST_F(StoreCliTest, MergeInPlaceNamesADamagedShardAndWritesNothing) {
   EXPECT_TRUE(fs::is_empty(dir_ + "/tmp"));
 }
 
+// A conversion with detection boxes into s3:// puts label_map.pbtxt beside
+// the manifest, as a local one writes it (issue 33).
+TEST_F(StoreCliTest, BoxesLabelMapGoesUpBesideTheManifest) {
+  const std::string boxes = testing::SourceDir() + "/samples/boxes";
+  testing::CommandResult r = Shard("convert -q " + boxes + "/images --coco " + boxes +
+                                   "/instances.json -o s3://bkt/boxes --format png --staging " + dir_ + "/staging");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  testing::CommandResult local = testing::RunShard("convert -q " + boxes + "/images --coco " + boxes +
+                                                   "/instances.json -o " + dir_ + "/boxes --format png");
+  ASSERT_EQ(local.exit_code, 0) << local.err;
+  std::map<std::string, std::string> objects = Objects(*store_, "boxes");
+  ASSERT_TRUE(objects.count("label_map.pbtxt"));
+  EXPECT_EQ(objects["label_map.pbtxt"], testing::ReadFileOrDie(dir_ + "/boxes/label_map.pbtxt"));
+}
+
 TEST_F(StoreCliTest, InspectAnObject) {
   testing::CommandResult local = testing::RunShard("inspect --json " + dir_ + "/ds/" + shards_[0]);
   ASSERT_EQ(local.exit_code, 0) << local.err;

@@ -258,7 +258,8 @@ Status ShardUploader::Finish(bool commit) {
   LIBSHARD_RETURN_IF_ERROR(Sweep());
   if (!commit) return Status::OK();
   std::error_code ec;
-  for (const char* name : {"rejects.tsv", "duplicates.tsv"}) {  // the leak check's pairs, when it ran
+  // the leak check's pairs and the object label map, when they were written
+  for (const char* name : {"rejects.tsv", "duplicates.tsv", "label_map.pbtxt"}) {
     if (fs::exists(staging_ + "/" + name, ec)) LIBSHARD_RETURN_IF_ERROR(Upload(name));
   }
   for (auto it = fs::directory_iterator(staging_ + "/.libshard", ec); !ec && it != fs::directory_iterator();
