@@ -69,12 +69,12 @@ inline std::string BoxRecordBytes(const BoxSample& s, int64_t image_label) {
         text.push_back(p.label == 1 ? "red" : p.label == 2 ? "green" : "blue");
       }
     }
-    b.AddFloatList(keys::kBoxXmin, x0.data(), x0.size());
-    b.AddFloatList(keys::kBoxYmin, y0.data(), y0.size());
-    b.AddFloatList(keys::kBoxXmax, x1.data(), x1.size());
-    b.AddFloatList(keys::kBoxYmax, y1.data(), y1.size());
-    b.AddInt64List(keys::kBoxLabel, l.data(), l.size());
-    if (!s.raw_lists) b.AddBytesList(keys::kBoxText, std::vector<std::string_view>(text.begin(), text.end()));
+    b.AddFloatList(keys::kObjectXmin, x0.data(), x0.size());
+    b.AddFloatList(keys::kObjectYmin, y0.data(), y0.size());
+    b.AddFloatList(keys::kObjectXmax, x1.data(), x1.size());
+    b.AddFloatList(keys::kObjectYmax, y1.data(), y1.size());
+    b.AddInt64List(keys::kObjectLabel, l.data(), l.size());
+    if (!s.raw_lists) b.AddBytesList(keys::kObjectText, std::vector<std::string_view>(text.begin(), text.end()));
   }
   return b.Serialize();
 }

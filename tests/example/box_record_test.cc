@@ -18,11 +18,11 @@ struct Lists {
 
 std::string Record(const Lists& l, bool with_label = true) {
   ExampleBuilder b;
-  b.AddFloatList(keys::kBoxXmin, l.xmin.data(), l.xmin.size());
-  b.AddFloatList(keys::kBoxYmin, l.ymin.data(), l.ymin.size());
-  b.AddFloatList(keys::kBoxXmax, l.xmax.data(), l.xmax.size());
-  b.AddFloatList(keys::kBoxYmax, l.ymax.data(), l.ymax.size());
-  if (with_label) b.AddInt64List(keys::kBoxLabel, l.label.data(), l.label.size());
+  b.AddFloatList(keys::kObjectXmin, l.xmin.data(), l.xmin.size());
+  b.AddFloatList(keys::kObjectYmin, l.ymin.data(), l.ymin.size());
+  b.AddFloatList(keys::kObjectXmax, l.xmax.data(), l.xmax.size());
+  b.AddFloatList(keys::kObjectYmax, l.ymax.data(), l.ymax.size());
+  if (with_label) b.AddInt64List(keys::kObjectLabel, l.label.data(), l.label.size());
   return b.Serialize();
 }
 
@@ -84,18 +84,18 @@ TEST(BoxRecordTest, MalformedBoxesAreDataLossNamingTheKeyAndBox) {
   EXPECT_EQ(s.code(), StatusCode::kDataLoss);
   EXPECT_NE(s.message().find("1 boxes without image/object/class/label"), std::string::npos) << s.message();
   ExampleBuilder e;
-  e.AddFloat(keys::kBoxXmin, 0.1f);
+  e.AddFloat(keys::kObjectXmin, 0.1f);
   const Status missing = Read(e.Serialize(), &b);
   EXPECT_NE(missing.message().find("box keys without image/object/bbox/ymin"), std::string::npos) << missing.message();
   // An optional list of another length.
   ExampleBuilder t;
   const float x0 = 0.1f, x1 = 0.2f;
-  t.AddFloat(keys::kBoxXmin, x0);
-  t.AddFloat(keys::kBoxYmin, x0);
-  t.AddFloat(keys::kBoxXmax, x1);
-  t.AddFloat(keys::kBoxYmax, x1);
-  t.AddInt64(keys::kBoxLabel, 1);
-  t.AddBytesList(keys::kBoxText, {"a", "b"});
+  t.AddFloat(keys::kObjectXmin, x0);
+  t.AddFloat(keys::kObjectYmin, x0);
+  t.AddFloat(keys::kObjectXmax, x1);
+  t.AddFloat(keys::kObjectYmax, x1);
+  t.AddInt64(keys::kObjectLabel, 1);
+  t.AddBytesList(keys::kObjectText, {"a", "b"});
   const Status text = Read(t.Serialize(), &b);
   EXPECT_NE(text.message().find("image/object/class/text has 2 values for 1 boxes"), std::string::npos)
       << text.message();

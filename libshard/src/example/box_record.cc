@@ -7,7 +7,7 @@
 namespace libshard::example {
 namespace {
 
-constexpr const char* kCoordKeys[4] = {keys::kBoxXmin, keys::kBoxYmin, keys::kBoxXmax, keys::kBoxYmax};
+constexpr const char* kCoordKeys[4] = {keys::kObjectXmin, keys::kObjectYmin, keys::kObjectXmax, keys::kObjectYmax};
 
 std::string Num(double v) {
   char buf[32];
@@ -39,7 +39,7 @@ bool HasBoxKeys(const ExampleView& ex) {
   FeatureView f;
   for (const char* k : kCoordKeys)
     if (ex.Find(k, &f)) return true;
-  return ex.Find(keys::kBoxLabel, &f);
+  return ex.Find(keys::kObjectLabel, &f);
 }
 
 Status ReadBoxes(const ExampleView& ex, BoxRecord* out) {
@@ -63,21 +63,22 @@ Status ReadBoxes(const ExampleView& ex, BoxRecord* out) {
     }
   }
   FeatureView label;
-  if (!ex.Find(keys::kBoxLabel, &label)) {
-    if (n > 0) return DataLossError(std::to_string(n) + " boxes without " + keys::kBoxLabel);
+  if (!ex.Find(keys::kObjectLabel, &label)) {
+    if (n > 0) return DataLossError(std::to_string(n) + " boxes without " + keys::kObjectLabel);
   } else {
     if (label.size() != n) {
-      return DataLossError(std::string(keys::kBoxLabel) + " has " + std::to_string(label.size()) + " values for " +
+      return DataLossError(std::string(keys::kObjectLabel) + " has " + std::to_string(label.size()) + " values for " +
                            std::to_string(n) + " boxes");
     }
     if (n > 0 && label.kind() != FeatureKind::kInt64) {
-      return DataLossError(std::string(keys::kBoxLabel) + " has the wrong type (expected int64)");
+      return DataLossError(std::string(keys::kObjectLabel) + " has the wrong type (expected int64)");
     }
   }
-  LIBSHARD_RETURN_IF_ERROR(CheckOptional(ex, keys::kBoxText, FeatureKind::kBytes, n));
-  LIBSHARD_RETURN_IF_ERROR(CheckOptional(ex, keys::kBoxArea, FeatureKind::kFloat, n));
-  LIBSHARD_RETURN_IF_ERROR(CheckOptional(ex, keys::kBoxIsCrowd, FeatureKind::kInt64, n));
-  LIBSHARD_RETURN_IF_ERROR(CheckOptional(ex, keys::kBoxDifficult, FeatureKind::kInt64, n));
+  LIBSHARD_RETURN_IF_ERROR(CheckOptional(ex, keys::kObjectText, FeatureKind::kBytes, n));
+  LIBSHARD_RETURN_IF_ERROR(CheckOptional(ex, keys::kObjectArea, FeatureKind::kFloat, n));
+  LIBSHARD_RETURN_IF_ERROR(CheckOptional(ex, keys::kObjectIsCrowd, FeatureKind::kInt64, n));
+  LIBSHARD_RETURN_IF_ERROR(CheckOptional(ex, keys::kObjectDifficult, FeatureKind::kInt64, n));
+  LIBSHARD_RETURN_IF_ERROR(CheckOptional(ex, keys::kObjectTruncated, FeatureKind::kInt64, n));
   out->boxes.resize(n);
   out->labels.resize(n);
   for (size_t i = 0; i < n; ++i) {
@@ -95,8 +96,8 @@ Status ReadBoxes(const ExampleView& ex, BoxRecord* out) {
     out->boxes[i] = image::Box{v[0], v[1], v[2], v[3]};
     out->labels[i] = label.int64(i);
     if (out->labels[i] < 0) {
-      return DataLossError("box " + std::to_string(i) + ": " + keys::kBoxLabel + " " + std::to_string(out->labels[i]) +
-                           " is negative");
+      return DataLossError("box " + std::to_string(i) + ": " + keys::kObjectLabel + " " +
+                           std::to_string(out->labels[i]) + " is negative");
     }
   }
   return Status::OK();

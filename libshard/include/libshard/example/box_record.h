@@ -1,17 +1,10 @@
 // Box record: the detection boxes of an image record, under the TensorFlow
-// Object Detection API's keys (models/research/object_detection/core/
-// standard_fields.py), read and checked in one place for the loader, `shard
-// verify` and `shard report`.
-//
-//   image/object/bbox/xmin   float  one per box, in [0, 1] of the image as a
-//   image/object/bbox/ymin   float  reader sees it (x of the width, y of the
-//   image/object/bbox/xmax   float  height; 0 the left/top edge, 1 the
-//   image/object/bbox/ymax   float  right/bottom edge)
-//   image/object/class/label int64  one per box, 1-based (0 is background)
-//   image/object/class/text  bytes  the class name of each box (optional)
-//   image/object/area        float  optional
-//   image/object/is_crowd    int64  optional
-//   image/object/difficult   int64  optional
+// Object Detection API's keys (example/image_keys.h: image/object/bbox/*,
+// image/object/class/label 1-based with 0 background, and the optional
+// class/text, area, is_crowd, difficult, truncated), read and checked in one
+// place for the loader, `shard verify` and `shard report`. Coordinates are in
+// [0, 1] of the image as a reader sees it (0 the left/top edge, 1 the
+// right/bottom edge).
 //
 //   example::BoxRecord b;
 //   LIBSHARD_RETURN_IF_ERROR(example::ReadBoxes(ex, &b));
@@ -32,22 +25,9 @@
 #include <vector>
 
 #include "libshard/example/example_view.h"
+#include "libshard/example/image_keys.h"
 #include "libshard/image/box_geometry.h"
 #include "libshard/status.h"
-
-namespace libshard::keys {
-
-inline constexpr char kBoxXmin[] = "image/object/bbox/xmin";
-inline constexpr char kBoxYmin[] = "image/object/bbox/ymin";
-inline constexpr char kBoxXmax[] = "image/object/bbox/xmax";
-inline constexpr char kBoxYmax[] = "image/object/bbox/ymax";
-inline constexpr char kBoxLabel[] = "image/object/class/label";
-inline constexpr char kBoxText[] = "image/object/class/text";
-inline constexpr char kBoxArea[] = "image/object/area";
-inline constexpr char kBoxIsCrowd[] = "image/object/is_crowd";
-inline constexpr char kBoxDifficult[] = "image/object/difficult";
-
-}  // namespace libshard::keys
 
 namespace libshard::example {
 

@@ -18,6 +18,21 @@
 //   image/segmentation/class/encoded  bytes  the class-index mask
 //   image/segmentation/class/format   bytes  "png", "raw", "raw.zst" or "raw.up.zst"
 //
+// Detection boxes (shard convert --coco / --yolo / --voc), the TF Object
+// Detection API's keys (object_detection/core/standard_fields.py
+// TfExampleFields), one list entry per object, all lists of equal length
+// (absent or empty for an image without objects):
+//   image/object/bbox/xmin   float  in [0, 1] of the stored image's width
+//   image/object/bbox/xmax   float  xmin <= xmax
+//   image/object/bbox/ymin   float  in [0, 1] of the stored image's height
+//   image/object/bbox/ymax   float  ymin <= ymax
+//   image/object/class/label int64  1-based (0 is background), manifest object_labels
+//   image/object/class/text  bytes  the class name
+//   image/object/area        float  in stored-image pixels
+//   image/object/is_crowd    int64  0 or 1 (COCO iscrowd)
+//   image/object/difficult   int64  0 or 1 (VOC difficult)
+//   image/object/truncated   int64  0 or 1 (VOC truncated)
+//
 // Thread-safety: constants.
 #ifndef LIBSHARD_EXAMPLE_IMAGE_KEYS_H_
 #define LIBSHARD_EXAMPLE_IMAGE_KEYS_H_
@@ -38,6 +53,16 @@ inline constexpr char kShape[] = "image/shape";
 inline constexpr char kDtype[] = "image/dtype";
 inline constexpr char kMaskEncoded[] = "image/segmentation/class/encoded";
 inline constexpr char kMaskFormat[] = "image/segmentation/class/format";
+inline constexpr char kObjectXmin[] = "image/object/bbox/xmin";
+inline constexpr char kObjectXmax[] = "image/object/bbox/xmax";
+inline constexpr char kObjectYmin[] = "image/object/bbox/ymin";
+inline constexpr char kObjectYmax[] = "image/object/bbox/ymax";
+inline constexpr char kObjectLabel[] = "image/object/class/label";
+inline constexpr char kObjectText[] = "image/object/class/text";
+inline constexpr char kObjectArea[] = "image/object/area";
+inline constexpr char kObjectIsCrowd[] = "image/object/is_crowd";
+inline constexpr char kObjectDifficult[] = "image/object/difficult";
+inline constexpr char kObjectTruncated[] = "image/object/truncated";
 
 }  // namespace libshard::keys
 
