@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 
 #include "cli_checks.h"
 #include "commands.h"
@@ -48,6 +49,7 @@ struct ConvertFlags {
   std::string reencode = "auto", on_error = "skip", channels = "rgb", alpha = "composite";
   std::string unknown_color = "error", fill, raw_filter = "none", layout = "auto";
   std::string leaks = "warn", dedup;
+  std::string coco, yolo, voc;  // detection annotations (at most one)
   int mask_ignore_index = 255;
   int quality = 90, zstd_level = -5;
   double progress_interval = 10;
@@ -99,6 +101,23 @@ Status CheckOutputIsAFolder(const std::string& output) {
 
 }  // namespace
 
+// --coco / --yolo / --voc: at most one, readable.
+Status AnnotationsOf(Flags& f) {
+  libshard::convert::AnnotationOptions& a = f.o.annotations;
+  int given = 0;
+  for (const auto& [flag, value, format] : {std::tuple{"--coco", &f.coco, convert::AnnotationFormat::kCoco},
+                                            std::tuple{"--yolo", &f.yolo, convert::AnnotationFormat::kYolo},
+                                            std::tuple{"--voc", &f.voc, convert::AnnotationFormat::kVoc}}) {
+    if (value->empty()) continue;
+    ++given;
+    LIBSHARD_RETURN_IF_ERROR(CheckReadable(std::string(flag) + " ", *value));
+    a.format = format;
+    a.source = *value;
+  }
+  if (given > 1) return libshard::InvalidArgumentError("give one of --coco, --yolo and --voc");
+  return Status::OK();
+}
+
 Status BuildConvertOptions(ConvertFlags& f) {
   convert::ConvertOptions& o = f.o;
   LIBSHARD_RETURN_IF_ERROR(CheckOutputIsAFolder(o.output));
@@ -108,6 +127,7 @@ Status BuildConvertOptions(ConvertFlags& f) {
     LIBSHARD_RETURN_IF_ERROR(CheckReadable("--masks ", o.list.masks));
   }
   LIBSHARD_RETURN_IF_ERROR(CheckReadable("--mask-labels ", o.mask_labels_file));
+  LIBSHARD_RETURN_IF_ERROR(AnnotationsOf(f));
   LIBSHARD_ASSIGN_OR_RETURN(o.list.layout, ForFlag("--layout", convert::ParseFolderLayout(f.layout)));
   LIBSHARD_ASSIGN_OR_RETURN(o.plan.shard_size_bytes,
                             ForFlag("--shard-size", libshard::util::ParseByteSize(f.shard_size)));
@@ -424,6 +444,20 @@ std::shared_ptr<ConvertFlags> AddConvertOptions(CLI::App& app) {
   cmd->add_flag("--keep-empty-classes", f.o.list.keep_empty_classes,
                 "keep a class folder that holds files but no image (e.g. annotations/) as a class without "
                 "samples; without it such a folder is an error, as it would shift the later classes' labels");
+  cmd->add_option("--coco", f.coco,
+                  "detection boxes from a COCO instances.json (bbox, categories, iscrowd, area): each record "
+                  "gets the TF Object Detection API's image/object/* keys; label_map.pbtxt beside the manifest");
+  cmd->add_option("--yolo", f.yolo,
+                  "detection boxes from YOLO label files (IMG's labels: its path's last /images/ -> /labels/, "
+                  ".txt); class names from this data.yaml (names:) or classes.txt");
+  cmd->add_option("--voc", f.voc,
+                  "detection boxes from this Pascal VOC Annotations folder (STEM.xml per image; with --labels "
+                  "FILE the class list, else the sorted names met)");
+  cmd->add_option("--box-min-visible", f.o.annotations.min_visible,
+                  "drop a box keeping less than this fraction of its area after the crop (as the TF Object "
+                  "Detection API's random_crop_image overlap_thresh)")
+      ->check(NumberIn(0.0, 1.0))
+      ->capture_default_str();
   cmd->add_option("--mask-suffix", f.o.list.mask_suffix, "mask name = image stem + this (e.g. _L)");
   cmd->add_option("--mask-labels", f.o.mask_labels_file, "class_dict.csv (name,r,g,b) for colour masks");
   cmd->add_option("--unknown-color", f.unknown_color, "colour-mask colour not in the map: error|ignore")

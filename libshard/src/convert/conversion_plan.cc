@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 
@@ -46,7 +47,17 @@ StatusOr<Listing> ListInput(const ConvertOptions& o) {
   ListOptions list = o.list;
   list.exclude_dir = o.output;                // output inside the input: not listed
   list.ignore.push_back(o.mask_labels_file);  // CamVid keeps class_dict.csv beside its folders
+  const bool boxes = o.annotations.format != AnnotationFormat::kNone;
+  if (boxes) {
+    list.keep_empty_classes = true;  // a labels/ or Annotations/ folder beside the images is no class
+    list.ignore.push_back(o.annotations.source);
+  }
   StatusOr<Listing> listing = IsRegularFile(o.input) ? ReadSourceCsv(o.input, o.list) : ListFolder(o.input, list);
+  if (listing.ok() && boxes) {
+    StatusOr<AnnotationSummary> summary = AttachAnnotations(o.annotations, &*listing);
+    if (!summary.ok()) return summary.status();
+    listing->annotations = std::move(*summary);
+  }
   if (!listing.ok() || !listing->samples.empty() || !listing->rejects.empty()) return listing;
   // Nothing to convert and nothing rejected: an empty dataset must not pass
   // for a converted one (a failed mount, a wrong folder).
@@ -83,6 +94,19 @@ static std::function<uint64_t(const SourceSample&)> Estimator(const EncodeOption
 }
 
 // What decides a shard's bytes, hashed.
+// A sample's objects as text, for its shard's plan_id: a changed
+// annotation redoes the shard.
+static std::string ObjectsText(const SampleObjects& objs) {
+  std::string t = std::to_string(objs.width) + "x" + std::to_string(objs.height) + (objs.normalised ? "n" : "");
+  char buf[160];
+  for (const ObjectBox& b : objs.objects) {
+    std::snprintf(buf, sizeof(buf), ";%.17g,%.17g,%.17g,%.17g,%lld,%.17g,%d%d%d", b.xmin, b.ymin, b.xmax, b.ymax,
+                  static_cast<long long>(b.label), b.area, b.is_crowd, b.difficult, b.truncated);
+    t += buf;
+  }
+  return t;
+}
+
 std::string PlanId(const std::string& options_bytes, const Listing& listing, const PlannedShard& shard) {
   std::string text = std::string(LIBSHARD_VERSION) + "\n" + options_bytes + "\n" + shard.file;
   for (uint32_t i : shard.samples) {
@@ -90,6 +114,7 @@ std::string PlanId(const std::string& options_bytes, const Listing& listing, con
     text += "\n" + s.path + "\t" + std::to_string(s.label) + "\t" + std::to_string(s.size) + "\t" +
             fs::path(s.mask_path).filename().string();
     if (const std::string_view name = ClassName(listing, s.label); !name.empty()) text += "\t" + std::string(name);
+    if (s.objects != nullptr) text += "\t" + ObjectsText(*s.objects);
   }
   return util::Sha256Hex(text);
 }
@@ -128,6 +153,11 @@ ConvertOptions Normalized(const ConvertOptions& in) {
   ConvertOptions o = in;
   if (o.plan.prefix.empty()) o.plan.prefix = Basename(o.input);
   if (!o.plan.estimate) o.plan.estimate = Estimator(o.encode);
+  // VOC names no classes of its own: --labels lists them.
+  if (o.annotations.format == AnnotationFormat::kVoc && o.annotations.class_names_file.empty()) {
+    o.annotations.class_names_file = o.list.labels_file;
+    o.list.labels_file.clear();
+  }
   return o;
 }
 
@@ -138,7 +168,10 @@ ConversionOptions ToProto(const ConvertOptions& o) {
   if (csv) p.set_manifest_csv(o.input);
   p.set_masks(o.list.masks);
   p.set_mask_labels(o.mask_labels_file);
-  p.set_labels_file(o.list.labels_file);
+  p.set_labels_file(o.list.labels_file.empty() ? o.annotations.class_names_file : o.list.labels_file);
+  p.set_annotations(AnnotationFormatName(o.annotations.format));
+  p.set_annotation_source(o.annotations.source);
+  if (o.annotations.format != AnnotationFormat::kNone) p.set_box_min_visible(o.annotations.min_visible);
   p.set_prefix(o.plan.prefix);
   p.set_val_fraction(o.list.val_fraction);
   p.set_shard_size_bytes(o.plan.shard_size_bytes);
@@ -213,6 +246,16 @@ std::vector<FeatureSpec> RecordSchema(const ConvertOptions& o, bool labeled, boo
   add(keys::kSha256, FeatureKind::kBytes, true);
   add(keys::kMaskEncoded, FeatureKind::kBytes, masks);
   add(keys::kMaskFormat, FeatureKind::kBytes, masks);
+  if (o.annotations.format != AnnotationFormat::kNone) {
+    for (const char* k : {keys::kObjectXmin, keys::kObjectXmax, keys::kObjectYmin, keys::kObjectYmax})
+      add(k, FeatureKind::kFloat, true);
+    add(keys::kObjectLabel, FeatureKind::kInt64, true);
+    add(keys::kObjectText, FeatureKind::kBytes, true);
+    add(keys::kObjectArea, FeatureKind::kFloat, true);
+    add(keys::kObjectIsCrowd, FeatureKind::kInt64, true);
+    add(keys::kObjectDifficult, FeatureKind::kInt64, true);
+    if (o.annotations.format == AnnotationFormat::kVoc) add(keys::kObjectTruncated, FeatureKind::kInt64, true);
+  }
   return schema;
 }
 

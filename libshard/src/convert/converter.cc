@@ -62,6 +62,12 @@ Status CheckOptions(const ConvertOptions& o) {
     return InvalidArgumentError("--dedup within needs the whole split in one run, not " + std::to_string(o.num_tasks) +
                                 " tasks (shard merge lists the duplicates instead)");
   }
+  LIBSHARD_RETURN_IF_ERROR(ValidateAnnotationOptions(o.annotations));
+  if (o.annotations.format != AnnotationFormat::kNone && o.annotations.format != AnnotationFormat::kVoc &&
+      !o.list.labels_file.empty()) {
+    return InvalidArgumentError(std::string("--labels names no classes with --") +
+                                AnnotationFormatName(o.annotations.format) + ": the annotations name them");
+  }
   return ValidateEncodeOptions(o.encode);
 }
 
@@ -176,6 +182,21 @@ void AddMaskClasses(const image::MaskColorMap& map, Manifest* m) {
   }
 }
 
+// The object label map and the annotation counts, for manifest.json.
+void AddAnnotations(AnnotationFormat format, const AnnotationSummary& a, Manifest* m) {
+  for (const ObjectClass& c : a.classes) {
+    LabelEntry* l = m->add_object_labels();
+    l->set_label(c.label);
+    l->set_name(EscapeText(c.name));
+  }
+  AnnotationCounts* n = m->mutable_annotations();
+  n->set_format(AnnotationFormatName(format));
+  n->set_annotated_images(a.annotated_images);
+  n->set_unannotated_images(a.unannotated_images);
+  n->set_missing_images(a.missing_images);
+  n->set_boxes(a.boxes);
+}
+
 // The run's manifest (a task's partial one for a split run) from the shard
 // entries, kept and written; `run` is left to the caller.
 StatusOr<Manifest> AssembleRunManifest(const ConvertOptions& o, const ConversionOptions& options_proto,
@@ -193,6 +214,7 @@ StatusOr<Manifest> AssembleRunManifest(const ConvertOptions& o, const Conversion
                                              std::move(entries), ListingRejects(listing), o.num_tasks == 1));
   m.set_plan_id(util::Sha256Hex(ids.all));
   if (mask_map) AddMaskClasses(*mask_map, &m);
+  if (o.annotations.format != AnnotationFormat::kNone) AddAnnotations(o.annotations.format, listing.annotations, &m);
   return m;
 }
 
@@ -211,6 +233,7 @@ uint64_t CountTransientRejects(const Manifest& m) {
 Status WriteManifestFiles(const ConvertOptions& o, ConvertResult* result) {
   if (o.num_tasks == 1) {
     LIBSHARD_RETURN_IF_ERROR(WriteRejectsTsv(o.output + "/rejects.tsv", result->manifest, o.sync));
+    LIBSHARD_RETURN_IF_ERROR(WriteLabelMap(o.output, result->manifest, o.sync));
     result->manifest_path = o.output + "/" + kManifestName;
   } else {
     result->manifest_path = TaskManifestPath(o.output, o.task_index, o.num_tasks);
@@ -234,6 +257,11 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
   }
 
   LIBSHARD_ASSIGN_OR_RETURN(Listing listing, ListInput(o));
+  std::map<int64_t, std::string> object_classes;
+  for (const ObjectClass& c : listing.annotations.classes) object_classes[c.label] = c.name;
+  encode.object_classes = &object_classes;
+  encode.box_min_visible = o.annotations.min_visible;
+  encode.object_truncated = o.annotations.format == AnnotationFormat::kVoc;
   LIBSHARD_ASSIGN_OR_RETURN(ShardPlan plan, MakeShardPlan(listing, o.plan));
   LIBSHARD_ASSIGN_OR_RETURN(std::vector<size_t> mine, TaskShards(plan, o.num_tasks, o.task_index));
   if (o.fail_on_error && !listing.rejects.empty()) {

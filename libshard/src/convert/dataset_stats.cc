@@ -209,8 +209,24 @@ void StatsAccumulator::Merge(const StatsAccumulator& o) {
   output_bytes_ += o.output_bytes_;
   for (const auto& [k, n] : o.labels_) Bump(&labels_, k, n);
   for (const auto& [k, n] : o.mask_pixels_) Bump(&mask_pixels_, k, n);
+  for (const auto& [k, b] : o.boxes_) {
+    Boxes& mine = boxes_[k];
+    mine.stored += b.stored;
+    mine.clipped += b.clipped;
+    mine.dropped += b.dropped;
+  }
   for (const auto& [k, n] : o.formats_) Bump(&formats_, k, n);
   for (const auto& [k, n] : o.sizes_) Bump(&sizes_, k, n);
+}
+
+void StatsAccumulator::AddBox(int64_t label, bool stored, bool clipped) {
+  Boxes& b = boxes_[label];
+  if (!stored) {
+    ++b.dropped;
+    return;
+  }
+  ++b.stored;
+  b.clipped += clipped;
 }
 
 void StatsAccumulator::ToProto(DatasetStats* out) const {
@@ -250,6 +266,13 @@ void StatsAccumulator::ToProto(DatasetStats* out) const {
     l->set_label(index);
     l->set_count(n);
   }
+  for (const auto& [label, b] : boxes_) {
+    BoxCount* c = out->add_boxes();
+    c->set_label(label);
+    c->set_stored(b.stored);
+    c->set_clipped(b.clipped);
+    c->set_dropped(b.dropped);
+  }
   std::vector<std::pair<std::string, uint64_t>> sizes(sizes_.begin(), sizes_.end());
   std::stable_sort(sizes.begin(), sizes.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
   for (const auto& [name, n] : sizes) {
@@ -280,6 +303,12 @@ StatusOr<StatsAccumulator> StatsAccumulator::FromProto(const DatasetStats& in) {
   a.used_channels_ = in.channels_size();
   for (const LabelCount& l : in.labels()) Bump(&a.labels_, l.label(), l.count());
   for (const LabelCount& l : in.mask_pixels()) Bump(&a.mask_pixels_, l.label(), l.count());
+  for (const BoxCount& c : in.boxes()) {
+    Boxes& b = a.boxes_[c.label()];
+    b.stored += c.stored();
+    b.clipped += c.clipped();
+    b.dropped += c.dropped();
+  }
   for (const NamedCount& f : in.source_formats()) Bump(&a.formats_, f.name(), f.count());
   for (const NamedCount& f : in.source_sizes()) Bump(&a.sizes_, f.name(), f.count());
   return a;

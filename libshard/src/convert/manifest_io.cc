@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 
+#include "libshard/convert/annotations.h"
 #include "libshard/convert/dataset_stats.h"
 #include "libshard/io/writable_file.h"
 #include "libshard/manifest/manifest_json.h"
@@ -38,6 +39,13 @@ Status WriteRejectsTsv(const std::string& path, const Manifest& m, bool sync) {
     text += r.path() + "\t" + reason + "\n";
   }
   return io::WriteFileAtomically(path, text, sync);
+}
+
+Status WriteLabelMap(const std::string& output_dir, const Manifest& m, bool sync) {
+  if (m.object_labels().empty()) return Status::OK();
+  std::vector<ObjectClass> classes;
+  for (const LabelEntry& l : m.object_labels()) classes.push_back({l.label(), l.name()});
+  return io::WriteFileAtomically(output_dir + "/label_map.pbtxt", LabelMapPbtxt(classes), sync);
 }
 
 StatusOr<Manifest> AssembleManifest(const ConversionOptions& options, const std::vector<LabelEntry>& labels,

@@ -177,6 +177,8 @@ StatusOr<MergeResult> MergeTasks(const std::string& dir, const MergeOptions& mer
                                                               rejects, /*complete=*/true));
   result.manifest.set_plan_id(first.plan_id());
   *result.manifest.mutable_mask_classes() = first.mask_classes();
+  *result.manifest.mutable_object_labels() = first.object_labels();
+  if (first.has_annotations()) *result.manifest.mutable_annotations() = first.annotations();
   RunInfo* run = result.manifest.mutable_run();
   std::time_t t = std::time(nullptr);
   std::tm tm;
@@ -195,6 +197,7 @@ StatusOr<MergeResult> MergeTasks(const std::string& dir, const MergeOptions& mer
   LIBSHARD_RETURN_IF_ERROR(CheckLeaks(dir, leaks, first.options().leak_distance(), /*sync=*/true, &result.manifest,
                                       &result.shards_without_hashes));
   LIBSHARD_RETURN_IF_ERROR(WriteRejectsTsv(dir + "/rejects.tsv", result.manifest));
+  LIBSHARD_RETURN_IF_ERROR(WriteLabelMap(dir, result.manifest));
   result.manifest_path = dir + "/" + kManifestName;
   LIBSHARD_RETURN_IF_ERROR(io::WriteFileAtomically(result.manifest_path, manifest::ToJson(result.manifest)));
   return result;

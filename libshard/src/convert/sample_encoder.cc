@@ -1,5 +1,7 @@
 #include "libshard/convert/sample_encoder.h"
 
+#include "convert/object_features.h"
+#include "libshard/convert/annotations.h"
 #include "libshard/example/example_builder.h"
 #include "libshard/example/image_keys.h"
 #include "libshard/image/pipeline.h"
@@ -129,6 +131,7 @@ Status EncodeSample(const SourceSample& sample, std::string_view class_name, std
   const Image& pixels = out->passed_through ? decoded : output;
   out->fingerprint = o.fingerprint ? FingerprintOf(pixels) : ImageFingerprint{};
 
+  StatsAccumulator box_stats;  // added to *stats only on success
   thread_local example::ExampleBuilder b;
   b.Clear();
   b.AddBytes(keys::kEncoded, encoded);
@@ -155,10 +158,16 @@ Status EncodeSample(const SourceSample& sample, std::string_view class_name, std
     b.AddBytes(keys::kMaskEncoded, mask_encoded);
     b.AddBytes(keys::kMaskFormat, mask_format);
   }
+  if (sample.objects != nullptr) {
+    const int orientation = oriented ? info.orientation : 1;
+    LIBSHARD_RETURN_IF_ERROR(
+        internal::AddObjectFeatures(*sample.objects, info, orientation, geometry, o, &b, &box_stats));
+  }
   out->record.clear();
   b.SerializeTo(&out->record);
   out->image_bytes = encoded.size();
 
+  stats->Merge(box_stats);
   stats->AddPixels(pixels);
   if (sample.label >= 0) stats->AddLabel(sample.label);
   if (has_mask) stats->AddMaskPixels(mask);

@@ -56,6 +56,7 @@
 #include <string>
 #include <vector>
 
+#include "libshard/convert/annotations.h"
 #include "libshard/convert/duplicates.h"
 #include "libshard/convert/sample_encoder.h"
 #include "libshard/convert/shard_plan.h"
@@ -129,6 +130,12 @@ struct ConvertOptions {
   // (plan order; exact or within leak_distance) is a reject "duplicate of
   // FILE (...)" instead of a record. Single-task runs only. Default: false.
   bool dedup_within = false;
+  // Detection boxes from COCO, YOLO or VOC annotations (annotations.h): the
+  // images become unlabeled, each record carries image/object/* keys, the
+  // manifest the object label map (object_labels) and per-class box counts
+  // (stats.boxes), and label_map.pbtxt is written beside it. With kVoc, a
+  // `list.labels_file` is the object class list. Default: none.
+  AnnotationOptions annotations;
 };
 
 struct Progress {

@@ -42,6 +42,9 @@ class StatsAccumulator {
   void AddSource(const std::string& format, int width, int height, uint64_t bytes);
   void AddConverted(bool passed_through, uint64_t output_bytes);
   void AddRejected() { ++rejected_; }
+  // Detection boxes of class `label`: one stored (clipped or not), or
+  // dropped by the crop.
+  void AddBox(int64_t label, bool stored, bool clipped);
 
   void Merge(const StatsAccumulator& other);
 
@@ -65,6 +68,10 @@ class StatsAccumulator {
   uint64_t source_bytes_ = 0, output_bytes_ = 0;
   std::map<int64_t, uint64_t> labels_;
   std::map<int64_t, uint64_t> mask_pixels_;
+  struct Boxes {
+    uint64_t stored = 0, clipped = 0, dropped = 0;
+  };
+  std::map<int64_t, Boxes> boxes_;
   std::map<std::string, uint64_t> formats_;
   std::map<std::string, uint64_t> sizes_;
 };

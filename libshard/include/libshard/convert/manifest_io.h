@@ -39,6 +39,11 @@ StatusOr<ShardEntry> ReadShardEntry(const std::string& path);
 // (`sync` as for io::WriteFileAtomically).
 Status WriteRejectsTsv(const std::string& path, const Manifest& m, bool sync = true);
 
+// OUT/label_map.pbtxt, the TF Object Detection API's label map of the
+// manifest's object_labels (annotations.h LabelMapPbtxt), written
+// atomically; nothing when the manifest has none.
+Status WriteLabelMap(const std::string& output_dir, const Manifest& m, bool sync = true);
+
 // "manifest.task-00002-of-00007.json"
 std::string TaskManifestName(uint32_t task_index, uint32_t num_tasks);
 // Where task `task_index` of `num_tasks` keeps its partial manifest:

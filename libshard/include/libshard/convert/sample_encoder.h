@@ -7,6 +7,9 @@
 //   * otherwise the image is decoded (JPEG shrink-on-load when there is no
 //     mask), transformed with the spec and encoded as JPEG, PNG or a raw
 //     array (16-bit PNG samples stay 16-bit for raw output);
+//   * detection boxes (sample.objects) follow EXIF orientation and the
+//     transform onto the stored image, clipped or dropped, and are written
+//     as the TF Object Detection API's image/object/* keys;
 //   * a mask is decoded as class indices (through the mask colour map for colour
 //     masks), given the image's geometry with the nearest filter (padding
 //     with the ignore index) and stored as PNG, or raw like the image.
@@ -25,6 +28,8 @@
 #ifndef LIBSHARD_CONVERT_SAMPLE_ENCODER_H_
 #define LIBSHARD_CONVERT_SAMPLE_ENCODER_H_
 
+#include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -68,6 +73,15 @@ struct EncodeOptions {
   // Take the stored pixels' fingerprints (EncodedSample::fingerprint) for
   // the leak check. Default: false.
   bool fingerprint = false;
+  // Detection boxes (SourceSample::objects): the class names by label, for
+  // image/object/class/text. Borrowed; must outlive every EncodeSample call.
+  // Default: nullptr.
+  const std::map<int64_t, std::string>* object_classes = nullptr;
+  // A box keeping less of its area after the crop is dropped
+  // (image/box_geometry.h BoxMapOptions). Default: 0.3.
+  float box_min_visible = 0.3f;
+  // Write image/object/truncated (VOC's). Default: false.
+  bool object_truncated = false;
 };
 
 // Checks the options once (quality, levels, spec).

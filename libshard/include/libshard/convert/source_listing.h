@@ -62,10 +62,12 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "libshard/convert/annotations.h"
 #include "libshard/status.h"
 
 namespace libshard::convert {
@@ -77,6 +79,9 @@ struct SourceSample {
   std::string mask_path;  // path to open (not root-relative); empty: no mask
   uint64_t size = 0;      // file size in bytes at listing time
   std::string origin;     // "FILE.csv:LINE" for a CSV row; empty for a folder
+  // Detection boxes (annotations.h AttachAnnotations); null without
+  // annotations, an empty list for an image no annotation names.
+  std::shared_ptr<const SampleObjects> objects;
 };
 
 struct ListingReject {
@@ -114,6 +119,9 @@ struct Listing {
   // (top-level folder, split) for a folder with split folders.
   std::vector<std::pair<std::string, std::string>> split_folders;
   int64_t label_offset = 0;  // added to every label (ListOptions::label_offset)
+  // Detection annotations attached (annotations.h AttachAnnotations); empty
+  // classes without.
+  AnnotationSummary annotations;
 };
 
 struct ListOptions {

@@ -1,0 +1,195 @@
+// Detection annotations (annotations.h): the readers' common parts and the
+// attachment of their boxes to a listing's samples.
+#include "libshard/convert/annotations.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <set>
+
+#include "convert/annotations_internal.h"
+#include "libshard/io/open_file.h"
+#include "libshard/text_escape.h"
+
+namespace libshard::convert {
+namespace internal {
+
+std::string PathInSplit(const Listing& listing, const SourceSample& s) {
+  if (listing.split_folders.empty()) return s.path;
+  const size_t slash = s.path.find('/');
+  return slash == std::string::npos ? s.path : s.path.substr(slash + 1);
+}
+
+std::string BoxText(const ObjectBox& b) {
+  char buf[128];
+  std::snprintf(buf, sizeof(buf), "[%g, %g, %g, %g]", b.xmin, b.ymin, b.xmax, b.ymax);
+  return buf;
+}
+
+std::string CheckAndClamp(ObjectBox* b, double width, double height, double slack) {
+  if (!std::isfinite(b->xmin) || !std::isfinite(b->ymin) || !std::isfinite(b->xmax) || !std::isfinite(b->ymax)) {
+    return "box " + BoxText(*b) + " is not a number";
+  }
+  if (b->xmax < b->xmin || b->ymax < b->ymin) return "box " + BoxText(*b) + " has a negative size";
+  if (b->xmin < -slack || b->ymin < -slack) return "box " + BoxText(*b) + " lies outside the image";
+  if ((width > 0 && b->xmax > width + slack) || (height > 0 && b->ymax > height + slack)) {
+    char size[64];
+    std::snprintf(size, sizeof(size), "%gx%g", width, height);
+    return "box " + BoxText(*b) + " lies outside the " + size + " image";
+  }
+  b->xmin = std::max(0.0, b->xmin);
+  b->ymin = std::max(0.0, b->ymin);
+  if (width > 0) b->xmax = std::min(width, b->xmax);
+  if (height > 0) b->ymax = std::min(height, b->ymax);
+  b->xmin = std::min(b->xmin, b->xmax);
+  b->ymin = std::min(b->ymin, b->ymax);
+  return "";
+}
+
+StatusOr<std::string> ReadOptionalFile(const std::string& path, uint64_t max_bytes, bool* exists) {
+  struct stat st;
+  *exists = ::stat(path.c_str(), &st) == 0;
+  if (!*exists) {
+    if (errno == ENOENT || errno == ENOTDIR) return std::string();
+    return ErrnoError(path, errno);
+  }
+  return io::ReadFileToString(path, max_bytes);
+}
+
+std::vector<ObjectClass> NumberedClasses(const std::vector<std::string>& names) {
+  std::vector<ObjectClass> out;
+  for (size_t i = 0; i < names.size(); ++i) out.push_back({static_cast<int64_t>(i) + 1, names[i]});
+  return out;
+}
+
+StatusOr<std::vector<std::string>> ReadClassList(const std::string& path) {
+  LIBSHARD_ASSIGN_OR_RETURN(std::string text, io::ReadFileToString(path, kMaxLabelFileBytes));
+  if (text.compare(0, 3, "\xEF\xBB\xBF") == 0) text.erase(0, 3);
+  std::vector<std::string> names;
+  std::set<std::string> seen;
+  size_t pos = 0;
+  for (int line = 1; pos < text.size(); ++line) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    std::string name = text.substr(pos, end - pos);
+    pos = end + 1;
+    if (!name.empty() && name.back() == '\r') name.pop_back();
+    if (name.empty()) {
+      if (text.find_first_not_of("\r\n", pos) == std::string::npos) break;  // blank lines at the end
+      return InvalidArgumentError(path + ":" + std::to_string(line) + ": empty class name");
+    }
+    if (!seen.insert(name).second) {
+      return InvalidArgumentError(path + ":" + std::to_string(line) + ": class '" + EscapeText(name) + "' named twice");
+    }
+    names.push_back(std::move(name));
+  }
+  if (names.empty()) return InvalidArgumentError(path + ": no class names");
+  return names;
+}
+
+}  // namespace internal
+
+const char* AnnotationFormatName(AnnotationFormat f) {
+  switch (f) {
+    case AnnotationFormat::kNone:
+      return "";
+    case AnnotationFormat::kCoco:
+      return "coco";
+    case AnnotationFormat::kYolo:
+      return "yolo";
+    case AnnotationFormat::kVoc:
+      return "voc";
+  }
+  return "";
+}
+
+Status ValidateAnnotationOptions(const AnnotationOptions& o) {
+  if (o.format != AnnotationFormat::kNone && o.source.empty()) {
+    return InvalidArgumentError(std::string("--") + AnnotationFormatName(o.format) + " needs a file or folder");
+  }
+  if (!(o.min_visible >= 0 && o.min_visible <= 1)) {
+    return InvalidArgumentError("box min-visible must be in [0, 1], not " + std::to_string(o.min_visible));
+  }
+  if (o.format != AnnotationFormat::kVoc && !o.class_names_file.empty()) {
+    return InvalidArgumentError("a class list for boxes is read only with --voc (COCO and YOLO name their classes)");
+  }
+  return Status::OK();
+}
+
+StatusOr<AnnotationSummary> AttachAnnotations(const AnnotationOptions& o, Listing* listing) {
+  LIBSHARD_RETURN_IF_ERROR(ValidateAnnotationOptions(o));
+  AnnotationSummary summary;
+  if (o.format == AnnotationFormat::kNone) return summary;
+  internal::ParsedAnnotations parsed;
+  switch (o.format) {
+    case AnnotationFormat::kCoco:
+      LIBSHARD_RETURN_IF_ERROR(internal::ReadCoco(o, *listing, &parsed));
+      break;
+    case AnnotationFormat::kYolo:
+      LIBSHARD_RETURN_IF_ERROR(internal::ReadYolo(o, *listing, &parsed));
+      break;
+    case AnnotationFormat::kVoc:
+      LIBSHARD_RETURN_IF_ERROR(internal::ReadVoc(o, *listing, &parsed));
+      break;
+    case AnnotationFormat::kNone:
+      break;
+  }
+  summary.classes = parsed.classes;
+  // With boxes the images carry no class of their own.
+  listing->class_names.clear();
+  listing->label_offset = 0;
+  if (listing->layout == "class") listing->layout = "flat";
+  if (listing->layout == "split/class") listing->layout = "split/flat";
+  const auto empty = std::make_shared<const SampleObjects>();
+  std::vector<SourceSample> kept;
+  kept.reserve(listing->samples.size());
+  for (size_t i = 0; i < listing->samples.size(); ++i) {
+    SourceSample& s = listing->samples[i];
+    s.label = -1;
+    if (auto bad = parsed.bad.find(i); bad != parsed.bad.end()) {
+      listing->rejects.push_back({s.path, bad->second});
+      continue;
+    }
+    if (auto it = parsed.objects.find(i); it != parsed.objects.end()) {
+      ++summary.annotated_images;
+      summary.boxes += it->second->objects.size();
+      s.objects = it->second;
+    } else {
+      ++summary.unannotated_images;
+      s.objects = empty;
+    }
+    kept.push_back(std::move(s));
+  }
+  listing->samples = std::move(kept);
+  summary.missing_images = parsed.missing.size();
+  for (ListingReject& r : parsed.missing) listing->rejects.push_back(std::move(r));
+  for (ListingReject& r : parsed.other) listing->rejects.push_back(std::move(r));
+  std::stable_sort(listing->rejects.begin(), listing->rejects.end(),
+                   [](const ListingReject& a, const ListingReject& b) { return a.path < b.path; });
+  std::set<std::string> splits;
+  for (const SourceSample& s : listing->samples) splits.insert(s.split);
+  listing->splits.assign(splits.begin(), splits.end());
+  return summary;
+}
+
+std::string LabelMapPbtxt(const std::vector<ObjectClass>& classes) {
+  std::string out;
+  for (const ObjectClass& k : classes) {
+    std::string name;
+    for (char c : k.name) {
+      if (c == '\'' || c == '\\') name += '\\';
+      if (c == '\n') {
+        name += "\\n";
+        continue;
+      }
+      name += c;
+    }
+    out += "item {\n  id: " + std::to_string(k.label) + "\n  name: '" + name + "'\n}\n";
+  }
+  return out;
+}
+
+}  // namespace libshard::convert

@@ -1,0 +1,202 @@
+// Pascal VOC XML files (annotations.h), read with expat: annotation/size
+// and every annotation/object's name, bndbox, difficult and truncated;
+// everything else is ignored.
+#include <expat.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <set>
+
+#include "convert/annotations_internal.h"
+#include "convert/converter_internal.h"
+#include "libshard/text_escape.h"
+
+namespace libshard::convert::internal {
+namespace {
+
+constexpr int kMaxDepth = 64;
+
+struct VocObject {
+  std::map<std::string, std::string> fields;  // "name", "bndbox/xmin", "difficult"...
+};
+
+struct VocFile {
+  std::map<std::string, std::string> size;  // "width", "height"
+  std::vector<VocObject> objects;
+  std::vector<std::string> path;  // element names from the root
+  std::string text;
+  std::string error;
+};
+
+void XMLCALL Start(void* data, const XML_Char* name, const XML_Char**) {
+  auto* f = static_cast<VocFile*>(data);
+  f->path.push_back(name);
+  f->text.clear();
+  if (f->path.size() > kMaxDepth && f->error.empty()) f->error = "elements nested deeper than 64";
+  if (f->path.size() == 2 && f->path[1] == "object") f->objects.emplace_back();
+}
+
+void XMLCALL End(void* data, const XML_Char*) {
+  auto* f = static_cast<VocFile*>(data);
+  const std::vector<std::string>& p = f->path;
+  if (p.size() == 3 && p[1] == "size") f->size[p[2]] = f->text;
+  if (p.size() >= 3 && p[1] == "object" && !f->objects.empty()) {
+    std::string key = p[2];
+    for (size_t i = 3; i < p.size(); ++i) key += "/" + p[i];
+    if (key.size() < 64 && f->objects.back().fields.size() < 64) f->objects.back().fields[key] = f->text;
+  }
+  f->path.pop_back();
+  f->text.clear();
+}
+
+void XMLCALL Text(void* data, const XML_Char* s, int len) {
+  auto* f = static_cast<VocFile*>(data);
+  if (f->text.size() < 4096) f->text.append(s, static_cast<size_t>(len));
+}
+
+// The XML's elements, or why it does not parse.
+std::string ParseXml(const std::string& text, VocFile* f) {
+  XML_Parser p = XML_ParserCreate(nullptr);
+  if (p == nullptr) return "out of memory";
+  XML_SetUserData(p, f);
+  XML_SetElementHandler(p, Start, End);
+  XML_SetCharacterDataHandler(p, Text);
+  std::string error;
+  if (XML_Parse(p, text.data(), static_cast<int>(text.size()), 1) == XML_STATUS_ERROR) {
+    error = std::string("not XML: ") + XML_ErrorString(XML_GetErrorCode(p)) + " at line " +
+            std::to_string(XML_GetCurrentLineNumber(p));
+  }
+  XML_ParserFree(p);
+  if (error.empty()) error = f->error;
+  if (error.empty() && (f->path.size() != 0)) error = "unclosed elements";
+  return error;
+}
+
+bool Number(std::string s, double* v) {
+  const size_t b = s.find_first_not_of(" \t\r\n"), e = s.find_last_not_of(" \t\r\n");
+  if (b == std::string::npos) return false;
+  s = s.substr(b, e - b + 1);
+  char* end = nullptr;
+  errno = 0;
+  *v = std::strtod(s.c_str(), &end);
+  return *end == '\0' && errno == 0 && std::isfinite(*v);
+}
+
+std::string Trimmed(const std::string& s) {
+  const size_t b = s.find_first_not_of(" \t\r\n"), e = s.find_last_not_of(" \t\r\n");
+  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+// The XML of a sample: Annotations/REL/STEM.xml, else Annotations/STEM.xml;
+// "" when neither is a file.
+std::string XmlPathOf(const std::string& dir, const std::string& rel) {
+  std::string stem = rel;
+  const size_t dot = stem.rfind('.');
+  if (dot != std::string::npos && stem.find('/', dot) == std::string::npos) stem.erase(dot);
+  const std::string nested = dir + "/" + stem + ".xml";
+  if (IsRegularFile(nested)) return nested;
+  const size_t slash = stem.rfind('/');
+  const std::string flat = dir + "/" + (slash == std::string::npos ? stem : stem.substr(slash + 1)) + ".xml";
+  return IsRegularFile(flat) ? flat : "";
+}
+
+}  // namespace
+
+Status ReadVoc(const AnnotationOptions& o, const Listing& listing, ParsedAnnotations* out) {
+  // Pass 1: every sample's file, parsed; pass 2 (once the class list is
+  // known): its objects.
+  std::map<size_t, std::pair<std::string, VocFile>> files;
+  std::set<std::string> seen;
+  for (size_t i = 0; i < listing.samples.size(); ++i) {
+    const std::string xml = XmlPathOf(o.source, PathInSplit(listing, listing.samples[i]));
+    if (xml.empty()) continue;
+    bool still = false;
+    StatusOr<std::string> text = ReadOptionalFile(xml, kMaxLabelFileBytes, &still);
+    if (!text.ok() || !still) {
+      out->bad[i] = text.ok() ? xml + ": vanished" : text.status().message();
+      continue;
+    }
+    VocFile f;
+    if (std::string why = ParseXml(*text, &f); !why.empty()) {
+      out->bad[i] = xml + ": " + why;
+      continue;
+    }
+    for (const VocObject& obj : f.objects) {
+      if (auto n = obj.fields.find("name"); n != obj.fields.end()) seen.insert(Trimmed(n->second));
+    }
+    files[i] = {xml, std::move(f)};
+  }
+  std::vector<std::string> names;
+  if (!o.class_names_file.empty()) {
+    LIBSHARD_ASSIGN_OR_RETURN(names, ReadClassList(o.class_names_file));
+  } else {
+    seen.erase("");
+    names.assign(seen.begin(), seen.end());
+  }
+  out->classes = NumberedClasses(names);
+  std::map<std::string, int64_t> label_of;
+  for (const ObjectClass& c : out->classes) label_of[c.name] = c.label;
+
+  for (auto& [i, entry] : files) {
+    const std::string& xml = entry.first;
+    const VocFile& f = entry.second;
+    auto objects = std::make_shared<SampleObjects>();
+    objects->origin = xml;
+    double w = 0, h = 0;
+    if (f.size.count("width") && f.size.count("height")) {
+      if (!Number(f.size.at("width"), &w) || !Number(f.size.at("height"), &h) || w < 1 || h < 1 || w > 1e6 || h > 1e6) {
+        out->bad[i] = xml + ": size is not a width and height in pixels";
+        continue;
+      }
+      objects->width = static_cast<int>(w);
+      objects->height = static_cast<int>(h);
+    }
+    std::string why;
+    for (size_t k = 0; k < f.objects.size() && why.empty(); ++k) {
+      const std::string where = xml + " object " + std::to_string(k + 1);
+      if (objects->objects.size() >= kMaxObjectsPerImage) why = where + ": more than 100000 objects";
+      const auto& fields = f.objects[k].fields;
+      auto get = [&](const char* key) {
+        auto it = fields.find(key);
+        return it == fields.end() ? std::string() : it->second;
+      };
+      const std::string name = Trimmed(get("name"));
+      auto label = label_of.find(name);
+      if (label == label_of.end()) {
+        why = where + ": unknown class '" + EscapeText(name) + "'";
+        break;
+      }
+      double c[4];
+      const char* keys[4] = {"bndbox/xmin", "bndbox/ymin", "bndbox/xmax", "bndbox/ymax"};
+      for (int j = 0; j < 4 && why.empty(); ++j) {
+        if (!Number(get(keys[j]), &c[j])) why = where + ": " + keys[j] + " is not a number";
+      }
+      if (!why.empty()) break;
+      ObjectBox b;
+      // VOC numbers pixels from 1, corners inclusive: pixel edges are
+      // [xmin - 1, xmax] (as detectron2 reads them).
+      b.xmin = c[0] - 1;
+      b.ymin = c[1] - 1;
+      b.xmax = c[2];
+      b.ymax = c[3];
+      b.label = label->second;
+      b.difficult = Trimmed(get("difficult")) == "1";
+      b.truncated = Trimmed(get("truncated")) == "1";
+      if (std::string bad = CheckAndClamp(&b, w, h, 1.0); !bad.empty()) {
+        why = where + ": " + bad;
+        break;
+      }
+      objects->objects.push_back(b);
+    }
+    if (!why.empty()) {
+      out->bad[i] = why;
+      continue;
+    }
+    out->objects[i] = std::move(objects);
+  }
+  return Status::OK();
+}
+
+}  // namespace libshard::convert::internal

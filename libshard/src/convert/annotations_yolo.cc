@@ -1,0 +1,260 @@
+// YOLO label folders (annotations.h): class names from data.yaml's `names:`
+// (a flow list, a block list or an index mapping; nothing else of YAML is
+// read) or classes.txt, one `class cx cy w h` line per object (or a polygon
+// `class x1 y1 x2 y2 ...`, ultralytics' segment format, taken as its
+// bounding box).
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+
+#include "convert/annotations_internal.h"
+#include "libshard/io/open_file.h"
+#include "libshard/text_escape.h"
+#include "libshard/util/strings.h"
+
+namespace libshard::convert::internal {
+namespace {
+
+constexpr size_t kMaxClasses = 100000;
+// How far past the image edge a normalised corner may reach and be clamped
+// (about a pixel of a 1000-pixel image): more is a box outside the image.
+constexpr double kSlack = 1e-3;
+
+std::string Trim(std::string_view s) {
+  const size_t b = s.find_first_not_of(" \t\r");
+  if (b == std::string_view::npos) return "";
+  const size_t e = s.find_last_not_of(" \t\r");
+  return std::string(s.substr(b, e - b + 1));
+}
+
+// A YAML scalar as written: quotes removed ('' inside single quotes is one
+// quote), a trailing " # comment" dropped from a plain one.
+std::string Scalar(std::string s) {
+  s = Trim(s);
+  if (s.size() >= 2 && (s[0] == '\'' || s[0] == '"') && s.back() == s[0]) {
+    std::string out;
+    for (size_t i = 1; i + 1 < s.size(); ++i) {
+      if (s[0] == '\'' && s[i] == '\'' && s[i + 1] == '\'') ++i;
+      out += s[i];
+    }
+    return out;
+  }
+  if (const size_t hash = s.find(" #"); hash != std::string::npos) s = Trim(s.substr(0, hash));
+  return s;
+}
+
+// Splits a flow list's inside at commas outside quotes.
+std::vector<std::string> FlowItems(const std::string& inside) {
+  std::vector<std::string> items;
+  std::string cur;
+  char quote = 0;
+  for (char c : inside) {
+    if (quote) {
+      if (c == quote) quote = 0;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+    } else if (c == ',') {
+      items.push_back(Scalar(cur));
+      cur.clear();
+      continue;
+    }
+    cur += c;
+  }
+  if (!Trim(cur).empty()) items.push_back(Scalar(cur));
+  return items;
+}
+
+bool ParseIndex(const std::string& s, size_t* v) {
+  if (s.empty() || s.size() > 6 || s.find_first_not_of("0123456789") != std::string::npos) return false;
+  *v = std::stoul(s);
+  return true;
+}
+
+StatusOr<std::vector<std::string>> NamesFromYaml(const std::string& path) {
+  LIBSHARD_ASSIGN_OR_RETURN(std::string text, io::ReadFileToString(path, kMaxLabelFileBytes));
+  std::vector<std::string> lines;
+  for (size_t pos = 0; pos <= text.size();) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    lines.push_back(text.substr(pos, end - pos));
+    pos = end + 1;
+  }
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (!util::StartsWith(lines[i], "names:")) continue;
+    const std::string where = path + ":" + std::to_string(i + 1);
+    std::string value = Trim(lines[i].substr(6));
+    std::vector<std::string> names;
+    if (!value.empty() && value[0] == '[') {  // flow list, maybe over several lines
+      for (size_t j = i + 1; value.find(']') == std::string::npos && j < lines.size(); ++j) value += lines[j];
+      const size_t close = value.rfind(']');
+      if (close == std::string::npos) return InvalidArgumentError(where + ": names: [ is never closed");
+      names = FlowItems(value.substr(1, close - 1));
+    } else if (!value.empty() && value[0] == '{') {
+      const size_t close = value.rfind('}');
+      if (close == std::string::npos) return InvalidArgumentError(where + ": names: { is never closed");
+      value = value.substr(1, close - 1);
+      std::map<size_t, std::string> by_index;
+      for (const std::string& item : FlowItems(value)) {
+        const size_t colon = item.find(':');
+        size_t k;
+        if (colon == std::string::npos || !ParseIndex(Trim(item.substr(0, colon)), &k)) {
+          return InvalidArgumentError(where + ": expected INDEX: NAME, got '" + EscapeText(item) + "'");
+        }
+        by_index[k] = Scalar(item.substr(colon + 1));
+      }
+      for (auto& [k, name] : by_index) {
+        if (k != names.size())
+          return InvalidArgumentError(where + ": class " + std::to_string(names.size()) + " has no name");
+        names.push_back(name);
+      }
+    } else if (!value.empty()) {
+      return InvalidArgumentError(where + ": names: expects a list or an index mapping");
+    } else {  // block list or mapping on the indented lines below
+      std::map<size_t, std::string> by_index;
+      for (size_t j = i + 1; j < lines.size(); ++j) {
+        const std::string line = lines[j];
+        const std::string t = Trim(line);
+        if (t.empty() || t[0] == '#') continue;
+        if (line[0] != ' ' && line[0] != '\t' && line[0] != '-') break;
+        const std::string lw = path + ":" + std::to_string(j + 1);
+        if (t[0] == '-') {
+          names.push_back(Scalar(t.substr(1)));
+          continue;
+        }
+        const size_t colon = t.find(':');
+        size_t k;
+        if (colon == std::string::npos || !ParseIndex(Trim(t.substr(0, colon)), &k)) {
+          return InvalidArgumentError(lw + ": expected '- NAME' or 'INDEX: NAME' under names:");
+        }
+        if (!by_index.emplace(k, Scalar(t.substr(colon + 1))).second) {
+          return InvalidArgumentError(lw + ": class " + std::to_string(k) + " named twice");
+        }
+      }
+      if (!names.empty() && !by_index.empty())
+        return InvalidArgumentError(where + ": names: mixes a list and a mapping");
+      for (auto& [k, name] : by_index) {
+        if (k != names.size())
+          return InvalidArgumentError(where + ": class " + std::to_string(names.size()) + " has no name");
+        names.push_back(name);
+      }
+    }
+    if (names.empty()) return InvalidArgumentError(where + ": names: lists no class");
+    if (names.size() > kMaxClasses) return InvalidArgumentError(where + ": more than 100000 classes");
+    for (size_t k = 0; k < names.size(); ++k) {
+      if (names[k].empty()) return InvalidArgumentError(where + ": class " + std::to_string(k) + " has an empty name");
+    }
+    return names;
+  }
+  return InvalidArgumentError(path + ": no 'names:' key at the start of a line");
+}
+
+// The label file of an image (ultralytics' img2label_paths).
+std::string LabelPathOf(const std::string& image) {
+  std::string p = image;
+  const size_t dot = p.rfind('.');
+  const size_t slash = p.rfind('/');
+  if (dot != std::string::npos && (slash == std::string::npos || dot > slash)) p.erase(dot);
+  p += ".txt";
+  std::string probe = "/" + p;  // a leading "images/" counts too
+  const size_t at = probe.rfind("/images/");
+  if (at == std::string::npos) return p;
+  probe.replace(at, 8, "/labels/");
+  return probe.substr(1);
+}
+
+bool Number(const std::string& s, double* v) {
+  if (s.empty()) return false;
+  char* end = nullptr;
+  errno = 0;
+  *v = std::strtod(s.c_str(), &end);
+  return *end == '\0' && errno == 0 && std::isfinite(*v);
+}
+
+// One label file's objects, or why it is bad (naming the line).
+std::string ParseLabels(const std::string& file, const std::string& text, size_t classes, SampleObjects* out) {
+  int line_no = 0;
+  for (size_t pos = 0; pos < text.size();) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = text.substr(pos, end - pos);
+    pos = end + 1;
+    ++line_no;
+    std::vector<std::string> f;
+    for (size_t i = 0; i < line.size();) {
+      const size_t b = line.find_first_not_of(" \t\r", i);
+      if (b == std::string::npos) break;
+      size_t e = line.find_first_of(" \t\r", b);
+      if (e == std::string::npos) e = line.size();
+      f.push_back(line.substr(b, e - b));
+      i = e;
+    }
+    if (f.empty()) continue;
+    const std::string where = file + ":" + std::to_string(line_no);
+    if (out->objects.size() >= kMaxObjectsPerImage) return where + ": more than 100000 objects";
+    std::vector<double> v(f.size());
+    for (size_t k = 0; k < f.size(); ++k) {
+      if (!Number(f[k], &v[k])) return where + ": '" + EscapeText(f[k]) + "' is not a number";
+    }
+    if (v[0] != std::floor(v[0]) || v[0] < 0 || v[0] >= double(classes)) {
+      return where + ": unknown class " + EscapeText(f[0]) + " (" + std::to_string(classes) + " classes)";
+    }
+    ObjectBox b;
+    b.label = static_cast<int64_t>(v[0]) + 1;
+    if (f.size() == 5) {
+      if (v[3] < 0 || v[4] < 0) return where + ": box has a negative size";
+      b.xmin = v[1] - v[3] / 2;
+      b.xmax = v[1] + v[3] / 2;
+      b.ymin = v[2] - v[4] / 2;
+      b.ymax = v[2] + v[4] / 2;
+    } else if (f.size() >= 7 && f.size() % 2 == 1) {  // a polygon: its bounding box
+      b.xmin = b.ymin = 1e300;
+      b.xmax = b.ymax = -1e300;
+      for (size_t k = 1; k < f.size(); k += 2) {
+        b.xmin = std::min(b.xmin, v[k]);
+        b.xmax = std::max(b.xmax, v[k]);
+        b.ymin = std::min(b.ymin, v[k + 1]);
+        b.ymax = std::max(b.ymax, v[k + 1]);
+      }
+    } else {
+      return where + ": expected 'class cx cy w h' (or a polygon), got " + std::to_string(f.size()) + " fields";
+    }
+    if (std::string why = CheckAndClamp(&b, 1.0, 1.0, kSlack); !why.empty()) return where + ": " + why;
+    out->objects.push_back(b);
+  }
+  return "";
+}
+
+}  // namespace
+
+Status ReadYolo(const AnnotationOptions& o, const Listing& listing, ParsedAnnotations* out) {
+  std::vector<std::string> names;
+  if (util::EndsWith(o.source, ".yaml") || util::EndsWith(o.source, ".yml")) {
+    LIBSHARD_ASSIGN_OR_RETURN(names, NamesFromYaml(o.source));
+  } else {
+    LIBSHARD_ASSIGN_OR_RETURN(names, ReadClassList(o.source));
+  }
+  out->classes = NumberedClasses(names);
+  for (size_t i = 0; i < listing.samples.size(); ++i) {
+    const std::string label_file = LabelPathOf(SourceFilePath(listing.root, listing.samples[i].path));
+    bool exists = false;
+    StatusOr<std::string> text = ReadOptionalFile(label_file, kMaxLabelFileBytes, &exists);
+    if (!text.ok()) {
+      out->bad[i] = text.status().message();
+      continue;
+    }
+    if (!exists) continue;  // no label file: an image without objects, counted
+    auto objects = std::make_shared<SampleObjects>();
+    objects->normalised = true;
+    objects->origin = label_file;
+    if (std::string why = ParseLabels(label_file, *text, names.size(), objects.get()); !why.empty()) {
+      out->bad[i] = why;
+      continue;
+    }
+    out->objects[i] = std::move(objects);
+  }
+  return Status::OK();
+}
+
+}  // namespace libshard::convert::internal

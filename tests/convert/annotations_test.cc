@@ -1,0 +1,190 @@
+// The annotation readers (annotations.h) on small files made here: YOLO's
+// data.yaml forms and label lines, VOC XML, COCO matching, and what each
+// rejects (naming the file and the line or object).
+#include "libshard/convert/annotations.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "fixtures.h"
+#include "libshard/convert/source_listing.h"
+#include "testutil.h"
+
+namespace libshard::convert {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::Contains;
+using testing::MakeTempDir;
+using testing::WriteTreeFile;
+
+class AnnotationsTest : public ::testing::Test {
+ protected:
+  void SetUp() override { base_ = MakeTempDir(); }
+  void TearDown() override { fs::remove_all(base_); }
+  // Lists base_/images (made of `files`, any bytes) with `o`.
+  StatusOr<Listing> Attach(const std::vector<std::string>& files, const AnnotationOptions& o,
+                           AnnotationSummary* summary = nullptr) {
+    for (const std::string& f : files) WriteTreeFile(base_ + "/images", f, "x");
+    ListOptions lo;
+    lo.keep_empty_classes = true;
+    StatusOr<Listing> l = ListFolder(base_ + "/images", lo);
+    if (!l.ok()) return l;
+    StatusOr<AnnotationSummary> s = AttachAnnotations(o, &*l);
+    if (!s.ok()) return s.status();
+    if (summary) *summary = *s;
+    return l;
+  }
+  const SourceSample* Sample(const Listing& l, const std::string& path) {
+    for (const SourceSample& s : l.samples)
+      if (s.path == path) return &s;
+    return nullptr;
+  }
+  std::string Reject(const Listing& l, const std::string& path) {
+    for (const ListingReject& r : l.rejects)
+      if (r.path == path) return r.reason;
+    return "";
+  }
+  std::string base_;
+};
+
+AnnotationOptions Opt(AnnotationFormat f, const std::string& source) {
+  AnnotationOptions o;
+  o.format = f;
+  o.source = source;
+  return o;
+}
+
+TEST_F(AnnotationsTest, YoloNamesInEveryDataYamlForm) {
+  for (const char* yaml :
+       {"names: [cat, 'dog', \"bird\"]\n", "nc: 3\nnames:\n  - cat\n  - dog\n  - bird\n",
+        "names:\n  0: cat\n  2: bird\n  1: dog  # a comment\ntrain: x\n", "names: {0: cat, 1: dog, 2: bird}\n"}) {
+    SCOPED_TRACE(yaml);
+    WriteTreeFile(base_, "data.yaml", yaml);
+    AnnotationOptions o = Opt(AnnotationFormat::kYolo, base_ + "/data.yaml");
+    AnnotationSummary s;
+    StatusOr<Listing> l = Attach({"train/a.png"}, o, &s);
+    ASSERT_TRUE(l.ok()) << l.status();
+    ASSERT_EQ(s.classes.size(), 3u);
+    EXPECT_EQ(s.classes[0].name, "cat");
+    EXPECT_EQ(s.classes[2].name, "bird");
+    EXPECT_EQ(s.classes[2].label, 3);
+  }
+  WriteTreeFile(base_, "bad.yaml", "names:\n  0: cat\n  2: bird\n");
+  StatusOr<Listing> l = Attach({"train/a.png"}, Opt(AnnotationFormat::kYolo, base_ + "/bad.yaml"));
+  EXPECT_TRUE(Contains(l.status().message(), "bad.yaml:1: class 1 has no name")) << l.status();
+}
+
+TEST_F(AnnotationsTest, YoloLabelsBesideImagesFolder) {
+  WriteTreeFile(base_, "classes.txt", "cat\ndog\n");
+  WriteTreeFile(base_, "labels/train/a.txt", "1 0.5 0.5 0.2 0.4\n\n0 0.1 0.1 0.2 0.2\n");
+  WriteTreeFile(base_, "labels/train/bad.txt", "0 0.5 0.5 0.2 0.2\n2 0.5 0.5 0.1 0.1\n");
+  WriteTreeFile(base_, "labels/train/out.txt", "0 0.95 0.5 0.2 0.2\n");
+  WriteTreeFile(base_, "labels/train/poly.txt", "0 0.1 0.2 0.3 0.2 0.2 0.6\n");
+  AnnotationSummary s;
+  StatusOr<Listing> l = Attach({"train/a.png", "train/bad.png", "train/out.png", "train/poly.png", "train/none.png"},
+                               Opt(AnnotationFormat::kYolo, base_ + "/classes.txt"), &s);
+  ASSERT_TRUE(l.ok()) << l.status();
+  const SourceSample* a = Sample(*l, "train/a.png");
+  ASSERT_TRUE(a && a->objects);
+  ASSERT_EQ(a->objects->objects.size(), 2u);
+  EXPECT_TRUE(a->objects->normalised);
+  EXPECT_EQ(a->objects->objects[0].label, 2);  // class 1 is label 2
+  EXPECT_NEAR(a->objects->objects[0].xmin, 0.4, 1e-9);
+  EXPECT_NEAR(a->objects->objects[0].ymax, 0.7, 1e-9);
+  const SourceSample* poly = Sample(*l, "train/poly.png");
+  ASSERT_TRUE(poly && poly->objects && poly->objects->objects.size() == 1);
+  EXPECT_NEAR(poly->objects->objects[0].xmax, 0.3, 1e-9);
+  EXPECT_NEAR(poly->objects->objects[0].ymax, 0.6, 1e-9);
+  const SourceSample* none = Sample(*l, "train/none.png");
+  ASSERT_TRUE(none && none->objects);
+  EXPECT_TRUE(none->objects->objects.empty());
+  EXPECT_TRUE(Contains(Reject(*l, "train/bad.png"), "labels/train/bad.txt:2: unknown class 2 (2 classes)"))
+      << Reject(*l, "train/bad.png");
+  EXPECT_TRUE(Contains(Reject(*l, "train/out.png"), "labels/train/out.txt:1: box")) << Reject(*l, "train/out.png");
+  EXPECT_TRUE(Contains(Reject(*l, "train/out.png"), "lies outside"));
+  EXPECT_EQ(s.unannotated_images, 1u);
+  EXPECT_EQ(s.annotated_images, 2u);
+  EXPECT_EQ(l->samples.size(), 3u);
+  EXPECT_EQ(l->class_names.size(), 0u);  // images with boxes have no class
+}
+
+TEST_F(AnnotationsTest, VocXmlObjectsAndRejects) {
+  const std::string good =
+      "<annotation><filename>a.jpg</filename><size><width>100</width><height>50</height><depth>3</depth></size>"
+      "<object><name>dog</name><truncated>1</truncated><difficult>0</difficult>"
+      "<bndbox><xmin>11</xmin><ymin>6</ymin><xmax>40</xmax><ymax>50</ymax></bndbox></object>"
+      "<object><name>cat</name><difficult>1</difficult>"
+      "<bndbox><xmin>1</xmin><ymin>1</ymin><xmax>100</xmax><ymax>20</ymax></bndbox></object></annotation>";
+  WriteTreeFile(base_, "Annotations/a.xml", good);
+  WriteTreeFile(base_, "Annotations/broken.xml", "<annotation><object><name>dog</name>");
+  WriteTreeFile(base_, "Annotations/far.xml",
+                "<annotation><size><width>100</width><height>50</height></size><object><name>dog</name>"
+                "<bndbox><xmin>1</xmin><ymin>1</ymin><xmax>140</xmax><ymax>20</ymax></bndbox></object></annotation>");
+  AnnotationSummary s;
+  StatusOr<Listing> l =
+      Attach({"a.jpg", "broken.jpg", "far.jpg"}, Opt(AnnotationFormat::kVoc, base_ + "/Annotations"), &s);
+  ASSERT_TRUE(l.ok()) << l.status();
+  ASSERT_EQ(s.classes.size(), 2u);  // sorted names met
+  EXPECT_EQ(s.classes[0].name, "cat");
+  const SourceSample* a = Sample(*l, "a.jpg");
+  ASSERT_TRUE(a && a->objects && a->objects->objects.size() == 2);
+  EXPECT_EQ(a->objects->width, 100);
+  const ObjectBox& dog = a->objects->objects[0];
+  EXPECT_EQ(dog.label, 2);
+  EXPECT_TRUE(dog.truncated);
+  EXPECT_FALSE(dog.difficult);
+  EXPECT_DOUBLE_EQ(dog.xmin, 10);  // 1-based corners -> pixel edges
+  EXPECT_DOUBLE_EQ(dog.xmax, 40);
+  EXPECT_TRUE(a->objects->objects[1].difficult);
+  EXPECT_TRUE(Contains(Reject(*l, "broken.jpg"), "broken.xml: not XML")) << Reject(*l, "broken.jpg");
+  EXPECT_TRUE(Contains(Reject(*l, "far.jpg"), "far.xml object 1: box")) << Reject(*l, "far.jpg");
+
+  // With a class list, a name outside it is unknown.
+  WriteTreeFile(base_, "classes.txt", "dog\n");
+  AnnotationOptions o = Opt(AnnotationFormat::kVoc, base_ + "/Annotations");
+  o.class_names_file = base_ + "/classes.txt";
+  StatusOr<Listing> l2 = Attach({}, o);
+  ASSERT_TRUE(l2.ok());
+  EXPECT_TRUE(Contains(Reject(*l2, "a.jpg"), "a.xml object 2: unknown class 'cat'")) << Reject(*l2, "a.jpg");
+}
+
+TEST_F(AnnotationsTest, CocoMatchesSplitFoldersAndNamesMissingImages) {
+  WriteTreeFile(base_, "i.json",
+                "{\"categories\": [{\"id\": 5, \"name\": \"cat\"}], \"images\": ["
+                "{\"id\": 1, \"file_name\": \"a.png\", \"width\": 10, \"height\": 10},"
+                "{\"id\": 2, \"file_name\": \"val/b.png\", \"width\": 10, \"height\": 10},"
+                "{\"id\": 3, \"file_name\": \"c.png\", \"width\": 10, \"height\": 10}],"
+                "\"annotations\": [{\"id\": 1, \"image_id\": 2, \"category_id\": 5, \"bbox\": [1, 2, 3, 4], "
+                "\"area\": 7.5, \"iscrowd\": 1}]}");
+  AnnotationSummary s;
+  StatusOr<Listing> l =
+      Attach({"train/a.png", "val/b.png", "val/d.png"}, Opt(AnnotationFormat::kCoco, base_ + "/i.json"), &s);
+  ASSERT_TRUE(l.ok()) << l.status();
+  const SourceSample* b = Sample(*l, "val/b.png");
+  ASSERT_TRUE(b && b->objects && b->objects->objects.size() == 1);
+  EXPECT_EQ(b->objects->objects[0].label, 5);  // COCO ids are the labels
+  EXPECT_TRUE(b->objects->objects[0].is_crowd);
+  EXPECT_DOUBLE_EQ(b->objects->objects[0].area, 7.5);
+  EXPECT_DOUBLE_EQ(b->objects->objects[0].xmax, 4);
+  EXPECT_TRUE(Sample(*l, "train/a.png")->objects);  // matched in its split folder, no boxes
+  EXPECT_TRUE(Contains(Reject(*l, "c.png"), "image id 3 but not in the folder")) << Reject(*l, "c.png");
+  EXPECT_EQ(s.annotated_images, 2u);
+  EXPECT_EQ(s.unannotated_images, 1u);
+  EXPECT_EQ(s.missing_images, 1u);
+  ASSERT_EQ(s.classes.size(), 1u);
+  EXPECT_EQ(LabelMapPbtxt(s.classes), "item {\n  id: 5\n  name: 'cat'\n}\n");
+
+  WriteTreeFile(base_, "bad.json", "{\"images\": [}");
+  StatusOr<Listing> bad = Attach({}, Opt(AnnotationFormat::kCoco, base_ + "/bad.json"));
+  EXPECT_TRUE(Contains(bad.status().message(), "bad.json: not a COCO instances file")) << bad.status();
+}
+
+TEST_F(AnnotationsTest, LabelMapEscapesQuotes) {
+  EXPECT_EQ(LabelMapPbtxt({{1, "it's"}, {2, "a\\b"}}),
+            "item {\n  id: 1\n  name: 'it\\'s'\n}\nitem {\n  id: 2\n  name: 'a\\\\b'\n}\n");
+}
+
+}  // namespace
+}  // namespace libshard::convert
