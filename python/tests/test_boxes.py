@@ -167,3 +167,20 @@ def test_shard_images_gives_a_detection_target(tmp_path):
     loader = torch.utils.data.DataLoader(ds, batch_size=2, collate_fn=lambda b: tuple(zip(*b)))
     images, labels, targets = next(iter(loader))
     assert len(targets) == 2 and targets[1]["labels"].tolist() == [3, 1]
+
+
+def test_a_converted_coco_set_reads_with_its_boxes(tmp_path):
+    """samples/boxes converted with --coco (the converter's side), read with boxes=True: every shape's box
+    frames its pixels; labels are the manifest's object label map's."""
+    import os
+    samples = os.path.join(os.environ.get("LIBSHARD_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", "..")),
+                           "samples", "boxes")
+    out = str(tmp_path / "out")
+    libshard.convert(os.path.join(samples, "images"), out, coco=os.path.join(samples, "instances.json"), size=64)
+    with libshard.Loader(os.path.join(out, "manifest.json"), 8, split="train", image_size=48, boxes=True) as loader:
+        batch = next(iter(loader))
+    assert batch.box_counts.sum() > 0
+    assert set(batch.box_labels[batch.box_labels >= 0].tolist()) <= {1, 2, 3}
+    targets = libshard.torch.detection_targets(batch)
+    assert sum(len(t["boxes"]) for t in targets) == batch.box_counts.sum()
+    assert all(((t["boxes"] >= 0) & (t["boxes"] <= 48)).all() for t in targets)

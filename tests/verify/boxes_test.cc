@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "box_fixtures.h"
+#include "libshard/manifest/manifest_json.h"
 #include "libshard/record/record_reader.h"
 #include "libshard/verify/verifier.h"
 #include "testutil.h"
@@ -94,6 +95,28 @@ TEST(VerifyBoxesTest, BoxLabelsMustBeInTheObjectLabelMap) {
 }
 
 #ifdef SHARD_BIN
+// samples/boxes converted with --coco: verify passes; with a box class taken
+// out of the manifest's object label map, its boxes are faults.
+TEST(VerifyBoxesTest, AConvertedCocoSetPassesAndItsObjectLabelMapIsChecked) {
+  const std::string dir = testing::MakeTempDir();
+  const std::string out = dir + "/out";
+  const std::string samples = testing::SourceDir() + "/samples/boxes";
+  testing::CommandResult r = testing::RunShard("convert " + samples + "/images -o " + out + " --coco " + samples +
+                                               "/instances.json --size 64 -q");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = testing::RunShard("verify --json " + out);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  StatusOr<Manifest> m = manifest::ReadManifest(out + "/manifest.json");
+  ASSERT_TRUE(m.ok()) << m.status();
+  ASSERT_EQ(m->object_labels_size(), 3);
+  m->mutable_object_labels()->RemoveLast();  // label 3
+  testing::WriteFileOrDie(out + "/manifest.json", manifest::ToJson(*m));
+  r = testing::RunShard("verify --json " + out);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(Contains(r.out, "\"kind\":\"manifest_box_label_out_of_range\"")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "image/object/class/label 3 is not in the object label map (2 labels, 1..2)")) << r.out;
+}
+
 TEST(VerifyBoxesTest, TheJsonReportListsBoxFaults) {
   const std::string dir = testing::MakeTempDir();
   testing::WriteBoxShard(dir + "/b.tfrecord", Samples());

@@ -23,7 +23,10 @@ int64_t FirstInt(const example::ExampleView& ex, const char* key) {
   return f.int64(0);
 }
 
-std::string BoxClassName(const SplitThumbs& t, int64_t label) {
+// The manifest's object label map first, then the records' class/text.
+std::string BoxClassName(const Context& c, const SplitThumbs& t, int64_t label) {
+  auto named = c.object_names.find(label);
+  if (named != c.object_names.end()) return named->second;
   auto it = t.boxes.class_names.find(label);
   return it != t.boxes.class_names.end() ? it->second : "class " + std::to_string(label);
 }
@@ -64,7 +67,7 @@ void AddBoxes(const example::ExampleView& ex, BoxStats* s) {
 
 Rgb BoxColor(int64_t label) { return PaletteColor(static_cast<int>(label % 4096)); }
 
-std::string BoxOverlay(const SplitThumbs& split, const Thumb& t) {
+std::string BoxOverlay(const Context& c, const SplitThumbs& split, const Thumb& t) {
   if (t.boxes.empty()) return "";
   std::string out = "<svg class=\"boxes\" viewBox=\"0 0 1 1\" preserveAspectRatio=\"none\" aria-hidden=\"true\">";
   for (size_t i = 0; i < t.boxes.size(); ++i) {
@@ -72,12 +75,12 @@ std::string BoxOverlay(const SplitThumbs& split, const Thumb& t) {
     out += "<rect x=\"" + Num(b.xmin) + "\" y=\"" + Num(b.ymin) + "\" width=\"" + Num(b.xmax - b.xmin) +
            "\" height=\"" + Num(b.ymax - b.ymin) + "\" stroke=\"" + CssColor(BoxColor(t.box_labels[i])) +
            "\" data-label=\"" + std::to_string(t.box_labels[i]) + "\"><title>" +
-           HtmlEscape(BoxClassName(split, t.box_labels[i])) + "</title></rect>";
+           HtmlEscape(BoxClassName(c, split, t.box_labels[i])) + "</title></rect>";
   }
   return out + "</svg>";
 }
 
-std::string BoxSection(const SplitThumbs& t) {
+std::string BoxSection(const Context& c, const SplitThumbs& t) {
   const BoxStats& s = t.boxes;
   if (s.records == 0 && s.invalid == 0) return "";
   std::string out = "<h3>Detection boxes</h3><p class=\"muted\">" + FormatCount(s.boxes) + " boxes in " +
@@ -89,7 +92,7 @@ std::string BoxSection(const SplitThumbs& t) {
   std::vector<Bar> bars;
   for (const auto& [label, n] : s.per_class) {
     Bar b;
-    b.label = BoxClassName(t, label) + " (" + std::to_string(label) + ")";
+    b.label = BoxClassName(c, t, label) + " (" + std::to_string(label) + ")";
     b.value = n;
     b.fill = CssColor(BoxColor(label));
     b.data_key = std::to_string(label);

@@ -20,11 +20,11 @@ void AddBoxes(const example::ExampleView& ex, BoxStats* stats);
 Rgb BoxColor(int64_t label);
 
 // An <svg class="boxes"> drawing `t`'s boxes, or "" without boxes.
-std::string BoxOverlay(const SplitThumbs& split, const Thumb& t);
+std::string BoxOverlay(const Context& c, const SplitThumbs& split, const Thumb& t);
 
 // "Detection boxes": per-class counts and the size histogram; "" when no
 // record looked at has box keys.
-std::string BoxSection(const SplitThumbs& t);
+std::string BoxSection(const Context& c, const SplitThumbs& t);
 
 }  // namespace libshard::report
 

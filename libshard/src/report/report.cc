@@ -160,6 +160,7 @@ StatusOr<std::string> RenderReport(const std::string& source, const ReportOption
   c.m = &m;
   c.dir = Dirname(c.manifest_path);
   for (const LabelEntry& l : m.labels()) c.class_names[l.label()] = l.name();
+  for (const LabelEntry& l : m.object_labels()) c.object_names[l.label()] = l.name();
   c.ignore_index = m.options().mask_ignore_index();
   for (const MaskClass& mc : m.mask_classes()) {
     c.mask_colors[mc.index()] = {static_cast<uint8_t>(mc.r()), static_cast<uint8_t>(mc.g()),
@@ -211,7 +212,7 @@ StatusOr<std::string> RenderReport(const std::string& source, const ReportOption
     for (const auto& [label, count] : top.shown) shown.insert(label);
     LIBSHARD_ASSIGN_OR_RETURN(SplitThumbs thumbs, PickThumbs(c, split, shown));
     html += ThumbSection(c, top, thumbs);
-    html += BoxSection(thumbs);
+    html += BoxSection(c, thumbs);
     html += "</section>";
   }
   html += RejectSection(m);

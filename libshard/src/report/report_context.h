@@ -53,6 +53,7 @@ struct Context {
   std::string manifest_path;
   ReportOptions options;
   std::map<int64_t, std::string> class_names;
+  std::map<int64_t, std::string> object_names;  // the detection boxes' label map (manifest object_labels)
   bool has_masks = false;
   int ignore_index = 255;
   std::map<int, Rgb> mask_colors;  // by index

@@ -244,7 +244,7 @@ std::string ThumbSection(const Context& c, const TopClasses& top, const SplitThu
       if (!th.overlay_url.empty()) {
         out += "<img class=\"overlay\" " + dims + " alt=\"mask of " + name + "\" src=\"" + th.overlay_url + "\">";
       }
-      out += BoxOverlay(t, th);
+      out += BoxOverlay(c, t, th);
       out += "</div><figcaption>" +
              HtmlEscape(th.file.empty() ? "" : std::filesystem::path(th.file).filename().string()) +
              "</figcaption></figure>";
