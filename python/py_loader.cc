@@ -19,6 +19,7 @@
 
 #include "libshard/reader/batch_loader.h"
 #include "libshard/reader/dataset.h"
+#include "py_boxes.h"
 #include "py_common.h"
 #include "py_loader_options.h"
 
@@ -42,19 +43,26 @@ struct PyEpochIterator {
   uint64_t pass = 0;
 };
 
-// libshard.Batch(images, labels) and libshard.SegmentationBatch(images,
-// labels, masks): named tuples, made when the module is bound (and never
-// freed: they outlive the interpreter's last use of them).
-py::handle g_batch_type, g_segmentation_batch_type, g_keyed_batch_type, g_keyed_segmentation_batch_type;
+// The batch named tuples, made when the module is bound (and never freed:
+// they outlive the interpreter's last use of them): images, labels, then
+// masks (masks=True), boxes, box_labels, box_counts (boxes=True), keys
+// (extras=). Indexed by masks | boxes << 1 | keys << 2.
+constexpr const char* kBatchTypeNames[8] = {
+    "Batch",      "SegmentationBatch",      "DetectionBatch",      "SegmentationDetectionBatch",
+    "KeyedBatch", "KeyedSegmentationBatch", "KeyedDetectionBatch", "KeyedSegmentationDetectionBatch"};
+py::handle g_batch_types[8];
 
 py::tuple MakeBatch(const py::object& images, const py::object& labels, const py::object& masks,
-                    const py::object& keys = py::none()) {
-  if (!keys.is_none()) {
-    if (masks.is_none()) return py::reinterpret_steal<py::tuple>(g_keyed_batch_type(images, labels, keys).release());
-    return py::reinterpret_steal<py::tuple>(g_keyed_segmentation_batch_type(images, labels, masks, keys).release());
-  }
-  if (masks.is_none()) return py::reinterpret_steal<py::tuple>(g_batch_type(images, labels).release());
-  return py::reinterpret_steal<py::tuple>(g_segmentation_batch_type(images, labels, masks).release());
+                    const py::object& boxes, const py::object& keys) {
+  py::list fields;
+  fields.append(images);
+  fields.append(labels);
+  if (!masks.is_none()) fields.append(masks);
+  if (!boxes.is_none())
+    for (auto a : boxes) fields.append(a);
+  if (!keys.is_none()) fields.append(keys);
+  const int type = (masks.is_none() ? 0 : 1) | (boxes.is_none() ? 0 : 2) | (keys.is_none() ? 0 : 4);
+  return py::reinterpret_steal<py::tuple>(g_batch_types[type](*fields).release());
 }
 
 class PyLoader {
@@ -249,7 +257,7 @@ class PyLoader {
   // The per-channel mean / std the decode threads apply (mean="dataset" resolved); empty for uint8.
   py::tuple Normalization() const { return py::make_tuple(opt_.mean, opt_.std); }
   // One sample by global number, in the batches' layout and dtype: (image,
-  // label[, mask]). Decoded on this thread with the GIL released.
+  // label[, mask][, boxes, box_labels]). Decoded on this thread with the GIL released.
   py::tuple Sample(const py::object& index, const py::object& epoch) {
     reader::BatchLoader& l = Open();
     const uint64_t n = dataset_->size();
@@ -266,11 +274,17 @@ class PyLoader {
     int64_t label = -1;
     uint8_t* dst = static_cast<uint8_t*>(image.mutable_data());
     uint8_t* mdst = opt_.masks ? mask.mutable_data() : nullptr;
-    Status s = WithoutGil([&] { return l.DecodeSample(i, e, dst, mdst, &label); });
+    reader::SampleBoxes boxes;
+    Status s = WithoutGil([&] { return l.DecodeSample(i, e, dst, mdst, &label, &boxes); });
     if (s.code() == StatusCode::kInvalidArgument) s = DataLossError(std::string(s.message()));
     Check(s);
-    if (opt_.masks) return py::make_tuple(image, label, mask);
-    return py::make_tuple(image, label);
+    py::list item;
+    item.append(image);
+    item.append(label);
+    if (opt_.masks) item.append(mask);
+    if (opt_.boxes)
+      for (auto a : SampleBoxArrays(boxes)) item.append(a);
+    return py::tuple(item);
   }
 
   // extras=: {key: [value per sample]} of batch `b` (None without extras),
@@ -394,7 +408,8 @@ class PyLoader {
       labels = py::array_t<int64_t>({n}, {static_cast<py::ssize_t>(sizeof(int64_t))}, b.labels, base);
       if (opt_.masks) masks = py::array_t<uint8_t>({n, H, W}, b.masks, base);
     }
-    return MakeBatch(images, labels, opt_.masks ? masks : py::none(), Extras(b));
+    return MakeBatch(images, labels, opt_.masks ? masks : py::none(),
+                     opt_.boxes ? py::object(BatchBoxArrays(b.boxes, b.size)) : py::none(), Extras(b));
   }
 
   static uint64_t StateInt(const py::dict& state, const char* key, uint64_t max) {
@@ -501,26 +516,23 @@ class PyLoader {
 
 void BindLoader(py::module_& m) {
   py::object namedtuple = py::module_::import("collections").attr("namedtuple");
-  g_batch_type = namedtuple("Batch", py::make_tuple("images", "labels"), py::arg("module") = "libshard").release();
-  g_segmentation_batch_type =
-      namedtuple("SegmentationBatch", py::make_tuple("images", "labels", "masks"), py::arg("module") = "libshard")
-          .release();
-  g_batch_type.attr("__doc__") = "A batch: images (numpy array in the Loader's layout and dtype), labels (int64)";
-  g_segmentation_batch_type.attr("__doc__") =
-      "A batch with masks=True: images, labels (int64) and masks (uint8 N x H x W)";
-  g_keyed_batch_type =
-      namedtuple("KeyedBatch", py::make_tuple("images", "labels", "keys"), py::arg("module") = "libshard").release();
-  g_keyed_segmentation_batch_type =
-      namedtuple("KeyedSegmentationBatch", py::make_tuple("images", "labels", "masks", "keys"),
-                 py::arg("module") = "libshard")
-          .release();
-  g_keyed_batch_type.attr("__doc__") =
-      "A batch with extras=: images, labels and keys ({feature key: [value per sample]})";
-  g_keyed_segmentation_batch_type.attr("__doc__") = "A batch with masks=True and extras=: images, labels, masks, keys";
-  m.attr("KeyedBatch") = g_keyed_batch_type;
-  m.attr("KeyedSegmentationBatch") = g_keyed_segmentation_batch_type;
-  m.attr("Batch") = g_batch_type;
-  m.attr("SegmentationBatch") = g_segmentation_batch_type;
+  for (int t = 0; t < 8; ++t) {
+    py::list fields;
+    fields.append("images");
+    fields.append("labels");
+    if (t & 1) fields.append("masks");
+    if (t & 2)
+      for (const char* f : {"boxes", "box_labels", "box_counts"}) fields.append(f);
+    if (t & 4) fields.append("keys");
+    py::object type = namedtuple(kBatchTypeNames[t], fields, py::arg("module") = "libshard");
+    type.attr("__doc__") = std::string("A batch (docs/reader.md): ") +
+                           std::string(py::str(py::str(", ").attr("join")(fields))) +
+                           (t & 2 ? "; boxes float32 [B, M, 4] (xmin, ymin, xmax, ymax in 0..1 of the output image), "
+                                    "box_labels int64 [B, M] (-1 past a count), box_counts int32 [B]"
+                                  : "");
+    m.attr(kBatchTypeNames[t]) = type;
+    g_batch_types[t] = type.release();
+  }
   py::class_<PyEpochIterator>(m, "EpochIterator", "One pass over an epoch of a Loader (what iter(loader) returns)")
       .def("__iter__", [](py::object self) { return self; })
       .def("__next__", [](PyEpochIterator& it) { return it.loader.cast<PyLoader&>().NextInPass(it.pass); });
@@ -578,7 +590,8 @@ void BindLoader(py::module_& m) {
       .def_property_readonly("labels", &PyLoader::Labels,
                              "The manifest's label map: [(label, name)], [] without a manifest")
       .def("sample", &PyLoader::Sample, py::arg("index"), py::arg("epoch") = 0,
-           "sample(index, epoch=0): global sample `index` (0..num_samples-1, every rank's) as (image, label[, mask]),\n"
+           "sample(index, epoch=0): global sample `index` (0..num_samples-1, every rank's) as (image, label[, mask]\n"
+           "[, boxes float32 [N, 4], box_labels int64 [N]]),\n"
            "in the batches' layout and dtype, its augmentation that of `epoch`; IndexError out of range")
       .def_property_readonly("skipped", &PyLoader::Skipped,
                              "Records skipped with on_error=\"skip\": [{file, record, offset, reason}], each once")

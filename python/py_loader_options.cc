@@ -61,22 +61,41 @@ void Set(LoaderArgs& a, const py::handle& v) {
 
 // In the signature's order (the stub, _libshard.pyi, lists them so too).
 const Keyword kKeywords[] = {
-    LIBSHARD_KEYWORD(image_size, "None"), LIBSHARD_KEYWORD(shuffle, "False"),
-    LIBSHARD_KEYWORD(seed, "0"),          LIBSHARD_KEYWORD(rank, "0"),
-    LIBSHARD_KEYWORD(world_size, "1"),    LIBSHARD_KEYWORD(threads, "2"),
-    LIBSHARD_KEYWORD(augment, "'none'"),  LIBSHARD_KEYWORD(drop_last, "False"),
-    LIBSHARD_KEYWORD(channels, "None"),   LIBSHARD_KEYWORD(order, "''"),
-    LIBSHARD_KEYWORD(prefetch, "2"),      LIBSHARD_KEYWORD(io, "'mmap'"),
-    LIBSHARD_KEYWORD(verify_crc, "True"), LIBSHARD_KEYWORD(split, "''"),
-    LIBSHARD_KEYWORD(keys, "{}"),         LIBSHARD_KEYWORD(resize, "'center-crop'"),
-    LIBSHARD_KEYWORD(masks, "False"),     LIBSHARD_KEYWORD(worker, "0"),
-    LIBSHARD_KEYWORD(num_workers, "1"),   LIBSHARD_KEYWORD(buffers, "None"),
-    LIBSHARD_KEYWORD(layout, "'NHWC'"),   LIBSHARD_KEYWORD(dtype, "'uint8'"),
-    LIBSHARD_KEYWORD(mean, "None"),       LIBSHARD_KEYWORD(std, "None"),
-    LIBSHARD_KEYWORD(slots, "None"),      LIBSHARD_KEYWORD(cache_dir, "None"),
-    LIBSHARD_KEYWORD(cache_limit, "0"),   LIBSHARD_KEYWORD(on_error, "'raise'"),
-    LIBSHARD_KEYWORD(extras, "None"),     LIBSHARD_KEYWORD(block_size, "256"),
-    LIBSHARD_KEYWORD(window_blocks, "4"), LIBSHARD_KEYWORD(dct_scale, "True"),
+    LIBSHARD_KEYWORD(image_size, "None"),
+    LIBSHARD_KEYWORD(shuffle, "False"),
+    LIBSHARD_KEYWORD(seed, "0"),
+    LIBSHARD_KEYWORD(rank, "0"),
+    LIBSHARD_KEYWORD(world_size, "1"),
+    LIBSHARD_KEYWORD(threads, "2"),
+    LIBSHARD_KEYWORD(augment, "'none'"),
+    LIBSHARD_KEYWORD(drop_last, "False"),
+    LIBSHARD_KEYWORD(channels, "None"),
+    LIBSHARD_KEYWORD(order, "''"),
+    LIBSHARD_KEYWORD(prefetch, "2"),
+    LIBSHARD_KEYWORD(io, "'mmap'"),
+    LIBSHARD_KEYWORD(verify_crc, "True"),
+    LIBSHARD_KEYWORD(split, "''"),
+    LIBSHARD_KEYWORD(keys, "{}"),
+    LIBSHARD_KEYWORD(resize, "'center-crop'"),
+    LIBSHARD_KEYWORD(masks, "False"),
+    LIBSHARD_KEYWORD(worker, "0"),
+    LIBSHARD_KEYWORD(num_workers, "1"),
+    LIBSHARD_KEYWORD(buffers, "None"),
+    LIBSHARD_KEYWORD(layout, "'NHWC'"),
+    LIBSHARD_KEYWORD(dtype, "'uint8'"),
+    LIBSHARD_KEYWORD(mean, "None"),
+    LIBSHARD_KEYWORD(std, "None"),
+    LIBSHARD_KEYWORD(slots, "None"),
+    LIBSHARD_KEYWORD(cache_dir, "None"),
+    LIBSHARD_KEYWORD(cache_limit, "0"),
+    LIBSHARD_KEYWORD(on_error, "'raise'"),
+    LIBSHARD_KEYWORD(extras, "None"),
+    LIBSHARD_KEYWORD(block_size, "256"),
+    LIBSHARD_KEYWORD(window_blocks, "4"),
+    LIBSHARD_KEYWORD(dct_scale, "True"),
+    LIBSHARD_KEYWORD(boxes, "False"),
+    LIBSHARD_KEYWORD(max_boxes, "100"),
+    LIBSHARD_KEYWORD(box_min_visible, "0.3"),
 };
 
 #undef LIBSHARD_KEYWORD
@@ -103,7 +122,6 @@ std::pair<int, int> ImageSize(const py::handle& v) {
   throw py::type_error("image_size: expected an int or a (height, width) pair of ints, got " +
                        std::string(py::repr(v)));
 }
-
 
 // dtype=: a str ("float16"), a numpy dtype or scalar type (np.float32,
 // np.dtype("float16")) or a torch dtype (torch.uint8), as numpy's name. A
@@ -219,6 +237,18 @@ LoaderConfig ParseLoaderArgs(const py::object& batch_size, const LoaderArgs& a) 
   o.resize = TakeArg(image::ParseResizeMode(a.resize), "resize");
   o.masks = a.masks;
   o.dct_scale = a.dct_scale;
+  o.boxes = a.boxes;
+  o.max_boxes = static_cast<size_t>(IntArg(a.max_boxes, "max_boxes", 1, 100000));
+  {
+    const std::string bad = "box_min_visible: expected a number in 0..1, got ";
+    const PyObject* v = a.box_min_visible.ptr();
+    if (py::isinstance<py::bool_>(a.box_min_visible) || (!PyFloat_Check(v) && !PyLong_Check(v))) {
+      throw py::type_error(bad + TypeName(a.box_min_visible) + " " + std::string(py::repr(a.box_min_visible)));
+    }
+    const double x = a.box_min_visible.cast<double>();
+    if (!(x >= 0 && x <= 1)) throw py::value_error(bad + std::string(py::repr(a.box_min_visible)));
+    o.box_min_visible = static_cast<float>(x);
+  }
   if (!a.extras.is_none()) {
     if (py::isinstance<py::str>(a.extras)) throw py::type_error("extras: expected a list of feature keys, not a str");
     for (auto k : a.extras) {

@@ -57,6 +57,9 @@ struct LoaderArgs {
   py::object block_size = py::int_(256);
   py::object window_blocks = py::int_(4);
   bool dct_scale = true;
+  bool boxes = false;
+  py::object max_boxes = py::int_(100);
+  py::object box_min_visible = py::float_(0.3);
 };
 
 // Python's keyword arguments -> LoaderArgs. TypeError for an unknown keyword

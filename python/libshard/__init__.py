@@ -41,11 +41,11 @@ def _check_numpy() -> None:
 
 _check_numpy()
 
-from ._libshard import (Batch, DataLossError, EpochIterator, KeyedBatch, KeyedSegmentationBatch, Loader,
-                        SegmentationBatch, ShardReader, ShardWriter, __version__)  # noqa: E402
+from ._libshard import (Batch, DataLossError, DetectionBatch, EpochIterator, KeyedBatch,  # noqa: E402
+                        KeyedSegmentationBatch, Loader, SegmentationBatch, ShardReader, ShardWriter, __version__)
 
-__all__ = ["Batch", "DataLossError", "EpochIterator", "KeyedBatch", "KeyedSegmentationBatch", "Loader",
-           "SegmentationBatch", "ShardReader", "ShardWriter", "__version__"]
+__all__ = ["Batch", "DataLossError", "DetectionBatch", "EpochIterator", "KeyedBatch", "KeyedSegmentationBatch",
+           "Loader", "SegmentationBatch", "ShardReader", "ShardWriter", "__version__"]
 from .tools import (ConvertProgress, ConvertResult, Fault, Inspection, ReportPage, VerifyReport,  # noqa: E402
                     convert, inspect, report, verify)
 __all__ += ["ConvertProgress", "ConvertResult", "Fault", "Inspection", "ReportPage", "VerifyReport", "convert",

@@ -123,6 +123,21 @@ class SegmentationBatch(Tuple[npt.NDArray[Any], npt.NDArray[np.int64], npt.NDArr
     masks: npt.NDArray[np.uint8]
 
 
+class DetectionBatch(Tuple[npt.NDArray[Any], npt.NDArray[np.int64], npt.NDArray[np.float32],
+                           npt.NDArray[np.int64], npt.NDArray[np.int32]]):
+    """A batch with ``boxes=True`` (a named tuple): ``images``, ``labels``, ``boxes`` float32 ``[B, M, 4]``
+    (xmin, ymin, xmax, ymax in 0..1 of the output image, zeros past a count), ``box_labels`` int64 ``[B, M]``
+    (``image/object/class/label``, -1 past a count), ``box_counts`` int32 ``[B]``; M is ``max_boxes``. With
+    ``masks=True`` and / or ``extras=`` too: ``SegmentationDetectionBatch`` (``masks`` after ``labels``),
+    ``KeyedDetectionBatch`` / ``KeyedSegmentationDetectionBatch`` (``keys`` last). Each box moved with the
+    pixels (docs/reader.md); ``libshard.torch.detection_targets`` turns it into torchvision's targets."""
+    images: npt.NDArray[Any]
+    labels: npt.NDArray[np.int64]
+    boxes: npt.NDArray[np.float32]
+    box_labels: npt.NDArray[np.int64]
+    box_counts: npt.NDArray[np.int32]
+
+
 class Loader:
     """Batches of images and int64 labels from shards, decoded by C++ threads, ``prefetch`` batches ahead.
 
@@ -150,7 +165,8 @@ class Loader:
                  std: Union[Sequence[float], str, None] = None, slots: Optional[Any] = None,
                  cache_dir: Optional[str] = None, cache_limit: int = 0, on_error: str = "raise",
                  extras: Optional[Sequence[str]] = None, block_size: int = 256, window_blocks: int = 4,
-                 dct_scale: bool = True) -> None:
+                 dct_scale: bool = True, boxes: bool = False, max_boxes: int = 100,
+                 box_min_visible: float = 0.3) -> None:
         """Opens the sources and sets up the decode threads (they start on the first batch).
 
         Args:
@@ -229,6 +245,15 @@ class Loader:
                 least twice ``image_size`` both ways (with or without augmentation): several times faster on large
                 photos, a mean absolute difference of a few levels from the full-scale decode (docs/performance.md).
                 False: every JPEG decoded at full scale, the exact pixels. Default: True.
+            boxes: also return each sample's detection boxes (the Object Detection API's
+                ``image/object/bbox/*`` and ``image/object/class/label``): batches are then
+                :class:`DetectionBatch` ``(images, labels, boxes, box_labels, box_counts)``, the boxes moved by the
+                same resize, crop and flip as the pixels; a box cut by a crop is clipped, one keeping less than
+                ``box_min_visible`` of its area dropped. A record without box keys has zero boxes; malformed ones
+                (unequal lengths, NaN, outside 0..1, min > max) are bad data (``on_error``). Default: False.
+            max_boxes: boxes per sample in the padded arrays, 1..100000; a sample with more keeps its first
+                ``max_boxes``. Default: 100.
+            box_min_visible: fraction of a box's area that must stay inside a crop (0..1). Default: 0.3.
 
         Raises:
             ValueError: a bad argument (the message names it; an integer argument out of range too).
@@ -284,7 +309,8 @@ class Loader:
 
     def sample(self, index: int, epoch: int = 0) -> Tuple[Any, ...]:
         """One sample by global number, decoded on the calling thread with the GIL released: ``(image, label)``
-        (``(image, label, mask)`` with ``masks=True``), the image in the batches' layout and dtype without the
+        (``(image, label, mask)`` with ``masks=True``; ``boxes`` float32 ``[N, 4]`` and ``box_labels`` int64
+        ``[N]`` after those with ``boxes=True``), the image in the batches' layout and dtype without the
         batch axis, its augmentation drawn from ``(seed, epoch, index)``. What ``libshard.torch.ShardImages``
         builds on.
 

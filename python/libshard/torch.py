@@ -41,11 +41,11 @@ import numpy as np
 import torch
 import torch.utils.data
 
-from . import _device, _segments
+from . import _device, _libshard, _segments
 from ._elastic import _IDENTITY, ElasticSampler, _check_state, _consumed, _epoch_start, _rank_batches
 from ._libshard import Batch, KeyedBatch, KeyedSegmentationBatch, Loader, SegmentationBatch, _SlotSet
 
-__all__ = ["ElasticSampler", "ShardDataset", "ShardImages", "default_rank_and_world_size"]
+__all__ = ["ElasticSampler", "ShardDataset", "ShardImages", "default_rank_and_world_size", "detection_targets"]
 
 # Loader arguments that ShardDataset sets itself.
 _OWN = ("rank", "world_size", "worker", "num_workers", "shuffle", "seed", "drop_last", "buffers", "slots")
@@ -104,10 +104,42 @@ class _SkipLog:
 _SKIPS = _SkipLog()
 
 
-def _fields(masks: bool, keys: bool = False):
-    if keys:
-        return KeyedSegmentationBatch if masks else KeyedBatch
-    return SegmentationBatch if masks else Batch
+_BOX_FIELDS = ("boxes", "box_labels", "box_counts")
+
+
+def _fields(masks: bool, keys: bool = False, boxes: bool = False):
+    """The batch named tuple of these fields (the Loader's: images, labels[, masks][, boxes...][, keys])."""
+    return getattr(_libshard, ("Keyed" if keys else "") + ("Segmentation" if masks else "") +
+                   ("Detection" if boxes else "") + "Batch")
+
+
+def _image_size(images) -> Tuple[int, int]:
+    """(height, width) of a batch's images, NHWC or NCHW (channels 1 or 3)."""
+    shape = tuple(images.shape)
+    nhwc, nchw = shape[-1] in (1, 3), shape[1] in (1, 3)
+    if nhwc == nchw:
+        raise ValueError("detection_targets: cannot tell the layout of images of shape %s: give image_size="
+                         "(height, width)" % (shape,))
+    return (shape[1], shape[2]) if nhwc else (shape[2], shape[3])
+
+
+def detection_targets(batch, image_size: Optional[Tuple[int, int]] = None) -> list:
+    """A ``boxes=True`` batch's boxes as torchvision's detection targets: one dict per sample, ``{"boxes":
+    float32 [N, 4] (x1, y1, x2, y2 in pixels of the output image), "labels": int64 [N]}``, on the batch's
+    device; what ``fasterrcnn_resnet50_fpn``, ``retinanet``, ``ssd`` and ``maskrcnn`` take in training::
+
+        images, labels, boxes, box_labels, box_counts = batch
+        loss = model(list(images.float() / 255), libshard.torch.detection_targets(batch))
+
+    ``image_size``: ``(height, width)``; default from the images' shape (NHWC or NCHW)."""
+    for f in _BOX_FIELDS:
+        if not hasattr(batch, f):
+            raise ValueError("detection_targets: the batch has no %s (make the loader with boxes=True)" % f)
+    boxes, labels = torch.as_tensor(batch.boxes), torch.as_tensor(batch.box_labels)
+    counts = torch.as_tensor(batch.box_counts).tolist()
+    h, w = image_size if image_size is not None else _image_size(batch.images)
+    scale = torch.tensor([w, h, w, h], dtype=torch.float32, device=boxes.device)
+    return [{"boxes": boxes[i, :n].float() * scale, "labels": labels[i, :n]} for i, n in enumerate(counts)]
 
 
 def _to_torch(batch):
@@ -117,7 +149,7 @@ def _to_torch(batch):
 
 
 def _rebuild_shared(path: str, slot: int, token: int, spec: Tuple, uid: str, pin: bool, keys=None,
-                    device: Optional[Tuple] = None, skipped=None):
+                    device: Optional[Tuple] = None, skipped=None, boxes=None):
     """Trainer side of a batch sent by slot: tensors over the mapped slot, freed when the last one dies (with
     ``device``: that batch on the device, the slot held until its copy is done)."""
     _segments.TRAINER.mark_from_workers(uid)
@@ -135,17 +167,20 @@ def _rebuild_shared(path: str, slot: int, token: int, spec: Tuple, uid: str, pin
     tensors = [torch.from_numpy(images), torch.from_numpy(whole[labels_at:labels_at + 8 * n].view(np.int64))]
     if masks_at is not None:
         tensors.append(torch.from_numpy(whole[masks_at:masks_at + int(np.prod(masks_shape))].reshape(masks_shape)))
+    if boxes is not None:
+        tensors.extend(boxes)
     if keys is not None:
         tensors.append(keys)
-    batch = _fields(masks_at is not None, keys is not None)(*tensors)
+    batch = _fields(masks_at is not None, keys is not None, boxes is not None)(*tensors)
     return _segments.TRAINER.feed(uid, device)(batch) if device is not None else batch
 
 
 def _rebuild_plain(tensors: Tuple[torch.Tensor, ...], uid: str, keys=None, device: Optional[Tuple] = None,
-                   skipped=None):
+                   skipped=None, boxes=None):
     _segments.TRAINER.mark_from_workers(uid)
     _SKIPS.note(uid, skipped)
-    batch = _fields(len(tensors) == 3, keys is not None)(*(tensors + ((keys,) if keys is not None else ())))
+    batch = _fields(len(tensors) == 3, keys is not None, boxes is not None)(
+        *(tensors + (tuple(boxes) if boxes is not None else ()) + ((keys,) if keys is not None else ())))
     return _segments.TRAINER.feed(uid, device)(batch) if device is not None else batch
 
 
@@ -163,6 +198,8 @@ class _WorkerBatch:
         images, labels = self.batch.images, self.batch.labels
         masks = "masks" in fields
         keys = self.batch.keys if "keys" in fields else None
+        # Boxes are small: pickled as tensors beside the slot reference.
+        boxes = tuple(torch.from_numpy(getattr(self.batch, f)) for f in _BOX_FIELDS) if "boxes" in fields else None
         owner = images.base
         if self.path is not None and getattr(owner, "slot", -1) >= 0:
             owner.hand_off()
@@ -170,9 +207,10 @@ class _WorkerBatch:
             masks_at = (self.batch.masks.ctypes.data - images.ctypes.data) if masks else None
             spec = (images.dtype.str, images.shape, labels_at, masks_at, self.batch.masks.shape if masks else None)
             return (_rebuild_shared, (self.path, owner.slot, owner.token, spec, self.uid, self.pin, keys,
-                                      self.device, self.skipped))
+                                      self.device, self.skipped, boxes))
         arrays = (images, labels) + ((self.batch.masks,) if masks else ())
-        return (_rebuild_plain, (tuple(torch.from_numpy(a) for a in arrays), self.uid, keys, self.device, self.skipped))
+        return (_rebuild_plain, (tuple(torch.from_numpy(a) for a in arrays), self.uid, keys, self.device, self.skipped,
+                                 boxes))
 
 
 def _refuse_collation(batch, *, collate_fn_map=None):
@@ -188,7 +226,8 @@ def _register_collation_refusal() -> None:
         from torch.utils.data._utils.collate import default_collate_fn_map
     except ImportError:  # torch before 1.13: no collate map to extend
         return
-    for t in (Batch, SegmentationBatch, KeyedBatch, KeyedSegmentationBatch, _WorkerBatch):
+    for t in (Batch, SegmentationBatch, KeyedBatch, KeyedSegmentationBatch, _WorkerBatch) + tuple(
+            _fields(m, k, True) for m in (False, True) for k in (False, True)):
         default_collate_fn_map.setdefault(t, _refuse_collation)
 
 
@@ -255,8 +294,8 @@ class ShardDataset(torch.utils.data.IterableDataset):
             memory_format: with ``device=``: ``torch.channels_last`` gives NCHW-shaped batches with NHWC strides
                 (what a channels_last model takes, with no transpose at all). Default: contiguous.
             **loader_options: the other keyword arguments of ``libshard.Loader`` (``image_size``, ``augment``,
-                ``layout``, ``dtype``, ``mean``, ``std``, ``threads``, ``split``, ``keys``, ``masks``, ``dct_scale``,
-                ...).
+                ``layout``, ``dtype``, ``mean``, ``std``, ``threads``, ``split``, ``keys``, ``masks``, ``boxes``,
+                ``dct_scale``, ...).
         """
         super().__init__()
         for k in _OWN:
@@ -493,7 +532,9 @@ class ShardDataset(torch.utils.data.IterableDataset):
 
 class ShardImages(torch.utils.data.Dataset):
     """Map-style access: ``len(ds)`` samples, ``ds[i] -> (image, label)`` (``(image, label, mask)`` with
-    ``masks=True``) as torch tensors, decoded by the same image-record contract and options as the batch Loader
+    ``masks=True``; with ``boxes=True`` a last item ``{"boxes": float32 [N, 4] in pixels (x1, y1, x2, y2),
+    "labels": int64 [N]}``, torchvision's detection target: collate with ``collate_fn=lambda b: tuple(zip(*b))``)
+    as torch tensors, decoded by the same image-record contract and options as the batch Loader
     (``image_size``, ``layout`` -- ``"NCHW"`` gives a ``[C, H, W]`` image --, ``dtype``, ``mean``, ``std``,
     ``augment``, ``dct_scale``, ``split``, ``keys``, ...). Use it to bring your own sampler (``WeightedRandomSampler``,
     ``Subset``, k-fold) with ``DataLoader(ds, batch_size=B, num_workers=K)``, or :class:`ElasticSampler` for the
@@ -561,10 +602,14 @@ class ShardImages(torch.utils.data.Dataset):
             index += self._len
         if not 0 <= index < self._len:
             raise IndexError("index %d out of range (%d samples)" % (index, self._len))
-        item = self._open().sample(index, self._epoch)
-        image = torch.from_numpy(item[0])
-        label = torch.tensor(item[1], dtype=torch.int64)
-        if len(item) == 3:
-            return image, label, torch.from_numpy(item[2])
-        return image, label
+        loader = self._open()
+        item = loader.sample(index, self._epoch)
+        out = [torch.from_numpy(item[0]), torch.tensor(item[1], dtype=torch.int64)]
+        if self.loader_options.get("masks"):
+            out.append(torch.from_numpy(item[2]))
+        if self.loader_options.get("boxes"):
+            h, w = _image_size(item[0][None])
+            scale = torch.tensor([w, h, w, h], dtype=torch.float32)
+            out.append({"boxes": torch.from_numpy(item[-2]) * scale, "labels": torch.from_numpy(item[-1])})
+        return tuple(out)
 

@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "libshard/util/threads.h"
+#include "reader/batch_boxes.h"
 #include "reader/decode_pool.h"
 #include "reader/sample_decoder.h"
 #include "util/catch_status.h"
@@ -55,6 +56,7 @@ struct BatchLoader::Impl {
     size_t size = 0;
     Position pos;
     std::vector<std::vector<ExtraValues>> extras;  // options.extras, per sample
+    BatchBoxes boxes;                              // options.boxes
   };
 
   std::shared_ptr<const Dataset> ds;
@@ -131,6 +133,8 @@ Status BatchLoader::Impl::Fill(Runtime* rt, Slot* slot, const std::vector<uint64
   std::atomic<bool> failed{false};
   slot->extras.clear();
   if (!opt.extras.empty()) slot->extras.resize(n);
+  std::optional<BoxesFill> boxes;
+  if (opt.boxes) boxes.emplace(&slot->boxes, n, opt.max_boxes);
   rt->decode->ParallelFor(n, [&](size_t i) {
     if (failed.load(std::memory_order_relaxed) || cancel.load(std::memory_order_relaxed)) return;
     uint8_t* image = slot->buf.images + i * image_bytes;
@@ -140,13 +144,15 @@ Status BatchLoader::Impl::Fill(Runtime* rt, Slot* slot, const std::vector<uint64
     // record by the next samples of that order, in turn (the same on any
     // partition, so a resumed run of another shape replaces it the same way).
     const uint64_t at = order.GlobalIndex(range.begin + i, pos.start);
-    Status s = decoder.Decode(global[at % global.size()], pos.epoch, image, mask, &slot->buf.labels[i], extras);
+    SampleBoxes sb, *sbp = boxes ? &sb : nullptr;
+    Status s = decoder.Decode(global[at % global.size()], pos.epoch, image, mask, &slot->buf.labels[i], extras, sbp);
     for (size_t k = 1; !s.ok() && opt.on_error == BatchLoaderOptions::OnError::kSkip && k <= 8 &&
                        (s.code() == StatusCode::kDataLoss || s.code() == StatusCode::kInvalidArgument);
          ++k) {
       NoteSkipped(global[(at + k - 1) % global.size()], s);
-      s = decoder.Decode(global[(at + k) % global.size()], pos.epoch, image, mask, &slot->buf.labels[i], extras);
+      s = decoder.Decode(global[(at + k) % global.size()], pos.epoch, image, mask, &slot->buf.labels[i], extras, sbp);
     }
+    if (s.ok() && boxes) boxes->Put(i, sb);
     if (!s.ok()) {
       std::lock_guard<std::mutex> g(err_mu);
       if (i < err_index) {
@@ -156,6 +162,7 @@ Status BatchLoader::Impl::Fill(Runtime* rt, Slot* slot, const std::vector<uint64
       failed.store(true, std::memory_order_relaxed);
     }
   });
+  if (boxes) boxes->Finish();
   return err;
 }
 
@@ -364,6 +371,7 @@ StatusOr<std::unique_ptr<BatchLoader::Impl>> NewImpl(std::shared_ptr<const Datas
     return InvalidArgumentError(
         "random-resized-crop: need 0 < scale_min <= scale_max <= 1, 0 < ratio_min <= ratio_max");
   }
+  LIBSHARD_RETURN_IF_ERROR(CheckBoxOptions(options));
   if (options.masks && dataset->HasFeature(dataset->options().keys.mask) == false) {
     return InvalidArgumentError("masks requested, but the manifest's schema has no \"" + dataset->options().keys.mask +
                                 "\" in every record (shards without masks)");
@@ -520,6 +528,7 @@ Status BatchLoader::Impl::NextUntil(Batch* out, std::shared_ptr<BatchBlock>* own
   out->slot = idx;
   out->extras = std::move(slot.extras);  // the slot may be refilled as soon as the lock goes
   slot.extras.clear();
+  out->boxes = std::move(slot.boxes);
   if (++next.batch >= order.batches_per_epoch(next.start)) next = Position{next.epoch + 1, 0, 0};
   *ready = true;
   return Status::OK();
@@ -583,8 +592,15 @@ std::vector<SkippedRecord> BatchLoader::skipped() const {
 }
 
 Status BatchLoader::DecodeSample(uint64_t sample, uint64_t epoch, uint8_t* image, uint8_t* mask, int64_t* label) const {
+  return DecodeSample(sample, epoch, image, mask, label, nullptr);
+}
+
+Status BatchLoader::DecodeSample(uint64_t sample, uint64_t epoch, uint8_t* image, uint8_t* mask, int64_t* label,
+                                 SampleBoxes* boxes) const {
   if (sample >= impl_->ds->size()) return OutOfRangeError("sample " + std::to_string(sample) + " out of range");
-  return impl_->decoder.Decode(sample, epoch, image, impl_->opt.masks ? mask : nullptr, label);
+  if (boxes != nullptr) *boxes = SampleBoxes{};
+  return impl_->decoder.Decode(sample, epoch, image, impl_->opt.masks ? mask : nullptr, label, nullptr,
+                               impl_->opt.boxes ? boxes : nullptr);
 }
 
 }  // namespace libshard::reader

@@ -6,6 +6,7 @@
 
 #include "libshard/example/image_record.h"
 #include "reader/augment.h"
+#include "reader/batch_boxes.h"
 #include "util/catch_status.h"
 
 namespace libshard::reader {
@@ -38,7 +39,7 @@ void ReadExtras(const example::ExampleView& ex, const std::vector<std::string>& 
 }  // namespace
 
 Status SampleDecoder::DecodeUint8(uint64_t sample, uint64_t epoch, uint8_t* dst, uint8_t* mdst, int64_t* label,
-                                  std::vector<ExtraValues>* extras) const {
+                                  std::vector<ExtraValues>* extras, SampleBoxes* boxes) const {
   thread_local RecordBuffer buf;
   std::string_view rec;
   uint64_t offset = 0;
@@ -50,7 +51,7 @@ Status SampleDecoder::DecodeUint8(uint64_t sample, uint64_t epoch, uint8_t* dst,
   auto ex = example::ExampleView::Parse(rec);
   if (!ex.ok()) return ex.status().WithContext(context());
   util::SplitMix64 rng = AugmentRng(opt_.order.seed, epoch, sample);
-  LIBSHARD_RETURN_IF_ERROR(DecodeImagePart(*ex, &rng, dst, mdst, label).WithContext(context()));
+  LIBSHARD_RETURN_IF_ERROR(DecodeImagePart(*ex, &rng, dst, mdst, label, boxes).WithContext(context()));
   if (extras != nullptr) ReadExtras(*ex, opt_.extras, extras);
   return Status::OK();
 }
@@ -59,13 +60,15 @@ Status SampleDecoder::DecodeUint8(uint64_t sample, uint64_t epoch, uint8_t* dst,
 // record_pixels'; the loader only chooses the geometry (and draws the
 // augmentation).
 Status SampleDecoder::DecodeImagePart(const example::ExampleView& ex, util::SplitMix64* rng, uint8_t* dst,
-                                      uint8_t* mdst, int64_t* label) const {
+                                      uint8_t* mdst, int64_t* label, SampleBoxes* boxes) const {
   *label = -1;
   const example::ImageRecordKeys& keys = ds_->options().keys;
   LIBSHARD_ASSIGN_OR_RETURN(example::ImageRecord rec, example::ParseImageRecord(ex, keys, {}));
   *label = rec.label;
   const PixelRequest req = SamplePixelRequest(opt_, rec.width, rec.height, rng);
-  return DecodeRecordPixels(rec, keys, {}, req, dst, mdst);
+  LIBSHARD_RETURN_IF_ERROR(DecodeRecordPixels(rec, keys, {}, req, dst, mdst));
+  if (boxes == nullptr) return Status::OK();
+  return MapSampleBoxes(ex, rec.width, rec.height, req, opt_.box_min_visible, boxes);
 }
 
 std::string SampleDecoder::RecordName(uint64_t sample) const {
@@ -74,14 +77,14 @@ std::string SampleDecoder::RecordName(uint64_t sample) const {
 }
 
 Status SampleDecoder::Decode(uint64_t sample, uint64_t epoch, uint8_t* dst, uint8_t* mdst, int64_t* label,
-                             std::vector<ExtraValues>* extras) const {
+                             std::vector<ExtraValues>* extras, SampleBoxes* boxes) const {
   return util::CatchAsStatus(
       [&]() -> Status {
-        if (converter_.identity()) return DecodeUint8(sample, epoch, dst, mdst, label, extras);
+        if (converter_.identity()) return DecodeUint8(sample, epoch, dst, mdst, label, extras, boxes);
         // Another layout or dtype: decode to uint8 HWC, then convert into the slot.
         thread_local std::vector<uint8_t> decoded;
         decoded.resize(decoded_bytes_);
-        LIBSHARD_RETURN_IF_ERROR(DecodeUint8(sample, epoch, decoded.data(), mdst, label, extras));
+        LIBSHARD_RETURN_IF_ERROR(DecodeUint8(sample, epoch, decoded.data(), mdst, label, extras, boxes));
         converter_.Convert(decoded.data(), dst);
         return Status::OK();
       },

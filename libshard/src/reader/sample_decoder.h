@@ -39,15 +39,16 @@ class SampleDecoder {
   // (sample_bytes()) and, when `mask` is not null, its mask (H x W bytes);
   // *label gets the record's label (-1 when absent or when the record fails
   // before its label is read). `extras`, when not null: the record's values
-  // of options.extras, one ExtraValues per key, replaced whole.
+  // of options.extras, one ExtraValues per key, replaced whole. `boxes`, when
+  // not null: the record's boxes after the sample's geometry (batch_boxes.h).
   Status Decode(uint64_t sample, uint64_t epoch, uint8_t* image, uint8_t* mask, int64_t* label,
-                std::vector<ExtraValues>* extras = nullptr) const;
+                std::vector<ExtraValues>* extras = nullptr, SampleBoxes* boxes = nullptr) const;
 
  private:
   Status DecodeUint8(uint64_t sample, uint64_t epoch, uint8_t* dst, uint8_t* mask, int64_t* label,
-                     std::vector<ExtraValues>* extras) const;
+                     std::vector<ExtraValues>* extras, SampleBoxes* boxes) const;
   Status DecodeImagePart(const example::ExampleView& ex, util::SplitMix64* rng, uint8_t* dst, uint8_t* mask,
-                         int64_t* label) const;
+                         int64_t* label, SampleBoxes* boxes) const;
   // "FILE record N", for messages.
   std::string RecordName(uint64_t sample) const;
 

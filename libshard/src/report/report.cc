@@ -28,6 +28,7 @@
 #include "libshard/reader/shard_reader.h"
 #include "libshard/util/random.h"
 #include "libshard/verify/verifier.h"
+#include "report/box_sections.h"
 #include "report/dataset_sections.h"
 #include "report/page_parts.h"
 #include "report/report_context.h"
@@ -93,6 +94,8 @@ figure{margin:0;min-width:0}
 .thumb img{display:block;width:100%;height:auto}
 .thumb img.small{image-rendering:pixelated}
 .thumb img.overlay{position:absolute;left:0;top:0;height:100%;opacity:.5}
+.thumb svg.boxes{position:absolute;left:0;top:0;width:100%;height:100%;fill:none;stroke-width:2px;vector-effect:non-scaling-stroke}
+.thumb svg.boxes rect{vector-effect:non-scaling-stroke}
 figcaption{font-size:11px;color:var(--muted);white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
 @media (max-width:480px){main{padding:10px}table{font-size:.8em}th,td{padding-right:6px}}
 .ok{color:#116329;font-weight:600}
@@ -157,6 +160,7 @@ StatusOr<std::string> RenderReport(const std::string& source, const ReportOption
   c.m = &m;
   c.dir = Dirname(c.manifest_path);
   for (const LabelEntry& l : m.labels()) c.class_names[l.label()] = l.name();
+  for (const LabelEntry& l : m.object_labels()) c.object_names[l.label()] = l.name();
   c.ignore_index = m.options().mask_ignore_index();
   for (const MaskClass& mc : m.mask_classes()) {
     c.mask_colors[mc.index()] = {static_cast<uint8_t>(mc.r()), static_cast<uint8_t>(mc.g()),
@@ -208,6 +212,7 @@ StatusOr<std::string> RenderReport(const std::string& source, const ReportOption
     for (const auto& [label, count] : top.shown) shown.insert(label);
     LIBSHARD_ASSIGN_OR_RETURN(SplitThumbs thumbs, PickThumbs(c, split, shown));
     html += ThumbSection(c, top, thumbs);
+    html += BoxSection(c, thumbs);
     html += "</section>";
   }
   html += RejectSection(m);

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "libshard/image/box_geometry.h"
 #include "libshard/manifest/manifest_json.h"
 #include "libshard/report/report.h"
 #include "report/page_parts.h"
@@ -22,10 +23,24 @@ struct Thumb {
   int width = 0, height = 0;
   std::string image_url;    // data: JPEG
   std::string overlay_url;  // data: PNG, empty without a mask
+  // Detection boxes (normalised: the thumbnail is the whole image) and their labels.
+  std::vector<image::Box> boxes;
+  std::vector<int64_t> box_labels;
+};
+
+// Detection boxes of the records a split's scan looked at (box_sections.h).
+struct BoxStats {
+  uint64_t records = 0;                        // records with box keys
+  uint64_t boxes = 0;                          // their boxes
+  uint64_t invalid = 0;                        // records whose box keys are malformed (not counted above)
+  std::map<int64_t, uint64_t> per_class;       // boxes by image/object/class/label
+  std::map<int64_t, std::string> class_names;  // image/object/class/text, first seen
+  std::vector<uint64_t> size_bins;             // by sqrt(area) in pixels (kBoxSizeEdges)
 };
 
 struct SplitThumbs {
   std::map<int64_t, std::vector<Thumb>> by_label;
+  BoxStats boxes;
   uint64_t visited = 0;
   uint64_t unreadable = 0;
   std::string first_error;
@@ -38,6 +53,7 @@ struct Context {
   std::string manifest_path;
   ReportOptions options;
   std::map<int64_t, std::string> class_names;
+  std::map<int64_t, std::string> object_names;  // the detection boxes' label map (manifest object_labels)
   bool has_masks = false;
   int ignore_index = 255;
   std::map<int, Rgb> mask_colors;  // by index

@@ -28,6 +28,7 @@
 #include "libshard/reader/shard_reader.h"
 #include "libshard/util/random.h"
 #include "libshard/verify/verifier.h"
+#include "report/box_sections.h"
 #include "report/page_parts.h"
 
 namespace libshard::report {
@@ -243,6 +244,7 @@ std::string ThumbSection(const Context& c, const TopClasses& top, const SplitThu
       if (!th.overlay_url.empty()) {
         out += "<img class=\"overlay\" " + dims + " alt=\"mask of " + name + "\" src=\"" + th.overlay_url + "\">";
       }
+      out += BoxOverlay(c, t, th);
       out += "</div><figcaption>" +
              HtmlEscape(th.file.empty() ? "" : std::filesystem::path(th.file).filename().string()) +
              "</figcaption></figure>";

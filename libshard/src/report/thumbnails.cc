@@ -17,6 +17,7 @@
 
 #include <google/protobuf/descriptor.h>
 
+#include "libshard/example/box_record.h"
 #include "libshard/example/example_view.h"
 #include "libshard/example/image_keys.h"
 #include "libshard/example/image_record.h"
@@ -27,6 +28,7 @@
 #include "libshard/reader/shard_reader.h"
 #include "libshard/util/random.h"
 #include "libshard/verify/verifier.h"
+#include "report/box_sections.h"
 #include "report/page_parts.h"
 #include "report/report_context.h"
 
@@ -42,6 +44,11 @@ Status MakeThumb(const Context& c, std::string_view record, Thumb* out) {
     out->file = std::string(f.bytes(0));
   }
   out->label = rec.has_label ? rec.label : kUnlabeled;
+  example::BoxRecord boxes;  // malformed ones are counted by the scan (AddBoxes), not drawn
+  if (example::ReadBoxes(ex, &boxes).ok()) {
+    out->boxes = std::move(boxes.boxes);
+    out->box_labels = std::move(boxes.labels);
+  }
   const int side = c.options.thumbnail_size;
   const double scale = std::min(1.0, static_cast<double>(side) / std::max(rec.width, rec.height));
   reader::PixelRequest req;
@@ -128,7 +135,8 @@ StatusOr<SplitThumbs> PickThumbs(const Context& c, const SplitEntry& split, cons
   reader::RecordBuffer buf;
   size_t wanted = shown.size() * static_cast<size_t>(o.thumbnails_per_class);
   for (uint64_t r : order) {
-    if (wanted == 0) break;
+    // With boxes the scan goes on for their counts (bounded by max_scan_records).
+    if (wanted == 0 && t.boxes.records + t.boxes.invalid == 0) break;
     const size_t s = static_cast<size_t>(std::upper_bound(starts.begin(), starts.end(), r) - starts.begin() - 1);
     const std::string shard_path = c.dir + "/" + split.shards(s).file();
     if (!readers[s] && !failed[s]) {
@@ -154,10 +162,12 @@ StatusOr<SplitThumbs> PickThumbs(const Context& c, const SplitEntry& split, cons
         st = ex.status();
       else if (ex->Find(keys::kLabel, &f) && f.kind() == example::FeatureKind::kInt64 && f.size() > 0)
         label = f.int64(0);
+      if (ex.ok()) AddBoxes(*ex, &t.boxes);
     }
     Thumb thumb;
     if (st.ok()) {
-      if (!shown.count(label) || t.by_label[label].size() >= static_cast<size_t>(o.thumbnails_per_class)) continue;
+      if (wanted == 0 || !shown.count(label) || t.by_label[label].size() >= static_cast<size_t>(o.thumbnails_per_class))
+        continue;
       st = MakeThumb(c, rec, &thumb);
     }
     if (!st.ok()) {

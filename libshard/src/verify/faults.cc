@@ -70,6 +70,10 @@ const char* FaultKindName(FaultKind kind) {
       return "mask_size_mismatch";
     case FaultKind::kLabelInvalid:
       return "label_invalid";
+    case FaultKind::kBoxInvalid:
+      return "box_invalid";
+    case FaultKind::kManifestBoxLabelOutOfRange:
+      return "manifest_box_label_out_of_range";
   }
   return "unknown";
 }

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "libshard/example/box_record.h"
 #include "libshard/example/image_keys.h"
 #include "libshard/example/image_record.h"
 #include "libshard/image/image.h"
@@ -70,6 +71,27 @@ void CheckRules(const ExampleView& ex, const RecordRules& rules, const RecordFau
                  std::string(keys::kLabel) + " " + std::to_string(v) + " is not in the label map (" +
                      std::to_string(rules.labels.size()) + " labels, " + std::to_string(rules.labels.front()) + ".." +
                      std::to_string(rules.labels.back()) + ")");
+      return;  // one fault per record
+    }
+  }
+}
+
+void CheckBoxes(const ExampleView& ex, const RecordRules* rules, const RecordFaults& faults) {
+  if (!example::HasBoxKeys(ex)) return;
+  thread_local example::BoxRecord boxes;
+  const Status s = example::ReadBoxes(ex, &boxes);
+  if (!s.ok()) {
+    faults.Add(FaultKind::kBoxInvalid, std::string(s.message()));
+    return;
+  }
+  if (rules == nullptr || rules->object_labels.empty()) return;
+  const std::vector<int64_t>& map = rules->object_labels;
+  for (size_t i = 0; i < boxes.labels.size(); ++i) {
+    if (!std::binary_search(map.begin(), map.end(), boxes.labels[i])) {
+      faults.Add(FaultKind::kManifestBoxLabelOutOfRange,
+                 "box " + std::to_string(i) + ": " + keys::kObjectLabel + " " + std::to_string(boxes.labels[i]) +
+                     " is not in the object label map (" + std::to_string(map.size()) + " labels, " +
+                     std::to_string(map.front()) + ".." + std::to_string(map.back()) + ")");
       return;  // one fault per record
     }
   }

@@ -24,6 +24,10 @@ struct RecordFaults {
 // Schema and label map of `rules` on a parsed Example.
 void CheckRules(const example::ExampleView& ex, const RecordRules& rules, const RecordFaults& faults);
 
+// The detection boxes of `ex` (example/box_record.h), when it has box keys,
+// and their labels against rules->object_labels (rules may be null).
+void CheckBoxes(const example::ExampleView& ex, const RecordRules* rules, const RecordFaults& faults);
+
 // Decodes the image (or raw array) and the segmentation mask of `ex`, and
 // compares their sizes with the size features. Nothing to do without
 // `image/encoded`. Safe from many threads at once.

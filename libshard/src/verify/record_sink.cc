@@ -58,6 +58,7 @@ void RecordSink::Check(std::string_view payload, uint64_t offset, uint64_t recor
   }
   const RecordFaults faults{offset, record, out};
   if (rules_ != nullptr) CheckRules(*ex, *rules_, faults);
+  CheckBoxes(*ex, rules_, faults);
   if (!decode) return;
   // An image too large for the memory left is a fault of its record (the
   // walk goes on), never an abort.

@@ -83,6 +83,11 @@ LoadedManifest Load(const std::string& path, bool allow_empty) {
   for (const LabelEntry& l : m.proto.labels()) m.rules.labels.push_back(l.label());
   std::sort(m.rules.labels.begin(), m.rules.labels.end());
   m.rules.labels.erase(std::unique(m.rules.labels.begin(), m.rules.labels.end()), m.rules.labels.end());
+  // The detection boxes' label map (image/object/class/label), when the set has one.
+  std::vector<int64_t>& objects = m.rules.object_labels;
+  for (const LabelEntry& l : m.proto.object_labels()) objects.push_back(l.label());
+  std::sort(objects.begin(), objects.end());
+  objects.erase(std::unique(objects.begin(), objects.end()), objects.end());
   // What the manifest claims beyond its shards: that it is complete, and
   // totals that are the sums of its shards.
   if (!m.proto.complete()) {

@@ -40,6 +40,9 @@
 //   - with `masks`, the segmentation mask (1 channel) gets the same geometry
 //     with nearest-neighbour sampling into an N x H x W buffer.
 //   - the label is the int64 label key's first value, or -1 when absent.
+//   - with `boxes`, the detection boxes (example/box_record.h) get the same
+//     geometry (image/box_geometry.h: the resize mode's plan or the crop box,
+//     then the flip) into Batch::boxes, padded to max_boxes per sample.
 // Which records load is example/image_record.h's contract, the one `shard
 // verify --decode` checks (format, shape, dtype, label kind, mask, pixel
 // limit); the decoding is record_pixels.h's DecodeRecordPixels.
@@ -94,6 +97,7 @@
 #include <vector>
 
 #include "libshard/example/example_view.h"
+#include "libshard/image/box_geometry.h"
 #include "libshard/image/resize.h"
 #include "libshard/image/transform.h"
 #include "libshard/reader/batch_layout.h"
@@ -194,6 +198,46 @@ struct BatchLoaderOptions {
   // through its cache_limit with them as without them) and handed out in
   // Batch::extras. Default: empty.
   std::vector<std::string> extras;
+  // Detection boxes (example/box_record.h's keys) per sample in Batch::boxes,
+  // moved with the pixels: the resize mode's scale, crop and padding,
+  // kRandomResizedCrop's crop and flip. A box cut by a crop is clipped; one
+  // keeping less than box_min_visible of its area is dropped (both counted).
+  // A record without box keys has zero boxes; malformed box keys fail the
+  // sample like a corrupt image (DataLoss naming file and record; skipped
+  // under kSkip). Default: false.
+  bool boxes = false;
+  // Boxes per sample in the padded batch arrays, 1..100000; a sample with
+  // more keeps its first max_boxes (after the geometry) and the rest are
+  // counted in BatchBoxes::truncated. Default: 100 (the Object Detection
+  // API's and DETR's usual cap).
+  size_t max_boxes = 100;
+  // Fraction of a box's area that must stay in the crop, [0, 1]
+  // (image::BoxMapOptions). Default: 0.3.
+  float box_min_visible = 0.3f;
+};
+
+// One sample's boxes after the loader's geometry (BatchLoaderOptions::boxes).
+struct SampleBoxes {
+  std::vector<image::Box> boxes;  // normalised to the output image, record order
+  std::vector<int64_t> labels;    // image/object/class/label of each box
+  size_t clipped = 0;             // kept boxes cut by the crop
+  size_t dropped = 0;             // boxes under box_min_visible (or wholly outside)
+};
+
+// A batch's boxes, padded to max_boxes per sample (the batch owns them).
+struct BatchBoxes {
+  size_t max_boxes = 0;
+  // size x max_boxes x 4: xmin, ymin, xmax, ymax normalised to the output
+  // image; rows past a sample's count are 0.
+  std::vector<float> boxes;
+  // size x max_boxes; -1 past a sample's count.
+  std::vector<int64_t> labels;
+  // size: boxes kept per sample (<= max_boxes).
+  std::vector<int32_t> counts;
+  // Over the batch: boxes clipped, dropped by the crop, and cut by max_boxes.
+  uint64_t clipped = 0;
+  uint64_t dropped = 0;
+  uint64_t truncated = 0;
 };
 
 // One feature of BatchLoaderOptions::extras in one sample: its kind (kNone
@@ -258,6 +302,8 @@ struct Batch {
   // With options.extras: per sample, per key, the batch's own copy (valid
   // however long the Batch lives); else empty.
   std::vector<std::vector<ExtraValues>> extras;
+  // With options.boxes: the batch's boxes (its own copy); else empty.
+  BatchBoxes boxes;
 };
 
 class BatchLoader {
@@ -328,6 +374,10 @@ class BatchLoader {
   // null). Map-style access (libshard.torch.ShardImages) and tests. Safe to
   // call from several threads at once; independent of the batch stream.
   Status DecodeSample(uint64_t sample, uint64_t epoch, uint8_t* image, uint8_t* mask, int64_t* label) const;
+  // As above, also the sample's boxes (with options.boxes; else *boxes is
+  // cleared).
+  Status DecodeSample(uint64_t sample, uint64_t epoch, uint8_t* image, uint8_t* mask, int64_t* label,
+                      SampleBoxes* boxes) const;
 
   // The records skipped so far under OnError::kSkip, each once, in the order
   // they were first met. Thread-safe.

@@ -118,6 +118,9 @@ enum class FaultKind {
   kMaskUndecodable,    // the segmentation mask does not decode (or its format is unknown)
   kMaskSizeMismatch,   // the mask's size differs from the image's
   kLabelInvalid,       // `image/class/label` is present but not int64
+  // Detection boxes (example/box_record.h), whenever a record has box keys.
+  kBoxInvalid,                  // unequal lists, a coordinate outside [0, 1] or NaN, min > max, a label missing or < 0
+  kManifestBoxLabelOutOfRange,  // `image/object/class/label` not in the manifest's object label map
 };
 
 // What is wrong with a set (VerifySet, CheckNumberedSets): about a whole
@@ -194,6 +197,8 @@ struct RecordRules {
   std::vector<FeatureRule> schema;  // every record: required keys present, kinds as stated
   // Values `image/class/label` may take, sorted; empty: not checked.
   std::vector<int64_t> labels;
+  // Values `image/object/class/label` may take, sorted; empty: not checked.
+  std::vector<int64_t> object_labels;
   std::string source;  // where the rules come from (the manifest), for messages
 };
 
