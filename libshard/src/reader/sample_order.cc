@@ -4,6 +4,8 @@
 #include <numeric>
 #include <string>
 
+#include "libshard/reader/global_order.h"
+
 namespace libshard::reader {
 namespace {
 
@@ -50,7 +52,8 @@ StatusOr<SampleOrder> SampleOrder::Create(uint64_t dataset_size, const OrderOpti
   }
   SampleOrder s;
   s.options_ = o;
-  s.n_ = dataset_size;
+  s.n_ = o.global_order != nullptr ? o.global_order->epoch_length() : dataset_size;
+  dataset_size = s.n_;
   const uint64_t w = static_cast<uint64_t>(o.world_size);
   s.per_rank_ = o.drop_last ? dataset_size / w : (dataset_size + w - 1) / w;
   if (dataset_size > 0 && s.per_rank_ == 0) {
@@ -73,6 +76,7 @@ uint64_t SampleOrder::batches_per_epoch() const {
 }
 
 std::vector<uint64_t> SampleOrder::GlobalOrder(uint64_t epoch) const {
+  if (options_.global_order != nullptr) return options_.global_order->GlobalOrder(epoch, options_);
   std::vector<uint64_t> order(n_);
   std::iota(order.begin(), order.end(), uint64_t{0});
   if (options_.kind == OrderKind::kSequential || n_ < 2) return order;
