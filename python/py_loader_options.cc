@@ -61,22 +61,41 @@ void Set(LoaderArgs& a, const py::handle& v) {
 
 // In the signature's order (the stub, _libshard.pyi, lists them so too).
 const Keyword kKeywords[] = {
-    LIBSHARD_KEYWORD(image_size, "None"), LIBSHARD_KEYWORD(shuffle, "False"),
-    LIBSHARD_KEYWORD(seed, "0"),          LIBSHARD_KEYWORD(rank, "0"),
-    LIBSHARD_KEYWORD(world_size, "1"),    LIBSHARD_KEYWORD(threads, "2"),
-    LIBSHARD_KEYWORD(augment, "'none'"),  LIBSHARD_KEYWORD(drop_last, "False"),
-    LIBSHARD_KEYWORD(channels, "None"),   LIBSHARD_KEYWORD(order, "''"),
-    LIBSHARD_KEYWORD(prefetch, "2"),      LIBSHARD_KEYWORD(io, "'mmap'"),
-    LIBSHARD_KEYWORD(verify_crc, "True"), LIBSHARD_KEYWORD(split, "''"),
-    LIBSHARD_KEYWORD(keys, "{}"),         LIBSHARD_KEYWORD(resize, "'center-crop'"),
-    LIBSHARD_KEYWORD(masks, "False"),     LIBSHARD_KEYWORD(worker, "0"),
-    LIBSHARD_KEYWORD(num_workers, "1"),   LIBSHARD_KEYWORD(buffers, "None"),
-    LIBSHARD_KEYWORD(layout, "'NHWC'"),   LIBSHARD_KEYWORD(dtype, "'uint8'"),
-    LIBSHARD_KEYWORD(mean, "None"),       LIBSHARD_KEYWORD(std, "None"),
-    LIBSHARD_KEYWORD(slots, "None"),      LIBSHARD_KEYWORD(cache_dir, "None"),
-    LIBSHARD_KEYWORD(cache_limit, "0"),   LIBSHARD_KEYWORD(on_error, "'raise'"),
-    LIBSHARD_KEYWORD(extras, "None"),     LIBSHARD_KEYWORD(block_size, "256"),
-    LIBSHARD_KEYWORD(window_blocks, "4"), LIBSHARD_KEYWORD(dct_scale, "True"),
+    LIBSHARD_KEYWORD(image_size, "None"),
+    LIBSHARD_KEYWORD(shuffle, "False"),
+    LIBSHARD_KEYWORD(seed, "0"),
+    LIBSHARD_KEYWORD(rank, "0"),
+    LIBSHARD_KEYWORD(world_size, "1"),
+    LIBSHARD_KEYWORD(threads, "2"),
+    LIBSHARD_KEYWORD(augment, "'none'"),
+    LIBSHARD_KEYWORD(drop_last, "False"),
+    LIBSHARD_KEYWORD(channels, "None"),
+    LIBSHARD_KEYWORD(order, "''"),
+    LIBSHARD_KEYWORD(prefetch, "2"),
+    LIBSHARD_KEYWORD(io, "'mmap'"),
+    LIBSHARD_KEYWORD(verify_crc, "True"),
+    LIBSHARD_KEYWORD(split, "''"),
+    LIBSHARD_KEYWORD(keys, "{}"),
+    LIBSHARD_KEYWORD(resize, "'center-crop'"),
+    LIBSHARD_KEYWORD(masks, "False"),
+    LIBSHARD_KEYWORD(worker, "0"),
+    LIBSHARD_KEYWORD(num_workers, "1"),
+    LIBSHARD_KEYWORD(buffers, "None"),
+    LIBSHARD_KEYWORD(layout, "'NHWC'"),
+    LIBSHARD_KEYWORD(dtype, "'uint8'"),
+    LIBSHARD_KEYWORD(mean, "None"),
+    LIBSHARD_KEYWORD(std, "None"),
+    LIBSHARD_KEYWORD(slots, "None"),
+    LIBSHARD_KEYWORD(cache_dir, "None"),
+    LIBSHARD_KEYWORD(cache_limit, "0"),
+    LIBSHARD_KEYWORD(on_error, "'raise'"),
+    LIBSHARD_KEYWORD(extras, "None"),
+    LIBSHARD_KEYWORD(block_size, "256"),
+    LIBSHARD_KEYWORD(window_blocks, "4"),
+    LIBSHARD_KEYWORD(dct_scale, "True"),
+    LIBSHARD_KEYWORD(weights, "None"),
+    LIBSHARD_KEYWORD(samples_per_epoch, "None"),
+    LIBSHARD_KEYWORD(label_maps, "'error'"),
 };
 
 #undef LIBSHARD_KEYWORD
@@ -103,7 +122,6 @@ std::pair<int, int> ImageSize(const py::handle& v) {
   throw py::type_error("image_size: expected an int or a (height, width) pair of ints, got " +
                        std::string(py::repr(v)));
 }
-
 
 // dtype=: a str ("float16"), a numpy dtype or scalar type (np.float32,
 // np.dtype("float16")) or a torch dtype (torch.uint8), as numpy's name. A
@@ -142,6 +160,28 @@ std::vector<double> Floats(const py::object& v, const char* what) {
   } catch (const py::cast_error&) {
     throw py::value_error(std::string(what) + ": expected a sequence of numbers (one per channel) or None, got " +
                           py::repr(v).cast<std::string>());
+  }
+}
+
+// weights=, samples_per_epoch=, label_maps= (a mixture: reader/dataset.h).
+void ParseMixtureArgs(const LoaderArgs& a, LoaderConfig* c) {
+  c->mixture_options.label_maps = TakeArg(reader::ParseLabelMaps(a.label_maps), "label_maps");
+  if (a.weights.is_none()) {
+    if (!a.samples_per_epoch.is_none()) throw py::value_error("samples_per_epoch: only with weights= (a mixture)");
+    if (a.label_maps != "error") throw py::value_error("label_maps: only with weights= (a mixture)");
+    return;
+  }
+  c->mixture = true;
+  if (py::isinstance<py::str>(a.weights)) throw py::type_error("weights: expected a list of numbers, not a str");
+  try {
+    c->mixture_options.weights = a.weights.cast<std::vector<double>>();
+  } catch (const py::cast_error&) {
+    throw py::type_error("weights: expected a list of numbers (one per source), got " +
+                         py::repr(a.weights).cast<std::string>());
+  }
+  if (!a.samples_per_epoch.is_none()) {
+    c->mixture_options.samples_per_epoch =
+        IntArg(a.samples_per_epoch, "samples_per_epoch", 1, reader::MixtureOrder::kMaxEpochLength);
   }
 }
 
@@ -260,7 +300,33 @@ LoaderConfig ParseLoaderArgs(const py::object& batch_size, const LoaderArgs& a) 
   o.order.drop_last = a.drop_last;
   o.order.worker = static_cast<int>(IntArg(a.worker, "worker", 0, kIntMax));
   o.order.num_workers = static_cast<int>(IntArg(a.num_workers, "num_workers", 1, kIntMax));
+  ParseMixtureArgs(a, &c);
   return c;
+}
+
+std::unique_ptr<reader::Dataset> OpenLoaderDataset(const py::object& sources, const LoaderConfig& c) {
+  if (!c.mixture) return Take(reader::Dataset::Open(Sources(sources), c.dataset));
+  if (IsPath(sources) || !py::isinstance<py::iterable>(sources)) {
+    throw py::type_error("sources: with weights=, a list of datasets (one per weight), got " + TypeName(sources));
+  }
+  std::vector<std::vector<std::string>> groups;
+  for (const auto& s : sources) {
+    const std::string at = "sources[" + std::to_string(groups.size()) + "]";
+    if (IsPath(s)) {
+      groups.push_back({FsPath(s, at)});
+      continue;
+    }
+    if (!py::isinstance<py::iterable>(s))
+      throw py::type_error(at + ": expected a path or a list of paths, got " + TypeName(s));
+    std::vector<std::string> group;
+    for (const auto& f : s) group.push_back(FsPath(f, at + "[" + std::to_string(group.size()) + "]"));
+    groups.push_back(std::move(group));
+  }
+  if (groups.size() != c.mixture_options.weights.size()) {
+    throw py::value_error("weights: " + std::to_string(c.mixture_options.weights.size()) + " weights for " +
+                          std::to_string(groups.size()) + " sources (one weight per element of sources)");
+  }
+  return Take(reader::Dataset::OpenMixture(groups, c.mixture_options, c.dataset));
 }
 
 void ResolveDatasetStatistics(const reader::Dataset& ds, const LoaderConfig& config, reader::BatchLoaderOptions* o) {
