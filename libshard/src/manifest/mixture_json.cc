@@ -5,13 +5,18 @@
 #include <filesystem>
 #include <string>
 
+#include "libshard/io/open_file.h"
 #include "libshard/manifest/manifest_json.h"
 
 namespace libshard::manifest {
 
 StatusOr<bool> IsMixtureFile(const std::string& path) {
+  LIBSHARD_ASSIGN_OR_RETURN(std::string text, io::ReadFileToString(path, kMaxBytes));
+  // A manifest (perhaps large) is not parsed twice: only a text that holds
+  // the format's words can be a mixture.
+  if (text.find("libshard.mixture/") == std::string::npos) return false;
   Mixture m;  // a manifest's fields are unknown to it, and ignored
-  LIBSHARD_RETURN_IF_ERROR(ReadJsonFile(path, &m));
+  LIBSHARD_RETURN_IF_ERROR(FromJson(text, &m).WithContext(path));
   return m.format() == kMixtureFormat;
 }
 

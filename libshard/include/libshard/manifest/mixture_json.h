@@ -21,7 +21,9 @@ namespace libshard::manifest {
 inline constexpr char kMixtureFormat[] = "libshard.mixture/1";
 
 // Whether the JSON file `path` says it is a mixture (its `format` is
-// kMixtureFormat). Errors: those of reading and parsing it, naming it.
+// kMixtureFormat); a text without the words "libshard.mixture/" is not
+// parsed (false). Errors: those of reading it, and of parsing a text that
+// holds those words, naming it.
 StatusOr<bool> IsMixtureFile(const std::string& path);
 
 // Reads a mixture file: InvalidArgument naming the file for another format,
