@@ -28,6 +28,7 @@
 
 #include "bench.h"
 #include "bench_read_crop.h"
+#include "bench_read_mixture.h"
 #include "bench_read_raw.h"
 #include "bench_util.h"
 #include "cli_checks.h"
@@ -56,6 +57,7 @@ struct BenchReadOptions {
   bool decode = false;
   bool raw = false;
   bool crop = false;
+  bool mixture = false;
   size_t large = 0;
   std::string photos = BenchDataDir() + "/photos";
   int threads = 2;
@@ -367,22 +369,20 @@ int RunBenchRead(BenchReadOptions opt) {
             << indexed << " with a usable .idx (the others are scanned at open)\n";
   PrintTable({"what", "krecords/s", "GB/s", "x cat"}, rows);
   int rc = kExitOk;
-  if (opt.decode || opt.raw || opt.crop) {
+  if (opt.decode || opt.raw || opt.crop || opt.mixture) {
     const std::string dir =
         temp_dir.empty()
             ? (std::filesystem::temp_directory_path() / ("shard_bench_decode_" + std::to_string(getpid()))).string()
             : temp_dir;
     std::filesystem::create_directories(dir);
     if (opt.decode) rc = RunDecodeBench(opt, dir);
-    if (rc == kExitOk && opt.raw) {
-      RawBenchOptions ro;
-      ro.photos = opt.photos;
-      ro.images = opt.images;
-      ro.batch_size = opt.batch_size;
-      ro.threads = opt.threads;
-      ro.seconds = opt.seconds;
-      rc = RunRawBench(ro, dir);
-    }
+    RawBenchOptions ro;  // --raw's and --mixture's
+    ro.photos = opt.photos;
+    ro.images = opt.images;
+    ro.batch_size = opt.batch_size;
+    ro.threads = opt.threads;
+    ro.seconds = opt.seconds;
+    if (rc == kExitOk && opt.raw) rc = RunRawBench(ro, dir);
     if (rc == kExitOk && opt.crop) {
       CropBenchOptions co;
       co.photos = opt.photos;
@@ -393,6 +393,7 @@ int RunBenchRead(BenchReadOptions opt) {
       co.seconds = opt.seconds;
       rc = RunCropBench(co, dir);
     }
+    if (rc == kExitOk && opt.mixture) rc = RunMixtureBench(ro, dir);
     if (temp_dir.empty()) std::filesystem::remove_all(dir);
   }
   if (!temp_dir.empty()) std::filesystem::remove_all(temp_dir);
@@ -422,18 +423,23 @@ void RegisterBenchRead(CLI::App& bench, int* exit_code) {
                 "Also time random-resized-crop to 224x224 from 512x496 JPEG records: the loader's whole-image and "
                 "crop decodes (with and without DCT scaling) vs the bare libjpeg-turbo decode of the same crop "
                 "regions, same threads");
+  cmd->add_flag("--mixture", opt->mixture,
+                "Also time a weighted mixture of three JPEG datasets (weights 0.6 / 0.3 / 0.1) against one "
+                "concatenated dataset of the same records, shuffled, same threads, in the same run");
   cmd->add_option("--large", opt->large, "--crop: also on this many 4032x3024 JPEG records, 0..1000 (0: none)")
       ->check(IntegerIn(0, 1000))
       ->capture_default_str();
-  cmd->add_option("--photos", opt->photos, "--raw, --crop: folder of photos the images are cut from")
+  cmd->add_option("--photos", opt->photos, "--raw, --crop, --mixture: folder of photos the images are cut from")
       ->capture_default_str();
-  cmd->add_option("--threads", opt->threads, "--decode, --raw, --crop: loader threads and torchvision workers, 1..256")
+  cmd->add_option("--threads", opt->threads,
+                  "--decode, --raw, --crop, --mixture: loader threads and torchvision workers, 1..256")
       ->check(IntegerIn(1, kMaxThreads))
       ->capture_default_str();
-  cmd->add_option("--images", opt->images, "--decode, --raw, --crop: images (224x224; --crop: 512x496), 1..1000000")
+  cmd->add_option("--images", opt->images,
+                  "--decode, --raw, --crop, --mixture: images (224x224; --crop: 512x496), 1..1000000")
       ->check(IntegerIn(1, 1'000'000))
       ->capture_default_str();
-  cmd->add_option("--batch-size", opt->batch_size, "--decode, --raw, --crop: batch size, 1..65536")
+  cmd->add_option("--batch-size", opt->batch_size, "--decode, --raw, --crop, --mixture: batch size, 1..65536")
       ->check(IntegerIn(1, 65536))
       ->capture_default_str();
   cmd->add_option("--torchvision-script", opt->torchvision_script, "--decode: the baseline script")

@@ -71,7 +71,7 @@ class PyLoader {
     LoaderConfig config = ParseLoaderArgs(batch_size, args);
     reader::BatchLoaderOptions& o = config.loader;
     extras_ = config.extras;
-    auto ds = Take(reader::Dataset::Open(Sources(sources), config.dataset));
+    auto ds = OpenLoaderDataset(sources, config);  // a mixture with weights=
     std::shared_ptr<const reader::Dataset> shared(std::move(ds));
     dataset_ = shared;
     // The stored size and channels, where they were left to the manifest, before buffers are checked.
@@ -311,6 +311,15 @@ class PyLoader {
       }
       out[py::str(extras_[k])] = col;
     }
+    return out;
+  }
+
+  // The epoch's global order (all ranks), as a numpy uint64 array.
+  py::array_t<uint64_t> GlobalOrder(const py::object& epoch) {
+    const uint64_t e = IntArg(epoch, "epoch", 0, reader::Position::kMaxEpoch);
+    std::vector<uint64_t> order = WithoutGil([&] { return Open().order().GlobalOrder(e); });
+    py::array_t<uint64_t> out(static_cast<py::ssize_t>(order.size()));
+    if (!order.empty()) std::memcpy(out.mutable_data(), order.data(), order.size() * sizeof(uint64_t));
     return out;
   }
 
@@ -593,6 +602,8 @@ void BindLoader(py::module_& m) {
            "sample(index, epoch=0): global sample `index` (0..num_samples-1, every rank's) as (image, label[, mask]\n"
            "[, boxes float32 [N, 4], box_labels int64 [N]]),\n"
            "in the batches' layout and dtype, its augmentation that of `epoch`; IndexError out of range")
+      .def("global_order", &PyLoader::GlobalOrder, py::arg("epoch") = 0,
+           "global_order(epoch=0): the epoch's order of global sample numbers over all ranks (uint64)")
       .def_property_readonly("skipped", &PyLoader::Skipped,
                              "Records skipped with on_error=\"skip\": [{file, record, offset, reason}], each once")
       .def_property_readonly("batch_shape", &PyLoader::Shape,

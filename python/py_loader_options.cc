@@ -96,6 +96,9 @@ const Keyword kKeywords[] = {
     LIBSHARD_KEYWORD(boxes, "False"),
     LIBSHARD_KEYWORD(max_boxes, "100"),
     LIBSHARD_KEYWORD(box_min_visible, "0.3"),
+    LIBSHARD_KEYWORD(weights, "None"),
+    LIBSHARD_KEYWORD(samples_per_epoch, "None"),
+    LIBSHARD_KEYWORD(label_maps, "'error'"),
 };
 
 #undef LIBSHARD_KEYWORD
@@ -160,6 +163,28 @@ std::vector<double> Floats(const py::object& v, const char* what) {
   } catch (const py::cast_error&) {
     throw py::value_error(std::string(what) + ": expected a sequence of numbers (one per channel) or None, got " +
                           py::repr(v).cast<std::string>());
+  }
+}
+
+// weights=, samples_per_epoch=, label_maps= (a mixture: reader/dataset.h).
+void ParseMixtureArgs(const LoaderArgs& a, LoaderConfig* c) {
+  c->mixture_options.label_maps = TakeArg(reader::ParseLabelMaps(a.label_maps), "label_maps");
+  if (a.weights.is_none()) {
+    if (!a.samples_per_epoch.is_none()) throw py::value_error("samples_per_epoch: only with weights= (a mixture)");
+    if (a.label_maps != "error") throw py::value_error("label_maps: only with weights= (a mixture)");
+    return;
+  }
+  c->mixture = true;
+  if (py::isinstance<py::str>(a.weights)) throw py::type_error("weights: expected a list of numbers, not a str");
+  try {
+    c->mixture_options.weights = a.weights.cast<std::vector<double>>();
+  } catch (const py::cast_error&) {
+    throw py::type_error("weights: expected a list of numbers (one per source), got " +
+                         py::repr(a.weights).cast<std::string>());
+  }
+  if (!a.samples_per_epoch.is_none()) {
+    c->mixture_options.samples_per_epoch =
+        IntArg(a.samples_per_epoch, "samples_per_epoch", 1, reader::MixtureOrder::kMaxEpochLength);
   }
 }
 
@@ -290,7 +315,33 @@ LoaderConfig ParseLoaderArgs(const py::object& batch_size, const LoaderArgs& a) 
   o.order.drop_last = a.drop_last;
   o.order.worker = static_cast<int>(IntArg(a.worker, "worker", 0, kIntMax));
   o.order.num_workers = static_cast<int>(IntArg(a.num_workers, "num_workers", 1, kIntMax));
+  ParseMixtureArgs(a, &c);
   return c;
+}
+
+std::unique_ptr<reader::Dataset> OpenLoaderDataset(const py::object& sources, const LoaderConfig& c) {
+  if (!c.mixture) return Take(reader::Dataset::Open(Sources(sources), c.dataset));
+  if (IsPath(sources) || !py::isinstance<py::iterable>(sources)) {
+    throw py::type_error("sources: with weights=, a list of datasets (one per weight), got " + TypeName(sources));
+  }
+  std::vector<std::vector<std::string>> groups;
+  for (const auto& s : sources) {
+    const std::string at = "sources[" + std::to_string(groups.size()) + "]";
+    if (IsPath(s)) {
+      groups.push_back({FsPath(s, at)});
+      continue;
+    }
+    if (!py::isinstance<py::iterable>(s))
+      throw py::type_error(at + ": expected a path or a list of paths, got " + TypeName(s));
+    std::vector<std::string> group;
+    for (const auto& f : s) group.push_back(FsPath(f, at + "[" + std::to_string(group.size()) + "]"));
+    groups.push_back(std::move(group));
+  }
+  if (groups.size() != c.mixture_options.weights.size()) {
+    throw py::value_error("weights: " + std::to_string(c.mixture_options.weights.size()) + " weights for " +
+                          std::to_string(groups.size()) + " sources (one weight per element of sources)");
+  }
+  return Take(reader::Dataset::OpenMixture(groups, c.mixture_options, c.dataset));
 }
 
 void ResolveDatasetStatistics(const reader::Dataset& ds, const LoaderConfig& config, reader::BatchLoaderOptions* o) {

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,9 @@ struct LoaderArgs {
   bool boxes = false;
   py::object max_boxes = py::int_(100);
   py::object box_min_visible = py::float_(0.3);
+  py::object weights = py::none();
+  py::object samples_per_epoch = py::none();
+  std::string label_maps = "error";
 };
 
 // Python's keyword arguments -> LoaderArgs. TypeError for an unknown keyword
@@ -77,11 +81,19 @@ struct LoaderConfig {
   libshard::reader::BatchLoaderOptions loader;
   std::vector<std::string> extras;  // extras=: feature keys returned per batch
   bool dataset_mean = false, dataset_std = false;
+  // weights=: the sources are a mixture's (each element one source).
+  bool mixture = false;
+  libshard::reader::MixtureOptions mixture_options;
 };
 
 // Checks every value (ValueError / TypeError naming the keyword) and fills
 // the options; batch_size is the constructor's second argument.
 LoaderConfig ParseLoaderArgs(const py::object& batch_size, const LoaderArgs& a);
+
+// Opens the dataset `sources` names under `c`: a mixture with weights=
+// (each element of the list one source: a path, or a list of paths), else
+// the sources as one dataset. Errors as Python exceptions naming the source.
+std::unique_ptr<libshard::reader::Dataset> OpenLoaderDataset(const py::object& sources, const LoaderConfig& c);
 
 // mean / std from the manifests' per-channel statistics (0..255 there, 0..1
 // here), for the channels the loader gives; ValueError when the dataset has

@@ -79,7 +79,8 @@ void RegisterReport(CLI::App& app, int* exit_code, std::ostream& err) {
       "not be written, 2 usage error or no readable manifest.");
   cmd->add_option("dataset", f.source,
                   "output folder of shard convert, or its manifest.json, or s3://BUCKET/PREFIX / https://... "
-                  "(downloaded once into a temporary folder; -o required)")
+                  "(downloaded once into a temporary folder; -o required), or a mixture.json (its sources and the "
+                  "realised proportions of one epoch)")
       ->required();
   cmd->add_option("-o,--output", f.output, "where to write the page (default: report.html beside manifest.json)");
   cmd->add_option("--thumbnails", f.o.thumbnails_per_class, "thumbnails per class, 0..64")

@@ -10,11 +10,13 @@
 // Output: fault lines, per-file notes and the summary go to stdout (they are
 // the report; with --json one JSON document is all stdout holds); usage
 // errors go to stderr.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +24,7 @@
 #include "commands.h"
 #include "json_writer.h"
 #include "libshard/io/shard_paths.h"
+#include "libshard/manifest/mixture_json.h"
 #include "libshard/remote/staging.h"
 #include "libshard/store/object_store.h"
 #include "libshard/text_escape.h"
@@ -230,7 +233,54 @@ void ToUrls(const libshard::remote::StagedObjects& staged, verify::SetResult* se
   fix(set->name_set_faults);
 }
 
+int RunVerify(const VerifyCliOptions& cli_in, std::ostream& out, std::ostream& err);
+
+// A mixture file (manifest/mixture_json.h) named alone: each of its sources
+// checked in turn as if named on its own; the worst exit code. nullopt when
+// `cli` names no mixture.
+std::optional<int> VerifyMixture(const VerifyCliOptions& cli, std::ostream& out, std::ostream& err) {
+  namespace fs = std::filesystem;
+  if (cli.paths.size() != 1 || !cli.manifest.empty() || libshard::store::IsObjectUrl(cli.paths[0])) return std::nullopt;
+  std::error_code ec;
+  std::string file = cli.paths[0];
+  if (fs::is_directory(file, ec) && !fs::exists(fs::path(file) / "manifest.json", ec)) {
+    file = (fs::path(file) / "mixture.json").string();
+  }
+  if (file.size() < 5 || file.compare(file.size() - 5, 5, ".json") != 0 || !fs::is_regular_file(file, ec)) {
+    return std::nullopt;
+  }
+  auto is_mixture = libshard::manifest::IsMixtureFile(file);
+  if (!is_mixture.ok() || !*is_mixture) return std::nullopt;  // a manifest: the set's own checks say what is wrong
+  auto mixture = libshard::manifest::ReadMixture(file);
+  if (!mixture.ok()) {
+    err << "shard verify: " << mixture.status().message() << "\n";
+    return kExitUsage;
+  }
+  if (cli.json) {
+    err << "shard verify: " << file << ": --json takes one dataset; verify the mixture's sources one by one\n";
+    return kExitUsage;
+  }
+  int worst = kExitOk;
+  for (int i = 0; i < mixture->sources_size(); ++i) {
+    const std::string& path = mixture->sources(i).path();
+    if (!cli.quiet)
+      out << "shard verify: mixture " << DisplayText(file) << ": source " << i << " (" << DisplayText(path) << ")\n";
+    VerifyCliOptions one = cli;
+    one.paths = {path};
+    if (!libshard::store::IsObjectUrl(path) && path.size() > 5 && path.compare(path.size() - 5, 5, ".json") == 0) {
+      one.paths = {fs::path(path).parent_path().string()};  // a manifest: its folder, held to it
+      if (one.paths[0].empty()) one.paths[0] = ".";
+      one.manifest = path;
+      one.no_manifest = true;
+    }
+    const int rc = RunVerify(one, out, err);
+    worst = std::max(worst, rc);  // 2 (usage, unreadable) > 1 (faults) > 0
+  }
+  return worst;
+}
+
 int RunVerify(const VerifyCliOptions& cli_in, std::ostream& out, std::ostream& err) {
+  if (std::optional<int> rc = VerifyMixture(cli_in, out, err)) return *rc;
   // s3:// and https://: downloaded once into a temporary folder (each listed
   // shard checked against its manifest size and CRC as it streams in), then
   // checked there; the report names the objects.
@@ -337,6 +387,8 @@ void RegisterVerify(CLI::App& app, int* exit_code, std::ostream& out, std::ostre
       "A path may be s3://BUCKET/PREFIX (the folder of a manifest.json; every object under it is listed and\n"
       "downloaded once into a temporary folder under $TMPDIR, each listed shard checked against its size and\n"
       "CRC-32C as it streams in) or one s3:// / https:// shard; faults then name the objects.\n"
+      "A mixture.json (format libshard.mixture/1, or a folder holding one) named alone: each of its\n"
+      "sources is checked in turn; the exit code is the worst.\n"
       "Exit codes: 0 no fault, 1 faults found, 2 usage error or an unreadable file or manifest.");
   cmd->add_option("paths", opt->paths, "Shard files, folders or glob patterns (optional with --manifest)");
   cmd->add_option("--manifest", opt->manifest,

@@ -153,7 +153,7 @@ class Loader:
     loader's threads; one Loader may be shared by threads (one batch at a time) and used in a fork child.
     """
 
-    def __init__(self, sources: Union[str, Sequence[str]], batch_size: int, *,
+    def __init__(self, sources: Union[str, Sequence[Union[str, Sequence[str]]]], batch_size: int, *,
                  image_size: Union[None, int, Tuple[int, int]] = None, shuffle: bool = False, seed: int = 0,
                  rank: int = 0, world_size: int = 1, threads: int = 2, augment: str = "none", drop_last: bool = False,
                  channels: Optional[int] = None, order: str = "", prefetch: int = 2, io: str = "mmap",
@@ -166,7 +166,8 @@ class Loader:
                  cache_dir: Optional[str] = None, cache_limit: int = 0, on_error: str = "raise",
                  extras: Optional[Sequence[str]] = None, block_size: int = 256, window_blocks: int = 4,
                  dct_scale: bool = True, boxes: bool = False, max_boxes: int = 100,
-                 box_min_visible: float = 0.3) -> None:
+                 box_min_visible: float = 0.3, weights: Optional[Sequence[float]] = None,
+                 samples_per_epoch: Optional[int] = None, label_maps: str = "error") -> None:
         """Opens the sources and sets up the decode threads (they start on the first batch).
 
         Args:
@@ -254,6 +255,18 @@ class Loader:
             max_boxes: boxes per sample in the padded arrays, 1..100000; a sample with more keeps its first
                 ``max_boxes``. Default: 100.
             box_min_visible: fraction of a box's area that must stay inside a crop (0..1). Default: 0.3.
+            weights: a weighted mixture (docs/reader.md): each element of ``sources`` is then one source (a
+                dataset: a folder, a manifest, ``s3://...``, or a list of them) and ``weights`` has one number per
+                source (>= 0, normalised). Every window of the epoch's order holds each source in proportion to its
+                weight within 2 samples (a deterministic interleave by ``seed``); within a source, samples come
+                without replacement in its own order, and a source that runs out starts its next pass
+                (upsampling). ``extras=["source"]`` gives each sample's source index. A ``mixture.json`` source
+                is a mixture without ``weights=``. Default: None (the sources are one dataset).
+            samples_per_epoch: with ``weights``: samples in an epoch's order (all ranks). Default: the sum of the
+                sources' sizes.
+            label_maps: with ``weights``: sources whose manifests' label maps differ are a ValueError naming
+                both and the difference (``"error"``), remapped by class name into one map sorted by name
+                (``"merge"``; :attr:`labels` is that map), or read as stored (``"keep"``). Default: ``"error"``.
 
         Raises:
             ValueError: a bad argument (the message names it; an integer argument out of range too).
@@ -280,6 +293,11 @@ class Loader:
 
     def __exit__(self, *exc: Any) -> None:
         """Calls :meth:`close`."""
+
+    def global_order(self, epoch: int = 0) -> np.ndarray:
+        """The global sample numbers of epoch ``epoch``'s order over all ranks (uint64; a mixture's interleave
+        with ``weights=``), before the cut into ranks and workers: what a sampler of
+        :class:`libshard.torch.ShardImages` follows."""
 
     def state_dict(self) -> Dict[str, Any]:
         """The global position of the next batch: ``{"epoch", "consumed", "seed", "order", "block_size",

@@ -45,7 +45,8 @@ from . import _device, _libshard, _segments
 from ._elastic import _IDENTITY, ElasticSampler, _check_state, _consumed, _epoch_start, _rank_batches
 from ._libshard import Batch, KeyedBatch, KeyedSegmentationBatch, Loader, SegmentationBatch, _SlotSet
 
-__all__ = ["ElasticSampler", "ShardDataset", "ShardImages", "default_rank_and_world_size", "detection_targets"]
+__all__ = ["ElasticSampler", "MixtureSampler", "ShardDataset", "ShardImages", "default_rank_and_world_size",
+           "detection_targets"]
 
 # Loader arguments that ShardDataset sets itself.
 _OWN = ("rank", "world_size", "worker", "num_workers", "shuffle", "seed", "drop_last", "buffers", "slots")
@@ -613,3 +614,5 @@ class ShardImages(torch.utils.data.Dataset):
             out.append({"boxes": torch.from_numpy(item[-2]) * scale, "labels": torch.from_numpy(item[-1])})
         return tuple(out)
 
+
+from ._mixture_sampler import MixtureSampler  # noqa: E402  (it reads the ShardImages above)

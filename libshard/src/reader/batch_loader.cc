@@ -383,6 +383,7 @@ StatusOr<std::unique_ptr<BatchLoader::Impl>> NewImpl(std::shared_ptr<const Datas
   impl->ds = std::move(dataset);
   impl->opt = options;
   impl->opt.order.batch_size = options.batch_size;
+  if (impl->opt.order.global_order == nullptr) impl->opt.order.global_order = impl->ds->mixture();  // a mixture
   LIBSHARD_ASSIGN_OR_RETURN(impl->order, SampleOrder::Create(impl->ds->size(), impl->opt.order));
   LIBSHARD_RETURN_IF_ERROR(impl->ds->CheckReadOrder(impl->order));  // remote shards under a cache_limit
   impl->decoder = SampleDecoder(impl->ds, impl->opt, std::move(converter));

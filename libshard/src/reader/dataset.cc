@@ -305,60 +305,72 @@ Status Dataset::CheckKeys() const {
   return Status::OK();
 }
 
-StatusOr<std::unique_ptr<Dataset>> Dataset::Open(const std::vector<std::string>& sources,
-                                                 const DatasetOptions& options) {
-  std::unique_ptr<Dataset> ds(new Dataset());
-  ds->options_ = options;
-  if (sources.empty()) return InvalidArgumentError("no shards given");
-  if (options.max_open_files < 1) return InvalidArgumentError("max_open_files must be at least 1");
-  if (options.shard.io == IoMode::kPread && options.shard.open_files == nullptr) {
-    ds->options_.shard.open_files = std::make_shared<io::OpenFileCache>(options.max_open_files);
+Status Dataset::AddSource(const std::string& src, bool* any_manifest) {
+  if (store::IsObjectUrl(src)) {  // s3://, https://: remote_dataset.cc
+    *any_manifest = true;
+    return AddRemote(src);
   }
-  bool any_manifest = false;
-  for (const std::string& src : sources) {
-    if (store::IsObjectUrl(src)) {  // s3://, https://: remote_dataset.cc
-      any_manifest = true;
-      LIBSHARD_RETURN_IF_ERROR(ds->AddRemote(src));
-      continue;
-    }
-    std::string manifest;
-    std::error_code ec;
-    if (EndsWith(src, ".json")) {
-      manifest = src;
-    } else if (std::filesystem::is_directory(src, ec) &&
-               std::filesystem::is_regular_file(std::filesystem::path(src) / "manifest.json", ec)) {
-      manifest = (std::filesystem::path(src) / "manifest.json").string();  // the converter's output folder
-    }
-    if (manifest.empty()) {
-      ds->schema_known_ = false;
-      ds->plain_ = true;
-      ds->unknown_sizes_ = src + " has no manifest.json to record them";
-      LIBSHARD_RETURN_IF_ERROR(ds->AddPlain(src));
-      continue;
-    }
-    any_manifest = true;
-    LIBSHARD_RETURN_IF_ERROR(ds->AddManifest(manifest, src));
+  std::string manifest;
+  std::error_code ec;
+  if (EndsWith(src, ".json")) {
+    manifest = src;
+  } else if (std::filesystem::is_directory(src, ec) &&
+             std::filesystem::is_regular_file(std::filesystem::path(src) / "manifest.json", ec)) {
+    manifest = (std::filesystem::path(src) / "manifest.json").string();  // the converter's output folder
   }
-  if (!options.split.empty() && !any_manifest) {
-    return InvalidArgumentError("split \"" + options.split +
+  if (manifest.empty()) {
+    schema_known_ = false;
+    plain_ = true;
+    unknown_sizes_ = src + " has no manifest.json to record them";
+    return AddPlain(src);
+  }
+  *any_manifest = true;
+  return AddManifest(manifest, src);
+}
+
+Status Dataset::Finish(bool any_manifest) {
+  if (!options_.split.empty() && !any_manifest) {
+    return InvalidArgumentError("split \"" + options_.split +
                                 "\" needs a manifest.json (or a folder holding one); the sources are plain shards");
   }
-  if (ds->starts_.empty()) ds->starts_.push_back(0);
-  if (!any_manifest) ds->schema_known_ = false;
-  LIBSHARD_RETURN_IF_ERROR(ds->CheckKeys());
-  ds->FinishStoredShape();
-  if (ds->moments_ok_ && !ds->plain_) {
-    for (size_t c = 0; c < ds->moment_n_.size(); ++c) {
-      const double n = ds->moment_n_[c];
+  if (starts_.empty()) starts_.push_back(0);
+  if (!any_manifest) schema_known_ = false;
+  LIBSHARD_RETURN_IF_ERROR(CheckKeys());
+  FinishStoredShape();
+  if (moments_ok_ && !plain_) {
+    for (size_t c = 0; c < moment_n_.size(); ++c) {
+      const double n = moment_n_[c];
       if (n <= 0) {
-        ds->channel_stats_.clear();
+        channel_stats_.clear();
         break;
       }
-      const double mean = ds->moment_1_[c] / n;
-      ds->channel_stats_.push_back({mean, std::sqrt(std::max(0.0, ds->moment_2_[c] / n - mean * mean))});
+      const double mean = moment_1_[c] / n;
+      channel_stats_.push_back({mean, std::sqrt(std::max(0.0, moment_2_[c] / n - mean * mean))});
     }
   }
+  return Status::OK();
+}
+
+StatusOr<std::unique_ptr<Dataset>> Dataset::Open(const std::vector<std::string>& sources,
+                                                 const DatasetOptions& options) {
+  if (sources.empty()) return InvalidArgumentError("no shards given");
+  LIBSHARD_ASSIGN_OR_RETURN(std::optional<std::string> mixture_file, FindMixtureFile(sources));
+  if (mixture_file) return OpenMixtureFile(*mixture_file, options);
+  std::unique_ptr<Dataset> ds(new Dataset());
+  LIBSHARD_RETURN_IF_ERROR(ds->Init(options));
+  bool any_manifest = false;
+  for (const std::string& src : sources) LIBSHARD_RETURN_IF_ERROR(ds->AddSource(src, &any_manifest));
+  LIBSHARD_RETURN_IF_ERROR(ds->Finish(any_manifest));
   return ds;
+}
+
+Status Dataset::Init(const DatasetOptions& options) {
+  options_ = options;
+  if (options.max_open_files < 1) return InvalidArgumentError("max_open_files must be at least 1");
+  if (options.shard.io == IoMode::kPread && options.shard.open_files == nullptr) {
+    options_.shard.open_files = std::make_shared<io::OpenFileCache>(options.max_open_files);
+  }
+  return Status::OK();
 }
 
 void Dataset::FinishStoredShape() {
@@ -519,6 +531,13 @@ Status Dataset::CheckReadOrderBytes(const SampleOrder& order) const {
         " bytes cannot hold the shards a global shuffle may read in some epoch (up to " + std::to_string(most) +
         " bytes: any sample of this part may come from any shard); stream them with block shuffle "
         "(OrderKind::kBlockShuffle; Python order=\"block-shuffle\"), or raise cache_limit");
+  }
+  if (mixture_ != nullptr) {  // BlocksAtOnce() counts the blocks of one dataset, not of interleaved ones
+    return ResourceExhaustedError("cache " + remote_->cache().dir() + ": cache_limit " + std::to_string(limit) +
+                                  " bytes is less than a mixture's remote shards (" + std::to_string(all) +
+                                  " bytes): a mixture streams with a sequential or shuffled order only; raise "
+                                  "cache_limit to at least " +
+                                  std::to_string(all) + " or use another order");
   }
   // Block shuffle: the shards of the BlocksAtOnce() blocks with the most
   // bytes, plus the largest shard downloading ahead.

@@ -20,10 +20,18 @@ SampleDecoder::SampleDecoder(std::shared_ptr<const Dataset> dataset, const Batch
 
 namespace {
 
-// The values of `keys` in `ex`, one ExtraValues per key (kNone when absent).
-void ReadExtras(const example::ExampleView& ex, const std::vector<std::string>& keys, std::vector<ExtraValues>* out) {
+// The values of `keys` in `ex`, one ExtraValues per key (kNone when absent);
+// in a mixture, "source" is the sample's source (`source` >= 0), not a
+// feature.
+void ReadExtras(const example::ExampleView& ex, const std::vector<std::string>& keys, int64_t source,
+                std::vector<ExtraValues>* out) {
   out->assign(keys.size(), ExtraValues{});
   for (size_t k = 0; k < keys.size(); ++k) {
+    if (source >= 0 && keys[k] == kSourceExtra) {
+      (*out)[k].kind = example::FeatureKind::kInt64;
+      (*out)[k].ints.push_back(source);
+      continue;
+    }
     example::FeatureView f;
     if (!ex.Find(keys[k], &f)) continue;
     ExtraValues& v = (*out)[k];
@@ -52,7 +60,8 @@ Status SampleDecoder::DecodeUint8(uint64_t sample, uint64_t epoch, uint8_t* dst,
   if (!ex.ok()) return ex.status().WithContext(context());
   util::SplitMix64 rng = AugmentRng(opt_.order.seed, epoch, sample);
   LIBSHARD_RETURN_IF_ERROR(DecodeImagePart(*ex, &rng, dst, mdst, label, boxes).WithContext(context()));
-  if (extras != nullptr) ReadExtras(*ex, opt_.extras, extras);
+  *label = ds_->MapLabel(sample, *label);  // a mixture's merged label map
+  if (extras != nullptr) ReadExtras(*ex, opt_.extras, ds_->SourceOf(sample), extras);
   return Status::OK();
 }
 

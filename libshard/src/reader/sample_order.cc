@@ -4,6 +4,8 @@
 #include <numeric>
 #include <string>
 
+#include "libshard/reader/global_order.h"
+
 namespace libshard::reader {
 namespace {
 
@@ -55,7 +57,8 @@ StatusOr<SampleOrder> SampleOrder::Create(uint64_t dataset_size, const OrderOpti
   }
   SampleOrder s;
   s.options_ = o;
-  s.n_ = dataset_size;
+  s.n_ = o.global_order != nullptr ? o.global_order->epoch_length() : dataset_size;
+  dataset_size = s.n_;
   if (o.drop_last && dataset_size > 0 && dataset_size < global_batch) {
     return InvalidArgumentError("drop_last: " + std::to_string(dataset_size) +
                                 " samples cannot fill one global batch of " + std::to_string(global_batch) +
@@ -100,6 +103,7 @@ uint64_t SampleOrder::GlobalConsumed(uint64_t start, uint64_t rank_batch) const 
 }
 
 std::vector<uint64_t> SampleOrder::GlobalOrder(uint64_t epoch) const {
+  if (options_.global_order != nullptr) return options_.global_order->GlobalOrder(epoch, options_);
   std::vector<uint64_t> order(n_);
   std::iota(order.begin(), order.end(), uint64_t{0});
   if (options_.kind == OrderKind::kSequential || n_ < 2) return order;

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_set>
@@ -30,6 +31,7 @@
 #include "libshard/verify/verifier.h"
 #include "report/box_sections.h"
 #include "report/dataset_sections.h"
+#include "report/mixture_section.h"
 #include "report/page_parts.h"
 #include "report/report_context.h"
 #include "report/split_sections.h"
@@ -153,6 +155,15 @@ std::string ClassesPhrase(const Manifest& m) {
 
 StatusOr<std::string> RenderReport(const std::string& source, const ReportOptions& options) {
   LIBSHARD_RETURN_IF_ERROR(ValidateReportOptions(options));
+  if (std::optional<std::string> mixture = MixtureFileOf(source)) {  // mixture_section.h
+    LIBSHARD_ASSIGN_OR_RETURN(std::string body, MixtureSection(*mixture, options.seed));
+    return "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+           "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+           "<title>libshard report: mixture " +
+           HtmlEscape(Basename(*mixture)) + "</title><style>" + kStyle +
+           "</style></head><body><main><h1>Mixture report: " + HtmlEscape(Basename(*mixture)) +
+           "</h1><p class=\"muted\">" + HtmlEscape(*mixture) + "</p>" + body + "</main></body></html>\n";
+  }
   Context c;
   c.options = options;
   LIBSHARD_ASSIGN_OR_RETURN(c.manifest_path, ManifestPathFor(source));

@@ -139,7 +139,8 @@ struct BatchLoaderOptions {
   // the manifests say every stored image is gray (with or without alpha),
   // else 3. Default: 3.
   int channels = 3;
-  // Order and partition (its batch_size is replaced by the one above).
+  // Order and partition (its batch_size is replaced by the one above; a
+  // null global_order is the dataset's mixture(), if any).
   // Default: sequential, rank 0 of 1.
   OrderOptions order;
   // Default: kNone.
@@ -196,7 +197,8 @@ struct BatchLoaderOptions {
   // Feature keys read from each sample's record as its pixels are decoded (on
   // the decode threads, within the epoch's read plan: a remote split streams
   // through its cache_limit with them as without them) and handed out in
-  // Batch::extras. Default: empty.
+  // Batch::extras. In a mixture (Dataset::mixture()), the key "source"
+  // (kSourceExtra) is the index of the sample's source instead. Default: empty.
   std::vector<std::string> extras;
   // Detection boxes (example/box_record.h's keys) per sample in Batch::boxes,
   // moved with the pixels: the resize mode's scale, crop and padding,
@@ -239,6 +241,9 @@ struct BatchBoxes {
   uint64_t dropped = 0;
   uint64_t truncated = 0;
 };
+
+// The extras key that gives a mixture sample's source index (an int64).
+inline constexpr char kSourceExtra[] = "source";
 
 // One feature of BatchLoaderOptions::extras in one sample: its kind (kNone
 // when the record lacks it) and its values, in the vector of that kind.

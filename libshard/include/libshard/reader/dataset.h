@@ -69,6 +69,20 @@
 // role and the keys they have: a misspelt label key would otherwise give
 // every sample label -1); plain shards are not checked.
 //
+// Mixtures (OpenMixture(), or a mixture.json source: manifest/mixture_json.h):
+// several datasets, each a list of the sources above, numbered one after the
+// other (source s's sample i is global sample offset_s + i) and read in a
+// weighted interleave: mixture() is the order (reader/mixture.h) that
+// BatchLoader takes when its OrderOptions::global_order is null. Label maps:
+// sources whose manifests' label maps differ are InvalidArgument naming both
+// sources and the difference, unless MixtureOptions::label_maps is kMerge
+// (one map over the class names of all, sorted by name; MapLabel() turns
+// each source's stored labels into it, a stored label outside its source's
+// map into -1; a source without a label map is InvalidArgument) or kKeep
+// (labels as stored; labels() is the sources' common map, or empty when
+// they differ). A mixture.json must be the only source of Open(); its
+// sources may not be mixtures.
+//
 // Thread-safety: after Open() the dataset's contents are immutable;
 // ReadRecord(), OpenShard() and Locate() may be called from many threads,
 // each with its own RecordBuffer. PlanEpoch() replaces the remote download
@@ -90,6 +104,7 @@
 #include <vector>
 
 #include "libshard/example/image_record.h"
+#include "libshard/reader/mixture.h"
 #include "libshard/reader/sample_order.h"
 #include "libshard/reader/shard_reader.h"
 #include "libshard/status.h"
@@ -152,6 +167,21 @@ struct LabelName {
   std::string name;
 };
 
+// How a mixture treats sources whose label maps differ (see the file
+// comment).
+enum class LabelMaps { kError, kMerge, kKeep };
+// "error", "merge", "keep".
+StatusOr<LabelMaps> ParseLabelMaps(std::string_view word);
+
+struct MixtureOptions {
+  // One per source, finite and >= 0, not all 0 (normalised). Default: empty.
+  std::vector<double> weights;
+  // Samples per epoch; 0: the sum of the sources' sizes. Default: 0.
+  uint64_t samples_per_epoch = 0;
+  // Default: kError.
+  LabelMaps label_maps = LabelMaps::kError;
+};
+
 class RemoteShards;  // remote_shards.h
 
 class Dataset {
@@ -161,6 +191,12 @@ class Dataset {
   // ShardReader::Open errors.
   static StatusOr<std::unique_ptr<Dataset>> Open(const std::vector<std::string>& sources,
                                                  const DatasetOptions& options = {});
+  // A weighted mixture of `sources` (each a list of the sources Open()
+  // takes; see the file comment). Errors: Open()'s, naming the source;
+  // MixtureOrder::Create()'s; a label-map difference as described above.
+  static StatusOr<std::unique_ptr<Dataset>> OpenMixture(const std::vector<std::vector<std::string>>& sources,
+                                                        const MixtureOptions& mixture,
+                                                        const DatasetOptions& options = {});
   Dataset(const Dataset&) = delete;
   Dataset& operator=(const Dataset&) = delete;
   ~Dataset();
@@ -204,6 +240,18 @@ class Dataset {
     double std = 0;
   };
   const std::vector<ChannelMoments>& channel_stats() const { return channel_stats_; }
+
+  // A mixture's order (null for a plain dataset).
+  const std::shared_ptr<const MixtureOrder>& mixture() const { return mixture_; }
+  // A mixture's sources as given (each list joined with ", "), for messages
+  // and reports; empty for a plain dataset.
+  const std::vector<std::string>& mixture_names() const { return mixture_names_; }
+  // The mixture source of a global sample (< size()), or -1 for a plain
+  // dataset.
+  int64_t SourceOf(uint64_t sample) const;
+  // The label a loader gives for global sample `sample` whose record stores
+  // `stored`: remapped into labels() under LabelMaps::kMerge, else `stored`.
+  int64_t MapLabel(uint64_t sample, int64_t stored) const;
 
   // Which shard and record a global sample number is (sample < size()).
   struct Location {
@@ -265,6 +313,21 @@ class Dataset {
   // An s3:// or https:// source (remote_dataset.cc).
   Status AddRemote(const std::string& url);
   Status AddPlain(const std::string& source);
+  // The options' checks (and the pread descriptor cache).
+  Status Init(const DatasetOptions& options);
+  // The mixture file among Open()'s sources (mixture_dataset.cc): a .json
+  // whose format is a mixture's, or a folder holding mixture.json and no
+  // manifest.json; nullopt when there is none; InvalidArgument when it is
+  // not the only source.
+  static StatusOr<std::optional<std::string>> FindMixtureFile(const std::vector<std::string>& sources);
+  static StatusOr<std::unique_ptr<Dataset>> OpenMixtureFile(const std::string& path, const DatasetOptions& options);
+  // One argument of Open() (see the file comment); sets *any_manifest when
+  // it is a manifest or a remote source.
+  Status AddSource(const std::string& src, bool* any_manifest);
+  // What Open() does once every source is added.
+  Status Finish(bool any_manifest);
+  // OpenMixture()'s label maps (mixture_dataset.cc): `maps` per source.
+  Status ReconcileLabels(const std::vector<std::vector<LabelName>>& maps, LabelMaps policy);
   // The splits of `m` (named `src` in messages) that options_.split selects, in
   // order; InvalidArgument for an incomplete manifest or an unknown split.
   StatusOr<std::vector<const libshard::SplitEntry*>> SelectSplits(const std::string& src,
@@ -302,6 +365,10 @@ class Dataset {
   std::vector<ChannelMoments> channel_stats_;
   std::vector<double> moment_n_, moment_1_, moment_2_;
   bool moments_ok_ = true;
+  std::shared_ptr<const MixtureOrder> mixture_;  // null: not a mixture
+  std::vector<std::string> mixture_names_;
+  // kMerge: per source, (stored label, merged label) sorted by stored label.
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> remap_;
 };
 
 }  // namespace libshard::reader

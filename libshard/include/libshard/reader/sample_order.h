@@ -49,12 +49,18 @@
 // workers. The methods taking `start` default to 0, the whole epoch; the next
 // epoch always starts at 0.
 //
+// Another global order (reader/global_order.h, e.g. a weighted mixture,
+// reader/mixture.h): with OrderOptions::global_order set, the epoch's order
+// and its length come from it instead of the orders above; the partition
+// and the elastic start are the same.
+//
 // Thread-safety: a value type; const methods are safe from any thread.
 #ifndef LIBSHARD_READER_SAMPLE_ORDER_H_
 #define LIBSHARD_READER_SAMPLE_ORDER_H_
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string_view>
 #include <vector>
 
@@ -62,6 +68,8 @@
 #include "libshard/util/random.h"
 
 namespace libshard::reader {
+
+class GlobalOrderSource;  // reader/global_order.h
 
 enum class OrderKind { kSequential, kShuffle, kBlockShuffle };
 // "sequential", "shuffle", "block-shuffle".
@@ -89,6 +97,10 @@ struct OrderOptions {
   int worker = 0;
   // Loader workers splitting this rank's batches. Default: 1.
   int num_workers = 1;
+  // Where the epoch's global order and its length come from when not null
+  // (reader/global_order.h): its samples must be < the dataset size. Null:
+  // `kind` over 0..n-1. Default: null.
+  std::shared_ptr<const GlobalOrderSource> global_order;
 };
 
 // The generator and seed mix of util/random.h, under the names this API
@@ -103,7 +115,8 @@ class SampleOrder {
   static StatusOr<SampleOrder> Create(uint64_t dataset_size, const OrderOptions& options);
 
   const OrderOptions& options() const { return options_; }
-  // The length of an epoch's global order (the dataset's samples).
+  // Samples in the epoch's global order: the dataset size, or
+  // global_order->epoch_length().
   uint64_t dataset_size() const { return n_; }
   // Samples this rank sees in the epoch from global offset `start` (padding
   // included; before the worker split). 0 when start >= dataset_size().
@@ -119,7 +132,7 @@ class SampleOrder {
   uint64_t GlobalConsumed(uint64_t start, uint64_t rank_batch) const;
 
   // The whole epoch's order over all ranks (a permutation of 0..n-1 for the
-  // shuffles).
+  // shuffles; options().global_order's when set).
   std::vector<uint64_t> GlobalOrder(uint64_t epoch) const;
   // This rank's samples in the epoch from `start`, in order (its batches one
   // after another; BatchRange() indexes it).

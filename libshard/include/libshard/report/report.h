@@ -35,6 +35,12 @@
 // black or white, whichever contrasts more with it (at least 4.5:1), so a
 // swatch of any colour stands out. The mask's ignore index is not drawn.
 //
+// A mixture file (manifest/mixture_json.h: a .json of format
+// "libshard.mixture/1", or a folder holding mixture.json and no
+// manifest.json) gets a page of its own: each source's dataset, samples and
+// weight, and the realised picks of epoch 0 (a shuffled order under `seed`)
+// against the weights, as a table and a bar chart.
+//
 // Errors: NotFound / InvalidArgument naming the file when the folder holds
 // no manifest.json or it is not a libshard manifest, or for bad options; I/O
 // errors naming the file from writing the page, which is written atomically
