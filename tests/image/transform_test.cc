@@ -4,10 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <random>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include "golden.h"
 #include "libshard/image/decode.h"
@@ -236,6 +239,46 @@ TEST(ResizeTest, SixteenBitFollowsEightBit) {
   for (size_t i = 0; i < a->byte_size(); ++i) {
     ASSERT_NEAR(a->data()[i], b->samples16()[i] / 257.0, 1.0) << i;
   }
+}
+
+// ResampleInto writes Resample()'s bytes into the caller's buffer, every
+// sample and nothing past it, for every depth, channel count and filter;
+// on bad arguments it fails and leaves the buffer alone.
+TEST(ResizeTest, ResampleIntoWritesResamplesBytes) {
+  const Image src = LoadInput("resize_input.png");
+  const ResampleBox box{3.5, 2.25, src.width() - 4.0, src.height() - 1.5};
+  for (int bits : {8, 16}) {
+    for (int channels = 1; channels <= 4; ++channels) {
+      Image in(src.width(), src.height(), channels, bits);
+      for (int y = 0; y < in.height(); ++y)
+        for (int x = 0; x < in.width(); ++x)
+          for (int c = 0; c < channels; ++c) {
+            const uint8_t v = src.row(y)[x * 3 + c % 3] ^ static_cast<uint8_t>(c * 37);
+            if (bits == 8) {
+              in.row(y)[x * channels + c] = v;
+            } else {
+              reinterpret_cast<uint16_t*>(in.row(y))[x * channels + c] = static_cast<uint16_t>(v * 257 + c);
+            }
+          }
+      for (Filter f : {Filter::kNearest, Filter::kBox, Filter::kBilinear, Filter::kBicubic, Filter::kLanczos3}) {
+        for (const auto& [w, h] : {std::pair{17, 11}, std::pair{64, 48}}) {
+          StatusOr<Image> want = Resample(in, box, w, h, f);
+          ASSERT_TRUE(want.ok()) << want.status();
+          std::vector<uint8_t> got(want->byte_size() + 64, 0xAB);
+          ASSERT_TRUE(ResampleInto(in, box, w, h, f, got.data()).ok());
+          ASSERT_TRUE(std::equal(want->data(), want->data() + want->byte_size(), got.begin()))
+              << bits << "-bit, " << channels << " channels, " << FilterName(f) << ", " << w << "x" << h;
+          for (size_t i = want->byte_size(); i < got.size(); ++i) ASSERT_EQ(got[i], 0xAB) << "wrote past the end";
+        }
+      }
+    }
+  }
+  std::vector<uint8_t> buf(16, 0xCD);
+  EXPECT_EQ(ResampleInto(src, ResampleBox{0, 0, src.width() + 1.0, 10}, 2, 2, Filter::kBox, buf.data()).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(ResampleInto(src, ResampleBox{0, 0, 10, 10}, 0, 2, Filter::kBox, buf.data()).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(buf, std::vector<uint8_t>(16, 0xCD));
 }
 
 TEST(ResizeTest, BadArguments) {

@@ -140,5 +140,51 @@ TEST(RecordPixelsTest, CropDecodeGivesTheFullDecodesPixels) {
   }
 }
 
+// The crop decode with DCT scaling off gives, byte for byte, the whole
+// image decoded at full scale and then resampled over the crop box (the
+// pixels of every release before crop decode), for RGB and gray; with a
+// flip, those pixels mirrored (the crop path mirrors while it copies into
+// the slot).
+TEST(RecordPixelsTest, CropDecodeWithoutDctScalingIsTheWholeDecodeByteForByte) {
+  const image::Image big = testing::PatternImage(200, 150, 3, 5);
+  Record r;
+  ASSERT_NO_FATAL_FAILURE(MakeRecord(*image::EncodeJpeg(big), "jpeg", nullptr, &r));
+  const int W = 24, H = 20;
+  for (int channels : {3, 1}) {
+    image::DecodeOptions d;
+    d.channels = channels == 1 ? image::ChannelMode::kGray : image::ChannelMode::kRgb;
+    StatusOr<image::Image> whole = image::DecodeImage(r.rec.encoded, d);
+    ASSERT_TRUE(whole.ok()) << whole.status();
+    // Shrinks of 0.5x (an enlargement), 1.6x, 2.5x and 6x: the last two
+    // would be DCT scaled if it were on.
+    for (const image::PixelRect& c : {image::PixelRect{90, 60, 12, 10}, image::PixelRect{33, 17, 38, 32},
+                                      image::PixelRect{41, 29, 60, 50}, image::PixelRect{0, 0, 144, 120}}) {
+      for (bool flip : {false, true}) {
+        PixelRequest req = Request(W, H);
+        req.channels = channels;
+        req.spec.mode = image::ResizeMode::kStretch;
+        req.spec.width = W;
+        req.spec.height = H;
+        req.spec.crop = c;
+        req.dct_scale = false;
+        req.flip = flip;
+        std::vector<uint8_t> got(static_cast<size_t>(W) * H * channels);
+        ASSERT_TRUE(DecodeRecordPixels(r.rec, {}, {}, req, got.data(), nullptr).ok());
+        StatusOr<image::Image> want = image::Resample(
+            *whole, {double(c.x), double(c.y), double(c.x + c.width), double(c.y + c.height)}, W, H, req.spec.filter);
+        ASSERT_TRUE(want.ok()) << want.status();
+        for (int y = 0; y < H; ++y)
+          for (int x = 0; x < W; ++x)
+            for (int k = 0; k < channels; ++k) {
+              const int sx = flip ? W - 1 - x : x;
+              ASSERT_EQ(got[(static_cast<size_t>(y) * W + x) * channels + k], want->row(y)[sx * channels + k])
+                  << channels << " channels, crop at " << c.x << "," << c.y << ", flip " << flip << ", pixel " << x
+                  << "," << y;
+            }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace libshard::reader

@@ -221,13 +221,13 @@ namespace {
 // then the vertical pass; the intermediate is rounded to the sample type, as
 // in Pillow, so the order is part of the result.
 template <typename T, typename H, typename V>
-void Separable(const Image& in, const ResampleBox& box, const FilterDef& f, H horizontal, V vertical, Image* out) {
-  const int out_w = out->width(), out_h = out->height();
+void Separable(const Image& in, const ResampleBox& box, const FilterDef& f, H horizontal, V vertical, int out_w,
+               int out_h, uint8_t* out) {
   const int c = in.channels();
   const bool need_h = out_w != in.width() || box.x0 != 0 || box.x1 != out_w;
   const bool need_v = out_h != in.height() || box.y0 != 0 || box.y1 != out_h;
   const T* src = reinterpret_cast<const T*>(in.data());
-  T* dst = reinterpret_cast<T*>(out->data());
+  T* dst = reinterpret_cast<T*>(out);
   const size_t out_stride = static_cast<size_t>(out_w) * c;
   if (need_h && need_v) {
     const Coeffs& ch = CachedCoeffs(in.width(), box.x0, box.x1, out_w, f);
@@ -245,46 +245,47 @@ void Separable(const Image& in, const ResampleBox& box, const FilterDef& f, H ho
     const Coeffs& cv = CachedCoeffs(in.height(), box.y0, box.y1, out_h, f);
     vertical(src, out_stride, cv, 0, out_h, dst);
   } else {
-    std::copy(in.data(), in.data() + in.byte_size(), out->data());
+    std::copy(in.data(), in.data() + in.byte_size(), out);
   }
 }
 
-void Dispatch(ResampleImpl impl, const Image& in, const ResampleBox& box, const FilterDef& f, Image* out) {
+void Dispatch(ResampleImpl impl, const Image& in, const ResampleBox& box, const FilterDef& f, int out_w, int out_h,
+              uint8_t* out) {
   if (in.bit_depth() == 16) {
-    Separable<uint16_t>(in, box, f, HorizontalAnyC<uint16_t>, Vertical<uint16_t>, out);
+    Separable<uint16_t>(in, box, f, HorizontalAnyC<uint16_t>, Vertical<uint16_t>, out_w, out_h, out);
   } else if (impl == ResampleImpl::kAvx2) {
-    Separable<uint8_t>(in, box, f, internal::HorizontalAvx2, internal::VerticalAvx2, out);
+    Separable<uint8_t>(in, box, f, internal::HorizontalAvx2, internal::VerticalAvx2, out_w, out_h, out);
   } else {
-    Separable<uint8_t>(in, box, f, internal::HorizontalReference8, internal::VerticalReference8, out);
+    Separable<uint8_t>(in, box, f, internal::HorizontalReference8, internal::VerticalReference8, out_w, out_h, out);
   }
 }
 
 template <typename T>
-void Nearest(const Image& in, const ResampleBox& box, Image* out) {
+void Nearest(const Image& in, const ResampleBox& box, int out_w, int out_h, uint8_t* out) {
   const int c = in.channels();
-  const double sx = (box.x1 - box.x0) / out->width();
-  const double sy = (box.y1 - box.y0) / out->height();
-  std::vector<int> xs(out->width());
-  for (int x = 0; x < out->width(); ++x) {
+  const double sx = (box.x1 - box.x0) / out_w;
+  const double sy = (box.y1 - box.y0) / out_h;
+  std::vector<int> xs(out_w);
+  for (int x = 0; x < out_w; ++x) {
     xs[x] = std::clamp(static_cast<int>(std::floor(box.x0 + (x + 0.5) * sx)), 0, in.width() - 1);
   }
-  for (int y = 0; y < out->height(); ++y) {
+  for (int y = 0; y < out_h; ++y) {
     const int yy = std::clamp(static_cast<int>(std::floor(box.y0 + (y + 0.5) * sy)), 0, in.height() - 1);
     const T* s = reinterpret_cast<const T*>(in.row(yy));
-    T* d = reinterpret_cast<T*>(out->row(y));
-    for (int x = 0; x < out->width(); ++x) {
+    T* d = reinterpret_cast<T*>(out) + static_cast<size_t>(y) * out_w * c;
+    for (int x = 0; x < out_w; ++x) {
       for (int k = 0; k < c; ++k) d[x * c + k] = s[xs[x] * c + k];
     }
   }
 }
 
-// Straight <-> premultiplied alpha, in place.
+// Straight <-> premultiplied alpha, in place, over `pixels` pixels of
+// `c` samples.
 template <typename T>
-void Premultiply(Image* img, bool forward) {
+void Premultiply(uint8_t* samples, size_t pixels, int c, bool forward) {
   constexpr uint32_t kMax = sizeof(T) == 1 ? 255 : 65535;
-  const int c = img->channels();
-  T* p = reinterpret_cast<T*>(img->data());
-  const size_t n = static_cast<size_t>(img->width()) * img->height();
+  T* p = reinterpret_cast<T*>(samples);
+  const size_t n = pixels;
   for (size_t i = 0; i < n; ++i, p += c) {
     const uint32_t a = p[c - 1];
     if (a == kMax) continue;
@@ -352,8 +353,9 @@ ResampleImpl ActiveResampleImpl() {
   return active;
 }
 
-StatusOr<Image> ResampleWith(ResampleImpl impl, const Image& in, const ResampleBox& box, int out_width, int out_height,
-                             Filter filter) {
+namespace {
+
+Status CheckResample(ResampleImpl impl, const Image& in, const ResampleBox& box, int out_width, int out_height) {
   if (!ResampleImplAvailable(impl)) {
     return FailedPreconditionError(std::string("resize: implementation ") + ResampleImplName(impl) +
                                    " is not available on this CPU");
@@ -371,32 +373,57 @@ StatusOr<Image> ResampleWith(ResampleImpl impl, const Image& in, const ResampleB
                                 std::to_string(box.x1) + ", " + std::to_string(box.y1) + ") is empty or outside the " +
                                 std::to_string(in.width()) + "x" + std::to_string(in.height()) + " image");
   }
-  Image out(out_width, out_height, in.channels(), in.bit_depth());
+  return Status::OK();
+}
+
+// The checked resample into `out` (out_width x out_height x in.channels()
+// samples of in's depth).
+void ResampleChecked(ResampleImpl impl, const Image& in, const ResampleBox& box, int out_width, int out_height,
+                     Filter filter, uint8_t* out) {
   const bool sixteen = in.bit_depth() == 16;
   if (filter == Filter::kNearest) {
     if (sixteen) {
-      Nearest<uint16_t>(in, box, &out);
+      Nearest<uint16_t>(in, box, out_width, out_height, out);
     } else {
-      Nearest<uint8_t>(in, box, &out);
+      Nearest<uint8_t>(in, box, out_width, out_height, out);
     }
-    return out;
+    return;
   }
   const FilterDef f = GetFilter(filter);
-  if (in.has_alpha()) {
-    Image pre = in;
-    if (sixteen) {
-      Premultiply<uint16_t>(&pre, true);
-      Dispatch(impl, pre, box, f, &out);
-      Premultiply<uint16_t>(&out, false);
-    } else {
-      Premultiply<uint8_t>(&pre, true);
-      Dispatch(impl, pre, box, f, &out);
-      Premultiply<uint8_t>(&out, false);
-    }
-  } else {
-    Dispatch(impl, in, box, f, &out);
+  if (!in.has_alpha()) {
+    Dispatch(impl, in, box, f, out_width, out_height, out);
+    return;
   }
+  const size_t in_px = static_cast<size_t>(in.width()) * in.height();
+  const size_t out_px = static_cast<size_t>(out_width) * out_height;
+  Image pre = in;
+  if (sixteen) {
+    Premultiply<uint16_t>(pre.data(), in_px, in.channels(), true);
+    Dispatch(impl, pre, box, f, out_width, out_height, out);
+    Premultiply<uint16_t>(out, out_px, in.channels(), false);
+  } else {
+    Premultiply<uint8_t>(pre.data(), in_px, in.channels(), true);
+    Dispatch(impl, pre, box, f, out_width, out_height, out);
+    Premultiply<uint8_t>(out, out_px, in.channels(), false);
+  }
+}
+
+}  // namespace
+
+StatusOr<Image> ResampleWith(ResampleImpl impl, const Image& in, const ResampleBox& box, int out_width, int out_height,
+                             Filter filter) {
+  LIBSHARD_RETURN_IF_ERROR(CheckResample(impl, in, box, out_width, out_height));
+  Image out(out_width, out_height, in.channels(), in.bit_depth());
+  ResampleChecked(impl, in, box, out_width, out_height, filter, out.data());
   return out;
+}
+
+Status ResampleInto(const Image& in, const ResampleBox& box, int out_width, int out_height, Filter filter,
+                    uint8_t* out) {
+  const ResampleImpl impl = ActiveResampleImpl();
+  LIBSHARD_RETURN_IF_ERROR(CheckResample(impl, in, box, out_width, out_height));
+  ResampleChecked(impl, in, box, out_width, out_height, filter, out);
+  return Status::OK();
 }
 
 StatusOr<Image> Resample(const Image& in, const ResampleBox& box, int out_width, int out_height, Filter filter) {

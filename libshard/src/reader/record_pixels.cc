@@ -42,12 +42,54 @@ double FilterSupport(image::Filter f) {
   }
 }
 
+// Mirrors each row of a packed width x height image of C-sample pixels:
+// in place (src == dst) or from src into dst.
+template <int C>
+void FlipRows(const uint8_t* src, uint8_t* dst, int width, int height) {
+  const size_t stride = static_cast<size_t>(width) * C;
+  for (int y = 0; y < height; ++y) {
+    const uint8_t* s = src + y * stride;
+    uint8_t* d = dst + y * stride;
+    if (s == d) {
+      for (int a = 0, b = width - 1; a < b; ++a, --b) {
+        uint8_t t[C];
+        std::memcpy(t, d + a * C, C);
+        std::memcpy(d + a * C, d + b * C, C);
+        std::memcpy(d + b * C, t, C);
+      }
+    } else {
+      for (int x = 0; x < width; ++x) std::memcpy(d + (width - 1 - x) * C, s + x * C, C);
+    }
+  }
+}
+
+void FlipHorizontal(const uint8_t* src, uint8_t* dst, int width, int height, int channels) {
+  switch (channels) {
+    case 1:
+      return FlipRows<1>(src, dst, width, height);
+    case 2:
+      return FlipRows<2>(src, dst, width, height);
+    case 3:
+      return FlipRows<3>(src, dst, width, height);
+    default:
+      return FlipRows<4>(src, dst, width, height);
+  }
+}
+
+Status ShapeError(const char* what, int w, int h, int c, int bits, int W, int H, int C) {
+  return InvalidArgumentError(std::string(what) + " came out " + std::to_string(w) + "x" + std::to_string(h) + "x" +
+                              std::to_string(c) + " (" + std::to_string(bits) + "-bit), the batch needs " +
+                              std::to_string(W) + "x" + std::to_string(H) + "x" + std::to_string(C) + " 8-bit");
+}
+
 // Decode-only-the-crop for kStretch + crop on an upright 8-bit YCbCr/gray
 // JPEG: the same DCT scale and the same resample box (scaled by 1/d) as
 // DecodeAndTransform, over just the region the filter reads (DecodeJpegRegion
 // gives exactly the full decode's pixels there), so the result is the same.
+// Resampled straight into `dst` (the batch slot); mirrored on the way when
+// `flip` (through a per-thread image: no pass over the slot twice).
 Status DecodeJpegCrop(std::string_view bytes, const image::ImageInfo& info, const image::TransformSpec& spec,
-                      int channels, bool dct_scale, image::Image* out) {
+                      int channels, bool dct_scale, bool flip, uint8_t* dst) {
   const int d = dct_scale ? image::ChooseJpegScale(info, spec) : 1;
   const image::PixelRect& c = *spec.crop;
   const double bx0 = static_cast<double>(c.x) / d, by0 = static_cast<double>(c.y) / d;
@@ -63,30 +105,25 @@ Status DecodeJpegCrop(std::string_view bytes, const image::ImageInfo& info, cons
   r.height = std::min(sh, static_cast<int>(std::ceil(by1)) + margin) - r.y;
   thread_local image::Image part;
   LIBSHARD_RETURN_IF_ERROR(image::DecodeJpegRegion(bytes, d, channels == 1, &r, &part));
+  if (part.channels() != channels) {
+    return ShapeError("the image", spec.width, spec.height, part.channels(), 8, spec.width, spec.height, channels);
+  }
   image::ResampleBox box;
   box.x0 = bx0 - r.x;
   box.y0 = by0 - r.y;
   box.x1 = bx1 - r.x;
   box.y1 = by1 - r.y;
-  LIBSHARD_ASSIGN_OR_RETURN(*out, image::Resample(part, box, spec.width, spec.height, spec.filter));
+  if (!flip) return image::ResampleInto(part, box, spec.width, spec.height, spec.filter, dst);
+  thread_local image::Image resampled;
+  resampled.Reset(spec.width, spec.height, channels);
+  LIBSHARD_RETURN_IF_ERROR(image::ResampleInto(part, box, spec.width, spec.height, spec.filter, resampled.data()));
+  FlipHorizontal(resampled.data(), dst, spec.width, spec.height, channels);
   return Status::OK();
-}
-
-void FlipHorizontal(uint8_t* p, int width, int height, int channels) {
-  for (int y = 0; y < height; ++y) {
-    uint8_t* row = p + static_cast<size_t>(y) * width * channels;
-    for (int a = 0, b = width - 1; a < b; ++a, --b) {
-      for (int c = 0; c < channels; ++c) std::swap(row[a * channels + c], row[b * channels + c]);
-    }
-  }
 }
 
 Status CopyOut(const image::Image& img, int w, int h, int c, uint8_t* dst, const char* what) {
   if (img.width() != w || img.height() != h || img.channels() != c || img.bit_depth() != 8) {
-    return InvalidArgumentError(std::string(what) + " came out " + std::to_string(img.width()) + "x" +
-                                std::to_string(img.height()) + "x" + std::to_string(img.channels()) + " (" +
-                                std::to_string(img.bit_depth()) + "-bit), the batch needs " + std::to_string(w) + "x" +
-                                std::to_string(h) + "x" + std::to_string(c) + " 8-bit");
+    return ShapeError(what, img.width(), img.height(), img.channels(), img.bit_depth(), w, h, c);
   }
   std::memcpy(dst, img.data(), img.byte_size());
   return Status::OK();
@@ -94,7 +131,10 @@ Status CopyOut(const image::Image& img, int w, int h, int c, uint8_t* dst, const
 
 bool NoGeometry(const image::TransformSpec& spec) { return spec.mode == image::ResizeMode::kNone && !spec.crop; }
 
-Status ImagePixels(const ImageRecord& rec, const ImageRecordLimits& limits, const PixelRequest& r, uint8_t* dst) {
+// The image into `dst`; *flipped tells whether r.flip is already applied.
+Status ImagePixels(const ImageRecord& rec, const ImageRecordLimits& limits, const PixelRequest& r, uint8_t* dst,
+                   bool* flipped) {
+  *flipped = false;
   const int W = r.width, H = r.height, C = r.channels;
   if (rec.raw()) {
     if (NoGeometry(r.spec) && rec.shape.width == W && rec.shape.height == H && rec.shape.channels == C &&
@@ -123,15 +163,14 @@ Status ImagePixels(const ImageRecord& rec, const ImageRecordLimits& limits, cons
     return CopyOut(decoded, W, H, C, dst, "the image");
   }
   const image::ImageInfo& info = rec.info;
-  image::Image out;
   if (r.spec.crop && r.crop_decode && info.format == image::ImageFormat::kJpeg && !info.cmyk && info.orientation == 1 &&
-      info.bit_depth == 8) {
-    LIBSHARD_RETURN_IF_ERROR(DecodeJpegCrop(rec.encoded, info, r.spec, C, r.dct_scale, &out));
-  } else {
-    image::PipelineOptions po;
-    po.shrink_on_load = r.dct_scale;
-    LIBSHARD_ASSIGN_OR_RETURN(out, image::DecodeAndTransform(rec.encoded, d, r.spec, po));
+      info.bit_depth == 8 && r.spec.width == W && r.spec.height == H) {
+    *flipped = r.flip;
+    return DecodeJpegCrop(rec.encoded, info, r.spec, C, r.dct_scale, r.flip, dst);
   }
+  image::PipelineOptions po;
+  po.shrink_on_load = r.dct_scale;
+  LIBSHARD_ASSIGN_OR_RETURN(image::Image out, image::DecodeAndTransform(rec.encoded, d, r.spec, po));
   return CopyOut(out, W, H, C, dst, "the image");
 }
 
@@ -139,8 +178,9 @@ Status ImagePixels(const ImageRecord& rec, const ImageRecordLimits& limits, cons
 
 Status DecodeRecordPixels(const ImageRecord& rec, const example::ImageRecordKeys& keys, const ImageRecordLimits& limits,
                           const PixelRequest& r, uint8_t* image, uint8_t* mask) {
-  LIBSHARD_RETURN_IF_ERROR(ImagePixels(rec, limits, r, image));
-  if (r.flip) FlipHorizontal(image, r.width, r.height, r.channels);
+  bool flipped = false;
+  LIBSHARD_RETURN_IF_ERROR(ImagePixels(rec, limits, r, image, &flipped));
+  if (r.flip && !flipped) FlipHorizontal(image, image, r.width, r.height, r.channels);
   if (mask == nullptr) return Status::OK();
   image::Image m;
   LIBSHARD_RETURN_IF_ERROR(example::DecodeRecordMask(rec, keys, limits, &m));
@@ -149,7 +189,7 @@ Status DecodeRecordPixels(const ImageRecord& rec, const example::ImageRecordKeys
       image::Image mout,
       image::ApplyGeometry(m, g, image::Filter::kNearest, {r.mask_fill, r.mask_fill, r.mask_fill, r.mask_fill}));
   LIBSHARD_RETURN_IF_ERROR(CopyOut(mout, r.width, r.height, 1, mask, "the mask"));
-  if (r.flip) FlipHorizontal(mask, r.width, r.height, 1);
+  if (r.flip) FlipHorizontal(mask, mask, r.width, r.height, 1);
   return Status::OK();
 }
 

@@ -29,6 +29,7 @@
 #ifndef LIBSHARD_IMAGE_RESIZE_H_
 #define LIBSHARD_IMAGE_RESIZE_H_
 
+#include <cstdint>
 #include <string_view>
 
 #include "libshard/image/image.h"
@@ -52,6 +53,14 @@ struct ResampleBox {
 // Resamples `box` of `in` (8- or 16-bit, 1..4 channels) to out_width x
 // out_height.
 StatusOr<Image> Resample(const Image& in, const ResampleBox& box, int out_width, int out_height, Filter filter);
+
+// Resample() into the caller's buffer `out`, which must hold out_width x
+// out_height x in.channels() samples of in's bit depth (rows packed, no
+// padding); every sample is written, nothing is allocated for the output.
+// The same pixels as Resample(). Errors as Resample(), `out` untouched then.
+// For a loader that resamples straight into a batch slot.
+Status ResampleInto(const Image& in, const ResampleBox& box, int out_width, int out_height, Filter filter,
+                    uint8_t* out);
 
 // The whole image to out_width x out_height.
 StatusOr<Image> Resize(const Image& in, int out_width, int out_height, Filter filter);
