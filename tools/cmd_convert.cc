@@ -360,8 +360,8 @@ std::shared_ptr<ConvertFlags> AddConvertOptions(CLI::App& app) {
   CLI::App* cmd = flags->command = app.add_subcommand(
       "convert",
       "Convert an image folder or CSV manifest to TFRecord shards, .idx indices, manifest.json "
-      "and rejects.tsv. Images are read as PNG, JPEG or still WebP, by content (GIF, BMP and TIFF are "
-      "rejected); WebP is always re-encoded to --format.\n"
+      "and rejects.tsv. Images are read as PNG, JPEG, still WebP, TIFF (first page), GIF (first frame) or "
+      "uncompressed BMP, by content; all but JPEG and PNG are always re-encoded to --format.\n"
       "Exit codes: 0 every input converted, 3 some inputs rejected (the rest converted; see "
       "rejects.tsv), 1 fatal error while converting (nothing half-written is left under a shard's "
       "name) or nothing converted (every input rejected), 2 usage error or an unreadable or invalid argument (a "
