@@ -398,6 +398,9 @@ std::shared_ptr<ConvertFlags> AddConvertOptions(CLI::App& app) {
                   "add N to every label, 0..1000000 (1: TF's build_imagenet_data, 0 = background)")
       ->check(IntegerIn(0, 1000000))
       ->capture_default_str();
+  cmd->add_option("--image-root", f.o.list.image_root,
+                  "CSV: the folder its image and mask paths resolve from (default: the CSV's folder); "
+                  "a path that leaves it is a reject");
   cmd->add_option("--path-col", f.o.list.path_column, "CSV column of the image paths")->capture_default_str();
   cmd->add_option("--label-col", f.o.list.label_column, "CSV column of the labels")->capture_default_str();
   cmd->add_option("--mask-col", f.o.list.mask_column, "CSV column of the mask paths")->capture_default_str();
