@@ -20,6 +20,7 @@
 #include "libshard/reader/batch_loader.h"
 #include "libshard/reader/dataset.h"
 #include "py_common.h"
+#include "py_loader_options.h"
 
 namespace libshard_py {
 namespace {
@@ -56,175 +57,25 @@ py::tuple MakeBatch(const py::object& images, const py::object& labels, const py
   return py::reinterpret_steal<py::tuple>(g_segmentation_batch_type(images, labels, masks).release());
 }
 
-std::pair<int, int> ImageSize(const py::handle& v) {
-  auto as_int = [](py::handle x) -> std::optional<int> {
-    if (!py::isinstance<py::int_>(x) || py::isinstance<py::bool_>(x)) return std::nullopt;
-    const long long n = PyLong_AsLongLong(x.ptr());
-    if (n == -1 && PyErr_Occurred()) {
-      PyErr_Clear();
-      return std::nullopt;
-    }
-    if (n < 1 || n > 65535) throw py::value_error("image_size: " + std::to_string(n) + " is not in 1..65535");
-    return static_cast<int>(n);
-  };
-  if (auto n = as_int(v)) return {*n, *n};
-  if (py::isinstance<py::tuple>(v) || py::isinstance<py::list>(v)) {
-    py::sequence seq = py::reinterpret_borrow<py::sequence>(v);
-    if (seq.size() == 2) {
-      auto h = as_int(seq[0]), w = as_int(seq[1]);
-      if (h && w) return {*h, *w};
-    }
-  }
-  throw py::type_error("image_size: expected an int or a (height, width) pair of ints, got " +
-                       std::string(py::repr(v)));
-}
-
-// An integer argument (an int, or anything with __index__ such as a numpy
-// integer; not a bool): ValueError naming it when outside lo..hi, TypeError
-// naming it for another type, never pybind's signature dump.
-uint64_t IntArg(const py::object& v, const char* name, uint64_t lo, uint64_t hi) {
-  const std::string range =
-      std::string(name) + ": expected an integer in " + std::to_string(lo) + ".." + std::to_string(hi) + ", got ";
-  if (py::isinstance<py::bool_>(v) || !PyIndex_Check(v.ptr())) {
-    throw py::type_error(range + TypeName(v) + " " + std::string(py::repr(v)));
-  }
-  py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(v.ptr()));
-  if (!index) throw py::error_already_set();
-  if (PyObject_RichCompareBool(index.ptr(), py::int_(0).ptr(), Py_LT) == 1) {
-    throw py::value_error(range + std::string(py::repr(v)));
-  }
-  const unsigned long long n = PyLong_AsUnsignedLongLong(index.ptr());
-  if (PyErr_Occurred()) {
-    PyErr_Clear();
-    throw py::value_error(range + std::string(py::repr(v)));
-  }
-  if (n < lo || n > hi) throw py::value_error(range + std::string(py::repr(v)));
-  return n;
-}
-
-// dtype=: a str ("float16"), a numpy dtype or scalar type (np.float32,
-// np.dtype("float16")) or a torch dtype (torch.uint8), as numpy's name. A
-// torch dtype is recognised by its type's module and its str ("torch.uint8"),
-// so torch is never imported here.
-std::string DtypeName(const py::object& v) {
-  if (py::isinstance<py::str>(v)) return v.cast<std::string>();
-  const py::object module = py::getattr(py::type::of(v), "__module__", py::none());
-  if (!module.is_none() && std::string(py::str(module)) == "torch") {
-    const std::string text = py::str(v);
-    if (text.rfind("torch.", 0) == 0) return text.substr(6);
-  }
-  try {
-    return py::str(py::dtype::from_args(v).attr("name"));
-  } catch (py::error_already_set&) {
-  }
-  throw py::type_error("dtype: expected uint8, float32 or float16 as a str, a numpy dtype or a torch dtype, got " +
-                       TypeName(v) + " " + std::string(py::repr(v)));
-}
-
 class PyLoader {
  public:
-  PyLoader(const py::object& files, const py::object& batch_size, const py::object& image_size, bool shuffle,
-           const py::object& seed, const py::object& rank, const py::object& world_size, const py::object& threads,
-           const std::string& augment, bool drop_last, const py::object& channels, const std::string& order,
-           const py::object& prefetch, const std::string& io, bool verify_crc, const std::string& split,
-           const std::map<std::string, std::string>& keys, const std::string& resize, bool masks,
-           const py::object& worker, const py::object& num_workers, const py::object& buffers,
-           const std::string& layout, const py::object& dtype, const py::object& mean, const py::object& std,
-           const py::object& slots, const py::object& cache_dir, const py::object& cache_limit,
-           const std::string& on_error, const py::object& extras, const py::object& block_size,
-           const py::object& window_blocks, bool dct_scale) {
-    reader::DatasetOptions dopt;
-    dopt.shard.io = TakeArg(reader::ParseIoMode(io), "io");
-    dopt.shard.verify_crc = verify_crc;
-    dopt.split = split;
-    if (!cache_dir.is_none()) dopt.cache_dir = FsPath(cache_dir, "cache_dir");
-    dopt.cache_limit = IntArg(cache_limit, "cache_limit", 0, ~uint64_t{0});
-    for (const auto& [k, v] : keys) {
-      if (k == "image")
-        dopt.keys.image = v;
-      else if (k == "label")
-        dopt.keys.label = v;
-      else if (k == "format")
-        dopt.keys.format = v;
-      else if (k == "shape")
-        dopt.keys.shape = v;
-      else if (k == "dtype")
-        dopt.keys.dtype = v;
-      else if (k == "mask")
-        dopt.keys.mask = v;
-      else if (k == "mask_format")
-        dopt.keys.mask_format = v;
-      else
-        throw py::value_error("keys: unknown key role \"" + k + "\"");
-    }
-    constexpr uint64_t kIntMax = 2147483647, kInt64Max = (uint64_t{1} << 63) - 1;
-    reader::BatchLoaderOptions o;
-    o.batch_size = static_cast<size_t>(IntArg(batch_size, "batch_size", 1, kInt64Max));
-    if (image_size.is_none()) {
-      o.height = o.width = 0;  // the stored size (BatchLoader::ResolveShape)
-    } else {
-      std::tie(o.height, o.width) = ImageSize(image_size);
-    }
-    o.channels = channels.is_none() ? 0 : static_cast<int>(IntArg(channels, "channels", 1, 3));
-    o.threads = static_cast<int>(IntArg(threads, "threads", 0, 256));
-    o.prefetch = static_cast<size_t>(IntArg(prefetch, "prefetch", 0, kInt64Max));
-    o.augment = TakeArg(reader::ParseAugment(augment), "augment");
-    o.resize = TakeArg(image::ParseResizeMode(resize), "resize");
-    o.masks = masks;
-    o.dct_scale = dct_scale;
-    if (!extras.is_none()) {
-      if (py::isinstance<py::str>(extras)) throw py::type_error("extras: expected a list of feature keys, not a str");
-      for (auto k : extras) {
-        if (!py::isinstance<py::str>(k)) throw py::type_error("extras: feature keys are str, got " + TypeName(k));
-        extras_.push_back(k.cast<std::string>());
-      }
-    }
-    o.extras = extras_;
-    if (on_error == "skip") {
-      o.on_error = reader::BatchLoaderOptions::OnError::kSkip;
-    } else if (on_error != "raise") {
-      throw py::value_error("on_error: expected \"raise\" or \"skip\", got \"" + on_error + "\"");
-    }
-    o.layout = Take(reader::ParseLayout(layout));
-    o.dtype = Take(reader::ParsePixelType(DtypeName(dtype)));
-    // mean="dataset" / std="dataset": the manifest's statistics, once the sources are open.
-    const bool dataset_mean = IsDatasetWord(mean, "mean"), dataset_std = IsDatasetWord(std, "std");
-    if (!dataset_mean) o.mean = Floats(mean, "mean");
-    if (!dataset_std) o.std = Floats(std, "std");
-    // Checked here too so that a bad mean / std is reported before the sources are opened (the size and
-    // channels may come from the manifest: then 1 x 1, and 1 channel for one mean / std value, else 3).
-    const size_t given = std::max(o.mean.size(), o.std.size());
-    const int check_channels = o.channels != 0 ? o.channels : given == 1 ? 1 : 3;
-    Check(reader::SampleConverter::Create(o.layout, o.dtype, o.mean, o.std, std::max(o.height, 1), std::max(o.width, 1),
-                                          check_channels)
-              .status());
-    if (!order.empty()) {
-      o.order.kind = TakeArg(reader::ParseOrderKind(order), "order");
-    } else {
-      o.order.kind = shuffle ? reader::OrderKind::kShuffle : reader::OrderKind::kSequential;
-    }
-    // Block shuffle's geometry (reader/sample_order.h); bounded like every count.
-    o.order.block_size = static_cast<size_t>(IntArg(block_size, "block_size", 1, kIntMax));
-    o.order.window_blocks = static_cast<size_t>(IntArg(window_blocks, "window_blocks", 1, 65536));
-    o.order.seed = IntArg(seed, "seed", 0, ~uint64_t{0});
-    o.order.rank = static_cast<int>(IntArg(rank, "rank", 0, kIntMax));
-    o.order.world_size = static_cast<int>(IntArg(world_size, "world_size", 1, kIntMax));
-    o.order.drop_last = drop_last;
-    o.order.worker = static_cast<int>(IntArg(worker, "worker", 0, kIntMax));
-    o.order.num_workers = static_cast<int>(IntArg(num_workers, "num_workers", 1, kIntMax));
-    auto ds = Take(reader::Dataset::Open(Sources(files), dopt));
+  PyLoader(const py::object& sources, const py::object& batch_size, const LoaderArgs& args) {
+    LoaderConfig config = ParseLoaderArgs(batch_size, args);
+    reader::BatchLoaderOptions& o = config.loader;
+    extras_ = config.extras;
+    auto ds = Take(reader::Dataset::Open(Sources(sources), config.dataset));
     std::shared_ptr<const reader::Dataset> shared(std::move(ds));
     dataset_ = shared;
     // The stored size and channels, where they were left to the manifest, before buffers are checked.
     Check(reader::BatchLoader::ResolveShape(*shared, &o));
-    if (dataset_mean || dataset_std) DatasetStatistics(*shared, o.channels, dataset_mean, dataset_std, &o);
-    std::vector<reader::BatchBuffers> bufs = HoldBuffers(buffers, o);
-    if (!slots.is_none() && !bufs.empty()) throw py::value_error("buffers and slots: give one or the other");
-    if (!slots.is_none()) {
+    ResolveDatasetStatistics(*shared, config, &o);
+    std::vector<reader::BatchBuffers> bufs = HoldBuffers(args.buffers, o);
+    if (!args.slots.is_none() && !bufs.empty()) throw py::value_error("buffers and slots: give one or the other");
+    if (!args.slots.is_none()) {
       // Batches in the slot set's memory while a slot is free; heap blocks
       // (two kept) otherwise.
-      slots_ = slots;
-      loader_ = Take(reader::BatchLoader::CreateWithPool(shared, o, SlotPool(slots, 2)));
+      slots_ = args.slots;
+      loader_ = Take(reader::BatchLoader::CreateWithPool(shared, o, SlotPool(args.slots, 2)));
     } else {
       loader_ = Take(reader::BatchLoader::Create(shared, o, bufs));
     }
@@ -558,54 +409,7 @@ class PyLoader {
     return bufs;
   }
 
-  // Whether `v` is the string "dataset" (another string is a ValueError naming `what`).
-  static bool IsDatasetWord(const py::object& v, const char* what) {
-    if (!py::isinstance<py::str>(v)) return false;
-    if (v.cast<std::string>() == "dataset") return true;
-    throw py::value_error(std::string(what) +
-                          ": expected a sequence of numbers (one per channel), \"dataset\" or "
-                          "None, got " +
-                          std::string(py::repr(v)));
-  }
-
-  // mean / std from the manifests' per-channel statistics (0..255 there,
-  // 0..1 here); a gray dataset read as RGB repeats its one channel.
-  static void DatasetStatistics(const reader::Dataset& ds, int channels, bool want_mean, bool want_std,
-                                reader::BatchLoaderOptions* o) {
-    const auto& stats = ds.channel_stats();
-    const char* arg = want_mean ? "mean" : "std";
-    if (stats.empty()) {
-      throw py::value_error(std::string(arg) +
-                            "=\"dataset\": the sources record no per-channel statistics (a "
-                            "manifest.json written by shard convert does; plain shards do not)");
-    }
-    if (stats.size() != static_cast<size_t>(channels) && stats.size() != 1) {
-      throw py::value_error(std::string(arg) + "=\"dataset\": the manifest has statistics for " +
-                            std::to_string(stats.size()) + " channels, the loader gives " + std::to_string(channels) +
-                            " (use channels=" + std::to_string(stats.size()) + " or give the values)");
-    }
-    for (int c = 0; c < channels; ++c) {
-      const reader::Dataset::ChannelMoments& m = stats[stats.size() == 1 ? 0 : static_cast<size_t>(c)];
-      if (want_mean) o->mean.push_back(m.mean / 255.0);
-      if (want_std) {
-        if (!(m.std > 0)) throw py::value_error("std=\"dataset\": channel " + std::to_string(c) + " is constant");
-        o->std.push_back(m.std / 255.0);
-      }
-    }
-  }
-
   static py::dtype PixelDtype(reader::PixelType t) { return py::dtype(reader::PixelTypeName(t)); }
-
-  // None -> empty; a sequence of numbers -> its values; else ValueError naming `what`.
-  static std::vector<double> Floats(const py::object& v, const char* what) {
-    if (v.is_none()) return {};
-    try {
-      return v.cast<std::vector<double>>();
-    } catch (const py::cast_error&) {
-      throw py::value_error(std::string(what) + ": expected a sequence of numbers (one per channel) or None, got " +
-                            py::repr(v).cast<std::string>());
-    }
-  }
 
   std::shared_ptr<const reader::Dataset> dataset_;
   std::unique_ptr<reader::BatchLoader> loader_;  // null once closed
@@ -650,43 +454,37 @@ void BindLoader(py::module_& m) {
       .def("__iter__", [](py::object self) { return self; })
       .def("__next__", [](PyEpochIterator& it) { return it.loader.cast<PyLoader&>().NextInPass(it.pass); });
 
-  py::class_<PyLoader>(m, "Loader",
-                       "Batches of uint8 images and int64 labels from shards (docs/reader.md).\n\n"
-                       "`for batch in loader` runs to the end of the current epoch; a pass left unfinished (a\n"
-                       "peek with next(iter(loader)), a break) is replayed by the next iter(). Plain next(loader)\n"
-                       "streams batches across epochs (Keras-style generators). close() or a `with` block stops\n"
-                       "the loader's threads. One Loader may be used from several threads (one batch at a\n"
-                       "time) and in a fork child (its threads restart there).")
-      .def(py::init<const py::object&, const py::object&, const py::object&, bool, const py::object&, const py::object&,
-                    const py::object&, const py::object&, const std::string&, bool, const py::object&,
-                    const std::string&, const py::object&, const std::string&, bool, const std::string&,
-                    const std::map<std::string, std::string>&, const std::string&, bool, const py::object&,
-                    const py::object&, const py::object&, const std::string&, const py::object&, const py::object&,
-                    const py::object&, const py::object&, const py::object&, const py::object&, const std::string&,
-                    const py::object&, const py::object&, const py::object&, bool>(),
-           py::arg("sources"), py::arg("batch_size"), py::kw_only(), py::arg("image_size") = py::none(),
-           py::arg("shuffle") = false, py::arg("seed") = 0, py::arg("rank") = 0, py::arg("world_size") = 1,
-           py::arg("threads") = 2, py::arg("augment") = "none", py::arg("drop_last") = false,
-           py::arg("channels") = py::none(), py::arg("order") = "", py::arg("prefetch") = 2, py::arg("io") = "mmap",
-           py::arg("verify_crc") = true, py::arg("split") = "", py::arg("keys") = std::map<std::string, std::string>(),
-           py::arg("resize") = "center-crop", py::arg("masks") = false, py::arg("worker") = 0,
-           py::arg("num_workers") = 1, py::arg("buffers") = py::none(), py::arg("layout") = "NHWC",
-           py::arg("dtype") = "uint8", py::arg("mean") = py::none(), py::arg("std") = py::none(),
-           py::arg("slots") = py::none(), py::arg("cache_dir") = py::none(), py::arg("cache_limit") = 0,
-           py::arg("on_error") = "raise", py::arg("extras") = py::none(), py::arg("block_size") = 256,
-           py::arg("window_blocks") = 4, py::arg("dct_scale") = true,
-           "sources: paths (str, bytes, os.PathLike), folders, globs or a manifest.json, or s3://BUCKET/PREFIX[/\n"
-           "manifest.json] / https://... (docs/object_storage.md); image_size: an int or\n"
-           "(height, width), None (default): the stored size when the manifest says every image has it;\n"
-           "channels: 1 or 3, None (default): 1 when the manifest says every image is gray, else 3;\n"
-           "dtype: \"uint8\", \"float32\", \"float16\" or a numpy / torch dtype; split: the manifest's split\n"
-           "(required when it has several); cache_dir, cache_limit: where remote shards are cached (default\n"
-           "$LIBSHARD_CACHE_DIR, else ~/.cache/libshard) and its byte limit (0: none; shards are downloaded\n"
-           "ahead of the epoch's order and, over a part larger than the limit, stream through the cache with\n"
-           "sequential or order=\"block-shuffle\" reading); block_size, window_blocks: order=\"block-shuffle\"'s\n"
-           "blocks of consecutive records and how many are shuffled together (default 256 and 4); dct_scale:\n"
-           "JPEG DCT scaling when the resize shrinks 2x or more (default True; False: exact full-scale pixels)")
-      .def("__len__", &PyLoader::Len, "Batches per epoch")
+  py::class_<PyLoader> loader(
+      m, "Loader",
+      "Batches of uint8 images and int64 labels from shards (docs/reader.md).\n\n"
+      "`for batch in loader` runs to the end of the current epoch; a pass left unfinished (a\n"
+      "peek with next(iter(loader)), a break) is replayed by the next iter(). Plain next(loader)\n"
+      "streams batches across epochs (Keras-style generators). close() or a `with` block stops\n"
+      "the loader's threads. One Loader may be used from several threads (one batch at a\n"
+      "time) and in a fork child (its threads restart there).");
+  {
+    // The signature line comes from the keyword table (py_loader_options.h).
+    py::options options;
+    options.disable_function_signatures();
+    static const std::string init_doc =
+        LoaderSignature() + "\n\n" +
+        "sources: paths (str, bytes, os.PathLike), folders, globs or a manifest.json, or s3://BUCKET/PREFIX[/\n"
+        "manifest.json] / https://... (docs/object_storage.md); image_size: an int or\n"
+        "(height, width), None (default): the stored size when the manifest says every image has it;\n"
+        "channels: 1 or 3, None (default): 1 when the manifest says every image is gray, else 3;\n"
+        "dtype: \"uint8\", \"float32\", \"float16\" or a numpy / torch dtype; split: the manifest's split\n"
+        "(required when it has several); cache_dir, cache_limit: where remote shards are cached (default\n"
+        "$LIBSHARD_CACHE_DIR, else ~/.cache/libshard) and its byte limit (0: none; shards are downloaded\n"
+        "ahead of the epoch's order and, over a part larger than the limit, stream through the cache with\n"
+        "sequential or order=\"block-shuffle\" reading); block_size, window_blocks: order=\"block-shuffle\"'s\n"
+        "blocks of consecutive records and how many are shuffled together (default 256 and 4); dct_scale:\n"
+        "JPEG DCT scaling when the resize shrinks 2x or more (default True; False: exact full-scale pixels)";
+    loader.def(py::init([](const py::object& sources, const py::object& batch_size, const py::kwargs& kwargs) {
+                 return std::make_unique<PyLoader>(sources, batch_size, LoaderArgsFrom(kwargs));
+               }),
+               py::arg("sources"), py::arg("batch_size"), init_doc.c_str());
+  }
+  loader.def("__len__", &PyLoader::Len, "Batches per epoch")
       .def(
           "__iter__", [](py::object self) { return self.cast<PyLoader&>().Iter(self); },
           "A pass over the rest of the current epoch (see the class doc)")

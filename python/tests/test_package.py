@@ -121,3 +121,11 @@ def test_every_public_name_is_documented():
         for a in pyinspect.signature(fn).parameters:
             if a not in ("options",):
                 assert a in doc or a.replace("_", "-") in doc, "%s: argument %s undocumented" % (fn.__name__, a)
+
+
+def test_loader_keywords_are_checked_by_name():
+    """A misspelt keyword names the nearest one; a value of the wrong type names its keyword."""
+    with pytest.raises(TypeError, match=r"unexpected keyword argument 'shufle' \(did you mean 'shuffle'\?\)"):
+        libshard.Loader("x.tfrecord", 1, shufle=True)
+    with pytest.raises(TypeError, match=r"^augment: int 3"):
+        libshard.Loader("x.tfrecord", 1, augment=3)
