@@ -36,7 +36,11 @@ uint16_t Le16(const unsigned char* p) { return static_cast<uint16_t>(p[0] | (p[1
 
 // giflib's words for an error code; "truncated" where it ran out of bytes.
 std::string GifText(int code) {
-  if (code == D_GIF_ERR_READ_FAILED || code == D_GIF_ERR_EOF_TOO_SOON) return "truncated data";
+  // giflib reports a short read of the screen descriptor or the global colour
+  // map as "no screen descriptor"; the signature and size were there (probed).
+  if (code == D_GIF_ERR_READ_FAILED || code == D_GIF_ERR_EOF_TOO_SOON || code == D_GIF_ERR_NO_SCRN_DSCR) {
+    return "truncated data";
+  }
   const char* text = GifErrorString(code);
   return text ? text : "error " + std::to_string(code);
 }
