@@ -461,6 +461,10 @@ std::shared_ptr<ConvertFlags> AddConvertOptions(CLI::App& app) {
   cmd->add_option("--reencode", f.reencode, "auto (copy JPEGs that need no change) | always")->capture_default_str();
   cmd->add_option("--channels", f.channels, "rgb|gray|auto (auto keeps gray sources gray)")->capture_default_str();
   cmd->add_option("--alpha", f.alpha, "composite (over white) | keep")->capture_default_str();
+  cmd->add_option("--tiff-page", f.o.encode.decode.tiff_page,
+                  "the page of a multi-page TIFF to store, from 0 (a TIFF with fewer pages is a reject)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd->add_option("--on-error", f.on_error, "skip (reject and go on) | fail (stop at the first bad input)")
       ->capture_default_str();
   cmd->add_option("--threads", f.o.threads,

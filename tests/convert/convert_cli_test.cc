@@ -222,6 +222,23 @@ TEST(ConvertCliTest, WebpTiffGifBmpSourcesAreReencodedAndForgedOnesNamed) {
   EXPECT_TRUE(Contains(tsv, "dog/h.bmp\tBMP: invalid dimensions 0x0\n")) << tsv;
   EXPECT_TRUE(Contains(tsv, "dog/cut.tif\tTIFF: ")) << tsv;
   EXPECT_EQ(RunShard("verify --decode -q " + other + "/out").exit_code, 0);
+
+  // --tiff-page 1 stores a two-page TIFF's second page; a one-page TIFF is then a reject naming its pages.
+  const std::string paged = MakeTempDir();
+  testing::TiffPage second = page;
+  second.width = 3, second.height = 4, second.bits = 8, second.samples = testing::PatternBytes(12, 4);
+  WriteTreeFile(paged + "/in", "cat/two.tif", testing::TiffBytes({page, second}, paged));
+  WriteTreeFile(paged + "/in", "cat/one.tif", tiff);
+  r = RunShard("convert -q " + paged + "/in -o " + paged + "/out --tiff-page 1 --format png");
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_TRUE(Contains(ReadFileOrDie(paged + "/out/rejects.tsv"),
+                       "cat/one.tif\tTIFF: page 1 asked for, but the file has 1 page(s) (numbered from 0)\n"));
+  const std::vector<std::string> records = ReadRecords(paged + "/out/in-train-00000-of-00001.tfrecord");
+  ASSERT_EQ(records.size(), 1u);
+  tensorflow::Example ex;
+  ASSERT_TRUE(ex.ParseFromString(records[0]));
+  EXPECT_EQ(ex.features().feature().at("image/width").int64_list().value(0), 3);
+  EXPECT_EQ(ex.features().feature().at("image/height").int64_list().value(0), 4);
 }
 
 TEST(ConvertCliTest, FatalErrorsExitOne) {

@@ -96,8 +96,7 @@ Status DecodeImageInto(std::string_view bytes, const DecodeOptions& options, Ima
   if (options.tiff_page < 0) {
     return InvalidArgumentError("decode: tiff_page must be 0 or more, not " + std::to_string(options.tiff_page));
   }
-  const bool tiff = DetectFormat(bytes) == ImageFormat::kTiff;
-  LIBSHARD_ASSIGN_OR_RETURN(ImageInfo info, tiff ? internal::ProbeTiff(bytes, options.tiff_page) : ProbeImage(bytes));
+  LIBSHARD_ASSIGN_OR_RETURN(ImageInfo info, ProbeImage(bytes, options.tiff_page));
   LIBSHARD_RETURN_IF_ERROR(CheckPixelLimit(info, options));
   switch (info.format) {
     case ImageFormat::kJpeg:

@@ -279,6 +279,11 @@ const char* DescribeContent(std::string_view head) {
   return nullptr;
 }
 
+StatusOr<ImageInfo> ProbeImage(std::string_view bytes, int tiff_page) {
+  if (tiff_page != 0 && DetectFormat(bytes) == ImageFormat::kTiff) return internal::ProbeTiff(bytes, tiff_page);
+  return ProbeImage(bytes);
+}
+
 StatusOr<ImageInfo> ProbeImage(std::string_view bytes) {
   switch (DetectFormat(bytes)) {
     case ImageFormat::kPng:

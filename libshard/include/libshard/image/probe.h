@@ -80,6 +80,9 @@ struct ImageInfo {
 };
 
 StatusOr<ImageInfo> ProbeImage(std::string_view bytes);
+// As ProbeImage, but for a TIFF the header of page `tiff_page` (from 0; a
+// page past the last is kInvalidArgument); other formats ignore it.
+StatusOr<ImageInfo> ProbeImage(std::string_view bytes, int tiff_page);
 
 }  // namespace libshard::image
 
