@@ -396,8 +396,8 @@ std::shared_ptr<ConvertFlags> AddConvertOptions(CLI::App& app) {
   CLI::App* cmd = flags->command = app.add_subcommand(
       "convert",
       "Convert an image folder or CSV manifest to TFRecord shards, .idx indices, manifest.json "
-      "and rejects.tsv. Images are read as PNG, JPEG or still WebP, by content (GIF, BMP and TIFF are "
-      "rejected); WebP is always re-encoded to --format.\n"
+      "and rejects.tsv. Images are read as PNG, JPEG, still WebP, TIFF (first page), GIF (first frame) or "
+      "uncompressed BMP, by content; all but JPEG and PNG are always re-encoded to --format.\n"
       "Exit codes: 0 every input converted, 3 some inputs rejected (the rest converted; see "
       "rejects.tsv), 1 fatal error while converting (nothing half-written is left under a shard's "
       "name) or nothing converted (every input rejected), 2 usage error or an unreadable or invalid argument (a "
@@ -434,6 +434,9 @@ std::shared_ptr<ConvertFlags> AddConvertOptions(CLI::App& app) {
                   "add N to every label, 0..1000000 (1: TF's build_imagenet_data, 0 = background)")
       ->check(IntegerIn(0, 1000000))
       ->capture_default_str();
+  cmd->add_option("--image-root", f.o.list.image_root,
+                  "CSV: the folder its image and mask paths resolve from (default: the CSV's folder); "
+                  "a path that leaves it is a reject");
   cmd->add_option("--path-col", f.o.list.path_column, "CSV column of the image paths")->capture_default_str();
   cmd->add_option("--label-col", f.o.list.label_column, "CSV column of the labels")->capture_default_str();
   cmd->add_option("--mask-col", f.o.list.mask_column, "CSV column of the mask paths")->capture_default_str();
@@ -508,6 +511,10 @@ std::shared_ptr<ConvertFlags> AddConvertOptions(CLI::App& app) {
   cmd->add_option("--reencode", f.reencode, "auto (copy JPEGs that need no change) | always")->capture_default_str();
   cmd->add_option("--channels", f.channels, "rgb|gray|auto (auto keeps gray sources gray)")->capture_default_str();
   cmd->add_option("--alpha", f.alpha, "composite (over white) | keep")->capture_default_str();
+  cmd->add_option("--tiff-page", f.o.encode.decode.tiff_page,
+                  "the page of a multi-page TIFF to store, from 0 (a TIFF with fewer pages is a reject)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd->add_option("--on-error", f.on_error, "skip (reject and go on) | fail (stop at the first bad input)")
       ->capture_default_str();
   cmd->add_option("--threads", f.o.threads,

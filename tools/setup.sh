@@ -17,7 +17,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 packages=(
   build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
   libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev libwebp-dev zlib1g-dev libzstd-dev
-  libdeflate-dev libspng-dev
+  libdeflate-dev libspng-dev libtiff-dev libgif-dev
   libprotobuf-dev protobuf-compiler libtbb-dev libgtest-dev libgmock-dev libcli11-dev libssl-dev
   libcurl4-openssl-dev libexpat1-dev
   pybind11-dev python3-dev python3-numpy python3-pil python3-pytest python3-protobuf python3-yaml

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "fixtures.h"
+#include "formats_testutil.h"
 #include "libshard/convert/manifest_io.h"
 #include "libshard/image/decode.h"
 #include "libshard/manifest/manifest_json.h"
@@ -155,7 +156,7 @@ TEST(ConvertCliTest, OutOfMemoryRejectsEachImageAndNothingConvertedExitsOne) {
   }
 }
 
-TEST(ConvertCliTest, WebpSourcesAreReencodedAndOtherFormatsNamed) {
+TEST(ConvertCliTest, WebpTiffGifBmpSourcesAreReencodedAndForgedOnesNamed) {
   const std::string dir = MakeTempDir();
   MakeSmallTree(dir + "/in");
   const image::Image rgb = testing::RandomImage(12, 8, 3, 8, 5);
@@ -189,17 +190,55 @@ TEST(ConvertCliTest, WebpSourcesAreReencodedAndOtherFormatsNamed) {
   }
   EXPECT_TRUE(found);
 
-  // GIF, BMP and TIFF are named in the reject reason, with the formats read.
+  // TIFF (16-bit gray), GIF and BMP files convert; forged headers and a
+  // truncated TIFF are rejects whose reason names the format.
   const std::string other = MakeTempDir();
   MakeSmallTree(other + "/in");
-  WriteTreeFile(other + "/in", "cat/g.gif", std::string("GIF89a") + std::string(30, '\0'));
-  WriteTreeFile(other + "/in", "cat/h.bmp",
+  testing::TiffPage page;
+  page.width = 6, page.height = 5, page.bits = 16;
+  page.samples = testing::PatternBytes(6 * 5 * 2, 3);
+  const std::string tiff = testing::TiffBytes({page}, other);
+  testing::GifFrame frame;
+  frame.width = 4, frame.height = 3, frame.indices.assign(12, 1);
+  WriteTreeFile(other + "/in", "cat/t.tif", tiff);
+  WriteTreeFile(other + "/in", "cat/g.gif", testing::GifBytes(4, 3, {0, 0, 0, 200, 100, 50}, 0, {frame}));
+  WriteTreeFile(other + "/in", "dog/b.bmp", testing::Bmp24Bytes(2, 2, testing::PatternBytes(12, 1)));
+  WriteTreeFile(other + "/in", "dog/z.gif", std::string("GIF89a") + std::string(30, '\0'));
+  WriteTreeFile(other + "/in", "dog/h.bmp",
                 std::string("BM\x46\0\0\0\0\0\0\0\x36\0\0\0\x28\0\0\0", 18) + std::string(52, '\0'));
+  WriteTreeFile(other + "/in", "dog/cut.tif", tiff.substr(0, tiff.size() - 20));
   r = RunShard("convert -q " + other + "/in -o " + other + "/out");
   EXPECT_EQ(r.exit_code, 3) << r.err;
+  m = manifest::ReadManifest(other + "/out/manifest.json");
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->stats().converted(), 7u);
+  formats.clear();
+  for (const auto& f : m->stats().source_formats()) formats[f.name()] = f.count();
+  EXPECT_EQ(formats["tiff"], 1u);
+  EXPECT_EQ(formats["gif"], 1u);
+  EXPECT_EQ(formats["bmp"], 1u);
   const std::string tsv = ReadFileOrDie(other + "/out/rejects.tsv");
-  EXPECT_TRUE(Contains(tsv, "cat/g.gif\timage: the data is a GIF; PNG, JPEG and WebP are read\n")) << tsv;
-  EXPECT_TRUE(Contains(tsv, "cat/h.bmp\timage: the data is a BMP; PNG, JPEG and WebP are read\n")) << tsv;
+  EXPECT_TRUE(Contains(tsv, "dog/z.gif\tGIF: zero screen size 0x0\n")) << tsv;
+  EXPECT_TRUE(Contains(tsv, "dog/h.bmp\tBMP: invalid dimensions 0x0\n")) << tsv;
+  EXPECT_TRUE(Contains(tsv, "dog/cut.tif\tTIFF: ")) << tsv;
+  EXPECT_EQ(RunShard("verify --decode -q " + other + "/out").exit_code, 0);
+
+  // --tiff-page 1 stores a two-page TIFF's second page; a one-page TIFF is then a reject naming its pages.
+  const std::string paged = MakeTempDir();
+  testing::TiffPage second = page;
+  second.width = 3, second.height = 4, second.bits = 8, second.samples = testing::PatternBytes(12, 4);
+  WriteTreeFile(paged + "/in", "cat/two.tif", testing::TiffBytes({page, second}, paged));
+  WriteTreeFile(paged + "/in", "cat/one.tif", tiff);
+  r = RunShard("convert -q " + paged + "/in -o " + paged + "/out --tiff-page 1 --format png");
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_TRUE(Contains(ReadFileOrDie(paged + "/out/rejects.tsv"),
+                       "cat/one.tif\tTIFF: page 1 asked for, but the file has 1 page(s) (numbered from 0)\n"));
+  const std::vector<std::string> records = ReadRecords(paged + "/out/in-train-00000-of-00001.tfrecord");
+  ASSERT_EQ(records.size(), 1u);
+  tensorflow::Example ex;
+  ASSERT_TRUE(ex.ParseFromString(records[0]));
+  EXPECT_EQ(ex.features().feature().at("image/width").int64_list().value(0), 3);
+  EXPECT_EQ(ex.features().feature().at("image/height").int64_list().value(0), 4);
 }
 
 TEST(ConvertCliTest, FatalErrorsExitOne) {

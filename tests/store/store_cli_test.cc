@@ -457,6 +457,9 @@ TEST_F(StoreCliTest, UploadFailureExitsOneNamingTheCause) {
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.err.find("uploading to s3://nobucket/conv"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("NoSuchBucket"), std::string::npos) << r.err;
+  // ... and says how to make the bucket, at the endpoint in use.
+  EXPECT_NE(r.err.find("create it with `aws s3 mb s3://nobucket --endpoint-url http://127.0.0.1:"), std::string::npos)
+      << r.err;
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 // split columns); source_listing.h states the format.
 #include <sys/stat.h>
 
+#include <dirent.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
@@ -13,6 +15,7 @@
 
 #include "convert/listing_internal.h"
 #include "libshard/convert/source_listing.h"
+#include "libshard/io/contained_path.h"
 #include "libshard/io/open_file.h"
 #include "libshard/text_escape.h"
 
@@ -73,6 +76,67 @@ bool ParseInt64(const std::string& s, int64_t* v) {
   return true;
 }
 
+// Case-insensitive equality of two file names (ASCII letters only).
+bool SameIgnoringCase(const std::string& a, const std::string& b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+// The one entry of `folder` whose name equals `name` but for case, or "" when
+// none or several (at most kMaxEntries entries are read).
+std::string CaseMatch(const std::string& folder, const std::string& name) {
+  constexpr int kMaxEntries = 10000;
+  DIR* d = ::opendir(folder.empty() ? "." : folder.c_str());
+  if (d == nullptr) return "";
+  std::string found;
+  int matches = 0;
+  int n = 0;
+  while (const dirent* e = ::readdir(d)) {
+    if (++n > kMaxEntries) break;
+    if (SameIgnoringCase(e->d_name, name)) {
+      found = e->d_name;
+      ++matches;
+    }
+  }
+  ::closedir(d);
+  return matches == 1 ? found : "";
+}
+
+// `path` (relative to `root`, or absolute) with each part that does not
+// exist replaced by the one entry of its folder that differs only in case;
+// "" when a part has no such entry or the corrected file does not exist.
+std::string CaseSuggestion(const std::string& root, const std::string& path) {
+  const bool absolute = !path.empty() && path[0] == '/';
+  std::string folder = absolute ? "" : root, out;
+  size_t pos = absolute ? 1 : 0;
+  int parts = 0;
+  while (pos <= path.size() && ++parts <= 64) {
+    const size_t slash = path.find('/', pos);
+    std::string part = path.substr(pos, slash == std::string::npos ? std::string::npos : slash - pos);
+    pos = slash == std::string::npos ? path.size() + 1 : slash + 1;
+    if (part.empty() || part == ".") continue;
+    const std::string here = (absolute && folder.empty() ? "" : folder) + "/" + part;
+    struct stat st;
+    if (part != ".." && ::stat(here.c_str(), &st) != 0) {
+      part = CaseMatch(absolute && folder.empty() ? "/" : folder, part);
+      if (part.empty()) return "";
+    }
+    folder = (absolute && folder.empty() ? "" : folder) + "/" + part;
+    out += (out.empty() ? (absolute ? "/" : "") : "/") + part;
+  }
+  struct stat st;
+  return ::stat(folder.c_str(), &st) == 0 && S_ISREG(st.st_mode) && out != path ? out : "";
+}
+
+// With an image root: OK when `path` stays inside it, else why not.
+Status CheckInsideRoot(const std::string& path, const std::string& root) {
+  const std::string normal = fs::path(path).lexically_normal().generic_string();
+  Status s = io::CheckRelativeName(normal, path);
+  if (s.ok()) return s;
+  return InvalidArgumentError("is not a path inside --image-root " + root + " (" + std::string(s.message()) + ")");
+}
+
 }  // namespace
 
 StatusOr<Listing> ReadSourceCsv(const std::string& csv_path, const ListOptions& options) {
@@ -91,6 +155,15 @@ StatusOr<Listing> ReadSourceCsv(const std::string& csv_path, const ListOptions& 
   Listing listing;
   std::string dir = Dirname(csv_path);
   listing.root = dir.empty() ? "." : dir;
+  if (!options.image_root.empty()) {
+    struct stat st;
+    if (::stat(options.image_root.c_str(), &st) != 0) {
+      return NotFoundError("--image-root " + options.image_root + ": " +
+                           (errno == ENOENT ? std::string("no such folder") : std::strerror(errno)));
+    }
+    if (!S_ISDIR(st.st_mode)) return InvalidArgumentError("--image-root " + options.image_root + ": not a folder");
+    listing.root = options.image_root;
+  }
   const auto at = [&csv_path](int line) { return csv_path + ":" + std::to_string(line) + ": "; };
 
   std::vector<std::string> lines;
@@ -141,6 +214,7 @@ StatusOr<Listing> ReadSourceCsv(const std::string& csv_path, const ListOptions& 
     SourceSample sample;
     std::string label_text;
     int line;
+    std::string refused;  // why a path leaves --image-root; the row is a reject
   };
   std::vector<Row> rows;
   std::map<std::string, std::pair<int, std::string>> first_line;  // normalised path -> line, path
@@ -182,6 +256,13 @@ StatusOr<Listing> ReadSourceCsv(const std::string& csv_path, const ListOptions& 
     if (col_mask >= 0 && !f[col_mask].empty()) {
       r.sample.mask_path = SourceFilePath(listing.root, f[col_mask]);
     }
+    if (!options.image_root.empty()) {
+      for (const std::string& p : {r.sample.path, col_mask >= 0 ? f[col_mask] : std::string()}) {
+        if (Status s = p.empty() ? Status::OK() : CheckInsideRoot(p, listing.root); !s.ok() && r.refused.empty()) {
+          r.refused = p + " " + std::string(s.message());
+        }
+      }
+    }
     if (col_label >= 0) r.label_text = f[col_label];
     rows.push_back(std::move(r));
   }
@@ -220,11 +301,21 @@ StatusOr<Listing> ReadSourceCsv(const std::string& csv_path, const ListOptions& 
   }
   std::map<std::pair<dev_t, ino_t>, std::pair<int, std::string>> first_file;  // identity -> line, path
   for (Row& r : rows) {
+    if (!r.refused.empty()) {
+      listing.rejects.push_back({r.sample.path, at(r.line) + r.refused});
+      continue;
+    }
     const std::string full = SourceFilePath(listing.root, r.sample.path);
     struct stat st;
     std::string why;
     if (::stat(full.c_str(), &st) != 0) {
-      why = errno == ENOENT ? "no such file" : std::strerror(errno);
+      std::error_code ec;
+      std::string tried = fs::absolute(full, ec).lexically_normal().string();
+      if (ec) tried = full;
+      why = (errno == ENOENT ? "no such file " : std::string(std::strerror(errno)) + ": ") + tried;
+      if (const std::string hint = CaseSuggestion(listing.root, r.sample.path); !hint.empty()) {
+        why += " (did you mean " + hint + "?)";
+      }
     } else if (S_ISDIR(st.st_mode)) {
       why = "is a directory";
     } else if (!S_ISREG(st.st_mode)) {

@@ -262,6 +262,10 @@ Status NoImagesInClass(const std::string& root, const std::string& rel, const st
 StatusOr<Listing> ListFolder(const std::string& root_in, const ListOptions& options) {
   std::string root = root_in;
   while (root.size() > 1 && root.back() == '/') root.pop_back();
+  if (!options.image_root.empty()) {
+    return InvalidArgumentError(root +
+                                ": --image-root is where a CSV manifest's paths lead; a folder is read as it is");
+  }
   struct stat st;
   if (::stat(root.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     return NotFoundError(root + ": not a readable folder");

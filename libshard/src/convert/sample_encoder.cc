@@ -82,7 +82,7 @@ Status ValidateEncodeOptions(const EncodeOptions& o) {
 
 Status EncodeSample(const SourceSample& sample, std::string_view class_name, std::string_view bytes,
                     std::string_view mask_bytes, const EncodeOptions& o, EncodedSample* out, StatsAccumulator* stats) {
-  LIBSHARD_ASSIGN_OR_RETURN(out->source, image::ProbeImage(bytes));
+  LIBSHARD_ASSIGN_OR_RETURN(out->source, image::ProbeImage(bytes, o.decode.tiff_page));
   const image::ImageInfo& info = out->source;
   image::DecodeOptions decode = o.decode;
   decode.keep_16bit = o.format == OutputFormat::kRaw;

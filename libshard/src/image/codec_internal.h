@@ -51,6 +51,25 @@ Status DecodeJpegRegion(std::string_view bytes, const JpegReadOptions& options, 
 // alpha. Animated WebP: kUnimplemented. Corrupt or truncated: kDataLoss.
 Status DecodeWebp(std::string_view bytes, const ImageInfo& info, Image* out);
 
+// TIFF (libtiff, tiff_decode.cc): the header of page `page` (0 = first;
+// info.pages counts them), and that page's pixels: gray, gray + alpha, RGB or
+// RGBA, 16-bit samples kept under keep_16bit. A page past the last:
+// kInvalidArgument; truncated or corrupt: kDataLoss naming libtiff's complaint.
+StatusOr<ImageInfo> ProbeTiff(std::string_view bytes, int page);
+Status DecodeTiff(std::string_view bytes, int page, bool keep_16bit, uint64_t max_pixels, Image* out);
+
+// GIF (giflib, gif_decode.cc): the logical screen, and the first frame on it
+// as RGB, or RGBA when the frame has a transparent index. kDataLoss when
+// truncated or corrupt.
+StatusOr<ImageInfo> ProbeGif(std::string_view bytes);
+Status DecodeGif(std::string_view bytes, Image* out);
+
+// BMP (bmp_decode.cc, libshard's own bounded reader): uncompressed 1/4/8-bit
+// palette, 16/24/32-bit and bit-field files to RGB, or RGBA with an alpha
+// mask. RLE/JPEG/PNG inside BMP: kUnimplemented; truncated: kDataLoss.
+StatusOr<ImageInfo> ProbeBmp(std::string_view bytes);
+Status DecodeBmp(std::string_view bytes, Image* out);
+
 // Luma with Pillow's "L" weights (ITU-R 601-2), rounded.
 inline uint32_t Luma8(uint32_t r, uint32_t g, uint32_t b) { return (r * 19595 + g * 38470 + b * 7471 + 0x8000) >> 16; }
 

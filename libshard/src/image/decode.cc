@@ -93,15 +93,34 @@ Status DecodeImageInto(std::string_view bytes, const DecodeOptions& options, Ima
   if (d != 1 && d != 2 && d != 4 && d != 8) {
     return InvalidArgumentError("decode: jpeg_scale_denom must be 1, 2, 4 or 8, not " + std::to_string(d));
   }
-  LIBSHARD_ASSIGN_OR_RETURN(ImageInfo info, ProbeImage(bytes));
-  LIBSHARD_RETURN_IF_ERROR(CheckPixelLimit(info, options));
-  if (info.format == ImageFormat::kJpeg) return DecodeJpegWithPolicy(bytes, info, options, out);
-  if (info.format == ImageFormat::kWebp) {
-    LIBSHARD_RETURN_IF_ERROR(internal::DecodeWebp(bytes, info, out));
-    internal::ApplyPixelPolicy(options, out);
-    return Status::OK();
+  if (options.tiff_page < 0) {
+    return InvalidArgumentError("decode: tiff_page must be 0 or more, not " + std::to_string(options.tiff_page));
   }
-  return DecodePngPixels(PngDecoder::kAuto, bytes, options, out);
+  LIBSHARD_ASSIGN_OR_RETURN(ImageInfo info, ProbeImage(bytes, options.tiff_page));
+  LIBSHARD_RETURN_IF_ERROR(CheckPixelLimit(info, options));
+  switch (info.format) {
+    case ImageFormat::kJpeg:
+      return DecodeJpegWithPolicy(bytes, info, options, out);
+    case ImageFormat::kPng:
+      return DecodePngPixels(PngDecoder::kAuto, bytes, options, out);
+    case ImageFormat::kWebp:
+      LIBSHARD_RETURN_IF_ERROR(internal::DecodeWebp(bytes, info, out));
+      break;
+    case ImageFormat::kBmp:
+      LIBSHARD_RETURN_IF_ERROR(internal::DecodeBmp(bytes, out));
+      break;
+    case ImageFormat::kGif:
+      LIBSHARD_RETURN_IF_ERROR(internal::DecodeGif(bytes, out));
+      break;
+    case ImageFormat::kTiff:
+      LIBSHARD_RETURN_IF_ERROR(
+          internal::DecodeTiff(bytes, options.tiff_page, options.keep_16bit, options.max_pixels, out));
+      break;
+    case ImageFormat::kUnknown:
+      return InternalError("decode: probe gave no format");
+  }
+  internal::ApplyPixelPolicy(options, out);
+  return Status::OK();
 }
 
 const char* PngDecoderName(PngDecoder decoder) {

@@ -6,7 +6,7 @@ namespace libshard::image {
 
 StatusOr<Image> DecodeAndTransform(std::string_view bytes, const DecodeOptions& decode_options,
                                    const TransformSpec& spec, const PipelineOptions& options) {
-  LIBSHARD_ASSIGN_OR_RETURN(ImageInfo info, ProbeImage(bytes));
+  LIBSHARD_ASSIGN_OR_RETURN(ImageInfo info, ProbeImage(bytes, decode_options.tiff_page));
   int w = info.width, h = info.height;
   if (info.format == ImageFormat::kJpeg && decode_options.apply_orientation) {
     w = info.oriented_width();

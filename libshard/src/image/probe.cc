@@ -10,6 +10,7 @@
 #include <cstring>
 #include <string>
 
+#include "image/codec_internal.h"
 #include "image/exif.h"
 
 namespace libshard::image {
@@ -184,19 +185,24 @@ StatusOr<ImageInfo> ProbeWebp(std::string_view bytes) {
   return info;
 }
 
-// The name of a common image format that is not read, or nullptr.
-const char* UnreadFormatName(std::string_view b) {
+// GIF, BMP or TIFF by their magic bytes (BigTIFF included); kUnknown if none.
+ImageFormat DetectOtherFormat(std::string_view b) {
   auto starts = [&](std::string_view magic) { return b.substr(0, magic.size()) == magic; };
-  if (starts("GIF87a") || starts("GIF89a")) return "GIF";
-  if (starts(std::string_view("II*\0", 4)) || starts(std::string_view("MM\0*", 4))) return "TIFF";
+  if (starts("GIF87a") || starts("GIF89a")) return ImageFormat::kGif;
+  if (starts(std::string_view("II*\0", 4)) || starts(std::string_view("MM\0*", 4)) ||
+      starts(std::string_view("II+\0", 4)) || starts(std::string_view("MM\0+", 4))) {
+    return ImageFormat::kTiff;
+  }
   // BMP: "BM", file size, 4 reserved bytes, pixel offset, then a DIB header
   // whose own size is one of the known ones (so text starting "BM" is not one).
   if (starts("BM") && b.size() >= 18) {
     const auto* p = reinterpret_cast<const unsigned char*>(b.data());
     const uint32_t dib = p[14] | (p[15] << 8) | (p[16] << 16) | (uint32_t{p[17]} << 24);
-    if (dib == 12 || dib == 40 || dib == 52 || dib == 56 || dib == 64 || dib == 108 || dib == 124) return "BMP";
+    if (dib == 12 || dib == 40 || dib == 52 || dib == 56 || dib == 64 || dib == 108 || dib == 124) {
+      return ImageFormat::kBmp;
+    }
   }
-  return nullptr;
+  return ImageFormat::kUnknown;
 }
 
 }  // namespace
@@ -209,6 +215,12 @@ const char* ImageFormatName(ImageFormat format) {
       return "jpeg";
     case ImageFormat::kWebp:
       return "webp";
+    case ImageFormat::kBmp:
+      return "bmp";
+    case ImageFormat::kGif:
+      return "gif";
+    case ImageFormat::kTiff:
+      return "tiff";
     case ImageFormat::kUnknown:
       break;
   }
@@ -235,7 +247,7 @@ ImageFormat DetectFormat(std::string_view bytes) {
       std::memcmp(bytes.data() + 8, "WEBP", 4) == 0) {
     return ImageFormat::kWebp;
   }
-  return ImageFormat::kUnknown;
+  return DetectOtherFormat(bytes);
 }
 
 const char* DescribeContent(std::string_view head) {
@@ -246,13 +258,14 @@ const char* DescribeContent(std::string_view head) {
       return "JPEG image";
     case ImageFormat::kWebp:
       return "WebP image";
+    case ImageFormat::kGif:
+      return "GIF image";
+    case ImageFormat::kBmp:
+      return "BMP image";
+    case ImageFormat::kTiff:
+      return "TIFF image";
     case ImageFormat::kUnknown:
       break;
-  }
-  if (const char* name = UnreadFormatName(head)) {
-    if (std::strcmp(name, "GIF") == 0) return "GIF image";
-    if (std::strcmp(name, "BMP") == 0) return "BMP image";
-    if (std::strcmp(name, "TIFF") == 0) return "TIFF image";
   }
   static constexpr char kZstdMagic[] = {'\x28', '\xb5', '\x2f', '\xfd'};  // ZSTD_MAGICNUMBER, little-endian
   if (head.size() >= 4 && std::memcmp(head.data(), kZstdMagic, 4) == 0) return "zstd data";
@@ -266,6 +279,11 @@ const char* DescribeContent(std::string_view head) {
   return nullptr;
 }
 
+StatusOr<ImageInfo> ProbeImage(std::string_view bytes, int tiff_page) {
+  if (tiff_page != 0 && DetectFormat(bytes) == ImageFormat::kTiff) return internal::ProbeTiff(bytes, tiff_page);
+  return ProbeImage(bytes);
+}
+
 StatusOr<ImageInfo> ProbeImage(std::string_view bytes) {
   switch (DetectFormat(bytes)) {
     case ImageFormat::kPng:
@@ -274,14 +292,17 @@ StatusOr<ImageInfo> ProbeImage(std::string_view bytes) {
       return ProbeJpeg(bytes);
     case ImageFormat::kWebp:
       return ProbeWebp(bytes);
+    case ImageFormat::kBmp:
+      return internal::ProbeBmp(bytes);
+    case ImageFormat::kGif:
+      return internal::ProbeGif(bytes);
+    case ImageFormat::kTiff:
+      return internal::ProbeTiff(bytes, 0);
     case ImageFormat::kUnknown:
       break;
   }
   if (bytes.empty()) return InvalidArgumentError("image: empty data");
-  if (const char* name = UnreadFormatName(bytes)) {
-    return InvalidArgumentError(std::string("image: the data is a ") + name + "; PNG, JPEG and WebP are read");
-  }
-  return InvalidArgumentError("image: unrecognised format (not a PNG, JPEG or WebP signature)");
+  return InvalidArgumentError("image: unrecognised format (not a PNG, JPEG, WebP, GIF, BMP or TIFF signature)");
 }
 
 }  // namespace libshard::image

@@ -448,6 +448,7 @@ class HttpStore : public ObjectStore {
       std::string msg = what + ": HTTP " + std::to_string(r.status) + " " + code;
       const std::string detail = XmlText(r.body, "Error/Message");
       if (!detail.empty()) msg += ": " + detail;
+      msg += HintFor(code);
       if (auto it = r.headers.find("location"); r.status >= 300 && r.status < 400 && it != r.headers.end()) {
         msg += ": redirect to " + Printable(it->second, 512) + " (not followed)";
       }
@@ -482,6 +483,9 @@ class HttpStore : public ObjectStore {
       LIBSHARD_RETURN_IF_ERROR(Classify(method, key, *r, attempt));
     }
   }
+
+  // What to do about an error code, appended to its message ("" = nothing).
+  virtual std::string HintFor(const std::string& code) const { return ""; }
 
   static std::string S3Code(const HttpResponse& r) {
     std::string code = XmlText(r.body, "Error/Code");
@@ -731,6 +735,12 @@ class S3Store : public HttpStore {
       }
     }
     return result;
+  }
+
+  std::string HintFor(const std::string& code) const override {
+    if (code != "NoSuchBucket") return "";
+    return " (the bucket must exist before anything is written to it; create it with `aws s3 mb s3://" + bucket_ +
+           (config_.endpoint.empty() ? std::string() : " --endpoint-url " + config_.endpoint) + "`)";
   }
 
   const S3Config config_;

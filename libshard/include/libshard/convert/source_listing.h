@@ -33,7 +33,11 @@
 // `path,label[,mask][,split]` (any order, each once; other names through
 // ListOptions::*_column; TSV when the file name ends in .tsv or the header
 // has a tab; a UTF-8 byte order mark is skipped). Paths are relative to the
-// manifest's folder, or absolute (used as given). Each file is listed once:
+// manifest's folder, or absolute (used as given); with ListOptions::image_root
+// they are relative to that folder and never leave it. A row whose file is
+// missing is a reject naming the line and the path tried, with "did you
+// mean" for a spelling that differs only in case (looked up folder by folder,
+// at most 10000 entries a folder). Each file is listed once:
 // two rows naming one file (by normalised path, `./a`, `a//b`, `x/../a`,
 // absolute, or by identity, a link) are an error naming both lines.
 // Labels are all integers (kept as given, 0..2^63-1) or all class names
@@ -170,6 +174,14 @@ struct ListOptions {
   // the `exclude` / `include` globs left out keeps its label. An empty class
   // folder keeps its label either way (warned). Default: false.
   bool keep_empty_classes = false;
+  // CSV: the folder the manifest's paths (images and masks) resolve from,
+  // instead of the manifest's own folder. Every path must then stay inside
+  // it: an absolute path or one whose ".." parts climb out (after lexical
+  // normalisation, io::CheckRelativeName) is a reject ("... is not a path
+  // inside --image-root ROOT (why)"); symbolic
+  // links inside it are followed, as in a folder listing. A missing folder
+  // is kNotFound. Default: "" (the manifest's folder).
+  std::string image_root;
   // CSV column names. Defaults: "path", "label", "mask", "split".
   std::string path_column = "path";
   std::string label_column = "label";

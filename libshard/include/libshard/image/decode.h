@@ -1,6 +1,8 @@
-// Decode: PNG (libdeflate + libpng), JPEG (libjpeg-turbo) and still WebP (libwebp) bytes
-// to an Image, under an explicit pixel policy. Animated WebP is refused
-// (kUnimplemented); other formats (GIF, BMP, TIFF) are not read.
+// Decode: PNG (libdeflate + libpng), JPEG (libjpeg-turbo), still WebP (libwebp),
+// TIFF (libtiff; one page, the first unless tiff_page says), GIF (giflib; the
+// first frame) and uncompressed BMP (libshard's reader) bytes to an Image,
+// under an explicit pixel policy. Animated WebP and RLE BMP are refused
+// (kUnimplemented).
 //
 // The format is identified by content (probe.h), never by file name.
 // Pixel policy (docs/image.md says the same):
@@ -10,8 +12,9 @@
 //   * Alpha (PNG alpha channel or tRNS, WebP alpha): composited over `background` by
 //     default; AlphaMode::kKeep adds the alpha channel instead (RGBA or gray+
 //     alpha; sources without alpha stay without).
-//   * 16-bit PNG samples become 8-bit as round(v / 257); keep_16bit keeps
-//     them (bit_depth 16). Samples below 8 bits are scaled to 0..255.
+//   * 16-bit PNG and TIFF samples become 8-bit as round(v / 257); keep_16bit
+//     keeps them (bit_depth 16). Samples below 8 bits are scaled to 0..255.
+//     TIFF min-is-white is inverted; TIFF associated alpha is divided out.
 //   * PNG gamma, cHRM, sRGB and iCCP are ignored: samples are taken as is.
 //   * JPEG CMYK / YCCK become RGB as R = (255-C)(255-K)/255 (likewise G, B);
 //     with an Adobe APP14 marker the stored samples are inverted first, as
@@ -66,7 +69,7 @@ struct DecodeOptions {
   // Colour alpha is composited over (8-bit RGB; gray output uses its luma).
   // Default: white {255, 255, 255}.
   std::array<uint8_t, 3> background = {255, 255, 255};
-  // Keep 16-bit PNG samples as 16-bit (for raw output). Default: false.
+  // Keep 16-bit PNG and TIFF samples as 16-bit (for raw output). Default: false.
   bool keep_16bit = false;
   // Largest accepted stored width * height. Default: 100'000'000.
   uint64_t max_pixels = 100'000'000;
@@ -78,6 +81,10 @@ struct DecodeOptions {
   // Fail on any libjpeg warning (corrupt entropy data, extraneous bytes).
   // Truncated data always fails. Default: false.
   bool strict_jpeg = false;
+  // The TIFF page (directory) to read, from 0; a page past the last is
+  // kInvalidArgument naming how many there are. Other formats ignore it.
+  // Default: 0.
+  int tiff_page = 0;
 };
 
 StatusOr<Image> DecodeImage(std::string_view bytes, const DecodeOptions& options = {});
