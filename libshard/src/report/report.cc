@@ -29,6 +29,7 @@
 #include "libshard/util/random.h"
 #include "libshard/verify/verifier.h"
 #include "report/dataset_sections.h"
+#include "report/duplicate_section.h"
 #include "report/page_parts.h"
 #include "report/report_context.h"
 #include "report/split_sections.h"
@@ -93,6 +94,8 @@ figure{margin:0;min-width:0}
 .thumb img{display:block;width:100%;height:auto}
 .thumb img.small{image-rendering:pixelated}
 .thumb img.overlay{position:absolute;left:0;top:0;height:100%;opacity:.5}
+.leak-pairs{display:grid;grid-template-columns:repeat(auto-fill,minmax(260px,1fr));gap:10px 24px}
+.leak-pair{display:grid;grid-template-columns:1fr 1fr;gap:4px}.leak-pair p{grid-column:1/3;margin:0;font-size:12px}
 figcaption{font-size:11px;color:var(--muted);white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
 @media (max-width:480px){main{padding:10px}table{font-size:.8em}th,td{padding-right:6px}}
 .ok{color:#116329;font-weight:600}
@@ -210,6 +213,7 @@ StatusOr<std::string> RenderReport(const std::string& source, const ReportOption
     html += ThumbSection(c, top, thumbs);
     html += "</section>";
   }
+  html += DuplicateSection(c);
   html += RejectSection(m);
   if (options.verify) html += VerifySection(c);
   html += OptionsSection(m);
