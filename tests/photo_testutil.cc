@@ -1,7 +1,6 @@
 #include "photo_testutil.h"
 
 #include <algorithm>
-#include <filesystem>
 
 #include "libshard/util/random.h"
 
@@ -59,30 +58,6 @@ image::Image CropOf(const image::Image& img, int x, int y, int w, int h) {
   image::Image out(w, h, img.channels(), img.bit_depth());
   const size_t px = static_cast<size_t>(img.channels()) * img.bytes_per_sample();
   for (int r = 0; r < h; ++r) std::copy_n(img.row(y + r) + x * px, w * px, out.row(r));
-  return out;
-}
-
-std::vector<std::string> WallpaperFiles() {
-  namespace fs = std::filesystem;
-  std::vector<std::string> out;
-  std::error_code ec;
-  for (fs::directory_iterator it("/usr/share/wallpapers", ec), end; !ec && it != end; it.increment(ec)) {
-    std::string best;
-    uintmax_t best_size = 0;
-    std::error_code ec2;
-    for (fs::directory_iterator f(it->path() / "contents" / "images", ec2), fend; !ec2 && f != fend; f.increment(ec2)) {
-      const std::string ext = f->path().extension().string();
-      if (ext != ".png" && ext != ".jpg") continue;
-      std::error_code ec3;
-      const uintmax_t size = fs::file_size(f->path(), ec3);
-      if (!ec3 && (best.empty() || size < best_size)) {
-        best_size = size;
-        best = f->path().string();
-      }
-    }
-    if (!best.empty()) out.push_back(best);
-  }
-  std::sort(out.begin(), out.end());
   return out;
 }
 

@@ -5,8 +5,6 @@
 #define LIBSHARD_TESTS_PHOTO_TESTUTIL_H_
 
 #include <cstdint>
-#include <string>
-#include <vector>
 
 #include "libshard/image/image.h"
 
@@ -19,11 +17,6 @@ image::Image SyntheticPhoto(int width, int height, uint64_t seed);
 
 // The top-left-anchored crop (x, y, w, h) of `img` (inside it), a copy.
 image::Image CropOf(const image::Image& img, int x, int y, int w, int h);
-
-// The image files (.png, .jpg) under /usr/share/wallpapers (Debian's
-// plasma-workspace-wallpapers), the smallest file of each wallpaper, sorted;
-// empty when the package is not installed.
-std::vector<std::string> WallpaperFiles();
 
 }  // namespace libshard::testing
 

@@ -7,6 +7,9 @@
 #                                  (tests/slurm/; they start their own daemons)
 #        tools/setup.sh --browser  only Chromium, for the report browser test
 #                                  (tests/report/; headless, no network)
+#        tools/setup.sh --wallpapers  Debian's plasma-workspace-wallpapers, the
+#                                  real pictures of the leak check's accuracy
+#                                  test (tests/convert/leak_accuracy_test.cc)
 #        tools/setup.sh --s3       the servers of the object-storage tests
 #                                  (tests/store/): nginx-light, python3-boto3,
 #                                  and s3rver from npm (tools/s3rver, pinned by
@@ -60,6 +63,11 @@ fi
 
 if [ "${1:-}" = "--browser" ]; then
   install_missing chromium
+  exit 0
+fi
+
+if [ "${1:-}" = "--wallpapers" ]; then
+  install_missing plasma-workspace-wallpapers
   exit 0
 fi
 

@@ -5,11 +5,12 @@
 #   tools/test.sh --fuzz    builds the libFuzzer targets with clang in
 #                           build-fuzz/ and runs each for FUZZ_SECONDS (default 30)
 # The first two install what the tests need first (tools/setup.sh --deps-only,
-# --slurm, --browser, --s3: the build's packages, Slurm and munge, Chromium,
-# the object-storage servers) and set LOCAL_SLURM_REQUIRED,
-# LOCAL_BROWSER_REQUIRED and LOCAL_S3_REQUIRED, so that a cluster, browser or
-# server that is missing or fails to start fails its tests instead of
-# skipping them: every test runs.
+# --slurm, --browser, --s3, --wallpapers: the build's packages, Slurm and
+# munge, Chromium, the object-storage servers, the leak check's picture
+# corpus) and set LOCAL_SLURM_REQUIRED, LOCAL_BROWSER_REQUIRED,
+# LOCAL_S3_REQUIRED and LOCAL_WALLPAPERS_REQUIRED, so that a cluster, browser,
+# server or corpus that is missing or fails to start fails its tests instead
+# of skipping them: every test runs.
 # Tests that need ../shared read it from LIBSHARD_SHARED_DIR (default: the
 # folder beside the project root) and skip with a message when it is absent.
 set -euo pipefail
@@ -30,7 +31,8 @@ install_test_needs() {
   "$root/tools/setup.sh" --slurm
   "$root/tools/setup.sh" --browser
   "$root/tools/setup.sh" --s3
-  export LOCAL_SLURM_REQUIRED=1 LOCAL_BROWSER_REQUIRED=1 LOCAL_S3_REQUIRED=1
+  "$root/tools/setup.sh" --wallpapers
+  export LOCAL_SLURM_REQUIRED=1 LOCAL_BROWSER_REQUIRED=1 LOCAL_S3_REQUIRED=1 LOCAL_WALLPAPERS_REQUIRED=1
 }
 
 case "$mode" in

@@ -419,9 +419,9 @@ def test_the_link_check_finds_a_missing_file_and_a_missing_anchor(tmp_path):
 
 
 def test_readme_command_2_installs_what_the_tests_need_and_makes_a_skip_a_failure(tmp_path):
-    """tools/test.sh (README command 2) runs every test: it installs the packages, Slurm, Chromium and the
-    object-storage servers and sets the *_REQUIRED switches before ctest; .ci/run adds only the sanitizer and
-    fuzz passes (issue 32: command 2 installed none of them, and 44 tests skipped). Run with stand-ins for
+    """tools/test.sh (README command 2) runs every test: it installs the packages, Slurm, Chromium, the
+    object-storage servers and the wallpapers of the leak check's accuracy test, and sets the *_REQUIRED
+    switches before ctest; .ci/run adds only the sanitizer and fuzz passes (issue 32: command 2 installed none of them, and 44 tests skipped). Run with stand-ins for
     tools/setup.sh, cmake and ctest that record what they were asked."""
     import stat
     log = tmp_path / "log"
@@ -434,7 +434,7 @@ def test_readme_command_2_installs_what_the_tests_need_and_makes_a_skip_a_failur
         root / "tools" / "setup.sh": 'echo "setup $*" >> %s\n' % log,
         bin_dir / "cmake": 'echo "cmake $*" >> %s\n' % log,
         bin_dir / "ctest": 'echo "ctest $* slurm=${LOCAL_SLURM_REQUIRED:-} browser=${LOCAL_BROWSER_REQUIRED:-} '
-                           's3=${LOCAL_S3_REQUIRED:-}" >> %s\n' % log,
+                           's3=${LOCAL_S3_REQUIRED:-} wallpapers=${LOCAL_WALLPAPERS_REQUIRED:-}" >> %s\n' % log,
     }
     for path, body in stubs.items():
         path.write_text("#!/bin/sh\n" + body)
@@ -444,9 +444,10 @@ def test_readme_command_2_installs_what_the_tests_need_and_makes_a_skip_a_failur
     subprocess.run(["bash", str(root / "tools" / "test.sh")], check=True, env=env, cwd=str(tmp_path))
     lines = log.read_text().splitlines()
     setups = [line for line in lines if line.startswith("setup ")]
-    assert setups == ["setup --deps-only", "setup --slurm", "setup --browser", "setup --s3"], lines
+    assert setups == ["setup --deps-only", "setup --slurm", "setup --browser", "setup --s3",
+                      "setup --wallpapers"], lines
     ctest = [line for line in lines if line.startswith("ctest ")]
-    assert len(ctest) == 1 and ctest[0].endswith("slurm=1 browser=1 s3=1"), lines
+    assert len(ctest) == 1 and ctest[0].endswith("slurm=1 browser=1 s3=1 wallpapers=1"), lines
     assert lines.index(setups[-1]) < lines.index(ctest[0])
     ci = [line.strip() for line in open(os.path.join(SOURCE, ".ci", "run"), encoding="utf-8")
           if line.strip() and not line.lstrip().startswith("#")]

@@ -98,6 +98,23 @@ TEST(PerceptualHashTest, FastDctIsTheTextbookDct) {
   }
 }
 
+// The centre hash is the hash of the centred region, cut out by hand; an
+// exact copy of that region hashes to the original's centre hash.
+TEST(PerceptualHashTest, CentreHashIsTheHashOfTheCentredRegion) {
+  for (int w : {40, 97, 400, 1001}) {
+    const int h = 30 + w / 3;
+    const Image img = SyntheticPhoto(w, h, static_cast<uint64_t>(w));
+    const PixelRect r = CentreRegionOf(w, h);
+    EXPECT_EQ(r.x, w * 25 / 1000);
+    EXPECT_EQ(r.y, h * 25 / 1000);
+    EXPECT_EQ(r.x + r.width + r.x, w);
+    const Image centre = testing::CropOf(img, r.x, r.y, r.width, r.height);
+    EXPECT_EQ(CentrePerceptualHash(img), PerceptualHash(centre)) << w;
+    EXPECT_EQ(CentrePerceptualHash(img), ReferenceHash(centre)) << w;
+  }
+  EXPECT_EQ(CentrePerceptualHash(Image()), 0u);
+}
+
 TEST(PerceptualHashTest, SmallImagesAndEmptyOnes) {
   for (int w : {5, 31, 33}) {  // (a 1-pixel-wide picture is flat: its bits are rounding)
     const Image img = SyntheticPhoto(w, 3 + w / 2, static_cast<uint64_t>(w));

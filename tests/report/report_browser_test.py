@@ -87,6 +87,28 @@ def make_segmentation_set(root, index_masks=False):
     return images, masks, os.path.join(root, "class_dict.csv")
 
 
+def make_leaky_set(root):
+    """train/ with 6 distinct pictures; val/ with copies of 3 of them (exact, JPEG q60, 0.75x) and 2 others."""
+    import random
+    rng = random.Random(33)
+    pictures = []
+    for i in range(8):
+        im = Image.new("RGB", (192, 144), tuple(rng.randrange(256) for _ in range(3)))
+        for _ in range(5):  # large blocks of colour: distinct layouts, far apart as hashes
+            x, y = rng.randrange(150), rng.randrange(110)
+            im.paste(tuple(rng.randrange(256) for _ in range(3)), (x, y, x + 30 + rng.randrange(80), y + 30 + rng.randrange(60)))
+        pictures.append(im)
+    for split in ("train", "val"):
+        os.makedirs(os.path.join(root, split, "things"))
+    for i in range(6):
+        pictures[i].save(os.path.join(root, "train", "things", "t%d.png" % i))
+    pictures[0].save(os.path.join(root, "val", "things", "copy of t0.png"))
+    pictures[1].save(os.path.join(root, "val", "things", "t1 again.jpg"), quality=60)
+    pictures[2].resize((144, 108), Image.BILINEAR).save(os.path.join(root, "val", "things", "t2 smaller.png"))
+    pictures[6].save(os.path.join(root, "val", "things", "v6.png"))
+    pictures[7].save(os.path.join(root, "val", "things", "v7.png"))
+
+
 def run(*args):
     p = subprocess.run([SHARD, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if p.returncode != 0:
@@ -118,6 +140,14 @@ DOM_SCRIPT = r"""
     verifyFaults: (document.getElementById('verify-result') || {dataset: {}}).dataset.faults,
     more: q('section.split > p.more').map(p => p.textContent),
     charts: q('svg.chart').map(s => ({title: (s.querySelector('title') || {}).textContent, texts: q('text', s).length})),
+    duplicates: Object.assign({}, (document.getElementById('duplicate-counts') || {dataset: {}}).dataset),
+    leakPairs: q('.leak-pair').map(p => ({kind: p.dataset.kind, distance: p.dataset.distance,
+      figures: q('figure', p).map(f => {
+        const img = f.querySelector('img'), r = img ? img.getBoundingClientRect() : null;
+        return {split: f.dataset.split, file: f.dataset.file, caption: f.querySelector('figcaption').textContent,
+                decoded: !!img && img.complete && img.naturalWidth > 0, src: img ? img.getAttribute('src') : '',
+                left: r ? r.left : 0, top: r ? r.top : 0, width: r ? r.width : 0};
+      })})),
   };
 })()
 """
@@ -186,9 +216,15 @@ class ReportBrowserTest(unittest.TestCase):
         with open(os.path.join(cls.many, "manifest.json"), "w") as f:
             json.dump(m, f)
         run("report", cls.many, "-q")
+        # Leaks: train images, and in val an exact copy, a JPEG re-encode and a resized copy of three of them.
+        cls.leaky = os.path.join(cls.tmp, "leaky")
+        make_leaky_set(os.path.join(cls.tmp, "leaky_in"))
+        run("convert", os.path.join(cls.tmp, "leaky_in"), "-o", cls.leaky, "-q")
+        run("report", cls.leaky, "-q")
         cls.browser = browser.Browser()
         cls.results = {}
-        for name, folder in (("fashion", cls.fashion), ("seg", cls.seg), ("index", cls.index_seg), ("many", cls.many)):
+        for name, folder in (("fashion", cls.fashion), ("seg", cls.seg), ("index", cls.index_seg), ("many", cls.many),
+                             ("leaky", cls.leaky)):
             url = "file://" + os.path.join(folder, "report.html")
             for width in (1280, 400):
                 cls.browser.open(url, width, 900)
@@ -243,7 +279,7 @@ class ReportBrowserTest(unittest.TestCase):
             self.assertEqual(dom["scripts"], 0, key)
             for u in dom["urls"]:
                 self.assertFalse(re.match(r"\s*(https?:|//)", u, re.I), (key, u[:80]))
-        for folder in (self.fashion, self.seg, self.index_seg, self.many):
+        for folder in (self.fashion, self.seg, self.index_seg, self.many, self.leaky):
             with open(os.path.join(folder, "report.html")) as f:
                 text = f.read()
             self.assertIsNone(re.search(r"""(src|href)\s*=\s*["']?\s*(https?:|//)""", text, re.I))
@@ -264,7 +300,7 @@ class ReportBrowserTest(unittest.TestCase):
         self.assertTrue(dom["verify"].startswith("verified:"), dom["verify"])
 
     def test_fits_400_px_without_sideways_scrolling(self):
-        for name in ("fashion", "seg", "index", "many"):
+        for name in ("fashion", "seg", "index", "many", "leaky"):
             dom, _ = self.results[(name, 400)]
             self.assertEqual(dom["innerWidth"], 400)
             self.assertLessEqual(dom["scrollWidth"], 400, name)
@@ -343,6 +379,35 @@ class ReportBrowserTest(unittest.TestCase):
             # Per split: under the chart, and under the thumbnails.
             self.assertEqual(len(dom["more"]), 2 * len(dom["splits"]), dom["more"])
             self.assertTrue(all(m.startswith("and 9,960 more classes (") for m in dom["more"]), dom["more"])
+
+    def test_leaked_pairs_side_by_side_with_both_thumbnails(self):
+        m = self.manifest(self.leaky)
+        with open(os.path.join(self.leaky, "duplicates.tsv")) as f:
+            rows = [line.rstrip("\n").split("\t") for line in f][1:]
+        leaks = [r for r in rows if r[2] != r[4]]
+        self.assertEqual(int(m["duplicates"]["leaks"]), len(leaks))
+        self.assertEqual(sorted(r[5] for r in leaks),
+                         ["val/things/copy of t0.png", "val/things/t1 again.jpg", "val/things/t2 smaller.png"])
+        for width in (1280, 400):
+            dom, _ = self.results[("leaky", width)]
+            self.assertEqual(dom["duplicates"]["leaks"], str(m["duplicates"]["leaks"]))
+            self.assertEqual(dom["duplicates"]["within"], str(m["duplicates"].get("within", 0)))
+            shown = [(p["kind"], p["distance"], p["figures"][0]["split"], p["figures"][0]["file"],
+                      p["figures"][1]["split"], p["figures"][1]["file"]) for p in dom["leakPairs"]]
+            self.assertEqual(shown, [tuple(r) for r in leaks])
+            for p in dom["leakPairs"]:
+                a, b = p["figures"]
+                self.assertTrue(a["decoded"] and b["decoded"], p)
+                self.assertTrue(a["caption"].startswith("train") and b["caption"].startswith("val"), p)
+                self.assertGreater(a["width"], 20, p)
+                if width == 1280:  # side by side
+                    self.assertAlmostEqual(a["top"], b["top"], delta=1)
+                    self.assertLess(a["left"] + a["width"], b["left"] + 1)
+                # Each thumbnail is its own image: the copy's looks like its original.
+                ta = decode_data_url(a["src"]).convert("L").resize((16, 16))
+                tb = decode_data_url(b["src"]).convert("L").resize((16, 16))
+                diff = sum(abs(x - y) for x, y in zip(ta.getdata(), tb.getdata())) / 256
+                self.assertLess(diff, 24, p)
 
     def test_segmentation_pixel_histogram_and_thumbnail_sizes(self):
         m = self.manifest(self.seg)

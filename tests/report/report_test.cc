@@ -122,7 +122,7 @@ TEST(ReportTest, SameSeedSameBytesOtherSeedOtherThumbnails) {
   StatusOr<std::string> c = RenderReport(out, o);
   ASSERT_TRUE(c.ok());
   // 10 classes x 2 thumbnails in each of two splits (train 80, val 20 samples).
-  EXPECT_EQ(Count(*a, "<figure "), 40u);
+  EXPECT_EQ(Count(*a, "<figure title="), 40u);  // (the duplicates section has its own figures)
   EXPECT_EQ(ThumbFiles(*a), ThumbFiles(*b));
   EXPECT_NE(ThumbFiles(*a), ThumbFiles(*c));
   EXPECT_FALSE(Contains(*a, "<script"));
@@ -195,6 +195,45 @@ TEST(ReportTest, RejectsAreGroupedByReason) {
   EXPECT_TRUE(Contains(*html, "7 rejected in 1 group(s)")) << *html;
   EXPECT_TRUE(Contains(*html, "data-count=\"7\""));
   EXPECT_TRUE(Contains(*html, "and 2 more</li>"));  // five files shown per group
+}
+
+// Issue 33: the duplicates section shows the leak check's counts and the
+// first kShownLeaks (24) leaked pairs side by side, each with both
+// thumbnails; the rest are counted.
+TEST(ReportTest, LeakedPairsSideBySideAndMoreCounted) {
+  const std::string dir = MakeTempDir();
+  const std::string in = dir + "/in";
+  // The sample's train images again in val: 80 exact leaks.
+  ASSERT_EQ(std::system(("mkdir -p " + in + " && cp -r " + SourceDir() + "/samples/images/train " + in +
+                         "/train && cp -r " + SourceDir() + "/samples/images/train " + in + "/val")
+                            .c_str()),
+            0);
+  auto r = RunShard("convert " + in + " -o " + dir + "/out -q --no-sync");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  StatusOr<Manifest> m = manifest::ReadManifest(dir + "/out/manifest.json");
+  ASSERT_TRUE(m.ok());
+  const uint64_t leaks = m->duplicates().leaks();
+  ASSERT_GE(leaks, 80u);
+  StatusOr<std::string> html = RenderReport(dir + "/out", {});
+  ASSERT_TRUE(html.ok()) << html.status().message();
+  EXPECT_TRUE(Contains(*html, "data-leaks=\"" + std::to_string(leaks) + "\"")) << *html;
+  EXPECT_TRUE(Contains(*html, "data-within=\"" + std::to_string(m->duplicates().within()) + "\""));
+  EXPECT_EQ(Count(*html, "<div class=\"leak-pair\""), 24u);
+  EXPECT_TRUE(Contains(*html, "and " + std::to_string(leaks - 24) + " more leaked pair(s)"));
+  // Both sides of each shown pair have their picture: 48 thumbnails, none missing.
+  const std::string section = html->substr(html->find("<section id=\"duplicates\">"));
+  EXPECT_EQ(Count(section.substr(0, section.find("</section>")), "<img class=\"image"), 48u);
+  EXPECT_FALSE(Contains(*html, "not found in its split"));
+  EXPECT_TRUE(Contains(*html,
+                       "<div class=\"leak-pair\" data-kind=\"exact\" data-distance=\"0\"><figure "
+                       "data-split=\"train\" data-file=\"train/"))
+      << section.substr(0, 600);
+  // Without the list the counts still show, with what went wrong.
+  ASSERT_EQ(std::remove((dir + "/out/duplicates.tsv").c_str()), 0);
+  html = RenderReport(dir + "/out", {});
+  ASSERT_TRUE(html.ok());
+  EXPECT_TRUE(Contains(*html, "duplicates.tsv")) << *html;
+  EXPECT_EQ(Count(*html, "<div class=\"leak-pair\""), 0u);
 }
 
 // Issue 30 item 4: a right-to-left override in a class or a file name is
@@ -340,7 +379,7 @@ TEST(ReportTest, CliWritesThePageAndRejectsBadArguments) {
   auto ok = RunShard("report " + out + " -o " + dir + "/page.html --thumbnails 1");
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
   EXPECT_TRUE(Contains(ok.err, "wrote " + dir + "/page.html"));
-  EXPECT_EQ(Count(ReadFileOrDie(dir + "/page.html"), "<figure "), 20u);
+  EXPECT_EQ(Count(ReadFileOrDie(dir + "/page.html"), "<figure title="), 20u);
   EXPECT_EQ(RunShard("report " + dir + "/nowhere").exit_code, 2);
   EXPECT_EQ(RunShard("report " + out + " --thumbnails 65").exit_code, 2);
   EXPECT_EQ(RunShard("report " + out + " --decode").exit_code, 2);  // needs --verify

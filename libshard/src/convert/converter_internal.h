@@ -105,7 +105,7 @@ class ShardSink {
   // perceptual hashes (index ids into `files`).
   struct SplitSeen {
     std::map<std::string, uint32_t> exact;
-    std::unique_ptr<DuplicateIndex> near;
+    std::unique_ptr<FingerprintIndex> near;
     std::vector<std::string> files;
   };
   std::map<std::string, SplitSeen> seen_;

@@ -71,7 +71,33 @@ ImageFingerprint FingerprintOf(const image::Image& pixels) {
   f.pixels_sha256 =
       util::Sha256Hex(shape, std::string_view(reinterpret_cast<const char*>(pixels.data()), pixels.byte_size()));
   f.phash = image::PerceptualHash(pixels);
+  f.centre_phash = image::CentrePerceptualHash(pixels);
   return f;
+}
+
+int FingerprintDistance(const ImageFingerprint& a, const ImageFingerprint& b) {
+  return std::min({image::HammingDistance(a.phash, b.phash), image::HammingDistance(a.centre_phash, b.phash),
+                   image::HammingDistance(a.phash, b.centre_phash)});
+}
+
+FingerprintIndex::FingerprintIndex(int max_distance, uint64_t expected_count)
+    : whole_(max_distance, expected_count), centre_(max_distance, expected_count) {}
+
+void FingerprintIndex::Add(const ImageFingerprint& f) {
+  whole_.Add(f.phash);
+  centre_.Add(f.centre_phash);
+}
+
+void FingerprintIndex::ForEachNear(const ImageFingerprint& f, const std::function<void(uint32_t, int)>& found) const {
+  std::vector<std::pair<uint32_t, int>> near;
+  auto collect = [&near](uint32_t id, int distance) { near.emplace_back(id, distance); };
+  whole_.ForEachNear(f.phash, collect);
+  centre_.ForEachNear(f.phash, collect);
+  whole_.ForEachNear(f.centre_phash, collect);
+  std::sort(near.begin(), near.end());  // by id, the least distance first
+  for (size_t i = 0; i < near.size(); ++i) {
+    if (i == 0 || near[i].first != near[i - 1].first) found(near[i].first, near[i].second);
+  }
 }
 
 DuplicateIndex::DuplicateIndex(int max_distance, uint64_t expected_count)
@@ -151,7 +177,7 @@ DuplicateReport FindDuplicates(const std::vector<DuplicateImage>& images, int ma
   std::unordered_map<std::string, std::map<std::string, uint32_t>> firsts;
   // Near: the first images, in the index under their position in `reps`.
   std::vector<uint32_t> reps;
-  DuplicateIndex index(max_distance, images.size());
+  FingerprintIndex index(max_distance, images.size());
   for (uint32_t i = 0; i < images.size(); ++i) {
     const DuplicateImage& img = images[i];
     std::map<std::string, uint32_t>& group = firsts[img.fingerprint.pixels_sha256];
@@ -163,14 +189,14 @@ DuplicateReport FindDuplicates(const std::vector<DuplicateImage>& images, int ma
     for (const auto& [split, first] : group) add(first, i, true, 0);
     group.emplace(img.split, i);
     std::vector<std::pair<uint32_t, int>> near;
-    index.ForEachNear(img.fingerprint.phash, [&](uint32_t rep, int distance) {
+    index.ForEachNear(img.fingerprint, [&](uint32_t rep, int distance) {
       if (images[reps[rep]].fingerprint.pixels_sha256 != img.fingerprint.pixels_sha256) {
         near.emplace_back(reps[rep], distance);
       }
     });
     std::sort(near.begin(), near.end());
     for (const auto& [a, distance] : near) add(a, i, false, distance);
-    index.Add(img.fingerprint.phash);
+    index.Add(img.fingerprint);
     reps.push_back(i);
   }
   report.pairs = std::move(leaks);

@@ -24,9 +24,10 @@ bool IsHex(const std::string& s, size_t digits) {
 Status AppendDuplicateImages(const ShardEntry& e, std::vector<DuplicateImage>* out) {
   for (int i = 0; i < e.image_hashes_size(); ++i) {
     const ImageHash& h = e.image_hashes(i);
-    if (!IsHex(h.pixels_sha256(), 64) || !IsHex(h.phash(), 16)) {
+    if (!IsHex(h.pixels_sha256(), 64) || !IsHex(h.phash(), 16) ||
+        !(h.centre_phash().empty() || IsHex(h.centre_phash(), 16))) {
       return InvalidArgumentError("shard " + e.file() + ": image hash " + std::to_string(i) +
-                                  " is not a 64-digit SHA-256 and a 16-digit hash in hex");
+                                  " is not a 64-digit SHA-256 and 16-digit hashes in hex");
     }
     DuplicateImage img;
     img.split = e.split();
@@ -34,6 +35,9 @@ Status AppendDuplicateImages(const ShardEntry& e, std::vector<DuplicateImage>* o
     img.fingerprint.pixels_sha256 = h.pixels_sha256();
     for (char& c : img.fingerprint.pixels_sha256) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     img.fingerprint.phash = std::strtoull(h.phash().c_str(), nullptr, 16);
+    // An entry of an older libshard has no centre hash: the whole one stands in.
+    img.fingerprint.centre_phash =
+        h.centre_phash().empty() ? img.fingerprint.phash : std::strtoull(h.centre_phash().c_str(), nullptr, 16);
     out->push_back(std::move(img));
   }
   return Status::OK();
@@ -58,6 +62,8 @@ ImageHash ImageHashOf(const std::string& escaped_path, const ImageFingerprint& f
   char hex[17];
   std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(fingerprint.phash));
   h.set_phash(hex);
+  std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(fingerprint.centre_phash));
+  h.set_centre_phash(hex);
   return h;
 }
 

@@ -81,13 +81,13 @@ std::string ShardSink::DuplicateOf(const std::string& split, const std::string& 
   if (seen.near == nullptr) {
     uint64_t planned = 0;
     for (const PlannedShard& s : plan_.shards) planned += s.split == split ? s.samples.size() : 0;
-    seen.near = std::make_unique<DuplicateIndex>(o_.leak_distance, planned);
+    seen.near = std::make_unique<FingerprintIndex>(o_.leak_distance, planned);
   }
   const auto exact = seen.exact.find(f.pixels_sha256);
   if (exact != seen.exact.end()) return "duplicate of " + seen.files[exact->second] + " (exact: equal pixels)";
   uint32_t first = UINT32_MAX;
   int distance = 0;
-  seen.near->ForEachNear(f.phash, [&](uint32_t id, int d) {
+  seen.near->ForEachNear(f, [&](uint32_t id, int d) {
     if (id < first) {
       first = id;
       distance = d;
@@ -98,7 +98,7 @@ std::string ShardSink::DuplicateOf(const std::string& split, const std::string& 
            " bits apart)";
   }
   seen.exact.emplace(f.pixels_sha256, seen.near->size());
-  seen.near->Add(f.phash);
+  seen.near->Add(f);
   seen.files.push_back(file);
   return "";
 }

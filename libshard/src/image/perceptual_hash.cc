@@ -46,11 +46,11 @@ struct Axis {
   std::array<int, kGrid> lo{}, hi{}, step{};
 };
 
-Axis AxisOf(int size) {
+Axis AxisOf(int offset, int size) {
   Axis a;
   for (int i = 0; i < kGrid; ++i) {
-    a.lo[i] = static_cast<int>(static_cast<int64_t>(i) * size / kGrid);
-    a.hi[i] = std::max(static_cast<int>(static_cast<int64_t>(i + 1) * size / kGrid), a.lo[i] + 1);
+    a.lo[i] = offset + static_cast<int>(static_cast<int64_t>(i) * size / kGrid);
+    a.hi[i] = std::max(offset + static_cast<int>(static_cast<int64_t>(i + 1) * size / kGrid), a.lo[i] + 1);
     a.step[i] = (a.hi[i] - a.lo[i] + kMaxSamples - 1) / kMaxSamples;
   }
   return a;
@@ -90,9 +90,10 @@ void SumCellsOf(const Image& img, const Axis& xa, const Axis& ya, std::array<uin
   }
 }
 
-// The 32x32 gray grid of cell means (values 0..255 as doubles).
-std::array<double, kGrid * kGrid> GrayGrid(const Image& img) {
-  const Axis xa = AxisOf(img.width()), ya = AxisOf(img.height());
+// The 32x32 gray grid of cell means (values 0..255 as doubles) of the
+// region `r` of `img` (inside it, not empty).
+std::array<double, kGrid * kGrid> GrayGrid(const Image& img, const PixelRect& r) {
+  const Axis xa = AxisOf(r.x, r.width), ya = AxisOf(r.y, r.height);
   std::array<uint64_t, kGrid * kGrid> sums{}, counts{};
   if (img.bit_depth() == 16) {
     SumCellsOf<uint16_t>(img, xa, ya, &sums, &counts);
@@ -106,11 +107,9 @@ std::array<double, kGrid * kGrid> GrayGrid(const Image& img) {
   return grid;
 }
 
-}  // namespace
-
-uint64_t PerceptualHash(const Image& img) {
-  if (img.empty()) return 0;
-  const std::array<double, kGrid* kGrid> grid = GrayGrid(img);
+// The hash of the region `r` of `img`.
+uint64_t HashOfRegion(const Image& img, const PixelRect& r) {
+  const std::array<double, kGrid* kGrid> grid = GrayGrid(img, r);
   const auto& basis = Basis();
   // Rows first: for each grid row y, its 8 horizontal frequencies.
   std::array<double, kGrid * kKeep> rows{};
@@ -138,6 +137,24 @@ uint64_t PerceptualHash(const Image& img) {
     if (coeff[i] > median) hash |= uint64_t{1} << i;
   }
   return hash;
+}
+
+}  // namespace
+
+uint64_t PerceptualHash(const Image& img) {
+  if (img.empty()) return 0;
+  return HashOfRegion(img, PixelRect{0, 0, img.width(), img.height()});
+}
+
+PixelRect CentreRegionOf(int width, int height) {
+  const int mx = static_cast<int>(int64_t{width} * kCentreMarginPerMille / 1000);
+  const int my = static_cast<int>(int64_t{height} * kCentreMarginPerMille / 1000);
+  return PixelRect{mx, my, width - 2 * mx, height - 2 * my};
+}
+
+uint64_t CentrePerceptualHash(const Image& img) {
+  if (img.empty()) return 0;
+  return HashOfRegion(img, CentreRegionOf(img.width(), img.height()));
 }
 
 }  // namespace libshard::image

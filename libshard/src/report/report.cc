@@ -31,6 +31,7 @@
 #include "libshard/verify/verifier.h"
 #include "report/box_sections.h"
 #include "report/dataset_sections.h"
+#include "report/duplicate_section.h"
 #include "report/mixture_section.h"
 #include "report/page_parts.h"
 #include "report/report_context.h"
@@ -98,6 +99,8 @@ figure{margin:0;min-width:0}
 .thumb img.overlay{position:absolute;left:0;top:0;height:100%;opacity:.5}
 .thumb svg.boxes{position:absolute;left:0;top:0;width:100%;height:100%;fill:none;stroke-width:2px;vector-effect:non-scaling-stroke}
 .thumb svg.boxes rect{vector-effect:non-scaling-stroke}
+.leak-pairs{display:grid;grid-template-columns:repeat(auto-fill,minmax(260px,1fr));gap:10px 24px}
+.leak-pair{display:grid;grid-template-columns:1fr 1fr;gap:4px}.leak-pair p{grid-column:1/3;margin:0;font-size:12px}
 figcaption{font-size:11px;color:var(--muted);white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
 @media (max-width:480px){main{padding:10px}table{font-size:.8em}th,td{padding-right:6px}}
 .ok{color:#116329;font-weight:600}
@@ -226,6 +229,7 @@ StatusOr<std::string> RenderReport(const std::string& source, const ReportOption
     html += BoxSection(c, thumbs);
     html += "</section>";
   }
+  html += DuplicateSection(c);
   html += RejectSection(m);
   if (options.verify) html += VerifySection(c);
   html += OptionsSection(m);

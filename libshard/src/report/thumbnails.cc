@@ -33,7 +33,6 @@
 #include "report/report_context.h"
 
 namespace libshard::report {
-namespace {
 
 Status MakeThumb(const Context& c, std::string_view record, Thumb* out) {
   LIBSHARD_ASSIGN_OR_RETURN(example::ExampleView ex, example::ExampleView::Parse(record));
@@ -97,8 +96,6 @@ Status MakeThumb(const Context& c, std::string_view record, Thumb* out) {
   }
   return Status::OK();
 }
-
-}  // namespace
 
 // Visits records of `split` in a seeded order and keeps the first
 // thumbnails_per_class of each shown class.

@@ -7,11 +7,16 @@
 
 #include <cstdint>
 #include <set>
+#include <string_view>
 
 #include "libshard/status.h"
 #include "report/report_context.h"
 
 namespace libshard::report {
+
+// One record's thumbnail (its file name, label, pixels as a data: URL and
+// mask overlay); errors of parsing or decoding the record.
+Status MakeThumb(const Context& c, std::string_view record, Thumb* out);
 
 StatusOr<SplitThumbs> PickThumbs(const Context& c, const SplitEntry& split, const std::set<int64_t>& shown);
 

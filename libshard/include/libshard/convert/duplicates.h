@@ -6,9 +6,13 @@
 //     image/image.h lays them out), so two files with equal pixels after the
 //     conversion's decode and transform have equal keys;
 //   * the perceptual hash (image/perceptual_hash.h, 64 bits), near for
-//     re-encodes, resized and slightly cropped copies.
+//     re-encodes and resized copies, and the hash of the image's centred
+//     region (CentrePerceptualHash: 2.5 % off every side), near the whole
+//     hash of a copy with about 5 % of each side cropped off.
 // Two images are duplicates when their keys are equal ("exact", distance 0)
-// or their hashes differ in at most `max_distance` bits ("near").
+// or their hashes differ in at most `max_distance` bits ("near"), the
+// distance being the least of whole-whole, centre(a)-whole(b) and
+// whole(a)-centre(b) (FingerprintIndex).
 //
 // Search without comparing all pairs (multi-index hashing, Norouzi et al.
 // 2012): the 64 bits are cut into m bands (3 <= m <= max_distance + 1); two
@@ -44,13 +48,12 @@
 
 namespace libshard::convert {
 
-// --leak-distance's default and range. 6 of 64 bits: the farthest copy the
-// accuracy tests make (JPEG quality 60, 0.5-0.9 resizes: 4 bits) stays inside
-// it with 2 bits to spare, the closest of 1,000 distinct synthetic pictures
-// (10 bits) well outside, and the smooth wallpaper gradients that pair at
-// 7-8 bits (and shirts and coats of the 28x28 Fashion-MNIST sample) do not (tests/image/perceptual_hash_test.cc,
-// tests/convert/ duplicates_test.cc; docs/convert.md gives the false-pair rate on real pictures and the 5 % crops it
-// does not reach).
+// --leak-distance's default and range. 6 of 64 bits, from the wallpaper
+// corpus (tests/convert/leak_accuracy_test.cc prints the table: 1,000
+// distinct real crops, copies of 200): JPEG quality 60 copies 98.5 % found,
+// 0.5-0.9 resizes and centred 5 % crops 99.5-100 %, 35 false pairs of the
+// 499,500; at 4 those copies drop to 96-98 % for 18 false pairs, at 8 the
+// false pairs double (73) for 1 % more recall. docs/convert.md gives it all.
 inline constexpr int kDefaultLeakDistance = 6;
 inline constexpr int kMaxLeakDistance = 16;
 
@@ -65,8 +68,12 @@ const char* LeakModeName(LeakMode mode);
 // The fingerprints of one stored image.
 struct ImageFingerprint {
   std::string pixels_sha256;  // 64 lower-case hex digits
-  uint64_t phash = 0;
+  uint64_t phash = 0;         // image::PerceptualHash
+  uint64_t centre_phash = 0;  // image::CentrePerceptualHash
 };
+// The distance of two fingerprints' hashes: the least of whole-whole and the
+// two centre-whole distances (centre-centre is not compared).
+int FingerprintDistance(const ImageFingerprint& a, const ImageFingerprint& b);
 ImageFingerprint FingerprintOf(const image::Image& pixels);
 
 // Near-duplicate search over 64-bit hashes (see above), incremental.
@@ -96,6 +103,23 @@ class DuplicateIndex {
   std::vector<std::vector<uint32_t>> head_;  // per band: value -> last id + 1 (0: none)
   std::vector<std::vector<uint32_t>> next_;  // per band: id -> earlier id + 1 with the value
   std::vector<uint64_t> hashes_;
+};
+
+// Near-duplicate search over fingerprints: FingerprintDistance within
+// max_distance, through two DuplicateIndexes (whole hashes and centre
+// hashes; three look-ups a query). Same contract as DuplicateIndex.
+class FingerprintIndex {
+ public:
+  FingerprintIndex(int max_distance, uint64_t expected_count);
+  // Calls found(id, distance) once for every added fingerprint within
+  // max_distance of `f` (FingerprintDistance), in increasing id order.
+  void ForEachNear(const ImageFingerprint& f, const std::function<void(uint32_t id, int distance)>& found) const;
+  // Adds `f` with id size().
+  void Add(const ImageFingerprint& f);
+  uint32_t size() const { return whole_.size(); }
+
+ private:
+  DuplicateIndex whole_, centre_;
 };
 
 // One converted image as the leak check sees it.

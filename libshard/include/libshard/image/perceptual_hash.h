@@ -17,6 +17,11 @@
 //   3. bit 8 * v + u (v the vertical, u the horizontal frequency) is 1 when
 //      coefficient (u, v) is above the median of the 63 coefficients other
 //      than DC; bit 0 (DC) is always 0.
+// A second hash, of the centred region (CentreRegionOf: 2.5 % of the width
+// off the left and right, 2.5 % of the height off the top and bottom),
+// finds copies with about 5 % of each side cropped off: the copy's whole
+// hash is near the original's centre hash (the leak check compares both
+// ways; convert/duplicates.h).
 // The result depends only on the pixels (not on the thread, CPU or platform:
 // the DCT runs in double with a fixed order of operations).
 //
@@ -36,6 +41,15 @@ namespace libshard::image {
 
 // The 64-bit DCT hash of `img` (any channels 1..4, 8- or 16-bit).
 uint64_t PerceptualHash(const Image& img);
+
+// The centred region the second hash covers: floor(width * 25 / 1000)
+// pixels off the left and the right, floor(height * 25 / 1000) off the top
+// and the bottom.
+inline constexpr int kCentreMarginPerMille = 25;
+PixelRect CentreRegionOf(int width, int height);
+
+// The 64-bit DCT hash of CentreRegionOf(img) (0 for an empty image).
+uint64_t CentrePerceptualHash(const Image& img);
 
 // Bits that differ between two hashes, 0..64.
 inline int HammingDistance(uint64_t a, uint64_t b) { return __builtin_popcountll(a ^ b); }
