@@ -36,7 +36,7 @@ class HostileServerTest : public ::testing::Test {
 
   std::string dir_;
   std::unique_ptr<LyingS3> server_;
-  S3Config config_;
+  StoreConfig config_;
 };
 
 TEST_F(HostileServerTest, HonestListPagesAreFollowed) {
@@ -129,9 +129,9 @@ TEST_F(HostileServerTest, DripAboveTheStallLimitEndsAtTheDeadlineNamingIt) {
 TEST_F(HostileServerTest, DeadlineComesFromTheEnvironment) {
   ::setenv("LIBSHARD_DEADLINE_BASE_S", "7.5", 1);
   ::setenv("LIBSHARD_DEADLINE_MIN_RATE", "1000", 1);
-  StatusOr<S3Config> c = S3Config::FromEnvironment();
+  StatusOr<StoreConfig> c = StoreConfig::FromEnvironment();
   ::setenv("LIBSHARD_DEADLINE_MIN_RATE", "fast", 1);
-  StatusOr<S3Config> bad = S3Config::FromEnvironment();
+  StatusOr<StoreConfig> bad = StoreConfig::FromEnvironment();
   ::unsetenv("LIBSHARD_DEADLINE_BASE_S");
   ::unsetenv("LIBSHARD_DEADLINE_MIN_RATE");
   ASSERT_TRUE(c.ok()) << c.status();

@@ -32,16 +32,18 @@
 #include <vector>
 
 #include "libshard/status.h"
-#include "libshard/store/s3_config.h"
 
 namespace libshard::store {
+
+struct StoreConfig;  // store_config.h
 
 // A parsed object URL or local path.
 struct Location {
   enum class Scheme { kLocal, kS3, kHttps };
   Scheme scheme = Scheme::kLocal;
-  // kS3: the bucket. kHttps: "https://host[:port]" (or http://). kLocal: "".
-  std::string bucket;
+  // What the keys are relative to. kS3: the bucket. kHttps: the server's
+  // base URL, "https://host[:port]" (or http://). kLocal: "".
+  std::string root;
   // kS3: the object key or prefix, no leading '/'. kHttps: the path, no
   // leading '/'. kLocal: the path as given.
   std::string key;
@@ -169,11 +171,13 @@ class ObjectStore {
   virtual void Cancel() {}
 };
 
-// The store for `location`: an S3 bucket (configured by `s3`, normally
-// S3Config::FromEnvironment()), an https server (read-only; `s3.ca_bundle`
-// and `s3.retry` apply), or the local file system (keys are paths).
-StatusOr<std::unique_ptr<ObjectStore>> OpenStore(const Location& location, const S3Config& s3);
-// The same with the configuration from the environment (S3Config::FromEnvironment).
+// The store for `location`: an S3 bucket (configured by `config`, normally
+// StoreConfig::FromEnvironment(); s3_store.h), a web server (read-only;
+// `config.ca_bundle` and `config.retry` apply; web_server_store.h), or the
+// local file system (keys are paths; local_store.h). Include store_config.h
+// to call it.
+StatusOr<std::unique_ptr<ObjectStore>> OpenStore(const Location& location, const StoreConfig& config);
+// The same with the configuration from the environment (StoreConfig::FromEnvironment).
 StatusOr<std::unique_ptr<ObjectStore>> OpenStore(const Location& location);
 
 }  // namespace libshard::store
