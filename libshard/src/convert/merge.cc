@@ -195,7 +195,7 @@ StatusOr<MergeResult> MergeTasks(const std::string& dir, const MergeOptions& mer
   LIBSHARD_RETURN_IF_ERROR(CheckLeaks(dir, leaks, first.options().leak_distance(), /*sync=*/true, &result.manifest,
                                       &result.shards_without_hashes));
   LIBSHARD_RETURN_IF_ERROR(WriteRejectsTsv(dir + "/rejects.tsv", result.manifest));
-  result.manifest_path = dir + "/" + kManifestName;
+  result.manifest_path = manifest::ManifestInFolder(dir);
   LIBSHARD_RETURN_IF_ERROR(io::WriteFileAtomically(result.manifest_path, manifest::ToJson(result.manifest)));
   return result;
 }
