@@ -1,8 +1,11 @@
 // ObjectStore: where shards live when they are not local files -- an S3
 // bucket (s3://BUCKET/KEY), an https server (https://HOST/PATH, read-only) --
-// and, behind the same interface, a local folder. The reader's cache, `shard
-// verify`/`inspect` and the converter's upload go through it, so another
-// store can be added later without touching them.
+// and, behind the same interface, a local folder. The reader's cache
+// (shard_cache.h) and the remote module (staging a remote set for verify,
+// report, inspect and merge; uploading a conversion) go through it, so
+// another store can be added later without touching them. The stores
+// themselves: s3_store.h, web_server_store.h, local_store.h; their
+// configuration: store_config.h.
 //
 //   LIBSHARD_ASSIGN_OR_RETURN(store::Location loc, store::ParseLocation("s3://b/ds/manifest.json"));
 //   LIBSHARD_ASSIGN_OR_RETURN(auto s, store::OpenStore(loc));
