@@ -12,7 +12,7 @@
 #include "libshard/io/open_file.h"
 #include "libshard/store/s3_store.h"
 #include "remote/remote_fixtures.h"
-#include "store/servers.h"
+#include "servers/servers.h"
 #include "testutil.h"
 
 namespace libshard {

@@ -18,7 +18,7 @@
 #include "libshard/store/local_store.h"
 #include "libshard/store/s3_store.h"
 #include "libshard/store/shard_cache.h"
-#include "store/servers.h"
+#include "servers/servers.h"
 #include "testutil.h"
 
 namespace libshard::store {

@@ -1,4 +1,4 @@
-// The store against a server that lies (tests/store/lying_s3.py, a real
+// The store against a server that lies (tests/servers/lying_s3.py, a real
 // HTTP server on 127.0.0.1): every lie ends in a clear error naming the URL,
 // in bounded time and memory, or is handled -- never a loop, a crash or a
 // silent acceptance of wrong bytes.
@@ -12,7 +12,7 @@
 
 #include "libshard/crc32c.h"
 #include "libshard/store/s3_store.h"
-#include "store/servers.h"
+#include "servers/servers.h"
 #include "testutil.h"
 
 namespace libshard::store {

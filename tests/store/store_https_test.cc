@@ -8,7 +8,7 @@
 #include "libshard/crc32c.h"
 #include "libshard/store/local_store.h"
 #include "libshard/store/object_store.h"
-#include "store/servers.h"
+#include "servers/servers.h"
 #include "testutil.h"
 
 namespace libshard::store {

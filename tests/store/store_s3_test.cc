@@ -10,7 +10,7 @@
 #include "libshard/crc32c.h"
 #include "libshard/store/object_store.h"
 #include "libshard/store/s3_store.h"
-#include "store/servers.h"
+#include "servers/servers.h"
 #include "testutil.h"
 
 #define ASSERT_OK(expr)              \

@@ -1,4 +1,4 @@
-#include "store/servers.h"
+#include "servers/servers.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -189,7 +189,7 @@ store::StoreConfig LocalS3::Config() const {
 std::unique_ptr<FaultProxy> FaultProxy::Start(int upstream_port, const std::string& log_dir, std::string* why) {
   auto p = std::make_unique<FaultProxy>();
   p->server_ =
-      ChildServer::Start({TestPython(), SourceDir() + "/tests/store/fault_proxy.py", std::to_string(upstream_port)},
+      ChildServer::Start({TestPython(), SourceDir() + "/tests/servers/fault_proxy.py", std::to_string(upstream_port)},
                          log_dir + "/fault_proxy.log", why);
   if (!p->server_) return nullptr;
   return p;
@@ -221,7 +221,7 @@ void FaultProxy::Reset() { Control("POST", "/__reset__", ""); }
 std::unique_ptr<LyingS3> LyingS3::Start(const std::string& log_dir, std::string* why) {
   auto p = std::make_unique<LyingS3>();
   p->server_ =
-      ChildServer::Start({TestPython(), SourceDir() + "/tests/store/lying_s3.py"}, log_dir + "/lying_s3.log", why);
+      ChildServer::Start({TestPython(), SourceDir() + "/tests/servers/lying_s3.py"}, log_dir + "/lying_s3.log", why);
   if (!p->server_) return nullptr;
   return p;
 }

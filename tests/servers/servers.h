@@ -2,11 +2,11 @@
 // the system picks and stopped when the object goes away:
 //   LocalS3     s3rver (tools/s3rver, npm @20minutes/s3rver 4.0.4), key pair
 //               S3RVER/S3RVER, SigV4 signatures checked
-//   FaultProxy  tests/store/fault_proxy.py in front of a server: cut bodies,
+//   FaultProxy  tests/servers/fault_proxy.py in front of a server: cut bodies,
 //               503 SlowDown, stalls, dropped uploads; counts requests
 //   LocalNginx  nginx (Debian's nginx-light) over https with a self-signed
 //               certificate, serving a folder (range reads)
-//   LyingS3     tests/store/lying_s3.py: an S3 look-alike (objects in memory,
+//   LyingS3     tests/servers/lying_s3.py: an S3 look-alike (objects in memory,
 //               no signatures) that lies when told to: endless or huge LIST
 //               pages, keys outside the prefix, drips, wrong Content-Length,
 //               redirects, a new ETag per answer, 403s

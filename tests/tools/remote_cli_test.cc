@@ -15,7 +15,7 @@
 #include "libshard/manifest/manifest_json.h"
 #include "libshard/remote/uploader.h"
 #include "libshard/store/s3_store.h"
-#include "store/servers.h"
+#include "servers/servers.h"
 #include "testutil.h"
 
 namespace libshard {

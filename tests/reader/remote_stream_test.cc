@@ -15,7 +15,7 @@
 #include "libshard/reader/dataset.h"
 #include "libshard/store/s3_store.h"
 #include "libshard/util/strings.h"
-#include "store/servers.h"
+#include "servers/servers.h"
 #include "testutil.h"
 
 namespace libshard {

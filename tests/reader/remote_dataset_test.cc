@@ -10,7 +10,7 @@
 #include "convert/fixtures.h"
 #include "libshard/reader/dataset.h"
 #include "libshard/store/s3_store.h"
-#include "store/servers.h"
+#include "servers/servers.h"
 #include "testutil.h"
 
 namespace libshard {
