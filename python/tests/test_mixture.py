@@ -133,3 +133,30 @@ def test_torch_shard_dataset_and_shard_images_take_weights(three):
     assert [source_of(x) for x in labels].count(0) in (6, 7, 8)
     halves = [list(lt.MixtureSampler(images, rank=r, world_size=2)) for r in (0, 1)]
     assert halves[0] + halves[1] == [int(x) for x in loader.global_order(0)]
+
+
+def test_mixture_resumes_on_another_number_of_ranks(three):
+    """A mixture's state saved on 2 ranks continues on 3: the rest of the epoch's mixed order, each place once."""
+    options = dict(image_size=8, shuffle=True, seed=4, weights=[0.5, 0.3, 0.2], samples_per_epoch=60,
+                   extras=["source"], threads=1, prefetch=1)
+    two = [libshard.Loader(three, 5, rank=r, world_size=2, **options) for r in range(2)]
+    order = two[0].global_order(0).tolist()
+    labels_of = {}  # global sample number -> label, from the sources' numbering (a 0..59, b 60..89, c 90..97)
+    for g in range(98):
+        labels_of[g] = g if g < 60 else 100 + g - 60 if g < 90 else 150 + g - 90
+    seen = []
+    for _ in range(3):  # three global batches of 10
+        for L in two:
+            seen += next(L).labels.tolist()
+    state = two[0].state_dict()
+    assert state == two[1].state_dict() and state["consumed"] == 30
+    three_ranks = [libshard.Loader(three, 4, rank=r, world_size=3, **options) for r in range(3)]
+    for L in three_ranks:
+        L.load_state_dict(state)
+    rest = [[b.labels.tolist() for b in L] for L in three_ranks]
+    for k in range(max(len(r) for r in rest)):  # global-batch-major: batch k of rank 0, 1, 2
+        for r in rest:
+            if k < len(r):
+                seen += r[k]
+    want = [labels_of[g] for g in order]
+    assert seen[:60] == want  # the uninterrupted order, place for place (padding only after the 60th)

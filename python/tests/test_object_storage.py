@@ -52,7 +52,7 @@ def s3(tmp_path, monkeypatch):
         missing("s3rver is not installed (tools/setup.sh --s3)")
     server = Server(["node", os.path.join(SOURCE, "tools/s3rver/serve.js"), str(tmp_path / "s3"), "bkt"],
                     str(tmp_path / "s3rver.log"))
-    proxy = Server([sys.executable, os.path.join(SOURCE, "tests/store/fault_proxy.py"), str(server.port)],
+    proxy = Server([sys.executable, os.path.join(SOURCE, "tests/servers/fault_proxy.py"), str(server.port)],
                    str(tmp_path / "proxy.log"))
     monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:%d" % proxy.port)
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "S3RVER")
@@ -331,8 +331,8 @@ def test_convert_into_s3_uploads_what_the_program_uploads(s3, tmp_path):
 
 @pytest.fixture
 def lying_s3(tmp_path, monkeypatch):
-    """tests/store/lying_s3.py (an S3 look-alike that lies when told to); AWS_* set to reach it anonymously."""
-    server = Server([sys.executable, os.path.join(SOURCE, "tests/store/lying_s3.py")], str(tmp_path / "lying.log"))
+    """tests/servers/lying_s3.py (an S3 look-alike that lies when told to); AWS_* set to reach it anonymously."""
+    server = Server([sys.executable, os.path.join(SOURCE, "tests/servers/lying_s3.py")], str(tmp_path / "lying.log"))
     for var in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:%d" % server.port)

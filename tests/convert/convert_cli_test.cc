@@ -319,7 +319,7 @@ TEST(ConvertCliTest, UsageErrorsExitTwo) {
 
 // An object-store URL other than s3:// as the output is a usage error, not a
 // local folder named "https:" (which a plain path join would create in the
-// working folder). s3:// uploads: tests/store/store_cli_test.cc.
+// working folder). s3:// uploads: tests/tools/remote_cli_test.cc.
 TEST(ConvertCliTest, ObjectStoreOutputIsAUsageErrorNotALocalFolder) {
   const std::string dir = MakeTempDir();
   MakeSmallTree(dir + "/in");

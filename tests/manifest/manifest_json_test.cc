@@ -35,6 +35,17 @@ std::string ManifestText(const std::string& format, const std::string& extra) {
   return "{\"format\": \"" + format + "\", " + extra + "\"splits\": []}";
 }
 
+TEST(ManifestJsonTest, AFolderResolvesToItsManifest) {
+  EXPECT_EQ(ManifestInFolder("out"), "out/manifest.json");
+  EXPECT_EQ(ManifestInFolder("out//"), "out/manifest.json");
+  EXPECT_EQ(ManifestInFolder("/"), "/manifest.json");
+  EXPECT_EQ(ManifestInFolder(""), "manifest.json");
+  EXPECT_EQ(ManifestOf("ds/prefix"), "ds/prefix/manifest.json");
+  EXPECT_EQ(ManifestOf("ds/other.json"), "ds/other.json");
+  EXPECT_EQ(ManifestOf(""), "manifest.json");
+  EXPECT_STREQ(kManifestName, "manifest.json");
+}
+
 TEST(ManifestJsonTest, UnknownFieldsAreIgnoredByEveryReader) {
   const std::string dir = MakeTempDir();
   const std::string path = dir + "/manifest.json";

@@ -3,12 +3,29 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <set>
 
 #include "reader_fixtures.h"
 #include "testutil.h"
 
 namespace libshard::reader {
 namespace {
+
+TEST(DatasetTest, KeyRolesNameEveryKeyOnce) {
+  KeyMap keys;
+  std::set<std::string> names;
+  for (const KeyRole& r : KeyRoles()) {
+    EXPECT_TRUE(names.insert(r.name).second) << r.name;
+    std::string* field = KeyForRole(&keys, r.name);
+    ASSERT_NE(field, nullptr) << r.name;
+    *field = std::string("custom/") + r.name;
+  }
+  EXPECT_EQ(names.size(), 7u);
+  EXPECT_EQ(keys.label, "custom/label");
+  EXPECT_EQ(keys.mask_format, "custom/mask_format");
+  EXPECT_EQ(KeyForRole(&keys, "labels"), nullptr);
+  EXPECT_EQ(KeyForRole(&keys, ""), nullptr);
+}
 
 TEST(DatasetTest, OpensListGlobAndFolderInOrder) {
   const std::string dir = testing::MakeTempDir();

@@ -16,7 +16,7 @@
 #include <string>
 
 #include "remote/remote_fixtures.h"
-#include "store/servers.h"
+#include "servers/servers.h"
 #include "testutil.h"
 
 namespace libshard {

@@ -12,7 +12,7 @@
 #include "libshard/io/open_file.h"
 #include "libshard/store/s3_store.h"
 #include "remote/remote_fixtures.h"
-#include "store/servers.h"
+#include "servers/servers.h"
 #include "testutil.h"
 
 namespace libshard {
@@ -32,7 +32,7 @@ class RemoteUploadTest : public testing::S3ProxyTest {
     }
     std::sort(shards_.begin(), shards_.end());
     ASSERT_GE(shards_.size(), 2u);
-    const store::S3Config c = s3_->Config();
+    const store::StoreConfig c = s3_->Config();
     store_ = store::NewS3Store(c, "bkt", store::NewCurlTransport(c));
     ReadThroughProxy();
   }

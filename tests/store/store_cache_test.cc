@@ -15,9 +15,10 @@
 #include <thread>
 
 #include "libshard/crc32c.h"
+#include "libshard/store/local_store.h"
 #include "libshard/store/s3_store.h"
 #include "libshard/store/shard_cache.h"
-#include "store/servers.h"
+#include "servers/servers.h"
 #include "testutil.h"
 
 namespace libshard::store {
@@ -253,7 +254,7 @@ class StoreCacheS3Test : public testing::S3ProxyTest {
   }
   std::unique_ptr<ObjectStore> Store() { return NewS3Store(config_, "bkt", NewCurlTransport(config_)); }
 
-  S3Config config_;
+  StoreConfig config_;
 };
 
 TEST_F(StoreCacheS3Test, ManyFetchersDownloadOnce) {

@@ -1,11 +1,18 @@
-// S3Config::FromEnvironment: the AWS variables and profile files.
+// StoreConfig::FromEnvironment: the AWS variables and profile files.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <future>
+#include <thread>
 
 #include "libshard/store/object_store.h"
-#include "libshard/store/s3_config.h"
+#include "libshard/store/store_config.h"
 #include "testutil.h"
 
 namespace libshard::store {
@@ -34,13 +41,36 @@ class StoreConfigTest : public ::testing::Test {
 };
 
 TEST_F(StoreConfigTest, NothingSetIsAnonymousAwsInUsEast1) {
-  StatusOr<S3Config> c = S3Config::FromEnvironment();
+  StatusOr<StoreConfig> c = StoreConfig::FromEnvironment();
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->region, "us-east-1");
   EXPECT_EQ(c->endpoint, "");
   EXPECT_EQ(c->access_key_id, "");
   EXPECT_EQ(c->retry.max_attempts, 6);
   EXPECT_NE(c->Describe().find("anonymous"), std::string::npos);
+}
+
+// ~/.aws/config as a FIFO: refused, naming the file, never waited on (an
+// ifstream would block in open() until a writer comes).
+TEST_F(StoreConfigTest, FifoAsConfigFileIsRefusedNotWaitedOn) {
+  const std::string path = home_ + "/.aws/config";
+  std::filesystem::create_directories(home_ + "/.aws");
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
+  std::promise<Status> done;
+  std::future<Status> result = done.get_future();
+  std::thread([p = std::move(done)]() mutable { p.set_value(StoreConfig::FromEnvironment().status()); }).detach();
+  if (result.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+    ADD_FAILURE() << "StoreConfig::FromEnvironment() still waits on the FIFO after 10 s";
+    // Let the blocked open() go: a writer comes and leaves.
+    const int w = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (w >= 0) ::close(w);
+    result.wait();
+    return;
+  }
+  const Status s = result.get();
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s;
+  EXPECT_NE(s.message().find(path), std::string::npos) << s;
+  EXPECT_NE(s.message().find("config file"), std::string::npos) << s;
 }
 
 TEST_F(StoreConfigTest, EnvironmentVariables) {
@@ -52,7 +82,7 @@ TEST_F(StoreConfigTest, EnvironmentVariables) {
   ::setenv("AWS_ENDPOINT_URL_S3", "http://127.0.0.1:9000/", 1);
   ::setenv("AWS_CA_BUNDLE", "/etc/ca.pem", 1);
   ::setenv("AWS_MAX_ATTEMPTS", "3", 1);
-  StatusOr<S3Config> c = S3Config::FromEnvironment();
+  StatusOr<StoreConfig> c = StoreConfig::FromEnvironment();
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->access_key_id, "AK");
   EXPECT_EQ(c->secret_access_key, "SK");
@@ -62,7 +92,7 @@ TEST_F(StoreConfigTest, EnvironmentVariables) {
   EXPECT_EQ(c->ca_bundle, "/etc/ca.pem");
   EXPECT_EQ(c->retry.max_attempts, 3);
   ::setenv("AWS_REGION", "ap-south-1", 1);
-  EXPECT_EQ(S3Config::FromEnvironment()->region, "ap-south-1");
+  EXPECT_EQ(StoreConfig::FromEnvironment()->region, "ap-south-1");
   EXPECT_EQ(c->Describe().find("SK"), std::string::npos);
 }
 
@@ -73,13 +103,13 @@ TEST_F(StoreConfigTest, ProfilesFromTheAwsFiles) {
   WriteTree(home_, ".aws/config",
             "[default]\nregion = us-west-2\n\n[profile minio]\nregion = eu-central-1\n"
             "s3 =\n  endpoint_url = http://minio.local:9000\n");
-  StatusOr<S3Config> d = S3Config::FromEnvironment();
+  StatusOr<StoreConfig> d = StoreConfig::FromEnvironment();
   ASSERT_TRUE(d.ok()) << d.status();
   EXPECT_EQ(d->access_key_id, "DEFKEY");
   EXPECT_EQ(d->region, "us-west-2");
   EXPECT_EQ(d->endpoint, "");
   ::setenv("AWS_PROFILE", "minio", 1);
-  StatusOr<S3Config> m = S3Config::FromEnvironment();
+  StatusOr<StoreConfig> m = StoreConfig::FromEnvironment();
   ASSERT_TRUE(m.ok()) << m.status();
   EXPECT_EQ(m->access_key_id, "MINIOKEY");
   EXPECT_EQ(m->secret_access_key, "MINIOSECRET");
@@ -88,22 +118,22 @@ TEST_F(StoreConfigTest, ProfilesFromTheAwsFiles) {
   // The environment's credentials win, as a set.
   ::setenv("AWS_ACCESS_KEY_ID", "ENVKEY", 1);
   ::setenv("AWS_SECRET_ACCESS_KEY", "ENVSECRET", 1);
-  EXPECT_EQ(S3Config::FromEnvironment()->secret_access_key, "ENVSECRET");
+  EXPECT_EQ(StoreConfig::FromEnvironment()->secret_access_key, "ENVSECRET");
   ::setenv("AWS_PROFILE", "nosuch", 1);
-  Status s = S3Config::FromEnvironment().status();
+  Status s = StoreConfig::FromEnvironment().status();
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("AWS_PROFILE=nosuch"), std::string::npos) << s;
 }
 
 TEST_F(StoreConfigTest, BadSettingsNameTheVariable) {
   ::setenv("AWS_ACCESS_KEY_ID", "AK", 1);
-  EXPECT_NE(S3Config::FromEnvironment().status().message().find("AWS_SECRET_ACCESS_KEY"), std::string::npos);
+  EXPECT_NE(StoreConfig::FromEnvironment().status().message().find("AWS_SECRET_ACCESS_KEY"), std::string::npos);
   ::setenv("AWS_SECRET_ACCESS_KEY", "SK", 1);
   ::setenv("AWS_MAX_ATTEMPTS", "0", 1);
-  EXPECT_NE(S3Config::FromEnvironment().status().message().find("AWS_MAX_ATTEMPTS=0"), std::string::npos);
+  EXPECT_NE(StoreConfig::FromEnvironment().status().message().find("AWS_MAX_ATTEMPTS=0"), std::string::npos);
   ::unsetenv("AWS_MAX_ATTEMPTS");
   ::setenv("AWS_ENDPOINT_URL", "ftp://x", 1);
-  EXPECT_EQ(S3Config::FromEnvironment().status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(StoreConfig::FromEnvironment().status().code(), StatusCode::kInvalidArgument);
 }
 
 }  // namespace
@@ -118,7 +148,7 @@ namespace {
 TEST_F(StoreConfigTest, EndpointWithUserInfoIsRefusedWithoutTheSecret) {
   for (const char* var : {"AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3"}) {
     ::setenv(var, "http://alice:hunter2secret@127.0.0.1:9000", 1);
-    StatusOr<S3Config> c = S3Config::FromEnvironment();
+    StatusOr<StoreConfig> c = StoreConfig::FromEnvironment();
     ASSERT_FALSE(c.ok()) << var;
     EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument);
     EXPECT_NE(c.status().message().find(var), std::string::npos) << c.status();
@@ -129,12 +159,12 @@ TEST_F(StoreConfigTest, EndpointWithUserInfoIsRefusedWithoutTheSecret) {
   }
   // A bad scheme with user-info: the secret stays out of that message too.
   ::setenv("AWS_ENDPOINT_URL", "ftp://alice:hunter2secret@h", 1);
-  StatusOr<S3Config> c = S3Config::FromEnvironment();
+  StatusOr<StoreConfig> c = StoreConfig::FromEnvironment();
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.status().message().find("hunter2secret"), std::string::npos) << c.status();
   ::unsetenv("AWS_ENDPOINT_URL");
   // A configuration made in code is checked when the store is opened.
-  S3Config config;
+  StoreConfig config;
   config.endpoint = "http://alice:hunter2secret@127.0.0.1:9000";
   StatusOr<Location> loc = ParseLocation("s3://bkt/ds");
   ASSERT_TRUE(loc.ok());

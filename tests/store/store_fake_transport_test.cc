@@ -13,6 +13,7 @@
 #include "libshard/crc32c.h"
 #include "libshard/store/s3_store.h"
 #include "libshard/store/shard_cache.h"
+#include "libshard/store/web_server_store.h"
 #include "testutil.h"
 
 namespace libshard::store {
@@ -56,8 +57,8 @@ class FakeTransport : public HttpTransport {
   std::mutex mu_;
 };
 
-S3Config TestConfig() {
-  S3Config c;
+StoreConfig TestConfig() {
+  StoreConfig c;
   c.endpoint = "http://127.0.0.1:9";
   c.access_key_id = "AKIDEXAMPLE";
   c.secret_access_key = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY";
@@ -115,7 +116,7 @@ TEST(StoreFakeTransportTest, FileUploadsAreUnsignedPayloadOverHttpsOnly) {
   EXPECT_EQ(HeaderValue(t->seen[0].request, "x-amz-content-sha256"),
             "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824");  // sha256("hello")
 
-  S3Config https = TestConfig();
+  StoreConfig https = TestConfig();
   https.endpoint = "https://127.0.0.1:9";
   auto t2 = std::make_shared<FakeTransport>();
   t2->script = answer;
@@ -136,7 +137,7 @@ TEST(StoreFakeTransportTest, FileUploadsAreUnsignedPayloadOverHttpsOnly) {
 }
 
 TEST(StoreFakeTransportTest, SessionTokenIsAHeaderAndAnonymousIsUnsigned) {
-  S3Config c = TestConfig();
+  StoreConfig c = TestConfig();
   c.session_token = "TOKEN123";
   c.region = "eu-west-3";
   auto t = std::make_shared<FakeTransport>();
@@ -145,7 +146,7 @@ TEST(StoreFakeTransportTest, SessionTokenIsAHeaderAndAnonymousIsUnsigned) {
   EXPECT_EQ(HeaderValue(t->seen[0].request, "x-amz-security-token"), "TOKEN123");
   EXPECT_EQ(t->seen[0].request.aws_sigv4, "aws:amz:eu-west-3:s3");
 
-  S3Config anon = TestConfig();
+  StoreConfig anon = TestConfig();
   anon.access_key_id.clear();
   anon.secret_access_key.clear();
   auto t2 = std::make_shared<FakeTransport>();
@@ -168,7 +169,7 @@ TEST(StoreFakeTransportTest, KeysAndQueriesAreEncodedAndSorted) {
   EXPECT_EQ(t->seen[0].request.url, "http://127.0.0.1:9/b/a%20dir/x%2By%3Dz~.tfrecord");
   EXPECT_EQ(t->seen[1].request.url, "http://127.0.0.1:9/b?list-type=2&prefix=p%2Fq%20r");
   // Without an endpoint: AWS, virtual-hosted style.
-  S3Config aws = TestConfig();
+  StoreConfig aws = TestConfig();
   aws.endpoint.clear();
   aws.region = "us-west-2";
   (void)NewS3Store(aws, "bk", t)->GetSmall("k/x", 10);
@@ -371,7 +372,7 @@ TEST(StoreFakeTransportTest, CompletionAnsweredWith200AndAnErrorIsRetried) {
 }
 
 TEST(StoreFakeTransportTest, CredentialsNeverAppearInMessages) {
-  S3Config c = TestConfig();
+  StoreConfig c = TestConfig();
   c.session_token = "SESSIONTOKENSECRET";
   auto t = std::make_shared<FakeTransport>();
   t->script = [](const HttpRequest& q) {
@@ -395,7 +396,7 @@ TEST(StoreFakeTransportTest, CredentialsNeverAppearInMessages) {
 
 TEST(StoreFakeTransportTest, HttpsStoreIsReadOnly) {
   auto t = std::make_shared<FakeTransport>();
-  auto s = NewHttpsStore("https://h:8443", RetryOptions(), t);
+  auto s = NewWebServerStore("https://h:8443", RetryOptions(), t);
   EXPECT_EQ(s->Put("a", "x").code(), StatusCode::kUnimplemented);
   EXPECT_EQ(s->List("a").status().code(), StatusCode::kUnimplemented);
   (void)s->GetSmall("d/a b", 10);

@@ -1,4 +1,4 @@
-// The store against a server that lies (tests/store/lying_s3.py, a real
+// The store against a server that lies (tests/servers/lying_s3.py, a real
 // HTTP server on 127.0.0.1): every lie ends in a clear error naming the URL,
 // in bounded time and memory, or is handled -- never a loop, a crash or a
 // silent acceptance of wrong bytes.
@@ -12,7 +12,7 @@
 
 #include "libshard/crc32c.h"
 #include "libshard/store/s3_store.h"
-#include "store/servers.h"
+#include "servers/servers.h"
 #include "testutil.h"
 
 namespace libshard::store {
@@ -36,7 +36,7 @@ class HostileServerTest : public ::testing::Test {
 
   std::string dir_;
   std::unique_ptr<LyingS3> server_;
-  S3Config config_;
+  StoreConfig config_;
 };
 
 TEST_F(HostileServerTest, HonestListPagesAreFollowed) {
@@ -129,9 +129,9 @@ TEST_F(HostileServerTest, DripAboveTheStallLimitEndsAtTheDeadlineNamingIt) {
 TEST_F(HostileServerTest, DeadlineComesFromTheEnvironment) {
   ::setenv("LIBSHARD_DEADLINE_BASE_S", "7.5", 1);
   ::setenv("LIBSHARD_DEADLINE_MIN_RATE", "1000", 1);
-  StatusOr<S3Config> c = S3Config::FromEnvironment();
+  StatusOr<StoreConfig> c = StoreConfig::FromEnvironment();
   ::setenv("LIBSHARD_DEADLINE_MIN_RATE", "fast", 1);
-  StatusOr<S3Config> bad = S3Config::FromEnvironment();
+  StatusOr<StoreConfig> bad = StoreConfig::FromEnvironment();
   ::unsetenv("LIBSHARD_DEADLINE_BASE_S");
   ::unsetenv("LIBSHARD_DEADLINE_MIN_RATE");
   ASSERT_TRUE(c.ok()) << c.status();

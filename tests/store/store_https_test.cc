@@ -6,9 +6,9 @@
 #include <filesystem>
 
 #include "libshard/crc32c.h"
+#include "libshard/store/local_store.h"
 #include "libshard/store/object_store.h"
-#include "libshard/store/s3_store.h"
-#include "store/servers.h"
+#include "servers/servers.h"
 #include "testutil.h"
 
 namespace libshard::store {
@@ -94,14 +94,14 @@ TEST(StoreLocationTest, UrlsAndPaths) {
   StatusOr<Location> l = ParseLocation("s3://my-bucket/a/b/manifest.json");
   ASSERT_TRUE(l.ok());
   EXPECT_EQ(l->scheme, Location::Scheme::kS3);
-  EXPECT_EQ(l->bucket, "my-bucket");
+  EXPECT_EQ(l->root, "my-bucket");
   EXPECT_EQ(l->key, "a/b/manifest.json");
   l = ParseLocation("s3://b");
   ASSERT_TRUE(l.ok());
   EXPECT_EQ(l->key, "");
   l = ParseLocation("https://host:8443/x/y");
   ASSERT_TRUE(l.ok());
-  EXPECT_EQ(l->bucket, "https://host:8443");
+  EXPECT_EQ(l->root, "https://host:8443");
   EXPECT_EQ(l->key, "x/y");
   l = ParseLocation("/data/ds");
   ASSERT_TRUE(l.ok());

@@ -10,7 +10,7 @@
 #include "libshard/crc32c.h"
 #include "libshard/store/object_store.h"
 #include "libshard/store/s3_store.h"
-#include "store/servers.h"
+#include "servers/servers.h"
 #include "testutil.h"
 
 #define ASSERT_OK(expr)              \
@@ -47,7 +47,7 @@ class StoreS3Test : public ::testing::Test {
     LIBSHARD_REQUIRE_SERVER(s3_, why);
   }
   // The store, straight to s3rver or through a fault proxy.
-  std::unique_ptr<ObjectStore> Store(const S3Config& c) { return NewS3Store(c, "bkt", NewCurlTransport(c)); }
+  std::unique_ptr<ObjectStore> Store(const StoreConfig& c) { return NewS3Store(c, "bkt", NewCurlTransport(c)); }
   std::unique_ptr<ObjectStore> Store() { return Store(s3_->Config()); }
   FaultProxy* Proxy() {
     if (!proxy_) {
@@ -57,8 +57,8 @@ class StoreS3Test : public ::testing::Test {
     }
     return proxy_.get();
   }
-  S3Config ProxyConfig() {
-    S3Config c = s3_->Config();
+  StoreConfig ProxyConfig() {
+    StoreConfig c = s3_->Config();
     c.endpoint = Proxy()->endpoint();
     return c;
   }
@@ -203,7 +203,7 @@ TEST_F(StoreS3Test, ReadsWhatBoto3Wrote) {
 
 TEST_F(StoreS3Test, WrongSecretIsAClear403WithoutRetriesOrSecrets) {
   ASSERT_OK(Store()->Put("k", "v"));
-  S3Config c = ProxyConfig();
+  StoreConfig c = ProxyConfig();
   c.secret_access_key = "NOT-THE-SECRET";
   Status s = Store(c)->GetSmall("k", 10).status();
   EXPECT_EQ(s.code(), StatusCode::kPermissionDenied) << s;
@@ -216,7 +216,7 @@ TEST_F(StoreS3Test, WrongSecretIsAClear403WithoutRetriesOrSecrets) {
 
 TEST_F(StoreS3Test, DeadEndpointIsAClearErrorAfterTheRetryBudget) {
   // A port nobody listens on: the proxy's, once it is stopped.
-  S3Config c = ProxyConfig();
+  StoreConfig c = ProxyConfig();
   proxy_.reset();
   c.retry.max_attempts = 3;
   Status s = Store(c)->GetSmall("k", 10).status();
@@ -258,7 +258,7 @@ TEST_F(StoreS3Test, SlowDownAndServerErrorsAreRetried) {
   EXPECT_EQ(Proxy()->Count("PUT"), 3);
   EXPECT_EQ(Proxy()->Count("GET"), 3);
   // A server that keeps saying SlowDown: the error says so, after the budget.
-  S3Config c = ProxyConfig();
+  StoreConfig c = ProxyConfig();
   c.retry.max_attempts = 3;
   Proxy()->Fault("slowdown", "GET", "", 10);
   Status e = Store(c)->GetSmall("k", 100).status();
@@ -270,7 +270,7 @@ TEST_F(StoreS3Test, SlowDownAndServerErrorsAreRetried) {
 TEST_F(StoreS3Test, StalledTransferIsCutAndRetried) {
   const std::string a = Bytes(1 << 20, 7);
   ASSERT_OK(Store()->Put("a", a));
-  S3Config c = ProxyConfig();
+  StoreConfig c = ProxyConfig();
   c.retry.low_speed_time_s = 1;
   auto s = Store(c);
   Proxy()->Fault("stall", "GET", "", 1, 30);  // far longer than the stall limit

@@ -234,7 +234,7 @@ Status WriteManifestFiles(const ConvertOptions& o, ConvertResult* result) {
   if (o.num_tasks == 1) {
     LIBSHARD_RETURN_IF_ERROR(WriteRejectsTsv(o.output + "/rejects.tsv", result->manifest, o.sync));
     LIBSHARD_RETURN_IF_ERROR(WriteLabelMap(o.output, result->manifest, o.sync));
-    result->manifest_path = o.output + "/" + kManifestName;
+    result->manifest_path = manifest::ManifestInFolder(o.output);
   } else {
     result->manifest_path = TaskManifestPath(o.output, o.task_index, o.num_tasks);
   }

@@ -96,6 +96,19 @@ Status ReadJsonFile(const std::string& path, google::protobuf::Message* m) {
   return FromJson(text, m).WithContext(path);
 }
 
+std::string ManifestInFolder(std::string_view folder) {
+  while (folder.size() > 1 && folder.back() == '/') folder.remove_suffix(1);
+  if (folder.empty()) return kManifestName;
+  return std::string(folder) + (folder.back() == '/' ? "" : "/") + kManifestName;
+}
+
+std::string ManifestOf(std::string_view folder_or_manifest) {
+  const std::string_view ext = ".json";
+  const bool is_json = folder_or_manifest.size() >= ext.size() &&
+                       folder_or_manifest.substr(folder_or_manifest.size() - ext.size()) == ext;
+  return is_json ? std::string(folder_or_manifest) : ManifestInFolder(folder_or_manifest);
+}
+
 Status CheckFormat(const Manifest& m) {
   if (m.format() == kFormat) return Status::OK();
   return InvalidArgumentError("manifest format \"" + m.format() + "\", expected \"" + kFormat + "\"");

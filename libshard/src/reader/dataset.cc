@@ -280,19 +280,32 @@ Status Dataset::AddPlain(const std::string& src) {
   return Status::OK();
 }
 
+const std::vector<KeyRole>& KeyRoles() {
+  static const std::vector<KeyRole> roles = {{"image", &KeyMap::image},
+                                             {"label", &KeyMap::label},
+                                             {"format", &KeyMap::format},
+                                             {"shape", &KeyMap::shape},
+                                             {"dtype", &KeyMap::dtype},
+                                             {"mask", &KeyMap::mask},
+                                             {"mask_format", &KeyMap::mask_format}};
+  return roles;
+}
+
+std::string* KeyForRole(KeyMap* keys, std::string_view name) {
+  for (const KeyRole& r : KeyRoles()) {
+    if (name == r.name) return &(keys->*r.field);
+  }
+  return nullptr;
+}
+
 Status Dataset::CheckKeys() const {
   if (!schema_known_ || !schema_seen_) return Status::OK();
   const KeyMap& k = options_.keys;
   const KeyMap defaults;
-  const std::tuple<const char*, const std::string*, const std::string*> roles[] = {
-      {"image", &k.image, &defaults.image},
-      {"label", &k.label, &defaults.label},
-      {"format", &k.format, &defaults.format},
-      {"shape", &k.shape, &defaults.shape},
-      {"dtype", &k.dtype, &defaults.dtype},
-      {"mask", &k.mask, &defaults.mask},
-      {"mask_format", &k.mask_format, &defaults.mask_format}};
-  for (const auto& [role, key, default_key] : roles) {
+  for (const KeyRole& r : KeyRoles()) {
+    const char* role = r.name;
+    const std::string* key = &(k.*r.field);
+    const std::string* default_key = &(defaults.*r.field);
     // The converter's keys are in every schema it writes; a key the caller
     // changed must be there too.
     if (*key == *default_key || listed_.count(*key) > 0) continue;
@@ -315,8 +328,8 @@ Status Dataset::AddSource(const std::string& src, bool* any_manifest) {
   if (EndsWith(src, ".json")) {
     manifest = src;
   } else if (std::filesystem::is_directory(src, ec) &&
-             std::filesystem::is_regular_file(std::filesystem::path(src) / "manifest.json", ec)) {
-    manifest = (std::filesystem::path(src) / "manifest.json").string();  // the converter's output folder
+             std::filesystem::is_regular_file(manifest::ManifestInFolder(src), ec)) {
+    manifest = manifest::ManifestInFolder(src);  // the converter's output folder
   }
   if (manifest.empty()) {
     schema_known_ = false;

@@ -29,16 +29,13 @@ std::string KeyDir(const std::string& key) {
 
 Status Dataset::AddRemote(const std::string& url) {
   LIBSHARD_ASSIGN_OR_RETURN(store::Location loc, store::ParseLocation(url));
-  const std::string manifest_key = EndsWith(loc.key, ".json") ? loc.key : store::JoinKey(loc.key, "manifest.json");
+  const std::string manifest_key = manifest::ManifestOf(loc.key);
   LIBSHARD_ASSIGN_OR_RETURN(std::unique_ptr<store::ObjectStore> st, store::OpenStore(loc));
   const std::string manifest_url = st->UrlOf(manifest_key);
   LIBSHARD_ASSIGN_OR_RETURN(std::string text, st->GetSmall(manifest_key, manifest::kMaxBytes));
   libshard::Manifest m;
   if (Status s = manifest::FromJson(text, &m); !s.ok()) return InvalidArgumentError(manifest_url + ": " + s.message());
-  if (m.format() != manifest::kFormat) {
-    return InvalidArgumentError(manifest_url + ": format \"" + m.format() + "\", expected \"" + manifest::kFormat +
-                                "\"");
-  }
+  LIBSHARD_RETURN_IF_ERROR(manifest::CheckFormat(m).WithContext(manifest_url));
   // Every key is made from a name the manifest gives: none may leave its
   // prefix (a "../otherbucket/x" would be fetched signed with the user's keys).
   LIBSHARD_RETURN_IF_ERROR(manifest::CheckContents(m).WithContext(manifest_url));

@@ -30,7 +30,7 @@ StatusOr<RemoteConvertResult> ConvertToObjectStore(const RemoteConvertOptions& o
     return InvalidArgumentError(result.url + ": only s3:// locations can be converted into");
   }
   result.staging =
-      !options.staging.empty() ? options.staging : store::DefaultCacheDir() + "/staging/" + loc.bucket + "/" + loc.key;
+      !options.staging.empty() ? options.staging : store::DefaultCacheDir() + "/staging/" + loc.root + "/" + loc.key;
   StatusOr<std::unique_ptr<ShardUploader>> started = ShardUploader::Start(result.url, result.staging, options.recheck);
   if (!started.ok()) {
     if (started.status().code() == StatusCode::kInvalidArgument) return started.status();

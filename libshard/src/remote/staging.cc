@@ -152,7 +152,7 @@ Status StagedObjects::StageDataset(const store::Location& loc, const std::string
       LIBSHARD_RETURN_IF_ERROR(Download(s, loc.key + ".idx", root_, name + ".idx", nullptr));
     return Status::OK();
   }
-  const std::string manifest_key = EndsWith(loc.key, ".json") ? loc.key : store::JoinKey(loc.key, "manifest.json");
+  const std::string manifest_key = manifest::ManifestOf(loc.key);
   const std::string manifest_name = fs::path(manifest_key).filename().string();
   const std::string prefix = manifest_key.substr(0, manifest_key.size() - manifest_name.size());
   url_prefix_ = s.UrlOf(prefix);
@@ -233,7 +233,8 @@ StatusOr<std::unique_ptr<StagedObjects>> StagedObjects::StageTaskManifests(const
   auto staged = std::unique_ptr<StagedObjects>(new StagedObjects());
   LIBSHARD_ASSIGN_OR_RETURN(staged->store_, store::OpenStore(loc));
   std::string prefix = loc.key;
-  if (EndsWith(prefix, "/manifest.json")) prefix.resize(prefix.size() - 13);
+  if (EndsWith(prefix, std::string("/") + manifest::kManifestName))
+    prefix.resize(prefix.size() - sizeof(manifest::kManifestName) + 1);
   while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
   staged->key_prefix_ = prefix.empty() ? "" : prefix + "/";
   staged->url_prefix_ = staged->store_->UrlOf(staged->key_prefix_);

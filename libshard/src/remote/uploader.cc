@@ -269,9 +269,9 @@ Status ShardUploader::Finish(bool commit) {
       LIBSHARD_RETURN_IF_ERROR(Upload(".libshard/" + name));  // a task's manifest, for merge
     }
   }
-  if (!fs::exists(staging_ + "/manifest.json", ec)) return Status::OK();
+  if (!fs::exists(manifest::ManifestInFolder(staging_), ec)) return Status::OK();
   LIBSHARD_RETURN_IF_ERROR(CheckStillOurs());
-  return Upload("manifest.json");
+  return Upload(manifest::kManifestName);
 }
 
 StatusOr<bool> ShardUploader::ReadBackMatches(const std::string& key, uint64_t size, uint32_t crc, std::string* why) {

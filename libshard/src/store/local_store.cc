@@ -10,7 +10,7 @@
 #include "libshard/crc32c.h"
 #include "libshard/io/open_file.h"
 #include "libshard/io/writable_file.h"
-#include "libshard/store/s3_store.h"
+#include "libshard/store/local_store.h"
 
 namespace libshard::store {
 namespace {

@@ -1,8 +1,11 @@
 // Object URLs: parsing, key joining, and the store a location names.
 #include <cctype>
 
+#include "libshard/store/local_store.h"
 #include "libshard/store/object_store.h"
 #include "libshard/store/s3_store.h"
+#include "libshard/store/store_config.h"
+#include "libshard/store/web_server_store.h"
 #include "libshard/util/strings.h"
 
 namespace libshard::store {
@@ -44,7 +47,7 @@ StatusOr<Location> ParseLocation(const std::string& url) {
       }
     }
     loc.scheme = Location::Scheme::kS3;
-    loc.bucket = host;
+    loc.root = host;
     loc.key = key;
     return loc;
   }
@@ -53,7 +56,7 @@ StatusOr<Location> ParseLocation(const std::string& url) {
       return InvalidArgumentError(url + ": expected " + scheme + "://HOST[:PORT]/PATH");
     }
     loc.scheme = Location::Scheme::kHttps;
-    loc.bucket = scheme + "://" + host;
+    loc.root = scheme + "://" + host;
     loc.key = key;
     return loc;
   }
@@ -78,13 +81,13 @@ Status ObjectStore::GetVerifiedParts(const std::string& key, const Expected& exp
   });
 }
 
-StatusOr<std::unique_ptr<ObjectStore>> OpenStore(const Location& location, const S3Config& s3) {
+StatusOr<std::unique_ptr<ObjectStore>> OpenStore(const Location& location, const StoreConfig& config) {
   switch (location.scheme) {
     case Location::Scheme::kS3:
-      if (!s3.endpoint.empty()) LIBSHARD_RETURN_IF_ERROR(CheckEndpoint(s3.endpoint, "S3Config::endpoint"));
-      return NewS3Store(s3, location.bucket, NewCurlTransport(s3));
+      if (!config.endpoint.empty()) LIBSHARD_RETURN_IF_ERROR(CheckEndpoint(config.endpoint, "StoreConfig::endpoint"));
+      return NewS3Store(config, location.root, NewCurlTransport(config));
     case Location::Scheme::kHttps:
-      return NewHttpsStore(location.bucket, s3.retry, NewCurlTransport(s3));
+      return NewWebServerStore(location.root, config.retry, NewCurlTransport(config));
     case Location::Scheme::kLocal:
       break;
   }
@@ -93,7 +96,7 @@ StatusOr<std::unique_ptr<ObjectStore>> OpenStore(const Location& location, const
 
 StatusOr<std::unique_ptr<ObjectStore>> OpenStore(const Location& location) {
   if (location.scheme == Location::Scheme::kLocal) return NewLocalStore("");
-  LIBSHARD_ASSIGN_OR_RETURN(S3Config config, S3Config::FromEnvironment());
+  LIBSHARD_ASSIGN_OR_RETURN(StoreConfig config, StoreConfig::FromEnvironment());
   return OpenStore(location, config);
 }
 

@@ -294,7 +294,7 @@ std::vector<std::string> FindManifests(const std::vector<std::string>& args) {
   for (const std::string& arg : args) {
     std::error_code ec;
     if (!fs::is_directory(arg, ec)) continue;
-    fs::path manifest = fs::path(arg) / "manifest.json";
+    const fs::path manifest = manifest::ManifestInFolder(arg);
     if (!fs::is_regular_file(manifest, ec)) continue;
     std::string key = fs::weakly_canonical(manifest, ec).string();
     if (seen.insert(ec ? manifest.string() : key).second) found.push_back(manifest.string());

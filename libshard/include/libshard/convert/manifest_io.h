@@ -26,7 +26,6 @@
 
 namespace libshard::convert {
 
-inline constexpr char kManifestName[] = "manifest.json";
 // Hidden folder in the output where shard entries and temporary files live.
 inline constexpr char kStateDir[] = ".libshard";
 

@@ -30,6 +30,8 @@
 
 namespace libshard::manifest {
 
+// The manifest's file name in a converted set's folder (local or remote).
+inline constexpr char kManifestName[] = "manifest.json";
 // manifest.json's `format`; readers refuse any other value.
 inline constexpr char kFormat[] = "libshard.manifest/1";
 // Largest manifest or entry file read: 1 GiB.
@@ -40,6 +42,13 @@ std::string FormatChecksum(uint32_t crc);
 // The CRC of FormatChecksum's text (8 hex digits, either case); InvalidArgument
 // for anything else.
 StatusOr<uint32_t> ParseChecksum(std::string_view text);
+
+// The manifest of the set in `folder`: folder + "/manifest.json" (a path or
+// an object key; trailing slashes dropped, "" gives "manifest.json").
+std::string ManifestInFolder(std::string_view folder);
+// What a source names as its manifest: itself when it ends in ".json", else
+// ManifestInFolder(source). Text only: nothing is opened.
+std::string ManifestOf(std::string_view folder_or_manifest);
 
 // JSON (two-space indent, default values printed, proto field names).
 std::string ToJson(const google::protobuf::Message& m);

@@ -120,6 +120,18 @@ namespace libshard::reader {
 // example/image_record.h).
 using KeyMap = example::ImageRecordKeys;
 
+// The key roles by name -- "image", "label", "format", "shape", "dtype",
+// "mask", "mask_format" -- and their fields in a KeyMap: the one table the
+// reader's key check and the faces' `keys={role: key}` arguments read.
+struct KeyRole {
+  const char* name;
+  std::string KeyMap::*field;
+};
+// Every key role, in the order above.
+const std::vector<KeyRole>& KeyRoles();
+// The field of `keys` for the role `name`; nullptr for an unknown role.
+std::string* KeyForRole(KeyMap* keys, std::string_view name);
+
 struct DatasetOptions {
   // How each shard is read. Default: mmap, CRC on first touch, .idx used.
   ShardReaderOptions shard;

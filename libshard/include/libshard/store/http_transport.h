@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "libshard/status.h"
-#include "libshard/store/s3_config.h"
+#include "libshard/store/store_config.h"
 
 namespace libshard::store {
 
@@ -77,7 +77,7 @@ class HttpTransport {
 // flight). `ca_bundle` (may be empty), the timeouts and the deadline of
 // `retry` apply (a try past its deadline: transport_error naming it,
 // permanent). Redirects are not followed.
-std::shared_ptr<HttpTransport> NewCurlTransport(const S3Config& config);
+std::shared_ptr<HttpTransport> NewCurlTransport(const StoreConfig& config);
 
 }  // namespace libshard::store
 

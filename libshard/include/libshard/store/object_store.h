@@ -1,8 +1,11 @@
 // ObjectStore: where shards live when they are not local files -- an S3
 // bucket (s3://BUCKET/KEY), an https server (https://HOST/PATH, read-only) --
-// and, behind the same interface, a local folder. The reader's cache, `shard
-// verify`/`inspect` and the converter's upload go through it, so another
-// store can be added later without touching them.
+// and, behind the same interface, a local folder. The reader's cache
+// (shard_cache.h) and the remote module (staging a remote set for verify,
+// report, inspect and merge; uploading a conversion) go through it, so
+// another store can be added later without touching them. The stores
+// themselves: s3_store.h, web_server_store.h, local_store.h; their
+// configuration: store_config.h.
 //
 //   LIBSHARD_ASSIGN_OR_RETURN(store::Location loc, store::ParseLocation("s3://b/ds/manifest.json"));
 //   LIBSHARD_ASSIGN_OR_RETURN(auto s, store::OpenStore(loc));
@@ -32,16 +35,18 @@
 #include <vector>
 
 #include "libshard/status.h"
-#include "libshard/store/s3_config.h"
 
 namespace libshard::store {
+
+struct StoreConfig;  // store_config.h
 
 // A parsed object URL or local path.
 struct Location {
   enum class Scheme { kLocal, kS3, kHttps };
   Scheme scheme = Scheme::kLocal;
-  // kS3: the bucket. kHttps: "https://host[:port]" (or http://). kLocal: "".
-  std::string bucket;
+  // What the keys are relative to. kS3: the bucket. kHttps: the server's
+  // base URL, "https://host[:port]" (or http://). kLocal: "".
+  std::string root;
   // kS3: the object key or prefix, no leading '/'. kHttps: the path, no
   // leading '/'. kLocal: the path as given.
   std::string key;
@@ -169,11 +174,13 @@ class ObjectStore {
   virtual void Cancel() {}
 };
 
-// The store for `location`: an S3 bucket (configured by `s3`, normally
-// S3Config::FromEnvironment()), an https server (read-only; `s3.ca_bundle`
-// and `s3.retry` apply), or the local file system (keys are paths).
-StatusOr<std::unique_ptr<ObjectStore>> OpenStore(const Location& location, const S3Config& s3);
-// The same with the configuration from the environment (S3Config::FromEnvironment).
+// The store for `location`: an S3 bucket (configured by `config`, normally
+// StoreConfig::FromEnvironment(); s3_store.h), a web server (read-only;
+// `config.ca_bundle` and `config.retry` apply; web_server_store.h), or the
+// local file system (keys are paths; local_store.h). Include store_config.h
+// to call it.
+StatusOr<std::unique_ptr<ObjectStore>> OpenStore(const Location& location, const StoreConfig& config);
+// The same with the configuration from the environment (StoreConfig::FromEnvironment).
 StatusOr<std::unique_ptr<ObjectStore>> OpenStore(const Location& location);
 
 }  // namespace libshard::store

@@ -7,6 +7,7 @@
 #ifndef LIBSHARD_UTIL_SHA256_H_
 #define LIBSHARD_UTIL_SHA256_H_
 
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -18,6 +19,27 @@ std::string Sha256Hex(std::string_view bytes);
 // without building it): the leak check's pixel key, a shape line and the
 // pixels. "" only when OpenSSL cannot allocate its context.
 std::string Sha256Hex(std::string_view head, std::string_view tail);
+
+// The same digest over bytes that come in pieces (a file read in blocks):
+//
+//   util::Sha256Hasher h;
+//   while (...) h.Update(block);
+//   std::string hex = h.HexDigest();  // "" only when OpenSSL cannot allocate
+//
+// Not copyable; one object per digest (HexDigest ends it). Not thread-safe.
+class Sha256Hasher {
+ public:
+  Sha256Hasher();
+  ~Sha256Hasher();
+  Sha256Hasher(const Sha256Hasher&) = delete;
+  Sha256Hasher& operator=(const Sha256Hasher&) = delete;
+  void Update(std::string_view bytes);
+  std::string HexDigest();
+
+ private:
+  struct Context;
+  std::unique_ptr<Context> ctx_;
+};
 
 }  // namespace libshard::util
 

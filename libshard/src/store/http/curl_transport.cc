@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "libshard/store/http_transport.h"
+#include "store/http/retry_policy.h"
 
 namespace libshard::store {
 namespace {
@@ -134,23 +135,9 @@ int OnSeek(void* user, curl_off_t offset, int origin) {
   return CURL_SEEKFUNC_OK;
 }
 
-bool Permanent(CURLcode rc) {
-  switch (rc) {
-    case CURLE_UNSUPPORTED_PROTOCOL:
-    case CURLE_URL_MALFORMAT:
-    case CURLE_PEER_FAILED_VERIFICATION:
-    case CURLE_SSL_CACERT_BADFILE:
-    case CURLE_SSL_CERTPROBLEM:
-    case CURLE_NOT_BUILT_IN:
-      return true;
-    default:
-      return false;
-  }
-}
-
 class CurlTransport : public HttpTransport {
  public:
-  explicit CurlTransport(const S3Config& config) : config_(config) { GlobalInit(); }
+  explicit CurlTransport(const StoreConfig& config) : config_(config) { GlobalInit(); }
   ~CurlTransport() override {
     for (CURL* h : idle_) curl_easy_cleanup(h);
   }
@@ -232,7 +219,7 @@ class CurlTransport : public HttpTransport {
       // "Received HTTP/0.9 when not allowed": the connection held bytes of
       // an earlier answer longer than its Content-Length. This handle (and
       // its connection) is dropped; a retry starts on a fresh one.
-      response->permanent = Permanent(rc) && std::string(errbuf).find("HTTP/0.9") == std::string::npos;
+      response->permanent = CurlErrorPermanent(rc, errbuf);
     }
     return Status::OK();
   }
@@ -260,14 +247,14 @@ class CurlTransport : public HttpTransport {
     idle_.push_back(h);
   }
 
-  const S3Config config_;
+  const StoreConfig config_;
   std::mutex mu_;
   std::vector<CURL*> idle_;
 };
 
 }  // namespace
 
-std::shared_ptr<HttpTransport> NewCurlTransport(const S3Config& config) {
+std::shared_ptr<HttpTransport> NewCurlTransport(const StoreConfig& config) {
   return std::make_shared<CurlTransport>(config);
 }
 

@@ -1,4 +1,4 @@
-#include "store/servers.h"
+#include "servers/servers.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -76,7 +76,7 @@ bool Accepts(int port) {
 // One request to a test server's control API (or a plain PUT); its body.
 std::string ControlRequest(const std::string& endpoint, const std::string& method, const std::string& path,
                            const std::string& body) {
-  static std::shared_ptr<store::HttpTransport> t = store::NewCurlTransport(store::S3Config());
+  static std::shared_ptr<store::HttpTransport> t = store::NewCurlTransport(store::StoreConfig());
   store::HttpRequest q;
   q.method = method;
   q.url = endpoint + path;
@@ -174,8 +174,8 @@ std::unique_ptr<LocalS3> LocalS3::Start(const std::string& dir, const std::vecto
   return s;
 }
 
-store::S3Config LocalS3::Config() const {
-  store::S3Config c;
+store::StoreConfig LocalS3::Config() const {
+  store::StoreConfig c;
   c.endpoint = endpoint();
   c.access_key_id = "S3RVER";
   c.secret_access_key = "S3RVER";
@@ -189,7 +189,7 @@ store::S3Config LocalS3::Config() const {
 std::unique_ptr<FaultProxy> FaultProxy::Start(int upstream_port, const std::string& log_dir, std::string* why) {
   auto p = std::make_unique<FaultProxy>();
   p->server_ =
-      ChildServer::Start({TestPython(), SourceDir() + "/tests/store/fault_proxy.py", std::to_string(upstream_port)},
+      ChildServer::Start({TestPython(), SourceDir() + "/tests/servers/fault_proxy.py", std::to_string(upstream_port)},
                          log_dir + "/fault_proxy.log", why);
   if (!p->server_) return nullptr;
   return p;
@@ -221,13 +221,13 @@ void FaultProxy::Reset() { Control("POST", "/__reset__", ""); }
 std::unique_ptr<LyingS3> LyingS3::Start(const std::string& log_dir, std::string* why) {
   auto p = std::make_unique<LyingS3>();
   p->server_ =
-      ChildServer::Start({TestPython(), SourceDir() + "/tests/store/lying_s3.py"}, log_dir + "/lying_s3.log", why);
+      ChildServer::Start({TestPython(), SourceDir() + "/tests/servers/lying_s3.py"}, log_dir + "/lying_s3.log", why);
   if (!p->server_) return nullptr;
   return p;
 }
 
-store::S3Config LyingS3::Config() const {
-  store::S3Config c;
+store::StoreConfig LyingS3::Config() const {
+  store::StoreConfig c;
   c.endpoint = endpoint();
   c.retry.base_delay_s = 0.01;
   c.retry.max_delay_s = 0.05;
@@ -324,7 +324,7 @@ void S3ProxyTest::SetUp() {
 }
 
 void S3ProxyTest::UploadFolder(const std::string& local, const std::string& prefix) {
-  const store::S3Config c = s3_->Config();
+  const store::StoreConfig c = s3_->Config();
   std::unique_ptr<store::ObjectStore> s = store::NewS3Store(c, "bkt", store::NewCurlTransport(c));
   for (const auto& e : fs::directory_iterator(local)) {
     if (!e.is_regular_file()) continue;

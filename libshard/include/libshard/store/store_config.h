@@ -1,4 +1,7 @@
-// How to reach an S3-compatible store, configured the way every S3 tool is:
+// StoreConfig: how every remote store is reached -- an S3-compatible
+// bucket's credentials, region and endpoint, and for s3:// and https:// alike
+// the CA bundle and the transport's retries, stall limits and deadlines
+// (RetryOptions). Configured the way every S3 tool is:
 //
 //   AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN   credentials
 //   AWS_REGION, AWS_DEFAULT_REGION                                 region (default us-east-1)
@@ -21,8 +24,8 @@
 //
 // The secret and the session token are never printed: Describe() and every
 // error message leave them out.
-#ifndef LIBSHARD_STORE_S3_CONFIG_H_
-#define LIBSHARD_STORE_S3_CONFIG_H_
+#ifndef LIBSHARD_STORE_STORE_CONFIG_H_
+#define LIBSHARD_STORE_STORE_CONFIG_H_
 
 #include <string>
 
@@ -58,7 +61,9 @@ struct RetryOptions {
   double deadline_min_rate = 64 << 10;
 };
 
-struct S3Config {
+// S3's settings (region, endpoint, credentials, LIST bounds) and the
+// transport's (ca_bundle, retry), for s3:// and https:// stores.
+struct StoreConfig {
   // Signing region. Default: us-east-1.
   std::string region = "us-east-1";
   // "http://127.0.0.1:9000" or "https://host": path-style requests to it.
@@ -82,7 +87,7 @@ struct S3Config {
   // file comment). InvalidArgument naming the variable or file for a named
   // profile that does not exist, an unreadable file, a bad endpoint, an
   // access key without a secret, or a bad AWS_MAX_ATTEMPTS.
-  static StatusOr<S3Config> FromEnvironment();
+  static StatusOr<StoreConfig> FromEnvironment();
 
   // "endpoint http://127.0.0.1:9000, region us-east-1, access key S3R...
   // (profile default)" style text without the secret or token.
@@ -90,7 +95,7 @@ struct S3Config {
 };
 
 // OK for "http://HOST[:PORT]" or "https://HOST[:PORT]" (the form of
-// S3Config::endpoint); InvalidArgument naming `source` (the variable or file
+// StoreConfig::endpoint); InvalidArgument naming `source` (the variable or file
 // it came from) otherwise. User-info ("http://user:secret@host") is refused
 // and the message leaves it out: credentials go in the credential settings,
 // never in a URL that messages and cache folder names carry.
@@ -98,4 +103,4 @@ Status CheckEndpoint(const std::string& endpoint, const std::string& source);
 
 }  // namespace libshard::store
 
-#endif  // LIBSHARD_STORE_S3_CONFIG_H_
+#endif  // LIBSHARD_STORE_STORE_CONFIG_H_

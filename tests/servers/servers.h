@@ -2,11 +2,11 @@
 // the system picks and stopped when the object goes away:
 //   LocalS3     s3rver (tools/s3rver, npm @20minutes/s3rver 4.0.4), key pair
 //               S3RVER/S3RVER, SigV4 signatures checked
-//   FaultProxy  tests/store/fault_proxy.py in front of a server: cut bodies,
+//   FaultProxy  tests/servers/fault_proxy.py in front of a server: cut bodies,
 //               503 SlowDown, stalls, dropped uploads; counts requests
 //   LocalNginx  nginx (Debian's nginx-light) over https with a self-signed
 //               certificate, serving a folder (range reads)
-//   LyingS3     tests/store/lying_s3.py: an S3 look-alike (objects in memory,
+//   LyingS3     tests/servers/lying_s3.py: an S3 look-alike (objects in memory,
 //               no signatures) that lies when told to: endless or huge LIST
 //               pages, keys outside the prefix, drips, wrong Content-Length,
 //               redirects, a new ETag per answer, 403s
@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include "libshard/store/s3_config.h"
+#include "libshard/store/store_config.h"
 
 namespace libshard::testing {
 
@@ -54,7 +54,7 @@ class LocalS3 {
   std::string endpoint() const { return "http://127.0.0.1:" + std::to_string(server_->port()); }
   int port() const { return server_->port(); }
   // A configuration for this server: path-style, S3RVER/S3RVER, quick retries.
-  store::S3Config Config() const;
+  store::StoreConfig Config() const;
 
  private:
   std::unique_ptr<ChildServer> server_;
@@ -85,7 +85,7 @@ class LyingS3 {
   static std::unique_ptr<LyingS3> Start(const std::string& log_dir, std::string* why);
   std::string endpoint() const { return "http://127.0.0.1:" + std::to_string(server_->port()); }
   // A configuration for this server: path-style, anonymous, quick retries.
-  store::S3Config Config() const;
+  store::StoreConfig Config() const;
   // Stores `bytes` as BUCKET/KEY (`path`, no leading '/').
   void Put(const std::string& path, const std::string& bytes);
   // Queues a lie (see lying_s3.py) for `count` requests of `method` whose

@@ -1,13 +1,11 @@
-// S3Config::FromEnvironment: the AWS environment variables and profile files.
-#include <unistd.h>
-
+// StoreConfig::FromEnvironment: the AWS environment variables and profile files.
 #include <cstdlib>
-#include <fstream>
 #include <map>
 #include <sstream>
 #include <utility>
 
-#include "libshard/store/s3_config.h"
+#include "libshard/store/store_config.h"
+#include "store/s3/aws_profile.h"
 
 namespace libshard::store {
 namespace {
@@ -15,48 +13,6 @@ namespace {
 std::string Env(const char* name) {
   const char* v = std::getenv(name);
   return v ? std::string(v) : std::string();
-}
-
-std::string Trim(const std::string& s) {
-  const size_t b = s.find_first_not_of(" \t\r");
-  if (b == std::string::npos) return "";
-  const size_t e = s.find_last_not_of(" \t\r");
-  return s.substr(b, e - b + 1);
-}
-
-// An AWS profile file (INI): [section] headers, "key = value" lines,
-// comments starting with '#' or ';', and nested settings: "s3 =" followed by
-// indented "key = value" lines, kept as "s3.key".
-using IniFile = std::map<std::string, std::map<std::string, std::string>>;
-
-// Reads `path`; a missing file is empty, an unreadable one an error.
-StatusOr<IniFile> ReadIni(const std::string& path, const std::string& what) {
-  IniFile ini;
-  if (::access(path.c_str(), F_OK) != 0) return ini;
-  std::ifstream in(path);
-  if (!in) return InvalidArgumentError(what + " " + path + ": cannot read");
-  std::string line, section, parent;
-  while (std::getline(in, line)) {
-    const bool indented = !line.empty() && (line[0] == ' ' || line[0] == '\t');
-    const std::string t = Trim(line);
-    if (t.empty() || t[0] == '#' || t[0] == ';') continue;
-    if (t.front() == '[' && t.back() == ']') {
-      section = Trim(t.substr(1, t.size() - 2));
-      parent.clear();
-      ini[section];
-      continue;
-    }
-    const size_t eq = t.find('=');
-    if (eq == std::string::npos || section.empty()) continue;
-    const std::string key = Trim(t.substr(0, eq)), value = Trim(t.substr(eq + 1));
-    if (indented && !parent.empty()) {
-      ini[section][parent + "." + key] = value;
-      continue;
-    }
-    parent = value.empty() ? key : "";
-    ini[section][key] = value;
-  }
-  return ini;
 }
 
 std::string HomeFile(const char* env, const char* relative) {
@@ -88,8 +44,8 @@ Status CheckEndpoint(const std::string& endpoint, const std::string& source) {
   return Status::OK();
 }
 
-StatusOr<S3Config> S3Config::FromEnvironment() {
-  S3Config c;
+StatusOr<StoreConfig> StoreConfig::FromEnvironment() {
+  StoreConfig c;
   std::string profile = Env("AWS_PROFILE");
   if (profile.empty()) profile = Env("AWS_DEFAULT_PROFILE");
   const bool named_profile = !profile.empty();
@@ -97,12 +53,12 @@ StatusOr<S3Config> S3Config::FromEnvironment() {
 
   const std::string cred_path = HomeFile("AWS_SHARED_CREDENTIALS_FILE", ".aws/credentials");
   const std::string conf_path = HomeFile("AWS_CONFIG_FILE", ".aws/config");
-  IniFile creds, conf;
+  AwsProfileFile creds, conf;
   if (!cred_path.empty()) {
-    LIBSHARD_ASSIGN_OR_RETURN(creds, ReadIni(cred_path, "credentials file"));
+    LIBSHARD_ASSIGN_OR_RETURN(creds, ReadAwsProfile(cred_path, "credentials file"));
   }
   if (!conf_path.empty()) {
-    LIBSHARD_ASSIGN_OR_RETURN(conf, ReadIni(conf_path, "config file"));
+    LIBSHARD_ASSIGN_OR_RETURN(conf, ReadAwsProfile(conf_path, "config file"));
   }
   const std::string conf_section = profile == "default" ? "default" : "profile " + profile;
   const bool in_creds = creds.count(profile) > 0, in_conf = conf.count(conf_section) > 0;
@@ -177,7 +133,7 @@ StatusOr<S3Config> S3Config::FromEnvironment() {
   return c;
 }
 
-std::string S3Config::Describe() const {
+std::string StoreConfig::Describe() const {
   std::ostringstream s;
   s << "endpoint " << (endpoint.empty() ? "AWS (virtual-hosted)" : endpoint) << ", region " << region << ", "
     << (access_key_id.empty() ? "anonymous" : "access key " + access_key_id.substr(0, 4) + "...");

@@ -15,7 +15,7 @@
 #include "libshard/reader/dataset.h"
 #include "libshard/store/s3_store.h"
 #include "libshard/util/strings.h"
-#include "store/servers.h"
+#include "servers/servers.h"
 #include "testutil.h"
 
 namespace libshard {
@@ -340,7 +340,7 @@ TEST_F(StoreStreamTest, ADownloadErrorComesFromTheReadNamingTheObject) {
   ASSERT_FALSE(victim.empty());
   std::string bytes = testing::ReadFileOrDie(dir_ + "/ds/" + victim);
   bytes[bytes.size() / 2] ^= 0x40;
-  store::S3Config c = s3_->Config();
+  store::StoreConfig c = s3_->Config();
   ASSERT_TRUE(store::NewS3Store(c, "bkt", store::NewCurlTransport(c))->Put("data/ds/" + victim, bytes).ok());
   auto ds = Open("s3://bkt/data/ds", dir_ + "/cache");
   ASSERT_TRUE(ds);

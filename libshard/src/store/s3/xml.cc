@@ -1,4 +1,4 @@
-#include "store/xml.h"
+#include "store/s3/xml.h"
 
 #include <expat.h>
 

@@ -15,7 +15,7 @@
 #include "libshard/manifest/manifest_json.h"
 #include "libshard/remote/uploader.h"
 #include "libshard/store/s3_store.h"
-#include "store/servers.h"
+#include "servers/servers.h"
 #include "testutil.h"
 
 namespace libshard {
@@ -37,7 +37,7 @@ class StoreCliTest : public ::testing::Test {
     }
     testing::CommandResult r = testing::RunShard("convert -q " + dir_ + "/in -o " + dir_ + "/ds --shard-size 2KiB");
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    store::S3Config c = s3_->Config();
+    store::StoreConfig c = s3_->Config();
     store_ = store::NewS3Store(c, "bkt", store::NewCurlTransport(c));
     for (const auto& e : fs::directory_iterator(dir_ + "/ds")) {
       if (!e.is_regular_file()) continue;

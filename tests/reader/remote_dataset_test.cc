@@ -10,7 +10,7 @@
 #include "convert/fixtures.h"
 #include "libshard/reader/dataset.h"
 #include "libshard/store/s3_store.h"
-#include "store/servers.h"
+#include "servers/servers.h"
 #include "testutil.h"
 
 namespace libshard {
@@ -91,7 +91,7 @@ TEST_F(StoreDatasetTest, CorruptObjectIsDataLossNamingIt) {
   ASSERT_FALSE(victim.empty());
   std::string bytes = testing::ReadFileOrDie(dir_ + "/ds/" + victim);
   bytes[bytes.size() / 2] ^= 0x40;
-  store::S3Config c = s3_->Config();
+  store::StoreConfig c = s3_->Config();
   ASSERT_TRUE(store::NewS3Store(c, "bkt", store::NewCurlTransport(c))->Put("data/ds/" + victim, bytes).ok());
   reader::DatasetOptions o;
   o.split = "train";
@@ -144,7 +144,7 @@ TEST_F(StoreDatasetTest, ANameOutsideThePrefixIsRefusedBeforeAnyFetch) {
   ASSERT_NE(at, std::string::npos) << text;
   const size_t value = at + std::string("\"index_file\": \"").size();
   text.replace(value, text.find('"', value) - value, "../../otherbucket/payroll.csv");
-  store::S3Config c = s3_->Config();
+  store::StoreConfig c = s3_->Config();
   ASSERT_TRUE(store::NewS3Store(c, "bkt", store::NewCurlTransport(c))->Put("data/ds/manifest.json", text).ok());
   reader::DatasetOptions o;
   o.split = "*";

@@ -1,8 +1,8 @@
 // The few S3 XML documents the store reads (errors, LIST pages, multipart
 // upload ids), parsed with expat: each element's text is handed over with
 // its path of element names ("ListBucketResult/Contents/Key").
-#ifndef LIBSHARD_SRC_STORE_XML_H_
-#define LIBSHARD_SRC_STORE_XML_H_
+#ifndef LIBSHARD_SRC_STORE_S3_XML_H_
+#define LIBSHARD_SRC_STORE_S3_XML_H_
 
 #include <functional>
 #include <string>
@@ -27,4 +27,4 @@ std::string XmlText(std::string_view xml, const std::string& path);
 
 }  // namespace libshard::store
 
-#endif  // LIBSHARD_SRC_STORE_XML_H_
+#endif  // LIBSHARD_SRC_STORE_S3_XML_H_
