@@ -957,6 +957,7 @@ const OptionFlip kFlips[] = {
     {"max_pixels", Plain, [](ConvertOptions* o) { o->encode.decode.max_pixels = 200; }, true},
     {"apply_orientation", Plain, [](ConvertOptions* o) { o->encode.decode.apply_orientation = false; }, true},
     {"strict_jpeg", Plain, [](ConvertOptions* o) { o->encode.decode.strict_jpeg = true; }, false},
+    {"tiff_page", Plain, [](ConvertOptions* o) { o->encode.decode.tiff_page = 1; }, false},
     {"format", Plain, Png, true},
     {"quality", Plain, [](ConvertOptions* o) { o->encode.jpeg.quality = 50; }, true},
     {"jpeg_subsampling", Plain, [](ConvertOptions* o) { o->encode.jpeg.subsampling = image::ChromaSubsampling::k444; },

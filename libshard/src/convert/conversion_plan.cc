@@ -197,6 +197,7 @@ ConversionOptions ToProto(const ConvertOptions& o) {
                  : d.channels == image::ChannelMode::kGray ? "gray"
                                                            : "auto");
   p.set_alpha(d.alpha == image::AlphaMode::kKeep ? "keep" : "composite");
+  p.set_tiff_page(d.tiff_page);
   p.set_mask_suffix(o.list.mask_suffix);
   p.set_png_level(o.encode.png.compression_level);
   p.set_jpeg_subsampling(o.encode.jpeg.subsampling == image::ChromaSubsampling::k444 ? "4:4:4" : "4:2:0");
