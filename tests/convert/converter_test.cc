@@ -993,7 +993,12 @@ const OptionFlip kFlips[] = {
 class OptionFlipTest : public ::testing::TestWithParam<OptionFlip> {
  protected:
   static void SetUpTestSuite() {
-    base_ = new std::string(MakeTempDir());
+    // The suite's own folder (MakeTempDir's are removed after each test),
+    // removed by TearDownTestSuite.
+    base_ = new std::string(
+        (fs::temp_directory_path() / ("libshard_test_" + std::to_string(::getpid()) + "_OptionFlipTest")).string());
+    fs::remove_all(*base_);
+    fs::create_directories(*base_);
     MakeTree(*base_ + "/in");
     fs::remove(*base_ + "/in/train/b/notes.jpg");  // so that fail_on_error converts
     fs::remove(*base_ + "/in/train/stray.png");
