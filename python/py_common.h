@@ -69,6 +69,12 @@ auto WithoutGil(const F& f) -> decltype(f()) {
 
 void BindShardIo(py::module_& m);
 void BindLoader(py::module_& m);
+// py_batch_types.cc: libshard.Batch and its kin (images, labels[, masks][, boxes, box_labels, box_counts][,
+// keys]), bound once; MakeBatch picks the type by which of masks, boxes (a tuple of three arrays) and keys are
+// not None.
+void BindBatchTypes(py::module_& m);
+py::tuple MakeBatch(const py::object& images, const py::object& labels, const py::object& masks,
+                    const py::object& boxes, const py::object& keys);
 void BindBatchMemory(py::module_& m);
 void BindTools(py::module_& m);  // py_tools.cc: convert / verify / inspect
 

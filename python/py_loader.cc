@@ -43,28 +43,6 @@ struct PyEpochIterator {
   uint64_t pass = 0;
 };
 
-// The batch named tuples, made when the module is bound (and never freed:
-// they outlive the interpreter's last use of them): images, labels, then
-// masks (masks=True), boxes, box_labels, box_counts (boxes=True), keys
-// (extras=). Indexed by masks | boxes << 1 | keys << 2.
-constexpr const char* kBatchTypeNames[8] = {
-    "Batch",      "SegmentationBatch",      "DetectionBatch",      "SegmentationDetectionBatch",
-    "KeyedBatch", "KeyedSegmentationBatch", "KeyedDetectionBatch", "KeyedSegmentationDetectionBatch"};
-py::handle g_batch_types[8];
-
-py::tuple MakeBatch(const py::object& images, const py::object& labels, const py::object& masks,
-                    const py::object& boxes, const py::object& keys) {
-  py::list fields;
-  fields.append(images);
-  fields.append(labels);
-  if (!masks.is_none()) fields.append(masks);
-  if (!boxes.is_none())
-    for (auto a : boxes) fields.append(a);
-  if (!keys.is_none()) fields.append(keys);
-  const int type = (masks.is_none() ? 0 : 1) | (boxes.is_none() ? 0 : 2) | (keys.is_none() ? 0 : 4);
-  return py::reinterpret_steal<py::tuple>(g_batch_types[type](*fields).release());
-}
-
 class PyLoader {
  public:
   PyLoader(const py::object& sources, const py::object& batch_size, const LoaderArgs& args) {
@@ -524,24 +502,7 @@ class PyLoader {
 }  // namespace
 
 void BindLoader(py::module_& m) {
-  py::object namedtuple = py::module_::import("collections").attr("namedtuple");
-  for (int t = 0; t < 8; ++t) {
-    py::list fields;
-    fields.append("images");
-    fields.append("labels");
-    if (t & 1) fields.append("masks");
-    if (t & 2)
-      for (const char* f : {"boxes", "box_labels", "box_counts"}) fields.append(f);
-    if (t & 4) fields.append("keys");
-    py::object type = namedtuple(kBatchTypeNames[t], fields, py::arg("module") = "libshard");
-    type.attr("__doc__") = std::string("A batch (docs/reader.md): ") +
-                           std::string(py::str(py::str(", ").attr("join")(fields))) +
-                           (t & 2 ? "; boxes float32 [B, M, 4] (xmin, ymin, xmax, ymax in 0..1 of the output image), "
-                                    "box_labels int64 [B, M] (-1 past a count), box_counts int32 [B]"
-                                  : "");
-    m.attr(kBatchTypeNames[t]) = type;
-    g_batch_types[t] = type.release();
-  }
+  BindBatchTypes(m);
   py::class_<PyEpochIterator>(m, "EpochIterator", "One pass over an epoch of a Loader (what iter(loader) returns)")
       .def("__iter__", [](py::object self) { return self; })
       .def("__next__", [](PyEpochIterator& it) { return it.loader.cast<PyLoader&>().NextInPass(it.pass); });

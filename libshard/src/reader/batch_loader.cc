@@ -21,6 +21,7 @@
 
 #include "libshard/util/threads.h"
 #include "reader/batch_boxes.h"
+#include "reader/batch_memory.h"
 #include "reader/decode_pool.h"
 #include "reader/sample_decoder.h"
 #include "util/catch_status.h"
@@ -236,32 +237,6 @@ BatchLoader::~BatchLoader() {
 
 namespace {
 
-// Physical memory, for bounding the loader's own buffers; 0 when unknown.
-uint64_t PhysicalMemory() {
-  const long pages = sysconf(_SC_PHYS_PAGES);
-  const long page = sysconf(_SC_PAGESIZE);
-  return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
-}
-
-// "925.0 MB".
-std::string Bytes(long double n) {
-  const char* units[] = {"bytes", "kB", "MB", "GB", "TB", "PB", "EB"};
-  int u = 0;
-  while (n >= 1000 && u < 6) {
-    n /= 1000;
-    ++u;
-  }
-  char buf[64];
-  std::snprintf(buf, sizeof buf, u == 0 ? "%.0Lf %s" : "%.1Lf %s", n, units[u]);
-  return buf;
-}
-
-std::string Count(long double n) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.0Lf", n);
-  return buf;
-}
-
 StatusOr<std::unique_ptr<BatchLoader::Impl>> NewImpl(std::shared_ptr<const Dataset> dataset,
                                                      const BatchLoaderOptions& given);
 
@@ -280,24 +255,7 @@ StatusOr<std::unique_ptr<BatchLoader>> BatchLoader::Create(std::shared_ptr<const
     // std::bad_alloc or an hour of swapping.
     const uint64_t samples =
         std::max<uint64_t>(1, std::min<uint64_t>(options.batch_size, impl->order.samples_per_rank()));
-    const long double slots = static_cast<long double>(std::max<size_t>(options.prefetch, 1)) + 1;
-    const long double per_slot = static_cast<long double>(samples) *
-                                 (static_cast<long double>(impl->image_bytes) + sizeof(int64_t) + impl->mask_bytes);
-    const long double need = slots * per_slot;
-    const uint64_t memory = PhysicalMemory();
-    const long double limit = memory > 0 ? memory / 2.0L : static_cast<long double>(SIZE_MAX / 4);
-    if (need > limit) {
-      // The fewest slots (prefetch 0 or 1) still too big: the batch is.
-      const bool batch = 2 * per_slot > limit;
-      return InvalidArgumentError(
-          std::string(batch ? "batch_size" : "prefetch") + ": " + Count(slots) + " buffers (prefetch " +
-          std::to_string(options.prefetch) + " + 1) of " + std::to_string(samples) + " samples of " +
-          std::to_string(options.height) + "x" + std::to_string(options.width) + "x" +
-          std::to_string(options.channels) + " " + PixelTypeName(options.dtype) + " would need " + Bytes(need) +
-          ", more than half of this machine's " + (memory > 0 ? Bytes(memory) : std::string("memory")) +
-          "; lower batch_size or prefetch");
-    }
-    const size_t ring = static_cast<size_t>(slots);
+    LIBSHARD_ASSIGN_OR_RETURN(const size_t ring, RingSlots(options, samples, impl->image_bytes, impl->mask_bytes));
     BatchLoaderOptions block = options;
     block.batch_size = static_cast<size_t>(samples);
     LIBSHARD_ASSIGN_OR_RETURN(impl->pool, BatchPool::Heap(ShapeOf(block), ring + 2));
