@@ -10,8 +10,10 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "golden.h"
+#include "libshard/image/encode.h"
 #include "libshard/image/probe.h"
 #include "testutil.h"
 
@@ -321,6 +323,51 @@ TEST(JpegDecodeTest, StrictModeRejectsExtraneousBytes) {
   StatusOr<Image> img = DecodeImage(bytes, o);
   ASSERT_FALSE(img.ok());
   EXPECT_NE(img.status().message().find("extraneous"), std::string::npos) << img.status();
+}
+
+// `jpeg` without its DHT segments (as motion-JPEG frames and some cameras
+// write them): a decoder must use the standard tables the format defines.
+std::string WithoutHuffmanTables(const std::string& jpeg) {
+  std::string out = jpeg.substr(0, 2);
+  size_t i = 2;
+  while (i + 4 <= jpeg.size() && uint8_t(jpeg[i]) == 0xFF && uint8_t(jpeg[i + 1]) != 0xDA) {
+    const size_t len = (uint8_t(jpeg[i + 2]) << 8) | uint8_t(jpeg[i + 3]);
+    if (uint8_t(jpeg[i + 1]) != 0xC4) out += jpeg.substr(i, 2 + len);
+    i += 2 + len;
+  }
+  return out + jpeg.substr(i);
+}
+
+Image Noise(int w, int h, unsigned seed) {
+  Image img(w, h, 3);
+  for (size_t i = 0; i < img.byte_size(); ++i) img.data()[i] = uint8_t((i * 2654435761u + seed) >> 13);
+  return img;
+}
+
+// The decoder keeps one libjpeg object per thread, and libjpeg keeps the
+// tables a file defined. A file that leaves them out must not decode with
+// the tables of the file the thread decoded before it.
+TEST(JpegDecodeTest, TablesOfTheLastFileDoNotCarryOver) {
+  StatusOr<std::string> plain = EncodeJpeg(Noise(64, 48, 1), {});
+  JpegEncodeOptions opt;
+  opt.optimize_huffman = true;
+  StatusOr<std::string> other = EncodeJpeg(Noise(40, 40, 7), opt);
+  ASSERT_TRUE(plain.ok() && other.ok());
+  const std::string stripped = WithoutHuffmanTables(*plain);
+  ASSERT_LT(stripped.size(), plain->size());
+  StatusOr<Image> want = DecodeImage(*plain);
+  ASSERT_TRUE(want.ok());
+  std::thread([&] {
+    StatusOr<Image> alone = DecodeImage(stripped);
+    ASSERT_TRUE(alone.ok()) << alone.status();
+    EXPECT_EQ(*alone, *want);
+  }).join();
+  std::thread([&] {
+    ASSERT_TRUE(DecodeImage(*other).ok());
+    StatusOr<Image> after = DecodeImage(stripped);
+    ASSERT_TRUE(after.ok()) << after.status();
+    EXPECT_EQ(*after, *want);
+  }).join();
 }
 
 // A PNG header claiming width x height, with a valid IHDR CRC and a tiny IDAT.

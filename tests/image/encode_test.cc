@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "golden.h"
@@ -114,6 +115,35 @@ TEST(JpegEncodeTest, ProgressiveAndOptimizedAreLosslessRecodings) {
   // Huffman coding and scan order do not touch the coefficients.
   EXPECT_EQ(*DecodeImage(*opt), *DecodeImage(*base));
   EXPECT_EQ(*DecodeImage(*prog), *DecodeImage(*base));
+}
+
+// The encoder keeps one libjpeg object per thread. An optimized (or
+// progressive) encode leaves its image's own Huffman tables in that object,
+// and jpeg_set_defaults only installs the standard tables where none are: the
+// next plain encode on the thread then wrote the earlier image's tables, so
+// the bytes depended on which images a thread had encoded before (and a symbol
+// missing from them failed the encode). Each encode must stand alone.
+TEST(JpegEncodeTest, AnOptimizedEncodeLeavesNothingForTheNextOnItsThread) {
+  const Image src = Photo();
+  JpegEncodeOptions plain;
+  std::string alone;
+  std::thread([&] { alone = *EncodeJpeg(src, plain); }).join();
+  for (bool progressive : {false, true}) {
+    Image flat(8, 8, 3);
+    std::memset(flat.data(), 90, flat.byte_size());
+    JpegEncodeOptions first;
+    first.optimize_huffman = !progressive;
+    first.progressive = progressive;
+    std::string after;
+    std::thread([&] {
+      ASSERT_TRUE(EncodeJpeg(flat, first).ok());
+      StatusOr<std::string> next = EncodeJpeg(src, plain);
+      ASSERT_TRUE(next.ok()) << next.status();
+      after = *next;
+    }).join();
+    EXPECT_TRUE(after == alone) << (progressive ? "after a progressive encode: " : "after an optimized encode: ")
+                                << after.size() << " bytes vs " << alone.size();
+  }
 }
 
 TEST(JpegEncodeTest, GrayAndRejectedInputs) {

@@ -1,12 +1,21 @@
 // libjpeg(-turbo) reader. One jpeg_decompress_struct per thread is created
 // once and reused (jpeg_abort_decompress resets it after an error), so a
 // decode costs no handle set-up. setjmp/longjmp stay inside this file.
+//
+// libjpeg keeps the Huffman and quantization tables a file defined for the
+// next file (its "abbreviated datastream" feature). Files here are
+// independent: one that leaves a table out (motion-JPEG frames omit the
+// standard Huffman tables) must decode as on a fresh object, not with the
+// tables of whatever this thread decoded before. So the tables left from the
+// last file are marked before each header is read, and a file that does not
+// redefine all of them is decoded again on a fresh object.
 #include <jerror.h>
 
 #include <algorithm>
 #include <csetjmp>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -52,6 +61,7 @@ struct JpegDecoder {
   std::vector<JSAMPROW> rows;
   std::vector<JSAMPLE> row;   // one widened row of a region decode
   bool refused_cmyk = false;  // a region asked of a CMYK / YCCK file
+  bool inherited = false;     // the file did not redefine the last file's tables
 
   JpegDecoder() {
     cinfo.err = jpeg_std_error(&err.pub);
@@ -63,6 +73,37 @@ struct JpegDecoder {
   JpegDecoder(const JpegDecoder&) = delete;
   JpegDecoder& operator=(const JpegDecoder&) = delete;
 };
+
+// Marks the tables left by the last file: a quantization table all zero
+// (a DQT never holds a zero step) and bits[0] of a Huffman table (unused, and
+// zeroed by every DHT). Returns whether any was left.
+bool MarkLeftTables(jpeg_decompress_struct* c) {
+  bool any = false;
+  for (JQUANT_TBL* q : c->quant_tbl_ptrs) {
+    if (q != nullptr) std::fill(std::begin(q->quantval), std::end(q->quantval), UINT16{0}), any = true;
+  }
+  for (int i = 0; i < NUM_HUFF_TBLS; ++i) {
+    for (JHUFF_TBL* h : {c->dc_huff_tbl_ptrs[i], c->ac_huff_tbl_ptrs[i]}) {
+      if (h != nullptr) h->bits[0] = 1, any = true;
+    }
+  }
+  return any;
+}
+
+// Whether a table marked by MarkLeftTables was not defined again.
+bool HoldsLeftTables(const jpeg_decompress_struct* c) {
+  for (const JQUANT_TBL* q : c->quant_tbl_ptrs) {
+    if (q != nullptr && std::all_of(std::begin(q->quantval), std::end(q->quantval), [](UINT16 v) { return v == 0; })) {
+      return true;
+    }
+  }
+  for (int i = 0; i < NUM_HUFF_TBLS; ++i) {
+    for (const JHUFF_TBL* h : {c->dc_huff_tbl_ptrs[i], c->ac_huff_tbl_ptrs[i]}) {
+      if (h != nullptr && h->bits[0] != 0) return true;
+    }
+  }
+  return false;
+}
 
 // The rows of a region after jpeg_start_decompress. Fancy upsampling makes
 // each pixel depend on its chroma neighbours, and libjpeg treats the edges
@@ -112,7 +153,13 @@ bool RunDecode(JpegDecoder* d, const unsigned char* data, size_t size, const Jpe
     return false;
   }
   jpeg_mem_src(cinfo, data, static_cast<unsigned long>(size));
+  const bool marked = MarkLeftTables(cinfo);
   jpeg_read_header(cinfo, TRUE);
+  if (marked && HoldsLeftTables(cinfo)) {
+    d->inherited = true;
+    jpeg_abort_decompress(cinfo);
+    return true;
+  }
   if (cinfo->jpeg_color_space == JCS_CMYK || cinfo->jpeg_color_space == JCS_YCCK) {
     cinfo->out_color_space = JCS_CMYK;
   } else if (opt.gray) {
@@ -151,8 +198,16 @@ Status Decode(std::string_view bytes, const JpegReadOptions& options, PixelRect*
   decoder.err.first_warning[0] = '\0';
   decoder.err.truncation[0] = '\0';
   decoder.refused_cmyk = false;
-  const bool ok =
-      RunDecode(&decoder, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), options, region, out);
+  decoder.inherited = false;
+  const auto* data = reinterpret_cast<const unsigned char*>(bytes.data());
+  bool ok = RunDecode(&decoder, data, bytes.size(), options, region, out);
+  if (ok && decoder.inherited) {
+    // A fresh object holds no tables, so this second run cannot come back here.
+    jpeg_destroy_decompress(&decoder.cinfo);
+    jpeg_create_decompress(&decoder.cinfo);  // keeps cinfo.err
+    decoder.inherited = false;
+    ok = RunDecode(&decoder, data, bytes.size(), options, region, out);
+  }
   if (!ok) {
     char msg[JMSG_LENGTH_MAX];
     (*decoder.err.pub.format_message)(reinterpret_cast<j_common_ptr>(&decoder.cinfo), msg);

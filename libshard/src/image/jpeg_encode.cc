@@ -1,7 +1,14 @@
 // libjpeg writer: one jpeg_compress_struct and one output buffer per thread,
 // reused across calls. setjmp/longjmp stay inside this file.
+//
+// An optimized or progressive encode writes its own image's Huffman tables
+// into the object, and jpeg_set_defaults installs the standard tables only
+// where none are: a later plain encode would write (and code with) the earlier
+// image's tables, whose missing symbols libjpeg-turbo's fast path does not
+// check. So an object that has left the standard tables is replaced.
 #include <csetjmp>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -21,6 +28,8 @@ struct JpegEncoder {
   jpeg_destination_mgr dest;
   std::vector<JOCTET> buffer;
   std::vector<JSAMPROW> rows;
+  // Whether the Huffman tables may no longer be the standard ones.
+  bool tables_changed = false;
 
   JpegEncoder() {
     cinfo.err = jpeg_std_error(&err.pub);
@@ -56,6 +65,7 @@ struct JpegEncoder {
 // The part that may longjmp. Returns the encoded size, or 0 on error.
 size_t RunEncode(JpegEncoder* e, const Image& img, const JpegEncodeOptions& o) {
   jpeg_compress_struct* c = &e->cinfo;
+  e->tables_changed = true;  // until a plain encode has finished
   if (setjmp(e->err.jmp)) {
     jpeg_abort_compress(c);
     return 0;
@@ -81,6 +91,7 @@ size_t RunEncode(JpegEncoder* e, const Image& img, const JpegEncodeOptions& o) {
     jpeg_write_scanlines(c, e->rows.data() + c->next_scanline, c->image_height - c->next_scanline);
   }
   jpeg_finish_compress(c);
+  e->tables_changed = c->optimize_coding || c->progressive_mode;
   return e->buffer.size() - e->dest.free_in_buffer;
 }
 
@@ -100,17 +111,22 @@ StatusOr<std::string> EncodeJpeg(const Image& img, const JpegEncodeOptions& opti
     return InvalidArgumentError("JPEG encode: " + std::to_string(img.width()) + "x" + std::to_string(img.height()) +
                                 " exceeds JPEG's 65500 limit");
   }
-  thread_local JpegEncoder encoder;
+  thread_local std::unique_ptr<JpegEncoder> encoder;
+  if (encoder == nullptr || encoder->tables_changed) {
+    std::vector<JOCTET> buffer = encoder ? std::move(encoder->buffer) : std::vector<JOCTET>();
+    encoder = std::make_unique<JpegEncoder>();
+    encoder->buffer = std::move(buffer);
+  }
   // Start with room for a typical result so most images need no growth.
   const size_t guess = img.byte_size() / 4 + 4096;
-  if (encoder.buffer.size() < guess) encoder.buffer.resize(guess);
-  const size_t size = RunEncode(&encoder, img, options);
+  if (encoder->buffer.size() < guess) encoder->buffer.resize(guess);
+  const size_t size = RunEncode(encoder.get(), img, options);
   if (size == 0) {
     char msg[JMSG_LENGTH_MAX];
-    (*encoder.err.pub.format_message)(reinterpret_cast<j_common_ptr>(&encoder.cinfo), msg);
+    (*encoder->err.pub.format_message)(reinterpret_cast<j_common_ptr>(&encoder->cinfo), msg);
     return InternalError(std::string("JPEG encode: ") + msg);
   }
-  return std::string(reinterpret_cast<const char*>(encoder.buffer.data()), size);
+  return std::string(reinterpret_cast<const char*>(encoder->buffer.data()), size);
 }
 
 }  // namespace libshard::image
