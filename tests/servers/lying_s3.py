@@ -10,6 +10,8 @@ matching requests (method and a substring of the path):
   POST /__lie__    {"lie": L, "method": "GET", "match": "substring", "count": N, ...parameters}
   GET  /__stats__  {"GET": n, "HEAD": n, ..., "paths": [...]}
   POST /__reset__  clears lies, counts and objects
+  POST /__fill__   {"prefix": "bucket/key", "first": F, "count": N, "body": B}: puts the N objects
+                   prefix+str(F) .. prefix+str(F+N-1), each holding B, in one request
 
 Lies:
   list-loop      LIST says IsTruncated with the same NextContinuationToken forever,
@@ -89,6 +91,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 lie = json.loads(body or b"{}")
                 lie.setdefault("count", 1)
                 lies.append(lie)
+            elif self.path == "/__fill__":
+                fill = json.loads(body)
+                for i in range(fill["first"], fill["first"] + fill["count"]):
+                    objects[fill["prefix"] + str(i)] = fill["body"].encode()
             elif self.path == "/__reset__":
                 lies = []
                 stats = {"paths": []}

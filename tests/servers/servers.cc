@@ -243,6 +243,12 @@ std::string LyingS3::Control(const std::string& method, const std::string& path,
 
 void LyingS3::Put(const std::string& path, const std::string& bytes) { Control("PUT", "/" + path, bytes); }
 
+void LyingS3::Fill(const std::string& prefix, int first, int count, const std::string& bytes) {
+  Control("POST", "/__fill__",
+          "{\"prefix\": \"" + prefix + "\", \"first\": " + std::to_string(first) +
+              ", \"count\": " + std::to_string(count) + ", \"body\": \"" + bytes + "\"}");
+}
+
 void LyingS3::Lie(const std::string& lie, const std::string& method, const std::string& match, int count,
                   const std::string& params) {
   Control("POST", "/__lie__",

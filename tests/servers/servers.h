@@ -88,6 +88,9 @@ class LyingS3 {
   store::StoreConfig Config() const;
   // Stores `bytes` as BUCKET/KEY (`path`, no leading '/').
   void Put(const std::string& path, const std::string& bytes);
+  // Puts `count` objects `prefix`+`first` .. `prefix`+(`first`+`count`-1),
+  // each holding `bytes` (JSON-safe text), in one request.
+  void Fill(const std::string& prefix, int first, int count, const std::string& bytes);
   // Queues a lie (see lying_s3.py) for `count` requests of `method` whose
   // path contains `match`; `params`: more JSON members ("\"rate\": 2048").
   void Lie(const std::string& lie, const std::string& method, const std::string& match = "", int count = 1,

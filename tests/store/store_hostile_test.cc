@@ -40,7 +40,7 @@ class HostileServerTest : public ::testing::Test {
 };
 
 TEST_F(HostileServerTest, HonestListPagesAreFollowed) {
-  for (int i = 0; i < 1203; ++i) server_->Put("bkt/ds/k" + std::to_string(10000 + i), "x");
+  server_->Fill("bkt/ds/k", 10000, 1203, "x");
   server_->Put("bkt/other/k", "x");
   StatusOr<std::vector<ObjectInfo>> list = Store()->List("ds/");
   ASSERT_TRUE(list.ok()) << list.status();
