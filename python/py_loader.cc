@@ -539,7 +539,7 @@ void BindLoader(py::module_& m) {
         "(height, width), None (default): the stored size when the manifest says every image has it;\n"
         "channels: 1 or 3, None (default): 1 when the manifest says every image is gray, else 3;\n"
         "dtype: \"uint8\", \"float32\", \"float16\" or a numpy / torch dtype; split: the manifest's split\n"
-        "(required when it has several); cache_dir, cache_limit: where remote shards are cached (default\n"
+        "(required when it has several), sliced as in TFDS with \"train[:10%]\", \"val[:500]\"; cache_dir, cache_limit: where remote shards are cached (default\n"
         "$LIBSHARD_CACHE_DIR, else ~/.cache/libshard) and its byte limit (0: none; shards are downloaded\n"
         "ahead of the epoch's order and, over a part larger than the limit, stream through the cache with\n"
         "sequential or order=\"block-shuffle\" reading); block_size, window_blocks: order=\"block-shuffle\"'s\n"
