@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -121,6 +122,39 @@ TEST(SplitSpecTest, BoundariesBeyondTheSplitAndEmptySlicesAreRefused) {
   EXPECT_EQ(Range("train[:1%]", 20),
             "INVALID_ARGUMENT: split \"train[:1%]\": selects no sample of the split's 20 (samples 0..0)");
   EXPECT_EQ(Range("train[:5]", 0), "INVALID_ARGUMENT: split \"train[:5]\": sample 5 is beyond the split's 0 samples");
+}
+
+// Any text over the syntax's alphabet: a clear error, or a non-empty range
+// inside the split (no wrap-around of a huge negative, no overflow).
+TEST(SplitSpecTest, AnyStringIsARangeInsideTheSplitOrAnErrorNamingIt) {
+  const std::string alphabet = "tr[]:%-.019+ ";
+  std::mt19937_64 rng(7);
+  int ok = 0;
+  for (int i = 0; i < 200000; ++i) {
+    std::string text = i % 2 ? "t[" : "";
+    for (size_t len = rng() % 12; len > 0; --len) text += alphabet[rng() % alphabet.size()];
+    if (i % 3 == 0) text += "]";
+    if (i % 5 == 0) text = "t[-9223372036854775808:" + std::to_string(rng() % 20) + "]";
+    auto spec = ParseSplitSpec(text);
+    if (!spec.ok()) {
+      EXPECT_EQ(spec.status().code(), StatusCode::kInvalidArgument) << text;
+      EXPECT_EQ(spec.status().message().rfind("split \"" + text + "\": ", 0), 0u) << text;
+      continue;
+    }
+    for (uint64_t n : {uint64_t{0}, uint64_t{1}, uint64_t{7}, uint64_t{100}, ~uint64_t{0}}) {
+      auto r = ResolveSlice(*spec, n);
+      if (!r.ok()) {
+        EXPECT_EQ(r.status().message().rfind("split \"" + text + "\": ", 0), 0u) << text;
+        continue;
+      }
+      ++ok;
+      EXPECT_LE(r->end, n) << text;
+      if (spec->sliced) {
+        EXPECT_LT(r->begin, r->end) << text;
+      }
+    }
+  }
+  EXPECT_GT(ok, 1000);
 }
 
 // A manifest of split train (shards of 2 and 3 records) and val (1).

@@ -109,14 +109,19 @@ StatusOr<SampleRange> ResolveSlice(const SplitSpec& spec, uint64_t n) {
       *out = omitted;
       return Status::OK();
     }
-    const double at = b.percent ? std::nearbyint(b.value * static_cast<double>(n) / 100.0) : 0;
-    const int64_t i = b.percent ? static_cast<int64_t>(at) : b.index;
-    const uint64_t magnitude = i < 0 ? 0 - static_cast<uint64_t>(i) : static_cast<uint64_t>(i);
-    if (magnitude > n) {
-      return InvalidArgumentError(where + "sample " + std::to_string(i) + " is beyond the split's " +
+    bool negative = b.index < 0;
+    uint64_t magnitude = negative ? 0 - static_cast<uint64_t>(b.index) : static_cast<uint64_t>(b.index);
+    if (b.percent) {
+      const double at = std::nearbyint(b.value * static_cast<double>(n) / 100.0);
+      negative = at < 0;
+      // |at| <= n but for the rounding of a huge n to a double: clamped before the conversion.
+      const double m = std::fabs(at);
+      magnitude = m >= static_cast<double>(n) ? n : static_cast<uint64_t>(m);
+    } else if (magnitude > n) {
+      return InvalidArgumentError(where + "sample " + std::to_string(b.index) + " is beyond the split's " +
                                   std::to_string(n) + " samples");
     }
-    *out = i < 0 ? n - magnitude : magnitude;
+    *out = negative ? n - magnitude : magnitude;
     return Status::OK();
   };
   SampleRange r;
