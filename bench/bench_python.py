@@ -15,6 +15,9 @@ Data: --images copies of the bundled photos (samples/photos), converted by `shar
   ShardDataset, workers=0   through torch.utils.data.DataLoader, decoding in the Loader's threads
   ShardDataset, workers=2   DataLoader worker processes, batches in shared-memory slots (persistent workers
                             or not)
+  ShardDataset mixture      a weighted mixture of two datasets (the photos' two halves, converted apart;
+                            weights 3:1) through DataLoader(num_workers=0), its ratio against the single
+                            dataset's ShardDataset, workers=0 row measured in the same run (JPEG, float32)
 
 Rates are steady-state: from the 5th batch of an epoch to its end, over --epochs epochs, after one warm-up
 epoch. "first batch" is the time from iter() to the first batch of an epoch (a non-persistent DataLoader
@@ -66,10 +69,16 @@ def make_data(tmp, shard, photos, n):
     for i in range(n):
         f = files[i % len(files)]
         os.symlink(os.path.join(os.path.abspath(photos), f), os.path.join(src, "%05d-%s" % (i, f)))
+    # The mixture's two sources: the first and the second half of the same inputs, converted apart.
+    for half, names in (("half-a", sorted(os.listdir(src))[:n // 2]), ("half-b", sorted(os.listdir(src))[n // 2:])):
+        os.makedirs(os.path.join(tmp, half))
+        for f in names:
+            os.symlink(os.readlink(os.path.join(src, f)), os.path.join(tmp, half, f))
     out = {}
-    for name, extra in (("jpeg", []), ("raw", ["--format", "raw"])):
+    for name, folder, extra in (("jpeg", src, []), ("raw", src, ["--format", "raw"]),
+                                ("mix-a", os.path.join(tmp, "half-a"), []), ("mix-b", os.path.join(tmp, "half-b"), [])):
         dst = os.path.join(tmp, name)
-        subprocess.run([shard, "convert", src, "-o", dst, "--size", "224", "--no-sync", "--quiet"] + extra,
+        subprocess.run([shard, "convert", folder, "-o", dst, "--size", "224", "--no-sync", "--quiet"] + extra,
                        check=True, stdout=subprocess.DEVNULL)
         out[name] = dst
     return out
@@ -162,6 +171,16 @@ def main():
                     row(name, lambda: dl, lambda: base)
                     del dl, ds
                 base.close()
+                if fmt == "jpeg":  # a weighted mixture against the single dataset, both end to end (issue 34)
+                    common = dict(image_size=224, threads=args.threads, rank=0, world_size=1, **opts)
+                    single = torch.utils.data.DataLoader(libshard.torch.ShardDataset(data["jpeg"], bs, **common),
+                                                         batch_size=None)
+                    mixed = torch.utils.data.DataLoader(
+                        libshard.torch.ShardDataset([data["mix-a"], data["mix-b"]], bs, weights=[3, 1], **common),
+                        batch_size=None)
+                    print("  (next row's baseline: ShardDataset, workers=0 over the single dataset)")
+                    row("ShardDataset mixture 3:1, workers=0, %s %s" % (fmt, dtype), lambda: mixed, lambda: single)
+                    del single, mixed
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -19,6 +19,7 @@
 
 #include "libshard/reader/batch_loader.h"
 #include "libshard/reader/dataset.h"
+#include "libshard/reader/sample_labels.h"
 #include "py_boxes.h"
 #include "py_common.h"
 #include "py_loader_options.h"
@@ -232,6 +233,17 @@ class PyLoader {
     return out;
   }
   uint64_t NumSamples() const { return dataset_->size(); }
+  // Every sample's label, no image decoded (reader/sample_labels.h); read on
+  // first use, on the loader's thread count, then kept (read-only).
+  py::object SampleLabels() {
+    if (sample_labels_.is_none()) {
+      std::vector<int64_t> v = Take(WithoutGil([&] { return reader::ReadSampleLabels(*dataset_, opt_.threads); }));
+      py::array_t<int64_t> a(static_cast<py::ssize_t>(v.size()), v.data());
+      a.attr("flags").attr("writeable") = false;
+      sample_labels_ = a;
+    }
+    return sample_labels_;
+  }
   // The per-channel mean / std the decode threads apply (mean="dataset" resolved); empty for uint8.
   py::tuple Normalization() const { return py::make_tuple(opt_.mean, opt_.std); }
   // One sample by global number, in the batches' layout and dtype: (image,
@@ -491,6 +503,7 @@ class PyLoader {
   std::vector<HeldBuffers> held_;
   py::object slots_ = py::none();    // the _SlotSet batches may live in
   std::vector<std::string> extras_;  // extras=: feature keys returned per batch
+  py::object sample_labels_ = py::none();
   std::unique_ptr<std::timed_mutex> mu_ = std::make_unique<std::timed_mutex>();
   pid_t mu_pid_ = getpid();
   // The current pass of `for` (see Iter).
@@ -526,7 +539,7 @@ void BindLoader(py::module_& m) {
         "(height, width), None (default): the stored size when the manifest says every image has it;\n"
         "channels: 1 or 3, None (default): 1 when the manifest says every image is gray, else 3;\n"
         "dtype: \"uint8\", \"float32\", \"float16\" or a numpy / torch dtype; split: the manifest's split\n"
-        "(required when it has several); cache_dir, cache_limit: where remote shards are cached (default\n"
+        "(required when it has several), sliced as in TFDS with \"train[:10%]\", \"val[:500]\"; cache_dir, cache_limit: where remote shards are cached (default\n"
         "$LIBSHARD_CACHE_DIR, else ~/.cache/libshard) and its byte limit (0: none; shards are downloaded\n"
         "ahead of the epoch's order and, over a part larger than the limit, stream through the cache with\n"
         "sequential or order=\"block-shuffle\" reading); block_size, window_blocks: order=\"block-shuffle\"'s\n"
@@ -569,6 +582,9 @@ void BindLoader(py::module_& m) {
                              "Records skipped with on_error=\"skip\": [{file, record, offset, reason}], each once")
       .def_property_readonly("batch_shape", &PyLoader::Shape,
                              "Bytes of one full batch: (image bytes, labels, mask bytes)")
+      .def_property_readonly("sample_labels", &PyLoader::SampleLabels,
+                             "Every sample's label (int64, num_samples of them, sample order), read from the records\n"
+                             "without decoding an image; for class-balanced sampling (docs/reader.md)")
       .def_property_readonly("num_samples", &PyLoader::NumSamples,
                              "Samples in the dataset (all ranks and workers; before drop_last)")
       .def_property_readonly(

@@ -203,7 +203,11 @@ class Loader:
             io: ``"mmap"`` or ``"pread"``.
             verify_crc: check both CRCs of every record.
             split: with a ``manifest.json`` (or a folder holding one), the split to read (e.g. ``"train"``);
-                required when the manifest has several, ``"*"`` for all of them.
+                required when the manifest has several, ``"*"`` for all of them. A slice in TFDS's syntax reads
+                part of it, the same samples on every run: ``"train[:10%]"``, ``"train[10%:]"``,
+                ``"val[:500]"``, ``"train[100:200]"``, ``"train[-5%:]"`` (of the split's samples in manifest
+                order, before any shuffle; percentages rounded as TFDS does). Bad syntax, a boundary beyond the
+                split or an empty slice is a ValueError naming the split string.
             keys: feature keys by role, for files written by other tools: ``{"image": ..., "label": ...,
                 "format": ..., "shape": ..., "dtype": ..., "mask": ..., "mask_format": ...}``. With a manifest, a
                 key it does not list is a ValueError naming the keys it has.
@@ -324,6 +328,15 @@ class Loader:
     @property
     def labels(self) -> List[Tuple[int, str]]:
         """The manifest's label map as ``[(label, name)]`` (empty without a manifest)."""
+
+    @property
+    def sample_labels(self) -> np.ndarray:
+        """Every sample's label: read-only int64 ``[num_samples]`` in global sample order (a mixture's labels
+        remapped as its batches' are), read from each record's label feature without decoding an image (-1 for
+        a record without one); what ``torch.utils.data.WeightedRandomSampler`` and class-balanced sampling
+        need. Read on first use (one pass over the records' bytes on ``threads`` threads; a remote dataset's
+        shards are downloaded), then kept. DataLossError naming the record for a corrupt one or a label that
+        is not int64."""
 
     def sample(self, index: int, epoch: int = 0) -> Tuple[Any, ...]:
         """One sample by global number, decoded on the calling thread with the GIL released: ``(image, label)``

@@ -67,8 +67,6 @@ def default_rank_and_world_size() -> Tuple[int, int]:
     return 0, 1
 
 
-
-
 _BOX_FIELDS = ("boxes", "box_labels", "box_counts")
 
 
@@ -299,6 +297,7 @@ class ShardDataset(torch.utils.data.IterableDataset):
         self._uid = secrets.token_hex(6)
         self._owner_pid = os.getpid()
         self._loader: Optional[Loader] = None
+        self._targets: Optional[list] = None
         self._loader_split: Optional[Tuple[int, int]] = None
         self._pinned: Optional[Any] = None  # num_workers=0 with pin_memory: the pinned _SlotSet
         if pin_memory and not torch.cuda.is_available():
@@ -338,6 +337,15 @@ class ShardDataset(torch.utils.data.IterableDataset):
         once, gathered from DataLoader workers too (each arrives with the first batch a worker sends after
         skipping it). Each file also gives one warning."""
         return _SKIPS.records(self._uid)
+
+    @property
+    def targets(self) -> list:
+        """Every sample's label, ``targets[i]`` that of global sample ``i`` (all ranks'), as ``ImageFolder.targets``:
+        read once without decoding an image (:attr:`libshard.Loader.sample_labels`), e.g. for class weights."""
+        if self._targets is None:
+            with self._make_loader(worker=0, num_workers=1, prefetch=1, **self.loader_options) as loader:
+                self._targets = loader.sample_labels.tolist()
+        return self._targets
 
     def __len__(self) -> int:
         """Batches per epoch for this rank: the total over all DataLoader workers (so ``len(DataLoader)`` is
@@ -530,6 +538,7 @@ class ShardImages(torch.utils.data.Dataset):
         self.loader_options = dict(loader_options)
         self._epoch = 0
         self._loader: Optional[Loader] = None
+        self._targets: Optional[list] = None
         self._pid = -1
         probe = self._open()
         self._len = probe.num_samples
@@ -552,6 +561,14 @@ class ShardImages(torch.utils.data.Dataset):
 
     def __len__(self) -> int:
         return self._len
+
+    @property
+    def targets(self) -> list:
+        """``targets[i]`` is ``ds[i]``'s label, read once without decoding an image (as ``ImageFolder.targets``):
+        ``WeightedRandomSampler([w[t] for t in ds.targets], n)`` balances classes."""
+        if self._targets is None:
+            self._targets = self._open().sample_labels.tolist()
+        return self._targets
 
     def set_epoch(self, epoch: int) -> None:
         """Later items are augmented as in epoch ``epoch`` (a no-op without augmentation)."""

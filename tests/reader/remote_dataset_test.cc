@@ -158,6 +158,27 @@ TEST_F(StoreDatasetTest, ANameOutsideThePrefixIsRefusedBeforeAnyFetch) {
   EXPECT_EQ(proxy_->Count("GET"), 1);  // the manifest only
 }
 
+// A sliced split (reader/split_spec.h) reads the local slice's records and
+// downloads only the shards the slice reaches.
+TEST_F(StoreDatasetTest, ASlicedSplitFetchesOnlyTheShardsItReaches) {
+  reader::DatasetOptions o;
+  o.split = "train[:3]";  // inside the first shard (2 KiB shards of PNGs over 1 KiB)
+  o.cache_dir = dir_ + "/cache";
+  StatusOr<std::unique_ptr<reader::Dataset>> local = reader::Dataset::Open({dir_ + "/ds"}, o);
+  ASSERT_TRUE(local.ok()) << local.status();
+  StatusOr<std::unique_ptr<reader::Dataset>> remote = reader::Dataset::Open({"s3://bkt/data/ds"}, o);
+  ASSERT_TRUE(remote.ok()) << remote.status();
+  ASSERT_EQ((*remote)->size(), 3u);
+  EXPECT_EQ((*remote)->num_shards(), (*local)->num_shards());
+  EXPECT_TRUE(AllRecords(**remote) == AllRecords(**local));
+  o.split = "train";
+  StatusOr<std::unique_ptr<reader::Dataset>> whole = reader::Dataset::Open({dir_ + "/ds"}, o);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  ASSERT_GT((*whole)->num_shards(), (*remote)->num_shards());
+  // The manifest, then each reached shard and its index.
+  EXPECT_EQ(proxy_->Count("GET"), 1 + 2 * static_cast<int>((*remote)->num_shards()));
+}
+
 TEST(StoreHttpsDatasetTest, DatasetOverHttps) {
   const std::string dir = testing::MakeTempDir();
   ConvertSmallDataset(dir);

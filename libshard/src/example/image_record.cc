@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "libshard/image/decode.h"
@@ -175,6 +176,16 @@ StatusOr<ImageRecordFormat> ParseImageRecordFormat(std::string_view name) {
   return DataLossError("format " + Quoted(name) + " is not jpeg, png, raw, raw.zst or raw.up.zst");
 }
 
+StatusOr<std::optional<int64_t>> ParseRecordLabel(const ExampleView& ex, const std::string& key) {
+  FeatureView label;
+  if (!ex.Find(key, &label) || label.kind() == FeatureKind::kNone) return std::optional<int64_t>();
+  if (label.kind() != FeatureKind::kInt64) {
+    return DataLossError("feature \"" + key + "\" is " + FeatureKindName(label.kind()) + ", expected int64_list");
+  }
+  if (label.size() == 0) return std::optional<int64_t>();
+  return std::optional<int64_t>(label.int64(0));
+}
+
 StatusOr<ImageRecord> ParseImageRecord(const ExampleView& ex, const ImageRecordKeys& keys,
                                        const ImageRecordLimits& limits, RecordPart* part) {
   ImageRecord rec;
@@ -230,18 +241,10 @@ StatusOr<ImageRecord> ParseImageRecord(const ExampleView& ex, const ImageRecordK
     rec.height = info->format == image::ImageFormat::kJpeg ? info->oriented_height() : info->height;
   }
 
-  FeatureView label;
-  if (ex.Find(keys.label, &label) && label.kind() != FeatureKind::kNone) {
-    if (label.kind() != FeatureKind::kInt64) {
-      return Fail(part, RecordPart::kLabel,
-                  DataLossError("feature \"" + keys.label + "\" is " + FeatureKindName(label.kind()) +
-                                ", expected int64_list"));
-    }
-    if (label.size() > 0) {
-      rec.label = label.int64(0);
-      rec.has_label = true;
-    }
-  }
+  StatusOr<std::optional<int64_t>> label = ParseRecordLabel(ex, keys.label);
+  if (!label.ok()) return Fail(part, RecordPart::kLabel, label.status());
+  rec.has_label = label->has_value();
+  rec.label = label->value_or(-1);
   LIBSHARD_RETURN_IF_ERROR(ParseMask(ex, keys, &rec, part));
   return rec;
 }

@@ -35,7 +35,8 @@ constexpr size_t kLocal = std::numeric_limits<size_t>::max();  // remote_index_ 
 Dataset::Dataset() = default;
 Dataset::~Dataset() = default;
 
-Status Dataset::AddShard(const std::string& path, int64_t expected_records, const std::string& source) {
+Status Dataset::AddShard(const std::string& path, int64_t expected_records, const std::string& source, uint64_t first,
+                         int64_t count) {
   // One read per file, whatever the spelling: the same folder twice, a
   // manifest and one of its shards, a symbolic link and its target.
   struct stat st;
@@ -54,59 +55,22 @@ Status Dataset::AddShard(const std::string& path, int64_t expected_records, cons
                          std::to_string(expected_records));
   }
   if (starts_.empty()) starts_.push_back(0);
-  starts_.push_back(starts_.back() + shard->size());
+  starts_.push_back(starts_.back() + (count < 0 ? shard->size() : static_cast<uint64_t>(count)));
+  first_.push_back(first);
   shards_.push_back(std::move(shard));
   paths_.push_back(path);
   remote_index_.push_back(kLocal);
   return Status::OK();
 }
 
-namespace {
-
-// "train, test" for messages.
-std::string SplitNames(const libshard::Manifest& m) {
-  std::string out;
-  for (const auto& split : m.splits()) out += (out.empty() ? "" : ", ") + split.name();
-  return out.empty() ? "none" : out;
-}
-
-}  // namespace
-
-StatusOr<std::vector<const libshard::SplitEntry*>> Dataset::SelectSplits(const std::string& src,
-                                                                         const libshard::Manifest& m) const {
-  if (!m.complete()) {
-    return InvalidArgumentError(src +
-                                ": the manifest says its conversion is not complete (a --num-tasks task's "
-                                "partial manifest); run `shard merge` on its folder and read the manifest.json "
-                                "that writes");
-  }
-  const std::string& want = options_.split;
-  if (want.empty() && m.splits_size() > 1) {
-    return InvalidArgumentError(src + ": the manifest has splits " + SplitNames(m) +
-                                "; pick one (split=NAME, or \"*\" for all)");
-  }
-  bool found_split = want.empty() || want == "*";
-  std::vector<const libshard::SplitEntry*> out;
-  for (const auto& split : m.splits()) {
-    if (!found_split && split.name() != want) continue;
-    if (split.name() == want) found_split = true;
-    out.push_back(&split);
-    if (split.name() == want) break;
-  }
-  if (!found_split) {
-    return InvalidArgumentError(src + ": no split named \"" + want + "\" (the manifest has " + SplitNames(m) + ")");
-  }
-  return out;
-}
-
 Status Dataset::AddManifest(const std::string& src, const std::string& source) {
   LIBSHARD_ASSIGN_OR_RETURN(libshard::Manifest m, manifest::ReadManifest(src));
   LIBSHARD_ASSIGN_OR_RETURN(std::vector<const libshard::SplitEntry*> splits, SelectSplits(src, m));
+  LIBSHARD_ASSIGN_OR_RETURN(std::vector<ShardPart> parts, SelectShards(src, splits));
   const std::filesystem::path dir = std::filesystem::path(src).parent_path();
-  for (const libshard::SplitEntry* split : splits) {
-    for (const auto& sh : split->shards()) {
-      LIBSHARD_RETURN_IF_ERROR(AddShard((dir / sh.file()).string(), static_cast<int64_t>(sh.records()), source));
-    }
+  for (const ShardPart& p : parts) {
+    LIBSHARD_RETURN_IF_ERROR(AddShard((dir / p.shard->file()).string(), static_cast<int64_t>(p.shard->records()),
+                                      source, p.first, static_cast<int64_t>(p.count)));
   }
   AddManifestMetadata(src, m, splits);
   return Status::OK();
@@ -379,6 +343,7 @@ StatusOr<std::unique_ptr<Dataset>> Dataset::Open(const std::vector<std::string>&
 
 Status Dataset::Init(const DatasetOptions& options) {
   options_ = options;
+  LIBSHARD_ASSIGN_OR_RETURN(split_, ParseSplitSpec(options.split));
   if (options.max_open_files < 1) return InvalidArgumentError("max_open_files must be at least 1");
   if (options.shard.io == IoMode::kPread && options.shard.open_files == nullptr) {
     options_.shard.open_files = std::make_shared<io::OpenFileCache>(options.max_open_files);
@@ -412,7 +377,7 @@ Dataset::Location Dataset::Locate(uint64_t sample) const {
   // starts_ is sorted; find the last start <= sample among non-empty shards.
   auto it = std::upper_bound(starts_.begin(), starts_.end(), sample);
   size_t shard = static_cast<size_t>(it - starts_.begin()) - 1;
-  return {shard, static_cast<size_t>(sample - starts_[shard])};
+  return {shard, static_cast<size_t>(sample - starts_[shard] + first_[shard])};
 }
 
 Status Dataset::ReadRecord(uint64_t sample, RecordBuffer* buf, std::string_view* out, uint64_t* offset,
@@ -589,7 +554,9 @@ std::string Dataset::Identity() const {
   std::string text = "libshard dataset 1\n" + std::to_string(size()) + "\n";
   for (size_t i = 0; i < shards_.size(); ++i) {
     const std::string& path = paths_[i];
-    text += path.substr(path.find_last_of('/') + 1) + "\t" + std::to_string(starts_[i + 1] - starts_[i]) + "\n";
+    text += path.substr(path.find_last_of('/') + 1) + "\t" + std::to_string(starts_[i + 1] - starts_[i]);
+    // A slice that starts inside a shard (a split unsliced keeps its identity).
+    text += (first_[i] == 0 ? "" : "\t@" + std::to_string(first_[i])) + "\n";
   }
   return util::Sha256Hex(text).substr(0, 16);
 }

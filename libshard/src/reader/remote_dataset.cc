@@ -40,10 +40,8 @@ Status Dataset::AddRemote(const std::string& url) {
   // prefix (a "../otherbucket/x" would be fetched signed with the user's keys).
   LIBSHARD_RETURN_IF_ERROR(manifest::CheckContents(m).WithContext(manifest_url));
   LIBSHARD_ASSIGN_OR_RETURN(std::vector<const libshard::SplitEntry*> splits, SelectSplits(manifest_url, m));
-  std::vector<const libshard::ShardEntry*> shards;
-  for (const libshard::SplitEntry* split : splits) {
-    for (const auto& sh : split->shards()) shards.push_back(&sh);
-  }
+  // A sliced split: only the shards the slice reaches are planned (and downloaded).
+  LIBSHARD_ASSIGN_OR_RETURN(std::vector<ShardPart> parts, SelectShards(manifest_url, splits));
 
   if (remote_ == nullptr) {
     LIBSHARD_ASSIGN_OR_RETURN(remote_, RemoteShards::Create(options_));
@@ -54,7 +52,8 @@ Status Dataset::AddRemote(const std::string& url) {
   std::shared_ptr<store::ObjectStore> shared(std::move(st));
   uint64_t largest = 0;
   std::string largest_name;
-  for (const libshard::ShardEntry* sh : shards) {
+  for (const ShardPart& part : parts) {
+    const libshard::ShardEntry* sh = part.shard;
     StatusOr<uint32_t> crc = manifest::ParseChecksum(sh->checksum());
     if (!crc.ok()) return InvalidArgumentError(manifest_url + ": shard " + sh->file() + ": " + crc.status().message());
     RemoteShards::Shard r;
@@ -76,7 +75,8 @@ Status Dataset::AddRemote(const std::string& url) {
       largest_name = shared->UrlOf(remote_->shard(index).key);
     }
     if (starts_.empty()) starts_.push_back(0);
-    starts_.push_back(starts_.back() + sh->records());
+    starts_.push_back(starts_.back() + part.count);
+    first_.push_back(part.first);
     shards_.push_back(nullptr);
     paths_.push_back(remote_->shard(index).path);
     remote_index_.push_back(index);

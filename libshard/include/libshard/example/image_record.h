@@ -43,6 +43,7 @@
 #define LIBSHARD_EXAMPLE_IMAGE_RECORD_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -118,6 +119,12 @@ struct ImageRecord {
            format == ImageRecordFormat::kRawUpZst;
   }
 };
+
+// The label rule alone (see the file comment), for readers of labels that
+// decode no image (reader/sample_labels.h): the first int64 of feature `key`;
+// nullopt when it is absent or empty; kDataLoss naming the key when it is of
+// another kind.
+StatusOr<std::optional<int64_t>> ParseRecordLabel(const ExampleView& ex, const std::string& key);
 
 // Checks everything about `ex` that needs no pixel decode (see the file
 // comment) and returns the record's parts.

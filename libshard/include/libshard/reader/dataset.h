@@ -59,7 +59,12 @@
 // A shard file named on its own is read as it is, numbered or not.
 // Splits: with `options.split` empty a manifest must have one split (several
 // is InvalidArgument naming them); "*" takes all; an unknown split, or a
-// split with no manifest among the sources, is InvalidArgument.
+// split with no manifest among the sources, is InvalidArgument. A split may
+// be sliced in TFDS's syntax, "train[:10%]", "val[:500]" (reader/split_spec.h):
+// each manifest's selected samples in manifest order, sliced before any
+// order is drawn; only the shards the slice reaches are opened (or, remote,
+// downloaded), and the stored shape and channel statistics stay the whole
+// split's.
 //
 // Keys: `options.keys` names the features read (defaults: example/image_keys.h,
 // the converter's keys). TensorFlow-written files with other names work by
@@ -107,10 +112,12 @@
 #include "libshard/reader/mixture.h"
 #include "libshard/reader/sample_order.h"
 #include "libshard/reader/shard_reader.h"
+#include "libshard/reader/split_spec.h"
 #include "libshard/status.h"
 
 namespace libshard {
 class Manifest;
+class ShardEntry;
 class SplitEntry;
 }  // namespace libshard
 
@@ -138,7 +145,8 @@ struct DatasetOptions {
   // Feature names. Default: the converter's (image_keys.h).
   KeyMap keys;
   // manifest.json sources: the split to open; "" when the manifest has just
-  // one, "*" for all. Default: "".
+  // one, "*" for all; with a slice, "train[:10%]" (see the file comment).
+  // Default: "".
   std::string split;
   // pread mode: descriptors open at once over all shards; a shard whose
   // descriptor was closed (least recently used) reopens it on its next read.
@@ -319,8 +327,10 @@ class Dataset {
 
  private:
   Dataset();
-  // `source`: the argument that named the file (for messages).
-  Status AddShard(const std::string& path, int64_t expected_records, const std::string& source);
+  // `source`: the argument that named the file (for messages). Records
+  // first.. (count of them; -1: all) are its samples.
+  Status AddShard(const std::string& path, int64_t expected_records, const std::string& source, uint64_t first = 0,
+                  int64_t count = -1);
   Status AddManifest(const std::string& path, const std::string& source);
   // An s3:// or https:// source (remote_dataset.cc).
   Status AddRemote(const std::string& url);
@@ -341,9 +351,20 @@ class Dataset {
   // OpenMixture()'s label maps (mixture_dataset.cc): `maps` per source.
   Status ReconcileLabels(const std::vector<std::vector<LabelName>>& maps, LabelMaps policy);
   // The splits of `m` (named `src` in messages) that options_.split selects, in
-  // order; InvalidArgument for an incomplete manifest or an unknown split.
+  // order; InvalidArgument for an incomplete manifest or an unknown split
+  // (split_spec.cc).
   StatusOr<std::vector<const libshard::SplitEntry*>> SelectSplits(const std::string& src,
                                                                   const libshard::Manifest& m) const;
+  // The records of `splits`' shards that the split's slice selects: each
+  // shard it reaches (every shard when unsliced) with its first record and
+  // count. ResolveSlice()'s errors, naming `src`.
+  struct ShardPart {
+    const libshard::ShardEntry* shard;
+    uint64_t first = 0;
+    uint64_t count = 0;
+  };
+  StatusOr<std::vector<ShardPart>> SelectShards(const std::string& src,
+                                                const std::vector<const libshard::SplitEntry*>& splits) const;
   // The label map, schema and stored shape of a manifest whose shards were added.
   void AddManifestMetadata(const std::string& src, const libshard::Manifest& m,
                            const std::vector<const libshard::SplitEntry*>& splits);
@@ -355,11 +376,13 @@ class Dataset {
   void FinishStoredShape();
 
   DatasetOptions options_;
+  SplitSpec split_;                                         // options_.split parsed
   std::vector<std::shared_ptr<const ShardReader>> shards_;  // null: remote (remote_)
   std::vector<std::string> paths_;                          // shard_path()
   std::vector<size_t> remote_index_;                        // per shard: its index in remote_, or npos
   std::unique_ptr<RemoteShards> remote_;                    // the remote shards, if any
   std::vector<uint64_t> starts_;                            // starts_[i]: first sample of shard i; back(): total
+  std::vector<uint64_t> first_;                             // first_[i]: the record of shard i that is its first sample
   std::vector<LabelName> labels_;
   bool schema_known_ = true;  // false once a source has no schema
   bool schema_seen_ = false;
