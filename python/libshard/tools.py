@@ -1,10 +1,10 @@
 """Converting, verifying and inspecting from Python: ``libshard.convert``, ``libshard.verify``, ``libshard.inspect``.
 
-Each runs the ``shard`` subcommand of the same name in-process (the compiled module links the program's own
-subcommands), so the options are the program's flags and mean the same: a keyword argument is the flag's name
-without ``--`` and with ``-`` turned into ``_`` (``shard_size="64MiB"`` is ``--shard-size 64MiB``; ``no_shuffle=True``
-is ``--no-shuffle``), a bad value is a ``ValueError`` with the message ``shard`` prints, and the output is the
-program's, byte for byte. docs/reader.md, "Converting and verifying from Python", has examples.
+Each does what the ``shard`` subcommand of the same name does, in-process: ``verify`` is the library's typed call
+(its report as data, the same as ``shard verify --json`` prints); ``convert`` takes the program's flags, which mean
+the same: a keyword argument is the flag's name without ``--`` and with ``-`` turned into ``_``
+(``shard_size="64MiB"`` is ``--shard-size 64MiB``; ``no_shuffle=True`` is ``--no-shuffle``), a bad value is a
+``ValueError`` with the message ``shard`` prints, and the output is the program's, byte for byte. docs/reader.md, "Converting and verifying from Python", has examples.
 """
 import json
 import os
@@ -230,22 +230,10 @@ def verify(paths: Union[PathLike, Iterable[PathLike]] = (), decode: bool = False
     no_manifest, records_only, no_index, allow_empty, compression, max_pixels, max_record_length: the flags of
     the same names (``shard verify --help``).
     """
-    args = ["verify", "--json"] + _paths(paths)
-    if manifest is not None:
-        args += ["--manifest", os.fsdecode(manifest)]
-    for flag, on in (("--decode", decode), ("--no-manifest", no_manifest), ("--records-only", records_only),
-                     ("--no-index", no_index), ("--allow-empty", allow_empty)):
-        if on:
-            args.append(flag)
-    args += ["--threads", str(threads), "--compression", compression]
-    if max_pixels is not None:
-        args += ["--max-pixels", str(max_pixels)]
-    if max_record_length is not None:
-        args += ["--max-record-length", str(max_record_length)]
-    code, out, err = _run(args, "verify")
-    if not out.strip():
-        raise ValueError(err.strip() or "shard verify: failed (exit status %d)" % code)
-    return VerifyReport(json.loads(out), code)
+    doc, code = _libshard._verify(_paths(paths), "" if manifest is None else os.fsdecode(manifest), no_manifest,
+                                  decode, records_only, no_index, allow_empty, compression, threads, max_pixels,
+                                  max_record_length)
+    return VerifyReport(doc, code)
 
 
 class Inspection(NamedTuple):
