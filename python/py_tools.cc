@@ -217,6 +217,14 @@ py::dict RunConvert(const std::vector<std::string>& args, const py::object& prog
   for (const std::string& x : r->removed_stale) removed.append(FsDecode(x));
   d["removed_stale"] = removed;
   d["warnings"] = r->warnings;
+  py::list splits;
+  for (const convert::SplitLayout& l : r->layout_detail.splits) {
+    splits.append(py::make_tuple(l.name, FsDecode(l.folder), l.samples, l.classes));
+  }
+  d["layout"] = py::make_tuple(r->layout_detail.kind, splits, r->layout);
+  py::list redone;
+  for (const std::string& x : r->redone_damaged) redone.append(FsDecode(x));
+  d["redone_damaged"] = redone;
   d["output"] = FsDecode(options.output);
   return d;
 }

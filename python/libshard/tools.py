@@ -9,6 +9,7 @@ the same: a keyword argument is the flag's name without ``--`` and with ``-`` tu
 import json
 import os
 import sys
+import warnings
 from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from . import _libshard
@@ -31,6 +32,23 @@ class ConvertProgress(NamedTuple):
     shards_total: int  #: shards this run writes (shards kept from an earlier run excluded)
 
 
+class SplitLayout(NamedTuple):
+    """One split of the input as ``libshard.convert`` found it."""
+
+    name: str  #: the split ("train", "val", ...)
+    folder: str  #: the top-level folder it was read from when that is not its name ("Training"), else ""
+    samples: int  #: inputs listed for it (rejects included)
+    classes: int  #: distinct labels among them (0: unlabeled)
+
+
+class ConvertLayout(NamedTuple):
+    """The layout ``libshard.convert`` found in its input (the program's "layout ..." line, as data)."""
+
+    kind: str  #: "split/class", "class", "flat" or "csv"
+    splits: List[SplitLayout]  #: per split, by name
+    text: str  #: the line ``shard convert`` prints
+
+
 class ConvertResult(NamedTuple):
     """What ``libshard.convert`` did (the program's summary line, as data)."""
 
@@ -45,7 +63,9 @@ class ConvertResult(NamedTuple):
     manifest: Dict[str, Any]  #: that manifest, parsed (what ``shard convert --json`` prints)
     rejects: List[Tuple[str, str]]  #: (path, reason) of every reject, as in rejects.tsv
     removed_stale: List[str]  #: shards of an earlier plan removed from the folder
-    warnings: List[str]  #: the listing's warnings
+    warnings: List[str]  #: the listing's warnings (each also issued once as a Python ``UserWarning``)
+    layout: ConvertLayout  #: the layout found: kind, and per split its samples and classes
+    redone_damaged: List[str]  #: shards of an earlier run whose bytes no longer matched their entry: redone
 
     @property
     def shards(self) -> List[str]:
@@ -149,7 +169,11 @@ def convert(input: PathLike, output: PathLike, *, progress: Optional[Callable[[C
         if tq is not None:
             tq.close()
     manifest = json.loads(r.pop("manifest_json"))
-    return ConvertResult(manifest=manifest, rejects=[tuple(x) for x in r.pop("rejects")], **r)
+    kind, splits, text = r.pop("layout")
+    for w in r["warnings"]:
+        warnings.warn("libshard.convert: " + w, UserWarning, stacklevel=2)
+    return ConvertResult(manifest=manifest, rejects=[tuple(x) for x in r.pop("rejects")],
+                         layout=ConvertLayout(kind, [SplitLayout(*x) for x in splits], text), **r)
 
 
 class Fault(NamedTuple):
