@@ -71,7 +71,11 @@ void PrintHuman(const verify::VerifyReport& report, bool quiet, std::ostream& ou
           << " stream after byte " << r.bytes << " left unchecked\n";
     } else if (*r.unchecked_bytes > 0) {
       out << "shard verify: " << DisplayText(r.path) << ": " << *r.unchecked_bytes << " bytes after byte " << r.bytes
-          << " left unchecked\n";
+          << " left unchecked";
+      if (r.frames_after_fault.has_value()) {
+        out << " (the damaged record, then " << *r.frames_after_fault << " records whose framing holds)";
+      }
+      out << "\n";
     }
   }
   for (const auto& m : set.manifests) {
