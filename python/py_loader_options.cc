@@ -230,22 +230,9 @@ LoaderConfig ParseLoaderArgs(const py::object& batch_size, const LoaderArgs& a) 
   if (!a.cache_dir.is_none()) c.dataset.cache_dir = FsPath(a.cache_dir, "cache_dir");
   c.dataset.cache_limit = IntArg(a.cache_limit, "cache_limit", 0, ~uint64_t{0});
   for (const auto& [k, v] : a.keys) {
-    if (k == "image")
-      c.dataset.keys.image = v;
-    else if (k == "label")
-      c.dataset.keys.label = v;
-    else if (k == "format")
-      c.dataset.keys.format = v;
-    else if (k == "shape")
-      c.dataset.keys.shape = v;
-    else if (k == "dtype")
-      c.dataset.keys.dtype = v;
-    else if (k == "mask")
-      c.dataset.keys.mask = v;
-    else if (k == "mask_format")
-      c.dataset.keys.mask_format = v;
-    else
-      throw py::value_error("keys: unknown key role \"" + k + "\"");
+    std::string* field = reader::KeyForRole(&c.dataset.keys, k);
+    if (field == nullptr) throw py::value_error("keys: unknown key role \"" + k + "\"");
+    *field = v;
   }
   constexpr uint64_t kIntMax = 2147483647, kInt64Max = (uint64_t{1} << 63) - 1;
   reader::BatchLoaderOptions& o = c.loader;

@@ -1,12 +1,15 @@
-// libshard.convert / verify / inspect (python/libshard/tools.py wraps these):
-// the `shard` subcommands run in-process, parsing the same argument vector as
-// the program (tools/convert_flags.h, tools/commands.h), so a keyword argument
-// means what the flag of the same name means and is refused with the same
-// message.
+// libshard.convert / verify / inspect / report (python/libshard/tools.py
+// wraps these). verify is a typed call of the library (verify::Verify: the
+// request built from the keyword arguments, the report's structs turned into
+// Python objects). convert parses the program's own argument vector with its
+// flags (tools/convert_flags.h), so a keyword argument means what the flag of
+// the same name means and is refused with the same message; inspect and
+// report still run their subcommands in-process (tools/commands.h).
 //
-//   _convert_flags() -> [(name, takes_value)]     the options of `shard convert`
+//   _convert_flags() -> [(name, takes_value, positional)]   the options of `shard convert`
 //   _convert(args, progress) -> dict              Convert() without the GIL
-//   _run_command(args) -> (exit_code, stdout, stderr)   `shard verify|inspect ...`
+//   _verify(paths, ...) -> (dict, exit_code)      verify::Verify without the GIL
+//   _run_command(args) -> (exit_code, stdout, stderr)   `shard inspect|report ...`
 //
 // _convert runs the conversion on a thread of its own while the calling
 // thread, without the GIL, wakes every 100 ms (and at the first progress, and
@@ -36,14 +39,18 @@
 #include "libshard/convert/converter.h"
 #include "libshard/convert/manifest_io.h"
 #include "libshard/manifest/manifest_json.h"
+#include "libshard/record/stream_reader.h"
 #include "libshard/remote/remote_convert.h"
+#include "libshard/remote/staging.h"
 #include "libshard/store/object_store.h"
+#include "libshard/verify/verify_report.h"
 #include "py_common.h"
 
 namespace libshard_py {
 namespace {
 
 namespace convert = libshard::convert;
+namespace verify = libshard::verify;
 
 // Parses `args` (the subcommand's name first) with `app`; a CLI11 parse error
 // is a ValueError with CLI11's message, as the program prints it.
@@ -210,11 +217,127 @@ py::dict RunConvert(const std::vector<std::string>& args, const py::object& prog
   for (const std::string& x : r->removed_stale) removed.append(FsDecode(x));
   d["removed_stale"] = removed;
   d["warnings"] = r->warnings;
+  py::list splits;
+  for (const convert::SplitLayout& l : r->layout_detail.splits) {
+    splits.append(py::make_tuple(l.name, FsDecode(l.folder), l.samples, l.classes));
+  }
+  d["layout"] = py::make_tuple(r->layout_detail.kind, splits, r->layout);
+  py::list redone;
+  for (const std::string& x : r->redone_damaged) redone.append(FsDecode(x));
+  d["redone_damaged"] = redone;
   d["output"] = FsDecode(options.output);
   return d;
 }
 
-// `shard inspect|verify|report ARGS...` with stdout and stderr captured.
+// Set-level faults as [{path, kind, message}].
+py::list SetFaultList(const std::vector<verify::SetFault>& faults) {
+  py::list out;
+  for (const verify::SetFault& f : faults) {
+    py::dict d;
+    d["path"] = FsDecode(f.path);
+    d["kind"] = verify::FaultKindName(f.kind);
+    d["message"] = FsDecode(f.message);
+    out.append(d);
+  }
+  return out;
+}
+
+// The report as the document `shard verify --json` prints
+// (verify::VerifyReportJson), built from the typed report.
+py::dict VerifyReportDict(const verify::VerifyReport& report) {
+  py::list files;
+  for (const verify::FileResult& r : report.set.files) {
+    py::dict d;
+    d["path"] = FsDecode(r.path);
+    d["compression"] = libshard::record::CompressionName(r.compression);
+    d["records"] = r.records;
+    d["bytes"] = r.bytes;
+    d["unchecked_bytes"] = r.unchecked_bytes.has_value() ? py::object(py::int_(*r.unchecked_bytes)) : py::none();
+    d["faults_omitted"] = r.faults_omitted;
+    py::list faults;
+    for (const verify::Fault& f : r.faults) {
+      py::dict x;
+      x["offset"] = f.offset;
+      x["record"] = f.record;
+      x["kind"] = verify::FaultKindName(f.kind);
+      x["message"] = FsDecode(f.message);
+      faults.append(x);
+    }
+    d["faults"] = faults;
+    files.append(d);
+  }
+  py::list manifests;
+  for (const verify::ManifestResult& m : report.set.manifests) {
+    py::dict d;
+    d["path"] = FsDecode(m.path);
+    d["shards"] = m.shards;
+    d["faults"] = SetFaultList(m.faults);
+    manifests.append(d);
+  }
+  const verify::VerifySummary& s = report.summary;
+  py::dict summary;
+  summary["files"] = s.files;
+  summary["files_with_faults"] = s.files_with_faults;
+  summary["records"] = s.records;
+  summary["bytes"] = s.bytes;
+  summary["unchecked_bytes"] = s.unchecked_bytes;
+  summary["faults"] = s.faults;
+  summary["seconds"] = s.seconds;
+  summary["mb_per_s"] = s.mb_per_s();
+  py::dict doc;
+  doc["files"] = files;
+  doc["manifests"] = manifests;
+  doc["summary"] = summary;
+  doc["no_manifest"] = report.set.no_manifest;
+  doc["sets"] = SetFaultList(report.set.name_set_faults);
+  return doc;
+}
+
+// verify::Verify over `paths` (an s3:// or https:// location staged first,
+// the report naming its objects): (the report's document, exit code as the
+// program's). A usage error is a ValueError with the program's message.
+py::tuple RunVerify(const std::vector<std::string>& paths, const std::string& manifest, bool no_manifest, bool decode,
+                    bool records_only, bool no_index, bool allow_empty, const std::string& compression, int threads,
+                    std::optional<uint64_t> max_pixels, std::optional<uint64_t> max_record_length) {
+  auto usage = [](const std::string& message) { return py::value_error("shard verify: " + message); };
+  verify::VerifyRequest request;
+  request.paths = paths;
+  request.manifest = manifest;
+  request.no_manifest = no_manifest;
+  verify::VerifyOptions& o = request.options;
+  StatusOr<libshard::record::Compression> c = libshard::record::ParseCompression(compression);
+  if (!c.ok()) throw usage("--compression: " + c.status().message());
+  if (max_record_length == uint64_t{0}) throw usage("--max-record-length: must be at least 1");
+  o.compression = *c;
+  o.check_examples = !records_only;
+  o.check_index = !no_index;
+  o.allow_empty = allow_empty;
+  o.threads = threads;
+  o.decode_images = decode;
+  if (max_pixels) o.max_pixels = *max_pixels;  // none: VerifyOptions's defaults
+  if (max_record_length) o.max_record_length = *max_record_length;
+  if (decode && records_only) throw usage("--records-only excludes --decode");
+  std::unique_ptr<libshard::remote::StagedObjects> staged;
+  for (const std::string& p : paths) {
+    if (!libshard::store::IsObjectUrl(p)) continue;
+    if (paths.size() != 1 || !manifest.empty()) {
+      throw usage(p + ": an s3:// or https:// location is checked on its own (one path, no manifest)");
+    }
+    StatusOr<std::unique_ptr<libshard::remote::StagedObjects>> st =
+        WithoutGil([&] { return libshard::remote::StagedObjects::Stage(p); });
+    if (!st.ok()) throw usage(st.status().message());
+    staged = std::move(*st);
+    request.paths = {staged->local()};
+  }
+  StatusOr<verify::VerifyReport> report = WithoutGil([&] { return verify::Verify(request); });
+  if (!report.ok()) throw usage(report.status().message());
+  if (staged) verify::MapText([&](const std::string& s) { return staged->ToUrl(s); }, &*report);
+  const verify::VerifySummary& s = report->summary;
+  const int exit_code = s.unreadable ? 2 : s.faults > 0 ? 1 : 0;
+  return py::make_tuple(VerifyReportDict(*report), exit_code);
+}
+
+// `shard inspect|report ARGS...` with stdout and stderr captured.
 py::tuple RunCommand(const std::vector<std::string>& args) {
   CLI::App app{"shard"};
   app.name("shard");
@@ -248,8 +371,12 @@ void BindTools(py::module_& m) {
   m.def("_convert_flags", &ConvertFlagList, "The options of `shard convert`: (name, takes_value, positional) for each");
   m.def("_convert", &RunConvert, py::arg("args"), py::arg("progress") = py::none(),
         "`shard convert ARGS` in-process (libshard.convert wraps it)");
+  m.def("_verify", &RunVerify, py::arg("paths"), py::arg("manifest"), py::arg("no_manifest"), py::arg("decode"),
+        py::arg("records_only"), py::arg("no_index"), py::arg("allow_empty"), py::arg("compression"),
+        py::arg("threads"), py::arg("max_pixels"), py::arg("max_record_length"),
+        "verify::Verify (libshard.verify wraps it): (the `shard verify --json` document, exit code)");
   m.def("_run_command", &RunCommand, py::arg("args"),
-        "`shard inspect|verify|report ARGS` in-process: (exit_code, stdout, stderr)");
+        "`shard inspect|report ARGS` in-process: (exit_code, stdout, stderr)");
 }
 
 }  // namespace libshard_py

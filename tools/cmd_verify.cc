@@ -11,7 +11,6 @@
 // the report; with --json one JSON document is all stdout holds); usage
 // errors go to stderr.
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -22,21 +21,20 @@
 
 #include "cli_checks.h"
 #include "commands.h"
-#include "json_writer.h"
-#include "libshard/io/shard_paths.h"
 #include "libshard/manifest/mixture_json.h"
 #include "libshard/remote/staging.h"
 #include "libshard/store/object_store.h"
 #include "libshard/text_escape.h"
 #include "libshard/verify/verifier.h"
+#include "libshard/verify/verify_report.h"
 
 namespace shard_tool {
 namespace {
 
 namespace verify = libshard::verify;
-namespace io = libshard::io;
 namespace record = libshard::record;
 using libshard::DisplayText;
+using libshard::StatusOr;
 
 struct VerifyCliOptions {
   std::vector<std::string> paths;
@@ -54,42 +52,9 @@ struct VerifyCliOptions {
   uint64_t max_record_length = record::kDefaultMaxRecordLength;
 };
 
-struct Summary {
-  uint64_t files = 0;
-  uint64_t files_with_faults = 0;
-  uint64_t records = 0;
-  uint64_t bytes = 0;
-  uint64_t unchecked_bytes = 0;
-  uint64_t faults = 0;
-  bool unreadable = false;
-  double seconds = 0;
-  double mb_per_s() const { return seconds > 0 ? bytes / seconds / 1e6 : 0; }
-};
-
-Summary Summarize(const verify::SetResult& set, double seconds) {
-  const std::vector<verify::FileResult>& results = set.files;
-  Summary s;
-  s.seconds = seconds;
-  s.faults += set.name_set_faults.size();
-  for (const auto& m : set.manifests) {
-    s.faults += m.faults.size();
-    for (const auto& f : m.faults) {
-      if (f.kind == verify::SetFaultKind::kManifestUnreadable) s.unreadable = true;
-    }
-  }
-  for (const auto& r : results) {
-    ++s.files;
-    if (!r.ok()) ++s.files_with_faults;
-    s.records += r.records;
-    s.bytes += r.bytes;
-    s.unchecked_bytes += r.unchecked_bytes.value_or(0);
-    s.faults += r.fault_count();
-    if (r.Has(verify::FaultKind::kUnreadable)) s.unreadable = true;
-  }
-  return s;
-}
-
-void PrintHuman(const verify::SetResult& set, const Summary& s, bool quiet, std::ostream& out) {
+void PrintHuman(const verify::VerifyReport& report, bool quiet, std::ostream& out) {
+  const verify::SetResult& set = report.set;
+  const verify::VerifySummary& s = report.summary;
   const std::vector<verify::FileResult>& results = set.files;
   // Names are shown as they are, hidden controls escaped (text_escape.h).
   for (const auto& r : results) {
@@ -106,7 +71,11 @@ void PrintHuman(const verify::SetResult& set, const Summary& s, bool quiet, std:
           << " stream after byte " << r.bytes << " left unchecked\n";
     } else if (*r.unchecked_bytes > 0) {
       out << "shard verify: " << DisplayText(r.path) << ": " << *r.unchecked_bytes << " bytes after byte " << r.bytes
-          << " left unchecked\n";
+          << " left unchecked";
+      if (r.frames_after_fault.has_value()) {
+        out << " (the damaged record, then " << *r.frames_after_fault << " records whose framing holds)";
+      }
+      out << "\n";
     }
   }
   for (const auto& m : set.manifests) {
@@ -137,100 +106,6 @@ void PrintHuman(const verify::SetResult& set, const Summary& s, bool quiet, std:
   if (set.no_manifest) {
     out << "shard verify: no manifest.json given or found: sets checked by their -NNNNN-of-MMMMM names only\n";
   }
-}
-
-// Set-level faults as a JSON array of {path, kind, message}.
-void SetFaultsJson(const std::vector<verify::SetFault>& faults, JsonWriter& j) {
-  j.BeginArray();
-  for (const auto& f : faults) {
-    j.BeginObject();
-    j.Field("path", f.path);
-    j.Field("kind", verify::FaultKindName(f.kind));
-    j.Field("message", f.message);
-    j.EndObject();
-  }
-  j.EndArray();
-}
-
-void PrintJson(const verify::SetResult& set, const Summary& s, std::ostream& out) {
-  const std::vector<verify::FileResult>& results = set.files;
-  JsonWriter j(out);
-  j.BeginObject();
-  j.Key("files");
-  j.BeginArray();
-  for (const auto& r : results) {
-    j.BeginObject();
-    j.Field("path", r.path);
-    j.Field("compression", record::CompressionName(r.compression));
-    j.Field("records", r.records);
-    j.Field("bytes", r.bytes);
-    j.Key("unchecked_bytes");
-    if (r.unchecked_bytes.has_value()) {
-      j.Uint(*r.unchecked_bytes);
-    } else {
-      j.Null();
-    }
-    j.Field("faults_omitted", r.faults_omitted);
-    j.Key("faults");
-    j.BeginArray();
-    for (const auto& f : r.faults) {
-      j.BeginObject();
-      j.Field("offset", f.offset);
-      j.Field("record", f.record);
-      j.Field("kind", verify::FaultKindName(f.kind));
-      j.Field("message", f.message);
-      j.EndObject();
-    }
-    j.EndArray();
-    j.EndObject();
-  }
-  j.EndArray();
-  j.Key("manifests");
-  j.BeginArray();
-  for (const auto& m : set.manifests) {
-    j.BeginObject();
-    j.Field("path", m.path);
-    j.Field("shards", m.shards);
-    j.Key("faults");
-    SetFaultsJson(m.faults, j);
-    j.EndObject();
-  }
-  j.EndArray();
-  j.Key("summary");
-  j.BeginObject();
-  j.Field("files", s.files);
-  j.Field("files_with_faults", s.files_with_faults);
-  j.Field("records", s.records);
-  j.Field("bytes", s.bytes);
-  j.Field("unchecked_bytes", s.unchecked_bytes);
-  j.Field("faults", s.faults);
-  j.Field("seconds", s.seconds);
-  j.Field("mb_per_s", s.mb_per_s());
-  j.EndObject();
-  j.Field("no_manifest", set.no_manifest);
-  j.Key("sets");
-  SetFaultsJson(set.name_set_faults, j);
-  j.EndObject();
-  out << "\n";
-}
-
-// The report's paths and messages with the staging folder named by its URL.
-void ToUrls(const libshard::remote::StagedObjects& staged, verify::SetResult* set) {
-  for (auto& r : set->files) {
-    r.path = staged.ToUrl(r.path);
-    for (auto& f : r.faults) f.message = staged.ToUrl(f.message);
-  }
-  auto fix = [&](std::vector<verify::SetFault>& faults) {
-    for (auto& f : faults) {
-      f.path = staged.ToUrl(f.path);
-      f.message = staged.ToUrl(f.message);
-    }
-  };
-  for (auto& m : set->manifests) {
-    m.path = staged.ToUrl(m.path);
-    fix(m.faults);
-  }
-  fix(set->name_set_faults);
 }
 
 int RunVerify(const VerifyCliOptions& cli_in, std::ostream& out, std::ostream& err);
@@ -301,12 +176,13 @@ int RunVerify(const VerifyCliOptions& cli_in, std::ostream& out, std::ostream& e
     staged = std::move(*s);
     cli.paths = {staged->local()};
   }
-  verify::VerifyOptions options;
+  verify::VerifyRequest request;
   auto compression = record::ParseCompression(cli.compression);
   if (!compression.ok()) {
     err << "shard verify: " << compression.status().message() << "\n";
     return kExitUsage;
   }
+  verify::VerifyOptions& options = request.options;
   options.compression = *compression;
   options.check_examples = !cli.records_only;
   options.check_index = !cli.no_index;
@@ -315,51 +191,22 @@ int RunVerify(const VerifyCliOptions& cli_in, std::ostream& out, std::ostream& e
   options.max_record_length = cli.max_record_length;
   options.decode_images = cli.decode;
   options.max_pixels = cli.max_pixels;
-  if (libshard::Status s = verify::ValidateOptions(options); !s.ok()) {
-    err << "shard verify: " << s.message() << "\n";
+  request.paths = cli.paths;
+  request.manifest = cli.manifest;
+  request.no_manifest = cli.no_manifest;
+  StatusOr<verify::VerifyReport> report = verify::Verify(request);
+  if (!report.ok()) {
+    err << "shard verify: " << report.status().message() << "\n";
     return kExitUsage;
   }
-  if (cli.paths.empty() && cli.manifest.empty()) {
-    err << "shard verify: nothing to check: give PATHS or --manifest FILE\n";
-    return kExitUsage;
-  }
-  std::vector<std::string> paths;
-  if (!cli.paths.empty()) {
-    auto expanded = io::ExpandPaths(cli.paths);
-    if (!expanded.ok()) {
-      err << "shard verify: " << expanded.status().message() << "\n";
-      return kExitUsage;
-    }
-    paths = std::move(*expanded);
-  }
-  std::vector<std::string> manifests;
-  if (!cli.manifest.empty()) manifests.push_back(cli.manifest);
-  if (!cli.no_manifest) {
-    for (std::string& m : verify::FindManifests(cli.paths)) manifests.push_back(std::move(m));
-  }
-  auto start = std::chrono::steady_clock::now();
-  verify::SetResult set = verify::VerifySet(paths, manifests, options);
-  if (set.no_manifest) {
-    // The shard sets of folder arguments are checked by their names; a file
-    // named on its own is not held to its siblings.
-    std::vector<std::string> in_folders;
-    for (const std::string& arg : cli.paths) {
-      std::error_code ec;
-      if (!std::filesystem::is_directory(arg, ec)) continue;
-      auto found = io::FindShardFiles(arg);
-      if (found.ok()) in_folders.insert(in_folders.end(), found->begin(), found->end());
-    }
-    set.name_set_faults = verify::CheckNumberedSets(in_folders);
-  }
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (staged) ToUrls(*staged, &set);
-  Summary s = Summarize(set, seconds);
+  if (staged) verify::MapText([&](const std::string& s) { return staged->ToUrl(s); }, &*report);
   if (cli.json) {
-    PrintJson(set, s, out);
+    out << verify::VerifyReportJson(*report);
   } else {
-    PrintHuman(set, s, cli.quiet, out);
+    PrintHuman(*report, cli.quiet, out);
   }
   out.flush();
+  const verify::VerifySummary& s = report->summary;
   if (staged && s.faults > 0 && !cli.quiet) {
     err << "shard verify: an object damaged after its upload is kept by a rerun of `shard convert -o "
            "s3://...`, which trusts the CRC-32C recorded at upload: rerun it with --recheck to read the kept "

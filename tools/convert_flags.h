@@ -1,16 +1,17 @@
-// The options of `shard convert`, in one home for the program and for
-// Python's libshard.convert (python/py_tools.cc): the flags, their checks and
-// help text (CLI11), and the mapping from the parsed flags to
-// convert::ConvertOptions. Both parse the same argument vector, so a keyword
-// argument of libshard.convert means what the flag of the same name means and
-// is refused with the same message.
+// The options of `shard convert`, in one home for the program
+// (cmd_convert.cc) and for Python's libshard.convert (python/py_tools.cc):
+// the flags, their checks and help text (CLI11), and the mapping from the
+// parsed flags to convert::ConvertOptions. Both parse the same argument
+// vector, so a keyword argument of libshard.convert means what the flag of
+// the same name means and is refused with the same message.
 //
 //   CLI::App app{"shard"};
 //   std::shared_ptr<ConvertFlags> f = AddConvertOptions(app);
 //   app.parse(args);                                  // CLI::ParseError on a bad flag
 //   Status s = BuildConvertOptions(*f);               // InvalidArgument: the CLI's message
-//   ... convert::Convert(f->o, progress), or for -o s3://
-//       remote::ConvertToObjectStore({f->o, StagingOf(*f)}, progress) ...
+//   const convert::ConvertOptions& o = ConvertOptionsOf(*f);
+//   ... convert::Convert(o, progress), or for -o s3:// (remote::IsRemoteOutput(o.output))
+//       remote::ConvertToObjectStore({o, StagingOf(*f), RecheckOf(*f)}, progress) ...
 #ifndef LIBSHARD_TOOLS_CONVERT_FLAGS_H_
 #define LIBSHARD_TOOLS_CONVERT_FLAGS_H_
 

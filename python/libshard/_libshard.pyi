@@ -397,5 +397,11 @@ def _convert(args: Sequence[str], progress: Optional[Any] = None) -> Dict[str, A
     """``shard convert ARGS`` without the GIL; ``progress`` gets a dict of ConvertProgress's fields at most every
     100 ms, on the calling thread. ValueError for a usage error (the program's message)."""
 
+def _verify(paths: Sequence[str], manifest: str, no_manifest: bool, decode: bool, records_only: bool,
+            no_index: bool, allow_empty: bool, compression: str, threads: int, max_pixels: Optional[int],
+            max_record_length: Optional[int]) -> Tuple[Dict[str, Any], int]:
+    """The library's verify call without the GIL: (the ``shard verify --json`` document built from the typed
+    report, the program's exit status). ValueError for a usage error (the program's message)."""
+
 def _run_command(args: Sequence[str]) -> Tuple[int, bytes, bytes]:
-    """``shard inspect|verify ARGS`` without the GIL: (exit status, stdout, stderr)."""
+    """``shard inspect|report ARGS`` without the GIL: (exit status, stdout, stderr)."""

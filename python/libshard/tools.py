@@ -1,14 +1,15 @@
 """Converting, verifying and inspecting from Python: ``libshard.convert``, ``libshard.verify``, ``libshard.inspect``.
 
-Each runs the ``shard`` subcommand of the same name in-process (the compiled module links the program's own
-subcommands), so the options are the program's flags and mean the same: a keyword argument is the flag's name
-without ``--`` and with ``-`` turned into ``_`` (``shard_size="64MiB"`` is ``--shard-size 64MiB``; ``no_shuffle=True``
-is ``--no-shuffle``), a bad value is a ``ValueError`` with the message ``shard`` prints, and the output is the
-program's, byte for byte. docs/reader.md, "Converting and verifying from Python", has examples.
+Each does what the ``shard`` subcommand of the same name does, in-process: ``verify`` is the library's typed call
+(its report as data, the same as ``shard verify --json`` prints); ``convert`` takes the program's flags, which mean
+the same: a keyword argument is the flag's name without ``--`` and with ``-`` turned into ``_``
+(``shard_size="64MiB"`` is ``--shard-size 64MiB``; ``no_shuffle=True`` is ``--no-shuffle``), a bad value is a
+``ValueError`` with the message ``shard`` prints, and the output is the program's, byte for byte. docs/reader.md, "Converting and verifying from Python", has examples.
 """
 import json
 import os
 import sys
+import warnings
 from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from . import _libshard
@@ -31,6 +32,23 @@ class ConvertProgress(NamedTuple):
     shards_total: int  #: shards this run writes (shards kept from an earlier run excluded)
 
 
+class SplitLayout(NamedTuple):
+    """One split of the input as ``libshard.convert`` found it."""
+
+    name: str  #: the split ("train", "val", ...)
+    folder: str  #: the top-level folder it was read from when that is not its name ("Training"), else ""
+    samples: int  #: inputs listed for it (rejects included)
+    classes: int  #: distinct labels among them (0: unlabeled)
+
+
+class ConvertLayout(NamedTuple):
+    """The layout ``libshard.convert`` found in its input (the program's "layout ..." line, as data)."""
+
+    kind: str  #: "split/class", "class", "flat" or "csv"
+    splits: List[SplitLayout]  #: per split, by name
+    text: str  #: the line ``shard convert`` prints
+
+
 class ConvertResult(NamedTuple):
     """What ``libshard.convert`` did (the program's summary line, as data)."""
 
@@ -45,7 +63,9 @@ class ConvertResult(NamedTuple):
     manifest: Dict[str, Any]  #: that manifest, parsed (what ``shard convert --json`` prints)
     rejects: List[Tuple[str, str]]  #: (path, reason) of every reject, as in rejects.tsv
     removed_stale: List[str]  #: shards of an earlier plan removed from the folder
-    warnings: List[str]  #: the listing's warnings
+    warnings: List[str]  #: the listing's warnings (each also issued once as a Python ``UserWarning``)
+    layout: ConvertLayout  #: the layout found: kind, and per split its samples and classes
+    redone_damaged: List[str]  #: shards of an earlier run whose bytes no longer matched their entry: redone
 
     @property
     def shards(self) -> List[str]:
@@ -149,7 +169,11 @@ def convert(input: PathLike, output: PathLike, *, progress: Optional[Callable[[C
         if tq is not None:
             tq.close()
     manifest = json.loads(r.pop("manifest_json"))
-    return ConvertResult(manifest=manifest, rejects=[tuple(x) for x in r.pop("rejects")], **r)
+    kind, splits, text = r.pop("layout")
+    for w in r["warnings"]:
+        warnings.warn("libshard.convert: " + w, UserWarning, stacklevel=2)
+    return ConvertResult(manifest=manifest, rejects=[tuple(x) for x in r.pop("rejects")],
+                         layout=ConvertLayout(kind, [SplitLayout(*x) for x in splits], text), **r)
 
 
 class Fault(NamedTuple):
@@ -230,22 +254,10 @@ def verify(paths: Union[PathLike, Iterable[PathLike]] = (), decode: bool = False
     no_manifest, records_only, no_index, allow_empty, compression, max_pixels, max_record_length: the flags of
     the same names (``shard verify --help``).
     """
-    args = ["verify", "--json"] + _paths(paths)
-    if manifest is not None:
-        args += ["--manifest", os.fsdecode(manifest)]
-    for flag, on in (("--decode", decode), ("--no-manifest", no_manifest), ("--records-only", records_only),
-                     ("--no-index", no_index), ("--allow-empty", allow_empty)):
-        if on:
-            args.append(flag)
-    args += ["--threads", str(threads), "--compression", compression]
-    if max_pixels is not None:
-        args += ["--max-pixels", str(max_pixels)]
-    if max_record_length is not None:
-        args += ["--max-record-length", str(max_record_length)]
-    code, out, err = _run(args, "verify")
-    if not out.strip():
-        raise ValueError(err.strip() or "shard verify: failed (exit status %d)" % code)
-    return VerifyReport(json.loads(out), code)
+    doc, code = _libshard._verify(_paths(paths), "" if manifest is None else os.fsdecode(manifest), no_manifest,
+                                  decode, records_only, no_index, allow_empty, compression, threads, max_pixels,
+                                  max_record_length)
+    return VerifyReport(doc, code)
 
 
 class Inspection(NamedTuple):

@@ -329,6 +329,32 @@ def test_convert_into_s3_uploads_what_the_program_uploads(s3, tmp_path):
     assert again.shards_written == 0 and again.shards_reused == r.shards_written
 
 
+def test_verify_over_s3_names_the_objects_as_the_program_does(s3, tmp_path):
+    """libshard.verify("s3://b/p") is `shard verify --json s3://b/p`: the library's typed call over the staged
+    objects, every path the object's URL (never the temporary folder), the program's document."""
+    import json
+    local = converted(tmp_path)
+    endpoint, _ = s3
+    upload_with_boto3(endpoint, str(local), "ds")
+    rep = libshard.verify("s3://bkt/ds")
+    assert rep.ok, rep.faults
+    assert rep.summary["files"] == len([n for n in os.listdir(local) if n.endswith(".tfrecord")]) > 1
+    assert all(f["path"].startswith("s3://bkt/ds/") for f in rep.files)
+    assert [m["path"] for m in rep.json["manifests"]] == ["s3://bkt/ds/manifest.json"]
+    cli = subprocess.run([os.path.join(BUILD, "tools", "shard"), "verify", "--json", "s3://bkt/ds"],
+                         capture_output=True, text=True)
+    assert cli.returncode == 0, cli.stderr
+    doc = json.loads(cli.stdout)
+    for d in (doc, rep.json):
+        d["summary"].pop("seconds")
+        d["summary"].pop("mb_per_s")
+    assert rep.json == doc
+    with pytest.raises(ValueError, match="shard verify: .*s3://bkt/typo"):
+        libshard.verify("s3://bkt/typo")
+    with pytest.raises(ValueError, match="checked on its own"):
+        libshard.verify(["s3://bkt/ds", str(local)])
+
+
 @pytest.fixture
 def lying_s3(tmp_path, monkeypatch):
     """tests/servers/lying_s3.py (an S3 look-alike that lies when told to); AWS_* set to reach it anonymously."""

@@ -187,6 +187,29 @@ def test_ctrl_c_stops_a_conversion_that_then_resumes_to_the_programs_bytes(tmp_p
             assert filecmp.cmp(tmp_path / "cli" / f, tmp_path / "py" / f, shallow=False), f
 
 
+def test_convert_warns_and_returns_the_layout(images, tmp_path):
+    """The program's layout line and listing warnings reach Python: the layout as data (kind, splits, classes per
+    split), each warning issued once as a UserWarning (and kept in r.warnings)."""
+    import warnings as w
+    with w.catch_warnings(record=True) as caught:
+        w.simplefilter("always")
+        r = libshard.convert(images, tmp_path / "split", no_sync=True)
+    assert [str(c.message) for c in caught] == []
+    assert r.layout.kind == "split/class"
+    assert r.layout.splits == [libshard.tools.SplitLayout("train", "", 13, 3),
+                               libshard.tools.SplitLayout("val", "", 12, 3)]
+    assert r.layout.text == "layout split/class: split train 13 samples in 3 classes, split val 12 samples in 3 classes"
+    # A class folder named like a split: the program warns; so does Python, once.
+    src = make_image_folder(str(tmp_path / "data"), classes=("cat", "test_set"), splits=("pets",), bad=0)
+    with w.catch_warnings(record=True) as caught:
+        w.simplefilter("always")
+        r = libshard.convert(os.path.join(src, "pets"), tmp_path / "classes", no_sync=True)
+    messages = [str(c.message) for c in caught if issubclass(c.category, UserWarning)]
+    assert len(messages) == 1 and "'test_set' looks like a split but was taken as a class" in messages[0], messages
+    assert len(r.warnings) == 1 and r.warnings[0] in messages[0]
+    assert r.layout.kind == "class" and r.layout.splits == [libshard.tools.SplitLayout("train", "", 8, 2)]
+
+
 def test_convert_args_are_the_programs_flags(images):
     assert libshard.tools.convert_args(images, "out", size=224, no_shuffle=True, shard_size="64MiB",
                                        label_offset=1, no_sync=False) == [

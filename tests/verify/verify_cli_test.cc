@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <string>
 
@@ -16,6 +17,7 @@
 #include "libshard/record/record_writer.h"
 #include "libshard/text_escape.h"
 #include "testutil.h"
+#include "verify_samples.h"
 
 namespace libshard {
 namespace {
@@ -104,6 +106,49 @@ TEST(VerifyCliTest, DamagedShardNamesFileOffsetRecordAndUncheckedBytes) {
       r.out, std::to_string(size - second) + " bytes after byte " + std::to_string(second) + " left unchecked"))
       << r.out;
   EXPECT_TRUE(Contains(r.out, "1 fault,")) << r.out;
+}
+
+// A converted set, one payload byte of a record flipped: verify counts the
+// intact records before the damage and the records after it, and names the
+// next step; that step (the same convert again) redoes the shard and says so.
+TEST(VerifyCliTest, DataCrcFaultInAConvertedSetIsRedoneByTheSameConvert) {
+  const std::string dir = MakeTempDir();
+  for (int i = 0; i < 10; ++i) {
+    const std::string cls = dir + "/in/" + (i % 2 ? "cat" : "dog");
+    fs::create_directories(cls);
+    WriteFileOrDie(cls + "/" + std::to_string(i) + ".png", verify::test::Png(verify::test::Pattern(9 + i, 7, 3, i)));
+  }
+  const std::string convert = "convert " + dir + "/in -o " + dir + "/out --no-sync";
+  ASSERT_EQ(RunShard(convert + " -q").exit_code, 0);
+  std::string shard;
+  for (const auto& e : fs::directory_iterator(dir + "/out")) {
+    if (e.path().extension() == ".tfrecord") shard = e.path().string();
+  }
+  ASSERT_FALSE(shard.empty());
+  // Record 3's offset, walking the framing: 8 length bytes, 4 CRC, data, 4 CRC.
+  const std::string data = ReadFileOrDie(shard);
+  uint64_t offset = 0;
+  for (int i = 0; i < 3; ++i) {
+    uint64_t length = 0;
+    std::memcpy(&length, data.data() + offset, 8);
+    offset += length + record::kFramingOverhead;
+  }
+  FlipByte(shard, offset + record::kHeaderSize + 4);
+  Result v = RunShard("verify " + dir + "/out");
+  EXPECT_EQ(v.exit_code, 1);
+  EXPECT_TRUE(Contains(v.out, "(record 3): data_crc_mismatch")) << v.out;
+  EXPECT_TRUE(Contains(v.out,
+                       "the manifest lists 10 records, the shard has 3 intact ones, then record 3, whose data "
+                       "fails its CRC, and 6 records after it whose framing holds"))
+      << v.out;
+  EXPECT_TRUE(Contains(v.out, "rerun the same `shard convert` to redo this shard")) << v.out;
+  EXPECT_TRUE(Contains(v.out, "(the damaged record, then 6 records whose framing holds)")) << v.out;
+  Result again = RunShard(convert);
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_TRUE(Contains(again.err, "shard " + fs::path(shard).filename().string() + " (crc32c:")) << again.err;
+  EXPECT_TRUE(Contains(again.err, "of an earlier run did not match its checksum: redone")) << again.err;
+  Result fixed = RunShard("verify " + dir + "/out");
+  EXPECT_EQ(fixed.exit_code, 0) << fixed.out;
 }
 
 TEST(VerifyCliTest, SeveralFilesOneDamagedInArgumentOrder) {

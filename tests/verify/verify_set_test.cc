@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -282,6 +283,41 @@ TEST_F(ManifestSetTest, RecordCountMismatch) {
   EXPECT_EQ(f.kind, SetFaultKind::kManifestRecordCount);
   EXPECT_EQ(f.path, Path(0));
   EXPECT_TRUE(HasSubstr(f.message, "lists 4 records, the shard has 3"));
+}
+
+// A flipped payload byte: the framing still holds, so the count says how
+// much of the shard follows the damage, and the message the next step.
+TEST_F(ManifestSetTest, DataCrcFaultCountsTheRecordsAfterIt) {
+  std::vector<Sample> samples;
+  for (int i = 0; i < 8; ++i) samples.push_back(JpegSample(i, i % 3));
+  const std::vector<uint64_t> offsets = WriteShard(Path(0), samples);
+  Describe();
+  std::string data = ReadFileOrDie(Path(0));
+  data[offsets[2] + record::kHeaderSize + 5] ^= 0x01;
+  WriteFileOrDie(Path(0), data);
+  const SetResult r = Verify();
+  ASSERT_EQ(r.files.size(), 2u);
+  const FileResult& f = r.files[0];
+  EXPECT_EQ(f.records, 2u);
+  ASSERT_EQ(f.faults.size(), 1u);
+  EXPECT_EQ(f.faults[0].kind, FaultKind::kDataCrcMismatch);
+  EXPECT_EQ(f.faults[0].offset, offsets[2]);
+  EXPECT_EQ(f.frames_after_fault, std::optional<uint64_t>(5));
+  EXPECT_FALSE(r.files[1].frames_after_fault.has_value());
+  ASSERT_EQ(r.manifests.size(), 1u);
+  std::string count;
+  for (const SetFault& x : r.manifests[0].faults) {
+    if (x.kind == SetFaultKind::kManifestRecordCount) count = x.message;
+  }
+  EXPECT_EQ(count,
+            "the manifest lists 8 records, the shard has 2 intact ones, then record 2, whose data fails its CRC, "
+            "and 5 records after it whose framing holds (their payloads not checked); rerun the same `shard "
+            "convert` to redo this shard");
+  // A cut shard: no framing to count past the cut.
+  data = ReadFileOrDie(Path(1));
+  WriteFileOrDie(Path(1), data.substr(0, data.size() - 3));
+  const SetResult cut = Verify();
+  EXPECT_FALSE(cut.files[1].frames_after_fault.has_value());
 }
 
 TEST_F(ManifestSetTest, SizeMismatch) {

@@ -178,7 +178,7 @@ StatusOr<FolderLayout> ParseFolderLayout(std::string_view name) {
   return InvalidArgumentError("unknown layout '" + std::string(name) + "' (expected auto, class, split/class or flat)");
 }
 
-std::string LayoutSummary(const Listing& listing) {
+ListingLayout LayoutOf(const Listing& listing) {
   std::map<std::string, std::pair<std::set<int64_t>, uint64_t>> per_split;  // labels, samples
   for (const SourceSample& s : listing.samples) {
     auto& [labels, n] = per_split[s.split];
@@ -189,16 +189,30 @@ std::string LayoutSummary(const Listing& listing) {
   for (const auto& [f, split] : listing.split_folders) {
     if (f != split) folder[split] = f;
   }
-  std::string out = "layout " + listing.layout + ":";
-  bool first = true;
+  ListingLayout layout;
+  layout.kind = listing.layout;
   for (const auto& [split, v] : per_split) {
-    out += std::string(first ? " " : ", ") + "split " + split;
-    if (auto it = folder.find(split); it != folder.end()) out += " (folder " + EscapeText(it->second) + ")";
-    out += " " + std::to_string(v.second) + " samples";
-    if (!v.first.empty()) out += " in " + std::to_string(v.first.size()) + " classes";
+    SplitLayout& l = layout.splits.emplace_back();
+    l.name = split;
+    if (auto it = folder.find(split); it != folder.end()) l.folder = it->second;
+    l.samples = v.second;
+    l.classes = v.first.size();
+  }
+  return layout;
+}
+
+std::string LayoutSummary(const Listing& listing) {
+  const ListingLayout layout = LayoutOf(listing);
+  std::string out = "layout " + layout.kind + ":";
+  bool first = true;
+  for (const SplitLayout& l : layout.splits) {
+    out += std::string(first ? " " : ", ") + "split " + l.name;
+    if (!l.folder.empty()) out += " (folder " + EscapeText(l.folder) + ")";
+    out += " " + std::to_string(l.samples) + " samples";
+    if (l.classes > 0) out += " in " + std::to_string(l.classes) + " classes";
     first = false;
   }
-  if (per_split.empty()) out += " no samples";
+  if (layout.splits.empty()) out += " no samples";
   return out;
 }
 

@@ -127,12 +127,7 @@ namespace {
 
 StatusOr<std::string> ManifestPathFor(const std::string& source) {
   if (source.empty()) return InvalidArgumentError("report: no dataset folder or manifest given");
-  if (IsDirectory(source)) {
-    std::string dir = source;
-    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-    return dir + "/manifest.json";
-  }
-  return source;
+  return IsDirectory(source) ? manifest::ManifestInFolder(source) : source;
 }
 
 }  // namespace

@@ -42,6 +42,29 @@ void AddFramingFault(FileResult* r, const VerifyOptions& options, const record::
   AddFault(r, options, offset, r->records, FramingFaultKind(fault), std::move(detail));
 }
 
+// After a data CRC fault the framing still holds: the records that follow
+// the damaged one at `offset` (length CRC good, the whole record present),
+// to the end or the next framing fault. Reads on sequentially (the file's
+// checksum needs every byte anyway); each step moves at least one header on.
+uint64_t CountFramesAfter(Window* window, uint64_t offset, const VerifyOptions& options) {
+  uint64_t frames = 0;
+  for (bool damaged = true;; damaged = false) {
+    std::string_view win;
+    if (!window->Ensure(offset, record::kHeaderSize, &win).ok() || win.size() < record::kHeaderSize) break;
+    uint64_t length = 0;
+    if (!record::DecodeHeader(win.data(), offset, std::numeric_limits<uint64_t>::max(), options.max_record_length,
+                              &length)
+             .ok()) {
+      break;
+    }
+    const uint64_t size = length + record::kFramingOverhead;
+    if (!window->Ensure(offset, size, &win).ok() || win.size() < size) break;
+    if (!damaged) ++frames;
+    offset += size;
+  }
+  return frames;
+}
+
 }  // namespace
 
 record::ReaderOptions ReaderOptionsFor(const VerifyOptions& options) {
@@ -83,6 +106,7 @@ void WalkPlain(Window* window, const VerifyOptions& options, RecordSink* sink, F
       // Only a fault at byte 0 looks at the head; `win` is still valid here.
       AddFramingFault(r, options, error, offset == 0 ? win : std::string_view());
       r->unchecked_bytes = window->size() - offset;
+      if (fault == RecordFault::kDataCrcMismatch) r->frames_after_fault = CountFramesAfter(window, offset, options);
       return;
     }
     rec.offset = offset;

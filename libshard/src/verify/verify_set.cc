@@ -169,9 +169,19 @@ void Compare(const ListedShard& listed, const FileResult& r, ManifestResult* m) 
   const ShardEntry& e = *listed.entry;
   if (r.Has(FaultKind::kUnreadable)) return;  // the file's own fault says it all
   if (r.records != e.records()) {
-    Add(m, listed.path, SetFaultKind::kManifestRecordCount,
-        "the manifest lists " + std::to_string(e.records()) + " records, the shard has " + std::to_string(r.records) +
-            (r.unchecked_bytes.value_or(1) == 0 ? "" : " intact ones"));
+    std::string message =
+        "the manifest lists " + std::to_string(e.records()) + " records, the shard has " + std::to_string(r.records);
+    if (r.frames_after_fault.has_value()) {
+      message += " intact ones, then record " + std::to_string(r.records) + ", whose data fails its CRC, and " +
+                 std::to_string(*r.frames_after_fault) +
+                 " records after it whose framing holds (their payloads not checked)";
+    } else if (r.unchecked_bytes.value_or(1) != 0) {
+      message += " intact ones before the damage";
+    }
+    // A damaged shard of `shard convert`: its rerun checks every kept shard
+    // against its entry and converts a damaged one again.
+    if (r.unchecked_bytes.value_or(1) != 0) message += "; rerun the same `shard convert` to redo this shard";
+    Add(m, listed.path, SetFaultKind::kManifestRecordCount, std::move(message));
   }
   if (r.file_size != e.bytes()) {
     Add(m, listed.path, SetFaultKind::kManifestSize,

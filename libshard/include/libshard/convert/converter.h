@@ -185,6 +185,7 @@ struct ConvertResult {
   std::vector<std::string> warnings;  // the listing's (Listing::warnings)
   ListingSkips skipped;               // the listing's (Listing::skipped)
   std::string layout;                 // LayoutSummary of the listing
+  ListingLayout layout_detail;        // the same as data (LayoutOf)
   // Gray sources this run converted to RGB (ChannelMode::kRgb only).
   uint64_t gray_expanded = 0;
   // Leak check: shards with records but no fingerprints (kept from a run

@@ -218,9 +218,23 @@ Status ValidateNamePart(const std::string& what, const std::string& name);
 // versions gave them); "" for any other name.
 std::string SplitForFolderName(const std::string& name);
 
+// The layout a listing found, as data: per split, where it was read from,
+// its samples and its classes.
+struct SplitLayout {
+  std::string name;    // the split
+  std::string folder;  // the top-level folder it was read from, when not its name; else ""
+  uint64_t samples = 0;
+  uint64_t classes = 0;  // distinct labels among its samples (0: unlabeled)
+};
+struct ListingLayout {
+  std::string kind;                 // Listing::layout: "split/class", "class", "flat", "csv"
+  std::vector<SplitLayout> splits;  // by name; empty when nothing was listed
+};
+ListingLayout LayoutOf(const Listing& listing);
+
 // "layout split/class: split train (folder Training) 600 samples in 10
 // classes, split val 100 samples in 10 classes": what the dry run and the
-// summary print.
+// summary print (LayoutOf as text).
 std::string LayoutSummary(const Listing& listing);
 
 // The lower-case extension of a path's file name with its dot (".jpg"), or

@@ -171,6 +171,12 @@ struct FileResult {
   // walk reached the end; unknown (nullopt) for a compressed file that
   // stopped early, whose remaining uncompressed size is not known.
   std::optional<uint64_t> unchecked_bytes = 0;
+  // After a data_crc_mismatch in a plain file (its length, and so the
+  // framing, can still be trusted): the records after the damaged one whose
+  // framing holds (length CRC good, the whole record present), counted to
+  // the end or the next framing fault; their payloads are not checked.
+  // nullopt for any other file.
+  std::optional<uint64_t> frames_after_fault;
   // Size of the file as stored (compressed for gzip/zlib); for VerifyBuffer
   // the buffer's size.
   uint64_t file_size = 0;

@@ -1,11 +1,11 @@
-#include "json_writer.h"
+#include "libshard/util/json_writer.h"
 
 #include <cmath>
 #include <cstdio>
 
 #include "libshard/text_escape.h"
 
-namespace shard_tool {
+namespace libshard::util {
 
 void JsonWriter::BeforeValue() {
   if (after_key_) {
@@ -115,4 +115,4 @@ void JsonWriter::Double(double v) {
   out_ << buf;
 }
 
-}  // namespace shard_tool
+}  // namespace libshard::util
