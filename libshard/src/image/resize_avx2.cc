@@ -156,6 +156,7 @@ struct ShufflePlan {
   // kOneLoad: per block, per tap: byte shuffle, then weights.
   // kSliding: per block: byte shuffle, then per tap: weights.
   std::vector<Entry> table;
+  std::vector<int> at, taps_of, wrow;  // MakeShufflePlan's scratch, kept for its allocation
 };
 
 bool SameCoeffs(const ShufflePlan& p, const Coeffs& cf, int channels, int in_w, int out_w) {
@@ -180,16 +181,32 @@ void MakeShufflePlan(const Coeffs& cf, int channels, int in_w, int out_w, Shuffl
   p->taps = 0;
   for (int x = 0; x < out_w; ++x) p->taps = std::max(p->taps, cf.count[x]);
   p->table.clear();
-  auto base = [&](int o) { return cf.first[o / channels] * channels + o % channels; };
-  // Per group: the offset, and whether every tap (one load) or every
-  // sample's first tap (sliding loads) lies in its 16 bytes.
+  // Per output sample (padded to whole blocks; the padding has no taps):
+  // the byte its first tap reads, its tap count, where its weights start.
+  // Built once here, so the loops below do no division per lane and tap.
+  const size_t padded = 8 * static_cast<size_t>(p->blocks);
+  p->at.assign(padded, 0);
+  p->taps_of.assign(padded, 0);
+  p->wrow.assign(padded, 0);
+  for (int x = 0, o = 0; x < out_w; ++x) {
+    for (int c = 0; c < channels; ++c, ++o) {
+      p->at[o] = cf.first[x] * channels + c;
+      p->taps_of[o] = cf.count[x];
+      p->wrow[o] = x * cf.ksize;
+    }
+  }
+  const int* at = p->at.data();
+  const int* taps_of = p->taps_of.data();
+  // Per group: the offset (its lowest pixel), and whether every tap (one
+  // load) or every sample's first tap (sliding loads) lies in its 16 bytes.
   bool one_load = true, sliding = true;
   for (int q = 0; q < 2 * p->blocks && 4 * q < n; ++q) {
-    int lo = base(4 * q), hi_first = 0, hi_last = 0;
-    for (int o = 4 * q; o < std::min(4 * q + 4, n); ++o) lo = std::min(lo, base(o) - o % channels);
-    for (int o = 4 * q; o < std::min(4 * q + 4, n); ++o) {
-      hi_first = std::max(hi_first, base(o) - lo);
-      hi_last = std::max(hi_last, base(o) + (std::max(cf.count[o / channels], 1) - 1) * channels - lo);
+    const int end = std::min(4 * q + 4, n);
+    int lo = at[4 * q], hi_first = 0, hi_last = 0;
+    for (int o = 4 * q; o < end; ++o) lo = std::min(lo, at[o] - o % channels);
+    for (int o = 4 * q; o < end; ++o) {
+      hi_first = std::max(hi_first, at[o] - lo);
+      hi_last = std::max(hi_last, at[o] + (std::max(taps_of[o], 1) - 1) * channels - lo);
     }
     p->offset[q] = static_cast<uint32_t>(lo);
     one_load &= hi_last <= 15;
@@ -203,23 +220,29 @@ void MakeShufflePlan(const Coeffs& cf, int channels, int in_w, int out_w, Shuffl
   }
   p->table.resize(static_cast<size_t>(p->blocks) * (one_load ? 2 * p->taps : 1 + p->taps));
   ShufflePlan::Entry* e = p->table.data();
+  const int32_t* weights = cf.weights.data();
   for (int b = 0; b < p->blocks; ++b) {
+    const int o0 = 8 * b;
     for (int j = 0; j < p->taps; ++j) {
-      const bool mask_here = one_load || j == 0;
-      int8_t* mask = reinterpret_cast<int8_t*>(e->v);
-      int32_t* w = (mask_here ? e + 1 : e)->v;
-      for (int k = 0; k < 8; ++k) {
-        const int o = 8 * b + k, q = 2 * b + k / 4;
-        const bool live = o < n;
-        if (mask_here) {
-          std::memset(mask + 4 * k, -1, 4);  // -1 (high bit set): the lane reads zero
-          if (live && (!one_load || j < cf.count[o / channels])) {
-            mask[4 * k] = static_cast<int8_t>(base(o) + j * (channels - step) - static_cast<int>(p->offset[q]));
+      if (one_load || j == 0) {
+        // -1 (high bit set): the lane reads zero. A lane's byte for tap j:
+        // one load: at + j * C; sliding: at (the load moves instead).
+        int8_t* mask = reinterpret_cast<int8_t*>(e->v);
+        std::memset(mask, -1, sizeof(e->v));
+        for (int k = 0; k < 8; ++k) {
+          const int o = o0 + k;
+          if (o < n && (!one_load || j < taps_of[o])) {
+            mask[4 * k] =
+                static_cast<int8_t>(at[o] + j * (channels - step) - static_cast<int>(p->offset[2 * b + k / 4]));
           }
         }
-        w[k] = live && j < cf.count[o / channels] ? cf.weights[static_cast<size_t>(o / channels) * cf.ksize + j] : 0;
+        ++e;
       }
-      e += mask_here ? 2 : 1;
+      for (int k = 0; k < 8; ++k) {
+        const int o = o0 + k;
+        e->v[k] = j < taps_of[o] ? weights[p->wrow[o] + j] : 0;
+      }
+      ++e;
     }
   }
   p->layout = one_load ? ShufflePlan::Layout::kOneLoad : ShufflePlan::Layout::kSliding;
