@@ -216,21 +216,41 @@ void VerticalReference8(const uint8_t* in, size_t stride, const Coeffs& cf, int 
 
 namespace {
 
+// The coefficients of a pass with its outputs in reverse order: a
+// horizontal pass with them writes every row mirrored, and the vertical pass
+// works column by column, so the result is the mirror image, byte for byte.
+const Coeffs& Reversed(const Coeffs& c) {
+  thread_local Coeffs r;
+  const size_t n = c.first.size(), k = static_cast<size_t>(c.ksize);
+  r.ksize = c.ksize;
+  r.first.assign(c.first.rbegin(), c.first.rend());
+  r.count.assign(c.count.rbegin(), c.count.rend());
+  r.weights.resize(c.weights.size());
+  for (size_t x = 0; x < n; ++x) std::copy_n(&c.weights[(n - 1 - x) * k], k, &r.weights[x * k]);
+  return r;
+}
+
 // Pillow's order: the horizontal pass over only the source rows the vertical
 // windows touch (and, through the windows, only the columns the box needs),
 // then the vertical pass; the intermediate is rounded to the sample type, as
-// in Pillow, so the order is part of the result.
+// in Pillow, so the order is part of the result. `mirror`: the horizontal
+// pass writes its rows right to left (it runs even when the width and box
+// leave it nothing else to do; its weights are then exactly 1 and 0).
 template <typename T, typename H, typename V>
-void Separable(const Image& in, const ResampleBox& box, const FilterDef& f, H horizontal, V vertical, int out_w,
-               int out_h, uint8_t* out) {
+void Separable(const Image& in, const ResampleBox& box, const FilterDef& f, bool mirror, H horizontal, V vertical,
+               int out_w, int out_h, uint8_t* out) {
   const int c = in.channels();
-  const bool need_h = out_w != in.width() || box.x0 != 0 || box.x1 != out_w;
+  const bool need_h = mirror || out_w != in.width() || box.x0 != 0 || box.x1 != out_w;
   const bool need_v = out_h != in.height() || box.y0 != 0 || box.y1 != out_h;
   const T* src = reinterpret_cast<const T*>(in.data());
   T* dst = reinterpret_cast<T*>(out);
   const size_t out_stride = static_cast<size_t>(out_w) * c;
-  if (need_h && need_v) {
+  auto horizontal_coeffs = [&]() -> const Coeffs& {
     const Coeffs& ch = CachedCoeffs(in.width(), box.x0, box.x1, out_w, f);
+    return mirror ? Reversed(ch) : ch;
+  };
+  if (need_h && need_v) {
+    const Coeffs& ch = horizontal_coeffs();
     const Coeffs& cv = CachedCoeffs(in.height(), box.y0, box.y1, out_h, f);
     const int y_first = cv.first[0];
     const int y_last = cv.first[out_h - 1] + cv.count[out_h - 1];
@@ -239,8 +259,7 @@ void Separable(const Image& in, const ResampleBox& box, const FilterDef& f, H ho
     horizontal(src, in.width(), in.height(), c, y_first, y_last - y_first, ch, out_w, tmp.data());
     vertical(tmp.data(), out_stride, cv, y_first, out_h, dst);
   } else if (need_h) {
-    const Coeffs& ch = CachedCoeffs(in.width(), box.x0, box.x1, out_w, f);
-    horizontal(src, in.width(), in.height(), c, 0, out_h, ch, out_w, dst);
+    horizontal(src, in.width(), in.height(), c, 0, out_h, horizontal_coeffs(), out_w, dst);
   } else if (need_v) {
     const Coeffs& cv = CachedCoeffs(in.height(), box.y0, box.y1, out_h, f);
     vertical(src, out_stride, cv, 0, out_h, dst);
@@ -249,19 +268,20 @@ void Separable(const Image& in, const ResampleBox& box, const FilterDef& f, H ho
   }
 }
 
-void Dispatch(ResampleImpl impl, const Image& in, const ResampleBox& box, const FilterDef& f, int out_w, int out_h,
-              uint8_t* out) {
+void Dispatch(ResampleImpl impl, const Image& in, const ResampleBox& box, const FilterDef& f, bool mirror, int out_w,
+              int out_h, uint8_t* out) {
   if (in.bit_depth() == 16) {
-    Separable<uint16_t>(in, box, f, HorizontalAnyC<uint16_t>, Vertical<uint16_t>, out_w, out_h, out);
+    Separable<uint16_t>(in, box, f, mirror, HorizontalAnyC<uint16_t>, Vertical<uint16_t>, out_w, out_h, out);
   } else if (impl == ResampleImpl::kAvx2) {
-    Separable<uint8_t>(in, box, f, internal::HorizontalAvx2, internal::VerticalAvx2, out_w, out_h, out);
+    Separable<uint8_t>(in, box, f, mirror, internal::HorizontalAvx2, internal::VerticalAvx2, out_w, out_h, out);
   } else {
-    Separable<uint8_t>(in, box, f, internal::HorizontalReference8, internal::VerticalReference8, out_w, out_h, out);
+    Separable<uint8_t>(in, box, f, mirror, internal::HorizontalReference8, internal::VerticalReference8, out_w, out_h,
+                       out);
   }
 }
 
 template <typename T>
-void Nearest(const Image& in, const ResampleBox& box, int out_w, int out_h, uint8_t* out) {
+void Nearest(const Image& in, const ResampleBox& box, bool mirror, int out_w, int out_h, uint8_t* out) {
   const int c = in.channels();
   const double sx = (box.x1 - box.x0) / out_w;
   const double sy = (box.y1 - box.y0) / out_h;
@@ -269,6 +289,7 @@ void Nearest(const Image& in, const ResampleBox& box, int out_w, int out_h, uint
   for (int x = 0; x < out_w; ++x) {
     xs[x] = std::clamp(static_cast<int>(std::floor(box.x0 + (x + 0.5) * sx)), 0, in.width() - 1);
   }
+  if (mirror) std::reverse(xs.begin(), xs.end());
   for (int y = 0; y < out_h; ++y) {
     const int yy = std::clamp(static_cast<int>(std::floor(box.y0 + (y + 0.5) * sy)), 0, in.height() - 1);
     const T* s = reinterpret_cast<const T*>(in.row(yy));
@@ -379,19 +400,19 @@ Status CheckResample(ResampleImpl impl, const Image& in, const ResampleBox& box,
 // The checked resample into `out` (out_width x out_height x in.channels()
 // samples of in's depth).
 void ResampleChecked(ResampleImpl impl, const Image& in, const ResampleBox& box, int out_width, int out_height,
-                     Filter filter, uint8_t* out) {
+                     Filter filter, bool mirror, uint8_t* out) {
   const bool sixteen = in.bit_depth() == 16;
   if (filter == Filter::kNearest) {
     if (sixteen) {
-      Nearest<uint16_t>(in, box, out_width, out_height, out);
+      Nearest<uint16_t>(in, box, mirror, out_width, out_height, out);
     } else {
-      Nearest<uint8_t>(in, box, out_width, out_height, out);
+      Nearest<uint8_t>(in, box, mirror, out_width, out_height, out);
     }
     return;
   }
   const FilterDef f = GetFilter(filter);
   if (!in.has_alpha()) {
-    Dispatch(impl, in, box, f, out_width, out_height, out);
+    Dispatch(impl, in, box, f, mirror, out_width, out_height, out);
     return;
   }
   const size_t in_px = static_cast<size_t>(in.width()) * in.height();
@@ -399,11 +420,11 @@ void ResampleChecked(ResampleImpl impl, const Image& in, const ResampleBox& box,
   Image pre = in;
   if (sixteen) {
     Premultiply<uint16_t>(pre.data(), in_px, in.channels(), true);
-    Dispatch(impl, pre, box, f, out_width, out_height, out);
+    Dispatch(impl, pre, box, f, mirror, out_width, out_height, out);
     Premultiply<uint16_t>(out, out_px, in.channels(), false);
   } else {
     Premultiply<uint8_t>(pre.data(), in_px, in.channels(), true);
-    Dispatch(impl, pre, box, f, out_width, out_height, out);
+    Dispatch(impl, pre, box, f, mirror, out_width, out_height, out);
     Premultiply<uint8_t>(out, out_px, in.channels(), false);
   }
 }
@@ -411,18 +432,18 @@ void ResampleChecked(ResampleImpl impl, const Image& in, const ResampleBox& box,
 }  // namespace
 
 StatusOr<Image> ResampleWith(ResampleImpl impl, const Image& in, const ResampleBox& box, int out_width, int out_height,
-                             Filter filter) {
+                             Filter filter, bool mirror) {
   LIBSHARD_RETURN_IF_ERROR(CheckResample(impl, in, box, out_width, out_height));
   Image out(out_width, out_height, in.channels(), in.bit_depth());
-  ResampleChecked(impl, in, box, out_width, out_height, filter, out.data());
+  ResampleChecked(impl, in, box, out_width, out_height, filter, mirror, out.data());
   return out;
 }
 
-Status ResampleInto(const Image& in, const ResampleBox& box, int out_width, int out_height, Filter filter,
-                    uint8_t* out) {
+Status ResampleInto(const Image& in, const ResampleBox& box, int out_width, int out_height, Filter filter, uint8_t* out,
+                    bool mirror) {
   const ResampleImpl impl = ActiveResampleImpl();
   LIBSHARD_RETURN_IF_ERROR(CheckResample(impl, in, box, out_width, out_height));
-  ResampleChecked(impl, in, box, out_width, out_height, filter, out);
+  ResampleChecked(impl, in, box, out_width, out_height, filter, mirror, out);
   return Status::OK();
 }
 

@@ -126,7 +126,15 @@ void PairRows(const uint8_t* const* src, const PairPlan& p, int g, int out_w, ui
 
 // The shuffle plan: output samples o (0 .. out_w * C - 1) in groups of four,
 // two groups (8 samples, one register) per block, blocks padded to a multiple
-// of four (32 samples, one 32-byte store).
+// of four (32 samples, one 32-byte store). Each group reads 16 source bytes
+// from its offset (the lowest pixel its samples start at: first[] may run
+// either way, a mirrored pass runs it backwards), and a byte shuffle puts
+// every sample's source byte in its own 32-bit lane. Two layouts:
+//   kOneLoad: all taps of the group lie in those 16 bytes (a shrink by less
+//     than about 1.3 for RGB): one load per block, a shuffle per tap;
+//   kSliding: only the group's first taps fit, so tap j loads the 16 bytes at
+//     offset + j * C; the shuffle is the same for every tap (a shrink by up
+//     to about 4 for RGB, as random-resized crops of any size are).
 struct ShufflePlan {
   // The coefficients and shape it was made for (the plan is reused while
   // they stay the same, as for image after image in a conversion).
@@ -134,18 +142,21 @@ struct ShufflePlan {
   std::vector<int> first, count;
   std::vector<int32_t> weights;
 
-  bool usable = false;
+  enum class Layout { kNone, kOneLoad, kSliding } layout = Layout::kNone;
   int samples = 0;               // out_w * channels
   int blocks = 0;                // multiple of 4
-  size_t load_end = 0;           // largest group offset + 16
-  std::vector<uint32_t> offset;  // per group: byte offset in the row of its 16-byte load
+  size_t load_end = 0;           // the furthest byte a load reads, + 1
+  std::vector<uint32_t> offset;  // per group: byte offset in the row of its (first) 16-byte load
   // Taps of every block: the most any sample has (others get zero weights),
   // so the tap loop runs the same number of times for every block.
   int taps = 0;
   struct alignas(32) Entry {
     int32_t v[8];
   };
-  std::vector<Entry> table;  // per block, per tap: byte shuffle, then weights
+  // kOneLoad: per block, per tap: byte shuffle, then weights.
+  // kSliding: per block: byte shuffle, then per tap: weights.
+  std::vector<Entry> table;
+  std::vector<int> at, taps_of, wrow;  // MakeShufflePlan's scratch, kept for its allocation
 };
 
 bool SameCoeffs(const ShufflePlan& p, const Coeffs& cf, int channels, int in_w, int out_w) {
@@ -153,8 +164,8 @@ bool SameCoeffs(const ShufflePlan& p, const Coeffs& cf, int channels, int in_w, 
          p.weights == cf.weights;
 }
 
-// Fills `p` for these coefficients; p->usable is false when some group's
-// taps span more than 16 bytes.
+// Fills `p` for these coefficients; p->layout is kNone when some group's
+// samples start more than 16 bytes apart.
 void MakeShufflePlan(const Coeffs& cf, int channels, int in_w, int out_w, ShufflePlan* p) {
   p->channels = channels;
   p->in_w = in_w;
@@ -162,7 +173,7 @@ void MakeShufflePlan(const Coeffs& cf, int channels, int in_w, int out_w, Shuffl
   p->first = cf.first;
   p->count = cf.count;
   p->weights = cf.weights;
-  p->usable = false;
+  p->layout = ShufflePlan::Layout::kNone;
   const int n = out_w * channels;
   p->samples = n;
   p->blocks = ((n + 31) / 32) * 4;
@@ -170,47 +181,99 @@ void MakeShufflePlan(const Coeffs& cf, int channels, int in_w, int out_w, Shuffl
   p->taps = 0;
   for (int x = 0; x < out_w; ++x) p->taps = std::max(p->taps, cf.count[x]);
   p->table.clear();
-  p->load_end = 16;
-  auto base = [&](int o) { return cf.first[o / channels] * channels + o % channels; };
-  for (int q = 0; q < 2 * p->blocks; ++q) {
-    if (4 * q >= n) break;
-    // first[] is non-decreasing, so no sample of the group starts before
-    // the first sample's pixel.
-    p->offset[q] = static_cast<uint32_t>(cf.first[4 * q / channels] * channels);
-    p->load_end = std::max<size_t>(p->load_end, p->offset[q] + 16);
-  }
-  for (int b = 0; b < p->blocks; ++b) {
-    for (int j = 0; j < p->taps; ++j) {
-      ShufflePlan::Entry mask_entry, w_entry;
-      int8_t* mask = reinterpret_cast<int8_t*>(mask_entry.v);
-      int32_t* w = w_entry.v;
-      for (int k = 0; k < 8; ++k) {
-        const int o = 8 * b + k, q = 2 * b + k / 4;
-        std::memset(mask + 4 * k, -1, 4);  // -1 (high bit set): the lane reads zero
-        w[k] = 0;
-        if (o >= n || j >= cf.count[o / channels]) continue;
-        const int at = base(o) + j * channels - static_cast<int>(p->offset[q]);
-        if (at < 0 || at > 15) return;  // too spread out for one 16-byte load
-        mask[4 * k] = static_cast<int8_t>(at);
-        w[k] = cf.weights[static_cast<size_t>(o / channels) * cf.ksize + j];
-      }
-      p->table.push_back(mask_entry);
-      p->table.push_back(w_entry);
+  // Per output sample (padded to whole blocks; the padding has no taps):
+  // the byte its first tap reads, its tap count, where its weights start.
+  // Built once here, so the loops below do no division per lane and tap.
+  const size_t padded = 8 * static_cast<size_t>(p->blocks);
+  p->at.assign(padded, 0);
+  p->taps_of.assign(padded, 0);
+  p->wrow.assign(padded, 0);
+  for (int x = 0, o = 0; x < out_w; ++x) {
+    for (int c = 0; c < channels; ++c, ++o) {
+      p->at[o] = cf.first[x] * channels + c;
+      p->taps_of[o] = cf.count[x];
+      p->wrow[o] = x * cf.ksize;
     }
   }
-  p->usable = true;
+  const int* at = p->at.data();
+  const int* taps_of = p->taps_of.data();
+  // Per group: the offset (its lowest pixel), and whether every tap (one
+  // load) or every sample's first tap (sliding loads) lies in its 16 bytes.
+  bool one_load = true, sliding = true;
+  for (int q = 0; q < 2 * p->blocks && 4 * q < n; ++q) {
+    const int end = std::min(4 * q + 4, n);
+    int lo = at[4 * q], hi_first = 0, hi_last = 0;
+    for (int o = 4 * q; o < end; ++o) lo = std::min(lo, at[o] - o % channels);
+    for (int o = 4 * q; o < end; ++o) {
+      hi_first = std::max(hi_first, at[o] - lo);
+      hi_last = std::max(hi_last, at[o] + (std::max(taps_of[o], 1) - 1) * channels - lo);
+    }
+    p->offset[q] = static_cast<uint32_t>(lo);
+    one_load &= hi_last <= 15;
+    sliding &= hi_first <= 15;
+  }
+  if (!sliding) return;
+  const int step = one_load ? 0 : channels;
+  p->load_end = 0;
+  for (int q = 0; q < 2 * p->blocks && 4 * q < n; ++q) {
+    p->load_end = std::max<size_t>(p->load_end, p->offset[q] + static_cast<size_t>(p->taps - 1) * step + 16);
+  }
+  p->table.resize(static_cast<size_t>(p->blocks) * (one_load ? 2 * p->taps : 1 + p->taps));
+  ShufflePlan::Entry* e = p->table.data();
+  const int32_t* weights = cf.weights.data();
+  for (int b = 0; b < p->blocks; ++b) {
+    const int o0 = 8 * b;
+    for (int j = 0; j < p->taps; ++j) {
+      if (one_load || j == 0) {
+        // -1 (high bit set): the lane reads zero. A lane's byte for tap j:
+        // one load: at + j * C; sliding: at (the load moves instead).
+        int8_t* mask = reinterpret_cast<int8_t*>(e->v);
+        std::memset(mask, -1, sizeof(e->v));
+        for (int k = 0; k < 8; ++k) {
+          const int o = o0 + k;
+          if (o < n && (!one_load || j < taps_of[o])) {
+            mask[4 * k] =
+                static_cast<int8_t>(at[o] + j * (channels - step) - static_cast<int>(p->offset[2 * b + k / 4]));
+          }
+        }
+        ++e;
+      }
+      for (int k = 0; k < 8; ++k) {
+        const int o = o0 + k;
+        e->v[k] = j < taps_of[o] ? weights[p->wrow[o] + j] : 0;
+      }
+      ++e;
+    }
+  }
+  p->layout = one_load ? ShufflePlan::Layout::kOneLoad : ShufflePlan::Layout::kSliding;
 }
 
 // Block b (8 output samples) of one row; T = the plan's taps, or 0 for
-// `taps`.
-template <int T>
+// `taps`. S: the step of the loads per tap (0: one load, kOneLoad; else the
+// channel count, kSliding).
+template <int T, bool Sliding>
 inline __attribute__((always_inline)) __m256i ShuffleBlock(const uint8_t* src, const uint32_t* offset,
-                                                           const ShufflePlan::Entry* table, int taps, int b) {
+                                                           const ShufflePlan::Entry* table, int taps, int step, int b) {
   if (T > 0) taps = T;
   __m256i acc = _mm256_set1_epi32(1 << (kPrecisionBits - 1));
-  const __m256i v = _mm256_inserti128_si256(
-      _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + offset[2 * b]))),
-      _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + offset[2 * b + 1])), 1);
+  const uint8_t* lo = src + offset[2 * b];
+  const uint8_t* hi = src + offset[2 * b + 1];
+  auto load = [&](int j) {
+    return _mm256_inserti128_si256(
+        _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(lo + j * step))),
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(hi + j * step)), 1);
+  };
+  if (Sliding) {
+    const ShufflePlan::Entry* t = table + static_cast<size_t>(b) * (1 + taps);
+    const __m256i mask = _mm256_load_si256(reinterpret_cast<const __m256i*>(t[0].v));
+#pragma GCC unroll 8
+    for (int j = 0; j < taps; ++j) {
+      const __m256i w = _mm256_load_si256(reinterpret_cast<const __m256i*>(t[1 + j].v));
+      acc = _mm256_add_epi32(acc, _mm256_mullo_epi32(_mm256_shuffle_epi8(load(j), mask), w));
+    }
+    return acc;
+  }
+  const __m256i v = load(0);
   const ShufflePlan::Entry* t = table + 2 * static_cast<size_t>(b) * taps;
 #pragma GCC unroll 4
   for (int j = 0; j < taps; ++j) {
@@ -222,13 +285,14 @@ inline __attribute__((always_inline)) __m256i ShuffleBlock(const uint8_t* src, c
 }
 
 // The 32 output bytes of blocks b .. b + 3, clipped as the reference does.
-template <int T>
+template <int T, bool Sliding>
 inline __attribute__((always_inline)) __m256i ShuffleBlocks4(const uint8_t* src, const uint32_t* offset,
-                                                             const ShufflePlan::Entry* table, int taps, int b) {
-  const __m256i a0 = ShuffleBlock<T>(src, offset, table, taps, b);
-  const __m256i a1 = ShuffleBlock<T>(src, offset, table, taps, b + 1);
-  const __m256i a2 = ShuffleBlock<T>(src, offset, table, taps, b + 2);
-  const __m256i a3 = ShuffleBlock<T>(src, offset, table, taps, b + 3);
+                                                             const ShufflePlan::Entry* table, int taps, int step,
+                                                             int b) {
+  const __m256i a0 = ShuffleBlock<T, Sliding>(src, offset, table, taps, step, b);
+  const __m256i a1 = ShuffleBlock<T, Sliding>(src, offset, table, taps, step, b + 1);
+  const __m256i a2 = ShuffleBlock<T, Sliding>(src, offset, table, taps, step, b + 2);
+  const __m256i a3 = ShuffleBlock<T, Sliding>(src, offset, table, taps, step, b + 3);
   // packs/packus work within 128-bit halves; the permutation puts the groups
   // back in order (as in VerticalAvx2).
   const __m256i p01 = _mm256_packs_epi32(_mm256_srai_epi32(a0, kPrecisionBits), _mm256_srai_epi32(a1, kPrecisionBits));
@@ -236,24 +300,49 @@ inline __attribute__((always_inline)) __m256i ShuffleBlocks4(const uint8_t* src,
   return _mm256_permutevar8x32_epi32(_mm256_packus_epi16(p01, p23), _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
 }
 
-// One output row. Every load reads src + offset .. + 16: the caller gives a
-// row with that much room.
-template <int T>
+// One output row. Every load reads below src + p.load_end: the caller gives
+// a row with that much room.
+template <int T, bool Sliding>
 void ShuffleRow(const uint8_t* src, const ShufflePlan& p, uint8_t* dst) {
   // Locals: the stores below may alias anything, so nothing of `p` is
   // re-read inside the loop.
   const uint32_t* offset = p.offset.data();
   const ShufflePlan::Entry* table = p.table.data();
-  const int taps = p.taps, samples = p.samples, blocks = p.blocks;
+  const int taps = p.taps, samples = p.samples, blocks = p.blocks, step = Sliding ? p.channels : 0;
   const int full = samples / 32 * 4;  // blocks whose 32 bytes all lie in the row
   int b = 0;
   for (; b < full; b += 4) {
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + 8 * b), ShuffleBlocks4<T>(src, offset, table, taps, b));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + 8 * b),
+                        ShuffleBlocks4<T, Sliding>(src, offset, table, taps, step, b));
   }
   if (b < blocks) {  // the row's last, partial 32 bytes
     alignas(32) uint8_t tail[32];
-    _mm256_store_si256(reinterpret_cast<__m256i*>(tail), ShuffleBlocks4<T>(src, offset, table, taps, b));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(tail), ShuffleBlocks4<T, Sliding>(src, offset, table, taps, step, b));
     std::memcpy(dst + 8 * b, tail, static_cast<size_t>(samples - 8 * b));
+  }
+}
+
+using ShuffleRowFn = void (*)(const uint8_t*, const ShufflePlan&, uint8_t*);
+
+// The tap loop unrolled for the common tap counts (bilinear: 2 or 3 when
+// shrinking by less than 1.3, up to 6 for a random-resized crop).
+template <bool Sliding>
+ShuffleRowFn PickShuffleRow(int taps) {
+  switch (taps) {
+    case 1:
+      return ShuffleRow<1, Sliding>;
+    case 2:
+      return ShuffleRow<2, Sliding>;
+    case 3:
+      return ShuffleRow<3, Sliding>;
+    case 4:
+      return ShuffleRow<4, Sliding>;
+    case 5:
+      return ShuffleRow<5, Sliding>;
+    case 6:
+      return ShuffleRow<6, Sliding>;
+    default:
+      return ShuffleRow<0, Sliding>;
   }
 }
 
@@ -262,13 +351,8 @@ void HorizontalShuffle(const uint8_t* in, int in_w, int in_h, int channels, int 
   const size_t in_stride = static_cast<size_t>(in_w) * channels;
   const size_t out_stride = static_cast<size_t>(p.samples);
   const size_t in_size = in_stride * static_cast<size_t>(in_h);
-  // The tap loop unrolled for the common tap counts (bilinear shrinking by
-  // less than 2 has 2 or 3).
-  void (*row_fn)(const uint8_t*, const ShufflePlan&, uint8_t*) = p.taps == 1   ? ShuffleRow<1>
-                                                                 : p.taps == 2 ? ShuffleRow<2>
-                                                                 : p.taps == 3 ? ShuffleRow<3>
-                                                                 : p.taps == 4 ? ShuffleRow<4>
-                                                                               : ShuffleRow<0>;
+  const ShuffleRowFn row_fn =
+      p.layout == ShufflePlan::Layout::kSliding ? PickShuffleRow<true>(p.taps) : PickShuffleRow<false>(p.taps);
   thread_local std::vector<uint8_t> padded;
   for (int y = 0; y < rows; ++y) {
     const size_t at = static_cast<size_t>(y0 + y) * in_stride;
@@ -319,7 +403,7 @@ void HorizontalAvx2(const uint8_t* in, int in_w, int in_h, int channels, int y0,
                     uint8_t* out) {
   thread_local ShufflePlan shuffle;
   if (!SameCoeffs(shuffle, cf, channels, in_w, out_w)) MakeShufflePlan(cf, channels, in_w, out_w, &shuffle);
-  if (shuffle.usable) {
+  if (shuffle.layout != ShufflePlan::Layout::kNone) {
     HorizontalShuffle(in, in_w, in_h, channels, y0, rows, shuffle, out);
     return;
   }

@@ -86,8 +86,8 @@ Status ShapeError(const char* what, int w, int h, int c, int bits, int W, int H,
 // JPEG: the same DCT scale and the same resample box (scaled by 1/d) as
 // DecodeAndTransform, over just the region the filter reads (DecodeJpegRegion
 // gives exactly the full decode's pixels there), so the result is the same.
-// Resampled straight into `dst` (the batch slot); mirrored on the way when
-// `flip` (through a per-thread image: no pass over the slot twice).
+// Resampled straight into `dst` (the batch slot), mirrored by the resample's
+// horizontal pass when `flip` (no pass of its own).
 Status DecodeJpegCrop(std::string_view bytes, const image::ImageInfo& info, const image::TransformSpec& spec,
                       int channels, bool dct_scale, bool flip, uint8_t* dst) {
   const int d = dct_scale ? image::ChooseJpegScale(info, spec) : 1;
@@ -113,12 +113,7 @@ Status DecodeJpegCrop(std::string_view bytes, const image::ImageInfo& info, cons
   box.y0 = by0 - r.y;
   box.x1 = bx1 - r.x;
   box.y1 = by1 - r.y;
-  if (!flip) return image::ResampleInto(part, box, spec.width, spec.height, spec.filter, dst);
-  thread_local image::Image resampled;
-  resampled.Reset(spec.width, spec.height, channels);
-  LIBSHARD_RETURN_IF_ERROR(image::ResampleInto(part, box, spec.width, spec.height, spec.filter, resampled.data()));
-  FlipHorizontal(resampled.data(), dst, spec.width, spec.height, channels);
-  return Status::OK();
+  return image::ResampleInto(part, box, spec.width, spec.height, spec.filter, dst, flip);
 }
 
 Status CopyOut(const image::Image& img, int w, int h, int c, uint8_t* dst, const char* what) {

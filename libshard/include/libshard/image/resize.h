@@ -18,8 +18,11 @@
 //
 // 8-bit images have two implementations that give identical bytes: the
 // plain scalar reference, and AVX2 (vertical pass 8 samples per register;
-// horizontal pass two RGB/RGBA pixels per register, gray and gray+alpha use
-// the reference's horizontal pass), picked at run time when the CPU has it.
+// horizontal pass 8 output samples per register through byte shuffles while
+// each group of 4 samples starts within 16 source bytes, up to a shrink by
+// about 4 for RGB; beyond that two RGB/RGBA pixels per register, and gray
+// and gray+alpha use the reference's horizontal pass), picked at run time
+// when the CPU has it.
 // 16-bit images and kNearest always use portable code.
 //
 //   StatusOr<Image> small = Resize(img, 224, 224, Filter::kLanczos3);
@@ -58,9 +61,12 @@ StatusOr<Image> Resample(const Image& in, const ResampleBox& box, int out_width,
 // out_height x in.channels() samples of in's bit depth (rows packed, no
 // padding); every sample is written, nothing is allocated for the output.
 // The same pixels as Resample(). Errors as Resample(), `out` untouched then.
-// For a loader that resamples straight into a batch slot.
-Status ResampleInto(const Image& in, const ResampleBox& box, int out_width, int out_height, Filter filter,
-                    uint8_t* out);
+// For a loader that resamples straight into a batch slot. `mirror`: the
+// result mirrored left to right (output column x is column out_width - 1 - x
+// of the unmirrored result, byte for byte), done by the horizontal pass
+// writing its rows backwards, so a random flip costs no pass of its own.
+Status ResampleInto(const Image& in, const ResampleBox& box, int out_width, int out_height, Filter filter, uint8_t* out,
+                    bool mirror = false);
 
 // The whole image to out_width x out_height.
 StatusOr<Image> Resize(const Image& in, int out_width, int out_height, Filter filter);
@@ -76,7 +82,7 @@ ResampleImpl ActiveResampleImpl();
 // Resample() with the given implementation; kFailedPrecondition when the
 // CPU lacks it.
 StatusOr<Image> ResampleWith(ResampleImpl impl, const Image& in, const ResampleBox& box, int out_width, int out_height,
-                             Filter filter);
+                             Filter filter, bool mirror = false);
 
 }  // namespace libshard::image
 
