@@ -59,6 +59,31 @@ TEST(ShardCliTest, HelpGoesToStdoutWithExitZero) {
   EXPECT_EQ(RunShard("bench crc").exit_code, 2);
 }
 
+// Issue 32: the detected layout and "gray sources are stored as RGB" are
+// said once the input is listed, before the long part: the layout before the
+// first progress line, the gray notice before the summary (the samples are
+// gray 28x28 PNGs; the count still comes at the end).
+TEST(ShardCliTest, ConvertSaysTheLayoutAndGrayBeforeTheLongPart) {
+  const std::string dir = MakeTempDir();
+  Result r = RunShard("convert " + testing::SourceDir() + "/samples/images -o " + dir +
+                      "/out --no-sync --leaks off --progress-interval 0.001");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const size_t layout = r.err.find("shard convert: layout split/class: split train 80 samples");
+  const size_t progress = r.err.find("shard convert: progress ");
+  const size_t gray = r.err.find("shard convert: gray sources are stored as RGB (--channels auto keeps them gray)");
+  const size_t summary = r.err.find(" converted in this run ");
+  ASSERT_NE(layout, std::string::npos) << r.err;
+  ASSERT_NE(progress, std::string::npos) << r.err;
+  ASSERT_NE(gray, std::string::npos) << r.err;
+  ASSERT_NE(summary, std::string::npos) << r.err;
+  EXPECT_LT(layout, progress) << r.err;
+  EXPECT_LT(gray, summary) << r.err;
+  EXPECT_EQ(r.err.find("layout split/class", layout + 40), std::string::npos) << "said once: " << r.err;
+  EXPECT_TRUE(Contains(r.err, "shard convert: 100 gray source(s) stored as RGB")) << r.err;
+  Result quiet = RunShard("convert -q " + testing::SourceDir() + "/samples/images -o " + dir + "/q --no-sync");
+  EXPECT_EQ(quiet.err, "");
+}
+
 #ifdef SHARD_BENCH_BIN
 Result RunBench(const std::string& args) { return testing::RunCommand(std::string(SHARD_BENCH_BIN) + " " + args); }
 

@@ -283,6 +283,7 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
   result.warnings = listing.warnings;
   result.skipped = listing.skipped;
   result.layout = LayoutSummary(listing);
+  if (o.on_listed) o.on_listed(result);
   std::vector<ShardEntry> entries;
   const std::vector<size_t> todo = KeepOrRedo(o, plan, mine, ids, &entries, &result);
 
