@@ -21,6 +21,7 @@
 #include "commands.h"
 #include "convert_dry_run.h"
 #include "convert_flags.h"
+#include "convert_help.h"
 #include "json_writer.h"
 #include "leak_summary.h"
 #include "libshard/convert/converter.h"
@@ -574,6 +575,7 @@ std::shared_ptr<ConvertFlags> AddConvertOptions(CLI::App& app) {
       ->check(NumberIn(0.001, 86400))
       ->capture_default_str();
   cmd->add_flag("-v,--verbose", f.verbose, "list every reject and risky input");
+  GroupConvertOptions(cmd);
   return flags;
 }
 
