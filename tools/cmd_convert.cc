@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "cli_checks.h"
 #include "commands.h"
@@ -50,7 +51,8 @@ struct ConvertFlags {
   std::string reencode = "auto", on_error = "skip", channels = "rgb", alpha = "composite";
   std::string unknown_color = "error", fill, raw_filter = "none", layout = "auto";
   std::string leaks = "warn", dedup;
-  std::string coco, yolo, voc;  // detection annotations (at most one)
+  std::string coco, yolo, voc;        // detection annotations (at most one)
+  std::vector<std::string> features;  // --feature COLUMN:TYPE
   int mask_ignore_index = 255;
   int quality = 90, zstd_level = -5;
   double progress_interval = 10;
@@ -130,6 +132,11 @@ Status BuildConvertOptions(ConvertFlags& f) {
   LIBSHARD_RETURN_IF_ERROR(CheckReadable("--mask-labels ", o.mask_labels_file));
   LIBSHARD_RETURN_IF_ERROR(AnnotationsOf(f));
   LIBSHARD_ASSIGN_OR_RETURN(o.list.layout, ForFlag("--layout", convert::ParseFolderLayout(f.layout)));
+  o.list.features.clear();
+  for (const std::string& spec : f.features) {
+    LIBSHARD_ASSIGN_OR_RETURN(convert::CsvFeature feature, convert::ParseCsvFeature(spec));
+    o.list.features.push_back(std::move(feature));
+  }
   LIBSHARD_ASSIGN_OR_RETURN(o.plan.shard_size_bytes,
                             ForFlag("--shard-size", libshard::util::ParseByteSize(f.shard_size)));
   o.plan.seed = f.seed;
@@ -464,6 +471,11 @@ std::shared_ptr<ConvertFlags> AddConvertOptions(CLI::App& app) {
   cmd->add_option("--label-col", f.o.list.label_column, "CSV column of the labels")->capture_default_str();
   cmd->add_option("--mask-col", f.o.list.mask_column, "CSV column of the mask paths")->capture_default_str();
   cmd->add_option("--split-col", f.o.list.split_column, "CSV column of the split names")->capture_default_str();
+  cmd->add_option("--feature", f.features,
+                  "COLUMN:TYPE (repeatable): store this CSV column in every record under the key COLUMN (extras= "
+                  "reads it back); TYPE int | float | bytes (the text) | int_list | float_list (values separated "
+                  "by spaces: \"3 17 42\"; an empty field is an empty list); a field that does not parse is a "
+                  "reject naming the CSV line and column");
   cmd->add_option("--layout", f.layout,
                   "how a folder's top level is read: auto (split folders when one is named train/training, "
                   "val/valid/validation/dev or test/testing, any case; else classes, or flat) | class | "
