@@ -260,6 +260,30 @@ TEST(ReportTest, BmpGifTiffRejectsGroupByCause) {
   EXPECT_EQ(Count(*html, "<div class=\"reject-group\" data-count=\"3\">"), 6u) << reasons;
 }
 
+// Issue 32: a repeated option (--feature's "COLUMN:TYPE" list) is shown in
+// the options table; reading it as a single string aborted the report.
+TEST(ReportTest, RepeatedOptionsAreListed) {
+  const std::string dir = MakeTempDir();
+  ASSERT_EQ(std::system(
+                ("mkdir -p " + dir + "/in && cp " + SourceDir() + "/samples/images/train/bag/0003*.png " + dir + "/in/")
+                    .c_str()),
+            0);
+  std::string csv = "path,label,score,tags\n";
+  int k = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir + "/in")) {
+    csv += e.path().filename().string() + "," + std::to_string(k % 2) + ",0.5,1 " + std::to_string(k) + "\n";
+    ++k;
+  }
+  WriteFileOrDie(dir + "/in/labels.csv", csv);
+  auto r = RunShard("convert " + dir + "/in/labels.csv -o " + dir +
+                    "/out -q --no-sync --feature score:float "
+                    "--feature tags:int_list");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  StatusOr<std::string> html = RenderReport(dir + "/out", {});
+  ASSERT_TRUE(html.ok()) << html.status();
+  EXPECT_TRUE(Contains(*html, "<tr><th>features</th><td><code>score:float, tags:int_list</code></td></tr>")) << *html;
+}
+
 // Issue 33: the duplicates section shows the leak check's counts and the
 // first kShownLeaks (24) leaked pairs side by side, each with both
 // thumbnails; the rest are counted.
