@@ -21,6 +21,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import time
 from pathlib import Path
 
 from setuptools import Extension, setup
@@ -31,6 +32,8 @@ except ImportError:  # setuptools < 69 (Debian 12's 66): the distutils command s
     from distutils.command.build_scripts import build_scripts
 
 ROOT = Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT / "python"))
+from build_progress import BuildProgress, open_terminal  # noqa: E402  (python/build_progress.py)
 
 
 def project_version():
@@ -86,7 +89,21 @@ class CMakeBuild(build_ext):
             cmd += os.environ.get("CMAKE_ARGS", "").split()
             subprocess.run(cmd, check=True)
         jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL") or str(os.cpu_count() or 1)
-        subprocess.run(["cmake", "--build", str(build_dir), "--target", ext.target, "shard", "-j", jobs], check=True)
+        # pip hides this output without -v: the progress goes to the terminal too (python/build_progress.py).
+        tty = None if sys.stdout.isatty() else open_terminal()
+        progress = BuildProgress(tty or sys.stderr)
+        progress.start(int(jobs) if jobs.isdigit() else os.cpu_count() or 1)
+        started = time.monotonic()
+        build = subprocess.Popen(["cmake", "--build", str(build_dir), "--target", ext.target, "shard", "-j", jobs],
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
+        for line in build.stdout:
+            sys.stdout.write(line)
+            progress.line(line)
+        if build.wait() != 0:
+            raise subprocess.CalledProcessError(build.returncode, build.args)
+        progress.finish(time.monotonic() - started)
+        if tty is not None:
+            tty.close()
         suffix = sysconfig.get_config_var("EXT_SUFFIX")
         built = build_dir / "python" / "libshard" / ("_libshard" + suffix)
         if not built.exists():

@@ -1,8 +1,11 @@
 #include "cli_main.h"
 
+#include <algorithm>
 #include <iostream>
+#include <memory>
 #include <new>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "commands.h"
@@ -34,7 +37,35 @@ std::string DidYouMean(const CLI::App& sub, int argc, char** argv) {
   return "";
 }
 
+// The top-level help: one line per subcommand.
+class ShortSubcommandFormatter : public CLI::Formatter {
+ public:
+  explicit ShortSubcommandFormatter(std::map<std::string, std::string> short_help)
+      : short_help_(std::move(short_help)) {}
+  std::string make_subcommand(const CLI::App* sub) const override {
+    std::string text = sub->get_description();
+    if (auto it = short_help_.find(sub->get_name()); it != short_help_.end()) {
+      text = it->second;
+    } else if (const size_t end = text.find_first_of(".\n"); end != std::string::npos) {
+      text = text.substr(0, end + (text[end] == '.' ? 1 : 0));
+    }
+    std::string name = "  " + sub->get_name();
+    name.resize(std::max<size_t>(name.size() + 1, 12), ' ');
+    return name + text + "\n";
+  }
+  std::string make_footer(const CLI::App* app) const override {
+    return "Run `" + app->get_name() + " SUBCOMMAND --help` for its options and exit codes.\n";
+  }
+
+ private:
+  std::map<std::string, std::string> short_help_;
+};
+
 }  // namespace
+
+void UseShortSubcommandHelp(CLI::App& app, std::map<std::string, std::string> short_help) {
+  app.formatter(std::make_shared<ShortSubcommandFormatter>(std::move(short_help)));
+}
 
 int ParseAndRun(CLI::App& app, int argc, char** argv, const int& exit_code) {
   try {

@@ -5,6 +5,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include <map>
+#include <string>
+
 namespace shard_tool {
 
 // Parses argv with `app` (whose subcommand callbacks store their exit code in
@@ -14,6 +17,13 @@ namespace shard_tool {
 // prints "NAME: out of memory", exit 1 (never std::terminate). Otherwise
 // returns `exit_code` as the subcommand left it.
 int ParseAndRun(CLI::App& app, int argc, char** argv, const int& exit_code);
+
+// `app --help` in sections rather than a wall: each subcommand on one line
+// with its entry of `short_help` (else its description's first sentence),
+// under its group (CLI::App::group), then "Run `NAME SUBCOMMAND --help` for
+// its options and exit codes." The subcommands' own --help is unchanged.
+// Call after the subcommands are added.
+void UseShortSubcommandHelp(CLI::App& app, std::map<std::string, std::string> short_help);
 
 }  // namespace shard_tool
 

@@ -16,11 +16,13 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "cli_checks.h"
 #include "commands.h"
 #include "convert_dry_run.h"
 #include "convert_flags.h"
+#include "convert_help.h"
 #include "json_writer.h"
 #include "leak_summary.h"
 #include "libshard/convert/converter.h"
@@ -49,7 +51,8 @@ struct ConvertFlags {
   std::string reencode = "auto", on_error = "skip", channels = "rgb", alpha = "composite";
   std::string unknown_color = "error", fill, raw_filter = "none", layout = "auto";
   std::string leaks = "warn", dedup;
-  std::string coco, yolo, voc;  // detection annotations (at most one)
+  std::string coco, yolo, voc;        // detection annotations (at most one)
+  std::vector<std::string> features;  // --feature COLUMN:TYPE
   int mask_ignore_index = 255;
   int quality = 90, zstd_level = -5;
   double progress_interval = 10;
@@ -129,6 +132,11 @@ Status BuildConvertOptions(ConvertFlags& f) {
   LIBSHARD_RETURN_IF_ERROR(CheckReadable("--mask-labels ", o.mask_labels_file));
   LIBSHARD_RETURN_IF_ERROR(AnnotationsOf(f));
   LIBSHARD_ASSIGN_OR_RETURN(o.list.layout, ForFlag("--layout", convert::ParseFolderLayout(f.layout)));
+  o.list.features.clear();
+  for (const std::string& spec : f.features) {
+    LIBSHARD_ASSIGN_OR_RETURN(convert::CsvFeature feature, convert::ParseCsvFeature(spec));
+    o.list.features.push_back(std::move(feature));
+  }
   LIBSHARD_ASSIGN_OR_RETURN(o.plan.shard_size_bytes,
                             ForFlag("--shard-size", libshard::util::ParseByteSize(f.shard_size)));
   o.plan.seed = f.seed;
@@ -218,18 +226,17 @@ Status BuildConvertOptions(ConvertFlags& f) {
 
 namespace {
 
-// What a finished conversion says: warnings, layout, stale and redone
-// shards, rejects, the summary line, --json, --report; the exit code.
-int Summarize(Flags& f, convert::ConvertResult& result, const convert::Progress& last) {
-  convert::ConvertResult* r = &result;
-  if (!f.quiet) {
-    for (const std::string& w : r->warnings) std::fprintf(stderr, "shard convert: warning: %s\n", w.c_str());
-  }
-  if (!f.quiet) std::fprintf(stderr, "shard convert: %s\n", r->layout.c_str());
-  if (const std::string skips = convert::SkipSummary(r->skipped); !skips.empty() && !f.quiet) {
+// What the listing found (ConvertOptions::on_listed, before the long part):
+// warnings, the layout, skipped files, an earlier plan's shards removed.
+void PrintListed(const Flags& f, const convert::ConvertResult& result) {
+  const convert::ConvertResult* r = &result;
+  if (f.quiet) return;
+  for (const std::string& w : r->warnings) std::fprintf(stderr, "shard convert: warning: %s\n", w.c_str());
+  std::fprintf(stderr, "shard convert: %s\n", r->layout.c_str());
+  if (const std::string skips = convert::SkipSummary(r->skipped); !skips.empty()) {
     std::fprintf(stderr, "shard convert: %s\n", skips.c_str());
   }
-  if (!r->removed_stale.empty() && !f.quiet) {
+  if (!r->removed_stale.empty()) {
     const size_t n = r->removed_stale.size(), show = f.verbose ? n : std::min<size_t>(n, 5);
     std::string names;
     for (size_t i = 0; i < show; ++i) names += (i ? ", " : "") + r->removed_stale[i];
@@ -239,6 +246,14 @@ int Summarize(Flags& f, convert::ConvertResult& result, const convert::Progress&
                  "split), with their index and entry: %s\n",
                  n, f.o.output.c_str(), names.c_str());
   }
+  std::fflush(stderr);
+}
+
+// What a finished conversion says: redone shards, rejects, the summary line
+// (naming `manifest`, the manifest's path or URL), --json, --report; the
+// exit code.
+int Summarize(Flags& f, convert::ConvertResult& result, const convert::Progress& last, const std::string& manifest) {
+  convert::ConvertResult* r = &result;
   if (!f.quiet) {
     for (const std::string& d : r->redone_damaged) {
       std::fprintf(stderr, "shard convert: shard %s of an earlier run did not match its checksum: redone\n", d.c_str());
@@ -279,7 +294,7 @@ int Summarize(Flags& f, convert::ConvertResult& result, const convert::Progress&
                  static_cast<unsigned long long>(now), r->shards_written, resumed.c_str(),
                  static_cast<unsigned long long>(st.passed_through()), static_cast<unsigned long long>(st.rejected()),
                  OutputDescription(f.o).c_str(), run.seconds(), last.done / secs, last.bytes_read / secs / 1e6,
-                 r->manifest_path.c_str());
+                 manifest.c_str());
   }
   if (r->gray_expanded > 0 && !f.quiet) {
     std::fprintf(stderr, "shard convert: %llu gray source(s) stored as RGB (--channels auto keeps them gray)\n",
@@ -337,10 +352,18 @@ int Run(Flags& f) {
   ProgressBar bar(stderr, !f.quiet, "shard convert", f.progress_interval);
   const InterruptMessage interrupt("shard convert", !f.quiet && ::isatty(STDERR_FILENO));
   convert::Progress last;  // this run's own work (shards kept from an earlier run excluded)
+  const bool to_rgb = f.o.encode.decode.channels == image::ChannelMode::kRgb;
   auto progress = [&](const convert::Progress& p) {
+    if (to_rgb && p.gray_sources > 0 && last.gray_sources == 0 && !f.quiet) {  // the first: said at once
+      bar.Finish();
+      std::fprintf(stderr,
+                   "shard convert: gray sources are stored as RGB (--channels auto keeps them gray); the count "
+                   "comes at the end\n");
+    }
     last = p;
     bar.Update(p.done, p.total, p.bytes_read, p.rejected);
   };
+  f.o.on_listed = [&f](const convert::ConvertResult& listed) { PrintListed(f, listed); };
   // -o s3://BUCKET/PREFIX: converted into a local staging folder, each
   // finished shard sent up as it is written, manifest.json last
   // (libshard/remote/remote_convert.h).
@@ -367,13 +390,20 @@ int Run(Flags& f) {
     std::cerr << "shard convert: " << r.status().message() << "\n";
     return ExitCodeFor(r.status());
   }
-  const int code = Summarize(f, *r, last);
+  // -o s3://: the manifest uploaded, not the staging folder's copy.
+  std::string manifest = r->manifest_path;
+  if (remote && remote->committed) {
+    std::string url = remote->url;
+    while (!url.empty() && url.back() == '/') url.pop_back();
+    manifest = url + "/manifest.json";
+  }
+  const int code = Summarize(f, *r, last, manifest);
   if (remote && remote->committed && !f.quiet) {
     std::fprintf(stderr,
-                 "shard convert: uploaded %llu objects to %s (%llu already there), manifest.json last; "
-                 "staging folder %s\n",
+                 "shard convert: uploaded %llu objects to %s (%llu already there; staging folder %s), "
+                 "manifest.json last -> %s\n",
                  static_cast<unsigned long long>(remote->uploaded), remote->url.c_str(),
-                 static_cast<unsigned long long>(remote->skipped), remote->staging.c_str());
+                 static_cast<unsigned long long>(remote->skipped), remote->staging.c_str(), manifest.c_str());
   }
   return code;
 }
@@ -441,6 +471,11 @@ std::shared_ptr<ConvertFlags> AddConvertOptions(CLI::App& app) {
   cmd->add_option("--label-col", f.o.list.label_column, "CSV column of the labels")->capture_default_str();
   cmd->add_option("--mask-col", f.o.list.mask_column, "CSV column of the mask paths")->capture_default_str();
   cmd->add_option("--split-col", f.o.list.split_column, "CSV column of the split names")->capture_default_str();
+  cmd->add_option("--feature", f.features,
+                  "COLUMN:TYPE (repeatable): store this CSV column in every record under the key COLUMN (extras= "
+                  "reads it back); TYPE int | float | bytes (the text) | int_list | float_list (values separated "
+                  "by spaces: \"3 17 42\"; an empty field is an empty list); a field that does not parse is a "
+                  "reject naming the CSV line and column");
   cmd->add_option("--layout", f.layout,
                   "how a folder's top level is read: auto (split folders when one is named train/training, "
                   "val/valid/validation/dev or test/testing, any case; else classes, or flat) | class | "
@@ -552,6 +587,7 @@ std::shared_ptr<ConvertFlags> AddConvertOptions(CLI::App& app) {
       ->check(NumberIn(0.001, 86400))
       ->capture_default_str();
   cmd->add_flag("-v,--verbose", f.verbose, "list every reject and risky input");
+  GroupConvertOptions(cmd);
   return flags;
 }
 

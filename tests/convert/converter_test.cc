@@ -945,6 +945,13 @@ void Resized(ConvertOptions* o) {
   o->encode.transform.height = 12;
 }
 
+// A CSV over the same images (OptionFlipTest writes it beside "in", as
+// "in.csv") with a --feature column: its type flips.
+void Csv(ConvertOptions* o) {
+  o->input += ".csv";
+  o->list.features = {{"note", FeatureType::kBytes}};
+}
+
 const OptionFlip kFlips[] = {
     {"channels_gray", Plain, [](ConvertOptions* o) { o->encode.decode.channels = image::ChannelMode::kGray; }, true},
     {"channels_auto", Plain, [](ConvertOptions* o) { o->encode.decode.channels = image::ChannelMode::kAuto; }, true},
@@ -988,6 +995,7 @@ const OptionFlip kFlips[] = {
     {"unknown_color", Plain, [](ConvertOptions* o) { o->encode.mask_options.unknown = image::UnknownColor::kIgnore; },
      false},
     {"on_error", Plain, [](ConvertOptions* o) { o->fail_on_error = true; }, false},
+    {"feature", Csv, [](ConvertOptions* o) { o->list.features[0].type = FeatureType::kInt; }, true},
 };
 
 class OptionFlipTest : public ::testing::TestWithParam<OptionFlip> {
@@ -1003,6 +1011,14 @@ class OptionFlipTest : public ::testing::TestWithParam<OptionFlip> {
     fs::remove(*base_ + "/in/train/b/notes.jpg");  // so that fail_on_error converts
     fs::remove(*base_ + "/in/train/stray.png");
     WriteTreeFile(*base_ + "/in", "train/c/rotated.jpg", testing::WithExifOrientation(JpegBytes(16, 8, 3, 5), 6));
+    std::string csv = "path,label,split,note\n";
+    int n = 0;
+    for (const std::string& rel : testing::ListFilesRecursive(*base_ + "/in")) {
+      const size_t slash = rel.find('/');
+      csv += "in/" + rel + "," + rel.substr(slash + 1, 1) + "," + rel.substr(0, slash) + "," + std::to_string(n++ * 7) +
+             "\n";
+    }
+    WriteFileOrDie(*base_ + "/in.csv", csv);
   }
   static void TearDownTestSuite() {
     fs::remove_all(*base_);

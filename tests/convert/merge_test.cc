@@ -235,6 +235,26 @@ TEST_F(MergeTest, TasksWithDifferentOptionsAreRefused) {
   EXPECT_EQ(r->problems[0], "task 1: converted with different options than task 0 (quality 50 vs 90)");
 }
 
+// Issue 32: a repeated option (the CSV features) is named with both values
+// (it was left out: "different options ()").
+TEST_F(MergeTest, TasksWithDifferentFeaturesNameThem) {
+  const std::string dir = base_ + "/out";
+  RunTask(dir, 2, 0);
+  RunTask(dir, 2, 1);
+  const std::string task1 = TaskManifestPath(dir, 1, 2);
+  StatusOr<Manifest> m = manifest::ReadManifest(task1);
+  ASSERT_TRUE(m.ok()) << m.status();
+  m->mutable_options()->add_features("tags:int_list");
+  m->mutable_options()->add_features("score:float");
+  testing::WriteFileOrDie(task1, manifest::ToJson(*m));
+  StatusOr<MergeResult> r = MergeTasks(dir);
+  ASSERT_TRUE(r.ok());
+  ASSERT_FALSE(r->problems.empty());
+  EXPECT_EQ(r->problems[0],
+            "task 1: converted with different options than task 0 (features [\"tags:int_list\", \"score:float\"] "
+            "vs [])");
+}
+
 // Issue 12 item 11: task 0 runs, one image is added to the input, task 1
 // runs; both plans have the same shard counts, so before the plan
 // fingerprint the merge wrote a manifest with duplicated and missing samples.

@@ -10,9 +10,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <string>
 
+#include "formats_testutil.h"
 #include "libshard/image/encode.h"
 #include "libshard/manifest/manifest_json.h"
 #include "report/page_parts.h"
@@ -195,6 +197,91 @@ TEST(ReportTest, RejectsAreGroupedByReason) {
   EXPECT_TRUE(Contains(*html, "7 rejected in 1 group(s)")) << *html;
   EXPECT_TRUE(Contains(*html, "data-count=\"7\""));
   EXPECT_TRUE(Contains(*html, "and 2 more</li>"));  // five files shown per group
+}
+
+// Issue 32: the BMP, GIF and TIFF decoders' rejects group by cause, not one
+// group per file: three files of each format, of different sizes, cut at
+// different points (each format's own "truncated" reason), and three of each
+// with a zero width in the header, give one group per format and cause.
+TEST(ReportTest, BmpGifTiffRejectsGroupByCause) {
+  const std::string dir = MakeTempDir();
+  const std::string in = dir + "/in/cat";
+  std::filesystem::create_directories(in);
+  ASSERT_EQ(std::system(("cp " + SourceDir() + "/samples/images/train/bag/*.png " + in + "/").c_str()), 0);
+  for (int i = 0; i < 3; ++i) {
+    const int w = 16 + 7 * i, h = 9 + 5 * i;
+    const std::vector<uint8_t> rgb = testing::PatternBytes(size_t(w) * h * 3, i);
+    std::vector<uint8_t> gray(size_t(w) * h);
+    for (size_t k = 0; k < gray.size(); ++k) gray[k] = uint8_t(k * 7 + i);
+    testing::TiffPage page;
+    page.width = w;
+    page.height = h;
+    page.channels = 3;
+    page.samples = rgb;
+    testing::GifFrame frame;
+    frame.width = w;
+    frame.height = h;
+    frame.indices.assign(gray.size(), 0);
+    for (size_t k = 0; k < gray.size(); ++k) frame.indices[k] = gray[k] % 4;
+    const std::vector<uint8_t> palette = {0, 0, 0, 255, 0, 0, 0, 255, 0, 0, 0, 255};
+    const std::map<std::string, std::string> files = {
+        {"bmp", testing::Bmp24Bytes(w, h, rgb)},
+        {"gif", testing::GifBytes(w, h, palette, 0, {frame})},
+        {"tif", testing::TiffBytes({page}, dir)},
+    };
+    for (const auto& [ext, bytes] : files) {
+      const size_t cut = bytes.size() - 4 - i;  // in the pixels (TIFF: its directory, written last)
+      WriteFileOrDie(in + "/cut" + std::to_string(i) + "." + ext, bytes.substr(0, cut));
+      std::string zero = bytes;  // width 0: BMP bytes 18..21, GIF 6..7; TIFF's first tag's value
+      if (ext == "bmp") zero.replace(18, 4, std::string(4, '\0'));
+      if (ext == "gif") zero.replace(6, 2, std::string(2, '\0'));
+      if (ext == "tif") {  // little-endian (libtiff writes the host's order): ImageWidth's value
+        const uint32_t ifd =
+            uint8_t(bytes[4]) | uint8_t(bytes[5]) << 8 | uint8_t(bytes[6]) << 16 | uint32_t(uint8_t(bytes[7])) << 24;
+        const size_t entries = uint8_t(bytes[ifd]) | uint8_t(bytes[ifd + 1]) << 8;
+        for (size_t e = 0; e < entries; ++e) {
+          const size_t at = ifd + 2 + 12 * e;
+          if ((uint8_t(bytes[at]) | uint8_t(bytes[at + 1]) << 8) == 256) zero.replace(at + 8, 4, std::string(4, '\0'));
+        }
+      }
+      WriteFileOrDie(in + "/bad" + std::to_string(i) + "." + ext, zero);
+    }
+  }
+  auto r = RunShard("convert " + dir + "/in -o " + dir + "/out -q --no-sync");
+  ASSERT_EQ(r.exit_code, 3) << r.err;
+  StatusOr<Manifest> m = manifest::ReadManifest(dir + "/out/manifest.json");
+  ASSERT_TRUE(m.ok()) << m.status();
+  ASSERT_EQ(m->rejects_size(), 18);
+  StatusOr<std::string> html = RenderReport(dir + "/out", {});
+  ASSERT_TRUE(html.ok()) << html.status();
+  std::string reasons;
+  for (const Reject& j : m->rejects()) reasons += j.path() + ": " + j.reason() + "\n";
+  EXPECT_TRUE(Contains(*html, "18 rejected in 6 group(s)")) << reasons;
+  EXPECT_EQ(Count(*html, "<div class=\"reject-group\" data-count=\"3\">"), 6u) << reasons;
+}
+
+// Issue 32: a repeated option (--feature's "COLUMN:TYPE" list) is shown in
+// the options table; reading it as a single string aborted the report.
+TEST(ReportTest, RepeatedOptionsAreListed) {
+  const std::string dir = MakeTempDir();
+  ASSERT_EQ(std::system(
+                ("mkdir -p " + dir + "/in && cp " + SourceDir() + "/samples/images/train/bag/0003*.png " + dir + "/in/")
+                    .c_str()),
+            0);
+  std::string csv = "path,label,score,tags\n";
+  int k = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir + "/in")) {
+    csv += e.path().filename().string() + "," + std::to_string(k % 2) + ",0.5,1 " + std::to_string(k) + "\n";
+    ++k;
+  }
+  WriteFileOrDie(dir + "/in/labels.csv", csv);
+  auto r = RunShard("convert " + dir + "/in/labels.csv -o " + dir +
+                    "/out -q --no-sync --feature score:float "
+                    "--feature tags:int_list");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  StatusOr<std::string> html = RenderReport(dir + "/out", {});
+  ASSERT_TRUE(html.ok()) << html.status();
+  EXPECT_TRUE(Contains(*html, "<tr><th>features</th><td><code>score:float, tags:int_list</code></td></tr>")) << *html;
 }
 
 // Issue 33: the duplicates section shows the leak check's counts and the

@@ -15,6 +15,7 @@
 #include "libshard/manifest/manifest_json.h"
 #include "libshard/remote/uploader.h"
 #include "libshard/store/s3_store.h"
+#include "libshard/util/strings.h"
 #include "servers/servers.h"
 #include "testutil.h"
 
@@ -275,7 +276,16 @@ TEST_F(StoreCliTest, ConvertToS3IsTheLocalConversionByteForByteAndResumes) {
   testing::CommandResult r =
       Shard("convert " + dir_ + "/in -o s3://bkt/conv --shard-size 2KiB --staging " + dir_ + "/staging");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_NE(r.err.find("to s3://bkt/conv (0 already there), manifest.json last"), std::string::npos) << r.err;
+  // Issue 32: the summary and the last line name the uploaded manifest, not
+  // the staging folder's copy.
+  std::string last_line = r.err.substr(0, r.err.size() - 1);
+  last_line = last_line.substr(last_line.rfind('\n') + 1);
+  EXPECT_NE(last_line.find("to s3://bkt/conv (0 already there; staging folder " + dir_ + "/staging)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_TRUE(util::EndsWith(last_line, "manifest.json last -> s3://bkt/conv/manifest.json")) << r.err;
+  EXPECT_NE(r.err.find(" converted in this run ("), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find(dir_ + "/staging/manifest.json"), std::string::npos) << r.err;
   std::map<std::string, std::string> objects = Objects(*store_, "conv");
   std::map<std::string, std::string> local = testing::SnapshotDir(dir_ + "/ds");
   size_t compared = 0;

@@ -59,6 +59,62 @@ TEST(ShardCliTest, HelpGoesToStdoutWithExitZero) {
   EXPECT_EQ(RunShard("bench crc").exit_code, 2);
 }
 
+// Issue 32: `shard --help` was a wall (every subcommand's whole description,
+// exit codes included); it lists them one line each in two sections, and
+// `shard convert --help` puts its 60 options in sections, none left in the
+// catch-all "Options:" but --help.
+TEST(ShardCliTest, HelpReadsInSections) {
+  Result r = RunShard("--help");
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_TRUE(Contains(r.out, "\nWrite shards:\n  convert ")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "\nCheck and look:\n")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "Run `shard SUBCOMMAND --help` for its options and exit codes.")) << r.out;
+  EXPECT_FALSE(Contains(r.out, "Exit codes: 0 every input converted")) << r.out;
+  size_t lines = 0;
+  for (size_t at = 0, nl; (nl = r.out.find('\n', at)) != std::string::npos; at = nl + 1, ++lines) {
+    EXPECT_LE(nl - at, 110u) << r.out.substr(at, nl - at);
+  }
+  EXPECT_LE(lines, 25u) << r.out;
+
+  Result c = RunShard("convert --help");
+  ASSERT_EQ(c.exit_code, 0);
+  for (const char* group : {"Input (a folder, or a CSV manifest's columns):", "Masks and detection boxes:", "Output:",
+                            "Image (decode, resize, encode):", "Leak check and duplicates:",
+                            "Object storage (-o s3://BUCKET/PREFIX):", "Tasks and threads:", "Run:"}) {
+    EXPECT_TRUE(Contains(c.out, std::string("\n") + group + "\n")) << group;
+  }
+  const size_t options = c.out.find("\nOptions:\n");
+  ASSERT_NE(options, std::string::npos) << c.out;
+  const std::string catch_all = c.out.substr(options, c.out.find("\n\n", options + 1) - options);
+  EXPECT_EQ(catch_all, "\nOptions:\n  -h,--help                   Print this help message and exit")
+      << "an option outside the sections";
+}
+
+// Issue 32: the detected layout and "gray sources are stored as RGB" are
+// said once the input is listed, before the long part: the layout before the
+// first progress line, the gray notice before the summary (the samples are
+// gray 28x28 PNGs; the count still comes at the end).
+TEST(ShardCliTest, ConvertSaysTheLayoutAndGrayBeforeTheLongPart) {
+  const std::string dir = MakeTempDir();
+  Result r = RunShard("convert " + testing::SourceDir() + "/samples/images -o " + dir +
+                      "/out --no-sync --leaks off --progress-interval 0.001");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const size_t layout = r.err.find("shard convert: layout split/class: split train 80 samples");
+  const size_t progress = r.err.find("shard convert: progress ");
+  const size_t gray = r.err.find("shard convert: gray sources are stored as RGB (--channels auto keeps them gray)");
+  const size_t summary = r.err.find(" converted in this run ");
+  ASSERT_NE(layout, std::string::npos) << r.err;
+  ASSERT_NE(progress, std::string::npos) << r.err;
+  ASSERT_NE(gray, std::string::npos) << r.err;
+  ASSERT_NE(summary, std::string::npos) << r.err;
+  EXPECT_LT(layout, progress) << r.err;
+  EXPECT_LT(gray, summary) << r.err;
+  EXPECT_EQ(r.err.find("layout split/class", layout + 40), std::string::npos) << "said once: " << r.err;
+  EXPECT_TRUE(Contains(r.err, "shard convert: 100 gray source(s) stored as RGB")) << r.err;
+  Result quiet = RunShard("convert -q " + testing::SourceDir() + "/samples/images -o " + dir + "/q --no-sync");
+  EXPECT_EQ(quiet.err, "");
+}
+
 #ifdef SHARD_BENCH_BIN
 Result RunBench(const std::string& args) { return testing::RunCommand(std::string(SHARD_BENCH_BIN) + " " + args); }
 

@@ -107,6 +107,23 @@ static std::string ObjectsText(const SampleObjects& objs) {
   return t;
 }
 
+// A sample's CSV feature values as text, for its shard's plan_id: a changed
+// value redoes the shard. Floats exactly (%a); bytes with their length.
+static std::string FeaturesText(const std::vector<FeatureValue>& values) {
+  std::string t;
+  char buf[64];
+  for (const FeatureValue& v : values) {
+    t += "[";
+    for (int64_t i : v.ints) t += std::to_string(i) + ",";
+    for (float x : v.floats) {
+      std::snprintf(buf, sizeof(buf), "%a,", static_cast<double>(x));
+      t += buf;
+    }
+    t += std::to_string(v.bytes.size()) + ":" + v.bytes + "]";
+  }
+  return t;
+}
+
 std::string PlanId(const std::string& options_bytes, const Listing& listing, const PlannedShard& shard) {
   std::string text = std::string(LIBSHARD_VERSION) + "\n" + options_bytes + "\n" + shard.file;
   for (uint32_t i : shard.samples) {
@@ -115,6 +132,7 @@ std::string PlanId(const std::string& options_bytes, const Listing& listing, con
             fs::path(s.mask_path).filename().string();
     if (const std::string_view name = ClassName(listing, s.label); !name.empty()) text += "\t" + std::string(name);
     if (s.objects != nullptr) text += "\t" + ObjectsText(*s.objects);
+    if (!s.features.empty()) text += "\t" + FeaturesText(s.features);
   }
   return util::Sha256Hex(text);
 }
@@ -198,6 +216,7 @@ ConversionOptions ToProto(const ConvertOptions& o) {
                                                            : "auto");
   p.set_alpha(d.alpha == image::AlphaMode::kKeep ? "keep" : "composite");
   p.set_tiff_page(d.tiff_page);
+  for (const CsvFeature& f : o.list.features) p.add_features(CsvFeatureText(f));
   p.set_mask_suffix(o.list.mask_suffix);
   p.set_png_level(o.encode.png.compression_level);
   p.set_jpeg_subsampling(o.encode.jpeg.subsampling == image::ChromaSubsampling::k444 ? "4:4:4" : "4:2:0");
@@ -247,6 +266,11 @@ std::vector<FeatureSpec> RecordSchema(const ConvertOptions& o, bool labeled, boo
   add(keys::kSha256, FeatureKind::kBytes, true);
   add(keys::kMaskEncoded, FeatureKind::kBytes, masks);
   add(keys::kMaskFormat, FeatureKind::kBytes, masks);
+  for (const CsvFeature& f : o.list.features) {
+    const bool ints = f.type == FeatureType::kInt || f.type == FeatureType::kIntList;
+    const bool floats = f.type == FeatureType::kFloat || f.type == FeatureType::kFloatList;
+    add(f.column.c_str(), ints ? FeatureKind::kInt64 : floats ? FeatureKind::kFloat : FeatureKind::kBytes, true);
+  }
   if (o.annotations.format != AnnotationFormat::kNone) {
     for (const char* k : {keys::kObjectXmin, keys::kObjectXmax, keys::kObjectYmin, keys::kObjectYmax})
       add(k, FeatureKind::kFloat, true);

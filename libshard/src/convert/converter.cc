@@ -251,6 +251,7 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
   LIBSHARD_ASSIGN_OR_RETURN(const std::optional<image::MaskColorMap> mask_map, ReadMaskLabels(o));
   EncodeOptions encode = o.encode;
   encode.fingerprint = o.leaks != LeakMode::kOff || o.dedup_within;
+  encode.features = o.list.features;
   if (mask_map) {
     encode.mask_labels = &*mask_map;
     encode.mask_labels_file = o.mask_labels_file;
@@ -284,6 +285,7 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
   result.skipped = listing.skipped;
   result.layout = LayoutSummary(listing);
   result.layout_detail = LayoutOf(listing);
+  if (o.on_listed) o.on_listed(result);
   std::vector<ShardEntry> entries;
   const std::vector<size_t> todo = KeepOrRedo(o, plan, mine, ids, &entries, &result);
 

@@ -188,6 +188,18 @@ StatusOr<Listing> ReadSourceCsv(const std::string& csv_path, const ListOptions& 
   const char sep = tsv ? '\t' : ',';
   std::vector<std::string> header = SplitRow(lines[0], sep);
   int col_path = -1, col_label = -1, col_mask = -1, col_split = -1;
+  // --feature columns: their place in the header, by feature.
+  std::vector<int> col_features(options.features.size(), -1);
+  for (size_t k = 0; k < options.features.size(); ++k) {
+    const std::string& c = options.features[k].column;
+    if (c == path_col || c == label_col || c == mask_col || c == split_col) {
+      return InvalidArgumentError("--feature " + CsvFeatureText(options.features[k]) + ": '" + c +
+                                  "' is the path, label, mask or split column");
+    }
+    for (size_t j = 0; j < k; ++j) {
+      if (options.features[j].column == c) return InvalidArgumentError("--feature: column '" + c + "' named twice");
+    }
+  }
   for (size_t i = 0; i < header.size(); ++i) {
     const std::string& h = header[i];
     int* slot = h == path_col    ? &col_path
@@ -195,9 +207,13 @@ StatusOr<Listing> ReadSourceCsv(const std::string& csv_path, const ListOptions& 
                 : h == mask_col  ? &col_mask
                 : h == split_col ? &col_split
                                  : nullptr;
+    for (size_t k = 0; k < options.features.size() && slot == nullptr; ++k) {
+      if (options.features[k].column == h) slot = &col_features[k];
+    }
     if (slot == nullptr) {
       return InvalidArgumentError(at(1) + "unknown column '" + h + "' (expected " + expected +
-                                  "; --path-col, --label-col, --mask-col, --split-col name others)");
+                                  "; --path-col, --label-col, --mask-col, --split-col name others; --feature " + h +
+                                  ":TYPE stores it in each record)");
     }
     if (*slot >= 0) return InvalidArgumentError(at(1) + "column '" + h + "' appears twice");
     *slot = static_cast<int>(i);
@@ -209,12 +225,19 @@ StatusOr<Listing> ReadSourceCsv(const std::string& csv_path, const ListOptions& 
         std::tuple(split_col, defaults.split_column, col_split)}) {
     if (col < 0 && name != def) return InvalidArgumentError(at(1) + "no '" + name + "' column");
   }
+  for (size_t k = 0; k < options.features.size(); ++k) {
+    if (col_features[k] < 0) {
+      return InvalidArgumentError(at(1) + "no '" + options.features[k].column + "' column (--feature " +
+                                  CsvFeatureText(options.features[k]) + ")");
+    }
+  }
 
   struct Row {
     SourceSample sample;
     std::string label_text;
     int line;
-    std::string refused;  // why a path leaves --image-root; the row is a reject
+    std::string refused;    // why a path leaves --image-root; the row is a reject
+    std::string bad_value;  // why a --feature field does not parse; the row is a reject
   };
   std::vector<Row> rows;
   std::map<std::string, std::pair<int, std::string>> first_line;  // normalised path -> line, path
@@ -264,6 +287,10 @@ StatusOr<Listing> ReadSourceCsv(const std::string& csv_path, const ListOptions& 
       }
     }
     if (col_label >= 0) r.label_text = f[col_label];
+    r.sample.features.resize(options.features.size());
+    for (size_t k = 0; k < options.features.size() && r.bad_value.empty(); ++k) {
+      r.bad_value = internal::ParseFeatureValue(options.features[k], f[col_features[k]], &r.sample.features[k]);
+    }
     rows.push_back(std::move(r));
   }
   if (rows.empty()) return InvalidArgumentError(csv_path + ": no samples (only a header)");
@@ -301,8 +328,8 @@ StatusOr<Listing> ReadSourceCsv(const std::string& csv_path, const ListOptions& 
   }
   std::map<std::pair<dev_t, ino_t>, std::pair<int, std::string>> first_file;  // identity -> line, path
   for (Row& r : rows) {
-    if (!r.refused.empty()) {
-      listing.rejects.push_back({r.sample.path, at(r.line) + r.refused});
+    if (!r.refused.empty() || !r.bad_value.empty()) {
+      listing.rejects.push_back({r.sample.path, at(r.line) + (r.refused.empty() ? r.bad_value : r.refused)});
       continue;
     }
     const std::string full = SourceFilePath(listing.root, r.sample.path);

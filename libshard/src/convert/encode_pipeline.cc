@@ -53,7 +53,7 @@ class EncodePipeline {
     return failure_.ok() ? pipeline : failure_;
   }
 
-  uint64_t gray_expanded() const { return gray_expanded_; }
+  uint64_t gray_expanded() const { return prog_.gray_sources; }
 
  private:
   // Stage 1 (serial): the next sample in plan order (its index in work_).
@@ -127,7 +127,7 @@ class EncodePipeline {
     LIBSHARD_RETURN_IF_ERROR(sink_->Add(item));
     ++prog_.done;
     prog_.rejected += item.reject.empty() ? 0 : 1;
-    gray_expanded_ += item.reject.empty() && item.gray_source ? 1 : 0;
+    prog_.gray_sources += item.reject.empty() && item.gray_source ? 1 : 0;
     prog_.bytes_read += item.bytes_read;
     prog_.bytes_written += item.record.size();
     prog_.shards_done += item.work->last ? 1 : 0;
@@ -150,7 +150,6 @@ class EncodePipeline {
   // Stage 3's.
   Status failure_;
   Progress prog_;
-  uint64_t gray_expanded_ = 0;
 };
 
 }  // namespace

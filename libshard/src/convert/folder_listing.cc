@@ -266,6 +266,10 @@ StatusOr<Listing> ListFolder(const std::string& root_in, const ListOptions& opti
     return InvalidArgumentError(root +
                                 ": --image-root is where a CSV manifest's paths lead; a folder is read as it is");
   }
+  if (!options.features.empty()) {
+    return InvalidArgumentError(root + ": --feature " + CsvFeatureText(options.features[0]) +
+                                " stores a CSV manifest's column; a folder has none");
+  }
   struct stat st;
   if (::stat(root.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     return NotFoundError(root + ": not a readable folder");

@@ -1,5 +1,6 @@
 // Pieces shared by the two listings (folder_listing.cc, csv_listing.cc) and
-// source_listing.cc. Private to the convert module.
+// source_listing.cc, and the CSV features the encoder writes. Private to the
+// convert module.
 #ifndef LIBSHARD_SRC_CONVERT_LISTING_INTERNAL_H_
 #define LIBSHARD_SRC_CONVERT_LISTING_INTERNAL_H_
 
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "libshard/convert/source_listing.h"
+#include "libshard/example/example_builder.h"
 #include "libshard/status.h"
 
 namespace libshard::convert::internal {
@@ -28,6 +30,14 @@ Status FinishListing(const ListOptions& options, bool has_split_folders, Listing
 // *names gets them in label order.
 StatusOr<std::map<std::string, int64_t>> LabelIndex(const ListOptions& options, const std::set<std::string>& seen,
                                                     std::vector<std::string>* names);
+
+// CSV features (csv_features.cc): one field of feature `f` into *out; ""
+// when it parses, else why not ("column 'score': 'high' is not a float").
+std::string ParseFeatureValue(const CsvFeature& f, const std::string& field, FeatureValue* out);
+
+// Each feature's value (features[i] with values[i]) into the record, in order.
+void AddFeatures(const std::vector<CsvFeature>& features, const std::vector<FeatureValue>& values,
+                 example::ExampleBuilder* b);
 
 }  // namespace libshard::convert::internal
 

@@ -39,10 +39,22 @@ std::string OptionDifferences(const ConversionOptions& a, const ConversionOption
   std::string out;
   for (int i = 0; i < d->field_count(); ++i) {
     const google::protobuf::FieldDescriptor* f = d->field(i);
-    if (f->is_repeated()) continue;
-    std::string va, vb;
-    google::protobuf::TextFormat::PrintFieldValueToString(a, f, -1, &va);
-    google::protobuf::TextFormat::PrintFieldValueToString(b, f, -1, &vb);
+    // A repeated field (features) as its values joined: "[a, b]".
+    auto text = [f](const ConversionOptions& m) {
+      std::string v;
+      if (!f->is_repeated()) {
+        google::protobuf::TextFormat::PrintFieldValueToString(m, f, -1, &v);
+        return v;
+      }
+      const int n = m.GetReflection()->FieldSize(m, f);
+      for (int k = 0; k < n; ++k) {
+        std::string one;
+        google::protobuf::TextFormat::PrintFieldValueToString(m, f, k, &one);
+        v += (k ? ", " : "") + one;
+      }
+      return "[" + v + "]";
+    };
+    const std::string va = text(a), vb = text(b);
     if (va != vb) out += (out.empty() ? "" : ", ") + f->name() + " " + va + " vs " + vb;
   }
   return out;

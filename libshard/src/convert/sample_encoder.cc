@@ -1,5 +1,6 @@
 #include "libshard/convert/sample_encoder.h"
 
+#include "convert/listing_internal.h"
 #include "convert/object_features.h"
 #include "libshard/convert/annotations.h"
 #include "libshard/example/example_builder.h"
@@ -151,6 +152,7 @@ Status EncodeSample(const SourceSample& sample, std::string_view class_name, std
   }
   b.AddBytes(keys::kFilename, sample.path);
   b.AddBytes(keys::kSha256, util::Sha256Hex(bytes));
+  internal::AddFeatures(o.features, sample.features, &b);
   if (has_mask) {
     std::string mask_format;
     const OutputFormat mf = o.format == OutputFormat::kRaw ? OutputFormat::kRaw : OutputFormat::kPng;

@@ -90,6 +90,12 @@ std::string OptionsSection(const Manifest& m) {
   for (int i = 0; i < d->field_count(); ++i) {
     const FD* f = d->field(i);
     std::string v;
+    if (f->is_repeated()) {  // ConversionOptions' repeated fields are strings (features)
+      if (f->cpp_type() != FD::CPPTYPE_STRING || r->FieldSize(o, f) == 0) continue;
+      for (int k = 0; k < r->FieldSize(o, f); ++k) v += (k ? ", " : "") + r->GetRepeatedString(o, f, k);
+      out += "<tr><th>" + HtmlEscape(f->name()) + "</th><td><code>" + HtmlEscape(v) + "</code></td></tr>";
+      continue;
+    }
     switch (f->cpp_type()) {
       case FD::CPPTYPE_STRING:
         v = r->GetString(o, f);

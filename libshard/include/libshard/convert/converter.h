@@ -66,6 +66,8 @@
 
 namespace libshard::convert {
 
+struct ConvertResult;
+
 struct ConvertOptions {
   // A folder (class per sub-folder, optional split folders) or a CSV/TSV
   // manifest file. Default: "" (required).
@@ -116,6 +118,13 @@ struct ConvertOptions {
   // the conversion (Convert returns it; the shard stays complete). Default:
   // none.
   std::function<Status(const ShardEntry&)> on_shard_written;
+  // Told once the input is listed and the shards are planned, before any
+  // shard is checked or converted: what the listing found, so that `shard
+  // convert` prints the layout and the warnings before the long part. The
+  // ConvertResult it gets has warnings, skipped, layout and removed_stale
+  // set, nothing else. Called on the thread that calls Convert, at most once
+  // (not when the listing or the plan fails). Default: none.
+  std::function<void(const ConvertResult&)> on_listed;
   // The leak check (duplicates.h, docs/convert.md): every stored image's
   // fingerprints go into its shard entry, and a complete run (or `shard
   // merge`) writes OUT/duplicates.tsv and manifest.json's `duplicates`.
@@ -146,6 +155,9 @@ struct Progress {
   uint64_t bytes_written = 0;
   uint32_t shards_done = 0;
   uint32_t shards_total = 0;  // shards this run writes (reused ones excluded)
+  // Of `done`, the gray sources written (stored as RGB under
+  // ChannelMode::kRgb: ConvertResult::gray_expanded at the end).
+  uint64_t gray_sources = 0;
 };
 // Progress callback contract:
 //   - Called once per finished sample (written or rejected), in plan order,

@@ -10,6 +10,7 @@
 //   * detection boxes (sample.objects) follow EXIF orientation and the
 //     transform onto the stored image, clipped or dropped, and are written
 //     as the TF Object Detection API's image/object/* keys;
+//   * CSV columns (EncodeOptions::features) become features of their own;
 //   * a mask is decoded as class indices (through the mask colour map for colour
 //     masks), given the image's geometry with the nearest filter (padding
 //     with the ignore index) and stored as PNG, or raw like the image.
@@ -82,6 +83,9 @@ struct EncodeOptions {
   float box_min_visible = 0.3f;
   // Write image/object/truncated (VOC's). Default: false.
   bool object_truncated = false;
+  // CSV columns written after image/key/sha256, each with the sample's
+  // value (SourceSample::features, same order). Default: none.
+  std::vector<CsvFeature> features;
 };
 
 // Checks the options once (quality, levels, spec).

@@ -40,6 +40,8 @@
 // at most 10000 entries a folder). Each file is listed once:
 // two rows naming one file (by normalised path, `./a`, `a//b`, `x/../a`,
 // absolute, or by identity, a link) are an error naming both lines.
+// Columns named by ListOptions::features are read into each sample's
+// `features` (a field that is not of its type makes the row a reject).
 // Labels are all integers (kept as given, 0..2^63-1) or all class names
 // (numbered 0..K-1 in sorted order, or by `labels_file`, which makes every
 // label a name); a column mixing the two is an error naming the line. An
@@ -76,6 +78,37 @@
 
 namespace libshard::convert {
 
+// A CSV column stored as a feature of every record (ListOptions::features,
+// `shard convert --feature COLUMN:TYPE`): multi-label targets, captions,
+// regression targets. The feature key is the column's name, as the
+// loader's extras= takes it.
+enum class FeatureType {
+  kInt,        // one int64 (decimal, optional '-')
+  kFloat,      // one float (decimal or exponent notation; finite)
+  kBytes,      // the field's text as it is (an empty field is an empty value)
+  kIntList,    // int64s separated by spaces ("3 17 42"); an empty field is an empty list
+  kFloatList,  // floats separated by spaces; an empty field is an empty list
+};
+struct CsvFeature {
+  std::string column;  // the CSV column and the feature key
+  FeatureType type = FeatureType::kBytes;
+};
+// "COLUMN:TYPE" (split at the last ':'; TYPE int, float, bytes, int_list or
+// float_list) -> CsvFeature. kInvalidArgument naming `spec` for another type,
+// an empty column, a column that is not UTF-8, or one under "image/" (the
+// converter's own keys).
+StatusOr<CsvFeature> ParseCsvFeature(std::string_view spec);
+// "COLUMN:TYPE", as ParseCsvFeature reads it.
+std::string CsvFeatureText(const CsvFeature& feature);
+
+// One sample's value of one CsvFeature: ints for kInt / kIntList, floats for
+// kFloat / kFloatList, bytes for kBytes.
+struct FeatureValue {
+  std::vector<int64_t> ints;
+  std::vector<float> floats;
+  std::string bytes;
+};
+
 struct SourceSample {
   std::string path;       // relative to the root, '/'-separated
   std::string split;      // "train" when the input has no splits
@@ -86,6 +119,9 @@ struct SourceSample {
   // Detection boxes (annotations.h AttachAnnotations); null without
   // annotations, an empty list for an image no annotation names.
   std::shared_ptr<const SampleObjects> objects;
+  // ListOptions::features' values, in that order (a CSV row's); empty
+  // without them.
+  std::vector<FeatureValue> features;
 };
 
 struct ListingReject {
@@ -187,6 +223,13 @@ struct ListOptions {
   std::string label_column = "label";
   std::string mask_column = "mask";
   std::string split_column = "split";
+  // CSV: columns stored as features of every record (CsvFeature), in this
+  // order; each must be a column of the header other than the path, label,
+  // mask and split columns, named once. A row whose field does not parse as
+  // its type is a reject naming the CSV file, the line and the column
+  // ("labels.csv:7: column 'score': 'high' is not a float"). A folder
+  // listing refuses them (kInvalidArgument). Default: none.
+  std::vector<CsvFeature> features;
   // Added to every label, class-folder labels and CSV integers alike (1 gives
   // TF's build_imagenet_data convention, 0 being "background"). Class i of
   // class_names then has label i + label_offset. 0..1000000. Default: 0.
