@@ -154,9 +154,22 @@ std::array<double, kGrid * kGrid> GrayGrid(const Image& img, const PixelRect& r)
 }
 
 // The DCT-II coefficients (u, v < keep) of a 32x32 grid, coeff[v * keep + u].
+// Basis() transposed: [x][u], so that the frequencies of one x are adjacent.
+const std::array<std::array<double, kDetailKeep>, kGrid>& BasisByX() {
+  static const auto t = [] {
+    std::array<std::array<double, kDetailKeep>, kGrid> b{};
+    for (int u = 0; u < kDetailKeep; ++u) {
+      for (int x = 0; x < kGrid; ++x) b[x][u] = Basis()[u][x];
+    }
+    return b;
+  }();
+  return t;
+}
+
 template <int keep>
 std::array<double, keep * keep> LowFrequencies(const std::array<double, kGrid * kGrid>& grid) {
   const auto& basis = Basis();
+  const auto& by_x = BasisByX();
   // Rows first: for each grid row y, its `keep` horizontal frequencies. Each
   // sum runs over x (then y) in increasing order, its terms independent of
   // the other frequencies' (keeps the compiler's hands free, not the order).
@@ -165,7 +178,7 @@ std::array<double, keep * keep> LowFrequencies(const std::array<double, kGrid * 
     double* out = &rows[y * keep];
     for (int x = 0; x < kGrid; ++x) {
       const double g = grid[y * kGrid + x];
-      for (int u = 0; u < keep; ++u) out[u] += g * basis[u][x];
+      for (int u = 0; u < keep; ++u) out[u] += g * by_x[x][u];
     }
   }
   std::array<double, keep * keep> coeff{};
