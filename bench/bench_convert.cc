@@ -28,6 +28,7 @@
 #include <turbojpeg.h>
 #include <unistd.h>
 
+#include <oneapi/tbb/info.h>
 #include <oneapi/tbb/parallel_for.h>
 #include <oneapi/tbb/task_arena.h>
 
@@ -198,7 +199,7 @@ libshard::StatusOr<double> ConvertRate(const std::string& input, const std::stri
 }
 
 // Seconds one thread takes to fingerprint one stored image (FingerprintOf:
-// the pixel SHA-256 and both perceptual hashes) of the bench's stored size,
+// the pixel SHA-256 and the ten regions' hashes) of the bench's stored size,
 // 224x224 RGB, cut from the inputs; best of `rounds`.
 double FingerprintSeconds(const std::vector<img::Image>& inputs, int rounds) {
   std::vector<img::Image> stored;
@@ -215,7 +216,7 @@ double FingerprintSeconds(const std::vector<img::Image>& inputs, int rounds) {
   for (int r = 0; r < rounds; ++r) {
     auto t0 = Clock::now();
     for (int rep = 0; rep < 4; ++rep) {
-      for (const img::Image& im : stored) sink += convert::FingerprintOf(im).phash;
+      for (const img::Image& im : stored) sink += convert::FingerprintOf(im).hashes.phash[0];
     }
     best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count() / (4.0 * stored.size()));
   }
@@ -223,40 +224,55 @@ double FingerprintSeconds(const std::vector<img::Image>& inputs, int rounds) {
   return best;
 }
 
-// The leak check's search alone: n random fingerprints (whole and centre
-// hashes), 1 % of them copies of an earlier one with up to the default
-// distance's bits flipped in the whole hash, one image each
-// (half train, half val), through FindDuplicates; best of 3.
+// The leak check's search alone: n random fingerprints (ten regions'
+// 64-bit and 256-bit hashes), 1 % of them copies of an earlier one: its
+// whole hashes are one region's of the original (a resized or cropped copy)
+// with up to the default distance's bits flipped in the 64-bit hash and up
+// to 20 in the 256-bit one; one image each (half train, half val), through
+// FindDuplicates (on TBB's threads); best of 2. The planted copies must all
+// be found.
 void TimeLeakSearch(int n) {
   libshard::util::SplitMix64 rng(1);
   std::vector<convert::DuplicateImage> images(n);
+  int planted = 0;
   for (int i = 0; i < n; ++i) {
-    uint64_t h = rng.Next(), centre = rng.Next();
+    img::RegionHashes& h = images[i].fingerprint.hashes;
+    for (int r = 0; r < img::kHashRegions; ++r) {
+      h.phash[r] = rng.Next();
+      for (uint64_t& w : h.detail[r]) w = rng.Next();
+    }
     if (i > 0 && rng.Below(100) == 0) {
-      const convert::ImageFingerprint& original = images[rng.Below(i)].fingerprint;
-      h = original.phash;
-      centre = original.centre_phash;
-      for (uint64_t k = rng.Below(convert::kDefaultLeakDistance + 1); k > 0; --k) h ^= uint64_t{1} << rng.Below(64);
+      const img::RegionHashes& original = images[rng.Below(i)].fingerprint.hashes;
+      const int region = static_cast<int>(rng.Below(img::kHashRegions));
+      h.phash[0] = original.phash[region];
+      h.detail[0] = original.detail[region];
+      for (uint64_t k = rng.Below(convert::kDefaultLeakDistance + 1); k > 0; --k) {
+        h.phash[0] ^= uint64_t{1} << rng.Below(64);
+      }
+      for (uint64_t k = rng.Below(21); k > 0; --k) {
+        const uint64_t bit = rng.Below(256);
+        h.detail[0][bit / 64] ^= uint64_t{1} << (bit % 64);
+      }
+      ++planted;
     }
     images[i].split = i % 2 ? "val" : "train";
     images[i].fingerprint.pixels_sha256 = std::to_string(i);  // distinct keys: no exact pairs
-    images[i].fingerprint.phash = h;
-    images[i].fingerprint.centre_phash = centre;
   }
   double best = 1e300;
   convert::DuplicateReport r;
-  for (int round = 0; round < 3; ++round) {
+  for (int round = 0; round < 2; ++round) {
     auto t0 = Clock::now();
     r = convert::FindDuplicates(images, convert::kDefaultLeakDistance);
     best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count());
   }
-  const convert::DuplicateIndex index(convert::kDefaultLeakDistance, images.size());
+  const convert::DuplicateIndex whole(convert::kDefaultLeakDistance, images.size());
+  const convert::DuplicateIndex regions(convert::kDefaultLeakDistance, images.size() * (img::kHashRegions - 1));
   std::printf(
-      "\nleak search: %d fingerprints (2 hashes each, 1 %% planted copies), distance %d: %.2f s, 1 thread (%d bands, "
-      "radius %d); "
-      "%llu pairs found\n",
-      n, convert::kDefaultLeakDistance, best, index.bands(), index.radius(),
-      static_cast<unsigned long long>(r.leaks + r.within));
+      "\nleak search: %d fingerprints (10 regions' 64- and 256-bit hashes each, %d planted copies), distance %d: "
+      "%.2f s on %d threads (whole hashes: %d bands, radius %d; region hashes: %d bands, radius %d); %llu pairs "
+      "found\n",
+      n, planted, convert::kDefaultLeakDistance, best, oneapi::tbb::info::default_concurrency(), whole.bands(),
+      whole.radius(), regions.bands(), regions.radius(), static_cast<unsigned long long>(r.leaks + r.within));
 }
 
 int Run(const ConvertBenchFlags& f) {

@@ -310,11 +310,13 @@ int Summarize(Flags& f, convert::ConvertResult& result, const convert::Progress&
     const libshard::AnnotationCounts& a = m.annotations();
     std::fprintf(stderr,
                  "shard convert: boxes (%s, %d classes): %llu stored (%llu clipped), %llu dropped by the crop; "
-                 "%llu image(s) without annotations, %llu named but missing -> %s/label_map.pbtxt\n",
+                 "%llu image(s) without annotations, %llu named but missing, %llu label file(s) without an image -> "
+                 "%s/label_map.pbtxt\n",
                  a.format().c_str(), m.object_labels_size(), static_cast<unsigned long long>(stored),
                  static_cast<unsigned long long>(clipped), static_cast<unsigned long long>(dropped),
                  static_cast<unsigned long long>(a.unannotated_images()),
-                 static_cast<unsigned long long>(a.missing_images()), f.o.output.c_str());
+                 static_cast<unsigned long long>(a.missing_images()),
+                 static_cast<unsigned long long>(a.unmatched_annotations()), f.o.output.c_str());
   }
   if (r->transient_rejects > 0 && !f.quiet) {
     std::fprintf(stderr,

@@ -58,7 +58,7 @@ case "$mode" in
     CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
       -DLIBSHARD_BUILD_FUZZERS=ON -DLIBSHARD_BUILD_TESTS=OFF -DLIBSHARD_BUILD_TOOLS=OFF
     targets=(fuzz_record_reader fuzz_example_view fuzz_verify fuzz_image_record fuzz_raw_array fuzz_png_decode
-             fuzz_image_decode fuzz_s3_xml fuzz_location fuzz_aws_profile)
+             fuzz_image_decode fuzz_s3_xml fuzz_location fuzz_aws_profile fuzz_coco fuzz_yolo fuzz_voc)
     cmake --build "$build" -j "$jobs" --target "${targets[@]}"
     seconds=${FUZZ_SECONDS:-30}
     passed=0 failed=0

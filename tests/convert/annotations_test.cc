@@ -76,6 +76,26 @@ TEST_F(AnnotationsTest, YoloNamesInEveryDataYamlForm) {
   EXPECT_TRUE(Contains(l.status().message(), "bad.yaml:1: class 1 has no name")) << l.status();
 }
 
+// Label files no image of the folder has (the reverse of a missing image)
+// are counted, not rejected; classes.txt and other files are not labels.
+TEST_F(AnnotationsTest, YoloLabelsWithoutImagesAreCounted) {
+  WriteTreeFile(base_, "labels/classes.txt", "cat\n");
+  WriteTreeFile(base_, "labels/train/a.txt", "0 0.5 0.5 0.2 0.4\n");
+  WriteTreeFile(base_, "labels/train/gone.txt", "0 0.5 0.5 0.2 0.4\n");
+  WriteTreeFile(base_, "labels/train/gone2.txt", "");
+  WriteTreeFile(base_, "labels/train/notes.md", "not a label");
+  WriteTreeFile(base_, "labels/val/b.txt", "0 0.5 0.5 0.2 0.4\n");
+  WriteTreeFile(base_, "labels/val/gone3.txt", "0 0.5 0.5 0.2 0.4\n");
+  AnnotationSummary s;
+  StatusOr<Listing> l = Attach({"train/a.png", "val/b.png", "val/c.png"},
+                               Opt(AnnotationFormat::kYolo, base_ + "/labels/classes.txt"), &s);
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(s.unmatched_annotations, 3u);
+  EXPECT_EQ(s.annotated_images, 2u);
+  EXPECT_EQ(s.unannotated_images, 1u);
+  EXPECT_TRUE(l->rejects.empty());
+}
+
 TEST_F(AnnotationsTest, YoloLabelsBesideImagesFolder) {
   WriteTreeFile(base_, "classes.txt", "cat\ndog\n");
   WriteTreeFile(base_, "labels/train/a.txt", "1 0.5 0.5 0.2 0.4\n\n0 0.1 0.1 0.2 0.2\n");

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <set>
+#include <tuple>
 
 #include "libshard/image/decode.h"
 #include "libshard/image/encode.h"
@@ -71,6 +72,10 @@ TEST(DuplicateIndexTest, FindsWhatComparingEveryPairFinds) {
 
 // Fingerprints (whole and centre hashes): the index finds every earlier
 // fingerprint within FingerprintDistance, once, with that distance.
+// Random fingerprints and copies (a copy's whole hashes are a region's of
+// an earlier one, a few bits off; or the reverse), some with their detail
+// hashes too far off: the index finds exactly what NearDistance over every
+// pair finds, which confirms by the detail hashes.
 TEST(FingerprintIndexTest, FindsWhatComparingEveryPairFinds) {
   util::SplitMix64 rng(7);
   std::vector<ImageFingerprint> prints;
@@ -78,54 +83,109 @@ TEST(FingerprintIndexTest, FindsWhatComparingEveryPairFinds) {
     for (uint64_t k = rng.Below(9); k > 0; --k) h ^= uint64_t{1} << rng.Below(64);
     return h;
   };
+  auto detail_flipped = [&rng](image::DetailHash d) {
+    for (uint64_t k = rng.Below(60); k > 0; --k) {
+      const uint64_t bit = rng.Below(256);
+      d[bit / 64] ^= uint64_t{1} << (bit % 64);
+    }
+    return d;
+  };
   for (int i = 0; i < 1500; ++i) {
     ImageFingerprint f;
-    f.phash = rng.Next();
-    f.centre_phash = rng.Next();
+    for (int r = 0; r < image::kHashRegions; ++r) {
+      f.hashes.phash[r] = rng.Next();
+      for (uint64_t& w : f.hashes.detail[r]) w = rng.Next();
+    }
     if (i > 10) {
       const ImageFingerprint& o = prints[rng.Below(prints.size())];
-      switch (rng.Below(4)) {
-        case 0:  // a resized copy: whole near whole
-          f.phash = flipped(o.phash);
-          break;
-        case 1:  // a centred crop: whole near the original's centre
-          f.phash = flipped(o.centre_phash);
-          break;
-        case 2:  // the reverse: the original is the crop
-          f.centre_phash = flipped(o.phash);
-          break;
-        default:
-          break;
+      const int r = static_cast<int>(rng.Below(image::kHashRegions));
+      if (rng.Below(2) == 0) {  // a resized or cropped copy: whole near a region
+        f.hashes.phash[0] = flipped(o.hashes.phash[r]);
+        f.hashes.detail[0] = detail_flipped(o.hashes.detail[r]);
+      } else {  // the reverse: the earlier one is the crop
+        f.hashes.phash[r] = flipped(o.hashes.phash[0]);
+        f.hashes.detail[r] = detail_flipped(o.hashes.detail[0]);
       }
     }
+    if (i % 7 == 0) f.regions = 2, f.has_detail = false;  // an older entry's
     prints.push_back(f);
   }
   for (int d : {0, 4, 6, 9}) {
     FingerprintIndex index(d, prints.size());
-    uint64_t pairs = 0;
+    uint64_t pairs = 0, unconfirmed = 0;
     for (size_t i = 0; i < prints.size(); ++i) {
       std::vector<std::pair<uint32_t, int>> found, want;
       index.ForEachNear(prints[i], [&](uint32_t id, int distance) { found.emplace_back(id, distance); });
       for (size_t j = 0; j < i; ++j) {
-        const int dist = FingerprintDistance(prints[i], prints[j]);
+        const int dist = NearDistance(prints[i], prints[j], d);
         if (dist <= d) want.emplace_back(static_cast<uint32_t>(j), dist);
+        ImageFingerprint loose = prints[j];
+        loose.has_detail = false;
+        unconfirmed += dist > d && NearDistance(prints[i], loose, d) <= d;
       }
       ASSERT_EQ(found, want) << "fingerprint " << i << ", d " << d;  // increasing ids, each once
       pairs += found.size();
       index.Add(prints[i]);
     }
     EXPECT_GT(pairs, d == 0 ? 0u : 100u) << d;
+    if (d >= 4) {
+      EXPECT_GT(unconfirmed, 10u) << d;  // the detail hashes did turn some down
+    }
   }
-  // Centre against centre is not a match.
+  // Region against region is not a match; the detail hashes must agree.
   ImageFingerprint a, b;
-  a.phash = 0;
-  b.phash = ~uint64_t{0};
-  a.centre_phash = b.centre_phash = 0xffffffff;
-  EXPECT_EQ(FingerprintDistance(a, b), 32);
+  a.hashes.phash.fill(0);
+  b.hashes.phash.fill(~uint64_t{0});
+  a.hashes.phash[1] = b.hashes.phash[1] = 0xffffffff;
+  EXPECT_EQ(NearDistance(a, b, 16), 65);
+  b.hashes.phash[3] = 1;
+  EXPECT_EQ(NearDistance(a, b, 16), 1);
+  b.hashes.detail[3][2] = ~uint64_t{0};
+  EXPECT_EQ(NearDistance(a, b, 16), 65);  // 64 detail bits apart
+  b.has_detail = false;
+  EXPECT_EQ(NearDistance(a, b, 16), 1);
+}
+
+// FindDuplicates (one pass, both lookups, on TBB's threads) lists what
+// NearDistance over every pair of distinct keys finds.
+TEST(FindDuplicatesTest, FindsWhatComparingEveryPairFinds) {
+  util::SplitMix64 rng(11);
+  std::vector<DuplicateImage> images;
+  for (int i = 0; i < 800; ++i) {
+    ImageFingerprint f;
+    f.pixels_sha256 = std::to_string(i);
+    for (int r = 0; r < image::kHashRegions; ++r) {
+      f.hashes.phash[r] = rng.Next();
+      for (uint64_t& w : f.hashes.detail[r]) w = rng.Next();
+    }
+    if (i > 0 && rng.Below(3) == 0) {
+      const ImageFingerprint& o = images[rng.Below(images.size())].fingerprint;
+      const int r = static_cast<int>(rng.Below(image::kHashRegions));
+      const bool reverse = rng.Below(2) == 1;
+      f.hashes.phash[reverse ? r : 0] = o.hashes.phash[reverse ? 0 : r] ^ (uint64_t{1} << rng.Below(64));
+      f.hashes.detail[reverse ? r : 0] = o.hashes.detail[reverse ? 0 : r];
+    }
+    images.push_back({i % 3 ? "train" : "val", std::to_string(i), f});
+  }
+  const DuplicateReport r = FindDuplicates(images, kDefaultLeakDistance);
+  std::set<std::tuple<uint32_t, uint32_t, int>> found, want;
+  for (const DuplicatePair& p : r.pairs) found.emplace(p.a, p.b, p.distance);
+  for (uint32_t b = 0; b < images.size(); ++b) {
+    for (uint32_t a = 0; a < b; ++a) {
+      const int d = NearDistance(images[a].fingerprint, images[b].fingerprint, kDefaultLeakDistance);
+      if (d <= kDefaultLeakDistance) want.emplace(a, b, d);
+    }
+  }
+  EXPECT_EQ(found, want);
+  EXPECT_GT(want.size(), 150u);
+  EXPECT_EQ(r.pairs.size(), found.size());  // each once
 }
 
 DuplicateImage Img(const std::string& split, const std::string& file, const std::string& key, uint64_t phash) {
-  return {split, file, {key, phash, phash}};  // the centre hash as the whole one: only whole-whole distances
+  ImageFingerprint f;
+  f.pixels_sha256 = key;
+  f.hashes.phash.fill(phash);  // every region as the whole: only whole-whole distances
+  return {split, file, f};
 }
 
 TEST(FindDuplicatesTest, ExactGroupsNearPairsAndLeaks) {
@@ -166,8 +226,10 @@ TEST(FingerprintTest, PixelKeyCoversShapeAndSamples) {
   EXPECT_EQ(FingerprintOf(a).pixels_sha256, FingerprintOf(b).pixels_sha256);
   b.row(47)[191] ^= 1;  // one sample, one bit
   EXPECT_NE(FingerprintOf(a).pixels_sha256, FingerprintOf(b).pixels_sha256);
-  EXPECT_EQ(FingerprintOf(a).phash, image::PerceptualHash(a));
-  EXPECT_EQ(FingerprintOf(a).centre_phash, image::CentrePerceptualHash(a));
+  // 64x48: the gray plane is the pixels, so the whole and centre hashes are
+  // PerceptualHash's and CentrePerceptualHash's.
+  EXPECT_EQ(FingerprintOf(a).hashes.phash[0], image::PerceptualHash(a));
+  EXPECT_EQ(FingerprintOf(a).hashes.phash[1], image::CentrePerceptualHash(a));
   // The same bytes in another shape are other pixels.
   image::Image flat(48, 64, 3);
   std::copy(a.data(), a.data() + a.byte_size(), flat.data());
@@ -175,25 +237,44 @@ TEST(FingerprintTest, PixelKeyCoversShapeAndSamples) {
   EXPECT_EQ(FingerprintOf(a).pixels_sha256.size(), 64u);
 }
 
-// Entries store both hashes; an entry of an older libshard has no centre
-// hash (its whole hash stands in); a centre hash that is not 16 hex digits
-// is refused, naming the shard.
-TEST(FingerprintTest, EntriesCarryBothHashes) {
-  ImageFingerprint f{std::string(64, 'a'), 0x0123456789abcdefull, 0xfedcba9876543210ull};
+// Entries store every hash; an entry of an older libshard has no region and
+// detail hashes (or no centre hash either): its fingerprint has the regions
+// it has and no detail; hashes that are not hex of their length are
+// refused, naming the shard.
+TEST(FingerprintTest, EntriesCarryEveryHash) {
+  ImageFingerprint f = FingerprintOf(SyntheticPhoto(200, 150, 3));
+  f.pixels_sha256 = std::string(64, 'a');
   ShardEntry e;
   e.set_file("train-00000-of-00001.tfrecord");
   e.set_split("train");
   *e.add_image_hashes() = ImageHashOf("a.png", f);
-  EXPECT_EQ(e.image_hashes(0).centre_phash(), "fedcba9876543210");
+  EXPECT_EQ(e.image_hashes(0).region_phashes().size(), 8u * 16);
+  EXPECT_EQ(e.image_hashes(0).detail_hashes().size(), 10u * 64);
   ImageHash old = ImageHashOf("b.png", f);
+  old.clear_region_phashes();
+  old.clear_detail_hashes();
+  *e.add_image_hashes() = old;
   old.clear_centre_phash();
   *e.add_image_hashes() = old;
   std::vector<DuplicateImage> images;
   ASSERT_TRUE(AppendDuplicateImages(e, &images).ok());
-  ASSERT_EQ(images.size(), 2u);
-  EXPECT_EQ(images[0].fingerprint.phash, f.phash);
-  EXPECT_EQ(images[0].fingerprint.centre_phash, f.centre_phash);
-  EXPECT_EQ(images[1].fingerprint.centre_phash, f.phash);
+  ASSERT_EQ(images.size(), 3u);
+  EXPECT_EQ(images[0].fingerprint.hashes.phash, f.hashes.phash);
+  EXPECT_EQ(images[0].fingerprint.hashes.detail, f.hashes.detail);
+  EXPECT_EQ(images[0].fingerprint.regions, image::kHashRegions);
+  EXPECT_TRUE(images[0].fingerprint.has_detail);
+  EXPECT_EQ(images[1].fingerprint.regions, 2);
+  EXPECT_FALSE(images[1].fingerprint.has_detail);
+  EXPECT_EQ(images[1].fingerprint.hashes.phash[1], f.hashes.phash[1]);
+  EXPECT_EQ(images[2].fingerprint.regions, 1);
+  EXPECT_EQ(NearDistance(images[0].fingerprint, images[1].fingerprint, 0), 0);
+  for (const char* bad_detail : {"12", ""}) {
+    ShardEntry b = e;
+    b.mutable_image_hashes(0)->set_detail_hashes(bad_detail);
+    const Status bad = AppendDuplicateImages(b, &images);
+    EXPECT_EQ(bad.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(bad.message().find("train-00000-of-00001.tfrecord: image hash 0"), std::string::npos) << bad.message();
+  }
   e.mutable_image_hashes(1)->set_centre_phash("fedcba987654321g");
   const Status bad = AppendDuplicateImages(e, &images);
   EXPECT_EQ(bad.code(), StatusCode::kInvalidArgument);
@@ -239,7 +320,8 @@ TEST(LeakAccuracyTest, CopiesAreFoundAndDistinctPicturesAreNot) {
         p, Jpeg60(p), Scaled(p, 0.5), Scaled(p, 0.6), Scaled(p, 0.7), Scaled(p, 0.8), Scaled(p, 0.9)};
     for (size_t k = 0; k < std::size(copies); ++k) {
       add("val", std::to_string(i) + " " + kinds[k], copies[k]);
-      worst = std::max(worst, image::HammingDistance(images[i].fingerprint.phash, images.back().fingerprint.phash));
+      worst = std::max(worst, image::HammingDistance(images[i].fingerprint.hashes.phash[0],
+                                                     images.back().fingerprint.hashes.phash[0]));
     }
   }
   const DuplicateReport r = FindDuplicates(images, kDefaultLeakDistance);

@@ -3,7 +3,7 @@
 // (tests/wallpaper_corpus.h) in train, and copies of every fifth in val:
 // exact, JPEG quality 60, resized by 0.5-0.9, and 5 % of each side's length
 // cropped off (centred: 2.5 % a side; from the top-left and from the
-// bottom-right corners; from the right edge only). The test prints the recall
+// bottom-right corners; from the right edge only; from the top edge only). The test prints the recall
 // of each kind and the false pairs at distances 0..10 (the table behind
 // --leak-distance's default), and holds the figures docs/convert.md states.
 // Without the wallpapers it skips, or fails under LOCAL_WALLPAPERS_REQUIRED=1.
@@ -70,6 +70,7 @@ const Kind kKinds[] = {
     {"crop 5% top-left", [](const Image& p) { return Cut(p, 0.05, 0.05, 0, 0); }},
     {"crop 5% bottom-right", [](const Image& p) { return Cut(p, 0, 0, 0.05, 0.05); }},
     {"crop 5% right edge", [](const Image& p) { return Cut(p, 0, 0, 0.05, 0); }},
+    {"crop 5% top edge", [](const Image& p) { return Cut(p, 0, 0.05, 0, 0); }},
 };
 constexpr size_t kKindCount = std::size(kKinds);
 constexpr int kDistinct = 1000, kEvery = 5;  // copies of every fifth crop
@@ -110,34 +111,44 @@ std::vector<std::string> WallpaperLeakAccuracyTest::names_;
 std::vector<ImageFingerprint> WallpaperLeakAccuracyTest::copies_[kKindCount];
 
 // The distances behind the default: copies against their originals, and
-// every pair of distinct crops; printed as a table per distance.
+// every pair of distinct crops; printed as a table per distance, with the
+// detail hashes' confirmation (NearDistance) and without it (the 64-bit
+// stage alone).
 TEST_F(WallpaperLeakAccuracyTest, DistanceTable) {
-  std::vector<int> distinct(65, 0);
+  auto unconfirmed = [](ImageFingerprint f) {
+    f.has_detail = false;
+    return f;
+  };
+  std::vector<int> distinct(11, 0), loose(11, 0);
   for (size_t i = 0; i < originals_.size(); ++i) {
-    for (size_t j = i + 1; j < originals_.size(); ++j) ++distinct[FingerprintDistance(originals_[i], originals_[j])];
+    for (size_t j = i + 1; j < originals_.size(); ++j) {
+      for (int d = 0; d <= 10; ++d) {
+        distinct[d] += NearDistance(originals_[i], originals_[j], d) <= d;
+        loose[d] += NearDistance(originals_[i], unconfirmed(originals_[j]), d) <= d;
+      }
+    }
   }
   std::printf("%-22s", "distance <=");
   for (int d = 0; d <= 10; d += 2) std::printf("%6d", d);
-  std::printf("   (recall of %d copies per kind; the fingerprint distance, whole and centre hashes)\n",
-              kDistinct / kEvery);
+  std::printf("   (recall of %d copies per kind; 64-bit distance, confirmed by the detail hashes within %d)\n",
+              kDistinct / kEvery, kDetailDistance);
   for (size_t k = 0; k < kKindCount; ++k) {
     std::printf("%-22s", kKinds[k].name);
     for (int d = 0; d <= 10; d += 2) {
       int found = 0;
       for (size_t c = 0; c < copies_[k].size(); ++c) {
-        found += FingerprintDistance(originals_[c * kEvery], copies_[k][c]) <= d;
+        found += NearDistance(originals_[c * kEvery], copies_[k][c], d) <= d;
       }
       std::printf("%5.1f%%", 100.0 * found / copies_[k].size());
     }
     std::printf("\n");
   }
   std::printf("%-22s", "false pairs");
-  int cumulative = 0;
-  for (int d = 0; d <= 10; ++d) {
-    cumulative += distinct[d];
-    if (d % 2 == 0) std::printf("%6d", cumulative);
-  }
-  std::printf("   (of %d distinct crops, %d pairs)\n", kDistinct, kDistinct * (kDistinct - 1) / 2);
+  for (int d = 0; d <= 10; d += 2) std::printf("%6d", distinct[d]);
+  std::printf("   (of %d distinct crops, %d pairs)\n%-22s", kDistinct, kDistinct * (kDistinct - 1) / 2,
+              "  64-bit stage alone");
+  for (int d = 0; d <= 10; d += 2) std::printf("%6d", loose[d]);
+  std::printf("\n");
 }
 
 // Through FindDuplicates at the default distance, as a conversion sees them:
@@ -176,17 +187,15 @@ TEST_F(WallpaperLeakAccuracyTest, DefaultDistanceFindsCopiesAndFewFalsePairs) {
   }
   std::printf("  false pairs among the %d distinct crops: %d; copies also paired with another crop: %d\n", kDistinct,
               false_pairs, wrong_original);
-  // What docs/convert.md states (2026-11-26; measured: q60 98.5 %, resized
-  // 99.5-100 %, centred crop 99.5 %, corner crops 36-40 %, right edge 68 %,
-  // 35 false pairs).
+  // What docs/convert.md states (2026-11-27, the two-stage check; the
+  // 64-bit stage alone gave 35 false pairs, q60 98.5 %, corner crops
+  // 36-40 %, right edge 68 %).
   const int n = static_cast<int>(copies_[0].size());
   EXPECT_EQ(found[0], n);             // exact
-  EXPECT_GE(found[1] * 100, n * 98);  // JPEG q60
-  for (size_t k = 2; k <= 6; ++k) EXPECT_GE(found[k] * 100, n * 99) << kKinds[k].name;
-  EXPECT_GE(found[7] * 100, n * 99);  // centred 5 % crop: the centre hash
-  for (size_t k = 8; k <= 9; ++k) EXPECT_GE(found[k] * 100, n * 33) << kKinds[k].name;
-  EXPECT_GE(found[10] * 100, n * 60);  // right edge
-  EXPECT_LE(false_pairs, 40);
+  EXPECT_GE(found[1] * 100, n * 95);  // JPEG q60
+  for (size_t k = 2; k <= 6; ++k) EXPECT_GE(found[k] * 100, n * 98) << kKinds[k].name;
+  for (size_t k = 7; k <= 11; ++k) EXPECT_GE(found[k] * 100, n * 99) << kKinds[k].name;  // 5 % crops
+  EXPECT_LE(false_pairs, 6);
 }
 
 }  // namespace

@@ -181,6 +181,7 @@ StatusOr<AnnotationSummary> AttachAnnotations(const AnnotationOptions& o, Listin
   }
   listing->samples = std::move(kept);
   summary.missing_images = parsed.missing.size();
+  summary.unmatched_annotations = parsed.unmatched;
   for (ListingReject& r : parsed.missing) listing->rejects.push_back(std::move(r));
   for (ListingReject& r : parsed.other) listing->rejects.push_back(std::move(r));
   std::stable_sort(listing->rejects.begin(), listing->rejects.end(),

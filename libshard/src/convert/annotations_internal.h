@@ -21,6 +21,7 @@ struct ParsedAnnotations {
   std::map<size_t, std::string> bad;   // sample index -> reject reason
   std::vector<ListingReject> missing;  // images named but not in the folder
   std::vector<ListingReject> other;    // annotation entries that name no image
+  uint64_t unmatched = 0;              // annotation files of no listed image (YOLO label files): counted
 };
 
 Status ReadCoco(const AnnotationOptions& o, const Listing& listing, ParsedAnnotations* out);

@@ -5,7 +5,9 @@
 // bounding box).
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <map>
+#include <set>
 
 #include "convert/annotations_internal.h"
 #include "libshard/io/open_file.h"
@@ -14,6 +16,8 @@
 
 namespace libshard::convert::internal {
 namespace {
+
+namespace fs = std::filesystem;
 
 constexpr size_t kMaxClasses = 100000;
 // How far past the image edge a normalised corner may reach and be clamped
@@ -209,6 +213,28 @@ std::string ParseLabels(const std::string& file, const std::string& text, size_t
   return "";
 }
 
+// The *.txt files (not classes.txt) in the folders of `label_files` that
+// are not among them: label files no listed image has. A folder that cannot
+// be read counts none (the labels that were read are what matters).
+uint64_t UnmatchedLabelFiles(const std::set<std::string>& label_files) {
+  std::set<std::string> folders;
+  for (const std::string& f : label_files) {
+    const size_t slash = f.rfind('/');
+    folders.insert(slash == std::string::npos ? "." : f.substr(0, slash));
+  }
+  uint64_t unmatched = 0;
+  for (const std::string& folder : folders) {
+    std::error_code ec;
+    for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      if (!util::EndsWith(name, ".txt") || name == "classes.txt" || !it->is_regular_file(ec)) continue;
+      const std::string path = folder == "." ? name : folder + "/" + name;
+      unmatched += label_files.count(path) == 0;
+    }
+  }
+  return unmatched;
+}
+
 }  // namespace
 
 Status ReadYolo(const AnnotationOptions& o, const Listing& listing, ParsedAnnotations* out) {
@@ -219,8 +245,10 @@ Status ReadYolo(const AnnotationOptions& o, const Listing& listing, ParsedAnnota
     LIBSHARD_ASSIGN_OR_RETURN(names, ReadClassList(o.source));
   }
   out->classes = NumberedClasses(names);
+  std::set<std::string> label_files;
   for (size_t i = 0; i < listing.samples.size(); ++i) {
     const std::string label_file = LabelPathOf(SourceFilePath(listing.root, listing.samples[i].path));
+    label_files.insert(label_file);
     bool exists = false;
     StatusOr<std::string> text = ReadOptionalFile(label_file, kMaxLabelFileBytes, &exists);
     if (!text.ok()) {
@@ -237,6 +265,7 @@ Status ReadYolo(const AnnotationOptions& o, const Listing& listing, ParsedAnnota
     }
     out->objects[i] = std::move(objects);
   }
+  out->unmatched = UnmatchedLabelFiles(label_files);
   return Status::OK();
 }
 

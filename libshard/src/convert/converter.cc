@@ -194,6 +194,7 @@ void AddAnnotations(AnnotationFormat format, const AnnotationSummary& a, Manifes
   n->set_annotated_images(a.annotated_images);
   n->set_unannotated_images(a.unannotated_images);
   n->set_missing_images(a.missing_images);
+  n->set_unmatched_annotations(a.unmatched_annotations);
   n->set_boxes(a.boxes);
 }
 

@@ -8,6 +8,9 @@
 #include <map>
 #include <unordered_map>
 
+#include <oneapi/tbb/blocked_range.h>
+#include <oneapi/tbb/parallel_for.h>
+
 #include "libshard/image/perceptual_hash.h"
 #include "libshard/util/sha256.h"
 
@@ -70,31 +73,61 @@ ImageFingerprint FingerprintOf(const image::Image& pixels) {
   ImageFingerprint f;
   f.pixels_sha256 =
       util::Sha256Hex(shape, std::string_view(reinterpret_cast<const char*>(pixels.data()), pixels.byte_size()));
-  f.phash = image::PerceptualHash(pixels);
-  f.centre_phash = image::CentrePerceptualHash(pixels);
+  f.hashes = image::HashRegions(pixels);
   return f;
 }
 
-int FingerprintDistance(const ImageFingerprint& a, const ImageFingerprint& b) {
-  return std::min({image::HammingDistance(a.phash, b.phash), image::HammingDistance(a.centre_phash, b.phash),
-                   image::HammingDistance(a.phash, b.centre_phash)});
+namespace {
+
+// The 64-bit distance of region ra of a and region rb of b (one of them 0)
+// when their detail hashes confirm it, else kUnconfirmed.
+constexpr int kUnconfirmed = 65;
+int Confirmed(const ImageFingerprint& a, int ra, const ImageFingerprint& b, int rb, int max_distance) {
+  const int d = image::HammingDistance(a.hashes.phash[ra], b.hashes.phash[rb]);
+  if (d > max_distance) return kUnconfirmed;
+  if (a.has_detail && b.has_detail &&
+      image::HammingDistance(a.hashes.detail[ra], b.hashes.detail[rb]) > kDetailDistance) {
+    return kUnconfirmed;
+  }
+  return d;
+}
+
+}  // namespace
+
+int NearDistance(const ImageFingerprint& a, const ImageFingerprint& b, int max_distance) {
+  int best = Confirmed(a, 0, b, 0, max_distance);
+  for (int r = 1; r < b.regions; ++r) best = std::min(best, Confirmed(a, 0, b, r, max_distance));
+  for (int r = 1; r < a.regions; ++r) best = std::min(best, Confirmed(a, r, b, 0, max_distance));
+  return best;
 }
 
 FingerprintIndex::FingerprintIndex(int max_distance, uint64_t expected_count)
-    : whole_(max_distance, expected_count), centre_(max_distance, expected_count) {}
+    : max_distance_(std::clamp(max_distance, 0, kMaxLeakDistance)),
+      whole_(max_distance, expected_count),
+      regions_(max_distance, expected_count * (image::kHashRegions - 1)) {}
 
 void FingerprintIndex::Add(const ImageFingerprint& f) {
-  whole_.Add(f.phash);
-  centre_.Add(f.centre_phash);
+  whole_.Add(f.hashes.phash[0]);
+  for (int r = 1; r < image::kHashRegions; ++r) {
+    // Missing regions of an older entry: the whole hash again (ids must
+    // stay image * 9 + region - 1; NearDistance looks at known regions only).
+    regions_.Add(r < f.regions ? f.hashes.phash[r] : f.hashes.phash[0]);
+  }
+  ImageFingerprint kept = f;
+  kept.pixels_sha256.clear();
+  prints_.push_back(std::move(kept));
 }
 
 void FingerprintIndex::ForEachNear(const ImageFingerprint& f, const std::function<void(uint32_t, int)>& found) const {
   std::vector<std::pair<uint32_t, int>> near;
-  auto collect = [&near](uint32_t id, int distance) { near.emplace_back(id, distance); };
-  whole_.ForEachNear(f.phash, collect);
-  centre_.ForEachNear(f.phash, collect);
-  whole_.ForEachNear(f.centre_phash, collect);
-  std::sort(near.begin(), near.end());  // by id, the least distance first
+  auto check = [&](uint32_t id) {
+    const int d = NearDistance(f, prints_[id], max_distance_);
+    if (d <= max_distance_) near.emplace_back(id, d);
+  };
+  whole_.ForEachNear(f.hashes.phash[0], [&](uint32_t id, int) { check(id); });
+  regions_.ForEachNear(f.hashes.phash[0], [&](uint32_t id, int) { check(id / (image::kHashRegions - 1)); });
+  for (int r = 1; r < f.regions; ++r) whole_.ForEachNear(f.hashes.phash[r], [&](uint32_t id, int) { check(id); });
+  std::sort(near.begin(), near.end());  // by id (equal ids: equal distances)
   for (size_t i = 0; i < near.size(); ++i) {
     if (i == 0 || near[i].first != near[i - 1].first) found(near[i].first, near[i].second);
   }
@@ -102,14 +135,15 @@ void FingerprintIndex::ForEachNear(const ImageFingerprint& f, const std::functio
 
 DuplicateIndex::DuplicateIndex(int max_distance, uint64_t expected_count)
     : max_distance_(std::clamp(max_distance, 0, kMaxLeakDistance)) {
-  // The band count with the least expected work per query: probes per band
-  // times (1 + the hashes expected in each probed value).
+  // The band count with the least expected work per query: per probed value
+  // a cache miss (worth about kProbe compares) and the hashes it holds.
+  constexpr double kProbe = 16;
   const double n = static_cast<double>(std::max<uint64_t>(expected_count, 1));
   double best = std::numeric_limits<double>::max();
-  for (int m = 3; m <= std::max(3, max_distance_ + 1); ++m) {
+  for (int m = 4; m <= std::max(4, max_distance_ + 1); ++m) {
     const int bits = (64 + m - 1) / m;  // the widest band
     const int r = max_distance_ / m;
-    const double cost = m * Probes(bits, r) * (1 + n / static_cast<double>(uint64_t{1} << bits));
+    const double cost = m * Probes(bits, r) * (kProbe + n / static_cast<double>(uint64_t{1} << bits));
     if (cost < best) {
       best = cost;
       bands_ = m;
@@ -122,48 +156,91 @@ DuplicateIndex::DuplicateIndex(int max_distance, uint64_t expected_count)
     shift_.push_back(shift);
     bits_.push_back(bits);
     shift += bits;
-    head_.emplace_back(size_t{1} << bits, 0);
-    next_.emplace_back();
+    buckets_.emplace_back(size_t{1} << bits);
   }
-}
-
-uint32_t DuplicateIndex::BandOf(uint64_t hash, int band) const {
-  return static_cast<uint32_t>((hash >> shift_[band]) & ((uint64_t{1} << bits_[band]) - 1));
 }
 
 void DuplicateIndex::Add(uint64_t hash) {
-  const uint32_t id = size();
-  hashes_.push_back(hash);
-  for (int b = 0; b < bands_; ++b) {
-    uint32_t& head = head_[b][BandOf(hash, b)];
-    next_[b].push_back(head);
-    head = id + 1;
-  }
+  const uint32_t id = size_++;
+  for (int b = 0; b < bands_; ++b) buckets_[b][BandOf(hash, b)].push_back({hash, id});
 }
 
 void DuplicateIndex::ForEachNear(uint64_t hash, const std::function<void(uint32_t, int)>& found) const {
   for (int b = 0; b < bands_; ++b) {
     ForEachWithin(BandOf(hash, b), bits_[b], radius_, [&](uint32_t value) {
-      for (uint32_t link = head_[b][value]; link != 0; link = next_[b][link - 1]) {
-        const uint32_t id = link - 1;
-        const uint64_t other = hashes_[id];
-        const int distance = image::HammingDistance(hash, other);
+      for (const Entry& e : buckets_[b][value]) {
+        const int distance = image::HammingDistance(hash, e.hash);
         if (distance > max_distance_) continue;
         // Reported from the first band where the two are within the radius.
         bool earlier = false;
-        for (int e = 0; e < b && !earlier; ++e) {
-          earlier = __builtin_popcount(BandOf(hash, e) ^ BandOf(other, e)) <= radius_;
+        for (int o = 0; o < b && !earlier; ++o) {
+          earlier = __builtin_popcount(BandOf(hash, o) ^ BandOf(e.hash, o)) <= radius_;
         }
-        if (!earlier) found(id, distance);
+        if (!earlier) found(e.id, distance);
       }
     });
   }
 }
 
 DuplicateReport FindDuplicates(const std::vector<DuplicateImage>& images, int max_distance) {
+  max_distance = std::clamp(max_distance, 0, kMaxLeakDistance);
+  // Exact: per pixel key, the first image of each split (as ids); the first
+  // images ("reps") are what the near search sees.
+  std::vector<std::vector<std::pair<uint32_t, bool>>> exact(images.size());  // by b: (a, exact)
+  std::unordered_map<std::string, std::map<std::string, uint32_t>> firsts;
+  std::vector<uint32_t> reps;
+  for (uint32_t i = 0; i < images.size(); ++i) {
+    const DuplicateImage& img = images[i];
+    std::map<std::string, uint32_t>& group = firsts[img.fingerprint.pixels_sha256];
+    auto same = group.find(img.split);
+    if (same != group.end()) {
+      exact[i].emplace_back(same->second, true);
+      continue;
+    }
+    for (const auto& [split, first] : group) exact[i].emplace_back(first, true);
+    group.emplace(img.split, i);
+    reps.push_back(i);
+  }
+  // Near, in one pass over all of them: every pair (a, b) has the whole hash
+  // of one near a region's hash (or the whole one) of the other, so looking
+  // up each whole hash among the whole hashes (earlier ones) and among every
+  // region hash (either order) finds it; NearDistance confirms.
+  DuplicateIndex whole(max_distance, reps.size());
+  DuplicateIndex regions(max_distance, reps.size() * (image::kHashRegions - 1));
+  for (uint32_t rep : reps) {
+    const ImageFingerprint& f = images[rep].fingerprint;
+    whole.Add(f.hashes.phash[0]);
+    for (int r = 1; r < image::kHashRegions; ++r) regions.Add(f.hashes.phash[r < f.regions ? r : 0]);
+  }
+  std::vector<std::vector<std::pair<uint32_t, int>>> found(reps.size());  // by query: (other rep, distance)
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, reps.size(), 256), [&](const tbb::blocked_range<size_t>& range) {
+    for (size_t q = range.begin(); q != range.end(); ++q) {
+      const ImageFingerprint& f = images[reps[q]].fingerprint;
+      auto check = [&](uint32_t other) {
+        if (other == q) return;
+        const ImageFingerprint& o = images[reps[other]].fingerprint;
+        if (o.pixels_sha256 == f.pixels_sha256) return;  // exact already
+        const int d = NearDistance(f, o, max_distance);
+        if (d <= max_distance) found[q].emplace_back(other, d);
+      };
+      whole.ForEachNear(f.hashes.phash[0], [&](uint32_t id, int) {
+        if (id < q) check(id);
+      });
+      regions.ForEachNear(f.hashes.phash[0], [&](uint32_t id, int) { check(id / (image::kHashRegions - 1)); });
+    }
+  });
+  // Each pair under its later image, once.
+  std::vector<std::vector<std::pair<uint32_t, int>>> near(images.size());  // by b: (a, distance)
+  for (size_t q = 0; q < reps.size(); ++q) {
+    for (const auto& [other, d] : found[q]) {
+      const uint32_t a = reps[std::min<size_t>(q, other)], b = reps[std::max<size_t>(q, other)];
+      near[b].emplace_back(a, d);
+    }
+  }
+  found.clear();
   DuplicateReport report;
   std::vector<DuplicatePair> leaks, within;
-  auto add = [&](uint32_t a, uint32_t b, bool exact, int distance) {
+  auto add = [&](uint32_t a, uint32_t b, bool is_exact, int distance) {
     const bool leak = images[a].split != images[b].split;
     (leak ? report.leaks : report.within) += 1;
     std::vector<DuplicatePair>& list = leak ? leaks : within;
@@ -171,33 +248,15 @@ DuplicateReport FindDuplicates(const std::vector<DuplicateImage>& images, int ma
       report.truncated = true;
       return;
     }
-    list.push_back({exact, distance, a, b});
+    list.push_back({is_exact, distance, a, b});
   };
-  // Exact: per pixel key, the first image of each split (as ids).
-  std::unordered_map<std::string, std::map<std::string, uint32_t>> firsts;
-  // Near: the first images, in the index under their position in `reps`.
-  std::vector<uint32_t> reps;
-  FingerprintIndex index(max_distance, images.size());
-  for (uint32_t i = 0; i < images.size(); ++i) {
-    const DuplicateImage& img = images[i];
-    std::map<std::string, uint32_t>& group = firsts[img.fingerprint.pixels_sha256];
-    auto same = group.find(img.split);
-    if (same != group.end()) {
-      add(same->second, i, true, 0);
-      continue;
+  for (uint32_t b = 0; b < images.size(); ++b) {
+    for (const auto& [a, is_exact] : exact[b]) add(a, b, is_exact, 0);
+    std::vector<std::pair<uint32_t, int>>& list = near[b];
+    std::sort(list.begin(), list.end());  // by a; found twice: equal distances
+    for (size_t k = 0; k < list.size(); ++k) {
+      if (k == 0 || list[k].first != list[k - 1].first) add(list[k].first, b, false, list[k].second);
     }
-    for (const auto& [split, first] : group) add(first, i, true, 0);
-    group.emplace(img.split, i);
-    std::vector<std::pair<uint32_t, int>> near;
-    index.ForEachNear(img.fingerprint, [&](uint32_t rep, int distance) {
-      if (images[reps[rep]].fingerprint.pixels_sha256 != img.fingerprint.pixels_sha256) {
-        near.emplace_back(reps[rep], distance);
-      }
-    });
-    std::sort(near.begin(), near.end());
-    for (const auto& [a, distance] : near) add(a, i, false, distance);
-    index.Add(img.fingerprint);
-    reps.push_back(i);
   }
   report.pairs = std::move(leaks);
   report.pairs.insert(report.pairs.end(), within.begin(), within.end());

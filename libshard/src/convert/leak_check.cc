@@ -19,25 +19,49 @@ bool IsHex(const std::string& s, size_t digits) {
          });
 }
 
+// The 64-bit words of `hex` (16 digits each; checked by IsHex).
+uint64_t Word(const std::string& hex, size_t index) {
+  return std::strtoull(hex.substr(index * 16, 16).c_str(), nullptr, 16);
+}
+
+std::string HexWord(uint64_t w) {
+  char hex[17];
+  std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(w));
+  return hex;
+}
+
 }  // namespace
 
 Status AppendDuplicateImages(const ShardEntry& e, std::vector<DuplicateImage>* out) {
+  constexpr int kRegions = image::kHashRegions;
   for (int i = 0; i < e.image_hashes_size(); ++i) {
     const ImageHash& h = e.image_hashes(i);
+    const bool has_regions = !h.region_phashes().empty() || !h.detail_hashes().empty();
     if (!IsHex(h.pixels_sha256(), 64) || !IsHex(h.phash(), 16) ||
-        !(h.centre_phash().empty() || IsHex(h.centre_phash(), 16))) {
+        !(h.centre_phash().empty() ? !has_regions : IsHex(h.centre_phash(), 16)) ||
+        (has_regions &&
+         (!IsHex(h.region_phashes(), 16 * (kRegions - 2)) || !IsHex(h.detail_hashes(), 64 * kRegions)))) {
       return InvalidArgumentError("shard " + e.file() + ": image hash " + std::to_string(i) +
-                                  " is not a 64-digit SHA-256 and 16-digit hashes in hex");
+                                  " is not a 64-digit SHA-256, 16-digit hashes and region and detail hashes in hex");
     }
     DuplicateImage img;
     img.split = e.split();
     img.file = h.path();
-    img.fingerprint.pixels_sha256 = h.pixels_sha256();
-    for (char& c : img.fingerprint.pixels_sha256) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    img.fingerprint.phash = std::strtoull(h.phash().c_str(), nullptr, 16);
-    // An entry of an older libshard has no centre hash: the whole one stands in.
-    img.fingerprint.centre_phash =
-        h.centre_phash().empty() ? img.fingerprint.phash : std::strtoull(h.centre_phash().c_str(), nullptr, 16);
+    ImageFingerprint& f = img.fingerprint;
+    f.pixels_sha256 = h.pixels_sha256();
+    for (char& c : f.pixels_sha256) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    f.hashes.phash[0] = Word(h.phash(), 0);
+    // An entry of an older libshard has no centre hash, or no other regions
+    // and no detail: the regions it has, and the 64-bit stage alone.
+    f.regions = h.centre_phash().empty() ? 1 : has_regions ? kRegions : 2;
+    f.has_detail = has_regions;
+    if (f.regions > 1) f.hashes.phash[1] = Word(h.centre_phash(), 0);
+    if (has_regions) {
+      for (int r = 2; r < kRegions; ++r) f.hashes.phash[r] = Word(h.region_phashes(), r - 2);
+      for (int r = 0; r < kRegions; ++r) {
+        for (int w = 0; w < 4; ++w) f.hashes.detail[r][w] = Word(h.detail_hashes(), 4 * r + w);
+      }
+    }
     out->push_back(std::move(img));
   }
   return Status::OK();
@@ -55,15 +79,20 @@ StatusOr<std::vector<DuplicateImage>> DuplicateImagesOf(const Manifest& manifest
   return images;
 }
 
-ImageHash ImageHashOf(const std::string& escaped_path, const ImageFingerprint& fingerprint) {
+ImageHash ImageHashOf(const std::string& escaped_path, const ImageFingerprint& f) {
   ImageHash h;
   h.set_path(escaped_path);
-  h.set_pixels_sha256(fingerprint.pixels_sha256);
-  char hex[17];
-  std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(fingerprint.phash));
-  h.set_phash(hex);
-  std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(fingerprint.centre_phash));
-  h.set_centre_phash(hex);
+  h.set_pixels_sha256(f.pixels_sha256);
+  h.set_phash(HexWord(f.hashes.phash[0]));
+  if (f.regions > 1) h.set_centre_phash(HexWord(f.hashes.phash[1]));
+  if (f.regions < image::kHashRegions || !f.has_detail) return h;  // an older entry's, as it was
+  std::string regions, detail;
+  for (int r = 2; r < image::kHashRegions; ++r) regions += HexWord(f.hashes.phash[r]);
+  for (const image::DetailHash& d : f.hashes.detail) {
+    for (uint64_t w : d) detail += HexWord(w);
+  }
+  h.set_region_phashes(regions);
+  h.set_detail_hashes(detail);
   return h;
 }
 

@@ -119,6 +119,9 @@ struct AnnotationSummary {
   uint64_t annotated_images = 0;
   uint64_t unannotated_images = 0;
   uint64_t missing_images = 0;
+  // YOLO: label files (*.txt in the label folders of the listed images) that
+  // no image of the folder has; counted, not rejected.
+  uint64_t unmatched_annotations = 0;
   uint64_t boxes = 0;
 };
 

@@ -1,38 +1,43 @@
 // The leak check: duplicate images within a split and across splits (a
-// validation image that is also in train), found from two fingerprints the
+// validation image that is also in train), found from the fingerprints the
 // converter takes of every stored image (docs/convert.md, "Leak check"):
 //   * the exact key: SHA-256 of the stored pixels (the bytes ImageKeyOf
 //     hashes: "WIDTHxHEIGHTxCHANNELS/BITS\n" then the samples, HWC rows as
 //     image/image.h lays them out), so two files with equal pixels after the
 //     conversion's decode and transform have equal keys;
-//   * the perceptual hash (image/perceptual_hash.h, 64 bits), near for
-//     re-encodes and resized copies, and the hash of the image's centred
-//     region (CentrePerceptualHash: 2.5 % off every side), near the whole
-//     hash of a copy with about 5 % of each side cropped off.
+//   * image::HashRegions: a 64-bit perceptual hash and a 256-bit detail hash
+//     of ten regions (the whole image, the centred region, four 95 % corner
+//     regions, four with 5 % off one side).
 // Two images are duplicates when their keys are equal ("exact", distance 0)
-// or their hashes differ in at most `max_distance` bits ("near"), the
-// distance being the least of whole-whole, centre(a)-whole(b) and
-// whole(a)-centre(b) (FingerprintIndex).
+// or, in two stages, when (1) the whole 64-bit hash of one is within
+// `max_distance` bits of one region's 64-bit hash of the other (whole
+// against whole included; the candidates), and (2) the same two regions'
+// 256-bit detail hashes are within kDetailDistance bits (the confirmation:
+// a 64-bit hash of the 8x8 lowest frequencies sees only the layout, and
+// distinct pictures with one layout meet there; the 16x16 lowest
+// frequencies tell them apart). The pair's distance is the least 64-bit
+// distance of a confirmed pair of regions (NearDistance).
 //
 // Search without comparing all pairs (multi-index hashing, Norouzi et al.
-// 2012): the 64 bits are cut into m bands (3 <= m <= max_distance + 1); two
-// hashes within distance d differ in at most floor(d / m) bits of some band
-// (pigeonhole), so each band has a table from band value to the hashes
-// holding it, and a query looks up every value within that radius of its
-// own. m is chosen for the expected count (the fewest probes and candidates):
-// for d <= m - 1 it is the plain pigeonhole rule, equal bands; a million
-// random hashes at d = 8 take about 3 bands of 21 bits, radius 2.
+// 2012): the 64 bits are cut into m bands (4 <= m <= max_distance + 1, at
+// most 16 bits each); two hashes within distance d differ in at most
+// floor(d / m) bits of some band (pigeonhole), so each band has a table from
+// band value to the hashes holding it (kept with their ids, contiguous), and
+// a query looks up every value within that radius of its own. m is chosen
+// for the expected count: at d = 6, 4 bands of 16 bits, radius 1, for a
+// million hashes; 7 bands, radius 0, for a few thousand.
 //
 //   DuplicateIndex index(8, expected);
 //   index.ForEachNear(h, [](uint32_t id, int distance) { ... });
 //   index.Add(h);  // id = index.size() before the call
 //
 //   std::vector<DuplicateImage> images = ...;   // in plan order
-//   DuplicateReport r = FindDuplicates(images, 8);
+//   DuplicateReport r = FindDuplicates(images, 6);
 //   io::WriteFileAtomically("out/duplicates.tsv", DuplicatesTsv(images, r));
 //
-// Thread-safety: DuplicateIndex is not thread-safe (one writer; const
-// methods may run concurrently without a writer); the functions are pure.
+// Thread-safety: the indexes are not thread-safe (one writer; const methods
+// may run concurrently without a writer); the functions are pure
+// (FindDuplicates runs its queries on TBB's threads).
 #ifndef LIBSHARD_CONVERT_DUPLICATES_H_
 #define LIBSHARD_CONVERT_DUPLICATES_H_
 
@@ -43,18 +48,21 @@
 #include <vector>
 
 #include "libshard/image/image.h"
+#include "libshard/image/perceptual_hash.h"
 #include "libshard/manifest.pb.h"
 #include "libshard/status.h"
 
 namespace libshard::convert {
 
-// --leak-distance's default and range. 6 of 64 bits, from the wallpaper
-// corpus (tests/convert/leak_accuracy_test.cc prints the table: 1,000
-// distinct real crops, copies of 200): JPEG quality 60 copies 98.5 % found,
-// 0.5-0.9 resizes and centred 5 % crops 99.5-100 %, 35 false pairs of the
-// 499,500; at 4 those copies drop to 96-98 % for 18 false pairs, at 8 the
-// false pairs double (73) for 1 % more recall. docs/convert.md gives it all.
+// --leak-distance's default and range (the candidates' 64-bit distance),
+// and the confirmation's 256-bit distance. From the wallpaper corpus
+// (tests/convert/leak_accuracy_test.cc prints the tables: 1,000 distinct
+// real crops, copies of 200): at 6 and 36, 4 false pairs of the 499,500
+// (35 with the whole and centre 64-bit hashes alone), JPEG quality 60
+// copies 96 % found, 0.5-0.9 resizes 99-100 %, 5 % crops (centred, at a
+// corner, off one edge) 99-100 %. docs/convert.md gives it all.
 inline constexpr int kDefaultLeakDistance = 6;
+inline constexpr int kDetailDistance = 36;
 inline constexpr int kMaxLeakDistance = 16;
 
 // --leaks: kOff takes no fingerprints; kWarn (the default) reports the
@@ -67,14 +75,20 @@ const char* LeakModeName(LeakMode mode);
 
 // The fingerprints of one stored image.
 struct ImageFingerprint {
-  std::string pixels_sha256;  // 64 lower-case hex digits
-  uint64_t phash = 0;         // image::PerceptualHash
-  uint64_t centre_phash = 0;  // image::CentrePerceptualHash
+  std::string pixels_sha256;   // 64 lower-case hex digits
+  image::RegionHashes hashes;  // image::HashRegions
+  // Regions known (hashes.phash[0, regions)): image::kHashRegions, fewer for
+  // an entry of an older libshard (1: whole; 2: whole and centre).
+  int regions = image::kHashRegions;
+  bool has_detail = true;  // false for an older entry: the 64-bit stage alone decides
 };
-// The distance of two fingerprints' hashes: the least of whole-whole and the
-// two centre-whole distances (centre-centre is not compared).
-int FingerprintDistance(const ImageFingerprint& a, const ImageFingerprint& b);
 ImageFingerprint FingerprintOf(const image::Image& pixels);
+
+// The least 64-bit distance between the whole hash of one and a region's
+// hash of the other (whole against whole included) whose detail hashes are
+// within kDetailDistance too (not checked where either has no detail);
+// 65 when no pair of regions is within max_distance and confirmed.
+int NearDistance(const ImageFingerprint& a, const ImageFingerprint& b, int max_distance);
 
 // Near-duplicate search over 64-bit hashes (see above), incremental.
 class DuplicateIndex {
@@ -90,36 +104,45 @@ class DuplicateIndex {
   void ForEachNear(uint64_t hash, const std::function<void(uint32_t id, int distance)>& found) const;
   // Adds `hash` with id size().
   void Add(uint64_t hash);
-  uint32_t size() const { return static_cast<uint32_t>(hashes_.size()); }
+  uint32_t size() const { return size_; }
   int bands() const { return bands_; }
   int radius() const { return radius_; }
 
  private:
-  uint32_t BandOf(uint64_t hash, int band) const;
+  struct Entry {
+    uint64_t hash;
+    uint32_t id;
+  };
+  uint32_t BandOf(uint64_t hash, int band) const {
+    return static_cast<uint32_t>((hash >> shift_[band]) & ((uint64_t{1} << bits_[band]) - 1));
+  }
 
   int max_distance_;
   int bands_ = 0, radius_ = 0;
-  std::vector<int> shift_, bits_;            // per band
-  std::vector<std::vector<uint32_t>> head_;  // per band: value -> last id + 1 (0: none)
-  std::vector<std::vector<uint32_t>> next_;  // per band: id -> earlier id + 1 with the value
-  std::vector<uint64_t> hashes_;
+  uint32_t size_ = 0;
+  std::vector<int> shift_, bits_;                         // per band
+  std::vector<std::vector<std::vector<Entry>>> buckets_;  // per band: value -> entries
 };
 
-// Near-duplicate search over fingerprints: FingerprintDistance within
-// max_distance, through two DuplicateIndexes (whole hashes and centre
-// hashes; three look-ups a query). Same contract as DuplicateIndex.
+// Near-duplicate search over fingerprints (NearDistance within
+// max_distance), incremental: the whole hashes in one DuplicateIndex, the
+// other regions' in another; a query looks up its whole hash in both and its
+// regions' hashes among the whole ones, then confirms by the detail hashes.
 class FingerprintIndex {
  public:
   FingerprintIndex(int max_distance, uint64_t expected_count);
-  // Calls found(id, distance) once for every added fingerprint within
-  // max_distance of `f` (FingerprintDistance), in increasing id order.
+  // Calls found(id, distance) once for every added fingerprint with
+  // NearDistance(f, it, max_distance) <= max_distance, in increasing id
+  // order.
   void ForEachNear(const ImageFingerprint& f, const std::function<void(uint32_t id, int distance)>& found) const;
   // Adds `f` with id size().
   void Add(const ImageFingerprint& f);
   uint32_t size() const { return whole_.size(); }
 
  private:
-  DuplicateIndex whole_, centre_;
+  int max_distance_;
+  DuplicateIndex whole_, regions_;        // regions_: id = image * (kHashRegions - 1) + region - 1
+  std::vector<ImageFingerprint> prints_;  // without their keys
 };
 
 // One converted image as the leak check sees it.
@@ -149,7 +172,8 @@ inline constexpr size_t kMaxDuplicatePairs = 10'000'000;
 // group per split whose first image stands for it: every other copy is
 // listed once, with its split's first (exact, within), and the split's first
 // once with each other split's first (exact, a leak); near pairs are listed
-// between those first images, each pair within max_distance once.
+// between those first images, each pair with NearDistance <= max_distance
+// once.
 DuplicateReport FindDuplicates(const std::vector<DuplicateImage>& images, int max_distance);
 
 // duplicates.tsv: the header "kind\tdistance\tsplit_a\tfile_a\tsplit_b\t
@@ -159,7 +183,10 @@ std::string DuplicatesTsv(const std::vector<DuplicateImage>& images, const Dupli
 
 // The images of a shard entry (its image_hashes, in record order) appended
 // to *out. InvalidArgument naming the shard for a key that is not 64 hex
-// digits or a hash that is not 16 (entries are read from files: untrusted).
+// digits, a hash that is not 16, region hashes that are not 8 x 16 or
+// detail hashes that are not 10 x 64 (entries are read from files:
+// untrusted). An entry of an older libshard (no region or detail hashes)
+// gives a fingerprint with fewer regions and no detail.
 Status AppendDuplicateImages(const ShardEntry& entry, std::vector<DuplicateImage>* out);
 // Every shard's, in the manifest's order. *missing counts entries with
 // records but no hashes (converted with --leaks off, or by an older libshard).

@@ -22,6 +22,17 @@
 // finds copies with about 5 % of each side cropped off: the copy's whole
 // hash is near the original's centre hash (the leak check compares both
 // ways; convert/duplicates.h).
+// HashRegions gives what the leak check stores (convert/duplicates.h): the
+// 64-bit hash and a 256-bit "detail" hash (the same DCT's 16x16 lowest
+// frequencies, one bit per coefficient above the median of the 255 other
+// than DC) of ten regions: the whole image, the centred region, the four
+// 95 % x 95 % corner regions and the four regions with 5 % off one side.
+// A copy with 5 % cut off (centred, at a corner or an edge) has its whole
+// hashes near one region's hashes of the original. The regions' 32x32 grids
+// are averaged from one gray plane of at most 256x256 cell means (one pass
+// over the pixels; a summed-area table for the regions), so
+// HashRegions(img).phash[0] is near PerceptualHash(img), equal for images up
+// to 256 pixels a side (and phash[1] CentrePerceptualHash(img)).
 // The result depends only on the pixels (not on the thread, CPU or platform:
 // the DCT runs in double with a fixed order of operations).
 //
@@ -33,6 +44,7 @@
 #ifndef LIBSHARD_IMAGE_PERCEPTUAL_HASH_H_
 #define LIBSHARD_IMAGE_PERCEPTUAL_HASH_H_
 
+#include <array>
 #include <cstdint>
 
 #include "libshard/image/image.h"
@@ -50,6 +62,39 @@ PixelRect CentreRegionOf(int width, int height);
 
 // The 64-bit DCT hash of CentreRegionOf(img) (0 for an empty image).
 uint64_t CentrePerceptualHash(const Image& img);
+
+// The regions HashRegions hashes, in per mille of the width and height:
+// kept [left, right) x [top, bottom), margins rounded down (as
+// CentreRegionOf's) on the gray plane.
+inline constexpr int kHashRegions = 10;
+struct RegionPerMille {
+  int left, top, right, bottom;
+};
+inline constexpr RegionPerMille kHashRegionBounds[kHashRegions] = {
+    {0, 0, 1000, 1000},    // whole
+    {25, 25, 975, 975},    // centre (CentreRegionOf)
+    {0, 0, 950, 950},      // top-left 95 % x 95 %
+    {50, 0, 1000, 950},    // top-right
+    {0, 50, 950, 1000},    // bottom-left
+    {50, 50, 1000, 1000},  // bottom-right
+    {0, 0, 950, 1000},     // 5 % off the right
+    {50, 0, 1000, 1000},   // 5 % off the left
+    {0, 0, 1000, 950},     // 5 % off the bottom
+    {0, 50, 1000, 1000},   // 5 % off the top
+};
+using DetailHash = std::array<uint64_t, 4>;  // 256 bits: bit 16 * v + u in word bit / 64
+struct RegionHashes {
+  std::array<uint64_t, kHashRegions> phash{};     // 64-bit hashes, [0] the whole image
+  std::array<DetailHash, kHashRegions> detail{};  // 256-bit hashes of the same regions
+};
+// The hashes of the ten regions of `img` (all zero for an empty image).
+RegionHashes HashRegions(const Image& img);
+
+// Bits that differ between two 256-bit hashes, 0..256.
+inline int HammingDistance(const DetailHash& a, const DetailHash& b) {
+  return __builtin_popcountll(a[0] ^ b[0]) + __builtin_popcountll(a[1] ^ b[1]) + __builtin_popcountll(a[2] ^ b[2]) +
+         __builtin_popcountll(a[3] ^ b[3]);
+}
 
 // Bits that differ between two hashes, 0..64.
 inline int HammingDistance(uint64_t a, uint64_t b) { return __builtin_popcountll(a ^ b); }
