@@ -1,11 +1,16 @@
 """setup.py's progress lines while CMake builds (python/build_progress.py; issue 32: `pip install .` was silent
 for minutes)."""
+import importlib.util
 import io
 import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-from build_progress import BuildProgress  # noqa: E402
+# Loaded from its file: python/ on sys.path would make every later `import libshard` (and importlib.metadata)
+# find the source tree instead of the installed package.
+_spec = importlib.util.spec_from_file_location(
+    "build_progress", os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build_progress.py"))
+_module = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_module)
+BuildProgress = _module.BuildProgress
 
 
 def test_a_line_at_each_tenth_of_the_ninja_steps():
