@@ -6,7 +6,7 @@
 // the same name means and is refused with the same message; inspect and
 // report still run their subcommands in-process (tools/commands.h).
 //
-//   _convert_flags() -> [(name, takes_value, positional)]   the options of `shard convert`
+//   _convert_flags() -> [(name, takes_value, positional, repeatable)]   the options of `shard convert`
 //   _convert(args, progress) -> dict              Convert() without the GIL
 //   _verify(paths, ...) -> (dict, exit_code)      verify::Verify without the GIL
 //   _run_command(args) -> (exit_code, stdout, stderr)   `shard inspect|report ...`
@@ -76,7 +76,9 @@ py::list ConvertFlagList() {
     const std::string name = o->get_single_name();
     if (name.empty() || name == "help") continue;
     const bool positional = o->get_lnames().empty() && o->get_snames().empty();
-    out.append(py::make_tuple(name, o->get_expected_max() != 0, positional));
+    // A vector option (--feature, --include, --exclude) takes one value per use, any number of uses.
+    const bool repeatable = o->get_expected_max() > 1 && o->get_type_size_max() == 1;
+    out.append(py::make_tuple(name, o->get_expected_max() != 0, positional, repeatable));
   }
   return out;
 }
@@ -368,7 +370,8 @@ py::tuple RunCommand(const std::vector<std::string>& args) {
 }  // namespace
 
 void BindTools(py::module_& m) {
-  m.def("_convert_flags", &ConvertFlagList, "The options of `shard convert`: (name, takes_value, positional) for each");
+  m.def("_convert_flags", &ConvertFlagList,
+        "The options of `shard convert`: (name, takes_value, positional, repeatable) for each");
   m.def("_convert", &RunConvert, py::arg("args"), py::arg("progress") = py::none(),
         "`shard convert ARGS` in-process (libshard.convert wraps it)");
   m.def("_verify", &RunVerify, py::arg("paths"), py::arg("manifest"), py::arg("no_manifest"), py::arg("decode"),

@@ -390,7 +390,7 @@ class EpochIterator:
 
 # The `shard` subcommands in-process, for libshard.convert / verify / inspect (python/libshard/tools.py, whose
 # public functions and result types are documented there).
-def _convert_flags() -> List[Tuple[str, bool, bool]]:
+def _convert_flags() -> List[Tuple[str, bool, bool, bool]]:
     """The options of ``shard convert``: (name without dashes, takes_value, positional) for each."""
 
 def _convert(args: Sequence[str], progress: Optional[Any] = None) -> Dict[str, Any]:

@@ -77,8 +77,8 @@ class ConvertResult(NamedTuple):
 
 def _flag_table() -> Dict[str, Tuple[str, bool, bool]]:
     table = {}
-    for name, takes_value, positional in _libshard._convert_flags():
-        table[name.replace("-", "_")] = (name, takes_value, positional)
+    for name, takes_value, positional, repeatable in _libshard._convert_flags():
+        table[name.replace("-", "_")] = (name, takes_value, positional, repeatable)
     return table
 
 
@@ -105,7 +105,7 @@ def convert_args(input: PathLike, output: PathLike, **options: Any) -> List[str]
         if entry is None or entry[2] or key == "output":
             raise TypeError("convert() got an unexpected keyword argument %r (the options are the flags of "
                             "`shard convert`, '-' written '_')" % key)
-        name, takes_value, _ = entry
+        name, takes_value, _, repeatable = entry
         if value is None or value is False and not takes_value:
             continue
         if not takes_value:
@@ -115,7 +115,9 @@ def convert_args(input: PathLike, output: PathLike, **options: Any) -> List[str]
         else:
             if isinstance(value, bool):
                 raise TypeError("convert(): %s= takes a value, not %r" % (key, value))
-            args += ["--" + name, _flag_value(value)]
+            # A repeatable flag takes a list: feature=["tags:int_list", "score:float"].
+            for v in value if repeatable and isinstance(value, (list, tuple)) else [value]:
+                args += ["--" + name, _flag_value(v)]
     return args
 
 
@@ -138,8 +140,9 @@ def convert(input: PathLike, output: PathLike, *, progress: Optional[Callable[[C
     ``shard convert INPUT -o OUTPUT [flags]``.
 
     ``options`` are the flags of ``shard convert`` (``shard convert --help``), ``-`` written ``_``: values as
-    the flag's text or a number (``size=224``, ``shard_size="64MiB"``, ``labels="labels.txt"``), flags as
-    ``True`` (``no_shuffle=True``, ``no_sync=True``). The shards, indices, rejects.tsv and manifest.json are
+    the flag's text or a number (``size=224``, ``shard_size="64MiB"``, ``labels="labels.txt"``), a list for a
+    repeatable flag (``feature=["tags:int_list", "score:float"]``, ``include=[...]``), flags as ``True``
+    (``no_shuffle=True``, ``no_sync=True``). The shards, indices, rejects.tsv and manifest.json are
     byte-identical to the program's with the same flags. ``progress``, when given, is called on the calling
     thread with a :class:`ConvertProgress` at most every 100 ms while the conversion runs (without the GIL, on
     threads of its own); ``bar`` draws a tqdm bar on stderr (default: when tqdm is installed and stderr is a

@@ -8,6 +8,7 @@ import pytest
 from PIL import Image
 
 import libshard
+from libshard.tools import convert_args
 from tools_fixtures import pattern, shard_program
 
 SHARD = shard_program()
@@ -70,3 +71,23 @@ def test_libshard_convert_takes_a_feature(tmp_path):
     assert got == {"img0.png": 3, "img1.png": -4, "img2.png": 0, "img3.png": 5}
     with pytest.raises(ValueError, match="unknown type 'list'"):
         libshard.convert(csv, str(tmp_path / "bad"), feature="n:list")
+
+
+@pytest.mark.skipif(SHARD is None, reason="needs the shard program (LIBSHARD_BUILD_DIR or PATH)")
+def test_libshard_convert_takes_several_features_as_a_list(tmp_path):
+    csv = write_csv(str(tmp_path / "in"))
+    features = ["tags:int_list", "score:float", "caption:bytes", "box:float_list", "n:int"]
+    assert convert_args(csv, "o", feature=features, no_shuffle=True).count("--feature") == 5
+    r = libshard.convert(csv, str(tmp_path / "py"), feature=features, no_shuffle=True)
+    assert r.manifest["options"]["features"] == features
+    cli = subprocess.run([SHARD, "convert", csv, "-o", str(tmp_path / "cli"), "-q", "--no-shuffle"] +
+                         [a for f in features for a in ("--feature", f)], capture_output=True, text=True)
+    assert cli.returncode == 3, cli.stderr
+    shards = sorted(f for f in os.listdir(str(tmp_path / "cli")) if f.endswith(".tfrecord"))
+    assert shards and shards == sorted(f for f in os.listdir(str(tmp_path / "py")) if f.endswith(".tfrecord"))
+    for name in shards:
+        with open(str(tmp_path / "cli" / name), "rb") as a, open(str(tmp_path / "py" / name), "rb") as b:
+            assert a.read() == b.read(), name
+    # A flag that is not repeatable still refuses a sequence.
+    with pytest.raises(TypeError, match="a sequence is not a flag value"):
+        convert_args(csv, "o", size=(224, 160))
