@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <string_view>
 
@@ -17,15 +18,23 @@
 
 namespace libshard::fuzz {
 
-// The process's folder (made once; left for the fuzzer's run, in $TMPDIR).
+// The process's folder (made once in $TMPDIR, removed when the fuzzer exits:
+// libFuzzer ends a timed run with exit(), which runs static destructors).
 inline const std::string& Dir() {
-  static const std::string dir = [] {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/libshard-fuzz-annotations-XXXXXX";
-    if (mkdtemp(pattern.data()) == nullptr) std::abort();
-    return pattern;
-  }();
-  return dir;
+  struct Folder {
+    std::string path;
+    Folder() {
+      const char* tmp = std::getenv("TMPDIR");
+      path = std::string(tmp && *tmp ? tmp : "/tmp") + "/libshard-fuzz-annotations-XXXXXX";
+      if (mkdtemp(path.data()) == nullptr) std::abort();
+    }
+    ~Folder() {
+      std::error_code ec;
+      std::filesystem::remove_all(path, ec);
+    }
+  };
+  static const Folder folder;
+  return folder.path;
 }
 
 inline void Write(const std::string& path, std::string_view bytes) {
