@@ -80,11 +80,15 @@ struct JpegDecoder {
 bool MarkLeftTables(jpeg_decompress_struct* c) {
   bool any = false;
   for (JQUANT_TBL* q : c->quant_tbl_ptrs) {
-    if (q != nullptr) std::fill(std::begin(q->quantval), std::end(q->quantval), UINT16{0}), any = true;
+    if (q == nullptr) continue;
+    std::fill(std::begin(q->quantval), std::end(q->quantval), UINT16{0});
+    any = true;
   }
   for (int i = 0; i < NUM_HUFF_TBLS; ++i) {
     for (JHUFF_TBL* h : {c->dc_huff_tbl_ptrs[i], c->ac_huff_tbl_ptrs[i]}) {
-      if (h != nullptr) h->bits[0] = 1, any = true;
+      if (h == nullptr) continue;
+      h->bits[0] = 1;
+      any = true;
     }
   }
   return any;
