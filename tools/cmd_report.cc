@@ -1,16 +1,14 @@
 // `shard report OUT [-o report.html]`: one self-contained HTML page about a
-// converted dataset. The work is in libshard/report/report.h.
-#include <cstdio>
+// converted dataset. The work is remote::WriteDatasetReport
+// (libshard/remote/remote_report.h: an s3:// / https:// dataset staged
+// first) over libshard/report/report.h.
 #include <iostream>
 #include <memory>
 #include <string>
 
 #include "cli_checks.h"
 #include "commands.h"
-#include "libshard/io/open_file.h"
-#include "libshard/io/writable_file.h"
-#include "libshard/remote/staging.h"
-#include "libshard/report/report.h"
+#include "libshard/remote/remote_report.h"
 #include "libshard/store/object_store.h"
 
 namespace shard_tool {
@@ -22,45 +20,21 @@ struct ReportFlags {
   bool quiet = false;
 };
 
-int Run(ReportFlags& f, std::ostream& err) {
-  // s3:// and https://: the dataset is downloaded once into a temporary
-  // folder (each listed shard checked as it streams in) and reported from
-  // there; the page goes to -o, which such a source needs.
-  std::unique_ptr<libshard::remote::StagedObjects> staged;
-  std::string source = f.source;
-  if (libshard::store::IsObjectUrl(source)) {
-    if (f.output.empty()) {
-      err << "shard report: " << source << ": give -o FILE for the page of an object-storage dataset\n";
-      return kExitUsage;
-    }
-    auto st = libshard::remote::StagedObjects::Stage(source);
-    if (!st.ok()) {
-      err << "shard report: " << st.status().message() << "\n";
-      return StagingExitCode(st.status());
-    }
-    staged = std::move(*st);
-    source = staged->local();
+int Run(const ReportFlags& f, std::ostream& err) {
+  const bool remote = libshard::store::IsObjectUrl(f.source);
+  if (remote && f.output.empty()) {
+    err << "shard report: " << f.source << ": give -o FILE for the page of an object-storage dataset\n";
+    return kExitUsage;
   }
-  std::string path;
-  const libshard::Status s = libshard::report::WriteReport(source, f.output, f.o, &path);
-  if (!s.ok()) {
-    err << "shard report: " << (staged ? staged->ToUrl(s.message()) : s.message()) << "\n";
-    const libshard::StatusCode c = s.code();
+  libshard::StatusOr<std::string> path = libshard::remote::WriteDatasetReport(f.source, f.output, f.o);
+  if (!path.ok()) {
+    err << "shard report: " << path.status().message() << "\n";
+    if (remote) return StagingExitCode(path.status());
+    const libshard::StatusCode c = path.status().code();
     return c == libshard::StatusCode::kInvalidArgument || c == libshard::StatusCode::kNotFound ? kExitUsage
                                                                                                : kExitFailure;
   }
-  if (staged) {
-    // The page names the objects, not the temporary folder they were read from.
-    auto text = libshard::io::ReadFileToString(path, uint64_t{1} << 30);
-    if (text.ok()) {
-      const libshard::Status w = libshard::io::WriteFileAtomically(path, staged->ToUrl(*text));
-      if (!w.ok()) {
-        err << "shard report: " << w.message() << "\n";
-        return kExitFailure;
-      }
-    }
-  }
-  if (!f.quiet) err << "shard report: wrote " << path << "\n";
+  if (!f.quiet) err << "shard report: wrote " << *path << "\n";
   return kExitOk;
 }
 

@@ -151,6 +151,23 @@ TEST(ReportTest, WriteReportDefaultsBesideTheManifest) {
   EXPECT_TRUE(Contains(ReadFileOrDie(path), "<!DOCTYPE html>"));
 }
 
+TEST(ReportTest, WriteReportPageReturnsThePathWritten) {
+  const std::string dir = MakeTempDir();
+  const std::string out = ConvertSamples(dir);
+  StatusOr<std::string> beside = WriteReportPage(out + "/manifest.json", "", {});
+  ASSERT_TRUE(beside.ok()) << beside.status();
+  EXPECT_EQ(*beside, out + "/report.html");
+  StatusOr<std::string> elsewhere = WriteReportPage(out, dir + "/page.html", {});
+  ASSERT_TRUE(elsewhere.ok()) << elsewhere.status();
+  EXPECT_EQ(*elsewhere, dir + "/page.html");
+  EXPECT_EQ(ReadFileOrDie(*elsewhere), ReadFileOrDie(*beside));
+  // A folder that is not there: the error names the page, nothing is left behind.
+  StatusOr<std::string> nowhere = WriteReportPage(out, dir + "/no/page.html", {});
+  ASSERT_FALSE(nowhere.ok());
+  EXPECT_TRUE(Contains(nowhere.status().message(), dir + "/no/page.html")) << nowhere.status();
+  EXPECT_EQ(WriteReportPage(dir + "/none", "", {}).status().code(), StatusCode::kNotFound);
+}
+
 TEST(ReportTest, TenThousandClassesShowTopNAndMore) {
   const std::string out = ConvertSamples(MakeTempDir());
   StatusOr<Manifest> m = manifest::ReadManifest(out + "/manifest.json");

@@ -232,8 +232,8 @@ StatusOr<std::string> RenderReport(const std::string& source, const ReportOption
   return html;
 }
 
-Status WriteReport(const std::string& source, const std::string& output_path, const ReportOptions& options,
-                   std::string* written_path) {
+StatusOr<std::string> WriteReportPage(const std::string& source, const std::string& output_path,
+                                      const ReportOptions& options) {
   LIBSHARD_ASSIGN_OR_RETURN(std::string html, RenderReport(source, options));
   std::string path = output_path;
   if (path.empty()) {
@@ -251,6 +251,12 @@ Status WriteReport(const std::string& source, const std::string& output_path, co
     ::unlink(tmp.c_str());
     return st;
   }
+  return path;
+}
+
+Status WriteReport(const std::string& source, const std::string& output_path, const ReportOptions& options,
+                   std::string* written_path) {
+  LIBSHARD_ASSIGN_OR_RETURN(std::string path, WriteReportPage(source, output_path, options));
   if (written_path) *written_path = path;
   return Status::OK();
 }

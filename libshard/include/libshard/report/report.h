@@ -4,7 +4,10 @@
 // right, do the masks sit on the images, what was rejected and why.
 //
 //   report::ReportOptions opts;                   // 6 thumbnails per class, seed 0
-//   LIBSHARD_RETURN_IF_ERROR(report::WriteReport("out", "out/report.html", opts));
+//   LIBSHARD_ASSIGN_OR_RETURN(std::string page, report::WriteReportPage("out", "", opts));
+//   // page == "out/report.html"
+//
+// An s3:// or https:// dataset is staged first: remote/remote_report.h.
 //
 // What the page holds (docs/report.md says the same for users), per split:
 // totals (samples, shards, bytes, records per shard), a class-balance bar
@@ -94,9 +97,13 @@ Status ValidateReportOptions(const ReportOptions& options);
 // manifest.
 StatusOr<std::string> RenderReport(const std::string& source, const ReportOptions& options = {});
 
-// RenderReport, written to `output_path` atomically. An empty output_path
-// means report.html beside the manifest. `written_path` (when not null)
-// receives the path written.
+// RenderReport, written to `output_path` atomically (a temporary name, then
+// rename; nothing left behind on failure). An empty output_path means
+// report.html beside the manifest. Returns the path written.
+StatusOr<std::string> WriteReportPage(const std::string& source, const std::string& output_path,
+                                      const ReportOptions& options = {});
+
+// WriteReportPage; `written_path` (when not null) receives the path written.
 Status WriteReport(const std::string& source, const std::string& output_path, const ReportOptions& options = {},
                    std::string* written_path = nullptr);
 
