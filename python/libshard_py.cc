@@ -38,4 +38,5 @@ PYBIND11_MODULE(_libshard, m) {
   libshard_py::BindBatchMemory(m);
   libshard_py::BindLoader(m);
   libshard_py::BindTools(m);
+  libshard_py::BindInspectReport(m);
 }

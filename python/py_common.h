@@ -77,6 +77,7 @@ py::tuple MakeBatch(const py::object& images, const py::object& labels, const py
                     const py::object& boxes, const py::object& keys);
 void BindBatchMemory(py::module_& m);
 void BindTools(py::module_& m);  // py_tools.cc: convert / verify / inspect
+void BindInspectReport(py::module_& m);  // py_inspect_report.cc: inspect / report
 
 // py_batch_memory.cc: the base object of a batch's arrays, holding its block
 // (and `keep_alive`, the _SlotSet the block's memory may belong to); a

@@ -3,13 +3,12 @@
 // request built from the keyword arguments, the report's structs turned into
 // Python objects). convert parses the program's own argument vector with its
 // flags (tools/convert_flags.h), so a keyword argument means what the flag of
-// the same name means and is refused with the same message; inspect and
-// report still run their subcommands in-process (tools/commands.h).
+// the same name means and is refused with the same message. inspect and
+// report are python/py_inspect_report.cc.
 //
 //   _convert_flags() -> [(name, takes_value, positional, repeatable)]   the options of `shard convert`
 //   _convert(args, progress) -> dict              Convert() without the GIL
 //   _verify(paths, ...) -> (dict, exit_code)      verify::Verify without the GIL
-//   _run_command(args) -> (exit_code, stdout, stderr)   `shard inspect|report ...`
 //
 // _convert runs the conversion on a thread of its own while the calling
 // thread, without the GIL, wakes every 100 ms (and at the first progress, and
@@ -339,34 +338,6 @@ py::tuple RunVerify(const std::vector<std::string>& paths, const std::string& ma
   return py::make_tuple(VerifyReportDict(*report), exit_code);
 }
 
-// `shard inspect|report ARGS...` with stdout and stderr captured.
-py::tuple RunCommand(const std::vector<std::string>& args) {
-  CLI::App app{"shard"};
-  app.name("shard");
-  app.require_subcommand(1, 1);
-  int exit_code = shard_tool::kExitOk;
-  std::ostringstream out, err;
-  shard_tool::RegisterInspect(app, &exit_code, out, err);
-  shard_tool::RegisterVerify(app, &exit_code, out, err);
-  shard_tool::RegisterReport(app, &exit_code, err);
-  std::vector<std::string> reversed(args.rbegin(), args.rend());
-  std::string parse_error;
-  WithoutGil([&] {
-    try {
-      app.parse(reversed);  // runs the subcommand's callback
-    } catch (const CLI::ParseError& e) {
-      parse_error = std::string("shard: ") + e.what();
-    } catch (const std::bad_alloc&) {
-      parse_error = "shard: out of memory";
-    } catch (const std::exception& e) {
-      parse_error = std::string("shard: ") + e.what();
-    }
-    return 0;
-  });
-  if (!parse_error.empty()) throw py::value_error(parse_error);
-  return py::make_tuple(exit_code, py::bytes(out.str()), py::bytes(err.str()));
-}
-
 }  // namespace
 
 void BindTools(py::module_& m) {
@@ -378,8 +349,6 @@ void BindTools(py::module_& m) {
         py::arg("records_only"), py::arg("no_index"), py::arg("allow_empty"), py::arg("compression"),
         py::arg("threads"), py::arg("max_pixels"), py::arg("max_record_length"),
         "verify::Verify (libshard.verify wraps it): (the `shard verify --json` document, exit code)");
-  m.def("_run_command", &RunCommand, py::arg("args"),
-        "`shard inspect|report ARGS` in-process: (exit_code, stdout, stderr)");
 }
 
 }  // namespace libshard_py

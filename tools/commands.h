@@ -31,8 +31,7 @@ inline int StagingExitCode(const libshard::Status& s) {
              : kExitUsage;
 }
 
-// inspect and verify write their report to `out` and their messages to `err`
-// (libshard.inspect / libshard.verify run them in-process on string streams).
+// inspect and verify write their report to `out` and their messages to `err`.
 void RegisterInspect(CLI::App& app, int* exit_code, std::ostream& out = std::cout, std::ostream& err = std::cerr);
 void RegisterIndex(CLI::App& app, int* exit_code);
 void RegisterVerify(CLI::App& app, int* exit_code, std::ostream& out = std::cout, std::ostream& err = std::cerr);

@@ -388,8 +388,8 @@ class EpochIterator:
         ``iter(loader)`` replaced this pass."""
 
 
-# The `shard` subcommands in-process, for libshard.convert / verify / inspect (python/libshard/tools.py, whose
-# public functions and result types are documented there).
+# The typed calls behind libshard.convert / verify / inspect / report (python/libshard/tools.py, whose public
+# functions and result types are documented there).
 def _convert_flags() -> List[Tuple[str, bool, bool, bool]]:
     """The options of ``shard convert``: (name without dashes, takes_value, positional) for each."""
 
@@ -403,5 +403,14 @@ def _verify(paths: Sequence[str], manifest: str, no_manifest: bool, decode: bool
     """The library's verify call without the GIL: (the ``shard verify --json`` document built from the typed
     report, the program's exit status). ValueError for a usage error (the program's message)."""
 
-def _run_command(args: Sequence[str]) -> Tuple[int, bytes, bytes]:
-    """``shard inspect|report ARGS`` without the GIL: (exit status, stdout, stderr)."""
+def _inspect(file: str, show: int, compression: str) -> Dict[str, Any]:
+    """``reader::InspectFile`` without the GIL: the ``shard inspect --json`` document built from the typed
+    result. ValueError for an unreadable file or a bad option (the program's message)."""
+
+def _report(dataset: str, output: str, thumbnails: Optional[int], max_classes: Optional[int],
+            thumbnail_size: Optional[int], seed: Optional[int], verify: bool, decode: bool, threads: int) -> str:
+    """``remote::WriteDatasetReport`` without the GIL (an ``s3://`` / ``https://`` dataset staged first): the
+    path of the page written. ValueError when it cannot be written (the program's message)."""
+
+def _is_mixture_file(path: str) -> bool:
+    """Whether the JSON file ``path`` says it is a mixture (``libshard.mixture/1``); an unreadable file is not."""

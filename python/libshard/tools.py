@@ -1,7 +1,9 @@
-"""Converting, verifying and inspecting from Python: ``libshard.convert``, ``libshard.verify``, ``libshard.inspect``.
+"""Converting, verifying, inspecting and reporting from Python: ``libshard.convert``, ``libshard.verify``,
+``libshard.inspect``, ``libshard.report``.
 
-Each does what the ``shard`` subcommand of the same name does, in-process: ``verify`` is the library's typed call
-(its report as data, the same as ``shard verify --json`` prints); ``convert`` takes the program's flags, which mean
+Each does what the ``shard`` subcommand of the same name does, in-process: ``verify``, ``inspect`` and ``report`` are
+the library's typed calls (results as data, the same as ``shard verify --json`` / ``shard inspect --json`` print;
+the page's path); ``convert`` takes the program's flags, which mean
 the same: a keyword argument is the flag's name without ``--`` and with ``-`` turned into ``_``
 (``shard_size="64MiB"`` is ``--shard-size 64MiB``; ``no_shuffle=True`` is ``--no-shuffle``), a bad value is a
 ``ValueError`` with the message ``shard`` prints, and the output is the program's, byte for byte. docs/reader.md, "Converting and verifying from Python", has examples.
@@ -229,15 +231,23 @@ class VerifyReport:
                                                                         s["faults"])
 
 
-def _run(args: List[str], what: str) -> Tuple[int, str, str]:
-    code, out, err = _libshard._run_command(args)
-    return code, out.decode("utf-8", "surrogateescape"), err.decode("utf-8", "surrogateescape")
-
-
 def _paths(paths: Union[PathLike, Iterable[PathLike]]) -> List[str]:
     if isinstance(paths, (str, bytes)) or hasattr(paths, "__fspath__"):
         return [os.fsdecode(paths)]
     return [os.fsdecode(p) for p in paths]
+
+
+def _lone_mixture(paths: List[str]) -> Optional[str]:
+    """The mixture file that ``paths`` names alone (a mixture.json, or a folder holding one and no
+    manifest.json), as ``shard verify`` finds it, or None."""
+    if len(paths) != 1 or "://" in paths[0]:
+        return None
+    path = paths[0]
+    if os.path.isdir(path) and not os.path.exists(os.path.join(path, "manifest.json")):
+        path = os.path.join(path, "mixture.json")
+    if not path.endswith(".json") or not os.path.isfile(path):
+        return None
+    return path if _libshard._is_mixture_file(path) else None
 
 
 def verify(paths: Union[PathLike, Iterable[PathLike]] = (), decode: bool = False,
@@ -257,7 +267,12 @@ def verify(paths: Union[PathLike, Iterable[PathLike]] = (), decode: bool = False
     no_manifest, records_only, no_index, allow_empty, compression, max_pixels, max_record_length: the flags of
     the same names (``shard verify --help``).
     """
-    doc, code = _libshard._verify(_paths(paths), "" if manifest is None else os.fsdecode(manifest), no_manifest,
+    named = _paths(paths)
+    mixture = _lone_mixture(named) if manifest is None else None
+    if mixture is not None:
+        raise ValueError("shard verify: %s: --json takes one dataset; verify the mixture's sources one by one"
+                         % mixture)
+    doc, code = _libshard._verify(named, "" if manifest is None else os.fsdecode(manifest), no_manifest,
                                   decode, records_only, no_index, allow_empty, compression, threads, max_pixels,
                                   max_record_length)
     return VerifyReport(doc, code)
@@ -286,10 +301,7 @@ def inspect(file: PathLike, n: int = 3, compression: str = "auto") -> Inspection
     path = os.fsdecode(file)
     if not os.path.exists(path):
         raise FileNotFoundError(2, "No such file or directory", path)
-    code, out, err = _run(["inspect", "--json", "-n", str(n), "--compression", compression, path], "inspect")
-    if not out.strip():
-        raise ValueError(err.strip() or "shard inspect: failed (exit status %d)" % code)
-    doc = json.loads(out)
+    doc = _libshard._inspect(path, n, compression)
     heads: List[Dict[str, List[Any]]] = []
     if n > 0 and doc["examples"] > 0 and doc["compression"] == "none":
         try:
@@ -324,19 +336,7 @@ def report(dataset: PathLike, output: Optional[PathLike] = None, *, thumbnails: 
     pixels and ``seed`` of the thumbnail choice are the program's options (None: its defaults); ``verify``
     (with ``decode``, on ``threads``) adds ``shard verify``'s result. Raises ValueError with the program's
     message when the page cannot be written (no readable manifest, a bad option)."""
-    args = ["report", os.fsdecode(dataset)]
-    if output is not None:
-        args += ["-o", os.fsdecode(output)]
-    for flag, value in (("--thumbnails", thumbnails), ("--max-classes", max_classes),
-                        ("--thumbnail-size", thumbnail_size), ("--seed", seed)):
-        if value is not None:
-            args += [flag, _flag_value(value)]
-    if verify:
-        args += ["--verify", "--threads", _flag_value(threads)] + (["--decode"] if decode else [])
-    elif decode:
+    if decode and not verify:
         raise ValueError("decode: needs verify=True")
-    code, _, err = _run(args, "report")
-    if code != 0:
-        raise ValueError(err.strip() or "shard report: failed (exit status %d)" % code)
-    written = err.strip().rsplit("shard report: wrote ", 1)
-    return ReportPage(written[1] if len(written) == 2 else os.fsdecode(output))
+    return ReportPage(_libshard._report(os.fsdecode(dataset), "" if output is None else os.fsdecode(output),
+                                        thumbnails, max_classes, thumbnail_size, seed, verify, decode, threads))

@@ -355,6 +355,33 @@ def test_verify_over_s3_names_the_objects_as_the_program_does(s3, tmp_path):
         libshard.verify(["s3://bkt/ds", str(local)])
 
 
+def test_report_over_s3_is_the_programs_page_naming_the_objects(s3, tmp_path, monkeypatch):
+    """libshard.report("s3://b/p", out) is `shard report s3://b/p -o out`: the dataset staged by the library,
+    the page the local folder's, naming the objects (never the temporary folder, which is gone after)."""
+    local = converted(tmp_path)
+    endpoint, _ = s3
+    upload_with_boto3(endpoint, str(local), "ds")
+    staging = tmp_path / "staging"
+    staging.mkdir()
+    monkeypatch.setenv("TMPDIR", str(staging))
+    page = libshard.report("s3://bkt/ds", tmp_path / "remote.html", seed=2)
+    assert page == str(tmp_path / "remote.html")
+    mine = libshard.report(local, tmp_path / "local.html", seed=2)
+    with open(mine, encoding="utf-8") as f:
+        want = f.read().replace(str(local), "s3://bkt/ds")
+    assert page._repr_html_() == want and "s3://bkt/ds" in want
+    cli = subprocess.run([os.path.join(BUILD, "tools", "shard"), "report", "-q", "s3://bkt/ds", "-o",
+                          str(tmp_path / "program.html"), "--seed", "2"], capture_output=True, text=True)
+    assert cli.returncode == 0, cli.stderr
+    with open(tmp_path / "program.html", encoding="utf-8") as f:
+        assert f.read() == want
+    assert os.listdir(staging) == []
+    with pytest.raises(ValueError, match="shard report: s3://bkt/ds: .*output"):
+        libshard.report("s3://bkt/ds")
+    with pytest.raises(ValueError, match="shard report: .*s3://bkt/typo"):
+        libshard.report("s3://bkt/typo", tmp_path / "typo.html")
+
+
 @pytest.fixture
 def lying_s3(tmp_path, monkeypatch):
     """tests/servers/lying_s3.py (an S3 look-alike that lies when told to); AWS_* set to reach it anonymously."""

@@ -293,6 +293,36 @@ def test_inspect_is_the_programs_json_with_records_as_dicts(images, tmp_path):
     assert damaged.error and str(cut) in damaged.error and damaged.records == got.records - 1
 
 
+@needs_shard
+def test_inspect_errors_are_value_errors_with_the_programs_message(images, tmp_path):
+    r = libshard.convert(images, tmp_path / "out", no_sync=True)
+    shard = sorted(r.shards)[0]
+    for kw, flags, text in ((dict(compression="bogus"), ["--compression", "bogus"], "bogus"),
+                            (dict(n=-1), ["-n", "-1"], "-1")):
+        with pytest.raises(ValueError, match="shard inspect: .*" + text):
+            libshard.inspect(shard, **kw)
+        assert run_shard("inspect", *flags, shard).returncode == 2
+    with pytest.raises(ValueError, match="shard inspect: " + str(tmp_path)):  # a folder: not a file to read
+        libshard.inspect(tmp_path)
+    assert libshard.inspect(shard, n=0).first_records == []
+
+
+@needs_shard
+def test_verify_refuses_a_lone_mixture_as_the_program_does(images, tmp_path):
+    libshard.convert(images, tmp_path / "out", no_sync=True)
+    text = json.dumps({"format": "libshard.mixture/1", "sources": [{"path": str(tmp_path / "out"), "weight": 1}]})
+    (tmp_path / "mix.json").write_text(text)
+    (tmp_path / "mixdir").mkdir()
+    (tmp_path / "mixdir" / "mixture.json").write_text(text)
+    for named in (tmp_path / "mix.json", tmp_path / "mixdir"):
+        cli = run_shard("verify", "--json", named)
+        assert cli.returncode == 2 and "--json takes one dataset" in cli.stderr
+        with pytest.raises(ValueError) as e:
+            libshard.verify(named)
+        assert str(e.value) + "\n" == cli.stderr
+    assert libshard.verify(tmp_path / "out").ok  # a dataset is still checked
+
+
 def test_convert_draws_a_tqdm_bar_only_when_asked_or_on_a_terminal(images, tmp_path, capfd):
     pytest.importorskip("tqdm")
     libshard.convert(images, tmp_path / "quiet")  # stderr is not a terminal here: no bar
