@@ -1,7 +1,8 @@
 // `shard inspect FILE`: what a TFRecord file holds — record count, the
 // feature keys with their kinds and value counts, and the first records.
-// The work is reader::InspectFile (libshard/reader/inspect.h); this file
-// parses the flags, stages an s3:// / https:// object and prints.
+// The work is remote::InspectObject (libshard/remote/remote_inspect.h: an
+// s3:// / https:// object staged first) over reader::InspectFile
+// (libshard/reader/inspect.h); this file parses the flags and prints.
 #include <iostream>
 #include <memory>
 #include <string>
@@ -9,7 +10,7 @@
 #include "cli_checks.h"
 #include "commands.h"
 #include "libshard/reader/inspect.h"
-#include "libshard/remote/staging.h"
+#include "libshard/remote/remote_inspect.h"
 #include "libshard/store/object_store.h"
 
 namespace shard_tool {
@@ -56,27 +57,12 @@ int RunInspect(const InspectFlags& f, std::ostream& out, std::ostream& err) {
     return kExitUsage;
   }
   options.compression = *compression;
-  // s3:// and https://: the object is downloaded once into a temporary
-  // folder (removed at the end) and read there; the report names the URL.
-  std::unique_ptr<libshard::remote::StagedObjects> staged;
-  std::string file = f.file;
-  if (libshard::store::IsObjectUrl(file)) {
-    auto st = libshard::remote::StagedObjects::Stage(file);
-    if (!st.ok()) {
-      err << "shard inspect: " << st.status().message() << "\n";
-      return StagingExitCode(st.status());
-    }
-    staged = std::move(*st);
-    file = staged->local();
-  }
-  auto named = [&](const std::string& text) { return staged ? staged->ToUrl(text) : text; };
-  libshard::StatusOr<Inspection> in = libshard::reader::InspectFile(file, options);
+  libshard::StatusOr<Inspection> in = libshard::remote::InspectObject(f.file, options);
   if (!in.ok()) {
-    err << "shard inspect: " << named(in.status().message()) << "\n";
+    err << "shard inspect: " << in.status().message() << "\n";
+    if (libshard::store::IsObjectUrl(f.file)) return StagingExitCode(in.status());
     return in.status().code() == libshard::StatusCode::kResourceExhausted ? kExitFailure : kExitUsage;
   }
-  libshard::reader::MapText(named, &*in);
-  in->file = f.file;
   if (f.json)
     out << libshard::reader::InspectionJson(*in);
   else

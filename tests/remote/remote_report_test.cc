@@ -5,12 +5,10 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <string>
 
 #include "remote/remote_fixtures.h"
-#include "servers/servers.h"
 #include "testutil.h"
 
 namespace libshard {
@@ -20,35 +18,13 @@ namespace fs = std::filesystem;
 using testing::Contains;
 using testing::ReadFileOrDie;
 
-class RemoteReportTest : public testing::S3ProxyTest {
+class RemoteReportTest : public testing::StagedDatasetTest {
  protected:
   void SetUp() override {
-    S3ProxyTest::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
-    ASSERT_NO_FATAL_FAILURE(testing::ConvertSmallDataset(dir_));
-    UploadFolder(dir_ + "/ds", "ds");
-    ReadThroughProxy();
-    // The staging folder's home, inside the test's folder, checked empty.
-    fs::create_directories(dir_ + "/tmp");
-    const char* tmp = std::getenv("TMPDIR");
-    if (tmp != nullptr) old_tmpdir_ = tmp;
-    had_tmpdir_ = tmp != nullptr;
-    ::setenv("TMPDIR", (dir_ + "/tmp").c_str(), 1);
+    StagedDatasetTest::SetUp();
     options_.seed = 4;
   }
-  void TearDown() override {
-    if (had_tmpdir_)
-      ::setenv("TMPDIR", old_tmpdir_.c_str(), 1);
-    else
-      ::unsetenv("TMPDIR");
-    ::unsetenv("AWS_ENDPOINT_URL");
-    ::unsetenv("AWS_ACCESS_KEY_ID");
-    ::unsetenv("AWS_SECRET_ACCESS_KEY");
-  }
-
   report::ReportOptions options_;
-  std::string old_tmpdir_;
-  bool had_tmpdir_ = false;
 };
 
 TEST_F(RemoteReportTest, ThePageOfABucketIsTheFoldersPageNamingTheObjects) {

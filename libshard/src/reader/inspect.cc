@@ -102,11 +102,16 @@ StatusOr<Inspection> Inspect(const std::string& path, const InspectOptions& opti
 
 const char* FeatureStats::KindName() const { return mixed_kinds ? "mixed" : FeatureKindName(kind); }
 
-StatusOr<Inspection> InspectFile(const std::string& path, const InspectOptions& options) {
+Status ValidateInspectOptions(const InspectOptions& options) {
   if (options.show > kMaxInspectShow) {
     return Status(StatusCode::kInvalidArgument,
                   "show: " + std::to_string(options.show) + " is not in 0.." + std::to_string(kMaxInspectShow));
   }
+  return Status::OK();
+}
+
+StatusOr<Inspection> InspectFile(const std::string& path, const InspectOptions& options) {
+  LIBSHARD_RETURN_IF_ERROR(ValidateInspectOptions(options));
   try {
     return Inspect(path, options);
   } catch (const std::bad_alloc&) {

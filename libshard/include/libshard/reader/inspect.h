@@ -88,6 +88,9 @@ struct Inspection {
   std::string error;
 };
 
+// Checks the ranges above; InvalidArgument names the field.
+Status ValidateInspectOptions(const InspectOptions& options);
+
 // Reads `path` as described above.
 StatusOr<Inspection> InspectFile(const std::string& path, const InspectOptions& options = {});
 
