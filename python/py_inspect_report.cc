@@ -2,8 +2,8 @@
 // these): typed calls of the library, as `shard inspect` and `shard report`
 // make them (tools/cmd_inspect.cc, tools/cmd_report.cc).
 //
-//   _inspect(file, show, compression) -> dict   reader::InspectFile without the GIL, as the
-//                                                document `shard inspect --json` prints
+//   _inspect(file, show, compression) -> dict   remote::InspectObject without the GIL (an s3:// or https://
+//                                                object staged first), as `shard inspect --json` prints it
 //   _report(dataset, output, ...) -> str         remote::WriteDatasetReport without the GIL: the page's path
 //   _is_mixture_file(path) -> bool               manifest::IsMixtureFile (libshard.verify refuses one,
 //                                                as `shard verify --json` does)
@@ -20,6 +20,7 @@
 #include "libshard/manifest/mixture_json.h"
 #include "libshard/reader/inspect.h"
 #include "libshard/record/stream_reader.h"
+#include "libshard/remote/remote_inspect.h"
 #include "libshard/remote/remote_report.h"
 #include "py_common.h"
 
@@ -82,7 +83,7 @@ py::dict RunInspect(const std::string& file, int64_t show, const std::string& co
   StatusOr<libshard::record::Compression> c = libshard::record::ParseCompression(compression);
   if (!c.ok()) throw usage(c.status().message());
   options.compression = *c;
-  StatusOr<reader::Inspection> in = WithoutGil([&] { return reader::InspectFile(file, options); });
+  StatusOr<reader::Inspection> in = WithoutGil([&] { return libshard::remote::InspectObject(file, options); });
   if (!in.ok()) throw usage(in.status().message());
   return InspectionDict(*in);
 }
@@ -129,7 +130,7 @@ bool IsMixtureFile(const std::string& path) {
 
 void BindInspectReport(py::module_& m) {
   m.def("_inspect", &RunInspect, py::arg("file"), py::arg("show"), py::arg("compression"),
-        "reader::InspectFile (libshard.inspect wraps it): the `shard inspect --json` document");
+        "remote::InspectObject (libshard.inspect wraps it): the `shard inspect --json` document");
   m.def("_report", &RunReport, py::arg("dataset"), py::arg("output"), py::arg("thumbnails"), py::arg("max_classes"),
         py::arg("thumbnail_size"), py::arg("seed"), py::arg("verify"), py::arg("decode"), py::arg("threads"),
         "remote::WriteDatasetReport (libshard.report wraps it): the page's path");

@@ -404,8 +404,8 @@ def _verify(paths: Sequence[str], manifest: str, no_manifest: bool, decode: bool
     report, the program's exit status). ValueError for a usage error (the program's message)."""
 
 def _inspect(file: str, show: int, compression: str) -> Dict[str, Any]:
-    """``reader::InspectFile`` without the GIL: the ``shard inspect --json`` document built from the typed
-    result. ValueError for an unreadable file or a bad option (the program's message)."""
+    """``remote::InspectObject`` without the GIL (an ``s3://`` / ``https://`` object staged first): the
+    ``shard inspect --json`` document built from the typed result. ValueError for an unreadable file or a bad option (the program's message)."""
 
 def _report(dataset: str, output: str, thumbnails: Optional[int], max_classes: Optional[int],
             thumbnail_size: Optional[int], seed: Optional[int], verify: bool, decode: bool, threads: int) -> str:

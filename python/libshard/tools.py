@@ -288,22 +288,24 @@ class Inspection(NamedTuple):
     bytes: int  #: bytes of those records, framing included
     features: List[Dict[str, Any]]  #: per key: key, kind, records (holding it), min_values, max_values
     first_records: List[Dict[str, Any]]  #: the first n: index, offset, size, example, features (key/kind/count/preview)
-    #: the first n records as {key: [values]} (bytes, int or float); for plain (uncompressed) files
+    #: the first n records as {key: [values]} (bytes, int or float); for plain (uncompressed) local files
     first_examples: List[Dict[str, List[Any]]]
     error: Optional[str]  #: the damage that stopped reading, or None
 
 
 def inspect(file: PathLike, n: int = 3, compression: str = "auto") -> Inspection:
-    """A quick look at a TFRecord ``file``, as ``shard inspect --json -n N FILE``: record count, feature keys
-    with kinds and value counts, and the first ``n`` records (previews, and as {key: [values]} dicts).
+    """A quick look at a TFRecord ``file`` (a path, or an ``s3://`` / ``https://`` object, downloaded once into a
+    temporary folder), as ``shard inspect --json -n N FILE``: record count, feature keys with kinds and value
+    counts, and the first ``n`` records (previews, and for a local file as {key: [values]} dicts).
     ``compression``: auto (detected), none, gzip or zlib. A damaged file is read up to the damage (``error`` says
     where). Raises FileNotFoundError / ValueError when the file cannot be read at all."""
     path = os.fsdecode(file)
-    if not os.path.exists(path):
+    remote = path.startswith(("s3://", "https://", "http://"))
+    if not remote and not os.path.exists(path):
         raise FileNotFoundError(2, "No such file or directory", path)
     doc = _libshard._inspect(path, n, compression)
     heads: List[Dict[str, List[Any]]] = []
-    if n > 0 and doc["examples"] > 0 and doc["compression"] == "none":
+    if n > 0 and doc["examples"] > 0 and doc["compression"] == "none" and not remote:
         try:
             reader = _libshard.ShardReader(path, verify_crc=True, use_index=False)
             for i in range(min(n, doc["records"], len(reader))):

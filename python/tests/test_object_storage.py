@@ -382,6 +382,26 @@ def test_report_over_s3_is_the_programs_page_naming_the_objects(s3, tmp_path, mo
         libshard.report("s3://bkt/typo", tmp_path / "typo.html")
 
 
+def test_inspect_over_s3_is_the_local_files_summary_naming_the_object(s3, tmp_path, monkeypatch):
+    """libshard.inspect("s3://b/p/x.tfrecord") is `shard inspect --json` of it: the library stages the object, the
+    summary is the local file's, naming the URL; the records as dicts are for local files only."""
+    local = converted(tmp_path)
+    endpoint, _ = s3
+    upload_with_boto3(endpoint, str(local), "ds")
+    staging = tmp_path / "staging"
+    staging.mkdir()
+    monkeypatch.setenv("TMPDIR", str(staging))
+    shard = sorted(n for n in os.listdir(local) if n.endswith(".tfrecord"))[0]
+    got = libshard.inspect("s3://bkt/ds/" + shard, n=2)
+    want = libshard.inspect(os.path.join(local, shard), n=2)
+    assert got.file == "s3://bkt/ds/" + shard and got.records == want.records > 0
+    assert got._replace(file=want.file, first_examples=want.first_examples) == want
+    assert got.first_examples == [] and len(want.first_examples) == 2
+    assert os.listdir(staging) == []
+    with pytest.raises(ValueError, match="shard inspect: .*s3://bkt/ds/none.tfrecord"):
+        libshard.inspect("s3://bkt/ds/none.tfrecord")
+
+
 @pytest.fixture
 def lying_s3(tmp_path, monkeypatch):
     """tests/servers/lying_s3.py (an S3 look-alike that lies when told to); AWS_* set to reach it anonymously."""
