@@ -355,15 +355,21 @@ def test_verify_over_s3_names_the_objects_as_the_program_does(s3, tmp_path):
         libshard.verify(["s3://bkt/ds", str(local)])
 
 
-def test_report_over_s3_is_the_programs_page_naming_the_objects(s3, tmp_path, monkeypatch):
-    """libshard.report("s3://b/p", out) is `shard report s3://b/p -o out`: the dataset staged by the library,
-    the page the local folder's, naming the objects (never the temporary folder, which is gone after)."""
+def uploaded_and_staging(s3, tmp_path, monkeypatch):
+    """A converted folder uploaded as s3://bkt/ds, and TMPDIR (where the library stages) at an empty folder:
+    (the local folder, the staging folder)."""
     local = converted(tmp_path)
-    endpoint, _ = s3
-    upload_with_boto3(endpoint, str(local), "ds")
+    upload_with_boto3(s3[0], str(local), "ds")
     staging = tmp_path / "staging"
     staging.mkdir()
     monkeypatch.setenv("TMPDIR", str(staging))
+    return local, staging
+
+
+def test_report_over_s3_is_the_programs_page_naming_the_objects(s3, tmp_path, monkeypatch):
+    """libshard.report("s3://b/p", out) is `shard report s3://b/p -o out`: the dataset staged by the library,
+    the page the local folder's, naming the objects (never the temporary folder, which is gone after)."""
+    local, staging = uploaded_and_staging(s3, tmp_path, monkeypatch)
     page = libshard.report("s3://bkt/ds", tmp_path / "remote.html", seed=2)
     assert page == str(tmp_path / "remote.html")
     mine = libshard.report(local, tmp_path / "local.html", seed=2)
@@ -385,12 +391,7 @@ def test_report_over_s3_is_the_programs_page_naming_the_objects(s3, tmp_path, mo
 def test_inspect_over_s3_is_the_local_files_summary_naming_the_object(s3, tmp_path, monkeypatch):
     """libshard.inspect("s3://b/p/x.tfrecord") is `shard inspect --json` of it: the library stages the object, the
     summary is the local file's, naming the URL; the records as dicts are for local files only."""
-    local = converted(tmp_path)
-    endpoint, _ = s3
-    upload_with_boto3(endpoint, str(local), "ds")
-    staging = tmp_path / "staging"
-    staging.mkdir()
-    monkeypatch.setenv("TMPDIR", str(staging))
+    local, staging = uploaded_and_staging(s3, tmp_path, monkeypatch)
     shard = sorted(n for n in os.listdir(local) if n.endswith(".tfrecord"))[0]
     got = libshard.inspect("s3://bkt/ds/" + shard, n=2)
     want = libshard.inspect(os.path.join(local, shard), n=2)
