@@ -14,8 +14,9 @@ namespace {
 using V = ConvertFlagValues;
 using T = std::string;
 
-// Every subcommand's cap (tools/cli_checks.h kMaxThreads), and the most tasks
-// (five-digit shard numbers, tools/cli_checks.h kMaxShards).
+// Every subcommand's thread cap (tools/cli_checks.h kMaxThreads), and the
+// most tasks: the most shards a split may have (five-digit shard numbers,
+// convert/shard_plan.cc).
 constexpr double kMaxThreads = 256;
 constexpr double kMaxTasks = 99999;
 
