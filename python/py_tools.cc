@@ -39,7 +39,7 @@
 #include <thread>
 #include <vector>
 
-#include "commands.h"
+#include "commands.h"  // _run_command only: `shard inspect|report` in-process
 #include "libshard/convert/converter.h"
 #include "libshard/convert/manifest_io.h"
 #include "libshard/manifest/manifest_json.h"
