@@ -5,11 +5,8 @@
 // progress bar and prints the summary.
 #include <unistd.h>
 
-#include <array>
 #include <cstdio>
-#include <filesystem>
 #include <iostream>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -18,21 +15,17 @@
 #include "commands.h"
 #include "convert_dry_run.h"
 #include "convert_flags.h"
-#include "json_writer.h"
 #include "leak_summary.h"
 #include "libshard/convert/converter.h"
-#include "libshard/convert/manifest_io.h"
 #include "libshard/manifest/manifest_json.h"
 #include "libshard/remote/remote_convert.h"
 #include "libshard/report/report.h"
-#include "libshard/text_escape.h"
 #include "progress.h"
 
 namespace shard_tool {
 
 namespace convert = libshard::convert;
 namespace image = libshard::image;
-using libshard::DisplayText;
 using libshard::Status;
 using libshard::StatusOr;
 
