@@ -1,13 +1,16 @@
 // libshard.convert / verify / inspect / report (python/libshard/tools.py
 // wraps these). verify is a typed call of the library (verify::Verify: the
 // request built from the keyword arguments, the report's structs turned into
-// Python objects). convert parses the program's own argument vector with its
-// flags (tools/convert_flags.h), so a keyword argument means what the flag of
-// the same name means and is refused with the same message. inspect and
-// report are python/py_inspect_report.cc.
+// Python objects). convert is a typed call too: the keyword arguments, as
+// (flag name, text) pairs, are set through the library's table of `shard
+// convert`'s flags (libshard/remote/convert_flags.h, which the program
+// registers its CLI11 options from), so a keyword argument means what the
+// flag of the same name means and is refused with the same message; then
+// convert::Convert, or remote::ConvertToObjectStore for -o s3://. inspect
+// and report are python/py_inspect_report.cc.
 //
 //   _convert_flags() -> [(name, takes_value, positional, repeatable)]   the options of `shard convert`
-//   _convert(args, progress) -> dict              Convert() without the GIL
+//   _convert(options, progress) -> dict           [(name, text)]: Convert() without the GIL
 //   _verify(paths, ...) -> (dict, exit_code)      verify::Verify without the GIL
 //
 // _convert runs the conversion on a thread of its own while the calling
@@ -27,18 +30,17 @@
 #include <condition_variable>
 #include <mutex>
 #include <optional>
-#include <sstream>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "commands.h"
-#include "convert_flags.h"
 #include "libshard/convert/converter.h"
 #include "libshard/convert/manifest_io.h"
 #include "libshard/manifest/manifest_json.h"
 #include "libshard/record/stream_reader.h"
+#include "libshard/remote/convert_flags.h"
 #include "libshard/remote/remote_convert.h"
 #include "libshard/remote/staging.h"
 #include "libshard/store/object_store.h"
@@ -51,35 +53,41 @@ namespace {
 namespace convert = libshard::convert;
 namespace verify = libshard::verify;
 
-// Parses `args` (the subcommand's name first) with `app`; a CLI11 parse error
-// is a ValueError with CLI11's message, as the program prints it.
-void Parse(CLI::App& app, std::vector<std::string> args) {
-  std::reverse(args.begin(), args.end());  // CLI11 takes a reversed vector
-  try {
-    app.parse(args);
-  } catch (const CLI::CallForHelp&) {
-    throw py::value_error(app.get_name() + ": --help is not an option here");
-  } catch (const CLI::CallForAllHelp&) {
-    throw py::value_error(app.get_name() + ": --help-all is not an option here");
-  } catch (const CLI::ParseError& e) {
-    throw py::value_error(app.get_name() + ": " + e.what());
-  }
-}
+namespace remote = libshard::remote;
 
 py::list ConvertFlagList() {
-  CLI::App app{"shard"};
-  app.name("shard");
-  std::shared_ptr<shard_tool::ConvertFlags> flags = shard_tool::AddConvertOptions(app);
   py::list out;
-  for (const CLI::Option* o : app.get_subcommand("convert")->get_options()) {
-    const std::string name = o->get_single_name();
-    if (name.empty() || name == "help") continue;
-    const bool positional = o->get_lnames().empty() && o->get_snames().empty();
-    // A vector option (--feature, --include, --exclude) takes one value per use, any number of uses.
-    const bool repeatable = o->get_expected_max() > 1 && o->get_type_size_max() == 1;
-    out.append(py::make_tuple(name, o->get_expected_max() != 0, positional, repeatable));
+  for (const remote::ConvertFlag& f : remote::ConvertFlagTable()) {
+    out.append(py::make_tuple(f.name, f.arity != remote::FlagArity::kSwitch, f.arity == remote::FlagArity::kPositional,
+                              f.arity == remote::FlagArity::kRepeated));
   }
   return out;
+}
+
+// The request of `options`, (flag name, text) pairs as libshard.tools
+// builds them ("input", "output", "no-shuffle" with "true"). A value the
+// flag's check refuses is a ValueError "shard: --quality: ...", as the
+// program prints CLI11's refusal; the checks of the flags together give
+// "shard convert: ...".
+remote::ConvertFlagValues ConvertRequestOf(const std::vector<std::pair<std::string, std::string>>& options) {
+  remote::ConvertFlagValues v;
+  std::set<const remote::ConvertFlag*> given;
+  for (const auto& [name, text] : options) {
+    const remote::ConvertFlag* flag = remote::FindConvertFlag(name);
+    if (flag == nullptr) throw py::value_error("shard: The following argument was not expected: --" + name);
+    if (!given.insert(flag).second && flag->arity != remote::FlagArity::kRepeated) {
+      throw py::value_error("shard: " + remote::ConvertFlagOptionName(*flag) + ": given more than once");
+    }
+    if (Status s = remote::SetConvertFlag(*flag, text, &v); !s.ok()) throw py::value_error("shard: " + s.message());
+  }
+  for (const remote::ConvertFlag& flag : remote::ConvertFlagTable()) {
+    if (flag.required && given.count(&flag) == 0) {
+      throw py::value_error("shard: " + remote::ConvertFlagOptionName(flag) + " is required");
+    }
+  }
+  v.quiet = true;  // results are returned, not printed
+  if (Status s = remote::FinishConvertFlags(&v); !s.ok()) throw py::value_error("shard convert: " + s.message());
+  return v;
 }
 
 // What the progress callback and the waiting thread share.
@@ -104,19 +112,9 @@ py::dict ProgressDict(const convert::Progress& p) {
   return d;
 }
 
-py::dict RunConvert(const std::vector<std::string>& args, const py::object& progress) {
-  CLI::App app{"shard"};
-  app.name("shard");
-  app.require_subcommand(1, 1);
-  std::shared_ptr<shard_tool::ConvertFlags> flags = shard_tool::AddConvertOptions(app);
-  std::vector<std::string> full{"convert"};
-  full.insert(full.end(), args.begin(), args.end());
-  full.push_back("--quiet");  // no task line on stderr; results are returned
-  Parse(app, full);
-  if (Status s = shard_tool::BuildConvertOptions(*flags); !s.ok()) {
-    throw py::value_error("shard convert: " + s.message());
-  }
-  const convert::ConvertOptions& options = shard_tool::ConvertOptionsOf(*flags);
+py::dict RunConvert(const std::vector<std::pair<std::string, std::string>>& flags, const py::object& progress) {
+  const remote::ConvertFlagValues v = ConvertRequestOf(flags);
+  const convert::ConvertOptions& options = v.request.convert;
 
   ProgressState state;
   std::optional<StatusOr<convert::ConvertResult>> result;
@@ -130,16 +128,12 @@ py::dict RunConvert(const std::vector<std::string>& args, const py::object& prog
   // -o s3://...: the program's one code path (libshard/remote/remote_convert.h):
   // converted into the staging folder, each shard uploaded as it is
   // written, manifest.json last.
-  const bool remote = libshard::remote::IsRemoteOutput(options.output);
+  const bool to_store = remote::IsRemoteOutput(options.output);
   std::string manifest_url;
   std::thread worker([&] {
     StatusOr<convert::ConvertResult> r = libshard::InternalError("not run");
-    if (remote) {
-      libshard::remote::RemoteConvertOptions ro;
-      ro.convert = options;
-      ro.staging = shard_tool::StagingOf(*flags);
-      ro.recheck = shard_tool::RecheckOf(*flags);
-      StatusOr<libshard::remote::RemoteConvertResult> rr = libshard::remote::ConvertToObjectStore(ro, on_progress);
+    if (to_store) {
+      StatusOr<remote::RemoteConvertResult> rr = remote::ConvertToObjectStore(v.request, on_progress);
       if (rr.ok()) {
         if (rr->committed) manifest_url = libshard::store::JoinKey(rr->url, "manifest.json");
         r = std::move(rr->converted);
@@ -343,8 +337,9 @@ py::tuple RunVerify(const std::vector<std::string>& paths, const std::string& ma
 void BindTools(py::module_& m) {
   m.def("_convert_flags", &ConvertFlagList,
         "The options of `shard convert`: (name, takes_value, positional, repeatable) for each");
-  m.def("_convert", &RunConvert, py::arg("args"), py::arg("progress") = py::none(),
-        "`shard convert ARGS` in-process (libshard.convert wraps it)");
+  m.def("_convert", &RunConvert, py::arg("options"), py::arg("progress") = py::none(),
+        "convert::Convert (or ConvertToObjectStore for s3://) of the (flag name, text) pairs, as `shard convert` "
+        "with those flags (libshard.convert wraps it)");
   m.def("_verify", &RunVerify, py::arg("paths"), py::arg("manifest"), py::arg("no_manifest"), py::arg("decode"),
         py::arg("records_only"), py::arg("no_index"), py::arg("allow_empty"), py::arg("compression"),
         py::arg("threads"), py::arg("max_pixels"), py::arg("max_record_length"),

@@ -1,6 +1,7 @@
 // Checks for the numbers users type on the command line. CLI11 converts an
 // unsigned option with strtoull, so "-1" silently becomes 2^64-1, and it
-// reads "010" as octal; these validators run on the text first and refuse
+// reads "010" as octal; these validators (the library's checks,
+// libshard/util/number_text.h) run on the text first and refuse
 // anything that is not a plain decimal integer in range (checks only: the
 // value CLI11 then converts is the text as typed), so every count
 // option of every subcommand fails the same way: a message naming the option
@@ -17,9 +18,6 @@ namespace shard_tool {
 
 // The most worker threads any subcommand takes (the Loader's cap too).
 constexpr int kMaxThreads = 256;
-// The most shards one split may have (five-digit shard numbers) and so the
-// most tasks a conversion may be split into.
-constexpr int64_t kMaxShards = 99999;
 
 // A decimal integer in [lo, hi]: digits with an optional leading '-'; no '+',
 // spaces, leading zeros (CLI11 would read "010" as octal 8), hex prefixes,

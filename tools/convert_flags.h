@@ -1,17 +1,15 @@
-// The options of `shard convert`, in one home for the program
-// (cmd_convert.cc) and for Python's libshard.convert (python/py_tools.cc):
-// the flags, their checks and help text (CLI11), and the mapping from the
-// parsed flags to convert::ConvertOptions. Both parse the same argument
-// vector, so a keyword argument of libshard.convert means what the flag of
-// the same name means and is refused with the same message.
+// The CLI11 face of `shard convert`'s flags: the options registered from the
+// library's table (libshard/remote/convert_flags.h: names, help, --help
+// sections, defaults, checks), which Python's libshard.convert sets without
+// CLI11 (python/py_tools.cc); so a keyword argument of libshard.convert means
+// what the flag of the same name means and is refused with the same message.
 //
 //   CLI::App app{"shard"};
 //   std::shared_ptr<ConvertFlags> f = AddConvertOptions(app);
-//   app.parse(args);                                  // CLI::ParseError on a bad flag
-//   Status s = BuildConvertOptions(*f);               // InvalidArgument: the CLI's message
-//   const convert::ConvertOptions& o = ConvertOptionsOf(*f);
-//   ... convert::Convert(o, progress), or for -o s3:// (remote::IsRemoteOutput(o.output))
-//       remote::ConvertToObjectStore({o, StagingOf(*f), RecheckOf(*f)}, progress) ...
+//   app.parse(args);                        // CLI::ParseError: a value the table's check refuses
+//   Status s = BuildConvertOptions(*f);     // InvalidArgument: the message after "shard convert: "
+//   ... f->values.request: convert::Convert(request.convert, progress), or for -o s3://
+//       remote::ConvertToObjectStore(request, progress) ...
 #ifndef LIBSHARD_TOOLS_CONVERT_FLAGS_H_
 #define LIBSHARD_TOOLS_CONVERT_FLAGS_H_
 
@@ -19,31 +17,39 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
-#include "libshard/convert/converter.h"
+#include "libshard/remote/convert_flags.h"
 #include "libshard/status.h"
 
 namespace shard_tool {
 
-// The parsed flags (cmd_convert.cc); `o` is the ConvertOptions they build,
-// `command` the `convert` subcommand they were registered on.
-struct ConvertFlags;
+struct ConvertFlags {
+  // What the flags set; values.request once BuildConvertOptions succeeded.
+  libshard::remote::ConvertFlagValues values;
+  CLI::App* command = nullptr;  // the `convert` subcommand the options are on
+  // What CLI11 parsed into, one slot per table entry (sized once: CLI11
+  // holds pointers into it).
+  struct Slot {
+    const libshard::remote::ConvertFlag* flag = nullptr;
+    CLI::Option* option = nullptr;
+    std::string text;                // a value or the positional
+    std::vector<std::string> texts;  // a repeated option's values
+    bool on = false;                 // a switch
+  };
+  std::vector<Slot> slots;
+};
 
-// Adds the `convert` subcommand with every option of `shard convert` to
-// `app`; the returned flags are filled in when `app` parses. No callback is
-// set (RegisterConvert sets the program's).
+// Adds the `convert` subcommand with every option of the table to `app`; the
+// returned flags are filled in when `app` parses. No callback is set
+// (RegisterConvert sets the program's).
 std::shared_ptr<ConvertFlags> AddConvertOptions(CLI::App& app);
 
-// After parsing: checks the flags and fills ConvertFlags::o (exposed via
-// ConvertOptionsOf). InvalidArgument/NotFound carry the message
-// `shard convert` prints (without its "shard convert: " prefix); a usage error.
+// After parsing: sets the parsed flags on `flags.values` and checks them
+// together (remote::FinishConvertFlags). InvalidArgument/NotFound carry the
+// message `shard convert` prints (without its "shard convert: " prefix); a
+// usage error.
 libshard::Status BuildConvertOptions(ConvertFlags& flags);
-const libshard::convert::ConvertOptions& ConvertOptionsOf(const ConvertFlags& flags);
-// --staging: the local folder an s3:// output is converted into first ("" =
-// the default, libshard/remote/remote_convert.h).
-const std::string& StagingOf(const ConvertFlags& flags);
-// --recheck: a rerun into s3:// reads the kept objects back.
-bool RecheckOf(const ConvertFlags& flags);
 
 }  // namespace shard_tool
 

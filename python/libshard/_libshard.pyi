@@ -391,11 +391,12 @@ class EpochIterator:
 # The typed calls behind libshard.convert / verify / inspect / report (python/libshard/tools.py, whose public
 # functions and result types are documented there).
 def _convert_flags() -> List[Tuple[str, bool, bool, bool]]:
-    """The options of ``shard convert``: (name without dashes, takes_value, positional) for each."""
+    """The options of ``shard convert``: (name without dashes, takes_value, positional, repeatable) for each."""
 
-def _convert(args: Sequence[str], progress: Optional[Any] = None) -> Dict[str, Any]:
-    """``shard convert ARGS`` without the GIL; ``progress`` gets a dict of ConvertProgress's fields at most every
-    100 ms, on the calling thread. ValueError for a usage error (the program's message)."""
+def _convert(options: Sequence[Tuple[str, str]], progress: Optional[Any] = None) -> Dict[str, Any]:
+    """``shard convert`` with the flags ``options``, (name without dashes, text) pairs (a switch's text "true"),
+    without the GIL; ``progress`` gets a dict of ConvertProgress's fields at most every 100 ms, on the calling
+    thread. ValueError for a usage error (the program's message)."""
 
 def _verify(paths: Sequence[str], manifest: str, no_manifest: bool, decode: bool, records_only: bool,
             no_index: bool, allow_empty: bool, compression: str, threads: int, max_pixels: Optional[int],

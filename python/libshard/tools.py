@@ -1,12 +1,13 @@
 """Converting, verifying, inspecting and reporting from Python: ``libshard.convert``, ``libshard.verify``,
 ``libshard.inspect``, ``libshard.report``.
 
-Each does what the ``shard`` subcommand of the same name does, in-process: ``verify``, ``inspect`` and ``report`` are
-the library's typed calls (results as data, the same as ``shard verify --json`` / ``shard inspect --json`` print;
-the page's path); ``convert`` takes the program's flags, which mean
-the same: a keyword argument is the flag's name without ``--`` and with ``-`` turned into ``_``
-(``shard_size="64MiB"`` is ``--shard-size 64MiB``; ``no_shuffle=True`` is ``--no-shuffle``), a bad value is a
-``ValueError`` with the message ``shard`` prints, and the output is the program's, byte for byte. docs/reader.md, "Converting and verifying from Python", has examples.
+Each does what the ``shard`` subcommand of the same name does, in-process, as the library's typed call: ``verify``
+and ``inspect`` return their results as data (the same as ``shard verify --json`` / ``shard inspect --json``
+print), ``report`` the page's path, and ``convert`` takes options that are the program's flags (one table in the
+library serves both) and mean the same: a keyword argument is the flag's name without ``--`` and with ``-`` turned
+into ``_`` (``shard_size="64MiB"`` is ``--shard-size 64MiB``; ``no_shuffle=True`` is ``--no-shuffle``), a bad value
+is a ``ValueError`` with the message ``shard`` prints, and the output is the program's, byte for byte.
+docs/reader.md, "Converting and verifying from Python", has examples.
 """
 import json
 import os
@@ -77,7 +78,9 @@ class ConvertResult(NamedTuple):
                 for s in split.get("shards", [])]
 
 
-def _flag_table() -> Dict[str, Tuple[str, bool, bool]]:
+def _flag_table() -> Dict[str, Tuple[str, bool, bool, bool]]:
+    """The flags of ``shard convert`` by keyword: (name, takes_value, positional, repeatable), from the library's
+    table (libshard/remote/convert_flags.h) that the program registers its options from."""
     table = {}
     for name, takes_value, positional, repeatable in _libshard._convert_flags():
         table[name.replace("-", "_")] = (name, takes_value, positional, repeatable)
@@ -94,11 +97,11 @@ def _flag_value(value: Any) -> str:
     return str(value)
 
 
-def convert_args(input: PathLike, output: PathLike, **options: Any) -> List[str]:
-    """The ``shard convert`` arguments that ``convert(input, output, **options)`` runs (for logs, or to hand
-    the same conversion to a cluster job)."""
+def _convert_options(input: PathLike, output: PathLike, **options: Any) -> List[Tuple[str, str]]:
+    """``convert(input, output, **options)`` as (flag name, text) pairs, in the order given: what ``_convert`` sets
+    through the library's table of ``shard convert``'s flags (a switch's text is "true")."""
     table = _flag_table()
-    args = [_flag_value(input), "--output", _flag_value(output)]
+    pairs = [("input", _flag_value(input)), ("output", _flag_value(output))]
     for key, value in options.items():
         if key in _DISPLAY_FLAGS:
             raise TypeError("convert() does not take %s=: it returns its results (a ConvertResult) and reports "
@@ -113,13 +116,24 @@ def convert_args(input: PathLike, output: PathLike, **options: Any) -> List[str]
         if not takes_value:
             if value is not True:
                 raise TypeError("convert(): %s= is a flag: True or False, not %r" % (key, value))
-            args.append("--" + name)
+            pairs.append((name, "true"))
         else:
             if isinstance(value, bool):
                 raise TypeError("convert(): %s= takes a value, not %r" % (key, value))
             # A repeatable flag takes a list: feature=["tags:int_list", "score:float"].
             for v in value if repeatable and isinstance(value, (list, tuple)) else [value]:
-                args += ["--" + name, _flag_value(v)]
+                pairs.append((name, _flag_value(v)))
+    return pairs
+
+
+def convert_args(input: PathLike, output: PathLike, **options: Any) -> List[str]:
+    """The ``shard convert`` arguments that ``convert(input, output, **options)`` runs (for logs, or to hand
+    the same conversion to a cluster job)."""
+    table = _flag_table()
+    args = []
+    for name, text in _convert_options(input, output, **options):
+        _, takes_value, positional, _ = table[name.replace("-", "_")]
+        args += [text] if positional else ["--" + name, text] if takes_value else ["--" + name]
     return args
 
 
@@ -155,7 +169,7 @@ def convert(input: PathLike, output: PathLike, *, progress: Optional[Callable[[C
     left as a killed ``shard convert`` leaves it, ready to resume), RuntimeError / OSError (a failure while
     converting, e.g. ``on_error="fail"`` and a bad input, or a full disk).
     """
-    args = convert_args(input, output, **options)
+    flags = _convert_options(input, output, **options)
     tq = _tqdm_bar() if bar is None else (_tqdm_bar(force=True) if bar else None)
 
     def on_progress(p: Dict[str, int]) -> None:
@@ -169,7 +183,7 @@ def convert(input: PathLike, output: PathLike, *, progress: Optional[Callable[[C
             progress(info)
 
     try:
-        r = _libshard._convert(args, on_progress if (progress is not None or tq is not None) else None)
+        r = _libshard._convert(flags, on_progress if (progress is not None or tq is not None) else None)
     finally:
         if tq is not None:
             tq.close()

@@ -216,6 +216,30 @@ def test_convert_args_are_the_programs_flags(images):
         images, "--output", "out", "--size", "224", "--no-shuffle", "--shard-size", "64MiB", "--label-offset", "1"]
 
 
+
+@needs_shard
+def test_convert_options_are_the_programs_and_refuse_every_checked_value_alike(images, tmp_path):
+    """libshard.convert sets its keywords through the library's table that `shard convert` registers its options
+    from: the same options, and a value a flag's check refuses gives the program's first line."""
+    help_text = run_shard("convert", "--help").stdout
+    listed = {w.lstrip("-").split(",")[-1].lstrip("-") for line in help_text.splitlines()
+              for w in line.split()[:1] if w.startswith("-") and w not in ("-h,--help",)}
+    flags = {name for name, _, positional, _ in libshard._libshard._convert_flags() if not positional}
+    assert flags == listed and len(flags) > 50
+    cases = [{"seed": -1}, {"tiff_page": -1}, {"threads": 257}, {"records_per_shard": "010"},
+             {"val_fraction": "nan"}, {"box_min_visible": 2}, {"prefix": ""}, {"layout": "x"},
+             {"feature": "bad"}, {"on_error": "x"}, {"num_tasks": 2, "task_index": 5}]
+    for options in cases:
+        flags_text = []
+        for k, v in options.items():
+            flags_text += ["--" + k.replace("_", "-"), str(v)]
+        cli = run_shard("convert", images, "-o", tmp_path / "x", *flags_text)
+        assert cli.returncode == 2, options
+        with pytest.raises(ValueError) as e:
+            libshard.convert(images, tmp_path / "x", **options)
+        assert str(e.value) == cli.stderr.splitlines()[0], options
+    assert not os.path.exists(tmp_path / "x")
+
 # --- 3. libshard.verify ----------------------------------------------------------------------------------------
 
 @needs_shard

@@ -187,15 +187,15 @@ TEST_F(WallpaperLeakAccuracyTest, DefaultDistanceFindsCopiesAndFewFalsePairs) {
   }
   std::printf("  false pairs among the %d distinct crops: %d; copies also paired with another crop: %d\n", kDistinct,
               false_pairs, wrong_original);
-  // What docs/convert.md states (2026-11-27, the two-stage check; the
-  // 64-bit stage alone gave 35 false pairs, q60 98.5 %, corner crops
-  // 36-40 %, right edge 68 %).
+  // What docs/convert.md states (2026-11-28, the hashes of the block plane
+  // and the detail confirmation within 30 bits: q60 95.5 %, every resize
+  // and 5 % crop 100 %, 2 false pairs; the 64-bit stage alone pairs 87).
   const int n = static_cast<int>(copies_[0].size());
   EXPECT_EQ(found[0], n);             // exact
   EXPECT_GE(found[1] * 100, n * 95);  // JPEG q60
-  for (size_t k = 2; k <= 6; ++k) EXPECT_GE(found[k] * 100, n * 98) << kKinds[k].name;
+  for (size_t k = 2; k <= 6; ++k) EXPECT_GE(found[k] * 100, n * 99) << kKinds[k].name;
   for (size_t k = 7; k <= 11; ++k) EXPECT_GE(found[k] * 100, n * 99) << kKinds[k].name;  // 5 % crops
-  EXPECT_LE(false_pairs, 6);
+  EXPECT_LE(false_pairs, 2);
 }
 
 }  // namespace

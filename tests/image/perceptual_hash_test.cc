@@ -22,27 +22,54 @@ namespace {
 
 using testing::SyntheticPhoto;
 
-// The hash from its definition, by the book: the 32x32 cell means in double
-// (every k-th pixel per axis, k = ceil(cell side / 16)), every coefficient of
-// the 2-D DCT-II with its orthonormal scale, the top-left 8x8 kept.
-uint64_t ReferenceHash(const Image& img) {
-  const int w = img.width(), h = img.height(), n = 32;
-  std::array<double, 32 * 32> grid{};
-  for (int cy = 0; cy < n; ++cy) {
-    for (int cx = 0; cx < n; ++cx) {
-      const int x0 = cx * w / n, x1 = std::max((cx + 1) * w / n, x0 + 1);
-      const int y0 = cy * h / n, y1 = std::max((cy + 1) * h / n, y0 + 1);
-      const int kx = (x1 - x0 + 15) / 16, ky = (y1 - y0 + 15) / 16;
+// The hash from its definition (perceptual_hash.h), by the book and in
+// double: the blocks' mean luma (k = ceil(side / 128) pixels a side, every
+// step-th pixel read, step = ceil(k / 4)), the region cut into 32x32 equal
+// parts in pixel coordinates, each the mean over it of the blocks taken as
+// constants (weighted by the overlap), every coefficient of the 2-D DCT-II
+// with its orthonormal scale, the top-left 8x8 kept. `b`: the region, per
+// mille.
+uint64_t ReferenceHash(const Image& img, const RegionPerMille& b = kHashRegionBounds[0]) {
+  const int w = img.width(), h = img.height();
+  const int kx = (w + kGrayPlaneCells - 1) / kGrayPlaneCells, ky = (h + kGrayPlaneCells - 1) / kGrayPlaneCells;
+  const int nx = (w + kx - 1) / kx, ny = (h + ky - 1) / ky;
+  const int sx = (kx + kGrayPlaneSamples - 1) / kGrayPlaneSamples,
+            sy = (ky + kGrayPlaneSamples - 1) / kGrayPlaneSamples;
+  std::vector<double> block(static_cast<size_t>(nx) * ny);
+  for (int by = 0; by < ny; ++by) {
+    for (int bx = 0; bx < nx; ++bx) {
       double sum = 0;
       int count = 0;
-      for (int y = y0; y < y1; y += ky) {
-        for (int x = x0; x < x1; x += kx) {
+      for (int y = by * ky; y < std::min((by + 1) * ky, h); y += sy) {
+        for (int x = bx * kx; x < std::min((bx + 1) * kx, w); x += sx) {
           const uint8_t* p = img.row(y) + x * img.channels();
           sum += img.channels() >= 3 ? (77.0 * p[0] + 150.0 * p[1] + 29.0 * p[2]) / 256.0 : p[0];
           ++count;
         }
       }
-      grid[cy * n + cx] = count ? sum / count : 0;
+      block[by * nx + bx] = sum / count;
+    }
+  }
+  const int n = 32;
+  const double rx0 = w * b.left / 1000.0, rx1 = w * b.right / 1000.0;
+  const double ry0 = h * b.top / 1000.0, ry1 = h * b.bottom / 1000.0;
+  auto overlap = [](double a0, double a1, double c0, double c1) {
+    return std::max(0.0, std::min(a1, c1) - std::max(a0, c0));
+  };
+  std::array<double, 32 * 32> grid{};
+  for (int gy = 0; gy < n; ++gy) {
+    const double y0 = ry0 + (ry1 - ry0) * gy / n, y1 = ry0 + (ry1 - ry0) * (gy + 1) / n;
+    for (int gx = 0; gx < n; ++gx) {
+      const double x0 = rx0 + (rx1 - rx0) * gx / n, x1 = rx0 + (rx1 - rx0) * (gx + 1) / n;
+      double sum = 0;
+      for (int by = 0; by < ny; ++by) {
+        const double wy = overlap(y0, y1, by * ky, std::min((by + 1) * ky, h));
+        if (wy == 0) continue;
+        for (int bx = 0; bx < nx; ++bx) {
+          sum += wy * overlap(x0, x1, bx * kx, std::min((bx + 1) * kx, w)) * block[by * nx + bx];
+        }
+      }
+      grid[gy * n + gx] = sum / ((x1 - x0) * (y1 - y0));
     }
   }
   std::array<double, 64> c{};
@@ -88,7 +115,7 @@ TEST(PerceptualHashTest, GoldenValue) {
   const Image img = SyntheticPhoto(320, 240, 1);
   char hex[17];
   std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(PerceptualHash(img)));
-  EXPECT_STREQ(hex, "496606738de11df2");
+  EXPECT_STREQ(hex, "c96606738de11d72");
 }
 
 TEST(PerceptualHashTest, FastDctIsTheTextbookDct) {
@@ -98,19 +125,22 @@ TEST(PerceptualHashTest, FastDctIsTheTextbookDct) {
   }
 }
 
-// The centre hash is the hash of the centred region, cut out by hand; an
-// exact copy of that region hashes to the original's centre hash.
-TEST(PerceptualHashTest, CentreHashIsTheHashOfTheCentredRegion) {
+// The centre hash is the hash of the centred region of the plane; a copy
+// of that region cut out by hand hashes within a few bits of it (its plane
+// cells fall elsewhere). Every region's hash is its reference hash, and
+// HashRegions' 64-bit hashes are the single-region calls'.
+TEST(PerceptualHashTest, RegionHashesAreTheHashesOfTheRegions) {
   for (int w : {40, 97, 400, 1001}) {
     const int h = 30 + w / 3;
     const Image img = SyntheticPhoto(w, h, static_cast<uint64_t>(w));
-    const PixelRect r = CentreRegionOf(w, h);
-    EXPECT_EQ(r.x, w * 25 / 1000);
-    EXPECT_EQ(r.y, h * 25 / 1000);
-    EXPECT_EQ(r.x + r.width + r.x, w);
-    const Image centre = testing::CropOf(img, r.x, r.y, r.width, r.height);
-    EXPECT_EQ(CentrePerceptualHash(img), PerceptualHash(centre)) << w;
-    EXPECT_EQ(CentrePerceptualHash(img), ReferenceHash(centre)) << w;
+    EXPECT_EQ(CentrePerceptualHash(img), ReferenceHash(img, kHashRegionBounds[1])) << w;
+    const int mx = w * 25 / 1000, my = h * 25 / 1000;
+    const Image centre = testing::CropOf(img, mx, my, w - 2 * mx, h - 2 * my);
+    EXPECT_LE(HammingDistance(CentrePerceptualHash(img), PerceptualHash(centre)), 4) << w;
+    const RegionHashes all = HashRegions(img);
+    EXPECT_EQ(all.phash[0], PerceptualHash(img)) << w;
+    EXPECT_EQ(all.phash[1], CentrePerceptualHash(img)) << w;
+    for (int r = 0; r < kHashRegions; ++r) EXPECT_EQ(all.phash[r], ReferenceHash(img, kHashRegionBounds[r])) << r;
   }
   EXPECT_EQ(CentrePerceptualHash(Image()), 0u);
 }

@@ -77,6 +77,13 @@ ImageFingerprint FingerprintOf(const image::Image& pixels) {
   return f;
 }
 
+ImageFingerprint FingerprintOf(const image::Image& pixels, std::string key_sha256) {
+  ImageFingerprint f;
+  f.pixels_sha256 = std::move(key_sha256);
+  f.hashes = image::HashRegions(pixels);
+  return f;
+}
+
 namespace {
 
 // The 64-bit distance of region ra of a and region rb of b (one of them 0)

@@ -130,7 +130,13 @@ Status EncodeSample(const SourceSample& sample, std::string_view class_name, std
     LIBSHARD_ASSIGN_OR_RETURN(encoded, EncodeAs(output, o, o.format, &format_name));
   }
   const Image& pixels = out->passed_through ? decoded : output;
-  out->fingerprint = o.fingerprint ? FingerprintOf(pixels) : ImageFingerprint{};
+  const std::string file_sha256 = util::Sha256Hex(bytes);
+  if (o.fingerprint) {
+    // The exact key: the stored bytes' SHA-256 (duplicates.h, FingerprintOf).
+    out->fingerprint = FingerprintOf(pixels, out->passed_through ? file_sha256 : util::Sha256Hex(encoded));
+  } else {
+    out->fingerprint = ImageFingerprint{};
+  }
 
   StatsAccumulator box_stats;  // added to *stats only on success
   thread_local example::ExampleBuilder b;
@@ -151,7 +157,7 @@ Status EncodeSample(const SourceSample& sample, std::string_view class_name, std
     b.AddBytes(keys::kText, class_name);
   }
   b.AddBytes(keys::kFilename, sample.path);
-  b.AddBytes(keys::kSha256, util::Sha256Hex(bytes));
+  b.AddBytes(keys::kSha256, file_sha256);
   internal::AddFeatures(o.features, sample.features, &b);
   if (has_mask) {
     std::string mask_format;

@@ -1,10 +1,9 @@
 // The leak check: duplicate images within a split and across splits (a
 // validation image that is also in train), found from the fingerprints the
 // converter takes of every stored image (docs/convert.md, "Leak check"):
-//   * the exact key: SHA-256 of the stored pixels (the bytes ImageKeyOf
-//     hashes: "WIDTHxHEIGHTxCHANNELS/BITS\n" then the samples, HWC rows as
-//     image/image.h lays them out), so two files with equal pixels after the
-//     conversion's decode and transform have equal keys;
+//   * the exact key: SHA-256 of the stored image bytes (FingerprintOf), so
+//     two files with equal pixels after the conversion's decode, transform
+//     and deterministic encode have equal keys;
 //   * image::HashRegions: a 64-bit perceptual hash and a 256-bit detail hash
 //     of ten regions (the whole image, the centred region, four 95 % corner
 //     regions, four with 5 % off one side).
@@ -57,12 +56,12 @@ namespace libshard::convert {
 // --leak-distance's default and range (the candidates' 64-bit distance),
 // and the confirmation's 256-bit distance. From the wallpaper corpus
 // (tests/convert/leak_accuracy_test.cc prints the tables: 1,000 distinct
-// real crops, copies of 200): at 6 and 36, 4 false pairs of the 499,500
-// (35 with the whole and centre 64-bit hashes alone), JPEG quality 60
-// copies 96 % found, 0.5-0.9 resizes 99-100 %, 5 % crops (centred, at a
-// corner, off one edge) 99-100 %. docs/convert.md gives it all.
+// real crops, copies of 200): at 6 and 30, 2 false pairs of the 499,500
+// (87 with the 64-bit hashes alone; at 36, 5), JPEG quality 60 copies
+// 95.5 % found, 0.5-0.9 resizes and 5 % crops (centred, at a corner, off
+// one edge) 100 %. docs/convert.md gives it all.
 inline constexpr int kDefaultLeakDistance = 6;
-inline constexpr int kDetailDistance = 36;
+inline constexpr int kDetailDistance = 30;
 inline constexpr int kMaxLeakDistance = 16;
 
 // --leaks: kOff takes no fingerprints; kWarn (the default) reports the
@@ -82,6 +81,16 @@ struct ImageFingerprint {
   int regions = image::kHashRegions;
   bool has_detail = true;  // false for an older entry: the 64-bit stage alone decides
 };
+// The converter's: `key_sha256` is the SHA-256 (hex) of the image bytes as
+// stored in the record (image/encoded; for a pass-through JPEG the file's
+// own, already computed), the hashes are of the stored pixels. The encoders
+// are deterministic, so equal stored pixels give equal bytes; hashing the
+// stored bytes instead of the decoded pixels costs ~10x less (a 224x224 q90
+// JPEG is ~1/8 of its pixels). Two pass-through JPEGs whose bytes differ but
+// whose pixels do not are a near pair at distance 0, not an exact one.
+ImageFingerprint FingerprintOf(const image::Image& pixels, std::string key_sha256);
+// Without stored bytes (tools, tests): the key is the SHA-256 of the pixels
+// (ImageKeyOf's bytes: "WIDTHxHEIGHTxCHANNELS/BITS\n", then the samples).
 ImageFingerprint FingerprintOf(const image::Image& pixels);
 
 // The least 64-bit distance between the whole hash of one and a region's

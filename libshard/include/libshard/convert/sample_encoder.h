@@ -97,7 +97,8 @@ struct EncodedSample {
   bool passed_through = false;
   uint64_t image_bytes = 0;  // size of image/encoded
   // With EncodeOptions::fingerprint: FingerprintOf the stored pixels (the
-  // decoded source for a pass-through JPEG); else empty.
+  // decoded source for a pass-through JPEG) keyed by the stored bytes'
+  // SHA-256; else empty.
   ImageFingerprint fingerprint;
 };
 

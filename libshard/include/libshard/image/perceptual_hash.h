@@ -4,37 +4,36 @@
 // check (convert/duplicates.h) compares them by Hamming distance.
 //
 // The hash (the "DCT hash" of pHash / imagehash.phash, made exact here):
-//   1. the image to gray (Rec. 601 luma: (77 R + 150 G + 29 B) / 256; gray
-//      as is; alpha ignored; 16-bit samples use their high byte), averaged
-//      onto a 32x32 grid: cell i of an axis of size S covers pixels
-//      floor(i * S / 32) up to floor((i + 1) * S / 32) (at least one), and its
-//      value is the mean over every k-th of them on each axis, k = ceil(cell
-//      side / 16) (every pixel for images up to 512 on a side; at most 256
-//      samples per cell for larger ones, which keeps a 12-megapixel image's
-//      hash at a fraction of a millisecond);
-//   2. the orthonormal 2-D DCT-II of that grid, of which the 8x8 lowest
+//   1. blocks: the image cut into blocks of k x k pixels, k = ceil(side /
+//      128) per axis (kGrayPlaneCells; the last block of an axis may be
+//      shorter), each block's value its mean Rec. 601 luma, (77 R + 150 G +
+//      29 B) / 256 (gray as is; alpha ignored; 16-bit samples by their high
+//      byte), over every step-th pixel per axis, step = ceil(k / 4)
+//      (kGrayPlaneSamples: every pixel for images up to 512 a side);
+//   2. a region (fractions of the width and height: the whole image, or one
+//      of kHashRegionBounds) cut into 32x32 equal parts in pixel
+//      coordinates, each the mean over it of the blocks taken as constants
+//      (a block cut by a part counts by the area inside: the exact integral,
+//      from a summed-area table of the blocks);
+//   3. the orthonormal 2-D DCT-II of that grid, of which the 8x8 lowest
 //      frequencies are kept;
-//   3. bit 8 * v + u (v the vertical, u the horizontal frequency) is 1 when
+//   4. bit 8 * v + u (v the vertical, u the horizontal frequency) is 1 when
 //      coefficient (u, v) is above the median of the 63 coefficients other
 //      than DC; bit 0 (DC) is always 0.
-// A second hash, of the centred region (CentreRegionOf: 2.5 % of the width
-// off the left and right, 2.5 % of the height off the top and bottom),
-// finds copies with about 5 % of each side cropped off: the copy's whole
-// hash is near the original's centre hash (the leak check compares both
-// ways; convert/duplicates.h).
+// The pixels are read once for all regions (the cost: docs/convert.md,
+// "Leak check").
 // HashRegions gives what the leak check stores (convert/duplicates.h): the
 // 64-bit hash and a 256-bit "detail" hash (the same DCT's 16x16 lowest
 // frequencies, one bit per coefficient above the median of the 255 other
-// than DC) of ten regions: the whole image, the centred region, the four
-// 95 % x 95 % corner regions and the four regions with 5 % off one side.
-// A copy with 5 % cut off (centred, at a corner or an edge) has its whole
-// hashes near one region's hashes of the original. The regions' 32x32 grids
-// are averaged from one gray plane of at most 256x256 cell means (one pass
-// over the pixels; a summed-area table for the regions), so
-// HashRegions(img).phash[0] is near PerceptualHash(img), equal for images up
-// to 256 pixels a side (and phash[1] CentrePerceptualHash(img)).
+// than DC) of ten regions: the whole image, the centred region (2.5 % off
+// each side), the four 95 % x 95 % corner regions and the four regions with
+// 5 % off one side. A copy with 5 % cut off (centred, at a corner or an
+// edge) has its whole hashes near one region's hashes of the original.
+// HashRegions(img).phash[0] == PerceptualHash(img), phash[1] ==
+// CentrePerceptualHash(img).
 // The result depends only on the pixels (not on the thread, CPU or platform:
-// the DCT runs in double with a fixed order of operations).
+// the arithmetic runs in double with a fixed order of operations, and the
+// file is compiled without floating-point contraction).
 //
 //   uint64_t a = PerceptualHash(img), b = PerceptualHash(other);
 //   if (HammingDistance(a, b) <= 6) { ... looks the same ... }
@@ -54,25 +53,24 @@ namespace libshard::image {
 // The 64-bit DCT hash of `img` (any channels 1..4, 8- or 16-bit).
 uint64_t PerceptualHash(const Image& img);
 
-// The centred region the second hash covers: floor(width * 25 / 1000)
-// pixels off the left and the right, floor(height * 25 / 1000) off the top
-// and the bottom.
-inline constexpr int kCentreMarginPerMille = 25;
-PixelRect CentreRegionOf(int width, int height);
+// Step 1's blocks: at most this many per axis, and pixels read per block
+// and axis.
+inline constexpr int kGrayPlaneCells = 128;
+inline constexpr int kGrayPlaneSamples = 4;
 
-// The 64-bit DCT hash of CentreRegionOf(img) (0 for an empty image).
+// The 64-bit DCT hash of the centred region, kHashRegionBounds[1] (0 for an
+// empty image).
 uint64_t CentrePerceptualHash(const Image& img);
 
 // The regions HashRegions hashes, in per mille of the width and height:
-// kept [left, right) x [top, bottom), margins rounded down (as
-// CentreRegionOf's) on the gray plane.
+// kept [left, right) x [top, bottom) of the gray plane.
 inline constexpr int kHashRegions = 10;
 struct RegionPerMille {
   int left, top, right, bottom;
 };
 inline constexpr RegionPerMille kHashRegionBounds[kHashRegions] = {
     {0, 0, 1000, 1000},    // whole
-    {25, 25, 975, 975},    // centre (CentreRegionOf)
+    {25, 25, 975, 975},    // centre
     {0, 0, 950, 950},      // top-left 95 % x 95 %
     {50, 0, 1000, 950},    // top-right
     {0, 50, 950, 1000},    // bottom-left
