@@ -146,18 +146,24 @@ TEST(FingerprintIndexTest, FindsWhatComparingEveryPairFinds) {
   EXPECT_EQ(NearDistance(a, b, 16), 1);
 }
 
-// FindDuplicates (one pass, both lookups, on TBB's threads) lists what
+// Random hashes, key i.
+ImageFingerprint RandomPrint(util::SplitMix64& rng, int i) {
+  ImageFingerprint f;
+  f.pixels_sha256 = std::to_string(i);
+  for (int r = 0; r < image::kHashRegions; ++r) {
+    f.hashes.phash[r] = rng.Next();
+    for (uint64_t& w : f.hashes.detail[r]) w = rng.Next();
+  }
+  return f;
+}
+
+// FindDuplicates (on TBB's threads) lists what
 // NearDistance over every pair of distinct keys finds.
 TEST(FindDuplicatesTest, FindsWhatComparingEveryPairFinds) {
   util::SplitMix64 rng(11);
   std::vector<DuplicateImage> images;
   for (int i = 0; i < 800; ++i) {
-    ImageFingerprint f;
-    f.pixels_sha256 = std::to_string(i);
-    for (int r = 0; r < image::kHashRegions; ++r) {
-      f.hashes.phash[r] = rng.Next();
-      for (uint64_t& w : f.hashes.detail[r]) w = rng.Next();
-    }
+    ImageFingerprint f = RandomPrint(rng, i);
     if (i > 0 && rng.Below(3) == 0) {
       const ImageFingerprint& o = images[rng.Below(images.size())].fingerprint;
       const int r = static_cast<int>(rng.Below(image::kHashRegions));
@@ -179,6 +185,59 @@ TEST(FindDuplicatesTest, FindsWhatComparingEveryPairFinds) {
   EXPECT_EQ(found, want);
   EXPECT_GT(want.size(), 150u);
   EXPECT_EQ(r.pairs.size(), found.size());  // each once
+}
+
+// Random fingerprints with planted copies (a region's hash of an earlier
+// one, 0..d + 1 bits off, as the whole hash or the reverse; or the same
+// detail with a whole hash at exactly d and d + 1 bits): every band count,
+// at several sizes and distances, lists exactly what NearDistance over every
+// pair finds, each pair once.
+TEST(FindDuplicatesTest, EveryBandCountFindsWhatComparingEveryPairFinds) {
+  for (int n : {60, 600, 1800}) {
+    for (int d : {0, 2, 6, 9, 16}) {
+      util::SplitMix64 rng(static_cast<uint64_t>(n * 100 + d));
+      std::vector<DuplicateImage> images;
+      for (int i = 0; i < n; ++i) {
+        ImageFingerprint f = RandomPrint(rng, i);
+        if (i > 0 && rng.Below(2) == 0) {
+          const ImageFingerprint& o = images[rng.Below(images.size())].fingerprint;
+          const int r = static_cast<int>(rng.Below(image::kHashRegions));
+          const bool reverse = rng.Below(2) == 1;
+          uint64_t h = o.hashes.phash[reverse ? 0 : r];
+          // Distinct bits: exactly `flips` apart.
+          const int flips = static_cast<int>(rng.Below(static_cast<uint64_t>(d) + 2));
+          for (int k = 0; k < flips;) {
+            const uint64_t bit = uint64_t{1} << rng.Below(64);
+            if ((h ^ o.hashes.phash[reverse ? 0 : r]) & bit) continue;
+            h ^= bit;
+            ++k;
+          }
+          f.hashes.phash[reverse ? r : 0] = h;
+          f.hashes.detail[reverse ? r : 0] = o.hashes.detail[reverse ? 0 : r];
+        }
+        if (i % 11 == 5) f.regions = 2, f.has_detail = false;  // an older entry's
+        images.push_back({i % 3 ? "train" : "val", std::to_string(i), f});
+      }
+      std::set<std::tuple<uint32_t, uint32_t, int>> want;
+      for (uint32_t b = 0; b < images.size(); ++b) {
+        for (uint32_t a = 0; a < b; ++a) {
+          const int dist = NearDistance(images[a].fingerprint, images[b].fingerprint, d);
+          if (dist <= d) want.emplace(a, b, dist);
+        }
+      }
+      EXPECT_GT(want.size(), static_cast<size_t>(n / 8)) << n << " " << d;
+      for (int bands = kMinSearchBands; bands <= kMaxSearchBands; ++bands) {
+        const DuplicateReport r = FindDuplicates(images, d, bands);
+        std::set<std::tuple<uint32_t, uint32_t, int>> found;
+        for (const DuplicatePair& p : r.pairs) found.emplace(p.a, p.b, p.distance);
+        ASSERT_EQ(found, want) << n << " images, distance " << d << ", " << bands << " bands";
+        ASSERT_EQ(r.pairs.size(), found.size()) << "a pair listed twice";
+      }
+      EXPECT_EQ(FindDuplicates(images, d).pairs.size(), want.size());
+    }
+  }
+  // The layout the search picks grows its bands' width with the count.
+  EXPECT_GE(SearchBands(kDefaultLeakDistance, 1000), SearchBands(kDefaultLeakDistance, 1'000'000));
 }
 
 DuplicateImage Img(const std::string& split, const std::string& file, const std::string& key, uint64_t phash) {

@@ -175,6 +175,13 @@ inline constexpr size_t kMaxDuplicatePairs = 10'000'000;
 // between those first images, each pair with NearDistance <= max_distance
 // once.
 DuplicateReport FindDuplicates(const std::vector<DuplicateImage>& images, int max_distance);
+// As above with `bands` bands in the search (kMinSearchBands..
+// kMaxSearchBands, clamped): the same report for every band count (tests
+// compare them); FindDuplicates(images, d) takes SearchBands(d, images).
+DuplicateReport FindDuplicates(const std::vector<DuplicateImage>& images, int max_distance, int bands);
+inline constexpr int kMinSearchBands = 3, kMaxSearchBands = 16;
+// The band count with the least estimated work for `images` fingerprints.
+int SearchBands(int max_distance, uint64_t images);
 
 // duplicates.tsv: the header "kind\tdistance\tsplit_a\tfile_a\tsplit_b\t
 // file_b", then one line per pair ("exact" or "near"); tabs and line breaks
