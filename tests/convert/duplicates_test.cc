@@ -193,7 +193,7 @@ TEST(FindDuplicatesTest, FindsWhatComparingEveryPairFinds) {
 // at several sizes and distances, lists exactly what NearDistance over every
 // pair finds, each pair once.
 TEST(FindDuplicatesTest, EveryBandCountFindsWhatComparingEveryPairFinds) {
-  for (int n : {60, 600, 1800}) {
+  for (int n : {60, 500, 1500}) {
     for (int d : {0, 2, 6, 9, 16}) {
       util::SplitMix64 rng(static_cast<uint64_t>(n * 100 + d));
       std::vector<DuplicateImage> images;
@@ -296,28 +296,39 @@ TEST(FingerprintTest, PixelKeyCoversShapeAndSamples) {
   EXPECT_EQ(FingerprintOf(a).pixels_sha256.size(), 64u);
 }
 
-// Entries store every hash; an entry of an older libshard has no region and
-// detail hashes (or no centre hash either): its fingerprint has the regions
-// it has and no detail; hashes that are not hex of their length are
-// refused, naming the shard.
+// Entries store every hash in binary (a 32-byte key, 400 bytes of region
+// hashes); an entry of an older libshard has them in hex, or has no region
+// and detail hashes (or no centre hash either): its fingerprint has the
+// regions it has and no detail.
 TEST(FingerprintTest, EntriesCarryEveryHash) {
   ImageFingerprint f = FingerprintOf(SyntheticPhoto(200, 150, 3));
-  f.pixels_sha256 = std::string(64, 'a');
+  f.pixels_sha256 = "00ff" + std::string(60, 'a');
   ShardEntry e;
   e.set_file("train-00000-of-00001.tfrecord");
   e.set_split("train");
   *e.add_image_hashes() = ImageHashOf("a.png", f);
-  EXPECT_EQ(e.image_hashes(0).region_phashes().size(), 8u * 16);
-  EXPECT_EQ(e.image_hashes(0).detail_hashes().size(), 10u * 64);
-  ImageHash old = ImageHashOf("b.png", f);
-  old.clear_region_phashes();
-  old.clear_detail_hashes();
+  const ImageHash& stored = e.image_hashes(0);
+  EXPECT_EQ(stored.pixels_key().size(), 32u);
+  EXPECT_EQ(stored.pixels_key().substr(0, 3), std::string("\x00\xff\xaa", 3));
+  EXPECT_EQ(stored.regions().size(), 400u);
+  EXPECT_TRUE(stored.pixels_sha256().empty() && stored.phash().empty() && stored.detail_hashes().empty());
+  EXPECT_LT(stored.ByteSizeLong(), 450u);
+  // Little-endian words: the whole hash's low byte first, the detail after the ten 64-bit hashes.
+  EXPECT_EQ(static_cast<uint8_t>(stored.regions()[0]), f.hashes.phash[0] & 0xff);
+  EXPECT_EQ(static_cast<uint8_t>(stored.regions()[79]), f.hashes.phash[9] >> 56);
+  EXPECT_EQ(static_cast<uint8_t>(stored.regions()[80]), f.hashes.detail[0][0] & 0xff);
+  ImageFingerprint partial = f;
+  partial.regions = 2;
+  partial.has_detail = false;
+  ImageHash old = ImageHashOf("b.png", partial);  // an older entry's, rewritten as it was
+  EXPECT_TRUE(old.pixels_key().empty() && old.regions().empty());
   *e.add_image_hashes() = old;
   old.clear_centre_phash();
   *e.add_image_hashes() = old;
   std::vector<DuplicateImage> images;
   ASSERT_TRUE(AppendDuplicateImages(e, &images).ok());
   ASSERT_EQ(images.size(), 3u);
+  EXPECT_EQ(images[0].fingerprint.pixels_sha256, f.pixels_sha256);
   EXPECT_EQ(images[0].fingerprint.hashes.phash, f.hashes.phash);
   EXPECT_EQ(images[0].fingerprint.hashes.detail, f.hashes.detail);
   EXPECT_EQ(images[0].fingerprint.regions, image::kHashRegions);
@@ -327,17 +338,88 @@ TEST(FingerprintTest, EntriesCarryEveryHash) {
   EXPECT_EQ(images[1].fingerprint.hashes.phash[1], f.hashes.phash[1]);
   EXPECT_EQ(images[2].fingerprint.regions, 1);
   EXPECT_EQ(NearDistance(images[0].fingerprint, images[1].fingerprint, 0), 0);
+  e.mutable_image_hashes(1)->set_centre_phash("fedcba987654321g");
+  const Status bad = AppendDuplicateImages(e, &images);
+  EXPECT_EQ(bad.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.message().find("train-00000-of-00001.tfrecord: image hash 1"), std::string::npos) << bad.message();
+}
+
+// An entry of the two-stage check before the binary fields: every hash in
+// hex (golden: the words as written then), read as the binary form is.
+TEST(FingerprintTest, OldHexEntriesAreRead) {
+  ImageHash h;
+  h.set_path("old.png");
+  h.set_pixels_sha256("ABCDEF" + std::string(58, '0'));
+  h.set_phash("0123456789abcdef");
+  h.set_centre_phash("fedcba9876543210");
+  std::string regions, detail;
+  for (int r = 2; r < image::kHashRegions; ++r) regions += "000000000000000" + std::to_string(r);
+  for (int w = 0; w < 4 * image::kHashRegions; ++w) detail += w % 2 ? "8000000000000001" : "00000000000000ff";
+  h.set_region_phashes(regions);
+  h.set_detail_hashes(detail);
+  ShardEntry e;
+  e.set_file("val-00000-of-00001.tfrecord");
+  *e.add_image_hashes() = h;
+  std::vector<DuplicateImage> images;
+  ASSERT_TRUE(AppendDuplicateImages(e, &images).ok());
+  const ImageFingerprint& f = images[0].fingerprint;
+  EXPECT_EQ(f.pixels_sha256, "abcdef" + std::string(58, '0'));
+  EXPECT_EQ(f.hashes.phash[0], 0x0123456789abcdefu);
+  EXPECT_EQ(f.hashes.phash[1], 0xfedcba9876543210u);
+  for (int r = 2; r < image::kHashRegions; ++r) EXPECT_EQ(f.hashes.phash[r], static_cast<uint64_t>(r));
+  const image::DetailHash want = {0xff, 0x8000000000000001u, 0xff, 0x8000000000000001u};
+  for (const image::DetailHash& d : f.hashes.detail) EXPECT_EQ(d, want);
+  EXPECT_EQ(f.regions, image::kHashRegions);
+  EXPECT_TRUE(f.has_detail);
+  // Written again, it is the binary form, and reads back the same.
+  ShardEntry again;
+  *again.add_image_hashes() = ImageHashOf("old.png", f);
+  EXPECT_EQ(again.image_hashes(0).regions().size(), 400u);
+  std::vector<DuplicateImage> back;
+  ASSERT_TRUE(AppendDuplicateImages(again, &back).ok());
+  EXPECT_EQ(back[0].fingerprint.pixels_sha256, f.pixels_sha256);
+  EXPECT_EQ(back[0].fingerprint.hashes.phash, f.hashes.phash);
+  EXPECT_EQ(back[0].fingerprint.hashes.detail, f.hashes.detail);
   for (const char* bad_detail : {"12", ""}) {
     ShardEntry b = e;
     b.mutable_image_hashes(0)->set_detail_hashes(bad_detail);
     const Status bad = AppendDuplicateImages(b, &images);
     EXPECT_EQ(bad.code(), StatusCode::kInvalidArgument);
-    EXPECT_NE(bad.message().find("train-00000-of-00001.tfrecord: image hash 0"), std::string::npos) << bad.message();
+    EXPECT_NE(bad.message().find("val-00000-of-00001.tfrecord: image hash 0"), std::string::npos) << bad.message();
   }
-  e.mutable_image_hashes(1)->set_centre_phash("fedcba987654321g");
-  const Status bad = AppendDuplicateImages(e, &images);
-  EXPECT_EQ(bad.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(bad.message().find("train-00000-of-00001.tfrecord: image hash 1"), std::string::npos) << bad.message();
+}
+
+// Binary fields of any other size (cut, grown, one missing) are refused,
+// naming the shard, the image and the sizes; nothing is appended.
+TEST(FingerprintTest, DamagedBinaryEntriesAreRefused) {
+  ImageFingerprint f = FingerprintOf(SyntheticPhoto(120, 90, 4));
+  ShardEntry e;
+  e.set_file("test-00003-of-00004.tfrecord");
+  *e.add_image_hashes() = ImageHashOf("a.png", f);
+  *e.add_image_hashes() = ImageHashOf("b.png", f);
+  const ImageHash good = e.image_hashes(1);
+  std::vector<std::pair<std::string, std::string>> damaged = {
+      {good.pixels_key().substr(1), good.regions()},
+      {good.pixels_key() + "x", good.regions()},
+      {good.pixels_key(), good.regions().substr(0, 399)},
+      {good.pixels_key(), good.regions() + std::string(8, '\0')},
+      {"", good.regions()},
+      {good.pixels_key(), ""},
+  };
+  for (const auto& [key, regions] : damaged) {
+    ShardEntry bad = e;
+    bad.mutable_image_hashes(1)->set_pixels_key(key);
+    bad.mutable_image_hashes(1)->set_regions(regions);
+    bad.mutable_image_hashes(1)->set_phash("0123456789abcdef");  // hex beside does not rescue it
+    std::vector<DuplicateImage> images;
+    const Status st = AppendDuplicateImages(bad, &images);
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << key.size() << " " << regions.size();
+    EXPECT_NE(st.message().find("shard test-00003-of-00004.tfrecord: image hash 1 has a " + std::to_string(key.size()) +
+                                "-byte key and " + std::to_string(regions.size()) +
+                                " bytes of region hashes, not 32 and 400"),
+              std::string::npos)
+        << st.message();
+  }
 }
 
 image::Image Decoded(const std::string& bytes) {
