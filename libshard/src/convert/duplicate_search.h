@@ -38,8 +38,10 @@ double Probes(int bits, int radius);
 
 // Every pair of `prints` (none null) with NearDistance(a, b, max_distance)
 // <= max_distance, each once, sorted by (a, b); the same for every band
-// count (3..16, clamped) and thread count. Runs on TBB's threads.
-std::vector<NearPair> SearchNearPairs(const std::vector<const ImageFingerprint*>& prints, int max_distance, int bands);
+// count (3..16, clamped), thread count and `vector` (false: one compare at
+// a time, as on a CPU without AVX2). Runs on TBB's threads.
+std::vector<NearPair> SearchNearPairs(const std::vector<const ImageFingerprint*>& prints, int max_distance, int bands,
+                                      bool vector);
 
 }  // namespace libshard::convert
 

@@ -155,12 +155,13 @@ DuplicateReport FindDuplicates(const std::vector<DuplicateImage>& images, int ma
   return FindDuplicates(images, max_distance, SearchBands(max_distance, images.size()));
 }
 
-DuplicateReport FindDuplicates(const std::vector<DuplicateImage>& images, int max_distance, int bands) {
+DuplicateReport FindDuplicates(const std::vector<DuplicateImage>& images, int max_distance, int bands, bool vector) {
   max_distance = std::clamp(max_distance, 0, kMaxLeakDistance);
   // Exact: per pixel key, the first image of each split (as ids); the first
   // images ("reps") are what the near search sees.
   std::vector<std::vector<std::pair<uint32_t, bool>>> exact(images.size());  // by b: (a, exact)
   std::unordered_map<std::string, std::map<std::string, uint32_t>> firsts;
+  firsts.reserve(images.size());
   std::vector<uint32_t> reps;
   for (uint32_t i = 0; i < images.size(); ++i) {
     const DuplicateImage& img = images[i];
@@ -180,7 +181,7 @@ DuplicateReport FindDuplicates(const std::vector<DuplicateImage>& images, int ma
   prints.reserve(reps.size());
   for (uint32_t rep : reps) prints.push_back(&images[rep].fingerprint);
   std::vector<std::vector<std::pair<uint32_t, int>>> near(images.size());  // by b: (a, distance)
-  for (const NearPair& p : SearchNearPairs(prints, max_distance, bands)) {
+  for (const NearPair& p : SearchNearPairs(prints, max_distance, bands, vector)) {
     if (prints[p.a]->pixels_sha256 == prints[p.b]->pixels_sha256) continue;
     near[reps[p.b]].emplace_back(reps[p.a], p.distance);  // reps ascend: a before b
   }

@@ -176,9 +176,12 @@ inline constexpr size_t kMaxDuplicatePairs = 10'000'000;
 // once.
 DuplicateReport FindDuplicates(const std::vector<DuplicateImage>& images, int max_distance);
 // As above with `bands` bands in the search (kMinSearchBands..
-// kMaxSearchBands, clamped): the same report for every band count (tests
-// compare them); FindDuplicates(images, d) takes SearchBands(d, images).
-DuplicateReport FindDuplicates(const std::vector<DuplicateImage>& images, int max_distance, int bands);
+// kMaxSearchBands, clamped), and with `vector` false one 64-bit compare at
+// a time (what a CPU without AVX2 runs): the same report for every band
+// count and either way (tests compare them); FindDuplicates(images, d)
+// takes SearchBands(d, images.size()) and the CPU's best.
+DuplicateReport FindDuplicates(const std::vector<DuplicateImage>& images, int max_distance, int bands,
+                               bool vector = true);
 inline constexpr int kMinSearchBands = 3, kMaxSearchBands = 16;
 // The band count with the least estimated work for `images` fingerprints.
 int SearchBands(int max_distance, uint64_t images);
