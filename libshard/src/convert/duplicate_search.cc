@@ -113,17 +113,26 @@ struct BandSearch {
     if (d <= max_distance) out->push_back({a, b, d});
   }
 
+  // The queries with band value v ([*q0, *q1)) and the buckets to compare
+  // them with; false when there are none.
+  bool Group(uint32_t v, size_t* q0, size_t* q1, std::vector<uint32_t>* probes) const {
+    *q0 = queries.start[v];
+    *q1 = queries.start[v + 1];
+    if (*q0 == *q1) return false;
+    probes->clear();
+    ForEachWithin(v, l.bits[band], l.radius[band], [probes](uint32_t u) { probes->push_back(u); });
+    return true;
+  }
+
   // The compare loop, inlined into a plain and a popcnt build of Run (no
   // call in it: a lambda would be built without popcnt).
   __attribute__((always_inline)) inline void RunInline(uint32_t from, uint32_t to) const {
     const uint64_t* qh = queries.hash.data();
     const uint64_t* eh = entries.hash.data();
     std::vector<uint32_t> probes;
+    size_t q0, q1;
     for (uint32_t v = from; v < to; ++v) {
-      const size_t q0 = queries.start[v], q1 = queries.start[v + 1];
-      if (q0 == q1) continue;
-      probes.clear();
-      ForEachWithin(v, l.bits[band], l.radius[band], [&probes](uint32_t u) { probes.push_back(u); });
+      if (!Group(v, &q0, &q1, &probes)) continue;
       for (uint32_t u : probes) {
         const size_t e1 = entries.start[u + 1];
         for (size_t e = entries.start[u]; e < e1; ++e) {
@@ -148,11 +157,9 @@ struct BandSearch {
     const uint64_t* qh = queries.hash.data();
     const uint64_t* eh = entries.hash.data();
     std::vector<uint32_t> probes;
+    size_t q0, q1;
     for (uint32_t v = from; v < to; ++v) {
-      const size_t q0 = queries.start[v], q1 = queries.start[v + 1];
-      if (q0 == q1) continue;
-      probes.clear();
-      ForEachWithin(v, l.bits[band], l.radius[band], [&probes](uint32_t u) { probes.push_back(u); });
+      if (!Group(v, &q0, &q1, &probes)) continue;
       for (uint32_t u : probes) {
         const size_t e0 = entries.start[u], e1 = entries.start[u + 1];
         for (size_t q = q0; q < q1; ++q) {
