@@ -262,7 +262,9 @@ void TimeLeakSearch(int n) {
   }
   for (int count : {std::min(n, 100'000), n}) {
     if (count < n && n <= 100'000) continue;
-    const std::vector<convert::DuplicateImage> some(images.begin(), images.begin() + count);
+    std::vector<convert::DuplicateImage> prefix;
+    if (count < n) prefix.assign(images.begin(), images.begin() + count);
+    const std::vector<convert::DuplicateImage>& some = count < n ? prefix : images;
     double best = 1e300;
     convert::DuplicateReport r;
     for (int round = 0; round < 2; ++round) {
