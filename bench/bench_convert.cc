@@ -230,7 +230,8 @@ double FingerprintSeconds(const std::vector<img::Image>& inputs, int rounds) {
 // with up to the default distance's bits flipped in the 64-bit hash and up
 // to 20 in the 256-bit one; one image each (half train, half val), through
 // FindDuplicates (on TBB's threads); best of 2, for the first 100,000 too
-// when n is larger. Every planted copy must be found with its original (the
+// when n is larger (and for those 100,000, --dedup within's incremental
+// FingerprintIndex, one query before each Add). Every planted copy must be found with its original (the
 // line says how many were), and nothing is cached between rounds.
 void TimeLeakSearch(int n) {
   libshard::util::SplitMix64 rng(1);
@@ -287,6 +288,18 @@ void TimeLeakSearch(int n) {
         count, want, found, convert::kDefaultLeakDistance, best, oneapi::tbb::info::default_concurrency(),
         convert::SearchBands(convert::kDefaultLeakDistance, count),
         static_cast<unsigned long long>(r.leaks + r.within));
+    if (count > 100'000) continue;
+    // --dedup within's incremental index (one split, one thread): a query
+    // before each Add.
+    auto t0 = Clock::now();
+    convert::FingerprintIndex index(convert::kDefaultLeakDistance, some.size());
+    uint64_t near = 0;
+    for (const convert::DuplicateImage& img : some) {
+      index.ForEachNear(img.fingerprint, [&near](uint32_t, int) { ++near; });
+      index.Add(img.fingerprint);
+    }
+    std::printf("  the same through FingerprintIndex (--dedup within, one thread): %.2f s; %llu pairs found\n",
+                std::chrono::duration<double>(Clock::now() - t0).count(), static_cast<unsigned long long>(near));
   }
 }
 

@@ -52,19 +52,15 @@ struct Layout {
   }
 };
 
-// m bands of 64 / m bits (the first 64 % m one wider), with radii r_b that
-// add up to max_distance + 1 - m (none below 0; the extra ones on the last,
-// narrowest bands): two hashes within max_distance differ in at most r_b
-// bits of some band b, since sum (r_b + 1) > max_distance (pigeonhole).
+// m bands (BandBits, BandRadius).
 Layout MakeLayout(int max_distance, int bands) {
   Layout l;
   l.bands = std::clamp(bands, kMinSearchBands, kMaxSearchBands);
-  const int extra = std::max(0, max_distance + 1 - l.bands);
   int shift = 0;
   for (int b = 0; b < l.bands; ++b) {
     l.shift[b] = shift;
-    l.bits[b] = 64 / l.bands + (b < 64 % l.bands ? 1 : 0);
-    l.radius[b] = extra / l.bands + (b >= l.bands - extra % l.bands ? 1 : 0);
+    l.bits[b] = BandBits(l.bands, b);
+    l.radius[b] = BandRadius(max_distance, l.bands, b);
     shift += l.bits[b];
   }
   return l;

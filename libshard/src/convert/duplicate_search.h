@@ -36,6 +36,18 @@ void ForEachWithin(uint32_t value, int bits, int radius, const F& each) {
 // sum_{k <= r} C(b, k): the values a query looks up in one band.
 double Probes(int bits, int radius);
 
+// The bits of band b of m (64 / m, the first 64 % m one more) and its
+// radius: the radii add up to max_distance + 1 - m (none below 0; the extra
+// ones on the last, narrowest bands), so two hashes within max_distance
+// differ in at most r_b bits of some band b, since sum (r_b + 1) >
+// max_distance (pigeonhole).
+inline int BandBits(int bands, int band) { return 64 / bands + (band < 64 % bands ? 1 : 0); }
+inline int BandRadius(int max_distance, int bands, int band) {
+  const int extra = max_distance + 1 - bands;
+  if (extra <= 0) return 0;
+  return extra / bands + (band >= bands - extra % bands ? 1 : 0);
+}
+
 // Every pair of `prints` (none null) with NearDistance(a, b, max_distance)
 // <= max_distance, each once, sorted by (a, b); the same for every band
 // count (3..16, clamped), thread count and `vector` (false: one compare at

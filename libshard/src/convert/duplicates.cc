@@ -102,32 +102,50 @@ void FingerprintIndex::ForEachNear(const ImageFingerprint& f, const std::functio
   }
 }
 
+namespace {
+
+// The bits set in x, inline (__builtin_popcountll is a call into libgcc
+// where the build does not assume the popcnt instruction).
+int BitCount(uint64_t x) {
+  x -= (x >> 1) & 0x5555555555555555u;
+  x = (x & 0x3333333333333333u) + ((x >> 2) & 0x3333333333333333u);
+  x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fu;
+  return static_cast<int>((x * 0x0101010101010101u) >> 56);
+}
+
+}  // namespace
+
 DuplicateIndex::DuplicateIndex(int max_distance, uint64_t expected_count)
     : max_distance_(std::clamp(max_distance, 0, kMaxLeakDistance)) {
   // The band count with the least expected work per query: per probed value
-  // a cache miss (worth about kProbe compares) and the hashes it holds.
-  constexpr double kProbe = 16;
+  // a cache miss or two (a bucket's header, then its hashes; worth about
+  // kProbe compares) and the hashes it holds. At most 16 bits a band (a
+  // bucket per value).
+  constexpr double kProbe = 60;
   const double n = static_cast<double>(std::max<uint64_t>(expected_count, 1));
   double best = std::numeric_limits<double>::max();
-  for (int m = 4; m <= std::max(4, max_distance_ + 1); ++m) {
-    const int bits = (64 + m - 1) / m;  // the widest band
-    const int r = max_distance_ / m;
-    const double cost = m * Probes(bits, r) * (kProbe + n / static_cast<double>(uint64_t{1} << bits));
+  for (int m = 4; m <= kMaxSearchBands; ++m) {
+    double cost = 0;
+    for (int b = 0; b < m; ++b) {
+      const int bits = BandBits(m, b);
+      cost += Probes(bits, BandRadius(max_distance_, m, b)) * (kProbe + n / static_cast<double>(uint64_t{1} << bits));
+    }
     if (cost < best) {
       best = cost;
       bands_ = m;
-      radius_ = r;
     }
   }
   int shift = 0;
   for (int b = 0; b < bands_; ++b) {
-    const int bits = 64 / bands_ + (b < 64 % bands_ ? 1 : 0);
     shift_.push_back(shift);
-    bits_.push_back(bits);
-    shift += bits;
-    buckets_.emplace_back(size_t{1} << bits);
+    bits_.push_back(BandBits(bands_, b));
+    radius_.push_back(BandRadius(max_distance_, bands_, b));
+    shift += bits_.back();
+    buckets_.emplace_back(size_t{1} << bits_.back());
   }
 }
+
+int DuplicateIndex::radius() const { return *std::max_element(radius_.begin(), radius_.end()); }
 
 void DuplicateIndex::Add(uint64_t hash) {
   const uint32_t id = size_++;
@@ -136,14 +154,14 @@ void DuplicateIndex::Add(uint64_t hash) {
 
 void DuplicateIndex::ForEachNear(uint64_t hash, const std::function<void(uint32_t, int)>& found) const {
   for (int b = 0; b < bands_; ++b) {
-    ForEachWithin(BandOf(hash, b), bits_[b], radius_, [&](uint32_t value) {
+    ForEachWithin(BandOf(hash, b), bits_[b], radius_[b], [&](uint32_t value) {
       for (const Entry& e : buckets_[b][value]) {
-        const int distance = image::HammingDistance(hash, e.hash);
+        const int distance = BitCount(hash ^ e.hash);
         if (distance > max_distance_) continue;
-        // Reported from the first band where the two are within the radius.
+        // Reported from the first band where the two are within its radius.
         bool earlier = false;
         for (int o = 0; o < b && !earlier; ++o) {
-          earlier = __builtin_popcount(BandOf(hash, o) ^ BandOf(e.hash, o)) <= radius_;
+          earlier = __builtin_popcount(BandOf(hash, o) ^ BandOf(e.hash, o)) <= radius_[o];
         }
         if (!earlier) found(e.id, distance);
       }

@@ -36,13 +36,18 @@
 //     at a time: about 24 bytes per region hash (some 250 MB for a million
 //     images) beside the fingerprints. Measured (shard-bench convert
 //     --leak-hashes N, random fingerprints, 1 % planted copies, 2 threads of
-//     the loaded 2-core build machine, 2026-11-27): 100,000 in 0.3-0.9 s, a
-//     million in 6-13 s (docs/convert.md).
+//     the loaded 2-core build machine, 2026-11-27): 100,000 in 0.25-0.9 s,
+//     a million in 6-13 s (docs/convert.md).
 //   * DuplicateIndex / FingerprintIndex (--dedup within, incremental: a
-//     query before each Add): 4 <= m <= max_distance + 1 bands of at most 16
-//     bits, one radius floor(d / m), m chosen for the expected count: at
-//     d = 6, 4 bands of 16 bits, radius 1, for a million hashes; 7 bands,
-//     radius 0, for a few thousand.
+//     query before each Add): 4..16 bands of at most 16 bits, the same
+//     radii, m chosen for the expected count (a probe costs a cache miss or
+//     two: at d = 6, 7 bands of 9-10 bits, radius 0, up to some hundred
+//     thousand hashes). Ten lookups an image (its whole hash among the
+//     whole and the region hashes, its nine others among the whole ones):
+//     100,000 random fingerprints take 6-9 s on one thread of the loaded
+//     build machine (10.8 s with one radius for every band and libgcc's
+//     popcount); estimated (not run) some 50 us an image at a million: about 5 % of a
+//     conversion's time per image, not seconds for the whole set.
 //
 //   DuplicateIndex index(8, expected);
 //   index.ForEachNear(h, [](uint32_t id, int distance) { ... });
@@ -124,7 +129,7 @@ class DuplicateIndex {
   void Add(uint64_t hash);
   uint32_t size() const { return size_; }
   int bands() const { return bands_; }
-  int radius() const { return radius_; }
+  int radius() const;  // the largest band's radius
 
  private:
   struct Entry {
@@ -136,9 +141,9 @@ class DuplicateIndex {
   }
 
   int max_distance_;
-  int bands_ = 0, radius_ = 0;
+  int bands_ = 0;
   uint32_t size_ = 0;
-  std::vector<int> shift_, bits_;                         // per band
+  std::vector<int> shift_, bits_, radius_;                // per band
   std::vector<std::vector<std::vector<Entry>>> buckets_;  // per band: value -> entries
 };
 
