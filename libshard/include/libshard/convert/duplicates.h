@@ -46,8 +46,9 @@
 //     whole and the region hashes, its nine others among the whole ones):
 //     100,000 random fingerprints take 6-9 s on one thread of the loaded
 //     build machine (10.8 s with one radius for every band and libgcc's
-//     popcount); estimated (not run) some 50 us an image at a million: about 5 % of a
-//     conversion's time per image, not seconds for the whole set.
+//     popcount); estimated (not run), some 50 us an image at a million:
+//     about 5 % of a conversion's time per image, not seconds for the
+//     whole set.
 //
 //   DuplicateIndex index(8, expected);
 //   index.ForEachNear(h, [](uint32_t id, int distance) { ... });
