@@ -6,6 +6,7 @@
 #include "libshard/convert/duplicates.h"
 
 #include <gtest/gtest.h>
+#include <oneapi/tbb/task_arena.h>
 
 #include <algorithm>
 #include <set>
@@ -240,6 +241,27 @@ TEST(FindDuplicatesTest, EveryBandCountFindsWhatComparingEveryPairFinds) {
   }
   // The layout the search picks grows its bands' width with the count.
   EXPECT_GE(SearchBands(kDefaultLeakDistance, 1000), SearchBands(kDefaultLeakDistance, 1'000'000));
+}
+
+// The report is the same on one thread and on many (the pairs are sorted
+// after the search, whatever thread found them).
+TEST(FindDuplicatesTest, SameReportOnAnyThreadCount) {
+  util::SplitMix64 rng(13);
+  std::vector<DuplicateImage> images;
+  for (int i = 0; i < 20000; ++i) {
+    ImageFingerprint f = RandomPrint(rng, i);
+    if (i > 0 && rng.Below(4) == 0) {
+      const ImageFingerprint& o = images[rng.Below(images.size())].fingerprint;
+      f.hashes.phash[0] = o.hashes.phash[rng.Below(image::kHashRegions)] ^ (uint64_t{1} << rng.Below(64));
+      f.has_detail = false;
+    }
+    images.push_back({i % 2 ? "train" : "val", std::to_string(i), f});
+  }
+  std::string one, many;
+  tbb::task_arena(1).execute([&] { one = DuplicatesTsv(images, FindDuplicates(images, kDefaultLeakDistance)); });
+  tbb::task_arena(8).execute([&] { many = DuplicatesTsv(images, FindDuplicates(images, kDefaultLeakDistance)); });
+  EXPECT_EQ(one, many);
+  EXPECT_GT(std::count(many.begin(), many.end(), '\n'), 4000);
 }
 
 DuplicateImage Img(const std::string& split, const std::string& file, const std::string& key, uint64_t phash) {
