@@ -36,8 +36,8 @@
 //     at a time: about 24 bytes per region hash (some 250 MB for a million
 //     images) beside the fingerprints. Measured (shard-bench convert
 //     --leak-hashes N, random fingerprints, 1 % planted copies, 2 threads of
-//     the loaded 2-core build machine, 2026-11-27): 100,000 in 0.25-0.9 s,
-//     a million in 6-13 s (docs/convert.md).
+//     the loaded 2-core build machine, 2026-11-27): 100,000 in 0.26-0.9 s
+//     (4.27 s before), a million in 5.8-13 s (docs/convert.md).
 //   * DuplicateIndex / FingerprintIndex (--dedup within, incremental: a
 //     query before each Add): 4..16 bands of at most 16 bits, the same
 //     radii, m chosen for the expected count (a probe costs a cache miss or
