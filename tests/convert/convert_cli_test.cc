@@ -1389,7 +1389,7 @@ TEST(ConvertCliTest, DiskFullAtEachMetadataFileLeavesNoTemporaries) {
     int limit_kib;
     int strays;  // files outside any class folder: listing rejects, only in rejects.tsv and manifest.json
   };
-  // A shard's entry (one image's fingerprints: about 2.1 KiB) fits under 3 KiB,
+  // A shard's entry (one image's fingerprints, about 0.8 KiB: 1.9 KiB in all) fits under 3 KiB,
   // and 60 strays' reject lines do not.
   for (const Case& c : {Case{".libshard/in-train-00000-of-00008.tfrecord.json", 1, 0}, Case{"rejects.tsv", 3, 60},
                         Case{"manifest.json", 4, 0}}) {

@@ -6,6 +6,7 @@
 #include "libshard/convert/duplicates.h"
 
 #include <gtest/gtest.h>
+#include <oneapi/tbb/task_arena.h>
 
 #include <algorithm>
 #include <set>
@@ -146,18 +147,24 @@ TEST(FingerprintIndexTest, FindsWhatComparingEveryPairFinds) {
   EXPECT_EQ(NearDistance(a, b, 16), 1);
 }
 
-// FindDuplicates (one pass, both lookups, on TBB's threads) lists what
-// NearDistance over every pair of distinct keys finds.
-TEST(FindDuplicatesTest, FindsWhatComparingEveryPairFinds) {
-  util::SplitMix64 rng(11);
+// Random hashes, key i.
+ImageFingerprint RandomPrint(util::SplitMix64& rng, int i) {
+  ImageFingerprint f;
+  f.pixels_sha256 = std::to_string(i);
+  for (int r = 0; r < image::kHashRegions; ++r) {
+    f.hashes.phash[r] = rng.Next();
+    for (uint64_t& w : f.hashes.detail[r]) w = rng.Next();
+  }
+  return f;
+}
+
+// n random fingerprints, a third of them copies of an earlier one (its
+// whole hash a region's of the original one bit off, or the reverse).
+std::vector<DuplicateImage> WithCopies(uint64_t seed, int n) {
+  util::SplitMix64 rng(seed);
   std::vector<DuplicateImage> images;
-  for (int i = 0; i < 800; ++i) {
-    ImageFingerprint f;
-    f.pixels_sha256 = std::to_string(i);
-    for (int r = 0; r < image::kHashRegions; ++r) {
-      f.hashes.phash[r] = rng.Next();
-      for (uint64_t& w : f.hashes.detail[r]) w = rng.Next();
-    }
+  for (int i = 0; i < n; ++i) {
+    ImageFingerprint f = RandomPrint(rng, i);
     if (i > 0 && rng.Below(3) == 0) {
       const ImageFingerprint& o = images[rng.Below(images.size())].fingerprint;
       const int r = static_cast<int>(rng.Below(image::kHashRegions));
@@ -167,6 +174,13 @@ TEST(FindDuplicatesTest, FindsWhatComparingEveryPairFinds) {
     }
     images.push_back({i % 3 ? "train" : "val", std::to_string(i), f});
   }
+  return images;
+}
+
+// FindDuplicates (on TBB's threads) lists what
+// NearDistance over every pair of distinct keys finds.
+TEST(FindDuplicatesTest, FindsWhatComparingEveryPairFinds) {
+  const std::vector<DuplicateImage> images = WithCopies(11, 800);
   const DuplicateReport r = FindDuplicates(images, kDefaultLeakDistance);
   std::set<std::tuple<uint32_t, uint32_t, int>> found, want;
   for (const DuplicatePair& p : r.pairs) found.emplace(p.a, p.b, p.distance);
@@ -179,6 +193,72 @@ TEST(FindDuplicatesTest, FindsWhatComparingEveryPairFinds) {
   EXPECT_EQ(found, want);
   EXPECT_GT(want.size(), 150u);
   EXPECT_EQ(r.pairs.size(), found.size());  // each once
+}
+
+// Random fingerprints with planted copies (a region's hash of an earlier
+// one, 0..d + 1 bits off, as the whole hash or the reverse; or the same
+// detail with a whole hash at exactly d and d + 1 bits): every band count,
+// at several sizes and distances, lists exactly what NearDistance over every
+// pair finds, each pair once.
+TEST(FindDuplicatesTest, EveryBandCountFindsWhatComparingEveryPairFinds) {
+  for (int n : {60, 400, 1200}) {
+    for (int d : {0, 2, 6, 9, 16}) {
+      util::SplitMix64 rng(static_cast<uint64_t>(n * 100 + d));
+      std::vector<DuplicateImage> images;
+      for (int i = 0; i < n; ++i) {
+        ImageFingerprint f = RandomPrint(rng, i);
+        if (i > 0 && rng.Below(2) == 0) {
+          const ImageFingerprint& o = images[rng.Below(images.size())].fingerprint;
+          const int r = static_cast<int>(rng.Below(image::kHashRegions));
+          const bool reverse = rng.Below(2) == 1;
+          uint64_t h = o.hashes.phash[reverse ? 0 : r];
+          // Distinct bits: exactly `flips` apart.
+          const int flips = static_cast<int>(rng.Below(static_cast<uint64_t>(d) + 2));
+          for (int k = 0; k < flips;) {
+            const uint64_t bit = uint64_t{1} << rng.Below(64);
+            if ((h ^ o.hashes.phash[reverse ? 0 : r]) & bit) continue;
+            h ^= bit;
+            ++k;
+          }
+          f.hashes.phash[reverse ? r : 0] = h;
+          f.hashes.detail[reverse ? r : 0] = o.hashes.detail[reverse ? 0 : r];
+        }
+        if (i % 11 == 5) f.regions = 2, f.has_detail = false;  // an older entry's
+        images.push_back({i % 3 ? "train" : "val", std::to_string(i), f});
+      }
+      std::set<std::tuple<uint32_t, uint32_t, int>> want;
+      for (uint32_t b = 0; b < images.size(); ++b) {
+        for (uint32_t a = 0; a < b; ++a) {
+          const int dist = NearDistance(images[a].fingerprint, images[b].fingerprint, d);
+          if (dist <= d) want.emplace(a, b, dist);
+        }
+      }
+      EXPECT_GT(want.size(), static_cast<size_t>(n / 8)) << n << " " << d;
+      for (int bands = kMinSearchBands; bands <= kMaxSearchBands; ++bands) {
+        for (bool vector : {true, false}) {
+          const DuplicateReport r = FindDuplicates(images, d, bands, vector);
+          std::set<std::tuple<uint32_t, uint32_t, int>> found;
+          for (const DuplicatePair& p : r.pairs) found.emplace(p.a, p.b, p.distance);
+          ASSERT_EQ(found, want) << n << " images, distance " << d << ", " << bands << " bands, vector " << vector;
+          ASSERT_EQ(r.pairs.size(), found.size()) << "a pair listed twice";
+        }
+      }
+      EXPECT_EQ(FindDuplicates(images, d).pairs.size(), want.size());
+    }
+  }
+  // The layout the search picks grows its bands' width with the count.
+  EXPECT_GE(SearchBands(kDefaultLeakDistance, 1000), SearchBands(kDefaultLeakDistance, 1'000'000));
+}
+
+// The report is the same on one thread and on many (the pairs are sorted
+// after the search, whatever thread found them).
+TEST(FindDuplicatesTest, SameReportOnAnyThreadCount) {
+  const std::vector<DuplicateImage> images = WithCopies(13, 20000);
+  std::string one, many;
+  tbb::task_arena(1).execute([&] { one = DuplicatesTsv(images, FindDuplicates(images, kDefaultLeakDistance)); });
+  tbb::task_arena(8).execute([&] { many = DuplicatesTsv(images, FindDuplicates(images, kDefaultLeakDistance)); });
+  EXPECT_EQ(one, many);
+  EXPECT_GT(std::count(many.begin(), many.end(), '\n'), 5000);
 }
 
 DuplicateImage Img(const std::string& split, const std::string& file, const std::string& key, uint64_t phash) {
@@ -237,28 +317,39 @@ TEST(FingerprintTest, PixelKeyCoversShapeAndSamples) {
   EXPECT_EQ(FingerprintOf(a).pixels_sha256.size(), 64u);
 }
 
-// Entries store every hash; an entry of an older libshard has no region and
-// detail hashes (or no centre hash either): its fingerprint has the regions
-// it has and no detail; hashes that are not hex of their length are
-// refused, naming the shard.
+// Entries store every hash in binary (a 32-byte key, 400 bytes of region
+// hashes); an entry of an older libshard has them in hex, or has no region
+// and detail hashes (or no centre hash either): its fingerprint has the
+// regions it has and no detail.
 TEST(FingerprintTest, EntriesCarryEveryHash) {
   ImageFingerprint f = FingerprintOf(SyntheticPhoto(200, 150, 3));
-  f.pixels_sha256 = std::string(64, 'a');
+  f.pixels_sha256 = "00ff" + std::string(60, 'a');
   ShardEntry e;
   e.set_file("train-00000-of-00001.tfrecord");
   e.set_split("train");
   *e.add_image_hashes() = ImageHashOf("a.png", f);
-  EXPECT_EQ(e.image_hashes(0).region_phashes().size(), 8u * 16);
-  EXPECT_EQ(e.image_hashes(0).detail_hashes().size(), 10u * 64);
-  ImageHash old = ImageHashOf("b.png", f);
-  old.clear_region_phashes();
-  old.clear_detail_hashes();
+  const ImageHash& stored = e.image_hashes(0);
+  EXPECT_EQ(stored.pixels_key().size(), 32u);
+  EXPECT_EQ(stored.pixels_key().substr(0, 3), std::string("\x00\xff\xaa", 3));
+  EXPECT_EQ(stored.regions().size(), 400u);
+  EXPECT_TRUE(stored.pixels_sha256().empty() && stored.phash().empty() && stored.detail_hashes().empty());
+  EXPECT_LT(stored.ByteSizeLong(), 450u);
+  // Little-endian words: the whole hash's low byte first, the detail after the ten 64-bit hashes.
+  EXPECT_EQ(static_cast<uint8_t>(stored.regions()[0]), f.hashes.phash[0] & 0xff);
+  EXPECT_EQ(static_cast<uint8_t>(stored.regions()[79]), f.hashes.phash[9] >> 56);
+  EXPECT_EQ(static_cast<uint8_t>(stored.regions()[80]), f.hashes.detail[0][0] & 0xff);
+  ImageFingerprint partial = f;
+  partial.regions = 2;
+  partial.has_detail = false;
+  ImageHash old = ImageHashOf("b.png", partial);  // an older entry's, rewritten as it was
+  EXPECT_TRUE(old.pixels_key().empty() && old.regions().empty());
   *e.add_image_hashes() = old;
   old.clear_centre_phash();
   *e.add_image_hashes() = old;
   std::vector<DuplicateImage> images;
   ASSERT_TRUE(AppendDuplicateImages(e, &images).ok());
   ASSERT_EQ(images.size(), 3u);
+  EXPECT_EQ(images[0].fingerprint.pixels_sha256, f.pixels_sha256);
   EXPECT_EQ(images[0].fingerprint.hashes.phash, f.hashes.phash);
   EXPECT_EQ(images[0].fingerprint.hashes.detail, f.hashes.detail);
   EXPECT_EQ(images[0].fingerprint.regions, image::kHashRegions);
@@ -268,17 +359,88 @@ TEST(FingerprintTest, EntriesCarryEveryHash) {
   EXPECT_EQ(images[1].fingerprint.hashes.phash[1], f.hashes.phash[1]);
   EXPECT_EQ(images[2].fingerprint.regions, 1);
   EXPECT_EQ(NearDistance(images[0].fingerprint, images[1].fingerprint, 0), 0);
+  e.mutable_image_hashes(1)->set_centre_phash("fedcba987654321g");
+  const Status bad = AppendDuplicateImages(e, &images);
+  EXPECT_EQ(bad.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.message().find("train-00000-of-00001.tfrecord: image hash 1"), std::string::npos) << bad.message();
+}
+
+// An entry of the two-stage check before the binary fields: every hash in
+// hex (golden: the words as written then), read as the binary form is.
+TEST(FingerprintTest, OldHexEntriesAreRead) {
+  ImageHash h;
+  h.set_path("old.png");
+  h.set_pixels_sha256("ABCDEF" + std::string(58, '0'));
+  h.set_phash("0123456789abcdef");
+  h.set_centre_phash("fedcba9876543210");
+  std::string regions, detail;
+  for (int r = 2; r < image::kHashRegions; ++r) regions += "000000000000000" + std::to_string(r);
+  for (int w = 0; w < 4 * image::kHashRegions; ++w) detail += w % 2 ? "8000000000000001" : "00000000000000ff";
+  h.set_region_phashes(regions);
+  h.set_detail_hashes(detail);
+  ShardEntry e;
+  e.set_file("val-00000-of-00001.tfrecord");
+  *e.add_image_hashes() = h;
+  std::vector<DuplicateImage> images;
+  ASSERT_TRUE(AppendDuplicateImages(e, &images).ok());
+  const ImageFingerprint& f = images[0].fingerprint;
+  EXPECT_EQ(f.pixels_sha256, "abcdef" + std::string(58, '0'));
+  EXPECT_EQ(f.hashes.phash[0], 0x0123456789abcdefu);
+  EXPECT_EQ(f.hashes.phash[1], 0xfedcba9876543210u);
+  for (int r = 2; r < image::kHashRegions; ++r) EXPECT_EQ(f.hashes.phash[r], static_cast<uint64_t>(r));
+  const image::DetailHash want = {0xff, 0x8000000000000001u, 0xff, 0x8000000000000001u};
+  for (const image::DetailHash& d : f.hashes.detail) EXPECT_EQ(d, want);
+  EXPECT_EQ(f.regions, image::kHashRegions);
+  EXPECT_TRUE(f.has_detail);
+  // Written again, it is the binary form, and reads back the same.
+  ShardEntry again;
+  *again.add_image_hashes() = ImageHashOf("old.png", f);
+  EXPECT_EQ(again.image_hashes(0).regions().size(), 400u);
+  std::vector<DuplicateImage> back;
+  ASSERT_TRUE(AppendDuplicateImages(again, &back).ok());
+  EXPECT_EQ(back[0].fingerprint.pixels_sha256, f.pixels_sha256);
+  EXPECT_EQ(back[0].fingerprint.hashes.phash, f.hashes.phash);
+  EXPECT_EQ(back[0].fingerprint.hashes.detail, f.hashes.detail);
   for (const char* bad_detail : {"12", ""}) {
     ShardEntry b = e;
     b.mutable_image_hashes(0)->set_detail_hashes(bad_detail);
     const Status bad = AppendDuplicateImages(b, &images);
     EXPECT_EQ(bad.code(), StatusCode::kInvalidArgument);
-    EXPECT_NE(bad.message().find("train-00000-of-00001.tfrecord: image hash 0"), std::string::npos) << bad.message();
+    EXPECT_NE(bad.message().find("val-00000-of-00001.tfrecord: image hash 0"), std::string::npos) << bad.message();
   }
-  e.mutable_image_hashes(1)->set_centre_phash("fedcba987654321g");
-  const Status bad = AppendDuplicateImages(e, &images);
-  EXPECT_EQ(bad.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(bad.message().find("train-00000-of-00001.tfrecord: image hash 1"), std::string::npos) << bad.message();
+}
+
+// Binary fields of any other size (cut, grown, one missing) are refused,
+// naming the shard, the image and the sizes; nothing is appended.
+TEST(FingerprintTest, DamagedBinaryEntriesAreRefused) {
+  ImageFingerprint f = FingerprintOf(SyntheticPhoto(120, 90, 4));
+  ShardEntry e;
+  e.set_file("test-00003-of-00004.tfrecord");
+  *e.add_image_hashes() = ImageHashOf("a.png", f);
+  *e.add_image_hashes() = ImageHashOf("b.png", f);
+  const ImageHash good = e.image_hashes(1);
+  std::vector<std::pair<std::string, std::string>> damaged = {
+      {good.pixels_key().substr(1), good.regions()},
+      {good.pixels_key() + "x", good.regions()},
+      {good.pixels_key(), good.regions().substr(0, 399)},
+      {good.pixels_key(), good.regions() + std::string(8, '\0')},
+      {"", good.regions()},
+      {good.pixels_key(), ""},
+  };
+  for (const auto& [key, regions] : damaged) {
+    ShardEntry bad = e;
+    bad.mutable_image_hashes(1)->set_pixels_key(key);
+    bad.mutable_image_hashes(1)->set_regions(regions);
+    bad.mutable_image_hashes(1)->set_phash("0123456789abcdef");  // hex beside does not rescue it
+    std::vector<DuplicateImage> images;
+    const Status st = AppendDuplicateImages(bad, &images);
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << key.size() << " " << regions.size();
+    EXPECT_NE(st.message().find("shard test-00003-of-00004.tfrecord: image hash 1 has a " + std::to_string(key.size()) +
+                                "-byte key and " + std::to_string(regions.size()) +
+                                " bytes of region hashes, not 32 and 400"),
+              std::string::npos)
+        << st.message();
+  }
 }
 
 image::Image Decoded(const std::string& bytes) {

@@ -4,6 +4,7 @@
 // left out of manifest.json, --leaks off / fail, --dedup within.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <set>
 #include <sstream>
@@ -119,6 +120,21 @@ TEST_F(LeakCheckTest, PairsInTsvCountsInManifestFingerprintsInEntries) {
     }
   }
   EXPECT_EQ(hashes, 16u);
+  // What the fingerprints add to the entries (SHARD.json, as written):
+  // well under 1 KiB an image (the hex form took 1,053 bytes here).
+  ConvertOptions off = Options(base_ + "/off");
+  off.leaks = LeakMode::kOff;
+  ASSERT_TRUE(Convert(off).ok());
+  auto entry_bytes = [](const std::string& dir) {
+    uintmax_t total = 0;
+    for (const auto& f : fs::directory_iterator(dir + "/.libshard")) {
+      if (f.path().extension() == ".json") total += fs::file_size(f.path());
+    }
+    return total;
+  };
+  const double per_image = static_cast<double>(entry_bytes(out) - entry_bytes(base_ + "/off")) / 16;
+  std::printf("fingerprints in the shard entries: %.0f bytes an image\n", per_image);
+  EXPECT_LT(per_image, 900);
 }
 
 TEST_F(LeakCheckTest, ResumedAndFailRunsReuseShardsAndKeepTheCheck) {
@@ -224,14 +240,17 @@ TEST_F(LeakCheckTest, MergeNamesAShardWithDamagedFingerprints) {
   }
   const std::string path = TaskManifestPath(tasks, 1, 2);
   std::string text = ReadFileOrDie(path);
-  const size_t at = text.find("\"phash\": \"");
+  // Four base64 digits fewer: 397 bytes of region hashes.
+  const std::string field = "\"regions\": \"";
+  const size_t at = text.find(field);
   ASSERT_NE(at, std::string::npos);
-  text[at + 10] = 'x';
+  text.erase(at + field.size(), 4);
   testing::WriteFileOrDie(path, text);
   StatusOr<MergeResult> r = MergeTasks(tasks);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
   EXPECT_TRUE(Contains(r.status().message(), ".tfrecord: image hash ")) << r.status().message();
+  EXPECT_TRUE(Contains(r.status().message(), " 397 bytes of region hashes, not 32 and 400")) << r.status().message();
   EXPECT_FALSE(fs::exists(tasks + "/manifest.json"));
 }
 

@@ -2,50 +2,19 @@
 // hash tables, the pairs and their TSV. The manifest side is leak_check.cc.
 #include "libshard/convert/duplicates.h"
 
+#include "duplicate_search.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <limits>
 #include <map>
 #include <unordered_map>
 
-#include <oneapi/tbb/blocked_range.h>
-#include <oneapi/tbb/parallel_for.h>
-
 #include "libshard/image/perceptual_hash.h"
 #include "libshard/util/sha256.h"
 
 namespace libshard::convert {
-namespace {
-
-// Calls each(v) for the values v that differ from `value` (a `bits`-bit
-// number) in 1..left more bits, all above bit `from`, each once.
-template <typename F>
-void FlipMore(uint32_t value, int bits, int left, int from, const F& each) {
-  for (int bit = from; bit < bits; ++bit) {
-    const uint32_t v = value ^ (uint32_t{1} << bit);
-    each(v);
-    if (left > 1) FlipMore(v, bits, left - 1, bit + 1, each);
-  }
-}
-
-// The values within `radius` bits of `value`, itself first, each once.
-template <typename F>
-void ForEachWithin(uint32_t value, int bits, int radius, const F& each) {
-  each(value);
-  if (radius > 0) FlipMore(value, bits, radius, 0, each);
-}
-
-// sum_{k <= r} C(b, k): the values a query looks up in one band.
-double Probes(int bits, int radius) {
-  double total = 0, c = 1;
-  for (int k = 0; k <= radius; ++k) {
-    total += c;
-    c = c * (bits - k) / (k + 1);
-  }
-  return total;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 StatusOr<LeakMode> ParseLeakMode(std::string_view name) {
   if (name == "off") return LeakMode::kOff;
@@ -140,32 +109,50 @@ void FingerprintIndex::ForEachNear(const ImageFingerprint& f, const std::functio
   }
 }
 
+namespace {
+
+// The bits set in x, inline (__builtin_popcountll is a call into libgcc
+// where the build does not assume the popcnt instruction).
+int BitCount(uint64_t x) {
+  x -= (x >> 1) & 0x5555555555555555u;
+  x = (x & 0x3333333333333333u) + ((x >> 2) & 0x3333333333333333u);
+  x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fu;
+  return static_cast<int>((x * 0x0101010101010101u) >> 56);
+}
+
+}  // namespace
+
 DuplicateIndex::DuplicateIndex(int max_distance, uint64_t expected_count)
     : max_distance_(std::clamp(max_distance, 0, kMaxLeakDistance)) {
   // The band count with the least expected work per query: per probed value
-  // a cache miss (worth about kProbe compares) and the hashes it holds.
-  constexpr double kProbe = 16;
+  // a cache miss or two (a bucket's header, then its hashes; worth about
+  // kProbe compares) and the hashes it holds. At most 16 bits a band (a
+  // bucket per value).
+  constexpr double kProbe = 60;
   const double n = static_cast<double>(std::max<uint64_t>(expected_count, 1));
   double best = std::numeric_limits<double>::max();
-  for (int m = 4; m <= std::max(4, max_distance_ + 1); ++m) {
-    const int bits = (64 + m - 1) / m;  // the widest band
-    const int r = max_distance_ / m;
-    const double cost = m * Probes(bits, r) * (kProbe + n / static_cast<double>(uint64_t{1} << bits));
+  for (int m = 4; m <= kMaxSearchBands; ++m) {
+    double cost = 0;
+    for (int b = 0; b < m; ++b) {
+      const int bits = BandBits(m, b);
+      cost += Probes(bits, BandRadius(max_distance_, m, b)) * (kProbe + n / static_cast<double>(uint64_t{1} << bits));
+    }
     if (cost < best) {
       best = cost;
       bands_ = m;
-      radius_ = r;
     }
   }
   int shift = 0;
   for (int b = 0; b < bands_; ++b) {
-    const int bits = 64 / bands_ + (b < 64 % bands_ ? 1 : 0);
     shift_.push_back(shift);
-    bits_.push_back(bits);
-    shift += bits;
-    buckets_.emplace_back(size_t{1} << bits);
+    bits_.push_back(BandBits(bands_, b));
+    radius_.push_back(BandRadius(max_distance_, bands_, b));
+    shift += bits_.back();
+    buckets_.emplace_back(size_t{1} << bits_.back());
   }
 }
+
+int DuplicateIndex::radius() const { return *std::max_element(radius_.begin(), radius_.end()); }
 
 void DuplicateIndex::Add(uint64_t hash) {
   const uint32_t id = size_++;
@@ -174,14 +161,14 @@ void DuplicateIndex::Add(uint64_t hash) {
 
 void DuplicateIndex::ForEachNear(uint64_t hash, const std::function<void(uint32_t, int)>& found) const {
   for (int b = 0; b < bands_; ++b) {
-    ForEachWithin(BandOf(hash, b), bits_[b], radius_, [&](uint32_t value) {
+    ForEachWithin(BandOf(hash, b), bits_[b], radius_[b], [&](uint32_t value) {
       for (const Entry& e : buckets_[b][value]) {
-        const int distance = image::HammingDistance(hash, e.hash);
+        const int distance = BitCount(hash ^ e.hash);
         if (distance > max_distance_) continue;
-        // Reported from the first band where the two are within the radius.
+        // Reported from the first band where the two are within its radius.
         bool earlier = false;
         for (int o = 0; o < b && !earlier; ++o) {
-          earlier = __builtin_popcount(BandOf(hash, o) ^ BandOf(e.hash, o)) <= radius_;
+          earlier = __builtin_popcount(BandOf(hash, o) ^ BandOf(e.hash, o)) <= radius_[o];
         }
         if (!earlier) found(e.id, distance);
       }
@@ -190,11 +177,16 @@ void DuplicateIndex::ForEachNear(uint64_t hash, const std::function<void(uint32_
 }
 
 DuplicateReport FindDuplicates(const std::vector<DuplicateImage>& images, int max_distance) {
+  return FindDuplicates(images, max_distance, SearchBands(max_distance, images.size()));
+}
+
+DuplicateReport FindDuplicates(const std::vector<DuplicateImage>& images, int max_distance, int bands, bool vector) {
   max_distance = std::clamp(max_distance, 0, kMaxLeakDistance);
   // Exact: per pixel key, the first image of each split (as ids); the first
   // images ("reps") are what the near search sees.
   std::vector<std::vector<std::pair<uint32_t, bool>>> exact(images.size());  // by b: (a, exact)
   std::unordered_map<std::string, std::map<std::string, uint32_t>> firsts;
+  firsts.reserve(images.size());
   std::vector<uint32_t> reps;
   for (uint32_t i = 0; i < images.size(); ++i) {
     const DuplicateImage& img = images[i];
@@ -208,43 +200,17 @@ DuplicateReport FindDuplicates(const std::vector<DuplicateImage>& images, int ma
     group.emplace(img.split, i);
     reps.push_back(i);
   }
-  // Near, in one pass over all of them: every pair (a, b) has the whole hash
-  // of one near a region's hash (or the whole one) of the other, so looking
-  // up each whole hash among the whole hashes (earlier ones) and among every
-  // region hash (either order) finds it; NearDistance confirms.
-  DuplicateIndex whole(max_distance, reps.size());
-  DuplicateIndex regions(max_distance, reps.size() * (image::kHashRegions - 1));
-  for (uint32_t rep : reps) {
-    const ImageFingerprint& f = images[rep].fingerprint;
-    whole.Add(f.hashes.phash[0]);
-    for (int r = 1; r < image::kHashRegions; ++r) regions.Add(f.hashes.phash[r < f.regions ? r : 0]);
-  }
-  std::vector<std::vector<std::pair<uint32_t, int>>> found(reps.size());  // by query: (other rep, distance)
-  tbb::parallel_for(tbb::blocked_range<size_t>(0, reps.size(), 256), [&](const tbb::blocked_range<size_t>& range) {
-    for (size_t q = range.begin(); q != range.end(); ++q) {
-      const ImageFingerprint& f = images[reps[q]].fingerprint;
-      auto check = [&](uint32_t other) {
-        if (other == q) return;
-        const ImageFingerprint& o = images[reps[other]].fingerprint;
-        if (o.pixels_sha256 == f.pixels_sha256) return;  // exact already
-        const int d = NearDistance(f, o, max_distance);
-        if (d <= max_distance) found[q].emplace_back(other, d);
-      };
-      whole.ForEachNear(f.hashes.phash[0], [&](uint32_t id, int) {
-        if (id < q) check(id);
-      });
-      regions.ForEachNear(f.hashes.phash[0], [&](uint32_t id, int) { check(id / (image::kHashRegions - 1)); });
-    }
-  });
-  // Each pair under its later image, once.
+  // Near: among the first images (duplicate_search.cc); equal keys are
+  // exact pairs already.
+  std::vector<const ImageFingerprint*> prints;
+  prints.reserve(reps.size());
+  for (uint32_t rep : reps) prints.push_back(&images[rep].fingerprint);
   std::vector<std::vector<std::pair<uint32_t, int>>> near(images.size());  // by b: (a, distance)
-  for (size_t q = 0; q < reps.size(); ++q) {
-    for (const auto& [other, d] : found[q]) {
-      const uint32_t a = reps[std::min<size_t>(q, other)], b = reps[std::max<size_t>(q, other)];
-      near[b].emplace_back(a, d);
-    }
+  for (const NearPair& p : SearchNearPairs(prints, max_distance, bands, vector)) {
+    if (prints[p.a]->pixels_sha256 == prints[p.b]->pixels_sha256) continue;
+    near[reps[p.b]].emplace_back(reps[p.a], p.distance);  // reps ascend: a before b
   }
-  found.clear();
+  prints.clear();
   DuplicateReport report;
   std::vector<DuplicatePair> leaks, within;
   auto add = [&](uint32_t a, uint32_t b, bool is_exact, int distance) {
@@ -259,11 +225,7 @@ DuplicateReport FindDuplicates(const std::vector<DuplicateImage>& images, int ma
   };
   for (uint32_t b = 0; b < images.size(); ++b) {
     for (const auto& [a, is_exact] : exact[b]) add(a, b, is_exact, 0);
-    std::vector<std::pair<uint32_t, int>>& list = near[b];
-    std::sort(list.begin(), list.end());  // by a; found twice: equal distances
-    for (size_t k = 0; k < list.size(); ++k) {
-      if (k == 0 || list[k].first != list[k - 1].first) add(list[k].first, b, false, list[k].second);
-    }
+    for (const auto& [a, d] : near[b]) add(a, b, false, d);  // by a, each once
   }
   report.pairs = std::move(leaks);
   report.pairs.insert(report.pairs.end(), within.begin(), within.end());

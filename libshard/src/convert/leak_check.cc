@@ -13,6 +13,10 @@
 namespace libshard::convert {
 namespace {
 
+// The binary fields' sizes (ImageHash.pixels_key, ImageHash.regions).
+constexpr size_t kKeyBytes = 32;
+constexpr size_t kRegionBytes = image::kHashRegions * (8 + sizeof(image::DetailHash));
+
 bool IsHex(const std::string& s, size_t digits) {
   return s.size() == digits && std::all_of(s.begin(), s.end(), [](char c) {
            return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
@@ -30,37 +34,83 @@ std::string HexWord(uint64_t w) {
   return hex;
 }
 
+// Little-endian words of the binary fields.
+void PutWord(uint64_t w, std::string* out) {
+  for (int i = 0; i < 8; ++i) out->push_back(static_cast<char>(w >> (8 * i)));
+}
+uint64_t GetWord(const std::string& bytes, size_t at) {
+  uint64_t w = 0;
+  for (int i = 7; i >= 0; --i) w = w << 8 | static_cast<unsigned char>(bytes[at + i]);
+  return w;
+}
+
+std::string LowerHex(const std::string& bytes) {
+  static const char kDigits[] = "0123456789abcdef";
+  std::string hex;
+  for (unsigned char c : bytes) {
+    hex.push_back(kDigits[c >> 4]);
+    hex.push_back(kDigits[c & 15]);
+  }
+  return hex;
+}
+
+// The fingerprint of an entry in the binary form (sizes checked).
+void FromBinary(const ImageHash& h, ImageFingerprint* f) {
+  f->pixels_sha256 = LowerHex(h.pixels_key());
+  constexpr size_t kDetailAt = image::kHashRegions * 8;
+  for (int r = 0; r < image::kHashRegions; ++r) {
+    f->hashes.phash[r] = GetWord(h.regions(), 8 * r);
+    for (int w = 0; w < 4; ++w) f->hashes.detail[r][w] = GetWord(h.regions(), kDetailAt + 32 * r + 8 * w);
+  }
+}
+
+// The fingerprint of an entry in the hex form of an older libshard (checked
+// by the caller): an entry without a centre hash, or without the other
+// regions and the detail, gives the regions it has and no detail (the
+// 64-bit stage alone decides).
+void FromHex(const ImageHash& h, ImageFingerprint* f) {
+  constexpr int kRegions = image::kHashRegions;
+  const bool has_regions = !h.region_phashes().empty() || !h.detail_hashes().empty();
+  f->pixels_sha256 = h.pixels_sha256();
+  for (char& c : f->pixels_sha256) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  f->hashes.phash[0] = Word(h.phash(), 0);
+  f->regions = h.centre_phash().empty() ? 1 : has_regions ? kRegions : 2;
+  f->has_detail = has_regions;
+  if (f->regions > 1) f->hashes.phash[1] = Word(h.centre_phash(), 0);
+  if (!has_regions) return;
+  for (int r = 2; r < kRegions; ++r) f->hashes.phash[r] = Word(h.region_phashes(), r - 2);
+  for (int r = 0; r < kRegions; ++r) {
+    for (int w = 0; w < 4; ++w) f->hashes.detail[r][w] = Word(h.detail_hashes(), 4 * r + w);
+  }
+}
+
 }  // namespace
 
 Status AppendDuplicateImages(const ShardEntry& e, std::vector<DuplicateImage>* out) {
   constexpr int kRegions = image::kHashRegions;
   for (int i = 0; i < e.image_hashes_size(); ++i) {
     const ImageHash& h = e.image_hashes(i);
-    const bool has_regions = !h.region_phashes().empty() || !h.detail_hashes().empty();
-    if (!IsHex(h.pixels_sha256(), 64) || !IsHex(h.phash(), 16) ||
-        !(h.centre_phash().empty() ? !has_regions : IsHex(h.centre_phash(), 16)) ||
-        (has_regions &&
-         (!IsHex(h.region_phashes(), 16 * (kRegions - 2)) || !IsHex(h.detail_hashes(), 64 * kRegions)))) {
-      return InvalidArgumentError("shard " + e.file() + ": image hash " + std::to_string(i) +
-                                  " is not a 64-digit SHA-256, 16-digit hashes and region and detail hashes in hex");
-    }
+    const std::string which = "shard " + e.file() + ": image hash " + std::to_string(i);
     DuplicateImage img;
     img.split = e.split();
     img.file = h.path();
-    ImageFingerprint& f = img.fingerprint;
-    f.pixels_sha256 = h.pixels_sha256();
-    for (char& c : f.pixels_sha256) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    f.hashes.phash[0] = Word(h.phash(), 0);
-    // An entry of an older libshard has no centre hash, or no other regions
-    // and no detail: the regions it has, and the 64-bit stage alone.
-    f.regions = h.centre_phash().empty() ? 1 : has_regions ? kRegions : 2;
-    f.has_detail = has_regions;
-    if (f.regions > 1) f.hashes.phash[1] = Word(h.centre_phash(), 0);
-    if (has_regions) {
-      for (int r = 2; r < kRegions; ++r) f.hashes.phash[r] = Word(h.region_phashes(), r - 2);
-      for (int r = 0; r < kRegions; ++r) {
-        for (int w = 0; w < 4; ++w) f.hashes.detail[r][w] = Word(h.detail_hashes(), 4 * r + w);
+    if (!h.pixels_key().empty() || !h.regions().empty()) {
+      if (h.pixels_key().size() != kKeyBytes || h.regions().size() != kRegionBytes) {
+        return InvalidArgumentError(which + " has a " + std::to_string(h.pixels_key().size()) + "-byte key and " +
+                                    std::to_string(h.regions().size()) + " bytes of region hashes, not " +
+                                    std::to_string(kKeyBytes) + " and " + std::to_string(kRegionBytes));
       }
+      FromBinary(h, &img.fingerprint);
+    } else {
+      const bool has_regions = !h.region_phashes().empty() || !h.detail_hashes().empty();
+      if (!IsHex(h.pixels_sha256(), 64) || !IsHex(h.phash(), 16) ||
+          !(h.centre_phash().empty() ? !has_regions : IsHex(h.centre_phash(), 16)) ||
+          (has_regions &&
+           (!IsHex(h.region_phashes(), 16 * (kRegions - 2)) || !IsHex(h.detail_hashes(), 64 * kRegions)))) {
+        return InvalidArgumentError(which +
+                                    " is not a 64-digit SHA-256, 16-digit hashes and region and detail hashes in hex");
+      }
+      FromHex(h, &img.fingerprint);
     }
     out->push_back(std::move(img));
   }
@@ -82,10 +132,24 @@ StatusOr<std::vector<DuplicateImage>> DuplicateImagesOf(const Manifest& manifest
 ImageHash ImageHashOf(const std::string& escaped_path, const ImageFingerprint& f) {
   ImageHash h;
   h.set_path(escaped_path);
+  if (f.regions == image::kHashRegions && f.has_detail && IsHex(f.pixels_sha256, 2 * kKeyBytes)) {
+    std::string key, regions;
+    for (size_t i = 0; i < kKeyBytes; ++i) {
+      key.push_back(static_cast<char>(std::strtoul(f.pixels_sha256.substr(2 * i, 2).c_str(), nullptr, 16)));
+    }
+    for (uint64_t w : f.hashes.phash) PutWord(w, &regions);
+    for (const image::DetailHash& d : f.hashes.detail) {
+      for (uint64_t w : d) PutWord(w, &regions);
+    }
+    h.set_pixels_key(key);
+    h.set_regions(regions);
+    return h;
+  }
+  // An older entry's fingerprint, in its hex form as it was.
   h.set_pixels_sha256(f.pixels_sha256);
   h.set_phash(HexWord(f.hashes.phash[0]));
   if (f.regions > 1) h.set_centre_phash(HexWord(f.hashes.phash[1]));
-  if (f.regions < image::kHashRegions || !f.has_detail) return h;  // an older entry's, as it was
+  if (f.regions < image::kHashRegions || !f.has_detail) return h;
   std::string regions, detail;
   for (int r = 2; r < image::kHashRegions; ++r) regions += HexWord(f.hashes.phash[r]);
   for (const image::DetailHash& d : f.hashes.detail) {

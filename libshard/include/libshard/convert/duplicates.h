@@ -18,13 +18,36 @@
 // distance of a confirmed pair of regions (NearDistance).
 //
 // Search without comparing all pairs (multi-index hashing, Norouzi et al.
-// 2012): the 64 bits are cut into m bands (4 <= m <= max_distance + 1, at
-// most 16 bits each); two hashes within distance d differ in at most
-// floor(d / m) bits of some band (pigeonhole), so each band has a table from
-// band value to the hashes holding it (kept with their ids, contiguous), and
-// a query looks up every value within that radius of its own. m is chosen
-// for the expected count: at d = 6, 4 bands of 16 bits, radius 1, for a
-// million hashes; 7 bands, radius 0, for a few thousand.
+// 2012): the 64 bits are cut into m bands with radii r_b (two hashes within
+// d bits differ in at most r_b bits of some band b when sum (r_b + 1) > d:
+// pigeonhole), and each band has a table from band value to the hashes
+// holding it; a query looks up every value within that band's radius of its
+// own. Two forms:
+//   * FindDuplicates (a whole conversion, batch): only the whole hashes are
+//     queries, among every image's region hashes (whole included), so the
+//     pair is found from the side whose whole hash is in it. 3..16 bands
+//     (SearchBands picks by the count: 4 of 16 bits, radii 0, 1, 1, 1 at
+//     d = 6 from a few thousand images up) with radii adding up to
+//     d + 1 - m; per band, the region hashes and the whole hashes are
+//     counting-sorted by band value into flat tables and each group of
+//     whole hashes sharing a value is compared with every bucket within the
+//     radius at once (four compares at a time with AVX2). One band's tables
+//     at a time: about 24 bytes per region hash (some 250 MB for a million
+//     images) beside the fingerprints. Measured (shard-bench convert
+//     --leak-hashes N, random fingerprints, 1 % planted copies, 2 threads of
+//     the loaded 2-core build machine, 2026-11-27): 100,000 in 0.26-0.9 s
+//     (4.27 s before), a million in 5.8-13 s (docs/convert.md).
+//   * DuplicateIndex / FingerprintIndex (--dedup within, incremental: a
+//     query before each Add): 4..16 bands of at most 16 bits, the same
+//     radii, m chosen for the expected count (a probe costs a cache miss or
+//     two: at d = 6, 7 bands of 9-10 bits, radius 0, up to some hundred
+//     thousand hashes). Ten lookups an image (its whole hash among the
+//     whole and the region hashes, its nine others among the whole ones):
+//     100,000 random fingerprints take 6-9 s on one thread of the loaded
+//     build machine (10.8 s with one radius for every band and libgcc's
+//     popcount); estimated (not run), some 50 us an image at a million:
+//     about 5 % of a conversion's time per image, not seconds for the
+//     whole set.
 //
 //   DuplicateIndex index(8, expected);
 //   index.ForEachNear(h, [](uint32_t id, int distance) { ... });
@@ -36,7 +59,8 @@
 //
 // Thread-safety: the indexes are not thread-safe (one writer; const methods
 // may run concurrently without a writer); the functions are pure
-// (FindDuplicates runs its queries on TBB's threads).
+// (FindDuplicates runs its queries on TBB's threads; its output does not
+// depend on the thread count).
 #ifndef LIBSHARD_CONVERT_DUPLICATES_H_
 #define LIBSHARD_CONVERT_DUPLICATES_H_
 
@@ -115,7 +139,7 @@ class DuplicateIndex {
   void Add(uint64_t hash);
   uint32_t size() const { return size_; }
   int bands() const { return bands_; }
-  int radius() const { return radius_; }
+  int radius() const;  // the largest band's radius
 
  private:
   struct Entry {
@@ -127,9 +151,9 @@ class DuplicateIndex {
   }
 
   int max_distance_;
-  int bands_ = 0, radius_ = 0;
+  int bands_ = 0;
   uint32_t size_ = 0;
-  std::vector<int> shift_, bits_;                         // per band
+  std::vector<int> shift_, bits_, radius_;                // per band
   std::vector<std::vector<std::vector<Entry>>> buckets_;  // per band: value -> entries
 };
 
@@ -184,6 +208,16 @@ inline constexpr size_t kMaxDuplicatePairs = 10'000'000;
 // between those first images, each pair with NearDistance <= max_distance
 // once.
 DuplicateReport FindDuplicates(const std::vector<DuplicateImage>& images, int max_distance);
+// As above with `bands` bands in the search (kMinSearchBands..
+// kMaxSearchBands, clamped), and with `vector` false one 64-bit compare at
+// a time (what a CPU without AVX2 runs): the same report for every band
+// count and either way (tests compare them); FindDuplicates(images, d)
+// takes SearchBands(d, images.size()) and the CPU's best.
+DuplicateReport FindDuplicates(const std::vector<DuplicateImage>& images, int max_distance, int bands,
+                               bool vector = true);
+inline constexpr int kMinSearchBands = 3, kMaxSearchBands = 16;
+// The band count with the least estimated work for `images` fingerprints.
+int SearchBands(int max_distance, uint64_t images);
 
 // duplicates.tsv: the header "kind\tdistance\tsplit_a\tfile_a\tsplit_b\t
 // file_b", then one line per pair ("exact" or "near"); tabs and line breaks
@@ -191,16 +225,22 @@ DuplicateReport FindDuplicates(const std::vector<DuplicateImage>& images, int ma
 std::string DuplicatesTsv(const std::vector<DuplicateImage>& images, const DuplicateReport& report);
 
 // The images of a shard entry (its image_hashes, in record order) appended
-// to *out. InvalidArgument naming the shard for a key that is not 64 hex
-// digits, a hash that is not 16, region hashes that are not 8 x 16 or
-// detail hashes that are not 10 x 64 (entries are read from files:
-// untrusted). An entry of an older libshard (no region or detail hashes)
-// gives a fingerprint with fewer regions and no detail.
+// to *out. An entry holds them in binary (ImageHash.pixels_key, 32 bytes;
+// ImageHash.regions, 400 bytes: the ten 64-bit hashes, then the ten 256-bit
+// ones, words little-endian), or, written by an older libshard, in hex.
+// InvalidArgument naming the shard and the image for binary fields of
+// another size, or in hex for a key that is not 64 hex digits, a hash that
+// is not 16, region hashes that are not 8 x 16 or detail hashes that are not
+// 10 x 64 (entries are read from files: untrusted). An older hex entry with
+// no region or detail hashes gives a fingerprint with fewer regions and no
+// detail.
 Status AppendDuplicateImages(const ShardEntry& entry, std::vector<DuplicateImage>* out);
 // Every shard's, in the manifest's order. *missing counts entries with
 // records but no hashes (converted with --leaks off, or by an older libshard).
 StatusOr<std::vector<DuplicateImage>> DuplicateImagesOf(const Manifest& manifest, uint64_t* missing);
-// The entry's record of one image's fingerprints.
+// The entry's record of one image's fingerprints: the binary fields for a
+// full fingerprint (ten regions, detail, a 64-digit hex key); an older
+// entry's fingerprint in the hex fields, as it was.
 ImageHash ImageHashOf(const std::string& escaped_path, const ImageFingerprint& fingerprint);
 
 // The leak check of a finished manifest: finds the pairs among its shards'
