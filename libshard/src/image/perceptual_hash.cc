@@ -162,14 +162,24 @@ __attribute__((always_inline)) inline void BuildPlane(const Image& img, Plane* p
         sums[i] = s;
       }
     }
-    const double row_scale = static_cast<double>(ya.hi(by) - ya.lo(by)) / ya.samples(by);
     const double* above = &plane->sat[by * stride];
     double* out = &plane->sat[(by + 1) * stride];
     out[0] = 0;
-    double row = 0;
-    for (int i = 0; i < xa.n; ++i) {
-      row += static_cast<double>(sums[i]) * scale[i] * row_scale;  // exact where every pixel is read
-      out[i + 1] = above[i + 1] + row;
+    if (read_columns != 0 && ya.step == 1) {
+      // Every pixel read: whole sums (a chain of integer adds, not of
+      // floating-point ones), exact in a double below 2^53.
+      uint64_t row = 0;
+      for (int i = 0; i < xa.n; ++i) {
+        row += sums[i];
+        out[i + 1] = above[i + 1] + static_cast<double>(row);
+      }
+    } else {
+      const double row_scale = static_cast<double>(ya.hi(by) - ya.lo(by)) / ya.samples(by);
+      double row = 0;
+      for (int i = 0; i < xa.n; ++i) {
+        row += static_cast<double>(sums[i]) * scale[i] * row_scale;
+        out[i + 1] = above[i + 1] + row;
+      }
     }
   }
 }
@@ -340,6 +350,40 @@ const std::array<uint16_t, keep * keep - 1>& AcSlots() {
   return slots;
 }
 
+// The k-th smallest of a[0, n) (n <= 255; a is reordered): quickselect
+// whose partition has no data-dependent branch (each value is written at
+// both ends of a scratch row and kept at the one its comparison picks), so
+// the coefficients' random order costs no mispredicted branches, which were
+// most of std::nth_element's time here.
+double Select(double* a, int n, int k) {
+  double tmp[kDetailKeep * kDetailKeep];
+  int lo = 0, hi = n;  // the answer is in a[lo, hi)
+  while (hi - lo > 8) {
+    const double x = a[lo], y = a[(lo + hi) / 2], z = a[hi - 1];
+    const double pivot = std::max(std::min(x, y), std::min(std::max(x, y), z));  // median of three
+    const int size = hi - lo;
+    int less = 0, greater = size;  // tmp[0, less) < pivot, tmp[greater, size) > pivot
+    for (int i = lo; i < hi; ++i) {
+      const double v = a[i];
+      tmp[less] = v;
+      tmp[greater - 1] = v;
+      less += v < pivot;
+      greater -= v > pivot;
+    }
+    if (k - lo < less) {
+      std::copy(tmp, tmp + less, a + lo);
+      hi = lo + less;
+    } else if (k - lo >= greater) {
+      std::copy(tmp + greater, tmp + size, a + lo + greater);
+      lo += greater;
+    } else {
+      return pivot;  // the k-th is one of the values equal to the pivot
+    }
+  }
+  std::sort(a + lo, a + hi);
+  return a[k];
+}
+
 // Bit i (= keep * v + u, i >= 1) is 1 when coefficient (u, v) is above the
 // median of the keep * keep - 1 others than DC; into `words`.
 template <int keep>
@@ -351,8 +395,7 @@ void BitsOf(const double* coeff, uint64_t* words) {
   } else {
     for (size_t i = 0; i < ac.size(); ++i) ac[i] = coeff[slots[i]];
   }
-  std::nth_element(ac.begin(), ac.begin() + ac.size() / 2, ac.end());
-  const double median = ac[ac.size() / 2];
+  const double median = Select(ac.data(), static_cast<int>(ac.size()), static_cast<int>(ac.size()) / 2);
   for (size_t i = 0; i < slots.size(); ++i) {
     if (coeff[slots[i]] > median) words[(i + 1) / 64] |= uint64_t{1} << ((i + 1) % 64);
   }
