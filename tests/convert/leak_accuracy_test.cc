@@ -187,7 +187,7 @@ TEST_F(WallpaperLeakAccuracyTest, DefaultDistanceFindsCopiesAndFewFalsePairs) {
   }
   std::printf("  false pairs among the %d distinct crops: %d; copies also paired with another crop: %d\n", kDistinct,
               false_pairs, wrong_original);
-  // What docs/convert.md states (2026-11-28, the hashes of the block plane
+  // What docs/convert.md states (2026-11-27, the hashes of the block plane
   // and the detail confirmation within 30 bits: q60 95.5 %, every resize
   // and 5 % crop 100 %, 2 false pairs; the 64-bit stage alone pairs 87).
   const int n = static_cast<int>(copies_[0].size());
