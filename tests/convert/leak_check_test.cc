@@ -6,17 +6,22 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <sstream>
 
 #include "fixtures.h"
 #include "libshard/convert/converter.h"
+#include "libshard/convert/duplicates.h"
 #include "libshard/convert/manifest_io.h"
 #include "libshard/convert/merge.h"
+#include "libshard/example/image_keys.h"
 #include "libshard/image/encode.h"
 #include "libshard/image/resize.h"
 #include "libshard/manifest/manifest_json.h"
+#include "libshard/util/sha256.h"
 #include "photo_testutil.h"
+#include "tensorflow/core/example/example.pb.h"
 #include "testutil.h"
 
 namespace libshard::convert {
@@ -135,6 +140,37 @@ TEST_F(LeakCheckTest, PairsInTsvCountsInManifestFingerprintsInEntries) {
   const double per_image = static_cast<double>(entry_bytes(out) - entry_bytes(base_ + "/off")) / 16;
   std::printf("fingerprints in the shard entries: %.0f bytes an image\n", per_image);
   EXPECT_LT(per_image, 900);
+}
+
+// The exact key kept for each image is the SHA-256 of the image bytes its
+// record stores (image/encoded), not of the decoded pixels
+// (duplicates.h, FingerprintOf).
+TEST_F(LeakCheckTest, TheExactKeyIsTheStoredImageBytesSha256) {
+  const std::string out = base_ + "/out";
+  StatusOr<ConvertResult> r = Convert(Options(out));
+  ASSERT_TRUE(r.ok()) << r.status();
+  std::map<std::string, std::string> stored;  // file -> SHA-256 of its image/encoded
+  std::vector<DuplicateImage> images;
+  const Manifest m = ReadManifest(out);
+  for (const SplitEntry& s : m.splits()) {
+    for (const ShardEntry& e : s.shards()) {
+      for (const std::string& rec : testing::ReadRecords(out + "/" + e.file())) {
+        tensorflow::Example pb;
+        ASSERT_TRUE(pb.ParseFromString(rec));
+        const auto& f = pb.features().feature();
+        stored[f.at(keys::kFilename).bytes_list().value(0)] =
+            util::Sha256Hex(f.at(keys::kEncoded).bytes_list().value(0));
+      }
+      StatusOr<ShardEntry> kept = ReadShardEntry(out + "/.libshard/" + e.file() + ".json");
+      ASSERT_TRUE(kept.ok()) << kept.status();
+      ASSERT_TRUE(AppendDuplicateImages(*kept, &images).ok());
+    }
+  }
+  ASSERT_EQ(images.size(), 16u);
+  for (const DuplicateImage& img : images) {
+    ASSERT_EQ(stored.count(img.file), 1u) << img.file;
+    EXPECT_EQ(img.fingerprint.pixels_sha256, stored[img.file]) << img.file;
+  }
 }
 
 TEST_F(LeakCheckTest, ResumedAndFailRunsReuseShardsAndKeepTheCheck) {
