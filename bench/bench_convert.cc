@@ -270,7 +270,7 @@ void TimeLeakSearch(int n) {
       planted.emplace_back(from, static_cast<uint32_t>(i));
     }
     images[i].split = i % 2 ? "val" : "train";
-    images[i].fingerprint.pixels_sha256 = std::to_string(i);  // distinct keys: no exact pairs
+    images[i].fingerprint.key_sha256 = std::to_string(i);  // distinct keys: no exact pairs
   }
   for (int count : {std::min(n, 100'000), n}) {
     if (count < n && n <= 100'000) continue;

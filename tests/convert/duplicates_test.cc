@@ -150,7 +150,7 @@ TEST(FingerprintIndexTest, FindsWhatComparingEveryPairFinds) {
 // Random hashes, key i.
 ImageFingerprint RandomPrint(util::SplitMix64& rng, int i) {
   ImageFingerprint f;
-  f.pixels_sha256 = std::to_string(i);
+  f.key_sha256 = std::to_string(i);
   for (int r = 0; r < image::kHashRegions; ++r) {
     f.hashes.phash[r] = rng.Next();
     for (uint64_t& w : f.hashes.detail[r]) w = rng.Next();
@@ -263,7 +263,7 @@ TEST(FindDuplicatesTest, SameReportOnAnyThreadCount) {
 
 DuplicateImage Img(const std::string& split, const std::string& file, const std::string& key, uint64_t phash) {
   ImageFingerprint f;
-  f.pixels_sha256 = key;
+  f.key_sha256 = key;
   f.hashes.phash.fill(phash);  // every region as the whole: only whole-whole distances
   return {split, file, f};
 }
@@ -303,9 +303,9 @@ TEST(FindDuplicatesTest, TabsInNamesDoNotBreakTheTsv) {
 TEST(FingerprintTest, PixelKeyCoversShapeAndSamples) {
   const image::Image a = SyntheticPhoto(64, 48, 1);
   image::Image b = a;
-  EXPECT_EQ(FingerprintOf(a).pixels_sha256, FingerprintOf(b).pixels_sha256);
+  EXPECT_EQ(FingerprintOf(a).key_sha256, FingerprintOf(b).key_sha256);
   b.row(47)[191] ^= 1;  // one sample, one bit
-  EXPECT_NE(FingerprintOf(a).pixels_sha256, FingerprintOf(b).pixels_sha256);
+  EXPECT_NE(FingerprintOf(a).key_sha256, FingerprintOf(b).key_sha256);
   // 64x48: the gray plane is the pixels, so the whole and centre hashes are
   // PerceptualHash's and CentrePerceptualHash's.
   EXPECT_EQ(FingerprintOf(a).hashes.phash[0], image::PerceptualHash(a));
@@ -313,8 +313,8 @@ TEST(FingerprintTest, PixelKeyCoversShapeAndSamples) {
   // The same bytes in another shape are other pixels.
   image::Image flat(48, 64, 3);
   std::copy(a.data(), a.data() + a.byte_size(), flat.data());
-  EXPECT_NE(FingerprintOf(a).pixels_sha256, FingerprintOf(flat).pixels_sha256);
-  EXPECT_EQ(FingerprintOf(a).pixels_sha256.size(), 64u);
+  EXPECT_NE(FingerprintOf(a).key_sha256, FingerprintOf(flat).key_sha256);
+  EXPECT_EQ(FingerprintOf(a).key_sha256.size(), 64u);
 }
 
 // Entries store every hash in binary (a 32-byte key, 400 bytes of region
@@ -323,7 +323,7 @@ TEST(FingerprintTest, PixelKeyCoversShapeAndSamples) {
 // regions it has and no detail.
 TEST(FingerprintTest, EntriesCarryEveryHash) {
   ImageFingerprint f = FingerprintOf(SyntheticPhoto(200, 150, 3));
-  f.pixels_sha256 = "00ff" + std::string(60, 'a');
+  f.key_sha256 = "00ff" + std::string(60, 'a');
   ShardEntry e;
   e.set_file("train-00000-of-00001.tfrecord");
   e.set_split("train");
@@ -349,7 +349,7 @@ TEST(FingerprintTest, EntriesCarryEveryHash) {
   std::vector<DuplicateImage> images;
   ASSERT_TRUE(AppendDuplicateImages(e, &images).ok());
   ASSERT_EQ(images.size(), 3u);
-  EXPECT_EQ(images[0].fingerprint.pixels_sha256, f.pixels_sha256);
+  EXPECT_EQ(images[0].fingerprint.key_sha256, f.key_sha256);
   EXPECT_EQ(images[0].fingerprint.hashes.phash, f.hashes.phash);
   EXPECT_EQ(images[0].fingerprint.hashes.detail, f.hashes.detail);
   EXPECT_EQ(images[0].fingerprint.regions, image::kHashRegions);
@@ -384,7 +384,7 @@ TEST(FingerprintTest, OldHexEntriesAreRead) {
   std::vector<DuplicateImage> images;
   ASSERT_TRUE(AppendDuplicateImages(e, &images).ok());
   const ImageFingerprint& f = images[0].fingerprint;
-  EXPECT_EQ(f.pixels_sha256, "abcdef" + std::string(58, '0'));
+  EXPECT_EQ(f.key_sha256, "abcdef" + std::string(58, '0'));
   EXPECT_EQ(f.hashes.phash[0], 0x0123456789abcdefu);
   EXPECT_EQ(f.hashes.phash[1], 0xfedcba9876543210u);
   for (int r = 2; r < image::kHashRegions; ++r) EXPECT_EQ(f.hashes.phash[r], static_cast<uint64_t>(r));
@@ -398,7 +398,7 @@ TEST(FingerprintTest, OldHexEntriesAreRead) {
   EXPECT_EQ(again.image_hashes(0).regions().size(), 400u);
   std::vector<DuplicateImage> back;
   ASSERT_TRUE(AppendDuplicateImages(again, &back).ok());
-  EXPECT_EQ(back[0].fingerprint.pixels_sha256, f.pixels_sha256);
+  EXPECT_EQ(back[0].fingerprint.key_sha256, f.key_sha256);
   EXPECT_EQ(back[0].fingerprint.hashes.phash, f.hashes.phash);
   EXPECT_EQ(back[0].fingerprint.hashes.detail, f.hashes.detail);
   for (const char* bad_detail : {"12", ""}) {

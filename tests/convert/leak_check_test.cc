@@ -169,7 +169,7 @@ TEST_F(LeakCheckTest, TheExactKeyIsTheStoredImageBytesSha256) {
   ASSERT_EQ(images.size(), 16u);
   for (const DuplicateImage& img : images) {
     ASSERT_EQ(stored.count(img.file), 1u) << img.file;
-    EXPECT_EQ(img.fingerprint.pixels_sha256, stored[img.file]) << img.file;
+    EXPECT_EQ(img.fingerprint.key_sha256, stored[img.file]) << img.file;
   }
 }
 

@@ -133,7 +133,10 @@ TEST(InspectTest, UnreadableFilesAndBadOptionsAreErrors) {
   ASSERT_NO_FATAL_FAILURE(WriteRecords(path, {Example(1, "a", 0)}));
   reader::InspectOptions o;
   o.show = reader::kMaxInspectShow + 1;
-  EXPECT_EQ(reader::InspectFile(path, o).status().code(), StatusCode::kInvalidArgument);
+  const Status too_many = reader::InspectFile(path, o).status();
+  EXPECT_EQ(too_many.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(too_many.message(), "show: " + std::to_string(reader::kMaxInspectShow + 1) + " is not in 0.." +
+                                    std::to_string(reader::kMaxInspectShow));
   o.show = 0;
   StatusOr<reader::Inspection> none = reader::InspectFile(path, o);
   ASSERT_TRUE(none.ok()) << none.status();

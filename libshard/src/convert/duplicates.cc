@@ -39,16 +39,13 @@ ImageFingerprint FingerprintOf(const image::Image& pixels) {
   char shape[64];
   std::snprintf(shape, sizeof(shape), "%dx%dx%d/%d\n", pixels.width(), pixels.height(), pixels.channels(),
                 pixels.bit_depth());
-  ImageFingerprint f;
-  f.pixels_sha256 =
-      util::Sha256Hex(shape, std::string_view(reinterpret_cast<const char*>(pixels.data()), pixels.byte_size()));
-  f.hashes = image::HashRegions(pixels);
-  return f;
+  return FingerprintOf(pixels, util::Sha256Hex(shape, std::string_view(reinterpret_cast<const char*>(pixels.data()),
+                                                                       pixels.byte_size())));
 }
 
 ImageFingerprint FingerprintOf(const image::Image& pixels, std::string key_sha256) {
   ImageFingerprint f;
-  f.pixels_sha256 = std::move(key_sha256);
+  f.key_sha256 = std::move(key_sha256);
   f.hashes = image::HashRegions(pixels);
   return f;
 }
@@ -90,7 +87,7 @@ void FingerprintIndex::Add(const ImageFingerprint& f) {
     regions_.Add(r < f.regions ? f.hashes.phash[r] : f.hashes.phash[0]);
   }
   ImageFingerprint kept = f;
-  kept.pixels_sha256.clear();
+  kept.key_sha256.clear();
   prints_.push_back(std::move(kept));
 }
 
@@ -190,7 +187,7 @@ DuplicateReport FindDuplicates(const std::vector<DuplicateImage>& images, int ma
   std::vector<uint32_t> reps;
   for (uint32_t i = 0; i < images.size(); ++i) {
     const DuplicateImage& img = images[i];
-    std::map<std::string, uint32_t>& group = firsts[img.fingerprint.pixels_sha256];
+    std::map<std::string, uint32_t>& group = firsts[img.fingerprint.key_sha256];
     auto same = group.find(img.split);
     if (same != group.end()) {
       exact[i].emplace_back(same->second, true);
@@ -207,7 +204,7 @@ DuplicateReport FindDuplicates(const std::vector<DuplicateImage>& images, int ma
   for (uint32_t rep : reps) prints.push_back(&images[rep].fingerprint);
   std::vector<std::vector<std::pair<uint32_t, int>>> near(images.size());  // by b: (a, distance)
   for (const NearPair& p : SearchNearPairs(prints, max_distance, bands, vector)) {
-    if (prints[p.a]->pixels_sha256 == prints[p.b]->pixels_sha256) continue;
+    if (prints[p.a]->key_sha256 == prints[p.b]->key_sha256) continue;
     near[reps[p.b]].emplace_back(reps[p.a], p.distance);  // reps ascend: a before b
   }
   prints.clear();

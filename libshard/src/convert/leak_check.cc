@@ -56,7 +56,7 @@ std::string LowerHex(const std::string& bytes) {
 
 // The fingerprint of an entry in the binary form (sizes checked).
 void FromBinary(const ImageHash& h, ImageFingerprint* f) {
-  f->pixels_sha256 = LowerHex(h.pixels_key());
+  f->key_sha256 = LowerHex(h.pixels_key());
   constexpr size_t kDetailAt = image::kHashRegions * 8;
   for (int r = 0; r < image::kHashRegions; ++r) {
     f->hashes.phash[r] = GetWord(h.regions(), 8 * r);
@@ -71,8 +71,8 @@ void FromBinary(const ImageHash& h, ImageFingerprint* f) {
 void FromHex(const ImageHash& h, ImageFingerprint* f) {
   constexpr int kRegions = image::kHashRegions;
   const bool has_regions = !h.region_phashes().empty() || !h.detail_hashes().empty();
-  f->pixels_sha256 = h.pixels_sha256();
-  for (char& c : f->pixels_sha256) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  f->key_sha256 = h.pixels_sha256();
+  for (char& c : f->key_sha256) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   f->hashes.phash[0] = Word(h.phash(), 0);
   f->regions = h.centre_phash().empty() ? 1 : has_regions ? kRegions : 2;
   f->has_detail = has_regions;
@@ -132,10 +132,10 @@ StatusOr<std::vector<DuplicateImage>> DuplicateImagesOf(const Manifest& manifest
 ImageHash ImageHashOf(const std::string& escaped_path, const ImageFingerprint& f) {
   ImageHash h;
   h.set_path(escaped_path);
-  if (f.regions == image::kHashRegions && f.has_detail && IsHex(f.pixels_sha256, 2 * kKeyBytes)) {
+  if (f.regions == image::kHashRegions && f.has_detail && IsHex(f.key_sha256, 2 * kKeyBytes)) {
     std::string key, regions;
     for (size_t i = 0; i < kKeyBytes; ++i) {
-      key.push_back(static_cast<char>(std::strtoul(f.pixels_sha256.substr(2 * i, 2).c_str(), nullptr, 16)));
+      key.push_back(static_cast<char>(std::strtoul(f.key_sha256.substr(2 * i, 2).c_str(), nullptr, 16)));
     }
     for (uint64_t w : f.hashes.phash) PutWord(w, &regions);
     for (const image::DetailHash& d : f.hashes.detail) {
@@ -146,7 +146,7 @@ ImageHash ImageHashOf(const std::string& escaped_path, const ImageFingerprint& f
     return h;
   }
   // An older entry's fingerprint, in its hex form as it was.
-  h.set_pixels_sha256(f.pixels_sha256);
+  h.set_pixels_sha256(f.key_sha256);
   h.set_phash(HexWord(f.hashes.phash[0]));
   if (f.regions > 1) h.set_centre_phash(HexWord(f.hashes.phash[1]));
   if (f.regions < image::kHashRegions || !f.has_detail) return h;

@@ -131,12 +131,10 @@ Status EncodeSample(const SourceSample& sample, std::string_view class_name, std
   }
   const Image& pixels = out->passed_through ? decoded : output;
   const std::string file_sha256 = util::Sha256Hex(bytes);
-  if (o.fingerprint) {
-    // The exact key: the stored bytes' SHA-256 (duplicates.h, FingerprintOf).
-    out->fingerprint = FingerprintOf(pixels, out->passed_through ? file_sha256 : util::Sha256Hex(encoded));
-  } else {
-    out->fingerprint = ImageFingerprint{};
-  }
+  // The exact key: the stored bytes' SHA-256 (duplicates.h, FingerprintOf);
+  // a pass-through stores the file's bytes, whose SHA-256 is at hand.
+  out->fingerprint = o.fingerprint ? FingerprintOf(pixels, out->passed_through ? file_sha256 : util::Sha256Hex(encoded))
+                                   : ImageFingerprint{};
 
   StatsAccumulator box_stats;  // added to *stats only on success
   thread_local example::ExampleBuilder b;

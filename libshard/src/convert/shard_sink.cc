@@ -83,7 +83,7 @@ std::string ShardSink::DuplicateOf(const std::string& split, const std::string& 
     for (const PlannedShard& s : plan_.shards) planned += s.split == split ? s.samples.size() : 0;
     seen.near = std::make_unique<FingerprintIndex>(o_.leak_distance, planned);
   }
-  const auto exact = seen.exact.find(f.pixels_sha256);
+  const auto exact = seen.exact.find(f.key_sha256);
   if (exact != seen.exact.end()) return "duplicate of " + seen.files[exact->second] + " (exact: equal pixels)";
   uint32_t first = UINT32_MAX;
   int distance = 0;
@@ -97,7 +97,7 @@ std::string ShardSink::DuplicateOf(const std::string& split, const std::string& 
     return "duplicate of " + seen.files[first] + " (near: perceptual hashes " + std::to_string(distance) +
            " bits apart)";
   }
-  seen.exact.emplace(f.pixels_sha256, seen.near->size());
+  seen.exact.emplace(f.key_sha256, seen.near->size());
   seen.near->Add(f);
   seen.files.push_back(file);
   return "";

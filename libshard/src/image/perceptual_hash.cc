@@ -119,7 +119,7 @@ __attribute__((always_inline)) inline void BuildPlane(const Image& img, Plane* p
   plane->x = xa;
   plane->y = ya;
   const size_t stride = plane->stride();
-  const int read_columns = xa.step == 1 ? img.width() : 0;  // 0: blocks sampled (k > kMaxSamples)
+  const bool every_column = xa.step == 1;  // else blocks are sampled (k > kMaxSamples)
   const size_t samples_per_row = static_cast<size_t>(img.width()) * kChannels;
   thread_local std::vector<uint16_t> acc;
   thread_local std::vector<uint32_t> luma;
@@ -131,10 +131,10 @@ __attribute__((always_inline)) inline void BuildPlane(const Image& img, Plane* p
   for (int i = 0; i < xa.n; ++i) scale[i] = static_cast<double>(xa.hi(i) - xa.lo(i)) / xa.samples(i);
   for (int by = 0; by < ya.n; ++by) {
     SumRows<T>(img, ya.lo(by), ya.hi(by), ya.step, samples_per_row, acc.data());
-    if (read_columns != 0) {
-      LumaRow<kChannels>(acc.data(), read_columns, luma.data());
+    if (every_column) {
+      LumaRow<kChannels>(acc.data(), img.width(), luma.data());
       const int full = img.width() / xa.k;  // whole blocks; a shorter last one after them
-      switch (xa.k) {
+      switch (xa.k) {                       // 1..kMaxSamples
         case 1:
           BlockSums<1>(luma.data(), full, sums);
           break;
@@ -165,7 +165,7 @@ __attribute__((always_inline)) inline void BuildPlane(const Image& img, Plane* p
     const double* above = &plane->sat[by * stride];
     double* out = &plane->sat[(by + 1) * stride];
     out[0] = 0;
-    if (read_columns != 0 && ya.step == 1) {
+    if (every_column && ya.step == 1) {
       // Every pixel read: whole sums (a chain of integer adds, not of
       // floating-point ones), exact in a double below 2^53.
       uint64_t row = 0;
@@ -237,6 +237,17 @@ struct Columns {
   int left = -1, right = -1;  // per mille; -1: not filled
   std::array<std::array<double, kGrid + 1>, kPlane + 1> at;
 };
+// How many regions' left and right edges differ (one Columns each).
+constexpr int ColumnSetsOf(const RegionPerMille (&b)[kHashRegions]) {
+  int sets = 0;
+  for (int r = 0; r < kHashRegions; ++r) {
+    bool seen = false;
+    for (int q = 0; q < r; ++q) seen = seen || (b[q].left == b[r].left && b[q].right == b[r].right);
+    sets += seen ? 0 : 1;
+  }
+  return sets;
+}
+constexpr int kColumnSets = ColumnSetsOf(kHashRegionBounds);
 void FillColumns(const Plane& p, int left, int right, Columns* c) {
   const Lines xl = LinesOf(p.x, p.x.size * left / 1000.0, p.x.size * right / 1000.0);
   for (int y = 0; y <= p.y.n; ++y) {
@@ -433,7 +444,7 @@ RegionHashes HashRegions(const Image& img) {
   RegionHashes h;
   if (img.empty()) return h;
   thread_local Plane plane;
-  thread_local std::array<Columns, kHashRegions> columns;  // one per left/right pair (4 of them)
+  thread_local std::array<Columns, kColumnSets> columns;  // one per left/right pair
   GrayPlane(img, &plane);
   for (Columns& c : columns) c.left = -1;
   for (int r = 0; r < kHashRegions; ++r) {
