@@ -116,6 +116,30 @@ int CheckRandomRegions(const std::string& name, const std::string& bytes, uint64
             return compared;
           }
         }
+        // Untrimmed: libjpeg's column range around the region, whose region
+        // columns are the full decode's.
+        PixelRect u = want;
+        Image wide;
+        s = DecodeJpegRegionUntrimmed(bytes, d, gray, &u, &wide);
+        EXPECT_TRUE(s.ok()) << where << " untrimmed: " << s;
+        if (!s.ok()) return compared;
+        EXPECT_LE(u.x, r.x) << where;
+        EXPECT_GE(u.x + u.width, r.x + r.width) << where;
+        EXPECT_LE(u.x + u.width, fw) << where;
+        EXPECT_EQ(u.y, r.y) << where;
+        EXPECT_EQ(u.height, r.height) << where;
+        EXPECT_EQ(wide.width(), u.width) << where;
+        EXPECT_EQ(wide.height(), u.height) << where;
+        if (u.x > r.x || u.x + u.width < r.x + r.width || wide.width() != u.width || wide.height() != r.height) {
+          return compared;
+        }
+        for (int y = 0; y < r.height; ++y) {
+          if (std::memcmp(wide.row(y) + static_cast<size_t>(r.x - u.x) * c,
+                          full->row(r.y + y) + static_cast<size_t>(r.x) * c, part.row_bytes()) != 0) {
+            ADD_FAILURE() << where << ": untrimmed row " << y << " differs from the full decode";
+            return compared;
+          }
+        }
         ++compared;
       }
     }

@@ -40,6 +40,8 @@ struct JpegReadOptions {
   bool gray = false;  // request JCS_GRAYSCALE for 1- and 3-component files
   int scale_denom = 1;
   bool strict = false;
+  // A region read keeps libjpeg's whole column range (DecodeJpegRegionUntrimmed).
+  bool untrimmed = false;
 };
 Status DecodeJpeg(std::string_view bytes, const JpegReadOptions& options, Image* out);
 

@@ -157,12 +157,22 @@ StatusOr<AlphaMode> ParseAlphaMode(std::string_view name) {
   return InvalidArgumentError("unknown alpha mode '" + std::string(name) + "' (expected composite or keep)");
 }
 
-Status DecodeJpegRegion(std::string_view bytes, int scale_denom, bool gray, PixelRect* region, Image* out) {
+namespace {
+Status RegionRead(std::string_view bytes, int scale_denom, bool gray, bool untrimmed, PixelRect* region, Image* out) {
   internal::JpegReadOptions jo;
   jo.gray = gray;
   jo.scale_denom = scale_denom;
-  LIBSHARD_RETURN_IF_ERROR(internal::DecodeJpegRegion(bytes, jo, region, out));
-  return Status::OK();
+  jo.untrimmed = untrimmed;
+  return internal::DecodeJpegRegion(bytes, jo, region, out);
+}
+}  // namespace
+
+Status DecodeJpegRegion(std::string_view bytes, int scale_denom, bool gray, PixelRect* region, Image* out) {
+  return RegionRead(bytes, scale_denom, gray, false, region, out);
+}
+
+Status DecodeJpegRegionUntrimmed(std::string_view bytes, int scale_denom, bool gray, PixelRect* region, Image* out) {
+  return RegionRead(bytes, scale_denom, gray, true, region, out);
 }
 
 void ApplyPixelPolicy(const DecodeOptions& options, Image* img) { internal::ApplyPixelPolicy(options, img); }

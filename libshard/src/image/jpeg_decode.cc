@@ -117,9 +117,11 @@ bool HoldsLeftTables(const jpeg_decompress_struct* c) {
 // jpeg_skip_scanlines keeps the rows' context (tested from 4:4:4 to 4:1:1,
 // baseline and progressive, at every scale), so no row margin is needed.
 // The rows below the region are never decoded: jpeg_abort_decompress.
+// `untrimmed` keeps libjpeg's column range instead (one copy of every row
+// less) and says so in *region.
 constexpr int kUpsampleReach = 2;
 
-void ReadRegion(JpegDecoder* d, PixelRect* region, Image* out) {
+void ReadRegion(JpegDecoder* d, bool untrimmed, PixelRect* region, Image* out) {
   jpeg_decompress_struct* cinfo = &d->cinfo;
   // Clamp to the scaled image (a read past the last row would never end).
   const int ow = static_cast<int>(cinfo->output_width), oh = static_cast<int>(cinfo->output_height);
@@ -132,6 +134,10 @@ void ReadRegion(JpegDecoder* d, PixelRect* region, Image* out) {
   JDIMENSION x = static_cast<JDIMENSION>(x0), w = static_cast<JDIMENSION>(x1 - x0);
   if (x > 0 || w < cinfo->output_width) jpeg_crop_scanline(cinfo, &x, &w);
   const int c = cinfo->output_components;
+  if (untrimmed) {  // libjpeg's columns are the output's: no trimming copy
+    region->x = static_cast<int>(x);
+    region->width = static_cast<int>(w);
+  }
   out->Reset(region->width, region->height, c, 8);
   // Straight into the output when libjpeg's columns are the region's.
   const bool direct = static_cast<int>(x) == region->x && static_cast<int>(w) == region->width;
@@ -180,7 +186,7 @@ bool RunDecode(JpegDecoder* d, const unsigned char* data, size_t size, const Jpe
   }
   jpeg_start_decompress(cinfo);
   if (region != nullptr) {
-    ReadRegion(d, region, out);
+    ReadRegion(d, opt.untrimmed, region, out);
     return true;
   }
   out->Reset(static_cast<int>(cinfo->output_width), static_cast<int>(cinfo->output_height), cinfo->output_components,

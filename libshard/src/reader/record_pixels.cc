@@ -104,7 +104,9 @@ Status DecodeJpegCrop(std::string_view bytes, const image::ImageInfo& info, cons
   r.width = std::min(sw, static_cast<int>(std::ceil(bx1)) + margin) - r.x;
   r.height = std::min(sh, static_cast<int>(std::ceil(by1)) + margin) - r.y;
   thread_local image::Image part;
-  LIBSHARD_RETURN_IF_ERROR(image::DecodeJpegRegion(bytes, d, channels == 1, &r, &part));
+  // Untrimmed: the filter reads inside r only (the margin), so the columns
+  // libjpeg adds around it need no copy to be cut off.
+  LIBSHARD_RETURN_IF_ERROR(image::DecodeJpegRegionUntrimmed(bytes, d, channels == 1, &r, &part));
   if (part.channels() != channels) {
     return ShapeError("the image", spec.width, spec.height, part.channels(), 8, spec.width, spec.height, channels);
   }

@@ -126,6 +126,18 @@ Status DecodeImageInto(std::string_view bytes, const DecodeOptions& options, Ima
 // kInvalidArgument. Thread-safety as DecodeImage.
 Status DecodeJpegRegion(std::string_view bytes, int scale_denom, bool gray, PixelRect* region, Image* out);
 
+// DecodeJpegRegion without its last step, the copy of every row that trims
+// libjpeg's column range (the region widened to whole iMCUs and by the
+// upsampling margin) down to the region: *out holds whole rows of that
+// range, and on return *region is the rectangle *out holds. Only the
+// columns of the requested region (clipped to the image) are exactly the
+// full decode's; the others, near the range's ends, may differ. For a
+// caller that reads no pixel outside the requested region (a resample whose
+// filter stays inside it), which saves the copy: a sixth of a loader's
+// random-resized-crop sample on 512x496 photos. Errors and thread-safety as
+// DecodeJpegRegion.
+Status DecodeJpegRegionUntrimmed(std::string_view bytes, int scale_denom, bool gray, PixelRect* region, Image* out);
+
 // The channel and alpha part of the pixel policy (`options.channels`,
 // `alpha`, `background`), applied to an already decoded 8- or 16-bit image
 // of 1..4 channels (gray, gray+alpha, RGB, RGBA), as DecodeImage applies it.
