@@ -167,45 +167,78 @@ Status BatchLoader::Impl::Fill(Runtime* rt, Slot* slot, const std::vector<uint64
   return err;
 }
 
+// Batches are filled as pool tasks, up to kBatchesInFlight at once, so the
+// threads that finish their share of a batch go on with the next one instead
+// of idling until its slowest sample is done. A batch is handed over in order
+// (the consumer takes slot after slot). An epoch's first batch waits for the
+// last one's to finish: the global order and a remote dataset's download plan
+// change there. After a failed batch no new one starts; those already
+// started finish, and the consumer stops at the failed one.
 void BatchLoader::Impl::Produce(Runtime* rt, Position pos) {
+  constexpr int kBatchesInFlight = 2;
   uint64_t seq = 0;
   std::optional<uint64_t> global_epoch;  // the epoch `global` holds
-  std::vector<uint64_t> global;
+  std::shared_ptr<const std::vector<uint64_t>> global;
+  int in_flight = 0;    // guarded by rt->mu
+  bool failed = false;  // guarded by rt->mu
+  // Marks `slot` filled with status s (under rt->mu), unless stopping: then
+  // the batch may be incomplete (cancel) and StopProducer frees the slots.
+  auto finish = [this, rt, &in_flight, &failed](Slot* slot, Position at, const Status& s) {
+    {
+      std::lock_guard<std::mutex> lock(rt->mu);
+      --in_flight;
+      if (!s.ok()) failed = true;
+      if (!stop) {
+        slot->pos = at;
+        slot->status = s;
+        slot->state = SlotState::kReady;
+      }
+    }
+    rt->cv.notify_all();
+  };
   for (;;) {
     Slot* slot = &slots[seq % slots.size()];
     {
       std::unique_lock<std::mutex> lock(rt->mu);
-      rt->cv.wait(lock, [&] { return stop || slot->state == SlotState::kFree; });
-      if (stop) return;
+      rt->cv.wait(lock, [&] {
+        return stop || failed ||
+               (slot->state == SlotState::kFree && in_flight < kBatchesInFlight &&
+                (global_epoch == pos.epoch || in_flight == 0));
+      });
+      if (stop || failed) break;
       slot->state = SlotState::kFilling;
+      ++in_flight;
     }
-    const Status s = util::CatchAsStatus(
+    const Status prepared = util::CatchAsStatus(
         [&] {
           if (pool != nullptr && slot->block == nullptr) {
             LIBSHARD_ASSIGN_OR_RETURN(slot->block, pool->Acquire());
             slot->buf = slot->block->buffers();
           }
           if (global_epoch != pos.epoch) {
-            global = order.GlobalOrder(pos.epoch);
+            auto next_global = std::make_shared<const std::vector<uint64_t>>(order.GlobalOrder(pos.epoch));
+            global = std::move(next_global);
             global_epoch = pos.epoch;
             // Remote shards: download in this part's order, ahead of the reads.
-            LIBSHARD_RETURN_IF_ERROR(ds->PlanEpoch(order, order.RankSamples(global, pos.start), pos.batch, pos.start));
+            LIBSHARD_RETURN_IF_ERROR(ds->PlanEpoch(order, order.RankSamples(*global, pos.start), pos.batch, pos.start));
           }
-          return Fill(rt, slot, global, pos);
+          return Status::OK();
         },
         [&] { return "preparing batch " + std::to_string(pos.batch) + " of epoch " + std::to_string(pos.epoch); });
-    {
-      std::lock_guard<std::mutex> lock(rt->mu);
-      if (stop) return;  // the batch may be incomplete (cancel)
-      slot->pos = pos;
-      slot->status = s;
-      slot->state = SlotState::kReady;
+    if (!prepared.ok()) {
+      finish(slot, pos, prepared);
+      break;
     }
-    rt->cv.notify_all();
-    if (!s.ok()) return;
+    rt->decode->Run([this, rt, slot, pos, g = global, finish] {
+      const Status s = util::CatchAsStatus(
+          [&] { return Fill(rt, slot, *g, pos); },
+          [&] { return "preparing batch " + std::to_string(pos.batch) + " of epoch " + std::to_string(pos.epoch); });
+      finish(slot, pos, s);
+    });
     ++seq;
     if (++pos.batch >= order.batches_per_epoch(pos.start)) pos = Position{pos.epoch + 1, 0, 0};
   }
+  rt->decode->Wait();
 }
 
 void BatchLoader::Impl::StopProducer(Runtime* rt, std::unique_lock<std::mutex>* lock) {

@@ -25,12 +25,25 @@ std::unique_ptr<DecodePool> DecodePool::Create(int threads) {
   InstallForkHandler();
   std::unique_ptr<DecodePool> pool(new DecodePool(threads));
   if (g_in_fork_child.load()) return pool;
-  if (threads > tbb::info::default_concurrency()) {
+  // `threads` workers decode; the one slot kept for a caller (the
+  // producer, entering only to Run and Wait) adds none while it sleeps.
+  // oneTBB's market has default_concurrency - 1 workers unless raised.
+  if (threads + 1 > tbb::info::default_concurrency()) {
     pool->gc_ = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism,
-                                                      static_cast<size_t>(threads));
+                                                      static_cast<size_t>(threads) + 1);
   }
-  pool->arena_ = std::make_unique<tbb::task_arena>(threads);
+  pool->arena_ = std::make_unique<tbb::task_arena>(threads + 1, 1);
+  pool->tasks_ = std::make_unique<tbb::task_group>();
   return pool;
+}
+
+void DecodePool::Run(std::function<void()> task) {
+  if (arena_ == nullptr) return task();
+  arena_->execute([&] { tasks_->run(std::move(task)); });
+}
+
+void DecodePool::Wait() {
+  if (arena_ != nullptr) arena_->execute([&] { tasks_->wait(); });
 }
 
 }  // namespace libshard::reader

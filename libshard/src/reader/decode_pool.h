@@ -12,7 +12,15 @@
 // fork is not made_here() in the child: its owner abandons it (destroying it
 // would wait for threads that do not exist there) and makes a new one.
 //
-// Thread-safety: ParallelFor from one thread at a time.
+// Tasks (Run / Wait): a loader fills one batch per task, and the next
+// batch's task may start while the last samples of the one before are still
+// decoding, so no thread idles at the end of each batch waiting for its
+// slowest sample (random-resized crops differ several-fold in cost). Each
+// ParallelFor is isolated: a thread waiting for its items takes only those,
+// never a whole other batch, so a batch is done as soon as its items are.
+//
+// Thread-safety: Run and Wait from one thread (the loader's producer);
+// ParallelFor from that thread or from inside its tasks.
 #ifndef LIBSHARD_SRC_READER_DECODE_POOL_H_
 #define LIBSHARD_SRC_READER_DECODE_POOL_H_
 
@@ -20,11 +28,13 @@
 #include <tbb/global_control.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
+#include <tbb/task_group.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <system_error>
 #include <thread>
@@ -34,8 +44,9 @@ namespace libshard::reader {
 
 class DecodePool {
  public:
-  // `threads` >= 1, the caller's thread included. Installs the fork handler
-  // on the first call.
+  // `threads` >= 1 decode threads (tasks and ParallelFor items run on them;
+  // a ParallelFor from outside a task adds the caller's). Installs the fork
+  // handler on the first call.
   static std::unique_ptr<DecodePool> Create(int threads);
   DecodePool(const DecodePool&) = delete;
   DecodePool& operator=(const DecodePool&) = delete;
@@ -48,20 +59,29 @@ class DecodePool {
   template <typename Body>
   void ParallelFor(size_t n, const Body& body);
 
+  // Runs task() on the pool's threads and returns at once; Wait() returns
+  // when every task run so far is done. In a fork child (no arena) task()
+  // runs on the caller's thread before Run returns. task must not throw.
+  void Run(std::function<void()> task);
+  void Wait();
+
  private:
   explicit DecodePool(int threads) : threads_(threads) {}
   int threads_;
   pid_t pid_ = getpid();
   std::unique_ptr<tbb::global_control> gc_;
   std::unique_ptr<tbb::task_arena> arena_;  // null: decode on std::threads (a fork child)
+  std::unique_ptr<tbb::task_group> tasks_;  // with arena_
 };
 
 template <typename Body>
 void DecodePool::ParallelFor(size_t n, const Body& body) {
   if (arena_ != nullptr) {
     arena_->execute([&] {
-      tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 1), [&](const tbb::blocked_range<size_t>& r) {
-        for (size_t i = r.begin(); i != r.end(); ++i) body(i);
+      tbb::this_task_arena::isolate([&] {
+        tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 1), [&](const tbb::blocked_range<size_t>& r) {
+          for (size_t i = r.begin(); i != r.end(); ++i) body(i);
+        });
       });
     });
     return;
