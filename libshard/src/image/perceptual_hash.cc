@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
+#include <limits>
 #include <vector>
 
 namespace libshard::image {
@@ -21,7 +23,7 @@ constexpr int kMaxSamples = kGrayPlaneSamples;
 // (B[31 - x][u] = +-B[x][u]), so only x < 16 is kept: even[x][k] is
 // frequency u = 2k, odd[x][k] u = 2k + 1.
 struct Basis {
-  std::array<std::array<double, kDetailKeep / 2>, kGrid / 2> even{}, odd{};
+  std::array<std::array<float, kDetailKeep / 2>, kGrid / 2> even{}, odd{};
 };
 const Basis& BasisTable() {
   static const Basis basis = [] {
@@ -29,7 +31,8 @@ const Basis& BasisTable() {
     for (int u = 0; u < kDetailKeep; ++u) {
       const double scale = u == 0 ? std::sqrt(0.5) : 1.0;
       for (int x = 0; x < kGrid / 2; ++x) {
-        (u % 2 == 0 ? b.even : b.odd)[x][u / 2] = scale * std::cos((2 * x + 1) * u * M_PI / (2 * kGrid));
+        (u % 2 == 0 ? b.even : b.odd)[x][u / 2] =
+            static_cast<float>(scale * std::cos((2 * x + 1) * u * M_PI / (2 * kGrid)));
       }
     }
     return b;
@@ -214,7 +217,7 @@ void GrayPlane(const Image& img, Plane* plane) {
   }
 }
 
-using Grid = std::array<double, kGrid * kGrid>;
+using Grid = std::array<float, kGrid * kGrid>;
 
 // Where the kGrid + 1 grid lines of pixels [lo, hi) of an axis fall: block
 // and fraction, for a linear read of the summed-area table.
@@ -275,13 +278,14 @@ __attribute__((always_inline)) inline Grid RegionGrid(const Plane& p, const Colu
     const double fy = yl.frac[j];
     for (int i = 0; i <= kGrid; ++i) corner[j][i] = above[i] + fy * (below[i] - above[i]);
   }
-  // Means of luma (the table holds luma * 256) over parts of equal area.
+  // Means of luma (the table holds luma * 256) over parts of equal area:
+  // differences of large sums, so in double, then rounded to float.
   const double per_part = static_cast<double>(kGrid) * kGrid / ((right - left) * (bottom - top) * 256.0);
   Grid grid;
   for (int cy = 0; cy < kGrid; ++cy) {
     for (int cx = 0; cx < kGrid; ++cx) {
-      grid[cy * kGrid + cx] =
-          (corner[cy + 1][cx + 1] - corner[cy + 1][cx] - corner[cy][cx + 1] + corner[cy][cx]) * per_part;
+      grid[cy * kGrid + cx] = static_cast<float>(
+          (corner[cy + 1][cx + 1] - corner[cy + 1][cx] - corner[cy][cx + 1] + corner[cy][cx]) * per_part);
     }
   }
   return grid;
@@ -291,19 +295,20 @@ __attribute__((always_inline)) inline Grid RegionGrid(const Plane& p, const Colu
 // coeff[slot_v * 16 + slot_u] (FrequencyOfSlot), rows first. Each sum runs
 // over 16 sums or differences of mirrored samples (the basis' symmetry: half
 // the multiplications), in increasing order, its terms independent of the
-// other frequencies'. No FMA: every CPU gives the same bits.
-__attribute__((always_inline)) inline void LowFrequencies(const double* __restrict grid, double* __restrict coeff) {
+// other frequencies'. In float (the grid's means of 0..255 need no more;
+// 8 lanes to an AVX2 register), no FMA: every CPU gives the same bits.
+__attribute__((always_inline)) inline void LowFrequencies(const float* __restrict grid, float* __restrict coeff) {
   constexpr int kHalf = kGrid / 2, kSlots = kDetailKeep, kK = kDetailKeep / 2;
   const Basis& basis = BasisTable();
-  alignas(32) double rows[kGrid][kSlots];
+  alignas(32) float rows[kGrid][kSlots];
   for (int y = 0; y < kGrid; ++y) {
-    const double* g = &grid[y * kGrid];
-    double sum[kHalf], diff[kHalf];
+    const float* g = &grid[y * kGrid];
+    float sum[kHalf], diff[kHalf];
     for (int x = 0; x < kHalf; ++x) {
       sum[x] = g[x] + g[kGrid - 1 - x];
       diff[x] = g[x] - g[kGrid - 1 - x];
     }
-    double even[kK] = {}, odd[kK] = {};
+    float even[kK] = {}, odd[kK] = {};
     for (int x = 0; x < kHalf; ++x) {
       for (int k = 0; k < kK; ++k) even[k] += sum[x] * basis.even[x][k];
       for (int k = 0; k < kK; ++k) odd[k] += diff[x] * basis.odd[x][k];
@@ -313,7 +318,7 @@ __attribute__((always_inline)) inline void LowFrequencies(const double* __restri
       rows[y][kK + k] = odd[k];
     }
   }
-  alignas(32) double sums[kHalf][kSlots], diffs[kHalf][kSlots];
+  alignas(32) float sums[kHalf][kSlots], diffs[kHalf][kSlots];
   for (int y = 0; y < kHalf; ++y) {
     for (int j = 0; j < kSlots; ++j) {
       sums[y][j] = rows[y][j] + rows[kGrid - 1 - y][j];
@@ -321,9 +326,9 @@ __attribute__((always_inline)) inline void LowFrequencies(const double* __restri
     }
   }
   for (int k = 0; k < kK; ++k) {
-    double even[kSlots] = {}, odd[kSlots] = {};
+    float even[kSlots] = {}, odd[kSlots] = {};
     for (int y = 0; y < kHalf; ++y) {
-      const double be = basis.even[y][k], bo = basis.odd[y][k];
+      const float be = basis.even[y][k], bo = basis.odd[y][k];
       for (int j = 0; j < kSlots; ++j) even[j] += sums[y][j] * be;
       for (int j = 0; j < kSlots; ++j) odd[j] += diffs[y][j] * bo;
     }
@@ -361,54 +366,48 @@ const std::array<uint16_t, keep * keep - 1>& AcSlots() {
   return slots;
 }
 
-// The k-th smallest of a[0, n) (n <= 255; a is reordered): quickselect
-// whose partition has no data-dependent branch (each value is written at
-// both ends of a scratch row and kept at the one its comparison picks), so
-// the coefficients' random order costs no mispredicted branches, which were
-// most of std::nth_element's time here.
-double Select(double* a, int n, int k) {
-  double tmp[kDetailKeep * kDetailKeep];
-  int lo = 0, hi = n;  // the answer is in a[lo, hi)
-  while (hi - lo > 8) {
-    const double x = a[lo], y = a[(lo + hi) / 2], z = a[hi - 1];
-    const double pivot = std::max(std::min(x, y), std::min(std::max(x, y), z));  // median of three
-    const int size = hi - lo;
-    int less = 0, greater = size;  // tmp[0, less) < pivot, tmp[greater, size) > pivot
-    for (int i = lo; i < hi; ++i) {
-      const double v = a[i];
-      tmp[less] = v;
-      tmp[greater - 1] = v;
-      less += v < pivot;
-      greater -= v > pivot;
-    }
-    if (k - lo < less) {
-      std::copy(tmp, tmp + less, a + lo);
-      hi = lo + less;
-    } else if (k - lo >= greater) {
-      std::copy(tmp + greater, tmp + size, a + lo + greater);
-      lo += greater;
-    } else {
-      return pivot;  // the k-th is one of the values equal to the pivot
-    }
+// An int32 in the order of the float (-0 taken as +0, so equal floats have
+// equal keys): the bits of a non-negative float, the magnitude bits flipped
+// for a negative one.
+inline int32_t OrderKey(float f) {
+  f += 0.0f;  // -0 + 0 = +0
+  int32_t b;
+  std::memcpy(&b, &f, sizeof(b));
+  return b ^ ((b >> 31) & 0x7fffffff);
+}
+
+// The k-th smallest of keys[0, n) (n a multiple of 8, any padding
+// INT32_MAX): its bits from the highest down, each kept 1 when fewer than
+// k + 1 keys lie below the value so far with that bit set. 32 counts over
+// the whole set, no branch on the data and no reordering (a quickselect's
+// comparisons of the coefficients' random order are mispredicted, and its
+// moves cost more than these counts, which vectorize).
+template <int n>
+int32_t KthKey(const int32_t* __restrict keys, int k) {
+  uint32_t r = 0;  // the answer, in offset binary
+  for (int bit = 31; bit >= 0; --bit) {
+    const uint32_t c = r | (uint32_t{1} << bit);
+    const int32_t t = static_cast<int32_t>(c ^ 0x80000000u);
+    int below = 0;
+#pragma GCC unroll 8
+    for (int i = 0; i < n; ++i) below += keys[i] < t;
+    r = below <= k ? c : r;
   }
-  std::sort(a + lo, a + hi);
-  return a[k];
+  return static_cast<int32_t>(r ^ 0x80000000u);
 }
 
 // Bit i (= keep * v + u, i >= 1) is 1 when coefficient (u, v) is above the
 // median of the keep * keep - 1 others than DC; into `words`.
 template <int keep>
-void BitsOf(const double* coeff, uint64_t* words) {
-  const std::array<uint16_t, keep* keep - 1>& slots = AcSlots<keep>();
-  std::array<double, keep * keep - 1> ac;
-  if constexpr (keep == kDetailKeep) {
-    std::copy(coeff + 1, coeff + keep * keep, ac.begin());  // slot 0 is DC; the median needs no order
-  } else {
-    for (size_t i = 0; i < ac.size(); ++i) ac[i] = coeff[slots[i]];
-  }
-  const double median = Select(ac.data(), static_cast<int>(ac.size()), static_cast<int>(ac.size()) / 2);
-  for (size_t i = 0; i < slots.size(); ++i) {
-    if (coeff[slots[i]] > median) words[(i + 1) / 64] |= uint64_t{1} << ((i + 1) % 64);
+__attribute__((always_inline)) inline void BitsOf(const float* coeff, uint64_t* words) {
+  constexpr int kAc = keep * keep - 1, kPadded = (kAc + 7) / 8 * 8;
+  const std::array<uint16_t, kAc>& slots = AcSlots<keep>();
+  alignas(32) int32_t keys[kPadded];
+  for (int i = 0; i < kAc; ++i) keys[i] = OrderKey(coeff[slots[i]]);
+  std::fill(keys + kAc, keys + kPadded, std::numeric_limits<int32_t>::max());
+  const int32_t median = KthKey<kPadded>(keys, kAc / 2);
+  for (int i = 0; i < kAc; ++i) {
+    if (keys[i] > median) words[(i + 1) / 64] |= uint64_t{1} << ((i + 1) % 64);
   }
 }
 
@@ -417,7 +416,7 @@ void BitsOf(const double* coeff, uint64_t* words) {
 // same arithmetic in wider registers, no FMA: the same bits).
 __attribute__((target_clones("avx2", "default"))) void HashRegion(const Plane& plane, const Columns& columns, int r,
                                                                   uint64_t* phash, DetailHash* detail) {
-  alignas(32) double coeff[kDetailKeep * kDetailKeep];
+  alignas(32) float coeff[kDetailKeep * kDetailKeep];
   LowFrequencies(RegionGrid(plane, columns, kHashRegionBounds[r]).data(), coeff);
   BitsOf<kKeep>(coeff, phash);
   if (detail != nullptr) BitsOf<kDetailKeep>(coeff, detail->data());

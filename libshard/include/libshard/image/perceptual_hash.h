@@ -32,8 +32,10 @@
 // HashRegions(img).phash[0] == PerceptualHash(img), phash[1] ==
 // CentrePerceptualHash(img).
 // The result depends only on the pixels (not on the thread, CPU or platform:
-// the arithmetic runs in double with a fixed order of operations, and the
-// file is compiled without floating-point contraction).
+// the grid in double, the DCT in float (IEEE single: every x86-64 CPU
+// rounds it alike), each with a fixed order of operations, the medians by
+// integer counts, and the file compiled without floating-point
+// contraction).
 //
 //   uint64_t a = PerceptualHash(img), b = PerceptualHash(other);
 //   if (HammingDistance(a, b) <= 6) { ... looks the same ... }
