@@ -161,6 +161,32 @@ TEST(PerceptualHashTest, RegionHashesAreTheHashesOfTheRegions) {
   EXPECT_EQ(CentrePerceptualHash(Image()), 0u);
 }
 
+// The implementations give the same bits: every size from 1 to 300 pixels
+// a side in steps that cross the block sizes (k = 1, 2, 3) and the AVX2
+// block sums' 16-pixel steps, odd and even, RGB and the other layouts.
+TEST(PerceptualHashTest, EveryImplementationGivesTheSameBits) {
+  if (!HashImplAvailable(HashImpl::kAvx2)) GTEST_SKIP() << "no AVX2 on this CPU";
+  EXPECT_EQ(ActiveHashImpl(), HashImpl::kAvx2);
+  for (int w = 1; w <= 300; w += 7) {
+    const int h = 1 + (w * 37) % 300;
+    const Image rgb = SyntheticPhoto(w, h, static_cast<uint64_t>(w));
+    Image rgba(w, h, 4), gray(w, h, 1);
+    for (int y = 0; y < h; ++y) {
+      for (int x = 0; x < w; ++x) {
+        for (int c = 0; c < 3; ++c) rgba.row(y)[x * 4 + c] = rgb.row(y)[x * 3 + c];
+        rgba.row(y)[x * 4 + 3] = static_cast<uint8_t>(x + y);
+        gray.row(y)[x] = rgb.row(y)[x * 3 + 1];
+      }
+    }
+    for (const Image* img : {&rgb, static_cast<const Image*>(&rgba), static_cast<const Image*>(&gray)}) {
+      const RegionHashes portable = HashRegionsWith(HashImpl::kPortable, *img);
+      const RegionHashes avx2 = HashRegionsWith(HashImpl::kAvx2, *img);
+      EXPECT_EQ(portable.phash, avx2.phash) << w << "x" << h << "x" << img->channels();
+      EXPECT_EQ(portable.detail, avx2.detail) << w << "x" << h << "x" << img->channels();
+    }
+  }
+}
+
 TEST(PerceptualHashTest, SmallImagesAndEmptyOnes) {
   for (int w : {5, 31, 33}) {  // (a 1-pixel-wide picture is flat: its bits are rounding)
     const Image img = SyntheticPhoto(w, 3 + w / 2, static_cast<uint64_t>(w));

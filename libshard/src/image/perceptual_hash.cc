@@ -7,6 +7,10 @@
 #include <limits>
 #include <vector>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 namespace libshard::image {
 namespace {
 
@@ -116,7 +120,58 @@ __attribute__((always_inline)) inline void BlockSums(const uint32_t* __restrict 
   }
 }
 
-template <int kChannels, typename T>
+#if defined(__x86_64__)
+// Channel sums of the 4 blocks of 2 pixels of 8 RGB pixels at p (and 4
+// bytes more read): words R G B 0 per block.
+__attribute__((target("avx2"), always_inline)) inline __m256i Rgb2x1Avx2(const uint8_t* p, __m256i shuffle,
+                                                                         __m256i ones) {
+  const __m256i v =
+      _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))),
+                              _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 12)), 1);
+  return _mm256_maddubs_epi16(_mm256_shuffle_epi8(v, shuffle), ones);
+}
+
+// 8 blocks' sums from 16 pixels of rows p0 and p1 (52 bytes readable).
+__attribute__((target("avx2"), always_inline)) inline void Rgb2x2Avx2(const uint8_t* p0, const uint8_t* p1,
+                                                                      uint32_t* sums) {
+  const __m256i shuffle = _mm256_setr_epi8(0, 3, 1, 4, 2, 5, -1, -1, 6, 9, 7, 10, 8, 11, -1, -1,  //
+                                           0, 3, 1, 4, 2, 5, -1, -1, 6, 9, 7, 10, 8, 11, -1, -1);
+  const __m256i ones = _mm256_set1_epi8(1);
+  const __m256i weights = _mm256_setr_epi16(77, 150, 29, 0, 77, 150, 29, 0, 77, 150, 29, 0, 77, 150, 29, 0);
+  const __m256i lo = _mm256_madd_epi16(_mm256_add_epi16(Rgb2x1Avx2(p0, shuffle, ones), Rgb2x1Avx2(p1, shuffle, ones)),
+                                       weights);  // blocks 0-3
+  const __m256i hi = _mm256_madd_epi16(
+      _mm256_add_epi16(Rgb2x1Avx2(p0 + 24, shuffle, ones), Rgb2x1Avx2(p1 + 24, shuffle, ones)), weights);  // 4-7
+  // hadd: blocks 0 1 4 5 | 2 3 6 7; the 64-bit quarters put in order.
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(sums), _mm256_permute4x64_epi64(_mm256_hadd_epi32(lo, hi), 0xD8));
+}
+
+// The sums of luma * 256 over the n blocks of 2x2 pixels (the last may be 1
+// wide) of 8-bit RGB rows r0 and r1 (`width` pixels each). Per 16 pixels of
+// a row: two 128-bit loads per 8 pixels, a byte shuffle to R0 R1 G0 G1 B0
+// B1 0 0 per block and horizontal pair sums (maddubs by 1), the two rows
+// added, the luma weights by madd and the halves of each block added. The
+// last pixels are copied to zeroed buffers first (the loads read 4 bytes
+// past the 16 pixels). Integers throughout: exactly the portable sums.
+__attribute__((target("avx2"))) void RgbBlockSums2Avx2(const uint8_t* r0, const uint8_t* r1, int width, int n,
+                                                       uint32_t* sums) {
+  const int bytes = 3 * width;
+  int b = 0;
+  for (; 6 * b + 52 <= bytes; b += 8) Rgb2x2Avx2(r0 + 6 * b, r1 + 6 * b, sums + b);
+  while (b < n) {
+    alignas(32) uint8_t t0[64] = {}, t1[64] = {};
+    const int left = std::min(bytes - 6 * b, 48);
+    std::memcpy(t0, r0 + 6 * b, left);
+    std::memcpy(t1, r1 + 6 * b, left);
+    uint32_t out[8];
+    Rgb2x2Avx2(t0, t1, out);
+    std::copy(out, out + std::min(n - b, 8), sums + b);
+    b += 8;
+  }
+}
+#endif
+
+template <int kChannels, typename T, bool kAvx2>
 __attribute__((always_inline)) inline void BuildPlane(const Image& img, Plane* plane) {
   const Axis xa = AxisOf(img.width()), ya = AxisOf(img.height());
   plane->x = xa;
@@ -133,8 +188,18 @@ __attribute__((always_inline)) inline void BuildPlane(const Image& img, Plane* p
   double scale[kPlane];  // block pixels / samples read, per column of blocks (1 where all are read)
   for (int i = 0; i < xa.n; ++i) scale[i] = static_cast<double>(xa.hi(i) - xa.lo(i)) / xa.samples(i);
   for (int by = 0; by < ya.n; ++by) {
-    SumRows<T>(img, ya.lo(by), ya.hi(by), ya.step, samples_per_row, acc.data());
-    if (every_column) {
+    bool summed = false;
+#if defined(__x86_64__)
+    if constexpr (kAvx2 && kChannels == 3 && sizeof(T) == 1) {
+      if (xa.k == 2 && ya.k == 2 && ya.hi(by) - ya.lo(by) == 2) {
+        RgbBlockSums2Avx2(img.row(ya.lo(by)), img.row(ya.lo(by) + 1), img.width(), xa.n, sums);
+        summed = true;
+      }
+    }
+#endif
+    if (summed) {
+    } else if (every_column) {
+      SumRows<T>(img, ya.lo(by), ya.hi(by), ya.step, samples_per_row, acc.data());
       LumaRow<kChannels>(acc.data(), img.width(), luma.data());
       const int full = img.width() / xa.k;  // whole blocks; a shorter last one after them
       switch (xa.k) {                       // 1..kMaxSamples
@@ -156,6 +221,7 @@ __attribute__((always_inline)) inline void BuildPlane(const Image& img, Plane* p
         for (int x = xa.lo(full); x < img.width(); ++x) sums[full] += luma[x];
       }
     } else {
+      SumRows<T>(img, ya.lo(by), ya.hi(by), ya.step, samples_per_row, acc.data());
       for (int i = 0; i < xa.n; ++i) {
         uint32_t s = 0;
         for (int x = xa.lo(i); x < xa.hi(i); x += xa.step) {
@@ -170,12 +236,15 @@ __attribute__((always_inline)) inline void BuildPlane(const Image& img, Plane* p
     out[0] = 0;
     if (every_column && ya.step == 1) {
       // Every pixel read: whole sums (a chain of integer adds, not of
-      // floating-point ones), exact in a double below 2^53.
-      uint64_t row = 0;
+      // floating-point ones; below 2^31: at most 512 x 4 pixels of 65280),
+      // exact in a double.
+      int32_t prefix[kPlane];
+      int32_t row = 0;
       for (int i = 0; i < xa.n; ++i) {
-        row += sums[i];
-        out[i + 1] = above[i + 1] + static_cast<double>(row);
+        row += static_cast<int32_t>(sums[i]);
+        prefix[i] = row;
       }
+      for (int i = 0; i < xa.n; ++i) out[i + 1] = above[i + 1] + static_cast<double>(prefix[i]);
     } else {
       const double row_scale = static_cast<double>(ya.hi(by) - ya.lo(by)) / ya.samples(by);
       double row = 0;
@@ -187,33 +256,28 @@ __attribute__((always_inline)) inline void BuildPlane(const Image& img, Plane* p
   }
 }
 
-template <typename T>
+template <typename T, bool kAvx2>
 __attribute__((always_inline)) inline void BuildPlaneOf(const Image& img, Plane* plane) {
   switch (img.channels()) {
     case 1:
-      return BuildPlane<1, T>(img, plane);
+      return BuildPlane<1, T, kAvx2>(img, plane);
     case 2:
-      return BuildPlane<2, T>(img, plane);
+      return BuildPlane<2, T, kAvx2>(img, plane);
     case 3:
-      return BuildPlane<3, T>(img, plane);
+      return BuildPlane<3, T, kAvx2>(img, plane);
     default:
-      return BuildPlane<4, T>(img, plane);
+      return BuildPlane<4, T, kAvx2>(img, plane);
   }
 }
 
-// The gray plane of `img`; for 8-bit images compiled for AVX2 as well (the
-// luma of interleaved sums needs its widening loads to vectorize), picked
-// once, at load. Integer sums, then double in a fixed order: the same
-// values on every CPU.
-__attribute__((target_clones("avx2", "default"))) void GrayPlane8(const Image& img, Plane* plane) {
-  BuildPlaneOf<uint8_t>(img, plane);
-}
-
-void GrayPlane(const Image& img, Plane* plane) {
+// The gray plane of `img`: integer sums, then double in a fixed order (the
+// same values on every CPU).
+template <bool kAvx2>
+__attribute__((always_inline)) inline void GrayPlane(const Image& img, Plane* plane) {
   if (img.bit_depth() == 16) {
-    BuildPlaneOf<uint16_t>(img, plane);
+    BuildPlaneOf<uint16_t, kAvx2>(img, plane);
   } else {
-    GrayPlane8(img, plane);
+    BuildPlaneOf<uint8_t, kAvx2>(img, plane);
   }
 }
 
@@ -251,7 +315,7 @@ constexpr int ColumnSetsOf(const RegionPerMille (&b)[kHashRegions]) {
   return sets;
 }
 constexpr int kColumnSets = ColumnSetsOf(kHashRegionBounds);
-void FillColumns(const Plane& p, int left, int right, Columns* c) {
+__attribute__((always_inline)) inline void FillColumns(const Plane& p, int left, int right, Columns* c) {
   const Lines xl = LinesOf(p.x, p.x.size * left / 1000.0, p.x.size * right / 1000.0);
   for (int y = 0; y <= p.y.n; ++y) {
     const double* row = &p.sat[y * p.stride()];
@@ -383,7 +447,7 @@ inline int32_t OrderKey(float f) {
 // comparisons of the coefficients' random order are mispredicted, and its
 // moves cost more than these counts, which vectorize).
 template <int n>
-int32_t KthKey(const int32_t* __restrict keys, int k) {
+__attribute__((always_inline)) inline int32_t KthKey(const int32_t* __restrict keys, int k) {
   uint32_t r = 0;  // the answer, in offset binary
   for (int bit = 31; bit >= 0; --bit) {
     const uint32_t c = r | (uint32_t{1} << bit);
@@ -406,53 +470,93 @@ __attribute__((always_inline)) inline void BitsOf(const float* coeff, uint64_t* 
   for (int i = 0; i < kAc; ++i) keys[i] = OrderKey(coeff[slots[i]]);
   std::fill(keys + kAc, keys + kPadded, std::numeric_limits<int32_t>::max());
   const int32_t median = KthKey<kPadded>(keys, kAc / 2);
-  for (int i = 0; i < kAc; ++i) {
-    if (keys[i] > median) words[(i + 1) / 64] |= uint64_t{1} << ((i + 1) % 64);
+  for (int w = 0; w < (kAc + 1) / 64; ++w) {  // no branch on the data: half of them would be mispredicted
+    uint64_t bits = 0;
+    for (int i = w == 0 ? 1 : 0; i < 64; ++i) bits |= static_cast<uint64_t>(keys[w * 64 + i - 1] > median) << i;
+    words[w] |= bits;
   }
 }
 
 // The hashes of region `r` of the plane: *phash, and *detail when given.
-// Compiled for AVX2 as well, picked once at load where the CPU has it (the
-// same arithmetic in wider registers, no FMA: the same bits).
-__attribute__((target_clones("avx2", "default"))) void HashRegion(const Plane& plane, const Columns& columns, int r,
-                                                                  uint64_t* phash, DetailHash* detail) {
+template <bool kAvx2>
+__attribute__((always_inline)) inline void HashRegion(const Plane& plane, const Columns& columns, int r,
+                                                      uint64_t* phash, DetailHash* detail) {
   alignas(32) float coeff[kDetailKeep * kDetailKeep];
   LowFrequencies(RegionGrid(plane, columns, kHashRegionBounds[r]).data(), coeff);
   BitsOf<kKeep>(coeff, phash);
   if (detail != nullptr) BitsOf<kDetailKeep>(coeff, detail->data());
 }
 
-uint64_t RegionHash(const Image& img, int r) {
-  uint64_t hash = 0;
-  if (img.empty()) return hash;
-  thread_local Plane plane;
-  thread_local Columns columns;
-  GrayPlane(img, &plane);
-  FillColumns(plane, kHashRegionBounds[r].left, kHashRegionBounds[r].right, &columns);
-  HashRegion(plane, columns, r, &hash, nullptr);
-  return hash;
-}
-
-}  // namespace
-
-uint64_t PerceptualHash(const Image& img) { return RegionHash(img, 0); }
-
-uint64_t CentrePerceptualHash(const Image& img) { return RegionHash(img, 1); }
-
-RegionHashes HashRegions(const Image& img) {
-  RegionHashes h;
-  if (img.empty()) return h;
+// The hashes of regions [first, last) of `img` into *h (detail hashes when
+// `detail`).
+template <bool kAvx2>
+__attribute__((always_inline)) inline void HashAll(const Image& img, int first, int last, bool detail,
+                                                   RegionHashes* h) {
   thread_local Plane plane;
   thread_local std::array<Columns, kColumnSets> columns;  // one per left/right pair
-  GrayPlane(img, &plane);
+  GrayPlane<kAvx2>(img, &plane);
   for (Columns& c : columns) c.left = -1;
-  for (int r = 0; r < kHashRegions; ++r) {
+  for (int r = first; r < last; ++r) {
     const RegionPerMille& b = kHashRegionBounds[r];
     Columns* c = &columns[0];
     while (c->left != -1 && (c->left != b.left || c->right != b.right)) ++c;
     if (c->left == -1) FillColumns(plane, b.left, b.right, c);
-    HashRegion(plane, *c, r, &h.phash[r], &h.detail[r]);
+    HashRegion<kAvx2>(plane, *c, r, &h->phash[r], detail ? &h->detail[r] : nullptr);
   }
+}
+
+// The two builds of the whole computation: the same source, the same
+// operations in the same order (no FMA; integer sums), so the same bits.
+void HashAllPortable(const Image& img, int first, int last, bool detail, RegionHashes* h) {
+  HashAll<false>(img, first, last, detail, h);
+}
+#if defined(__x86_64__)
+__attribute__((target("avx2"))) void HashAllAvx2(const Image& img, int first, int last, bool detail, RegionHashes* h) {
+  HashAll<true>(img, first, last, detail, h);
+}
+#endif
+
+void Hash(HashImpl impl, const Image& img, int first, int last, bool detail, RegionHashes* h) {
+  if (img.empty()) return;
+#if defined(__x86_64__)
+  if (impl == HashImpl::kAvx2) return HashAllAvx2(img, first, last, detail, h);
+#endif
+  HashAllPortable(img, first, last, detail, h);
+}
+
+}  // namespace
+
+bool HashImplAvailable(HashImpl impl) {
+#if defined(__x86_64__)
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  return impl == HashImpl::kPortable || avx2;
+#else
+  return impl == HashImpl::kPortable;
+#endif
+}
+
+HashImpl ActiveHashImpl() {
+  static const HashImpl active = HashImplAvailable(HashImpl::kAvx2) ? HashImpl::kAvx2 : HashImpl::kPortable;
+  return active;
+}
+
+uint64_t PerceptualHash(const Image& img) {
+  RegionHashes h;
+  Hash(ActiveHashImpl(), img, 0, 1, false, &h);
+  return h.phash[0];
+}
+
+uint64_t CentrePerceptualHash(const Image& img) {
+  RegionHashes h;
+  Hash(ActiveHashImpl(), img, 1, 2, false, &h);
+  return h.phash[1];
+}
+
+RegionHashes HashRegions(const Image& img) { return HashRegionsWith(ActiveHashImpl(), img); }
+
+RegionHashes HashRegionsWith(HashImpl impl, const Image& img) {
+  RegionHashes h;
+  Hash(HashImplAvailable(impl) ? impl : HashImpl::kPortable, img, 0, kHashRegions, true, &h);
   return h;
 }
 

@@ -90,6 +90,17 @@ struct RegionHashes {
 // The hashes of the ten regions of `img` (all zero for an empty image).
 RegionHashes HashRegions(const Image& img);
 
+// The implementations, for tests and benchmarks (HashRegions and the
+// single-region hashes use ActiveHashImpl()): the same source built for
+// x86-64 and for AVX2 (with hand-written AVX2 block sums for 8-bit RGB
+// images of 129..256 pixels a side), giving the same bits.
+enum class HashImpl { kPortable, kAvx2 };
+bool HashImplAvailable(HashImpl impl);
+// The fastest implementation this CPU has.
+HashImpl ActiveHashImpl();
+// HashRegions with `impl` (the portable one where this CPU lacks `impl`).
+RegionHashes HashRegionsWith(HashImpl impl, const Image& img);
+
 // Bits that differ between two 256-bit hashes, 0..256.
 inline int HammingDistance(const DetailHash& a, const DetailHash& b) {
   return __builtin_popcountll(a[0] ^ b[0]) + __builtin_popcountll(a[1] ^ b[1]) + __builtin_popcountll(a[2] ^ b[2]) +
