@@ -132,8 +132,7 @@ __attribute__((target("avx2"), always_inline)) inline __m256i Rgb2x1Avx2(const u
 }
 
 // 8 blocks' sums from 16 pixels of rows p0 and p1 (52 bytes readable).
-__attribute__((target("avx2"), always_inline)) inline void Rgb2x2Avx2(const uint8_t* p0, const uint8_t* p1,
-                                                                      uint32_t* sums) {
+__attribute__((target("avx2"), always_inline)) inline __m256i Rgb2x2Avx2(const uint8_t* p0, const uint8_t* p1) {
   const __m256i shuffle = _mm256_setr_epi8(0, 3, 1, 4, 2, 5, -1, -1, 6, 9, 7, 10, 8, 11, -1, -1,  //
                                            0, 3, 1, 4, 2, 5, -1, -1, 6, 9, 7, 10, 8, 11, -1, -1);
   const __m256i ones = _mm256_set1_epi8(1);
@@ -143,30 +142,54 @@ __attribute__((target("avx2"), always_inline)) inline void Rgb2x2Avx2(const uint
   const __m256i hi = _mm256_madd_epi16(
       _mm256_add_epi16(Rgb2x1Avx2(p0 + 24, shuffle, ones), Rgb2x1Avx2(p1 + 24, shuffle, ones)), weights);  // 4-7
   // hadd: blocks 0 1 4 5 | 2 3 6 7; the 64-bit quarters put in order.
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(sums), _mm256_permute4x64_epi64(_mm256_hadd_epi32(lo, hi), 0xD8));
+  return _mm256_permute4x64_epi64(_mm256_hadd_epi32(lo, hi), 0xD8);
 }
 
-// The sums of luma * 256 over the n blocks of 2x2 pixels (the last may be 1
-// wide) of 8-bit RGB rows r0 and r1 (`width` pixels each). Per 16 pixels of
-// a row: two 128-bit loads per 8 pixels, a byte shuffle to R0 R1 G0 G1 B0
-// B1 0 0 per block and horizontal pair sums (maddubs by 1), the two rows
-// added, the luma weights by madd and the halves of each block added. The
-// last pixels are copied to zeroed buffers first (the loads read 4 bytes
-// past the 16 pixels). Integers throughout: exactly the portable sums.
-__attribute__((target("avx2"))) void RgbBlockSums2Avx2(const uint8_t* r0, const uint8_t* r1, int width, int n,
-                                                       uint32_t* sums) {
+// A row of the summed-area table from 8-bit RGB rows r0 and r1 (`width`
+// pixels each): out[i + 1] = above[i + 1] + the sums of luma * 256 over
+// the 2x2 blocks 0..i (the last block may be 1 wide), i < n. Per 16 pixels
+// of a row: two 128-bit loads per 8 pixels, a byte shuffle to R0 R1 G0 G1
+// B0 B1 0 0 per block and horizontal pair sums (maddubs by 1), the two rows
+// added, the luma weights by madd, the halves of each block added, the
+// prefix sums in the register (int32: at most 256 x 2 pixels of 65280),
+// converted to double and added to the row above. The last pixels are
+// copied to zeroed buffers first (the loads read 4 bytes past the 16
+// pixels). Integer sums, then the portable build's one double add: the
+// same values.
+__attribute__((target("avx2"))) void RgbSatRow2Avx2(const uint8_t* r0, const uint8_t* r1, int width, int n,
+                                                    const double* above, double* out) {
   const int bytes = 3 * width;
-  int b = 0;
-  for (; 6 * b + 52 <= bytes; b += 8) Rgb2x2Avx2(r0 + 6 * b, r1 + 6 * b, sums + b);
-  while (b < n) {
-    alignas(32) uint8_t t0[64] = {}, t1[64] = {};
-    const int left = std::min(bytes - 6 * b, 48);
-    std::memcpy(t0, r0 + 6 * b, left);
-    std::memcpy(t1, r1 + 6 * b, left);
-    uint32_t out[8];
-    Rgb2x2Avx2(t0, t1, out);
-    std::copy(out, out + std::min(n - b, 8), sums + b);
-    b += 8;
+  __m256i carry = _mm256_setzero_si256();
+  for (int b = 0; b < n; b += 8) {
+    __m256i s;
+    if (6 * b + 52 <= bytes) {
+      s = Rgb2x2Avx2(r0 + 6 * b, r1 + 6 * b);
+    } else {
+      alignas(32) uint8_t t0[64] = {}, t1[64] = {};
+      const int left = std::min(bytes - 6 * b, 48);
+      std::memcpy(t0, r0 + 6 * b, left);
+      std::memcpy(t1, r1 + 6 * b, left);
+      s = Rgb2x2Avx2(t0, t1);
+    }
+    s = _mm256_add_epi32(s, _mm256_slli_si256(s, 4));  // prefix sums within each 128-bit half
+    s = _mm256_add_epi32(s, _mm256_slli_si256(s, 8));
+    s = _mm256_add_epi32(
+        s, _mm256_blend_epi32(_mm256_setzero_si256(), _mm256_permutevar8x32_epi32(s, _mm256_set1_epi32(3)), 0xF0));
+    s = _mm256_add_epi32(s, carry);
+    carry = _mm256_permutevar8x32_epi32(s, _mm256_set1_epi32(7));
+    // above[b + 1, b + 9) stays inside the table (out's row follows above's).
+    const __m256d lo = _mm256_add_pd(_mm256_loadu_pd(above + b + 1), _mm256_cvtepi32_pd(_mm256_castsi256_si128(s)));
+    const __m256d hi =
+        _mm256_add_pd(_mm256_loadu_pd(above + b + 5), _mm256_cvtepi32_pd(_mm256_extracti128_si256(s, 1)));
+    if (b + 8 <= n) {
+      _mm256_storeu_pd(out + b + 1, lo);
+      _mm256_storeu_pd(out + b + 5, hi);
+    } else {
+      alignas(32) double last[8];
+      _mm256_store_pd(last, lo);
+      _mm256_store_pd(last + 4, hi);
+      std::copy(last, last + (n - b), out + b + 1);
+    }
   }
 }
 #endif
@@ -188,17 +211,17 @@ __attribute__((always_inline)) inline void BuildPlane(const Image& img, Plane* p
   double scale[kPlane];  // block pixels / samples read, per column of blocks (1 where all are read)
   for (int i = 0; i < xa.n; ++i) scale[i] = static_cast<double>(xa.hi(i) - xa.lo(i)) / xa.samples(i);
   for (int by = 0; by < ya.n; ++by) {
-    bool summed = false;
 #if defined(__x86_64__)
     if constexpr (kAvx2 && kChannels == 3 && sizeof(T) == 1) {
       if (xa.k == 2 && ya.k == 2 && ya.hi(by) - ya.lo(by) == 2) {
-        RgbBlockSums2Avx2(img.row(ya.lo(by)), img.row(ya.lo(by) + 1), img.width(), xa.n, sums);
-        summed = true;
+        plane->sat[(by + 1) * stride] = 0;
+        RgbSatRow2Avx2(img.row(ya.lo(by)), img.row(ya.lo(by) + 1), img.width(), xa.n, &plane->sat[by * stride],
+                       &plane->sat[(by + 1) * stride]);
+        continue;
       }
     }
 #endif
-    if (summed) {
-    } else if (every_column) {
+    if (every_column) {
       SumRows<T>(img, ya.lo(by), ya.hi(by), ya.step, samples_per_row, acc.data());
       LumaRow<kChannels>(acc.data(), img.width(), luma.data());
       const int full = img.width() / xa.k;  // whole blocks; a shorter last one after them
@@ -365,21 +388,31 @@ __attribute__((always_inline)) inline void LowFrequencies(const float* __restric
   constexpr int kHalf = kGrid / 2, kSlots = kDetailKeep, kK = kDetailKeep / 2;
   const Basis& basis = BasisTable();
   alignas(32) float rows[kGrid][kSlots];
-  for (int y = 0; y < kGrid; ++y) {
-    const float* g = &grid[y * kGrid];
-    float sum[kHalf], diff[kHalf];
-    for (int x = 0; x < kHalf; ++x) {
-      sum[x] = g[x] + g[kGrid - 1 - x];
-      diff[x] = g[x] - g[kGrid - 1 - x];
+  // Four rows at a time and two frequencies at a time below: independent
+  // sums side by side, so that the adds' latency overlaps.
+  constexpr int kRows = 4;
+  for (int y0 = 0; y0 < kGrid; y0 += kRows) {
+    float sum[kRows][kHalf], diff[kRows][kHalf];
+    for (int r = 0; r < kRows; ++r) {
+      const float* g = &grid[(y0 + r) * kGrid];
+      for (int x = 0; x < kHalf; ++x) {
+        sum[r][x] = g[x] + g[kGrid - 1 - x];
+        diff[r][x] = g[x] - g[kGrid - 1 - x];
+      }
     }
-    float even[kK] = {}, odd[kK] = {};
+    float even[kRows][kK] = {}, odd[kRows][kK] = {};
     for (int x = 0; x < kHalf; ++x) {
-      for (int k = 0; k < kK; ++k) even[k] += sum[x] * basis.even[x][k];
-      for (int k = 0; k < kK; ++k) odd[k] += diff[x] * basis.odd[x][k];
+#pragma GCC unroll 4
+      for (int r = 0; r < kRows; ++r) {
+        for (int k = 0; k < kK; ++k) even[r][k] += sum[r][x] * basis.even[x][k];
+        for (int k = 0; k < kK; ++k) odd[r][k] += diff[r][x] * basis.odd[x][k];
+      }
     }
-    for (int k = 0; k < kK; ++k) {
-      rows[y][k] = even[k];
-      rows[y][kK + k] = odd[k];
+    for (int r = 0; r < kRows; ++r) {
+      for (int k = 0; k < kK; ++k) {
+        rows[y0 + r][k] = even[r][k];
+        rows[y0 + r][kK + k] = odd[r][k];
+      }
     }
   }
   alignas(32) float sums[kHalf][kSlots], diffs[kHalf][kSlots];
@@ -389,15 +422,20 @@ __attribute__((always_inline)) inline void LowFrequencies(const float* __restric
       diffs[y][j] = rows[y][j] - rows[kGrid - 1 - y][j];
     }
   }
-  for (int k = 0; k < kK; ++k) {
-    float even[kSlots] = {}, odd[kSlots] = {};
+  for (int k0 = 0; k0 < kK; k0 += 2) {
+    float even[2][kSlots] = {}, odd[2][kSlots] = {};
     for (int y = 0; y < kHalf; ++y) {
-      const float be = basis.even[y][k], bo = basis.odd[y][k];
-      for (int j = 0; j < kSlots; ++j) even[j] += sums[y][j] * be;
-      for (int j = 0; j < kSlots; ++j) odd[j] += diffs[y][j] * bo;
+#pragma GCC unroll 2
+      for (int t = 0; t < 2; ++t) {
+        const float be = basis.even[y][k0 + t], bo = basis.odd[y][k0 + t];
+        for (int j = 0; j < kSlots; ++j) even[t][j] += sums[y][j] * be;
+        for (int j = 0; j < kSlots; ++j) odd[t][j] += diffs[y][j] * bo;
+      }
     }
-    std::copy(even, even + kSlots, &coeff[k * kSlots]);
-    std::copy(odd, odd + kSlots, &coeff[(kK + k) * kSlots]);
+    for (int t = 0; t < 2; ++t) {
+      std::copy(even[t], even[t] + kSlots, &coeff[(k0 + t) * kSlots]);
+      std::copy(odd[t], odd[t] + kSlots, &coeff[(kK + k0 + t) * kSlots]);
+    }
   }
 }
 
