@@ -121,28 +121,30 @@ __attribute__((always_inline)) inline void BlockSums(const uint32_t* __restrict 
 }
 
 #if defined(__x86_64__)
-// Channel sums of the 4 blocks of 2 pixels of 8 RGB pixels at p (and 4
-// bytes more read): words R G B 0 per block.
-__attribute__((target("avx2"), always_inline)) inline __m256i Rgb2x1Avx2(const uint8_t* p, __m256i shuffle,
-                                                                         __m256i ones) {
+// Channel sums of blocks of 2 pixels: the 4 pixels at p (lane 0) and at q
+// (lane 1), 16 bytes read at each: words R G B 0 per block.
+__attribute__((target("avx2"), always_inline)) inline __m256i Rgb2x1Avx2(const uint8_t* p, const uint8_t* q,
+                                                                         __m256i shuffle, __m256i ones) {
   const __m256i v =
       _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))),
-                              _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 12)), 1);
+                              _mm_loadu_si128(reinterpret_cast<const __m128i*>(q)), 1);
   return _mm256_maddubs_epi16(_mm256_shuffle_epi8(v, shuffle), ones);
 }
 
-// 8 blocks' sums from 16 pixels of rows p0 and p1 (52 bytes readable).
+// 8 blocks' sums from 16 pixels of rows p0 and p1 (52 bytes readable):
+// blocks 0 1 | 4 5 from pixels 0-3 | 8-11, blocks 2 3 | 6 7 from pixels
+// 4-7 | 12-15, so that the horizontal add leaves them in order.
 __attribute__((target("avx2"), always_inline)) inline __m256i Rgb2x2Avx2(const uint8_t* p0, const uint8_t* p1) {
   const __m256i shuffle = _mm256_setr_epi8(0, 3, 1, 4, 2, 5, -1, -1, 6, 9, 7, 10, 8, 11, -1, -1,  //
                                            0, 3, 1, 4, 2, 5, -1, -1, 6, 9, 7, 10, 8, 11, -1, -1);
   const __m256i ones = _mm256_set1_epi8(1);
   const __m256i weights = _mm256_setr_epi16(77, 150, 29, 0, 77, 150, 29, 0, 77, 150, 29, 0, 77, 150, 29, 0);
-  const __m256i lo = _mm256_madd_epi16(_mm256_add_epi16(Rgb2x1Avx2(p0, shuffle, ones), Rgb2x1Avx2(p1, shuffle, ones)),
-                                       weights);  // blocks 0-3
-  const __m256i hi = _mm256_madd_epi16(
-      _mm256_add_epi16(Rgb2x1Avx2(p0 + 24, shuffle, ones), Rgb2x1Avx2(p1 + 24, shuffle, ones)), weights);  // 4-7
-  // hadd: blocks 0 1 4 5 | 2 3 6 7; the 64-bit quarters put in order.
-  return _mm256_permute4x64_epi64(_mm256_hadd_epi32(lo, hi), 0xD8);
+  const __m256i a = _mm256_madd_epi16(
+      _mm256_add_epi16(Rgb2x1Avx2(p0, p0 + 24, shuffle, ones), Rgb2x1Avx2(p1, p1 + 24, shuffle, ones)), weights);
+  const __m256i b = _mm256_madd_epi16(
+      _mm256_add_epi16(Rgb2x1Avx2(p0 + 12, p0 + 36, shuffle, ones), Rgb2x1Avx2(p1 + 12, p1 + 36, shuffle, ones)),
+      weights);
+  return _mm256_hadd_epi32(a, b);
 }
 
 // A row of the summed-area table from 8-bit RGB rows r0 and r1 (`width`
@@ -553,6 +555,24 @@ __attribute__((target("avx2"))) int32_t KthKeyAvx2(const int32_t* keys, int k) {
   }
   return static_cast<int32_t>(r ^ 0x80000000u);
 }
+
+// words[i / 64] bit i % 64 set for each key i - 1 above the median (i >= 1;
+// the padding's bit falls off the end): 8 compares to a movemask at a time.
+template <int n>
+__attribute__((target("avx2"))) void AboveAvx2(const int32_t* keys, int32_t median, uint64_t* words) {
+  const __m256i m = _mm256_set1_epi32(median);
+  const __m256i* key = reinterpret_cast<const __m256i*>(keys);
+  uint64_t carry = 0;
+  for (int w = 0; w < n / 64; ++w) {
+    uint64_t bits = 0;
+    for (int v = 0; v < 8; ++v) {
+      const __m256i above = _mm256_cmpgt_epi32(_mm256_loadu_si256(key + 8 * w + v), m);
+      bits |= static_cast<uint64_t>(static_cast<uint32_t>(_mm256_movemask_ps(_mm256_castsi256_ps(above)))) << (8 * v);
+    }
+    words[w] |= (bits << 1) | carry;
+    carry = bits >> 63;
+  }
+}
 #endif
 
 // Bit i (= keep * v + u, i >= 1) is 1 when coefficient (u, v) is above the
@@ -564,15 +584,13 @@ __attribute__((always_inline)) inline void BitsOf(const float* coeff, uint64_t* 
   alignas(32) int32_t keys[kPadded];
   for (int i = 0; i < kAc; ++i) keys[i] = OrderKey(coeff[slots[i]]);
   std::fill(keys + kAc, keys + kPadded, std::numeric_limits<int32_t>::max());
-  int32_t median;
 #if defined(__x86_64__)
   if constexpr (kAvx2) {
-    median = KthKeyAvx2<kPadded>(keys, kAc / 2);
-  } else  // NOLINT(readability/braces)
-#endif
-  {
-    median = KthKey<kPadded>(keys, kAc / 2);
+    AboveAvx2<kPadded>(keys, KthKeyAvx2<kPadded>(keys, kAc / 2), words);
+    return;
   }
+#endif
+  const int32_t median = KthKey<kPadded>(keys, kAc / 2);
   for (int w = 0; w < (kAc + 1) / 64; ++w) {  // no branch on the data: half of them would be mispredicted
     uint64_t bits = 0;
     for (int i = w == 0 ? 1 : 0; i < 64; ++i) bits |= static_cast<uint64_t>(keys[w * 64 + i - 1] > median) << i;
