@@ -71,7 +71,7 @@ __attribute__((always_inline)) inline Lines LinesOf(const Axis& a, double lo, do
 // blocks are constants), so this is exact. Regions with the same left and
 // right edges share it.
 struct Columns {
-  int left = -1, right = -1;  // per mille; -1: not filled
+  int left = 0, right = 0;  // per mille
   std::array<std::array<double, kGrid + 1>, kPlane + 1> at;
 };
 // How many regions' left and right edges differ (one Columns each).
@@ -88,43 +88,48 @@ constexpr int kColumnSets = ColumnSetsOf(kHashRegionBounds);
 #if defined(__x86_64__)
 // FillColumns' rows with four lines at a time: the two table entries around
 // each line by one 128-bit load, regrouped by unpacks; the same operations.
-__attribute__((target("avx2"))) void FillColumnsAvx2(const Plane& p, const Lines& xl, Columns* c) {
+__attribute__((target("avx2"))) void FillColumnsAvx2(const Plane& p, const Lines* lines, int sets, Columns* c) {
   for (int y = 0; y <= p.y.n; ++y) {
     const double* row = &p.sat[y * p.stride()];
-    for (int i = 0; i < kGrid; i += 4) {
-      const __m256d p02 = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(row + xl.at[i])),
-                                               _mm_loadu_pd(row + xl.at[i + 2]), 1);  // a0 b0 | a2 b2
-      const __m256d p13 = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(row + xl.at[i + 1])),
-                                               _mm_loadu_pd(row + xl.at[i + 3]), 1);  // a1 b1 | a3 b3
-      const __m256d a = _mm256_unpacklo_pd(p02, p13), b = _mm256_unpackhi_pd(p02, p13);
-      _mm256_storeu_pd(&c->at[y][i],
-                       _mm256_add_pd(a, _mm256_mul_pd(_mm256_loadu_pd(&xl.frac[i]), _mm256_sub_pd(b, a))));
+    for (int s = 0; s < sets; ++s) {
+      const Lines& xl = lines[s];
+      double* out = c[s].at[y].data();
+      for (int i = 0; i < kGrid; i += 4) {
+        const __m256d p02 = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(row + xl.at[i])),
+                                                 _mm_loadu_pd(row + xl.at[i + 2]), 1);  // a0 b0 | a2 b2
+        const __m256d p13 = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(row + xl.at[i + 1])),
+                                                 _mm_loadu_pd(row + xl.at[i + 3]), 1);  // a1 b1 | a3 b3
+        const __m256d a = _mm256_unpacklo_pd(p02, p13), b = _mm256_unpackhi_pd(p02, p13);
+        _mm256_storeu_pd(out + i, _mm256_add_pd(a, _mm256_mul_pd(_mm256_loadu_pd(&xl.frac[i]), _mm256_sub_pd(b, a))));
+      }
+      const double a = row[xl.at[kGrid]], b = row[xl.at[kGrid] + 1];
+      out[kGrid] = a + xl.frac[kGrid] * (b - a);
     }
-    const double a = row[xl.at[kGrid]], b = row[xl.at[kGrid] + 1];
-    c->at[y][kGrid] = a + xl.frac[kGrid] * (b - a);
   }
 }
 #endif
 
+// Fills columns c[0, sets) (their left and right set), all in one pass over
+// the table (each row read once for all of them).
 template <bool kAvx2>
-__attribute__((always_inline)) inline void FillColumns(const Plane& p, int left, int right, Columns* c) {
-  const Lines xl = LinesOf(p.x, p.x.size * left / 1000.0, p.x.size * right / 1000.0);
+__attribute__((always_inline)) inline void FillColumns(const Plane& p, int sets, Columns* c) {
+  Lines lines[kColumnSets];
+  for (int s = 0; s < sets; ++s) lines[s] = LinesOf(p.x, p.x.size * c[s].left / 1000.0, p.x.size * c[s].right / 1000.0);
 #if defined(__x86_64__)
   if constexpr (kAvx2) {
-    FillColumnsAvx2(p, xl, c);
-  } else  // NOLINT(readability/braces)
+    FillColumnsAvx2(p, lines, sets, c);
+    return;
+  }
 #endif
-  {
-    for (int y = 0; y <= p.y.n; ++y) {
-      const double* row = &p.sat[y * p.stride()];
+  for (int y = 0; y <= p.y.n; ++y) {
+    const double* row = &p.sat[y * p.stride()];
+    for (int s = 0; s < sets; ++s) {
       for (int i = 0; i <= kGrid; ++i) {
-        const double a = row[xl.at[i]], b = row[xl.at[i] + 1];
-        c->at[y][i] = a + xl.frac[i] * (b - a);
+        const double a = row[lines[s].at[i]], b = row[lines[s].at[i] + 1];
+        c[s].at[y][i] = a + lines[s].frac[i] * (b - a);
       }
     }
   }
-  c->left = left;
-  c->right = right;
 }
 
 // The 32x32 grid of the region `b` (`c`: its columns): the mean luma over
@@ -368,13 +373,21 @@ __attribute__((always_inline)) inline void HashAll(const Image& img, int first, 
   {
     internal::GrayPlanePortable(img, &plane);
   }
-  for (Columns& c : columns) c.left = -1;
+  int sets = 0, set_of[kHashRegions];
   for (int r = first; r < last; ++r) {
     const RegionPerMille& b = kHashRegionBounds[r];
-    Columns* c = &columns[0];
-    while (c->left != -1 && (c->left != b.left || c->right != b.right)) ++c;
-    if (c->left == -1) FillColumns<kAvx2>(plane, b.left, b.right, c);
-    HashRegion<kAvx2>(plane, *c, r, &h->phash[r], detail ? &h->detail[r] : nullptr);
+    int s = 0;
+    while (s < sets && (columns[s].left != b.left || columns[s].right != b.right)) ++s;
+    if (s == sets) {
+      columns[s].left = b.left;
+      columns[s].right = b.right;
+      ++sets;
+    }
+    set_of[r] = s;
+  }
+  FillColumns<kAvx2>(plane, sets, columns.data());
+  for (int r = first; r < last; ++r) {
+    HashRegion<kAvx2>(plane, columns[set_of[r]], r, &h->phash[r], detail ? &h->detail[r] : nullptr);
   }
 }
 
