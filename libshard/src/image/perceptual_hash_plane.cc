@@ -100,6 +100,10 @@ __attribute__((target("avx2"))) void RgbSatRow2Avx2(const uint8_t* r0, const uin
   for (int b = 0; b < n; b += 8) {
     __m256i s;
     if (6 * b + 52 <= bytes) {
+      // The next block's rows (r0's + 2 and + 3: the rows are contiguous)
+      // asked for while these are summed; a prefetch never faults.
+      _mm_prefetch(reinterpret_cast<const char*>(r0 + 2 * bytes + 6 * b), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(r0 + 3 * bytes + 6 * b), _MM_HINT_T0);
       s = Rgb2x2Avx2(r0 + 6 * b, r1 + 6 * b);
     } else {
       alignas(32) uint8_t t0[64] = {}, t1[64] = {};
