@@ -34,7 +34,7 @@
 // The result depends only on the pixels (not on the thread, CPU or platform:
 // the grid in double, the DCT in float (IEEE single: every x86-64 CPU
 // rounds it alike), each with a fixed order of operations, the medians by
-// integer counts, and the file compiled without floating-point
+// integer counts, and the files compiled without floating-point
 // contraction).
 //
 //   uint64_t a = PerceptualHash(img), b = PerceptualHash(other);
