@@ -1,5 +1,5 @@
-// The 64-bit DCT hash (image/perceptual_hash.h): a golden value, the fast
-// separable DCT against the textbook formula, one hash for every pixel
+// The DCT hashes (image/perceptual_hash.h): a golden value, the fast
+// separable DCT (64- and 256-bit hashes) against the textbook formula, one hash for every pixel
 // layout of the same picture, and the distances that set the leak check's
 // default (--leak-distance 8): copies stay within it, distinct pictures far
 // outside.
@@ -22,14 +22,18 @@ namespace {
 
 using testing::SyntheticPhoto;
 
-// The hash from its definition (perceptual_hash.h), by the book and in
-// double: the blocks' mean luma (k = ceil(side / 128) pixels a side, every
-// step-th pixel read, step = ceil(k / 4)), the region cut into 32x32 equal
-// parts in pixel coordinates, each the mean over it of the blocks taken as
-// constants (weighted by the overlap), every coefficient of the 2-D DCT-II
-// with its orthonormal scale, the top-left 8x8 kept. `b`: the region, per
-// mille.
-uint64_t ReferenceHash(const Image& img, const RegionPerMille& b = kHashRegionBounds[0]) {
+// The hashes from their definition (perceptual_hash.h), by the book and
+// in double: the blocks' mean luma (k = ceil(side / 128) pixels a side,
+// every step-th pixel read, step = ceil(k / 4)), the region cut into 32x32
+// equal parts in pixel coordinates, each the mean over it of the blocks
+// taken as constants (weighted by the overlap), every coefficient of the
+// 2-D DCT-II with its orthonormal scale; the top-left 8x8 kept for the
+// 64-bit hash, 16x16 for the 256-bit detail hash. `b`: the region, per mille.
+struct Reference {
+  uint64_t phash = 0;
+  DetailHash detail{};
+};
+Reference ReferenceHashes(const Image& img, const RegionPerMille& b = kHashRegionBounds[0]) {
   const int w = img.width(), h = img.height();
   const int kx = (w + kGrayPlaneCells - 1) / kGrayPlaneCells, ky = (h + kGrayPlaneCells - 1) / kGrayPlaneCells;
   const int nx = (w + kx - 1) / kx, ny = (h + ky - 1) / ky;
@@ -72,9 +76,9 @@ uint64_t ReferenceHash(const Image& img, const RegionPerMille& b = kHashRegionBo
       grid[gy * n + gx] = sum / ((x1 - x0) * (y1 - y0));
     }
   }
-  std::array<double, 64> c{};
-  for (int v = 0; v < 8; ++v) {
-    for (int u = 0; u < 8; ++u) {
+  std::array<double, 256> c{};  // c[v * 16 + u]
+  for (int v = 0; v < 16; ++v) {
+    for (int u = 0; u < 16; ++u) {
       double s = 0;
       for (int y = 0; y < n; ++y) {
         for (int x = 0; x < n; ++x) {
@@ -83,15 +87,21 @@ uint64_t ReferenceHash(const Image& img, const RegionPerMille& b = kHashRegionBo
       }
       const double au = u == 0 ? std::sqrt(1.0 / n) : std::sqrt(2.0 / n);
       const double av = v == 0 ? std::sqrt(1.0 / n) : std::sqrt(2.0 / n);
-      c[v * 8 + u] = s * au * av;
+      c[v * 16 + u] = s * au * av;
     }
   }
-  std::vector<double> ac(c.begin() + 1, c.end());
+  Reference r;
+  std::vector<double> ac;
+  for (int i = 1; i < 64; ++i) ac.push_back(c[(i / 8) * 16 + i % 8]);
   std::sort(ac.begin(), ac.end());
-  const double median = ac[31];
-  uint64_t hash = 0;
-  for (int i = 1; i < 64; ++i) hash |= c[i] > median ? uint64_t{1} << i : 0;
-  return hash;
+  for (int i = 1; i < 64; ++i) r.phash |= c[(i / 8) * 16 + i % 8] > ac[31] ? uint64_t{1} << i : 0;
+  ac.assign(c.begin() + 1, c.end());
+  std::sort(ac.begin(), ac.end());
+  for (int i = 1; i < 256; ++i) r.detail[i / 64] |= c[i] > ac[127] ? uint64_t{1} << (i % 64) : 0;
+  return r;
+}
+uint64_t ReferenceHash(const Image& img, const RegionPerMille& b = kHashRegionBounds[0]) {
+  return ReferenceHashes(img, b).phash;
 }
 
 Image Reencoded(const Image& img, int quality) {
@@ -121,7 +131,9 @@ TEST(PerceptualHashTest, GoldenValue) {
 TEST(PerceptualHashTest, FastDctIsTheTextbookDct) {
   for (uint64_t seed = 0; seed < 40; ++seed) {
     const Image img = SyntheticPhoto(97 + 13 * static_cast<int>(seed), 61 + 7 * static_cast<int>(seed), seed);
-    EXPECT_EQ(PerceptualHash(img), ReferenceHash(img)) << "seed " << seed;
+    const Reference ref = ReferenceHashes(img);
+    EXPECT_EQ(PerceptualHash(img), ref.phash) << "seed " << seed;
+    EXPECT_EQ(HashRegions(img).detail[0], ref.detail) << "seed " << seed;
   }
 }
 
@@ -140,9 +152,39 @@ TEST(PerceptualHashTest, RegionHashesAreTheHashesOfTheRegions) {
     const RegionHashes all = HashRegions(img);
     EXPECT_EQ(all.phash[0], PerceptualHash(img)) << w;
     EXPECT_EQ(all.phash[1], CentrePerceptualHash(img)) << w;
-    for (int r = 0; r < kHashRegions; ++r) EXPECT_EQ(all.phash[r], ReferenceHash(img, kHashRegionBounds[r])) << r;
+    for (int r = 0; r < kHashRegions; ++r) {
+      const Reference ref = ReferenceHashes(img, kHashRegionBounds[r]);
+      EXPECT_EQ(all.phash[r], ref.phash) << w << " region " << r;
+      EXPECT_EQ(all.detail[r], ref.detail) << w << " region " << r;
+    }
   }
   EXPECT_EQ(CentrePerceptualHash(Image()), 0u);
+}
+
+// The implementations give the same bits: every size from 1 to 300 pixels
+// a side in steps that cross the block sizes (k = 1, 2, 3) and the AVX2
+// block sums' 16-pixel steps, odd and even, RGB and the other layouts.
+TEST(PerceptualHashTest, EveryImplementationGivesTheSameBits) {
+  if (!HashImplAvailable(HashImpl::kAvx2)) GTEST_SKIP() << "no AVX2 on this CPU";
+  EXPECT_EQ(ActiveHashImpl(), HashImpl::kAvx2);
+  for (int w = 1; w <= 300; w += 7) {
+    const int h = 1 + (w * 37) % 300;
+    const Image rgb = SyntheticPhoto(w, h, static_cast<uint64_t>(w));
+    Image rgba(w, h, 4), gray(w, h, 1);
+    for (int y = 0; y < h; ++y) {
+      for (int x = 0; x < w; ++x) {
+        for (int c = 0; c < 3; ++c) rgba.row(y)[x * 4 + c] = rgb.row(y)[x * 3 + c];
+        rgba.row(y)[x * 4 + 3] = static_cast<uint8_t>(x + y);
+        gray.row(y)[x] = rgb.row(y)[x * 3 + 1];
+      }
+    }
+    for (const Image* img : {&rgb, static_cast<const Image*>(&rgba), static_cast<const Image*>(&gray)}) {
+      const RegionHashes portable = HashRegionsWith(HashImpl::kPortable, *img);
+      const RegionHashes avx2 = HashRegionsWith(HashImpl::kAvx2, *img);
+      EXPECT_EQ(portable.phash, avx2.phash) << w << "x" << h << "x" << img->channels();
+      EXPECT_EQ(portable.detail, avx2.detail) << w << "x" << h << "x" << img->channels();
+    }
+  }
 }
 
 TEST(PerceptualHashTest, SmallImagesAndEmptyOnes) {

@@ -3,7 +3,15 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
+#include <limits>
 #include <vector>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include "image/perceptual_hash_plane.h"
 
 namespace libshard::image {
 namespace {
@@ -11,8 +19,9 @@ namespace {
 constexpr int kGrid = 32;        // a region's gray grid, cells a side
 constexpr int kKeep = 8;         // lowest frequencies of the 64-bit hash, per axis
 constexpr int kDetailKeep = 16;  // lowest frequencies of the 256-bit detail hash, per axis
-constexpr int kPlane = kGrayPlaneCells;
-constexpr int kMaxSamples = kGrayPlaneSamples;
+using internal::Axis;
+using internal::kPlane;
+using internal::Plane;
 
 // cos((2x + 1) u pi / 64) for u < 16, x < 16: the DCT-II basis, scaled by
 // 1/sqrt(2) for u = 0 (the orthonormal DCT's ratio between frequency 0 and
@@ -21,7 +30,7 @@ constexpr int kMaxSamples = kGrayPlaneSamples;
 // (B[31 - x][u] = +-B[x][u]), so only x < 16 is kept: even[x][k] is
 // frequency u = 2k, odd[x][k] u = 2k + 1.
 struct Basis {
-  std::array<std::array<double, kDetailKeep / 2>, kGrid / 2> even{}, odd{};
+  std::array<std::array<float, kDetailKeep / 2>, kGrid / 2> even{}, odd{};
 };
 const Basis& BasisTable() {
   static const Basis basis = [] {
@@ -29,7 +38,8 @@ const Basis& BasisTable() {
     for (int u = 0; u < kDetailKeep; ++u) {
       const double scale = u == 0 ? std::sqrt(0.5) : 1.0;
       for (int x = 0; x < kGrid / 2; ++x) {
-        (u % 2 == 0 ? b.even : b.odd)[x][u / 2] = scale * std::cos((2 * x + 1) * u * M_PI / (2 * kGrid));
+        (u % 2 == 0 ? b.even : b.odd)[x][u / 2] =
+            static_cast<float>(scale * std::cos((2 * x + 1) * u * M_PI / (2 * kGrid)));
       }
     }
     return b;
@@ -41,180 +51,7 @@ const Basis& BasisTable() {
 // slot j < 8 is frequency 2j, slot j >= 8 frequency 2 (j - 8) + 1.
 constexpr int FrequencyOfSlot(int j) { return j < kDetailKeep / 2 ? 2 * j : 2 * (j - kDetailKeep / 2) + 1; }
 
-// One axis of the plane: blocks of k pixels (k = ceil(size / kPlane)),
-// block i covering pixels [i k, min((i + 1) k, size)) (the last may be
-// shorter), of which every step-th is read, step = ceil(k / kMaxSamples).
-struct Axis {
-  int size = 0, k = 1, n = 0, step = 1;
-  int lo(int i) const { return i * k; }
-  int hi(int i) const { return std::min((i + 1) * k, size); }
-  int samples(int i) const { return (hi(i) - lo(i) + step - 1) / step; }
-  // Block and fraction of pixel coordinate p (0..size).
-  void Locate(double p, int* block, double* frac) const {
-    *block = std::min(static_cast<int>(p / k), n - 1);
-    *frac = (p - lo(*block)) / (hi(*block) - lo(*block));
-  }
-};
-Axis AxisOf(int size) {
-  Axis a;
-  a.size = size;
-  a.k = (size + kPlane - 1) / kPlane;
-  a.n = (size + a.k - 1) / a.k;
-  a.step = (a.k + kMaxSamples - 1) / kMaxSamples;
-  return a;
-}
-
-// The plane as a summed-area table of its blocks: sat[y * (x_axis.n + 1) +
-// x] is the luma * 256 summed over the pixels of blocks of rows < y and
-// columns < x, each block's pixels counted at the mean of those read (the
-// exact sum where every pixel is read, blocks of up to 4 pixels a side).
-struct Plane {
-  Axis x, y;
-  std::array<double, (kPlane + 1) * (kPlane + 1)> sat{};
-  size_t stride() const { return static_cast<size_t>(x.n) + 1; }
-};
-
-// Sums rows [lo, hi) (every step-th) of `img`, sample by sample (channels
-// interleaved; 16-bit samples by their high byte), into acc.
-template <typename T>
-__attribute__((always_inline)) inline void SumRows(const Image& img, int lo, int hi, int step, size_t samples_per_row,
-                                                   uint16_t* __restrict acc) {
-  std::fill(acc, acc + samples_per_row, 0);
-  constexpr int kShift = sizeof(T) == 2 ? 8 : 0;
-  for (int y = lo; y < hi; y += step) {
-    const T* __restrict p = reinterpret_cast<const T*>(img.row(y));
-    for (size_t i = 0; i < samples_per_row; ++i) acc[i] = static_cast<uint16_t>(acc[i] + (p[i] >> kShift));
-  }
-}
-
-// Luma * 256 of each pixel of a row of channel sums (alpha ignored).
-template <int kChannels>
-__attribute__((always_inline)) inline void LumaRow(const uint16_t* __restrict sums, int width,
-                                                   uint32_t* __restrict luma) {
-  for (int x = 0; x < width; ++x) {
-    const uint16_t* p = sums + static_cast<size_t>(x) * kChannels;
-    if constexpr (kChannels >= 3) {
-      luma[x] = 77u * p[0] + 150u * p[1] + 29u * p[2];
-    } else {
-      luma[x] = 256u * p[0];
-    }
-  }
-}
-
-// The sums of the first `full` blocks of k pixels of `luma` (k a constant:
-// the loop vectorizes).
-template <int k>
-__attribute__((always_inline)) inline void BlockSums(const uint32_t* __restrict luma, int full,
-                                                     uint32_t* __restrict sums) {
-  for (int i = 0; i < full; ++i) {
-    uint32_t s = 0;
-    for (int t = 0; t < k; ++t) s += luma[i * k + t];
-    sums[i] = s;
-  }
-}
-
-template <int kChannels, typename T>
-__attribute__((always_inline)) inline void BuildPlane(const Image& img, Plane* plane) {
-  const Axis xa = AxisOf(img.width()), ya = AxisOf(img.height());
-  plane->x = xa;
-  plane->y = ya;
-  const size_t stride = plane->stride();
-  const bool every_column = xa.step == 1;  // else blocks are sampled (k > kMaxSamples)
-  const size_t samples_per_row = static_cast<size_t>(img.width()) * kChannels;
-  thread_local std::vector<uint16_t> acc;
-  thread_local std::vector<uint32_t> luma;
-  acc.resize(samples_per_row);
-  luma.resize(img.width());
-  std::fill(plane->sat.begin(), plane->sat.begin() + stride, 0.0);
-  uint32_t sums[kPlane];
-  double scale[kPlane];  // block pixels / samples read, per column of blocks (1 where all are read)
-  for (int i = 0; i < xa.n; ++i) scale[i] = static_cast<double>(xa.hi(i) - xa.lo(i)) / xa.samples(i);
-  for (int by = 0; by < ya.n; ++by) {
-    SumRows<T>(img, ya.lo(by), ya.hi(by), ya.step, samples_per_row, acc.data());
-    if (every_column) {
-      LumaRow<kChannels>(acc.data(), img.width(), luma.data());
-      const int full = img.width() / xa.k;  // whole blocks; a shorter last one after them
-      switch (xa.k) {                       // 1..kMaxSamples
-        case 1:
-          BlockSums<1>(luma.data(), full, sums);
-          break;
-        case 2:
-          BlockSums<2>(luma.data(), full, sums);
-          break;
-        case 3:
-          BlockSums<3>(luma.data(), full, sums);
-          break;
-        default:
-          BlockSums<4>(luma.data(), full, sums);
-          break;
-      }
-      if (full < xa.n) {
-        sums[full] = 0;
-        for (int x = xa.lo(full); x < img.width(); ++x) sums[full] += luma[x];
-      }
-    } else {
-      for (int i = 0; i < xa.n; ++i) {
-        uint32_t s = 0;
-        for (int x = xa.lo(i); x < xa.hi(i); x += xa.step) {
-          const uint16_t* p = &acc[static_cast<size_t>(x) * kChannels];
-          s += kChannels >= 3 ? 77u * p[0] + 150u * p[1] + 29u * p[2 % kChannels] : 256u * p[0];
-        }
-        sums[i] = s;
-      }
-    }
-    const double* above = &plane->sat[by * stride];
-    double* out = &plane->sat[(by + 1) * stride];
-    out[0] = 0;
-    if (every_column && ya.step == 1) {
-      // Every pixel read: whole sums (a chain of integer adds, not of
-      // floating-point ones), exact in a double below 2^53.
-      uint64_t row = 0;
-      for (int i = 0; i < xa.n; ++i) {
-        row += sums[i];
-        out[i + 1] = above[i + 1] + static_cast<double>(row);
-      }
-    } else {
-      const double row_scale = static_cast<double>(ya.hi(by) - ya.lo(by)) / ya.samples(by);
-      double row = 0;
-      for (int i = 0; i < xa.n; ++i) {
-        row += static_cast<double>(sums[i]) * scale[i] * row_scale;
-        out[i + 1] = above[i + 1] + row;
-      }
-    }
-  }
-}
-
-template <typename T>
-__attribute__((always_inline)) inline void BuildPlaneOf(const Image& img, Plane* plane) {
-  switch (img.channels()) {
-    case 1:
-      return BuildPlane<1, T>(img, plane);
-    case 2:
-      return BuildPlane<2, T>(img, plane);
-    case 3:
-      return BuildPlane<3, T>(img, plane);
-    default:
-      return BuildPlane<4, T>(img, plane);
-  }
-}
-
-// The gray plane of `img`; for 8-bit images compiled for AVX2 as well (the
-// luma of interleaved sums needs its widening loads to vectorize), picked
-// once, at load. Integer sums, then double in a fixed order: the same
-// values on every CPU.
-__attribute__((target_clones("avx2", "default"))) void GrayPlane8(const Image& img, Plane* plane) {
-  BuildPlaneOf<uint8_t>(img, plane);
-}
-
-void GrayPlane(const Image& img, Plane* plane) {
-  if (img.bit_depth() == 16) {
-    BuildPlaneOf<uint16_t>(img, plane);
-  } else {
-    GrayPlane8(img, plane);
-  }
-}
-
-using Grid = std::array<double, kGrid * kGrid>;
+using Grid = std::array<float, kGrid * kGrid>;
 
 // Where the kGrid + 1 grid lines of pixels [lo, hi) of an axis fall: block
 // and fraction, for a linear read of the summed-area table.
@@ -234,7 +71,7 @@ __attribute__((always_inline)) inline Lines LinesOf(const Axis& a, double lo, do
 // blocks are constants), so this is exact. Regions with the same left and
 // right edges share it.
 struct Columns {
-  int left = -1, right = -1;  // per mille; -1: not filled
+  int left = 0, right = 0;  // per mille
   std::array<std::array<double, kGrid + 1>, kPlane + 1> at;
 };
 // How many regions' left and right edges differ (one Columns each).
@@ -248,17 +85,51 @@ constexpr int ColumnSetsOf(const RegionPerMille (&b)[kHashRegions]) {
   return sets;
 }
 constexpr int kColumnSets = ColumnSetsOf(kHashRegionBounds);
-void FillColumns(const Plane& p, int left, int right, Columns* c) {
-  const Lines xl = LinesOf(p.x, p.x.size * left / 1000.0, p.x.size * right / 1000.0);
+#if defined(__x86_64__)
+// FillColumns' rows with four lines at a time: the two table entries around
+// each line by one 128-bit load, regrouped by unpacks; the same operations.
+__attribute__((target("avx2"))) void FillColumnsAvx2(const Plane& p, const Lines* lines, int sets, Columns* c) {
   for (int y = 0; y <= p.y.n; ++y) {
     const double* row = &p.sat[y * p.stride()];
-    for (int i = 0; i <= kGrid; ++i) {
-      const double a = row[xl.at[i]], b = row[xl.at[i] + 1];
-      c->at[y][i] = a + xl.frac[i] * (b - a);
+    for (int s = 0; s < sets; ++s) {
+      const Lines& xl = lines[s];
+      double* out = c[s].at[y].data();
+      for (int i = 0; i < kGrid; i += 4) {
+        const __m256d p02 = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(row + xl.at[i])),
+                                                 _mm_loadu_pd(row + xl.at[i + 2]), 1);  // a0 b0 | a2 b2
+        const __m256d p13 = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(row + xl.at[i + 1])),
+                                                 _mm_loadu_pd(row + xl.at[i + 3]), 1);  // a1 b1 | a3 b3
+        const __m256d a = _mm256_unpacklo_pd(p02, p13), b = _mm256_unpackhi_pd(p02, p13);
+        _mm256_storeu_pd(out + i, _mm256_add_pd(a, _mm256_mul_pd(_mm256_loadu_pd(&xl.frac[i]), _mm256_sub_pd(b, a))));
+      }
+      const double a = row[xl.at[kGrid]], b = row[xl.at[kGrid] + 1];
+      out[kGrid] = a + xl.frac[kGrid] * (b - a);
     }
   }
-  c->left = left;
-  c->right = right;
+}
+#endif
+
+// Fills columns c[0, sets) (their left and right set), all in one pass over
+// the table (each row read once for all of them).
+template <bool kAvx2>
+__attribute__((always_inline)) inline void FillColumns(const Plane& p, int sets, Columns* c) {
+  Lines lines[kColumnSets];
+  for (int s = 0; s < sets; ++s) lines[s] = LinesOf(p.x, p.x.size * c[s].left / 1000.0, p.x.size * c[s].right / 1000.0);
+#if defined(__x86_64__)
+  if constexpr (kAvx2) {
+    FillColumnsAvx2(p, lines, sets, c);
+    return;
+  }
+#endif
+  for (int y = 0; y <= p.y.n; ++y) {
+    const double* row = &p.sat[y * p.stride()];
+    for (int s = 0; s < sets; ++s) {
+      for (int i = 0; i <= kGrid; ++i) {
+        const double a = row[lines[s].at[i]], b = row[lines[s].at[i] + 1];
+        c[s].at[y][i] = a + lines[s].frac[i] * (b - a);
+      }
+    }
+  }
 }
 
 // The 32x32 grid of the region `b` (`c`: its columns): the mean luma over
@@ -275,13 +146,14 @@ __attribute__((always_inline)) inline Grid RegionGrid(const Plane& p, const Colu
     const double fy = yl.frac[j];
     for (int i = 0; i <= kGrid; ++i) corner[j][i] = above[i] + fy * (below[i] - above[i]);
   }
-  // Means of luma (the table holds luma * 256) over parts of equal area.
+  // Means of luma (the table holds luma * 256) over parts of equal area:
+  // differences of large sums, so in double, then rounded to float.
   const double per_part = static_cast<double>(kGrid) * kGrid / ((right - left) * (bottom - top) * 256.0);
   Grid grid;
   for (int cy = 0; cy < kGrid; ++cy) {
     for (int cx = 0; cx < kGrid; ++cx) {
-      grid[cy * kGrid + cx] =
-          (corner[cy + 1][cx + 1] - corner[cy + 1][cx] - corner[cy][cx + 1] + corner[cy][cx]) * per_part;
+      grid[cy * kGrid + cx] = static_cast<float>(
+          (corner[cy + 1][cx + 1] - corner[cy + 1][cx] - corner[cy][cx + 1] + corner[cy][cx]) * per_part);
     }
   }
   return grid;
@@ -291,44 +163,60 @@ __attribute__((always_inline)) inline Grid RegionGrid(const Plane& p, const Colu
 // coeff[slot_v * 16 + slot_u] (FrequencyOfSlot), rows first. Each sum runs
 // over 16 sums or differences of mirrored samples (the basis' symmetry: half
 // the multiplications), in increasing order, its terms independent of the
-// other frequencies'. No FMA: every CPU gives the same bits.
-__attribute__((always_inline)) inline void LowFrequencies(const double* __restrict grid, double* __restrict coeff) {
+// other frequencies'. In float (the grid's means of 0..255 need no more;
+// 8 lanes to an AVX2 register), no FMA: every CPU gives the same bits.
+__attribute__((always_inline)) inline void LowFrequencies(const float* __restrict grid, float* __restrict coeff) {
   constexpr int kHalf = kGrid / 2, kSlots = kDetailKeep, kK = kDetailKeep / 2;
   const Basis& basis = BasisTable();
-  alignas(32) double rows[kGrid][kSlots];
-  for (int y = 0; y < kGrid; ++y) {
-    const double* g = &grid[y * kGrid];
-    double sum[kHalf], diff[kHalf];
-    for (int x = 0; x < kHalf; ++x) {
-      sum[x] = g[x] + g[kGrid - 1 - x];
-      diff[x] = g[x] - g[kGrid - 1 - x];
+  alignas(32) float rows[kGrid][kSlots];
+  // Four rows at a time and two frequencies at a time below: independent
+  // sums side by side, so that the adds' latency overlaps.
+  constexpr int kRows = 4;
+  for (int y0 = 0; y0 < kGrid; y0 += kRows) {
+    float sum[kRows][kHalf], diff[kRows][kHalf];
+    for (int r = 0; r < kRows; ++r) {
+      const float* g = &grid[(y0 + r) * kGrid];
+      for (int x = 0; x < kHalf; ++x) {
+        sum[r][x] = g[x] + g[kGrid - 1 - x];
+        diff[r][x] = g[x] - g[kGrid - 1 - x];
+      }
     }
-    double even[kK] = {}, odd[kK] = {};
+    float even[kRows][kK] = {}, odd[kRows][kK] = {};
     for (int x = 0; x < kHalf; ++x) {
-      for (int k = 0; k < kK; ++k) even[k] += sum[x] * basis.even[x][k];
-      for (int k = 0; k < kK; ++k) odd[k] += diff[x] * basis.odd[x][k];
+#pragma GCC unroll 4
+      for (int r = 0; r < kRows; ++r) {
+        for (int k = 0; k < kK; ++k) even[r][k] += sum[r][x] * basis.even[x][k];
+        for (int k = 0; k < kK; ++k) odd[r][k] += diff[r][x] * basis.odd[x][k];
+      }
     }
-    for (int k = 0; k < kK; ++k) {
-      rows[y][k] = even[k];
-      rows[y][kK + k] = odd[k];
+    for (int r = 0; r < kRows; ++r) {
+      for (int k = 0; k < kK; ++k) {
+        rows[y0 + r][k] = even[r][k];
+        rows[y0 + r][kK + k] = odd[r][k];
+      }
     }
   }
-  alignas(32) double sums[kHalf][kSlots], diffs[kHalf][kSlots];
+  alignas(32) float sums[kHalf][kSlots], diffs[kHalf][kSlots];
   for (int y = 0; y < kHalf; ++y) {
     for (int j = 0; j < kSlots; ++j) {
       sums[y][j] = rows[y][j] + rows[kGrid - 1 - y][j];
       diffs[y][j] = rows[y][j] - rows[kGrid - 1 - y][j];
     }
   }
-  for (int k = 0; k < kK; ++k) {
-    double even[kSlots] = {}, odd[kSlots] = {};
+  for (int k0 = 0; k0 < kK; k0 += 2) {
+    float even[2][kSlots] = {}, odd[2][kSlots] = {};
     for (int y = 0; y < kHalf; ++y) {
-      const double be = basis.even[y][k], bo = basis.odd[y][k];
-      for (int j = 0; j < kSlots; ++j) even[j] += sums[y][j] * be;
-      for (int j = 0; j < kSlots; ++j) odd[j] += diffs[y][j] * bo;
+#pragma GCC unroll 2
+      for (int t = 0; t < 2; ++t) {
+        const float be = basis.even[y][k0 + t], bo = basis.odd[y][k0 + t];
+        for (int j = 0; j < kSlots; ++j) even[t][j] += sums[y][j] * be;
+        for (int j = 0; j < kSlots; ++j) odd[t][j] += diffs[y][j] * bo;
+      }
     }
-    std::copy(even, even + kSlots, &coeff[k * kSlots]);
-    std::copy(odd, odd + kSlots, &coeff[(kK + k) * kSlots]);
+    for (int t = 0; t < 2; ++t) {
+      std::copy(even[t], even[t] + kSlots, &coeff[(k0 + t) * kSlots]);
+      std::copy(odd[t], odd[t] + kSlots, &coeff[(kK + k0 + t) * kSlots]);
+    }
   }
 }
 
@@ -361,99 +249,200 @@ const std::array<uint16_t, keep * keep - 1>& AcSlots() {
   return slots;
 }
 
-// The k-th smallest of a[0, n) (n <= 255; a is reordered): quickselect
-// whose partition has no data-dependent branch (each value is written at
-// both ends of a scratch row and kept at the one its comparison picks), so
-// the coefficients' random order costs no mispredicted branches, which were
-// most of std::nth_element's time here.
-double Select(double* a, int n, int k) {
-  double tmp[kDetailKeep * kDetailKeep];
-  int lo = 0, hi = n;  // the answer is in a[lo, hi)
-  while (hi - lo > 8) {
-    const double x = a[lo], y = a[(lo + hi) / 2], z = a[hi - 1];
-    const double pivot = std::max(std::min(x, y), std::min(std::max(x, y), z));  // median of three
-    const int size = hi - lo;
-    int less = 0, greater = size;  // tmp[0, less) < pivot, tmp[greater, size) > pivot
-    for (int i = lo; i < hi; ++i) {
-      const double v = a[i];
-      tmp[less] = v;
-      tmp[greater - 1] = v;
-      less += v < pivot;
-      greater -= v > pivot;
-    }
-    if (k - lo < less) {
-      std::copy(tmp, tmp + less, a + lo);
-      hi = lo + less;
-    } else if (k - lo >= greater) {
-      std::copy(tmp + greater, tmp + size, a + lo + greater);
-      lo += greater;
-    } else {
-      return pivot;  // the k-th is one of the values equal to the pivot
-    }
-  }
-  std::sort(a + lo, a + hi);
-  return a[k];
+// An int32 in the order of the float (-0 taken as +0, so equal floats have
+// equal keys): the bits of a non-negative float, the magnitude bits flipped
+// for a negative one.
+inline int32_t OrderKey(float f) {
+  f += 0.0f;  // -0 + 0 = +0
+  int32_t b;
+  std::memcpy(&b, &f, sizeof(b));
+  return b ^ ((b >> 31) & 0x7fffffff);
 }
+
+// The k-th smallest of keys[0, n) (n a multiple of 8, any padding
+// INT32_MAX): its bits from the highest down, each kept 1 when fewer than
+// k + 1 keys lie below the value so far with that bit set. 32 counts over
+// the whole set, no branch on the data and no reordering (a quickselect's
+// comparisons of the coefficients' random order are mispredicted, and its
+// moves cost more than these counts, which vectorize).
+template <int n>
+__attribute__((always_inline)) inline int32_t KthKey(const int32_t* __restrict keys, int k) {
+  uint32_t r = 0;  // the answer, in offset binary
+  for (int bit = 31; bit >= 0; --bit) {
+    const uint32_t c = r | (uint32_t{1} << bit);
+    const int32_t t = static_cast<int32_t>(c ^ 0x80000000u);
+    int below = 0;
+#pragma GCC unroll 8
+    for (int i = 0; i < n; ++i) below += keys[i] < t;
+    r = below <= k ? c : r;
+  }
+  return static_cast<int32_t>(r ^ 0x80000000u);
+}
+
+#if defined(__x86_64__)
+// KthKey with the counts in four AVX2 accumulators (shorter chains of
+// adds); the same counts, so the same answer.
+template <int n>
+__attribute__((target("avx2"))) int32_t KthKeyAvx2(const int32_t* keys, int k) {
+  static_assert(n % 32 == 0, "whole groups of four vectors");
+  uint32_t r = 0;
+  for (int bit = 31; bit >= 0; --bit) {
+    const uint32_t c = r | (uint32_t{1} << bit);
+    const __m256i t = _mm256_set1_epi32(static_cast<int32_t>(c ^ 0x80000000u));
+    __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+    const __m256i* key = reinterpret_cast<const __m256i*>(keys);
+    for (int v = 0; v < n / 8; v += 4) {  // -1 where a key < t
+      a0 = _mm256_sub_epi32(a0, _mm256_cmpgt_epi32(t, _mm256_loadu_si256(key + v)));
+      a1 = _mm256_sub_epi32(a1, _mm256_cmpgt_epi32(t, _mm256_loadu_si256(key + v + 1)));
+      a2 = _mm256_sub_epi32(a2, _mm256_cmpgt_epi32(t, _mm256_loadu_si256(key + v + 2)));
+      a3 = _mm256_sub_epi32(a3, _mm256_cmpgt_epi32(t, _mm256_loadu_si256(key + v + 3)));
+    }
+    const __m256i sum = _mm256_add_epi32(_mm256_add_epi32(a0, a1), _mm256_add_epi32(a2, a3));
+    __m128i h = _mm_add_epi32(_mm256_castsi256_si128(sum), _mm256_extracti128_si256(sum, 1));
+    h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0x4E));
+    h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0xB1));
+    r = _mm_cvtsi128_si32(h) <= k ? c : r;
+  }
+  return static_cast<int32_t>(r ^ 0x80000000u);
+}
+
+// words[i / 64] bit i % 64 set for each key i - 1 above the median (i >= 1;
+// the padding's bit falls off the end): 8 compares to a movemask at a time.
+template <int n>
+__attribute__((target("avx2"))) void AboveAvx2(const int32_t* keys, int32_t median, uint64_t* words) {
+  const __m256i m = _mm256_set1_epi32(median);
+  const __m256i* key = reinterpret_cast<const __m256i*>(keys);
+  uint64_t carry = 0;
+  for (int w = 0; w < n / 64; ++w) {
+    uint64_t bits = 0;
+    for (int v = 0; v < 8; ++v) {
+      const __m256i above = _mm256_cmpgt_epi32(_mm256_loadu_si256(key + 8 * w + v), m);
+      bits |= static_cast<uint64_t>(static_cast<uint32_t>(_mm256_movemask_ps(_mm256_castsi256_ps(above)))) << (8 * v);
+    }
+    words[w] |= (bits << 1) | carry;
+    carry = bits >> 63;
+  }
+}
+#endif
 
 // Bit i (= keep * v + u, i >= 1) is 1 when coefficient (u, v) is above the
 // median of the keep * keep - 1 others than DC; into `words`.
-template <int keep>
-void BitsOf(const double* coeff, uint64_t* words) {
-  const std::array<uint16_t, keep* keep - 1>& slots = AcSlots<keep>();
-  std::array<double, keep * keep - 1> ac;
-  if constexpr (keep == kDetailKeep) {
-    std::copy(coeff + 1, coeff + keep * keep, ac.begin());  // slot 0 is DC; the median needs no order
-  } else {
-    for (size_t i = 0; i < ac.size(); ++i) ac[i] = coeff[slots[i]];
+template <int keep, bool kAvx2>
+__attribute__((always_inline)) inline void BitsOf(const float* coeff, uint64_t* words) {
+  constexpr int kAc = keep * keep - 1, kPadded = (kAc + 7) / 8 * 8;
+  const std::array<uint16_t, kAc>& slots = AcSlots<keep>();
+  alignas(32) int32_t keys[kPadded];
+  for (int i = 0; i < kAc; ++i) keys[i] = OrderKey(coeff[slots[i]]);
+  std::fill(keys + kAc, keys + kPadded, std::numeric_limits<int32_t>::max());
+#if defined(__x86_64__)
+  if constexpr (kAvx2) {
+    AboveAvx2<kPadded>(keys, KthKeyAvx2<kPadded>(keys, kAc / 2), words);
+    return;
   }
-  const double median = Select(ac.data(), static_cast<int>(ac.size()), static_cast<int>(ac.size()) / 2);
-  for (size_t i = 0; i < slots.size(); ++i) {
-    if (coeff[slots[i]] > median) words[(i + 1) / 64] |= uint64_t{1} << ((i + 1) % 64);
+#endif
+  const int32_t median = KthKey<kPadded>(keys, kAc / 2);
+  for (int w = 0; w < (kAc + 1) / 64; ++w) {  // no branch on the data: half of them would be mispredicted
+    uint64_t bits = 0;
+    for (int i = w == 0 ? 1 : 0; i < 64; ++i) bits |= static_cast<uint64_t>(keys[w * 64 + i - 1] > median) << i;
+    words[w] |= bits;
   }
 }
 
 // The hashes of region `r` of the plane: *phash, and *detail when given.
-// Compiled for AVX2 as well, picked once at load where the CPU has it (the
-// same arithmetic in wider registers, no FMA: the same bits).
-__attribute__((target_clones("avx2", "default"))) void HashRegion(const Plane& plane, const Columns& columns, int r,
-                                                                  uint64_t* phash, DetailHash* detail) {
-  alignas(32) double coeff[kDetailKeep * kDetailKeep];
+template <bool kAvx2>
+__attribute__((always_inline)) inline void HashRegion(const Plane& plane, const Columns& columns, int r,
+                                                      uint64_t* phash, DetailHash* detail) {
+  alignas(32) float coeff[kDetailKeep * kDetailKeep];
   LowFrequencies(RegionGrid(plane, columns, kHashRegionBounds[r]).data(), coeff);
-  BitsOf<kKeep>(coeff, phash);
-  if (detail != nullptr) BitsOf<kDetailKeep>(coeff, detail->data());
+  BitsOf<kKeep, kAvx2>(coeff, phash);
+  if (detail != nullptr) BitsOf<kDetailKeep, kAvx2>(coeff, detail->data());
 }
 
-uint64_t RegionHash(const Image& img, int r) {
-  uint64_t hash = 0;
-  if (img.empty()) return hash;
+// The hashes of regions [first, last) of `img` into *h (detail hashes when
+// `detail`).
+template <bool kAvx2>
+__attribute__((always_inline)) inline void HashAll(const Image& img, int first, int last, bool detail,
+                                                   RegionHashes* h) {
   thread_local Plane plane;
-  thread_local Columns columns;
-  GrayPlane(img, &plane);
-  FillColumns(plane, kHashRegionBounds[r].left, kHashRegionBounds[r].right, &columns);
-  HashRegion(plane, columns, r, &hash, nullptr);
-  return hash;
+  thread_local std::array<Columns, kColumnSets> columns;  // one per left/right pair
+#if defined(__x86_64__)
+  if constexpr (kAvx2) {
+    internal::GrayPlaneAvx2(img, &plane);
+  } else  // NOLINT(readability/braces)
+#endif
+  {
+    internal::GrayPlanePortable(img, &plane);
+  }
+  int sets = 0, set_of[kHashRegions];
+  for (int r = first; r < last; ++r) {
+    const RegionPerMille& b = kHashRegionBounds[r];
+    int s = 0;
+    while (s < sets && (columns[s].left != b.left || columns[s].right != b.right)) ++s;
+    if (s == sets) {
+      columns[s].left = b.left;
+      columns[s].right = b.right;
+      ++sets;
+    }
+    set_of[r] = s;
+  }
+  FillColumns<kAvx2>(plane, sets, columns.data());
+  for (int r = first; r < last; ++r) {
+    HashRegion<kAvx2>(plane, columns[set_of[r]], r, &h->phash[r], detail ? &h->detail[r] : nullptr);
+  }
+}
+
+// The two builds of the whole computation: the same source, the same
+// operations in the same order (no FMA; integer sums), so the same bits.
+void HashAllPortable(const Image& img, int first, int last, bool detail, RegionHashes* h) {
+  HashAll<false>(img, first, last, detail, h);
+}
+#if defined(__x86_64__)
+__attribute__((target("avx2"))) void HashAllAvx2(const Image& img, int first, int last, bool detail, RegionHashes* h) {
+  HashAll<true>(img, first, last, detail, h);
+}
+#endif
+
+void Hash(HashImpl impl, const Image& img, int first, int last, bool detail, RegionHashes* h) {
+  if (img.empty()) return;
+#if defined(__x86_64__)
+  if (impl == HashImpl::kAvx2) return HashAllAvx2(img, first, last, detail, h);
+#endif
+  HashAllPortable(img, first, last, detail, h);
 }
 
 }  // namespace
 
-uint64_t PerceptualHash(const Image& img) { return RegionHash(img, 0); }
+bool HashImplAvailable(HashImpl impl) {
+#if defined(__x86_64__)
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  return impl == HashImpl::kPortable || avx2;
+#else
+  return impl == HashImpl::kPortable;
+#endif
+}
 
-uint64_t CentrePerceptualHash(const Image& img) { return RegionHash(img, 1); }
+HashImpl ActiveHashImpl() {
+  static const HashImpl active = HashImplAvailable(HashImpl::kAvx2) ? HashImpl::kAvx2 : HashImpl::kPortable;
+  return active;
+}
 
-RegionHashes HashRegions(const Image& img) {
+uint64_t PerceptualHash(const Image& img) {
   RegionHashes h;
-  if (img.empty()) return h;
-  thread_local Plane plane;
-  thread_local std::array<Columns, kColumnSets> columns;  // one per left/right pair
-  GrayPlane(img, &plane);
-  for (Columns& c : columns) c.left = -1;
-  for (int r = 0; r < kHashRegions; ++r) {
-    const RegionPerMille& b = kHashRegionBounds[r];
-    Columns* c = &columns[0];
-    while (c->left != -1 && (c->left != b.left || c->right != b.right)) ++c;
-    if (c->left == -1) FillColumns(plane, b.left, b.right, c);
-    HashRegion(plane, *c, r, &h.phash[r], &h.detail[r]);
-  }
+  Hash(ActiveHashImpl(), img, 0, 1, false, &h);
+  return h.phash[0];
+}
+
+uint64_t CentrePerceptualHash(const Image& img) {
+  RegionHashes h;
+  Hash(ActiveHashImpl(), img, 1, 2, false, &h);
+  return h.phash[1];
+}
+
+RegionHashes HashRegions(const Image& img) { return HashRegionsWith(ActiveHashImpl(), img); }
+
+RegionHashes HashRegionsWith(HashImpl impl, const Image& img) {
+  RegionHashes h;
+  Hash(HashImplAvailable(impl) ? impl : HashImpl::kPortable, img, 0, kHashRegions, true, &h);
   return h;
 }
 

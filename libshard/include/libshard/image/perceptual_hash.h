@@ -32,8 +32,10 @@
 // HashRegions(img).phash[0] == PerceptualHash(img), phash[1] ==
 // CentrePerceptualHash(img).
 // The result depends only on the pixels (not on the thread, CPU or platform:
-// the arithmetic runs in double with a fixed order of operations, and the
-// file is compiled without floating-point contraction).
+// the grid in double, the DCT in float (IEEE single: every x86-64 CPU
+// rounds it alike), each with a fixed order of operations, the medians by
+// integer counts, and the files compiled without floating-point
+// contraction).
 //
 //   uint64_t a = PerceptualHash(img), b = PerceptualHash(other);
 //   if (HammingDistance(a, b) <= 6) { ... looks the same ... }
@@ -87,6 +89,17 @@ struct RegionHashes {
 };
 // The hashes of the ten regions of `img` (all zero for an empty image).
 RegionHashes HashRegions(const Image& img);
+
+// The implementations, for tests and benchmarks (HashRegions and the
+// single-region hashes use ActiveHashImpl()): the same source built for
+// x86-64 and for AVX2 (with hand-written AVX2 block sums for 8-bit RGB
+// images of 129..256 pixels a side), giving the same bits.
+enum class HashImpl { kPortable, kAvx2 };
+bool HashImplAvailable(HashImpl impl);
+// The fastest implementation this CPU has.
+HashImpl ActiveHashImpl();
+// HashRegions with `impl` (the portable one where this CPU lacks `impl`).
+RegionHashes HashRegionsWith(HashImpl impl, const Image& img);
 
 // Bits that differ between two 256-bit hashes, 0..256.
 inline int HammingDistance(const DetailHash& a, const DetailHash& b) {
