@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <map>
 #include <unordered_map>
@@ -52,8 +53,20 @@ ImageFingerprint FingerprintOf(const image::Image& pixels, std::string key_sha25
 
 namespace {
 
+// True when two regions' tones (1/256 gray levels) agree: mean luma within
+// kToneMeanLevels, contrasts within kToneContrastNum / kToneContrastDen of
+// each other or one gray level apart (a nearly flat region's contrast is
+// mostly the encoder's noise).
+bool TonesAgree(const image::RegionTone& a, const image::RegionTone& b) {
+  constexpr int kLevel = 256;
+  const int mean_gap = std::abs(a.mean - b.mean);
+  const int high = std::max(a.contrast, b.contrast), low = std::min(a.contrast, b.contrast);
+  return mean_gap <= kToneMeanLevels * kLevel &&
+         (high * kToneContrastDen <= low * kToneContrastNum || high - low <= kLevel);
+}
+
 // The 64-bit distance of region ra of a and region rb of b (one of them 0)
-// when their detail hashes confirm it, else kUnconfirmed.
+// when their detail hashes and their tones confirm it, else kUnconfirmed.
 constexpr int kUnconfirmed = 65;
 int Confirmed(const ImageFingerprint& a, int ra, const ImageFingerprint& b, int rb, int max_distance) {
   const int d = image::HammingDistance(a.hashes.phash[ra], b.hashes.phash[rb]);
@@ -62,6 +75,7 @@ int Confirmed(const ImageFingerprint& a, int ra, const ImageFingerprint& b, int 
       image::HammingDistance(a.hashes.detail[ra], b.hashes.detail[rb]) > kDetailDistance) {
     return kUnconfirmed;
   }
+  if (a.has_tone && b.has_tone && !TonesAgree(a.hashes.tone[ra], b.hashes.tone[rb])) return kUnconfirmed;
   return d;
 }
 

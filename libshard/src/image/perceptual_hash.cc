@@ -412,15 +412,37 @@ void BitsOf(const double* coeff, uint64_t* words) {
   }
 }
 
-// The hashes of region `r` of the plane: *phash, and *detail when given.
-// Compiled for AVX2 as well, picked once at load where the CPU has it (the
-// same arithmetic in wider registers, no FMA: the same bits).
+// RegionTone of LowFrequencies' output. Its coefficients are the
+// orthonormal ones times 16 (the factor left out of the basis), DC is slot
+// 0: the grid's mean is coeff[0] / 512, the low-passed grid's standard
+// deviation the root of the AC squares over 512. The squares are summed in
+// 8 lanes (independent chains, the same order on every CPU).
+__attribute__((always_inline)) inline RegionTone ToneOf(const double* __restrict coeff) {
+  constexpr int kLanes = 8;
+  double lanes[kLanes] = {0};
+  for (int j = 1; j < kLanes; ++j) lanes[j] = coeff[j] * coeff[j];  // slot 0 is DC
+  for (int i = kLanes; i < kDetailKeep * kDetailKeep; i += kLanes) {
+    for (int j = 0; j < kLanes; ++j) lanes[j] += coeff[i + j] * coeff[i + j];
+  }
+  double squares = 0;
+  for (double l : lanes) squares += l;
+  RegionTone t;
+  t.mean = static_cast<uint16_t>(std::clamp(std::lround(coeff[0] / 2), 0l, 65535l));
+  t.contrast = static_cast<uint16_t>(std::clamp(std::lround(std::sqrt(squares) / 2), 0l, 65535l));
+  return t;
+}
+
+// The hashes of region `r` of the plane: *phash, and *detail and *tone when
+// given. Compiled for AVX2 as well, picked once at load where the CPU has
+// it (the same arithmetic in wider registers, no FMA: the same bits).
 __attribute__((target_clones("avx2", "default"))) void HashRegion(const Plane& plane, const Columns& columns, int r,
-                                                                  uint64_t* phash, DetailHash* detail) {
+                                                                  uint64_t* phash, DetailHash* detail,
+                                                                  RegionTone* tone) {
   alignas(32) double coeff[kDetailKeep * kDetailKeep];
   LowFrequencies(RegionGrid(plane, columns, kHashRegionBounds[r]).data(), coeff);
   BitsOf<kKeep>(coeff, phash);
   if (detail != nullptr) BitsOf<kDetailKeep>(coeff, detail->data());
+  if (tone != nullptr) *tone = ToneOf(coeff);
 }
 
 uint64_t RegionHash(const Image& img, int r) {
@@ -430,7 +452,7 @@ uint64_t RegionHash(const Image& img, int r) {
   thread_local Columns columns;
   GrayPlane(img, &plane);
   FillColumns(plane, kHashRegionBounds[r].left, kHashRegionBounds[r].right, &columns);
-  HashRegion(plane, columns, r, &hash, nullptr);
+  HashRegion(plane, columns, r, &hash, nullptr, nullptr);
   return hash;
 }
 
@@ -452,7 +474,7 @@ RegionHashes HashRegions(const Image& img) {
     Columns* c = &columns[0];
     while (c->left != -1 && (c->left != b.left || c->right != b.right)) ++c;
     if (c->left == -1) FillColumns(plane, b.left, b.right, c);
-    HashRegion(plane, *c, r, &h.phash[r], &h.detail[r]);
+    HashRegion(plane, *c, r, &h.phash[r], &h.detail[r], &h.tone[r]);
   }
   return h;
 }
