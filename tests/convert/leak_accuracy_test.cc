@@ -4,9 +4,10 @@
 // exact, JPEG quality 60, resized by 0.5-0.9, and 5 % of each side's length
 // cropped off (centred: 2.5 % a side; from the top-left and from the
 // bottom-right corners; from the right edge only; from the top edge only).
-// Two such sets: the one the defaults were chosen on (the corpus' seed) and
-// a held-out one (other crops of the same wallpapers, seed 2026), checked
-// after the choice. The test prints the recall of each kind and the false
+// Three such sets: the one the defaults were chosen on (the corpus' seed)
+// and two held out (other crops of the same wallpapers): seed 2026, checked
+// after the tones were chosen (and looked at for the close tones' detail
+// distance), and seed 7777, checked after everything. The test prints the recall of each kind and the false
 // pairs at distances 0..10 (the table behind --leak-distance's default), and
 // holds the figures docs/convert.md states.
 // Without the wallpapers it skips, or fails under LOCAL_WALLPAPERS_REQUIRED=1.
@@ -77,7 +78,7 @@ const Kind kKinds[] = {
 };
 constexpr size_t kKindCount = std::size(kKinds);
 constexpr int kDistinct = 1000, kEvery = 5;  // copies of every fifth crop
-constexpr uint64_t kHeldOutSeed = 2026;
+constexpr uint64_t kHeldOutSeed = 2026, kFreshSeed = 7777;
 
 // One set: the crops' fingerprints, their names, the copies' of every fifth.
 struct Corpus {
@@ -110,6 +111,7 @@ class WallpaperLeakAccuracyTest : public ::testing::Test {
   static void SetUpTestSuite() {
     missing_ = LoadCorpus("chosen set", testing::kWallpaperSeed, &chosen_);
     if (missing_.empty()) missing_ = LoadCorpus("held-out set", kHeldOutSeed, &held_out_);
+    if (missing_.empty()) missing_ = LoadCorpus("fresh held-out set", kFreshSeed, &fresh_);
   }
   void SetUp() override {
     if (missing_.empty()) return;
@@ -118,11 +120,12 @@ class WallpaperLeakAccuracyTest : public ::testing::Test {
   }
 
   static std::string missing_;
-  static Corpus chosen_, held_out_;
+  static Corpus chosen_, held_out_, fresh_;
 };
 std::string WallpaperLeakAccuracyTest::missing_;
 Corpus WallpaperLeakAccuracyTest::chosen_;
 Corpus WallpaperLeakAccuracyTest::held_out_;
+Corpus WallpaperLeakAccuracyTest::fresh_;
 
 // The distances behind the default: copies against their originals, and
 // every pair of distinct crops; printed as a table per distance, with the
@@ -151,8 +154,9 @@ void PrintDistanceTable(const Corpus& set) {
   std::printf("%s\n%-22s", set.title, "distance <=");
   for (int d = 0; d <= 10; d += 2) std::printf("%6d", d);
   std::printf(
-      "   (recall of %d copies per kind; 64-bit distance, confirmed by the detail hashes within %d and the tones)\n",
-      kDistinct / kEvery, kDetailDistance);
+      "   (recall of %d copies per kind; 64-bit distance, confirmed by the detail hashes within %d and the tones, or "
+      "within %d and close tones)\n",
+      kDistinct / kEvery, kDetailDistance, kCloseToneDetailDistance);
   for (size_t k = 0; k < kKindCount; ++k) {
     std::printf("%-22s", kKinds[k].name);
     for (int d = 0; d <= 10; d += 2) {
@@ -177,6 +181,7 @@ void PrintDistanceTable(const Corpus& set) {
 TEST_F(WallpaperLeakAccuracyTest, DistanceTable) {
   PrintDistanceTable(chosen_);
   PrintDistanceTable(held_out_);
+  PrintDistanceTable(fresh_);
 }
 
 // What FindDuplicates finds at the default distance, as a conversion sees
@@ -223,33 +228,38 @@ Found FindAtDefault(const Corpus& set) {
 
 // The recall of each kind and the false pairs held at what docs/convert.md
 // states (2026-11-27, the hashes of the block plane, the detail
-// confirmation within 30 bits and the tones within 3 gray levels and 5/4).
-// Chosen set: q60 95.5 %, every resize and 5 % crop 100 %, no false pair
-// (2 without the tones, 87 with the 64-bit stage alone), no copy paired
-// with another crop (5 without the tones).
-TEST_F(WallpaperLeakAccuracyTest, DefaultDistanceFindsCopiesAndNoFalsePairs) {
-  const Found f = FindAtDefault(chosen_);
-  const int n = static_cast<int>(chosen_.copies[0].size());
-  EXPECT_EQ(f.per_kind[0], n);                                                            // exact
-  EXPECT_GE(f.per_kind[1] * 1000, n * 955);                                               // JPEG q60
+// confirmation within 30 bits with the tones within 3 gray levels and 5/4,
+// or within 64 with the tones within 1 level and 21/20).
+void ExpectAtLeast(const Found& f, const Corpus& set, int q60_per_mille) {
+  const int n = static_cast<int>(set.copies[0].size());
+  EXPECT_EQ(f.per_kind[0], n) << set.title;                                               // exact
+  EXPECT_GE(f.per_kind[1] * 1000, n * q60_per_mille) << set.title;                        // JPEG q60
   for (size_t k = 2; k < kKindCount; ++k) EXPECT_EQ(f.per_kind[k], n) << kKinds[k].name;  // resizes, 5 % crops
-  EXPECT_EQ(f.false_pairs, 0);
-  EXPECT_EQ(f.wrong_original, 0);
+  EXPECT_EQ(f.wrong_original, 0) << set.title;
 }
 
-// Held-out set: q60 96.5 %, every resize and 5 % crop 100 %; one false
-// pair (5 without the tones): two crops of the Kokkini wallpaper (a
-// repeated grid over one gradient) that look alike, mean luma 1.5 gray
-// levels and contrast 5 % apart; no copy paired with another crop (19
-// without the tones).
-TEST_F(WallpaperLeakAccuracyTest, HeldOutSetFindsCopiesAndAtMostOneFalsePair) {
-  const Found f = FindAtDefault(held_out_);
-  const int n = static_cast<int>(held_out_.copies[0].size());
-  EXPECT_EQ(f.per_kind[0], n);
-  EXPECT_GE(f.per_kind[1] * 1000, n * 955);
-  for (size_t k = 2; k < kKindCount; ++k) EXPECT_EQ(f.per_kind[k], n) << kKinds[k].name;
-  EXPECT_LE(f.false_pairs, 1);
-  EXPECT_EQ(f.wrong_original, 0);
+// Chosen set: q60 98 % (95.5 % before the tones), every resize and 5 % crop
+// 100 %, no false pair (2 without the tones, 87 with the 64-bit stage
+// alone), no copy paired with another crop (5 without the tones).
+TEST_F(WallpaperLeakAccuracyTest, DefaultDistanceFindsCopiesAndNoFalsePairs) {
+  const Found f = FindAtDefault(chosen_);
+  ExpectAtLeast(f, chosen_, 980);
+  EXPECT_EQ(f.false_pairs, 0);
+}
+
+// Held-out sets: q60 98.5 % and 99 % (96.5 % and 97 % before the tones),
+// every resize and 5 % crop 100 %, no copy paired with another crop (19
+// and 1 without the tones); the first has one false pair (5 without the
+// tones): two crops of the Kokkini wallpaper (a faint grid over one
+// gradient) that look alike, mean luma 1.5 gray levels and contrast 5 %
+// apart; the second none (3 without the tones).
+TEST_F(WallpaperLeakAccuracyTest, HeldOutSetsFindCopiesAndAtMostOneFalsePair) {
+  const Found held_out = FindAtDefault(held_out_);
+  ExpectAtLeast(held_out, held_out_, 980);
+  EXPECT_LE(held_out.false_pairs, 1);
+  const Found fresh = FindAtDefault(fresh_);
+  ExpectAtLeast(fresh, fresh_, 980);
+  EXPECT_EQ(fresh.false_pairs, 0);
 }
 
 }  // namespace
