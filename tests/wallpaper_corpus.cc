@@ -119,7 +119,7 @@ double DetailOf(const image::Image& img) {
   return std::sqrt(residual);
 }
 
-StatusOr<std::vector<CorpusImage>> WallpaperCrops(int count) {
+StatusOr<std::vector<CorpusImage>> WallpaperCrops(int count, uint64_t seed) {
   std::vector<std::string> names;
   std::error_code ec;
   for (fs::directory_iterator it(WallpaperDir(), ec), end; !ec && it != end; it.increment(ec)) {
@@ -138,7 +138,7 @@ StatusOr<std::vector<CorpusImage>> WallpaperCrops(int count) {
   std::vector<std::vector<Rect>> taken(walls.size());
   std::vector<bool> exhausted(walls.size(), false);
   std::vector<CorpusImage> out;
-  util::SplitMix64 rng(33);
+  util::SplitMix64 rng(seed);
   size_t live = walls.size();
   for (size_t w = 0; static_cast<int>(out.size()) < count && live > 0; w = (w + 1) % walls.size()) {
     if (exhausted[w]) continue;

@@ -8,6 +8,7 @@
 #ifndef LIBSHARD_TESTS_WALLPAPER_CORPUS_H_
 #define LIBSHARD_TESTS_WALLPAPER_CORPUS_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -27,10 +28,13 @@ struct CorpusImage {
   image::Image pixels;
 };
 
-// `count` crops (RGB8), round robin over the wallpapers, each 120..400
-// pixels a side. NotFound when fewer than 20 wallpapers are installed;
+// `count` crops (RGB8), round robin over the wallpapers, each 100..360
+// pixels a side, placed by a generator seeded with `seed` (another seed: a
+// held-out set of other crops of the same wallpapers, which may overlap the
+// first set's). NotFound when fewer than 20 wallpapers are installed;
 // FailedPrecondition when the wallpapers cannot give `count` crops.
-StatusOr<std::vector<CorpusImage>> WallpaperCrops(int count);
+inline constexpr uint64_t kWallpaperSeed = 33;
+StatusOr<std::vector<CorpusImage>> WallpaperCrops(int count, uint64_t seed = kWallpaperSeed);
 
 // Detail left in `img` once its 32x32 gray means lose their best-fitting
 // plane (a smooth gradient has none): the residual's standard deviation in

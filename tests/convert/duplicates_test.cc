@@ -9,6 +9,7 @@
 #include <oneapi/tbb/task_arena.h>
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 #include <tuple>
 
@@ -141,8 +142,13 @@ TEST(FingerprintIndexTest, FindsWhatComparingEveryPairFinds) {
   EXPECT_EQ(NearDistance(a, b, 16), 65);
   b.hashes.phash[3] = 1;
   EXPECT_EQ(NearDistance(a, b, 16), 1);
-  b.hashes.detail[3][2] = ~uint64_t{0};
-  EXPECT_EQ(NearDistance(a, b, 16), 65);  // 64 detail bits apart
+  b.hashes.detail[3][2] = ~uint64_t{0};  // 64 detail bits apart: enough with equal tones
+  EXPECT_EQ(NearDistance(a, b, 16), 1);
+  b.hashes.tone[3].mean = 2 * 256;  // tones 2 levels apart: 30 bits at most
+  EXPECT_EQ(NearDistance(a, b, 16), 65);
+  b.hashes.tone[3].mean = 0;
+  b.hashes.detail[3][1] = 1;  // 65 bits apart
+  EXPECT_EQ(NearDistance(a, b, 16), 65);
   b.has_detail = false;
   EXPECT_EQ(NearDistance(a, b, 16), 1);
 }
@@ -332,12 +338,17 @@ TEST(FingerprintTest, EntriesCarryEveryHash) {
   EXPECT_EQ(stored.pixels_key().size(), 32u);
   EXPECT_EQ(stored.pixels_key().substr(0, 3), std::string("\x00\xff\xaa", 3));
   EXPECT_EQ(stored.regions().size(), 400u);
+  EXPECT_EQ(stored.region_tones().size(), 40u);
   EXPECT_TRUE(stored.pixels_sha256().empty() && stored.phash().empty() && stored.detail_hashes().empty());
-  EXPECT_LT(stored.ByteSizeLong(), 450u);
+  EXPECT_LT(stored.ByteSizeLong(), 490u);
   // Little-endian words: the whole hash's low byte first, the detail after the ten 64-bit hashes.
   EXPECT_EQ(static_cast<uint8_t>(stored.regions()[0]), f.hashes.phash[0] & 0xff);
   EXPECT_EQ(static_cast<uint8_t>(stored.regions()[79]), f.hashes.phash[9] >> 56);
   EXPECT_EQ(static_cast<uint8_t>(stored.regions()[80]), f.hashes.detail[0][0] & 0xff);
+  // Tones: per region the mean, then the contrast, 16-bit little-endian.
+  EXPECT_EQ(static_cast<uint8_t>(stored.region_tones()[0]), f.hashes.tone[0].mean & 0xff);
+  EXPECT_EQ(static_cast<uint8_t>(stored.region_tones()[1]), f.hashes.tone[0].mean >> 8);
+  EXPECT_EQ(static_cast<uint8_t>(stored.region_tones()[39]), f.hashes.tone[9].contrast >> 8);
   ImageFingerprint partial = f;
   partial.regions = 2;
   partial.has_detail = false;
@@ -354,8 +365,14 @@ TEST(FingerprintTest, EntriesCarryEveryHash) {
   EXPECT_EQ(images[0].fingerprint.hashes.detail, f.hashes.detail);
   EXPECT_EQ(images[0].fingerprint.regions, image::kHashRegions);
   EXPECT_TRUE(images[0].fingerprint.has_detail);
+  EXPECT_TRUE(images[0].fingerprint.has_tone);
+  for (int r = 0; r < image::kHashRegions; ++r) {
+    EXPECT_EQ(images[0].fingerprint.hashes.tone[r].mean, f.hashes.tone[r].mean);
+    EXPECT_EQ(images[0].fingerprint.hashes.tone[r].contrast, f.hashes.tone[r].contrast);
+  }
   EXPECT_EQ(images[1].fingerprint.regions, 2);
   EXPECT_FALSE(images[1].fingerprint.has_detail);
+  EXPECT_FALSE(images[1].fingerprint.has_tone);
   EXPECT_EQ(images[1].fingerprint.hashes.phash[1], f.hashes.phash[1]);
   EXPECT_EQ(images[2].fingerprint.regions, 1);
   EXPECT_EQ(NearDistance(images[0].fingerprint, images[1].fingerprint, 0), 0);
@@ -392,15 +409,19 @@ TEST(FingerprintTest, OldHexEntriesAreRead) {
   for (const image::DetailHash& d : f.hashes.detail) EXPECT_EQ(d, want);
   EXPECT_EQ(f.regions, image::kHashRegions);
   EXPECT_TRUE(f.has_detail);
-  // Written again, it is the binary form, and reads back the same.
+  EXPECT_FALSE(f.has_tone);
+  // Written again, it is the binary form (without tones: it has none), and
+  // reads back the same.
   ShardEntry again;
   *again.add_image_hashes() = ImageHashOf("old.png", f);
   EXPECT_EQ(again.image_hashes(0).regions().size(), 400u);
+  EXPECT_TRUE(again.image_hashes(0).region_tones().empty());
   std::vector<DuplicateImage> back;
   ASSERT_TRUE(AppendDuplicateImages(again, &back).ok());
   EXPECT_EQ(back[0].fingerprint.key_sha256, f.key_sha256);
   EXPECT_EQ(back[0].fingerprint.hashes.phash, f.hashes.phash);
   EXPECT_EQ(back[0].fingerprint.hashes.detail, f.hashes.detail);
+  EXPECT_FALSE(back[0].fingerprint.has_tone);
   for (const char* bad_detail : {"12", ""}) {
     ShardEntry b = e;
     b.mutable_image_hashes(0)->set_detail_hashes(bad_detail);
@@ -443,6 +464,41 @@ TEST(FingerprintTest, DamagedBinaryEntriesAreRefused) {
   }
 }
 
+// Tones of another size than 40 bytes, or tones without the binary
+// hashes, are refused; a binary entry without tones (written before them)
+// is read with has_tone false.
+TEST(FingerprintTest, DamagedTonesAreRefused) {
+  const ImageFingerprint f = FingerprintOf(SyntheticPhoto(120, 90, 5));
+  ShardEntry e;
+  e.set_file("val-00001-of-00002.tfrecord");
+  *e.add_image_hashes() = ImageHashOf("a.png", f);
+  const std::string tones = e.image_hashes(0).region_tones();
+  ASSERT_EQ(tones.size(), 40u);
+  for (const std::string& bad_tones : {tones.substr(0, 39), tones + "x", std::string(80, '\0')}) {
+    ShardEntry bad = e;
+    bad.mutable_image_hashes(0)->set_region_tones(bad_tones);
+    std::vector<DuplicateImage> images;
+    const Status st = AppendDuplicateImages(bad, &images);
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << bad_tones.size();
+    EXPECT_NE(st.message().find("shard val-00001-of-00002.tfrecord: image hash 0 has " +
+                                std::to_string(bad_tones.size()) + " bytes of region tones, not 40"),
+              std::string::npos)
+        << st.message();
+    EXPECT_TRUE(images.empty());
+  }
+  ShardEntry alone;  // tones without the key and the hashes
+  alone.set_file("val-00001-of-00002.tfrecord");
+  alone.add_image_hashes()->set_region_tones(tones);
+  std::vector<DuplicateImage> images;
+  EXPECT_EQ(AppendDuplicateImages(alone, &images).code(), StatusCode::kInvalidArgument);
+  ShardEntry before = e;  // written before the tones
+  before.mutable_image_hashes(0)->clear_region_tones();
+  ASSERT_TRUE(AppendDuplicateImages(before, &images).ok());
+  ASSERT_EQ(images.size(), 1u);
+  EXPECT_FALSE(images[0].fingerprint.has_tone);
+  EXPECT_EQ(images[0].fingerprint.hashes.detail, f.hashes.detail);
+}
+
 image::Image Decoded(const std::string& bytes) {
   StatusOr<image::Image> img = image::DecodeImage(bytes, image::DecodeOptions{});
   EXPECT_TRUE(img.ok()) << img.status();
@@ -458,6 +514,40 @@ image::Image Jpeg60(const image::Image& img) {
 image::Image Scaled(const image::Image& img, double f) {
   return *image::Resize(img, static_cast<int>(img.width() * f), static_cast<int>(img.height() * f),
                         image::Filter::kBilinear);
+}
+
+// `img` with every sample mapped to gain * v + offset (gray levels, no
+// clipping for the values used here).
+image::Image Toned(const image::Image& img, double gain, double offset) {
+  image::Image out = img;
+  for (size_t i = 0; i < out.byte_size(); ++i) {
+    out.data()[i] = static_cast<uint8_t>(std::clamp(std::lround(gain * img.data()[i] + offset), 0l, 255l));
+  }
+  return out;
+}
+
+// The hashes keep only the layout: a picture's gray levels scaled or
+// shifted hash (nearly) alike, as smooth pictures of one layout do (the
+// wallpaper corpus' false pairs). The tones tell them apart; copies (JPEG
+// quality 60, resized, 5 % cropped) keep theirs, and an entry without tones
+// (older) is confirmed by the hashes alone.
+TEST(ConfirmationTest, TonesTellApartPicturesTheHashesCannot) {
+  const image::Image photo = SyntheticPhoto(320, 240, 21);
+  const ImageFingerprint base = FingerprintOf(Toned(photo, 0.5, 64));  // levels 64..191
+  // Brighter by 8 and 40 levels; contrast x0.75 and x1.5 about level 128.
+  for (const auto& [gain, offset] : {std::pair{0.5, 72.0}, {0.5, 104.0}, {0.375, 80.0}, {0.75, 32.0}}) {
+    ImageFingerprint other = FingerprintOf(Toned(photo, gain, offset));
+    other.has_tone = false;  // as an older entry: the hashes alone pair them
+    EXPECT_LE(NearDistance(base, other, kDefaultLeakDistance), kDefaultLeakDistance) << gain;
+    other.has_tone = true;
+    EXPECT_GT(NearDistance(base, other, kDefaultLeakDistance), kDefaultLeakDistance) << gain << " " << offset;
+    EXPECT_GT(NearDistance(other, base, kDefaultLeakDistance), kDefaultLeakDistance) << gain << " " << offset;
+  }
+  const image::Image toned = Toned(photo, 0.5, 64);
+  for (const image::Image& copy :
+       {Jpeg60(toned), Scaled(toned, 0.6), Toned(toned, 1, 2), testing::CropOf(toned, 8, 6, 304, 228)}) {
+    EXPECT_LE(NearDistance(base, FingerprintOf(copy), kDefaultLeakDistance), kDefaultLeakDistance);
+  }
 }
 
 // Originals in train, their copies in val: each copy must come out as a

@@ -3,9 +3,13 @@
 // (tests/wallpaper_corpus.h) in train, and copies of every fifth in val:
 // exact, JPEG quality 60, resized by 0.5-0.9, and 5 % of each side's length
 // cropped off (centred: 2.5 % a side; from the top-left and from the
-// bottom-right corners; from the right edge only; from the top edge only). The test prints the recall
-// of each kind and the false pairs at distances 0..10 (the table behind
-// --leak-distance's default), and holds the figures docs/convert.md states.
+// bottom-right corners; from the right edge only; from the top edge only).
+// Three such sets: the one the defaults were chosen on (the corpus' seed)
+// and two held out (other crops of the same wallpapers): seed 2026, checked
+// after the tones were chosen (and looked at for the close tones' detail
+// distance), and seed 7777, checked after everything. The test prints the recall of each kind and the false
+// pairs at distances 0..10 (the table behind --leak-distance's default), and
+// holds the figures docs/convert.md states.
 // Without the wallpapers it skips, or fails under LOCAL_WALLPAPERS_REQUIRED=1.
 #include <gtest/gtest.h>
 
@@ -74,25 +78,40 @@ const Kind kKinds[] = {
 };
 constexpr size_t kKindCount = std::size(kKinds);
 constexpr int kDistinct = 1000, kEvery = 5;  // copies of every fifth crop
+constexpr uint64_t kHeldOutSeed = 2026, kFreshSeed = 7777;
+
+// One set: the crops' fingerprints, their names, the copies' of every fifth.
+struct Corpus {
+  const char* title = "";
+  std::vector<ImageFingerprint> originals;
+  std::vector<std::string> names;
+  std::vector<ImageFingerprint> copies[kKindCount];
+};
+
+std::string LoadCorpus(const char* title, uint64_t seed, Corpus* set) {
+  set->title = title;
+  const auto t0 = std::chrono::steady_clock::now();
+  StatusOr<std::vector<testing::CorpusImage>> corpus = testing::WallpaperCrops(kDistinct, seed);
+  if (!corpus.ok()) return corpus.status().ToString();
+  for (const testing::CorpusImage& c : *corpus) {
+    set->originals.push_back(FingerprintOf(c.pixels));
+    set->names.push_back(c.name);
+  }
+  for (int i = 0; i < kDistinct; i += kEvery) {
+    for (const Kind& k : kKinds) set->copies[&k - kKinds].push_back(FingerprintOf(k.make((*corpus)[i].pixels)));
+  }
+  std::printf("%s: %d crops of %s (seed %llu), copies of %d: %.1f s\n", set->title, kDistinct,
+              testing::WallpaperDir().c_str(), static_cast<unsigned long long>(seed), kDistinct / kEvery,
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  return "";
+}
 
 class WallpaperLeakAccuracyTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    const auto t0 = std::chrono::steady_clock::now();
-    StatusOr<std::vector<testing::CorpusImage>> corpus = testing::WallpaperCrops(kDistinct);
-    if (!corpus.ok()) {
-      missing_ = corpus.status().ToString();
-      return;
-    }
-    for (const testing::CorpusImage& c : *corpus) {
-      originals_.push_back(FingerprintOf(c.pixels));
-      names_.push_back(c.name);
-    }
-    for (int i = 0; i < kDistinct; i += kEvery) {
-      for (const Kind& k : kKinds) copies_[&k - kKinds].push_back(FingerprintOf(k.make((*corpus)[i].pixels)));
-    }
-    std::printf("corpus: %d crops of %s, copies of %d: %.1f s\n", kDistinct, testing::WallpaperDir().c_str(),
-                kDistinct / kEvery, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    missing_ = LoadCorpus("chosen set", testing::kWallpaperSeed, &chosen_);
+    if (missing_.empty()) missing_ = LoadCorpus("held-out set", kHeldOutSeed, &held_out_);
+    if (missing_.empty()) missing_ = LoadCorpus("fresh held-out set", kFreshSeed, &fresh_);
   }
   void SetUp() override {
     if (missing_.empty()) return;
@@ -101,101 +120,146 @@ class WallpaperLeakAccuracyTest : public ::testing::Test {
   }
 
   static std::string missing_;
-  static std::vector<ImageFingerprint> originals_;
-  static std::vector<std::string> names_;
-  static std::vector<ImageFingerprint> copies_[kKindCount];
+  static Corpus chosen_, held_out_, fresh_;
 };
 std::string WallpaperLeakAccuracyTest::missing_;
-std::vector<ImageFingerprint> WallpaperLeakAccuracyTest::originals_;
-std::vector<std::string> WallpaperLeakAccuracyTest::names_;
-std::vector<ImageFingerprint> WallpaperLeakAccuracyTest::copies_[kKindCount];
+Corpus WallpaperLeakAccuracyTest::chosen_;
+Corpus WallpaperLeakAccuracyTest::held_out_;
+Corpus WallpaperLeakAccuracyTest::fresh_;
 
 // The distances behind the default: copies against their originals, and
 // every pair of distinct crops; printed as a table per distance, with the
-// detail hashes' confirmation (NearDistance) and without it (the 64-bit
-// stage alone).
-TEST_F(WallpaperLeakAccuracyTest, DistanceTable) {
-  auto unconfirmed = [](ImageFingerprint f) {
+// full confirmation (NearDistance), without the tones (the two hash stages)
+// and with the 64-bit stage alone.
+void PrintDistanceTable(const Corpus& set) {
+  auto without_tone = [](ImageFingerprint f) {
+    f.has_tone = false;
+    return f;
+  };
+  auto hashes_alone = [](ImageFingerprint f) {
+    f.has_tone = false;
     f.has_detail = false;
     return f;
   };
-  std::vector<int> distinct(11, 0), loose(11, 0);
-  for (size_t i = 0; i < originals_.size(); ++i) {
-    for (size_t j = i + 1; j < originals_.size(); ++j) {
+  std::vector<int> distinct(11, 0), untoned(11, 0), loose(11, 0);
+  for (size_t i = 0; i < set.originals.size(); ++i) {
+    for (size_t j = i + 1; j < set.originals.size(); ++j) {
       for (int d = 0; d <= 10; ++d) {
-        distinct[d] += NearDistance(originals_[i], originals_[j], d) <= d;
-        loose[d] += NearDistance(originals_[i], unconfirmed(originals_[j]), d) <= d;
+        distinct[d] += NearDistance(set.originals[i], set.originals[j], d) <= d;
+        untoned[d] += NearDistance(set.originals[i], without_tone(set.originals[j]), d) <= d;
+        loose[d] += NearDistance(set.originals[i], hashes_alone(set.originals[j]), d) <= d;
       }
     }
   }
-  std::printf("%-22s", "distance <=");
+  std::printf("%s\n%-22s", set.title, "distance <=");
   for (int d = 0; d <= 10; d += 2) std::printf("%6d", d);
-  std::printf("   (recall of %d copies per kind; 64-bit distance, confirmed by the detail hashes within %d)\n",
-              kDistinct / kEvery, kDetailDistance);
+  std::printf(
+      "   (recall of %d copies per kind; 64-bit distance, confirmed by the detail hashes within %d and the tones, or "
+      "within %d and close tones)\n",
+      kDistinct / kEvery, kDetailDistance, kCloseToneDetailDistance);
   for (size_t k = 0; k < kKindCount; ++k) {
     std::printf("%-22s", kKinds[k].name);
     for (int d = 0; d <= 10; d += 2) {
       int found = 0;
-      for (size_t c = 0; c < copies_[k].size(); ++c) {
-        found += NearDistance(originals_[c * kEvery], copies_[k][c], d) <= d;
+      for (size_t c = 0; c < set.copies[k].size(); ++c) {
+        found += NearDistance(set.originals[c * kEvery], set.copies[k][c], d) <= d;
       }
-      std::printf("%5.1f%%", 100.0 * found / copies_[k].size());
+      std::printf("%5.1f%%", 100.0 * found / set.copies[k].size());
     }
     std::printf("\n");
   }
   std::printf("%-22s", "false pairs");
   for (int d = 0; d <= 10; d += 2) std::printf("%6d", distinct[d]);
   std::printf("   (of %d distinct crops, %d pairs)\n%-22s", kDistinct, kDistinct * (kDistinct - 1) / 2,
-              "  64-bit stage alone");
+              "  without the tones");
+  for (int d = 0; d <= 10; d += 2) std::printf("%6d", untoned[d]);
+  std::printf("\n%-22s", "  64-bit stage alone");
   for (int d = 0; d <= 10; d += 2) std::printf("%6d", loose[d]);
   std::printf("\n");
 }
 
-// Through FindDuplicates at the default distance, as a conversion sees them:
-// originals in train, copies in val. Each copy found must be a leak with its
-// own original; the recall of each kind and the false pairs are held at
-// what docs/convert.md states.
-TEST_F(WallpaperLeakAccuracyTest, DefaultDistanceFindsCopiesAndFewFalsePairs) {
+TEST_F(WallpaperLeakAccuracyTest, DistanceTable) {
+  PrintDistanceTable(chosen_);
+  PrintDistanceTable(held_out_);
+  PrintDistanceTable(fresh_);
+}
+
+// What FindDuplicates finds at the default distance, as a conversion sees
+// them: originals in train, copies in val.
+struct Found {
+  std::vector<int> per_kind = std::vector<int>(kKindCount, 0);  // copies paired with their own original
+  int false_pairs = 0;                                          // two distinct crops
+  int wrong_original = 0;                                       // a copy paired with another crop
+};
+Found FindAtDefault(const Corpus& set) {
   std::vector<DuplicateImage> images;
-  for (size_t i = 0; i < originals_.size(); ++i) images.push_back({"train", std::to_string(i), originals_[i]});
+  for (size_t i = 0; i < set.originals.size(); ++i) images.push_back({"train", std::to_string(i), set.originals[i]});
   for (size_t k = 0; k < kKindCount; ++k) {
-    for (size_t c = 0; c < copies_[k].size(); ++c) {
-      images.push_back({"val", std::to_string(c * kEvery) + " " + std::to_string(k), copies_[k][c]});
+    for (size_t c = 0; c < set.copies[k].size(); ++c) {
+      images.push_back({"val", std::to_string(c * kEvery) + " " + std::to_string(k), set.copies[k][c]});
     }
   }
   const DuplicateReport r = FindDuplicates(images, kDefaultLeakDistance);
-  std::vector<int> found(kKindCount, 0);
-  int false_pairs = 0, wrong_original = 0;
+  Found f;
   for (const DuplicatePair& p : r.pairs) {
     const DuplicateImage& a = images[p.a];
     const DuplicateImage& b = images[p.b];
     if (a.split == "train" && b.split == "train") {
-      ++false_pairs;
-      std::printf("false pair at %d bits: %s and %s\n", p.distance, names_[p.a].c_str(), names_[p.b].c_str());
+      ++f.false_pairs;
+      std::printf("false pair at %d bits: %s and %s\n", p.distance, set.names[p.a].c_str(), set.names[p.b].c_str());
     } else if (a.split == "train") {
       const size_t space = b.file.find(' ');
       if (a.file == b.file.substr(0, space)) {
-        ++found[std::stoul(b.file.substr(space + 1))];
+        ++f.per_kind[std::stoul(b.file.substr(space + 1))];
       } else {
-        ++wrong_original;
+        ++f.wrong_original;
+        std::printf("copy %s paired with %s\n", b.file.c_str(), set.names[p.a].c_str());
       }
     }
   }
-  std::printf("at the default distance %d:\n", kDefaultLeakDistance);
+  std::printf("%s, at the default distance %d:\n", set.title, kDefaultLeakDistance);
   for (size_t k = 0; k < kKindCount; ++k) {
-    std::printf("  %-22s %3d of %zu found\n", kKinds[k].name, found[k], copies_[k].size());
+    std::printf("  %-22s %3d of %zu found\n", kKinds[k].name, f.per_kind[k], set.copies[k].size());
   }
   std::printf("  false pairs among the %d distinct crops: %d; copies also paired with another crop: %d\n", kDistinct,
-              false_pairs, wrong_original);
-  // What docs/convert.md states (2026-11-27, the hashes of the block plane
-  // and the detail confirmation within 30 bits: q60 95.5 %, every resize
-  // and 5 % crop 100 %, 2 false pairs; the 64-bit stage alone pairs 87).
-  const int n = static_cast<int>(copies_[0].size());
-  EXPECT_EQ(found[0], n);             // exact
-  EXPECT_GE(found[1] * 100, n * 95);  // JPEG q60
-  for (size_t k = 2; k <= 6; ++k) EXPECT_GE(found[k] * 100, n * 99) << kKinds[k].name;
-  for (size_t k = 7; k <= 11; ++k) EXPECT_GE(found[k] * 100, n * 99) << kKinds[k].name;  // 5 % crops
-  EXPECT_LE(false_pairs, 2);
+              f.false_pairs, f.wrong_original);
+  return f;
+}
+
+// The recall of each kind and the false pairs held at what docs/convert.md
+// states (2026-11-27, the hashes of the block plane, the detail
+// confirmation within 30 bits with the tones within 3 gray levels and 5/4,
+// or within 64 with the tones within 1 level and 21/20).
+void ExpectAtLeast(const Found& f, const Corpus& set, int q60_per_mille) {
+  const int n = static_cast<int>(set.copies[0].size());
+  EXPECT_EQ(f.per_kind[0], n) << set.title;                                               // exact
+  EXPECT_GE(f.per_kind[1] * 1000, n * q60_per_mille) << set.title;                        // JPEG q60
+  for (size_t k = 2; k < kKindCount; ++k) EXPECT_EQ(f.per_kind[k], n) << kKinds[k].name;  // resizes, 5 % crops
+  EXPECT_EQ(f.wrong_original, 0) << set.title;
+}
+
+// Chosen set: q60 98 % (95.5 % before the tones), every resize and 5 % crop
+// 100 %, no false pair (2 without the tones, 87 with the 64-bit stage
+// alone), no copy paired with another crop (5 without the tones).
+TEST_F(WallpaperLeakAccuracyTest, DefaultDistanceFindsCopiesAndNoFalsePairs) {
+  const Found f = FindAtDefault(chosen_);
+  ExpectAtLeast(f, chosen_, 980);
+  EXPECT_EQ(f.false_pairs, 0);
+}
+
+// Held-out sets: q60 98.5 % and 99 % (96.5 % and 97 % before the tones),
+// every resize and 5 % crop 100 %, no copy paired with another crop (19
+// and 1 without the tones); the first has one false pair (5 without the
+// tones): two crops of the Kokkini wallpaper (a faint grid over one
+// gradient) that look alike, mean luma 1.5 gray levels and contrast 5 %
+// apart; the second none (3 without the tones).
+TEST_F(WallpaperLeakAccuracyTest, HeldOutSetsFindCopiesAndAtMostOneFalsePair) {
+  const Found held_out = FindAtDefault(held_out_);
+  ExpectAtLeast(held_out, held_out_, 980);
+  EXPECT_LE(held_out.false_pairs, 1);
+  const Found fresh = FindAtDefault(fresh_);
+  ExpectAtLeast(fresh, fresh_, 980);
+  EXPECT_EQ(fresh.false_pairs, 0);
 }
 
 }  // namespace

@@ -183,8 +183,45 @@ TEST(PerceptualHashTest, EveryImplementationGivesTheSameBits) {
       const RegionHashes avx2 = HashRegionsWith(HashImpl::kAvx2, *img);
       EXPECT_EQ(portable.phash, avx2.phash) << w << "x" << h << "x" << img->channels();
       EXPECT_EQ(portable.detail, avx2.detail) << w << "x" << h << "x" << img->channels();
+      for (int r = 0; r < kHashRegions; ++r) {
+        EXPECT_EQ(portable.tone[r].mean, avx2.tone[r].mean) << w << "x" << h << "x" << img->channels();
+        EXPECT_EQ(portable.tone[r].contrast, avx2.tone[r].contrast) << w << "x" << h << "x" << img->channels();
+      }
     }
   }
+}
+
+// RegionTone by its definition: a flat picture has its level as mean and no
+// contrast; columns of a rounded cosine over the 32 grid columns (each 8
+// pixels, constant down the rows) have the mean of its values and, as
+// contrast, the root of the squared orthonormal 1-D DCT coefficients 1..15
+// over 32 (the grid's other coefficients are 0).
+TEST(PerceptualHashTest, TonesAreMeanAndLowPassedContrast) {
+  Image flat(90, 70, 3);
+  std::fill(flat.data(), flat.data() + flat.byte_size(), uint8_t{100});
+  for (const RegionTone& t : HashRegions(flat).tone) {
+    EXPECT_EQ(t.mean, 100 * 256);
+    EXPECT_EQ(t.contrast, 0);
+  }
+  Image waves(256, 64, 1);
+  double g[32], mean = 0;
+  for (int x = 0; x < 32; ++x) {
+    g[x] = std::round(128 + 50 * std::cos((2 * x + 1) * M_PI / 64));
+    mean += g[x] / 32;
+  }
+  for (int y = 0; y < 64; ++y) {
+    for (int x = 0; x < 256; ++x) waves.row(y)[x] = static_cast<uint8_t>(g[x / 8]);
+  }
+  double squares = 0;
+  for (int u = 1; u < 16; ++u) {
+    double c = 0;
+    for (int x = 0; x < 32; ++x) c += g[x] * std::cos((2 * x + 1) * u * M_PI / 64);
+    squares += c * c * 2 / 32;
+  }
+  const RegionTone t = HashRegions(waves).tone[0];
+  EXPECT_NEAR(t.mean, mean * 256, 1);
+  EXPECT_NEAR(t.contrast, std::sqrt(squares / 32) * 256, 1);
+  EXPECT_NEAR(t.contrast, 50 / std::sqrt(2.0) * 256, 0.5 * 256);  // the cosine's own: 35.4 gray levels
 }
 
 TEST(PerceptualHashTest, SmallImagesAndEmptyOnes) {

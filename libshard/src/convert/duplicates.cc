@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <map>
 #include <unordered_map>
@@ -52,17 +53,49 @@ ImageFingerprint FingerprintOf(const image::Image& pixels, std::string key_sha25
 
 namespace {
 
+// How closely two regions' tones (1/256 gray levels) agree: kLoose with
+// mean luma within kToneMeanLevels and contrasts within kToneContrastNum /
+// kToneContrastDen of each other or one gray level apart (a nearly flat
+// region's contrast is mostly the encoder's noise); kClose with mean luma
+// within kCloseToneMeanLevels and contrasts within kCloseToneContrastNum /
+// kCloseToneContrastDen.
+enum class ToneMatch { kNone, kLoose, kClose };
+ToneMatch ToneMatchOf(const image::RegionTone& a, const image::RegionTone& b) {
+  constexpr int kLevel = 256;
+  const int mean_gap = std::abs(a.mean - b.mean);
+  const int high = std::max(a.contrast, b.contrast), low = std::min(a.contrast, b.contrast);
+  if (mean_gap <= kCloseToneMeanLevels * kLevel && high * kCloseToneContrastDen <= low * kCloseToneContrastNum) {
+    return ToneMatch::kClose;
+  }
+  if (mean_gap <= kToneMeanLevels * kLevel &&
+      (high * kToneContrastDen <= low * kToneContrastNum || high - low <= kLevel)) {
+    return ToneMatch::kLoose;
+  }
+  return ToneMatch::kNone;
+}
+
 // The 64-bit distance of region ra of a and region rb of b (one of them 0)
-// when their detail hashes confirm it, else kUnconfirmed.
+// when their detail hashes and their tones confirm it, else kUnconfirmed:
+// detail within kDetailDistance and tones agreeing, or detail within
+// kCloseToneDetailDistance and tones agreeing closely. Without tones on
+// either side (an older entry), the detail alone; without detail, the
+// 64-bit distance alone.
 constexpr int kUnconfirmed = 65;
 int Confirmed(const ImageFingerprint& a, int ra, const ImageFingerprint& b, int rb, int max_distance) {
   const int d = image::HammingDistance(a.hashes.phash[ra], b.hashes.phash[rb]);
   if (d > max_distance) return kUnconfirmed;
-  if (a.has_detail && b.has_detail &&
-      image::HammingDistance(a.hashes.detail[ra], b.hashes.detail[rb]) > kDetailDistance) {
-    return kUnconfirmed;
+  if (!a.has_detail || !b.has_detail) return d;
+  const int detail = image::HammingDistance(a.hashes.detail[ra], b.hashes.detail[rb]);
+  if (!a.has_tone || !b.has_tone) return detail <= kDetailDistance ? d : kUnconfirmed;
+  switch (ToneMatchOf(a.hashes.tone[ra], b.hashes.tone[rb])) {
+    case ToneMatch::kClose:
+      return detail <= kCloseToneDetailDistance ? d : kUnconfirmed;
+    case ToneMatch::kLoose:
+      return detail <= kDetailDistance ? d : kUnconfirmed;
+    case ToneMatch::kNone:
+      break;
   }
-  return d;
+  return kUnconfirmed;
 }
 
 }  // namespace

@@ -13,9 +13,11 @@
 namespace libshard::convert {
 namespace {
 
-// The binary fields' sizes (ImageHash.pixels_key, ImageHash.regions).
+// The binary fields' sizes (ImageHash.pixels_key, ImageHash.regions,
+// ImageHash.region_tones).
 constexpr size_t kKeyBytes = 32;
 constexpr size_t kRegionBytes = image::kHashRegions * (8 + sizeof(image::DetailHash));
+constexpr size_t kToneBytes = image::kHashRegions * 4;
 
 bool IsHex(const std::string& s, size_t digits) {
   return s.size() == digits && std::all_of(s.begin(), s.end(), [](char c) {
@@ -54,13 +56,29 @@ std::string LowerHex(const std::string& bytes) {
   return hex;
 }
 
-// The fingerprint of an entry in the binary form (sizes checked).
+// Little-endian 16-bit halves of ImageHash.region_tones.
+void PutHalf(uint16_t v, std::string* out) {
+  out->push_back(static_cast<char>(v & 0xff));
+  out->push_back(static_cast<char>(v >> 8));
+}
+uint16_t GetHalf(const std::string& bytes, size_t at) {
+  return static_cast<uint16_t>(static_cast<unsigned char>(bytes[at]) | static_cast<unsigned char>(bytes[at + 1]) << 8);
+}
+
+// The fingerprint of an entry in the binary form (sizes checked); without
+// tones (an entry written before them), has_tone false.
 void FromBinary(const ImageHash& h, ImageFingerprint* f) {
   f->key_sha256 = LowerHex(h.pixels_key());
   constexpr size_t kDetailAt = image::kHashRegions * 8;
   for (int r = 0; r < image::kHashRegions; ++r) {
     f->hashes.phash[r] = GetWord(h.regions(), 8 * r);
     for (int w = 0; w < 4; ++w) f->hashes.detail[r][w] = GetWord(h.regions(), kDetailAt + 32 * r + 8 * w);
+  }
+  f->has_tone = !h.region_tones().empty();
+  if (!f->has_tone) return;
+  for (int r = 0; r < image::kHashRegions; ++r) {
+    f->hashes.tone[r].mean = GetHalf(h.region_tones(), 4 * r);
+    f->hashes.tone[r].contrast = GetHalf(h.region_tones(), 4 * r + 2);
   }
 }
 
@@ -76,6 +94,7 @@ void FromHex(const ImageHash& h, ImageFingerprint* f) {
   f->hashes.phash[0] = Word(h.phash(), 0);
   f->regions = h.centre_phash().empty() ? 1 : has_regions ? kRegions : 2;
   f->has_detail = has_regions;
+  f->has_tone = false;  // the hex form predates the tones
   if (f->regions > 1) f->hashes.phash[1] = Word(h.centre_phash(), 0);
   if (!has_regions) return;
   for (int r = 2; r < kRegions; ++r) f->hashes.phash[r] = Word(h.region_phashes(), r - 2);
@@ -94,11 +113,15 @@ Status AppendDuplicateImages(const ShardEntry& e, std::vector<DuplicateImage>* o
     DuplicateImage img;
     img.split = e.split();
     img.file = h.path();
-    if (!h.pixels_key().empty() || !h.regions().empty()) {
+    if (!h.pixels_key().empty() || !h.regions().empty() || !h.region_tones().empty()) {
       if (h.pixels_key().size() != kKeyBytes || h.regions().size() != kRegionBytes) {
         return InvalidArgumentError(which + " has a " + std::to_string(h.pixels_key().size()) + "-byte key and " +
                                     std::to_string(h.regions().size()) + " bytes of region hashes, not " +
                                     std::to_string(kKeyBytes) + " and " + std::to_string(kRegionBytes));
+      }
+      if (!h.region_tones().empty() && h.region_tones().size() != kToneBytes) {
+        return InvalidArgumentError(which + " has " + std::to_string(h.region_tones().size()) +
+                                    " bytes of region tones, not " + std::to_string(kToneBytes));
       }
       FromBinary(h, &img.fingerprint);
     } else {
@@ -143,6 +166,14 @@ ImageHash ImageHashOf(const std::string& escaped_path, const ImageFingerprint& f
     }
     h.set_pixels_key(key);
     h.set_regions(regions);
+    if (f.has_tone) {
+      std::string tones;
+      for (const image::RegionTone& t : f.hashes.tone) {
+        PutHalf(t.mean, &tones);
+        PutHalf(t.contrast, &tones);
+      }
+      h.set_region_tones(tones);
+    }
     return h;
   }
   // An older entry's fingerprint, in its hex form as it was.

@@ -348,14 +348,37 @@ __attribute__((always_inline)) inline void BitsOf(const float* coeff, uint64_t* 
   }
 }
 
-// The hashes of region `r` of the plane: *phash, and *detail when given.
+// RegionTone of LowFrequencies' output. Its coefficients are the
+// orthonormal ones times 16 (the factor left out of the basis), DC in slot
+// 0: the grid's mean is coeff[0] / 512, the low-passed grid's standard
+// deviation the root of the AC squares over 512. The squares are summed in
+// double, in 8 lanes (independent chains, the same order on every CPU and
+// in both builds; no FMA).
+__attribute__((always_inline)) inline RegionTone ToneOf(const float* __restrict coeff) {
+  constexpr int kLanes = 8;
+  double lanes[kLanes] = {0};
+  for (int j = 1; j < kLanes; ++j) lanes[j] = static_cast<double>(coeff[j]) * coeff[j];  // slot 0 is DC
+  for (int i = kLanes; i < kDetailKeep * kDetailKeep; i += kLanes) {
+    for (int j = 0; j < kLanes; ++j) lanes[j] += static_cast<double>(coeff[i + j]) * coeff[i + j];
+  }
+  double squares = 0;
+  for (double l : lanes) squares += l;
+  RegionTone t;
+  t.mean = static_cast<uint16_t>(std::clamp(std::lround(static_cast<double>(coeff[0]) / 2), 0l, 65535l));
+  t.contrast = static_cast<uint16_t>(std::clamp(std::lround(std::sqrt(squares) / 2), 0l, 65535l));
+  return t;
+}
+
+// The hashes of region `r` of the plane: *phash, and *detail and *tone when
+// given.
 template <bool kAvx2>
 __attribute__((always_inline)) inline void HashRegion(const Plane& plane, const Columns& columns, int r,
-                                                      uint64_t* phash, DetailHash* detail) {
+                                                      uint64_t* phash, DetailHash* detail, RegionTone* tone) {
   alignas(32) float coeff[kDetailKeep * kDetailKeep];
   LowFrequencies(RegionGrid(plane, columns, kHashRegionBounds[r]).data(), coeff);
   BitsOf<kKeep, kAvx2>(coeff, phash);
   if (detail != nullptr) BitsOf<kDetailKeep, kAvx2>(coeff, detail->data());
+  if (tone != nullptr) *tone = ToneOf(coeff);
 }
 
 // The hashes of regions [first, last) of `img` into *h (detail hashes when
@@ -387,7 +410,8 @@ __attribute__((always_inline)) inline void HashAll(const Image& img, int first, 
   }
   FillColumns<kAvx2>(plane, sets, columns.data());
   for (int r = first; r < last; ++r) {
-    HashRegion<kAvx2>(plane, columns[set_of[r]], r, &h->phash[r], detail ? &h->detail[r] : nullptr);
+    HashRegion<kAvx2>(plane, columns[set_of[r]], r, &h->phash[r], detail ? &h->detail[r] : nullptr,
+                      detail ? &h->tone[r] : nullptr);
   }
 }
 

@@ -29,6 +29,8 @@
 // each side), the four 95 % x 95 % corner regions and the four regions with
 // 5 % off one side. A copy with 5 % cut off (centred, at a corner or an
 // edge) has its whole hashes near one region's hashes of the original.
+// Beside them, each region's tone (RegionTone: mean and contrast), which the
+// leak check compares too.
 // HashRegions(img).phash[0] == PerceptualHash(img), phash[1] ==
 // CentrePerceptualHash(img).
 // The result depends only on the pixels (not on the thread, CPU or platform:
@@ -83,9 +85,20 @@ inline constexpr RegionPerMille kHashRegionBounds[kHashRegions] = {
     {0, 50, 1000, 1000},   // 5 % off the top
 };
 using DetailHash = std::array<uint64_t, 4>;  // 256 bits: bit 16 * v + u in word bit / 64
+// What the hashes leave out by design (they are unchanged when the gray
+// levels are scaled or shifted): a region's brightness and contrast, from
+// the same DCT: `mean` the mean luma of its 32x32 grid, `contrast` the
+// standard deviation of that grid low-passed to the 16x16 lowest
+// frequencies (the root of the summed squares of those 255 AC
+// coefficients, orthonormal, over 32), both in 1/256 gray levels, rounded.
+struct RegionTone {
+  uint16_t mean = 0;
+  uint16_t contrast = 0;
+};
 struct RegionHashes {
   std::array<uint64_t, kHashRegions> phash{};     // 64-bit hashes, [0] the whole image
   std::array<DetailHash, kHashRegions> detail{};  // 256-bit hashes of the same regions
+  std::array<RegionTone, kHashRegions> tone{};    // the same regions' brightness and contrast
 };
 // The hashes of the ten regions of `img` (all zero for an empty image).
 RegionHashes HashRegions(const Image& img);
