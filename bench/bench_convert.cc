@@ -44,6 +44,7 @@
 #include "bench_util.h"
 #include "cli_checks.h"
 #include "libshard/convert/converter.h"
+#include "libshard/convert/duplicate_index.h"
 #include "libshard/convert/duplicates.h"
 #include "libshard/image/decode.h"
 #include "libshard/image/encode.h"

@@ -3,6 +3,7 @@
 // accuracy that sets --leak-distance's default: copies (exact, JPEG quality
 // 60, resized by 0.5-0.9) are found, 1,000 distinct synthetic pictures are
 // not paired (real pictures: leak_accuracy_test.cc).
+#include "libshard/convert/duplicate_index.h"
 #include "libshard/convert/duplicates.h"
 
 #include <gtest/gtest.h>
