@@ -3,13 +3,14 @@
 // accuracy that sets --leak-distance's default: copies (exact, JPEG quality
 // 60, resized by 0.5-0.9) are found, 1,000 distinct synthetic pictures are
 // not paired (real pictures: leak_accuracy_test.cc).
-#include "libshard/convert/duplicate_index.h"
 #include "libshard/convert/duplicates.h"
+#include "libshard/convert/duplicate_index.h"
 
 #include <gtest/gtest.h>
 #include <oneapi/tbb/task_arena.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <set>
 #include <tuple>
 
@@ -17,6 +18,7 @@
 #include "libshard/image/encode.h"
 #include "libshard/image/perceptual_hash.h"
 #include "libshard/image/resize.h"
+#include "libshard/manifest/manifest_json.h"
 #include "libshard/util/random.h"
 #include "photo_testutil.h"
 #include "testutil.h"
@@ -409,6 +411,67 @@ TEST(FingerprintTest, OldHexEntriesAreRead) {
     EXPECT_EQ(bad.code(), StatusCode::kInvalidArgument);
     EXPECT_NE(bad.message().find("val-00000-of-00001.tfrecord: image hash 0"), std::string::npos) << bad.message();
   }
+}
+
+// SHARD.json's entries (the shared manifest printer, manifest::ToJson): an
+// image's entry names only the fields it has (no empty hex fields beside
+// the binary ones), reads back the same, and an entry of an older libshard
+// that wrote every field (empty ones too) is still read.
+TEST(FingerprintJsonTest, EntriesLeaveOutEmptyFieldsAndOldOnesStillRead) {
+  ImageFingerprint f = FingerprintOf(SyntheticPhoto(160, 120, 3));
+  ShardEntry e;
+  e.set_file("train-00000-of-00001.tfrecord");
+  e.set_split("train");
+  for (int i = 0; i < 100; ++i) *e.add_image_hashes() = ImageHashOf("photos/" + std::to_string(1000 + i) + ".jpg", f);
+  const std::string json = manifest::ToJson(e);
+  ShardEntry none = e;
+  none.clear_image_hashes();
+  const double per_image = static_cast<double>(json.size() - manifest::ToJson(none).size()) / 100;
+  std::printf("SHARD.json bytes per image entry: %.1f\n", per_image);
+  for (const char* field : {"pixels_sha256", "\"phash\"", "centre_phash", "region_phashes", "detail_hashes"}) {
+    EXPECT_EQ(json.find(field), std::string::npos) << field;
+  }
+  EXPECT_LT(per_image, 680);  // path, key, regions (base64) and the JSON around them
+  ShardEntry back;
+  ASSERT_TRUE(manifest::FromJson(json, &back).ok());
+  std::vector<DuplicateImage> images;
+  ASSERT_TRUE(AppendDuplicateImages(back, &images).ok());
+  ASSERT_EQ(images.size(), 100u);
+  EXPECT_EQ(images[99].file, "photos/1099.jpg");
+  EXPECT_EQ(images[99].fingerprint.key_sha256, f.key_sha256);
+  EXPECT_EQ(images[99].fingerprint.hashes.phash, f.hashes.phash);
+  EXPECT_EQ(images[99].fingerprint.hashes.detail, f.hashes.detail);
+  // An older libshard's entry: every field written, the hex ones empty.
+  const ImageHash& h = back.image_hashes(0);
+  std::string old_json = json.substr(0, json.find("\"image_hashes\""));
+  std::string key64, regions64;
+  {
+    const size_t k = json.find("\"pixels_key\": \"") + 15, r = json.find("\"regions\": \"") + 12;
+    key64 = json.substr(k, json.find('"', k) - k);
+    regions64 = json.substr(r, json.find('"', r) - r);
+  }
+  old_json +=
+      "\"image_hashes\": [{\"path\": \"old.jpg\", \"pixels_sha256\": \"\", \"phash\": \"\", \"centre_phash\": \"\", "
+      "\"region_phashes\": \"\", \"detail_hashes\": \"\", \"pixels_key\": \"" +
+      key64 + "\", \"regions\": \"" + regions64 + "\"}]}";
+  ShardEntry old;
+  ASSERT_TRUE(manifest::FromJson(old_json, &old).ok()) << old_json;
+  images.clear();
+  ASSERT_TRUE(AppendDuplicateImages(old, &images).ok());
+  ASSERT_EQ(images.size(), 1u);
+  EXPECT_EQ(images[0].file, "old.jpg");
+  EXPECT_EQ(images[0].fingerprint.key_sha256, f.key_sha256);
+  EXPECT_EQ(images[0].fingerprint.hashes.phash, f.hashes.phash);
+  EXPECT_EQ(images[0].fingerprint.hashes.detail, f.hashes.detail);
+  EXPECT_EQ(h.pixels_key().size(), 32u);
+  // Binary fields of the wrong size read from JSON are still refused, naming the shard.
+  const std::string cut = old_json.replace(old_json.find(key64), key64.size(), key64.substr(0, 40));
+  ASSERT_TRUE(manifest::FromJson(cut, &old).ok());
+  images.clear();
+  const Status st = AppendDuplicateImages(old, &images);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("shard train-00000-of-00001.tfrecord: image hash 0 has a 30-byte key"), std::string::npos)
+      << st.message();
 }
 
 // Binary fields of any other size (cut, grown, one missing) are refused,
