@@ -38,25 +38,42 @@ std::set<std::pair<uint32_t, int>> BruteForce(const std::vector<uint64_t>& hashe
   return out;
 }
 
-TEST(DuplicateIndexTest, FindsWhatComparingEveryPairFinds) {
+// `h` with `flips` distinct bits flipped.
+uint64_t Flipped(util::SplitMix64& rng, uint64_t h, int flips) {
+  uint64_t mask = 0;
+  while (__builtin_popcountll(mask) < flips) mask |= uint64_t{1} << rng.Below(64);
+  return h ^ mask;
+}
+
+// Every band count (3..16, and the one chosen for the count) at distances
+// 0..16 finds exactly what comparing all pairs finds: random hashes, and
+// copies of earlier ones exactly d bits off (spread at random over the
+// bands: some spread so that a single band's radius one short misses
+// them), d + 1 bits off (never found) or 0..d.
+TEST(DuplicateIndexTest, EveryBandCountFindsWhatComparingEveryPairFinds) {
   util::SplitMix64 rng(5);
-  // Random hashes, and copies of earlier ones with 0..18 bits flipped.
-  std::vector<uint64_t> hashes;
-  for (int i = 0; i < 2000; ++i) {
-    if (i > 10 && rng.Below(3) == 0) {
-      uint64_t h = hashes[rng.Below(hashes.size())];
-      const int flips = static_cast<int>(rng.Below(19));
-      for (int k = 0; k < flips; ++k) h ^= uint64_t{1} << rng.Below(64);
-      hashes.push_back(h);
-    } else {
-      hashes.push_back(rng.Next());
+  for (int d : {0, 1, 2, 4, 6, 7, 9, 12, 16}) {
+    std::vector<uint64_t> hashes;
+    for (int i = 0; i < 1200; ++i) {
+      if (i < 10 || rng.Below(3) == 0) {
+        hashes.push_back(rng.Next());
+        continue;
+      }
+      const uint64_t from = hashes[rng.Below(hashes.size())];
+      const uint64_t kind = rng.Below(4);
+      hashes.push_back(Flipped(rng, from, kind < 2 ? d : kind == 2 ? d + 1 : static_cast<int>(rng.Below(d + 1))));
     }
-  }
-  for (int d : {0, 1, 3, 5, 8, 11, 16}) {
-    for (uint64_t expected : {uint64_t{1}, uint64_t{3000}, uint64_t{100'000'000}}) {
-      DuplicateIndex index(d, expected);
-      EXPECT_GE(index.bands(), 3);
-      uint64_t found_pairs = 0;
+    std::vector<std::set<std::pair<uint32_t, int>>> want;
+    uint64_t pairs = 0;
+    for (size_t i = 0; i < hashes.size(); ++i) {
+      want.push_back(BruteForce(hashes, i, d));
+      pairs += want.back().size();
+    }
+    EXPECT_GT(pairs, 300u) << d;
+    for (int bands = kMinSearchBands - 1; bands <= kMaxSearchBands; ++bands) {
+      // kMinSearchBands - 1: the count's own choice.
+      DuplicateIndex index(d, hashes.size(),
+                           bands < kMinSearchBands ? DuplicateIndex::BandsFor(d, hashes.size()) : bands);
       for (size_t i = 0; i < hashes.size(); ++i) {
         std::set<std::pair<uint32_t, int>> found;
         size_t calls = 0;
@@ -64,14 +81,45 @@ TEST(DuplicateIndexTest, FindsWhatComparingEveryPairFinds) {
           found.emplace(id, distance);
           ++calls;
         });
-        EXPECT_EQ(calls, found.size()) << "a pair reported twice, d " << d;
-        ASSERT_EQ(found, BruteForce(hashes, i, d)) << "hash " << i << ", d " << d << ", bands " << index.bands();
-        found_pairs += found.size();
+        EXPECT_EQ(calls, found.size()) << "a pair reported twice, d " << d << ", bands " << index.bands();
+        ASSERT_EQ(found, want[i]) << "hash " << i << ", d " << d << ", bands " << index.bands();
         index.Add(hashes[i]);
       }
-      EXPECT_GT(found_pairs, d == 0 ? 0u : 50u) << d;
+      EXPECT_EQ(index.size(), hashes.size());
     }
   }
+  // The counts pick wide bands for many hashes, narrow ones for few.
+  EXPECT_EQ(DuplicateIndex::BandsFor(6, 1'000'000), 4);
+  EXPECT_GE(DuplicateIndex::BandsFor(6, 1'000), 7);
+}
+
+// Ids given with Add (several hashes of one id, out of order) come back as
+// given, once per hash within the distance; AppendNear of several hashes
+// is the concatenation of each one's.
+TEST(DuplicateIndexTest, GivenIdsAndSeveralQueriesAtOnce) {
+  util::SplitMix64 rng(11);
+  DuplicateIndex index(6, 1000);
+  std::vector<uint64_t> hashes;
+  for (int i = 0; i < 1000; ++i) {
+    hashes.push_back(i % 2 ? Flipped(rng, hashes[rng.Below(hashes.size())], 3) : rng.Next());
+    index.Add(hashes.back(), static_cast<uint32_t>(7 * (i / 3)));
+  }
+  std::vector<std::pair<uint32_t, int>> one_by_one, at_once;
+  for (uint64_t h : hashes) index.AppendNear(h, &one_by_one);
+  index.AppendNear(hashes.data(), hashes.size(), &at_once);
+  std::sort(one_by_one.begin(), one_by_one.end());
+  std::sort(at_once.begin(), at_once.end());
+  EXPECT_EQ(at_once, one_by_one);
+  std::vector<std::pair<uint32_t, int>> want;
+  for (uint64_t q : hashes) {
+    for (size_t j = 0; j < hashes.size(); ++j) {
+      const int dist = image::HammingDistance(q, hashes[j]);
+      if (dist <= 6) want.emplace_back(static_cast<uint32_t>(7 * (j / 3)), dist);
+    }
+  }
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(at_once, want);
+  EXPECT_GT(want.size(), 1500u);
 }
 
 // Fingerprints (whole and centre hashes): the index finds every earlier
@@ -115,25 +163,31 @@ TEST(FingerprintIndexTest, FindsWhatComparingEveryPairFinds) {
     prints.push_back(f);
   }
   for (int d : {0, 4, 6, 9}) {
-    FingerprintIndex index(d, prints.size());
+    std::vector<std::vector<std::pair<uint32_t, int>>> want(prints.size());
     uint64_t pairs = 0, unconfirmed = 0;
     for (size_t i = 0; i < prints.size(); ++i) {
-      std::vector<std::pair<uint32_t, int>> found, want;
-      index.ForEachNear(prints[i], [&](uint32_t id, int distance) { found.emplace_back(id, distance); });
       for (size_t j = 0; j < i; ++j) {
         const int dist = NearDistance(prints[i], prints[j], d);
-        if (dist <= d) want.emplace_back(static_cast<uint32_t>(j), dist);
+        if (dist <= d) want[i].emplace_back(static_cast<uint32_t>(j), dist);
         ImageFingerprint loose = prints[j];
         loose.has_detail = false;
         unconfirmed += dist > d && NearDistance(prints[i], loose, d) <= d;
       }
-      ASSERT_EQ(found, want) << "fingerprint " << i << ", d " << d;  // increasing ids, each once
-      pairs += found.size();
-      index.Add(prints[i]);
+      pairs += want[i].size();
     }
     EXPECT_GT(pairs, d == 0 ? 0u : 100u) << d;
     if (d >= 4) {
       EXPECT_GT(unconfirmed, 10u) << d;  // the detail hashes did turn some down
+    }
+    // Every band count in both indexes (0: chosen for the counts).
+    for (int bands : {0, 3, 4, 5, 6, 7, 8, 10, 12, 16}) {
+      FingerprintIndex index(d, prints.size(), bands);
+      for (size_t i = 0; i < prints.size(); ++i) {
+        std::vector<std::pair<uint32_t, int>> found;
+        index.ForEachNear(prints[i], [&](uint32_t id, int distance) { found.emplace_back(id, distance); });
+        ASSERT_EQ(found, want[i]) << "fingerprint " << i << ", d " << d << ", bands " << bands;  // by id, once each
+        index.Add(prints[i]);
+      }
     }
   }
   // Region against region is not a match; the detail hashes must agree.
