@@ -35,6 +35,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -44,6 +45,7 @@
 #include "bench_util.h"
 #include "cli_checks.h"
 #include "libshard/convert/converter.h"
+#include "libshard/convert/duplicate_index.h"
 #include "libshard/convert/duplicates.h"
 #include "libshard/image/decode.h"
 #include "libshard/image/encode.h"
@@ -241,9 +243,10 @@ double FingerprintSeconds(const std::vector<img::Image>& inputs, int rounds) {
 // with up to the default distance's bits flipped in the 64-bit hash and up
 // to 20 in the 256-bit one; one image each (half train, half val), through
 // FindDuplicates (on TBB's threads); best of 2, for the first 100,000 too
-// when n is larger (and for those 100,000, --dedup within's incremental
-// FingerprintIndex, one query before each Add). Every planted copy must be found with its original (the
-// line says how many were), and nothing is cached between rounds.
+// when n is larger; then for each count --dedup within's incremental
+// FingerprintIndex (one query before each Add, one thread, once). Every
+// planted copy must be found with its original (the lines say how many
+// were), and nothing is cached between rounds.
 void TimeLeakSearch(int n) {
   libshard::util::SplitMix64 rng(1);
   std::vector<convert::DuplicateImage> images(n);
@@ -299,18 +302,29 @@ void TimeLeakSearch(int n) {
         count, want, found, convert::kDefaultLeakDistance, best, oneapi::tbb::info::default_concurrency(),
         convert::SearchBands(convert::kDefaultLeakDistance, count),
         static_cast<unsigned long long>(r.leaks + r.within));
-    if (count > 100'000) continue;
     // --dedup within's incremental index (one split, one thread): a query
-    // before each Add.
+    // before each Add, every image added.
     auto t0 = Clock::now();
+    const std::clock_t cpu0 = std::clock();  // this thread's alone: nothing else runs meanwhile
     convert::FingerprintIndex index(convert::kDefaultLeakDistance, some.size());
-    uint64_t near = 0;
-    for (const convert::DuplicateImage& img : some) {
-      index.ForEachNear(img.fingerprint, [&near](uint32_t, int) { ++near; });
-      index.Add(img.fingerprint);
+    std::vector<std::pair<uint32_t, uint32_t>> near;
+    for (uint32_t i = 0; i < some.size(); ++i) {
+      index.ForEachNear(some[i].fingerprint, [&near, i](uint32_t id, int) { near.emplace_back(id, i); });
+      index.Add(some[i].fingerprint);
     }
-    std::printf("  the same through FingerprintIndex (--dedup within, one thread): %.2f s; %llu pairs found\n",
-                std::chrono::duration<double>(Clock::now() - t0).count(), static_cast<unsigned long long>(near));
+    const double index_s = std::chrono::duration<double>(Clock::now() - t0).count();
+    const double index_cpu = static_cast<double>(std::clock() - cpu0) / CLOCKS_PER_SEC;
+    std::sort(near.begin(), near.end());
+    size_t index_found = 0;
+    for (const auto& [from, copy] : planted) {
+      if (copy < static_cast<uint32_t>(count)) {
+        index_found += std::binary_search(near.begin(), near.end(), std::make_pair(from, copy));
+      }
+    }
+    std::printf(
+        "  the same through FingerprintIndex (--dedup within, a query before each Add, one thread): %.2f s, %.2f us "
+        "an image (CPU time %.2f s, %.2f us); %zu planted copies found; %zu pairs found\n",
+        index_s, 1e6 * index_s / count, index_cpu, 1e6 * index_cpu / count, index_found, near.size());
   }
 }
 

@@ -1,5 +1,6 @@
-// The leak check's search (convert/duplicates.h): the banded index finds
-// exactly what comparing every pair finds, the pairs and their TSV, and the
+// The leak check's search (convert/duplicates.h): the batch search finds
+// exactly what comparing every pair finds, the pairs and their TSV, the
+// entries' fingerprints, and the
 // accuracy that sets --leak-distance's default: copies (exact, JPEG quality
 // 60, resized by 0.5-0.9) are found, 1,000 distinct synthetic pictures are
 // not paired (real pictures: leak_accuracy_test.cc).
@@ -10,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <set>
 #include <tuple>
 
@@ -17,6 +19,7 @@
 #include "libshard/image/encode.h"
 #include "libshard/image/perceptual_hash.h"
 #include "libshard/image/resize.h"
+#include "libshard/manifest/manifest_json.h"
 #include "libshard/util/random.h"
 #include "photo_testutil.h"
 #include "testutil.h"
@@ -25,133 +28,6 @@ namespace libshard::convert {
 namespace {
 
 using testing::SyntheticPhoto;
-
-// Every (earlier id, distance) within d of hash i, by comparing all pairs.
-std::set<std::pair<uint32_t, int>> BruteForce(const std::vector<uint64_t>& hashes, size_t i, int d) {
-  std::set<std::pair<uint32_t, int>> out;
-  for (size_t j = 0; j < i; ++j) {
-    const int dist = image::HammingDistance(hashes[i], hashes[j]);
-    if (dist <= d) out.emplace(static_cast<uint32_t>(j), dist);
-  }
-  return out;
-}
-
-TEST(DuplicateIndexTest, FindsWhatComparingEveryPairFinds) {
-  util::SplitMix64 rng(5);
-  // Random hashes, and copies of earlier ones with 0..18 bits flipped.
-  std::vector<uint64_t> hashes;
-  for (int i = 0; i < 2000; ++i) {
-    if (i > 10 && rng.Below(3) == 0) {
-      uint64_t h = hashes[rng.Below(hashes.size())];
-      const int flips = static_cast<int>(rng.Below(19));
-      for (int k = 0; k < flips; ++k) h ^= uint64_t{1} << rng.Below(64);
-      hashes.push_back(h);
-    } else {
-      hashes.push_back(rng.Next());
-    }
-  }
-  for (int d : {0, 1, 3, 5, 8, 11, 16}) {
-    for (uint64_t expected : {uint64_t{1}, uint64_t{3000}, uint64_t{100'000'000}}) {
-      DuplicateIndex index(d, expected);
-      EXPECT_GE(index.bands(), 3);
-      uint64_t found_pairs = 0;
-      for (size_t i = 0; i < hashes.size(); ++i) {
-        std::set<std::pair<uint32_t, int>> found;
-        size_t calls = 0;
-        index.ForEachNear(hashes[i], [&](uint32_t id, int distance) {
-          found.emplace(id, distance);
-          ++calls;
-        });
-        EXPECT_EQ(calls, found.size()) << "a pair reported twice, d " << d;
-        ASSERT_EQ(found, BruteForce(hashes, i, d)) << "hash " << i << ", d " << d << ", bands " << index.bands();
-        found_pairs += found.size();
-        index.Add(hashes[i]);
-      }
-      EXPECT_GT(found_pairs, d == 0 ? 0u : 50u) << d;
-    }
-  }
-}
-
-// Fingerprints (whole and centre hashes): the index finds every earlier
-// fingerprint within FingerprintDistance, once, with that distance.
-// Random fingerprints and copies (a copy's whole hashes are a region's of
-// an earlier one, a few bits off; or the reverse), some with their detail
-// hashes too far off: the index finds exactly what NearDistance over every
-// pair finds, which confirms by the detail hashes.
-TEST(FingerprintIndexTest, FindsWhatComparingEveryPairFinds) {
-  util::SplitMix64 rng(7);
-  std::vector<ImageFingerprint> prints;
-  auto flipped = [&rng](uint64_t h) {
-    for (uint64_t k = rng.Below(9); k > 0; --k) h ^= uint64_t{1} << rng.Below(64);
-    return h;
-  };
-  auto detail_flipped = [&rng](image::DetailHash d) {
-    for (uint64_t k = rng.Below(60); k > 0; --k) {
-      const uint64_t bit = rng.Below(256);
-      d[bit / 64] ^= uint64_t{1} << (bit % 64);
-    }
-    return d;
-  };
-  for (int i = 0; i < 1500; ++i) {
-    ImageFingerprint f;
-    for (int r = 0; r < image::kHashRegions; ++r) {
-      f.hashes.phash[r] = rng.Next();
-      for (uint64_t& w : f.hashes.detail[r]) w = rng.Next();
-    }
-    if (i > 10) {
-      const ImageFingerprint& o = prints[rng.Below(prints.size())];
-      const int r = static_cast<int>(rng.Below(image::kHashRegions));
-      if (rng.Below(2) == 0) {  // a resized or cropped copy: whole near a region
-        f.hashes.phash[0] = flipped(o.hashes.phash[r]);
-        f.hashes.detail[0] = detail_flipped(o.hashes.detail[r]);
-      } else {  // the reverse: the earlier one is the crop
-        f.hashes.phash[r] = flipped(o.hashes.phash[0]);
-        f.hashes.detail[r] = detail_flipped(o.hashes.detail[0]);
-      }
-    }
-    if (i % 7 == 0) f.regions = 2, f.has_detail = false;  // an older entry's
-    prints.push_back(f);
-  }
-  for (int d : {0, 4, 6, 9}) {
-    FingerprintIndex index(d, prints.size());
-    uint64_t pairs = 0, unconfirmed = 0;
-    for (size_t i = 0; i < prints.size(); ++i) {
-      std::vector<std::pair<uint32_t, int>> found, want;
-      index.ForEachNear(prints[i], [&](uint32_t id, int distance) { found.emplace_back(id, distance); });
-      for (size_t j = 0; j < i; ++j) {
-        const int dist = NearDistance(prints[i], prints[j], d);
-        if (dist <= d) want.emplace_back(static_cast<uint32_t>(j), dist);
-        ImageFingerprint loose = prints[j];
-        loose.has_detail = false;
-        unconfirmed += dist > d && NearDistance(prints[i], loose, d) <= d;
-      }
-      ASSERT_EQ(found, want) << "fingerprint " << i << ", d " << d;  // increasing ids, each once
-      pairs += found.size();
-      index.Add(prints[i]);
-    }
-    EXPECT_GT(pairs, d == 0 ? 0u : 100u) << d;
-    if (d >= 4) {
-      EXPECT_GT(unconfirmed, 10u) << d;  // the detail hashes did turn some down
-    }
-  }
-  // Region against region is not a match; the detail hashes must agree.
-  ImageFingerprint a, b;
-  a.hashes.phash.fill(0);
-  b.hashes.phash.fill(~uint64_t{0});
-  a.hashes.phash[1] = b.hashes.phash[1] = 0xffffffff;
-  EXPECT_EQ(NearDistance(a, b, 16), 65);
-  b.hashes.phash[3] = 1;
-  EXPECT_EQ(NearDistance(a, b, 16), 1);
-  b.hashes.detail[3][2] = ~uint64_t{0};  // 64 detail bits apart: enough with equal tones
-  EXPECT_EQ(NearDistance(a, b, 16), 1);
-  b.hashes.tone[3].mean = 2 * 256;  // tones 2 levels apart: 30 bits at most
-  EXPECT_EQ(NearDistance(a, b, 16), 65);
-  b.hashes.tone[3].mean = 0;
-  b.hashes.detail[3][1] = 1;  // 65 bits apart
-  EXPECT_EQ(NearDistance(a, b, 16), 65);
-  b.has_detail = false;
-  EXPECT_EQ(NearDistance(a, b, 16), 1);
-}
 
 // Random hashes, key i.
 ImageFingerprint RandomPrint(util::SplitMix64& rng, int i) {
@@ -429,6 +305,67 @@ TEST(FingerprintTest, OldHexEntriesAreRead) {
     EXPECT_EQ(bad.code(), StatusCode::kInvalidArgument);
     EXPECT_NE(bad.message().find("val-00000-of-00001.tfrecord: image hash 0"), std::string::npos) << bad.message();
   }
+}
+
+// SHARD.json's entries (the shared manifest printer, manifest::ToJson): an
+// image's entry names only the fields it has (no empty hex fields beside
+// the binary ones), reads back the same, and an entry of an older libshard
+// that wrote every field (empty ones too) is still read.
+TEST(FingerprintJsonTest, EntriesLeaveOutEmptyFieldsAndOldOnesStillRead) {
+  ImageFingerprint f = FingerprintOf(SyntheticPhoto(160, 120, 3));
+  ShardEntry e;
+  e.set_file("train-00000-of-00001.tfrecord");
+  e.set_split("train");
+  for (int i = 0; i < 100; ++i) *e.add_image_hashes() = ImageHashOf("photos/" + std::to_string(1000 + i) + ".jpg", f);
+  const std::string json = manifest::ToJson(e);
+  ShardEntry none = e;
+  none.clear_image_hashes();
+  const double per_image = static_cast<double>(json.size() - manifest::ToJson(none).size()) / 100;
+  std::printf("SHARD.json bytes per image entry: %.1f\n", per_image);
+  for (const char* field : {"pixels_sha256", "\"phash\"", "centre_phash", "region_phashes", "detail_hashes"}) {
+    EXPECT_EQ(json.find(field), std::string::npos) << field;
+  }
+  EXPECT_LT(per_image, 760);  // path, key, regions, tones (base64) and the JSON around them: 736
+  ShardEntry back;
+  ASSERT_TRUE(manifest::FromJson(json, &back).ok());
+  std::vector<DuplicateImage> images;
+  ASSERT_TRUE(AppendDuplicateImages(back, &images).ok());
+  ASSERT_EQ(images.size(), 100u);
+  EXPECT_EQ(images[99].file, "photos/1099.jpg");
+  EXPECT_EQ(images[99].fingerprint.key_sha256, f.key_sha256);
+  EXPECT_EQ(images[99].fingerprint.hashes.phash, f.hashes.phash);
+  EXPECT_EQ(images[99].fingerprint.hashes.detail, f.hashes.detail);
+  // An older libshard's entry: every field written, the hex ones empty.
+  const ImageHash& h = back.image_hashes(0);
+  std::string old_json = json.substr(0, json.find("\"image_hashes\""));
+  std::string key64, regions64;
+  {
+    const size_t k = json.find("\"pixels_key\": \"") + 15, r = json.find("\"regions\": \"") + 12;
+    key64 = json.substr(k, json.find('"', k) - k);
+    regions64 = json.substr(r, json.find('"', r) - r);
+  }
+  old_json +=
+      "\"image_hashes\": [{\"path\": \"old.jpg\", \"pixels_sha256\": \"\", \"phash\": \"\", \"centre_phash\": \"\", "
+      "\"region_phashes\": \"\", \"detail_hashes\": \"\", \"pixels_key\": \"" +
+      key64 + "\", \"regions\": \"" + regions64 + "\"}]}";
+  ShardEntry old;
+  ASSERT_TRUE(manifest::FromJson(old_json, &old).ok()) << old_json;
+  images.clear();
+  ASSERT_TRUE(AppendDuplicateImages(old, &images).ok());
+  ASSERT_EQ(images.size(), 1u);
+  EXPECT_EQ(images[0].file, "old.jpg");
+  EXPECT_EQ(images[0].fingerprint.key_sha256, f.key_sha256);
+  EXPECT_EQ(images[0].fingerprint.hashes.phash, f.hashes.phash);
+  EXPECT_EQ(images[0].fingerprint.hashes.detail, f.hashes.detail);
+  EXPECT_EQ(h.pixels_key().size(), 32u);
+  // Binary fields of the wrong size read from JSON are still refused, naming the shard.
+  const std::string cut = old_json.replace(old_json.find(key64), key64.size(), key64.substr(0, 40));
+  ASSERT_TRUE(manifest::FromJson(cut, &old).ok());
+  images.clear();
+  const Status st = AppendDuplicateImages(old, &images);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("shard train-00000-of-00001.tfrecord: image hash 0 has a 30-byte key"), std::string::npos)
+      << st.message();
 }
 
 // Binary fields of any other size (cut, grown, one missing) are refused,

@@ -14,6 +14,7 @@
 
 #include "libshard/convert/converter.h"
 #include "libshard/convert/dataset_stats.h"
+#include "libshard/convert/duplicate_index.h"
 #include "libshard/convert/duplicates.h"
 #include "libshard/convert/manifest_io.h"
 #include "libshard/manifest.pb.h"

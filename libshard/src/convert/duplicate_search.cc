@@ -13,10 +13,6 @@
 #include <algorithm>
 #include <limits>
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
-
 #include <oneapi/tbb/blocked_range.h>
 #include <oneapi/tbb/enumerable_thread_specific.h>
 #include <oneapi/tbb/parallel_for.h>
@@ -36,36 +32,6 @@ double Probes(int bits, int radius) {
 
 namespace {
 
-struct Layout {
-  int bands = 0;
-  int shift[kMaxSearchBands] = {}, bits[kMaxSearchBands] = {}, radius[kMaxSearchBands] = {};
-  uint32_t Band(uint64_t hash, int band) const {
-    return static_cast<uint32_t>((hash >> shift[band]) & ((uint64_t{1} << bits[band]) - 1));
-  }
-  // Whether the two are within the radius in a band before `band`: the pair
-  // was taken there.
-  bool TakenBefore(uint64_t a, uint64_t b, int band) const {
-    for (int o = 0; o < band; ++o) {
-      if (__builtin_popcount(Band(a, o) ^ Band(b, o)) <= radius[o]) return true;
-    }
-    return false;
-  }
-};
-
-// m bands (BandBits, BandRadius).
-Layout MakeLayout(int max_distance, int bands) {
-  Layout l;
-  l.bands = std::clamp(bands, kMinSearchBands, kMaxSearchBands);
-  int shift = 0;
-  for (int b = 0; b < l.bands; ++b) {
-    l.shift[b] = shift;
-    l.bits[b] = BandBits(l.bands, b);
-    l.radius[b] = BandRadius(max_distance, l.bands, b);
-    shift += l.bits[b];
-  }
-  return l;
-}
-
 // Hashes and their images sorted by one band's value (stable: in input
 // order within a value): bucket v is [start[v], start[v + 1]).
 struct Table {
@@ -74,7 +40,7 @@ struct Table {
   std::vector<uint32_t> image;
 };
 
-void Fill(const Layout& l, int band, const std::vector<uint64_t>& hashes, const std::vector<uint32_t>& images,
+void Fill(const BandLayout& l, int band, const std::vector<uint64_t>& hashes, const std::vector<uint32_t>& images,
           Table* t) {
   const size_t values = size_t{1} << l.bits[band];
   t->start.assign(values + 1, 0);
@@ -92,7 +58,7 @@ void Fill(const Layout& l, int band, const std::vector<uint64_t>& hashes, const 
 
 // One band's search over the query values [from, to): hits go to Take.
 struct BandSearch {
-  const Layout& l;
+  const BandLayout& l;
   int band;
   int max_distance;
   const Table& entries;
@@ -142,13 +108,9 @@ struct BandSearch {
   }
 #if defined(__x86_64__)
   __attribute__((target("popcnt"))) void RunPopcnt(uint32_t from, uint32_t to) const { RunInline(from, to); }
-  // The same with four compares at once: the bits of each XOR counted by
-  // nibbles (a 16-entry table) and summed per 64-bit lane; the lanes within
-  // the distance go to Take (the bucket's last < 4 hashes one by one).
+  // The same with four compares at once (WithinMask4); the bucket's last
+  // < 4 hashes one by one.
   __attribute__((target("avx2,popcnt"))) void RunAvx2(uint32_t from, uint32_t to) const {
-    const __m256i table = _mm256_setr_epi8(0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, 0, 1, 1, 2, 1, 2, 2, 3, 1, 2,
-                                           2, 3, 2, 3, 3, 4);
-    const __m256i nibble = _mm256_set1_epi8(0x0f);
     const __m256i limit = _mm256_set1_epi64x(max_distance);
     const uint64_t* qh = queries.hash.data();
     const uint64_t* eh = entries.hash.data();
@@ -162,15 +124,10 @@ struct BandSearch {
           const __m256i query = _mm256_set1_epi64x(static_cast<long long>(qh[q]));
           size_t e = e0;
           for (; e + 4 <= e1; e += 4) {
-            const __m256i x = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(eh + e)), query);
-            const __m256i bytes =
-                _mm256_add_epi8(_mm256_shuffle_epi8(table, _mm256_and_si256(x, nibble)),
-                                _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(x, 4), nibble)));
-            const __m256i bits = _mm256_sad_epu8(bytes, _mm256_setzero_si256());
-            const int far = _mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(bits, limit)));
-            if (far == 0xf) continue;
+            const int near = WithinMask4(eh + e, query, limit);
+            if (near == 0) continue;
             for (int k = 0; k < 4; ++k) {
-              if (!(far >> k & 1)) Take(q, e + k);
+              if (near >> k & 1) Take(q, e + k);
             }
           }
           for (; e < e1; ++e) {
@@ -195,6 +152,19 @@ struct BandSearch {
 
 }  // namespace
 
+BandLayout MakeBandLayout(int max_distance, int bands) {
+  BandLayout l;
+  l.bands = std::clamp(bands, kMinSearchBands, kMaxSearchBands);
+  int shift = 0;
+  for (int b = 0; b < l.bands; ++b) {
+    l.shift[b] = shift;
+    l.bits[b] = BandBits(l.bands, b);
+    l.radius[b] = BandRadius(max_distance, l.bands, b);
+    shift += l.bits[b];
+  }
+  return l;
+}
+
 int SearchBands(int max_distance, uint64_t images) {
   max_distance = std::clamp(max_distance, 0, kMaxLeakDistance);
   // Work per layout, in 64-bit compares: the compares themselves (every
@@ -207,7 +177,7 @@ int SearchBands(int max_distance, uint64_t images) {
   double best = std::numeric_limits<double>::max();
   int best_bands = 4;
   for (int m = kMinSearchBands; m <= kMaxSearchBands; ++m) {
-    const Layout l = MakeLayout(max_distance, m);
+    const BandLayout l = MakeBandLayout(max_distance, m);
     double cost = 0;
     for (int b = 0; b < m; ++b) {
       const double values = static_cast<double>(uint64_t{1} << l.bits[b]);
@@ -226,7 +196,7 @@ int SearchBands(int max_distance, uint64_t images) {
 std::vector<NearPair> SearchNearPairs(const std::vector<const ImageFingerprint*>& prints, int max_distance, int bands,
                                       bool vector) {
   max_distance = std::clamp(max_distance, 0, kMaxLeakDistance);
-  const Layout l = MakeLayout(max_distance, bands);
+  const BandLayout l = MakeBandLayout(max_distance, bands);
   // The lookups: each whole hash (query) among every region hash of every
   // image, its own whole hash included (entries). Regions an older entry
   // lacks are left out (NearDistance looks at known regions only).

@@ -6,6 +6,10 @@
 #include <cstdint>
 #include <vector>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 #include "libshard/convert/duplicates.h"
 
 namespace libshard::convert {
@@ -47,6 +51,44 @@ inline int BandRadius(int max_distance, int bands, int band) {
   if (extra <= 0) return 0;
   return extra / bands + (band >= bands - extra % bands ? 1 : 0);
 }
+
+// The band layout of m bands (BandBits, BandRadius), as both searches use it.
+struct BandLayout {
+  int bands = 0;
+  int shift[kMaxSearchBands] = {}, bits[kMaxSearchBands] = {}, radius[kMaxSearchBands] = {};
+  uint32_t Band(uint64_t hash, int band) const {
+    return static_cast<uint32_t>((hash >> shift[band]) & ((uint64_t{1} << bits[band]) - 1));
+  }
+  // Whether the two are within the radius in a band before `band`: the pair
+  // was taken there.
+  bool TakenBefore(uint64_t a, uint64_t b, int band) const {
+    for (int o = 0; o < band; ++o) {
+      if (__builtin_popcount(Band(a, o) ^ Band(b, o)) <= radius[o]) return true;
+    }
+    return false;
+  }
+};
+// `bands` clamped to kMinSearchBands..kMaxSearchBands.
+BandLayout MakeBandLayout(int max_distance, int bands);
+
+#if defined(__x86_64__)
+// Four Hamming distances at once (AVX2): bit k of the result is set when
+// hashes[k] is within `limit` (each 64-bit lane: the distance) bits of
+// `query` (the query in every lane). The bits of each XOR are counted by
+// nibbles (a 16-entry table) and summed per 64-bit lane. Inlined into
+// callers built for AVX2 (target "avx2"), which dispatch on the CPU.
+__attribute__((target("avx2"), always_inline)) inline int WithinMask4(const uint64_t* hashes, __m256i query,
+                                                                      __m256i limit) {
+  const __m256i table =
+      _mm256_setr_epi8(0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, 0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4);
+  const __m256i nibble = _mm256_set1_epi8(0x0f);
+  const __m256i x = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(hashes)), query);
+  const __m256i bytes = _mm256_add_epi8(_mm256_shuffle_epi8(table, _mm256_and_si256(x, nibble)),
+                                        _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(x, 4), nibble)));
+  const __m256i bits = _mm256_sad_epu8(bytes, _mm256_setzero_si256());
+  return ~_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(bits, limit))) & 0xf;
+}
+#endif
 
 // Every pair of `prints` (none null) with NearDistance(a, b, max_distance)
 // <= max_distance, each once, sorted by (a, b); the same for every band

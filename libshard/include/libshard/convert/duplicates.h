@@ -48,27 +48,24 @@
 //     the loaded 2-core build machine, 2026-11-27): 100,000 in 0.26-0.9 s
 //     (4.27 s before), a million in 5.8-13 s (docs/convert.md).
 //   * DuplicateIndex / FingerprintIndex (--dedup within, incremental: a
-//     query before each Add): 4..16 bands of at most 16 bits, the same
-//     radii, m chosen for the expected count (a probe costs a cache miss or
-//     two: at d = 6, 7 bands of 9-10 bits, radius 0, up to some hundred
-//     thousand hashes). Ten lookups an image (its whole hash among the
-//     whole and the region hashes, its nine others among the whole ones):
-//     100,000 random fingerprints take 6-9 s on one thread of the loaded
-//     build machine (10.8 s with one radius for every band and libgcc's
-//     popcount); estimated (not run), some 50 us an image at a million:
-//     about 5 % of a conversion's time per image, not seconds for the
-//     whole set.
-//
-//   DuplicateIndex index(8, expected);
-//   index.ForEachNear(h, [](uint32_t id, int distance) { ... });
-//   index.Add(h);  // id = index.size() before the call
+//     query before each Add; duplicate_index.h): the same bands and radii,
+//     m chosen for the expected count, a flat bucket array per band over
+//     arenas of hashes and ids, the same four-at-a-time compare. Eleven
+//     lookups an image (its ten region hashes among the whole ones, its
+//     whole hash among the other regions' hashes). Measured (random
+//     fingerprints, 1 % planted copies, one thread of the loaded build
+//     machine, 2026-11-27): 100,000 in 1.6-3.7 s, 16-37 us an image
+//     (before: 7.3-8.1 s, 76-79 us); a million: 67 us an image of CPU time
+//     (before: 311 us, the same fingerprints in the same minutes). Not yet
+//     the 5 us an image of "a million in seconds": at a million the probes
+//     (some 570 an image at 4 bands) and the buckets' hashes come from
+//     memory, not cache (docs/convert.md).
 //
 //   std::vector<DuplicateImage> images = ...;   // in plan order
 //   DuplicateReport r = FindDuplicates(images, 6);
 //   io::WriteFileAtomically("out/duplicates.tsv", DuplicatesTsv(images, r));
 //
-// Thread-safety: the indexes are not thread-safe (one writer; const methods
-// may run concurrently without a writer); the functions are pure
+// Thread-safety: the functions are pure
 // (FindDuplicates runs its queries on TBB's threads; its output does not
 // depend on the thread count).
 #ifndef LIBSHARD_CONVERT_DUPLICATES_H_
@@ -160,61 +157,6 @@ ImageFingerprint FingerprintOf(const image::Image& pixels);
 // whose tones agree (not checked where either has none); 65 when no pair of
 // regions is within max_distance and confirmed.
 int NearDistance(const ImageFingerprint& a, const ImageFingerprint& b, int max_distance);
-
-// Near-duplicate search over 64-bit hashes (see above), incremental.
-class DuplicateIndex {
- public:
-  // max_distance 0..kMaxLeakDistance (clamped); expected_count sizes the
-  // bands (any count works; the speed is best near it).
-  DuplicateIndex(int max_distance, uint64_t expected_count);
-  DuplicateIndex(const DuplicateIndex&) = delete;
-  DuplicateIndex& operator=(const DuplicateIndex&) = delete;
-
-  // Calls found(id, distance) once for every added hash within max_distance
-  // of `hash`, in no particular order.
-  void ForEachNear(uint64_t hash, const std::function<void(uint32_t id, int distance)>& found) const;
-  // Adds `hash` with id size().
-  void Add(uint64_t hash);
-  uint32_t size() const { return size_; }
-  int bands() const { return bands_; }
-  int radius() const;  // the largest band's radius
-
- private:
-  struct Entry {
-    uint64_t hash;
-    uint32_t id;
-  };
-  uint32_t BandOf(uint64_t hash, int band) const {
-    return static_cast<uint32_t>((hash >> shift_[band]) & ((uint64_t{1} << bits_[band]) - 1));
-  }
-
-  int max_distance_;
-  int bands_ = 0;
-  uint32_t size_ = 0;
-  std::vector<int> shift_, bits_, radius_;                // per band
-  std::vector<std::vector<std::vector<Entry>>> buckets_;  // per band: value -> entries
-};
-
-// Near-duplicate search over fingerprints (NearDistance within
-// max_distance), incremental: the whole hashes in one DuplicateIndex, the
-// other regions' in another; a query looks up its whole hash in both and its
-// regions' hashes among the whole ones, then confirms by the detail hashes.
-class FingerprintIndex {
- public:
-  FingerprintIndex(int max_distance, uint64_t expected_count);
-  // Calls found(id, distance) once for every added fingerprint with
-  // NearDistance(f, it, max_distance) <= max_distance, in increasing id
-  // order.
-  void ForEachNear(const ImageFingerprint& f, const std::function<void(uint32_t id, int distance)>& found) const;
-  // Adds `f` with id size().
-  void Add(const ImageFingerprint& f);
-  uint32_t size() const { return whole_.size(); }
-
- private:
-  int max_distance_;
-  DuplicateIndex whole_, regions_;        // regions_: id = image * (kHashRegions - 1) + region - 1
-  std::vector<ImageFingerprint> prints_;  // without their keys
-};
 
 // One converted image as the leak check sees it.
 struct DuplicateImage {
