@@ -427,7 +427,12 @@ TEST(FingerprintTest, DamagedTonesAreRefused) {
   alone.set_file("val-00001-of-00002.tfrecord");
   alone.add_image_hashes()->set_region_tones(tones);
   std::vector<DuplicateImage> images;
-  EXPECT_EQ(AppendDuplicateImages(alone, &images).code(), StatusCode::kInvalidArgument);
+  const Status lone = AppendDuplicateImages(alone, &images);
+  EXPECT_EQ(lone.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(lone.message().find("shard val-00001-of-00002.tfrecord: image hash 0 has a 0-byte key and 0 bytes of "
+                                "region hashes, not 32 and 400"),
+            std::string::npos)
+      << lone.message();
   ShardEntry before = e;  // written before the tones
   before.mutable_image_hashes(0)->clear_region_tones();
   ASSERT_TRUE(AppendDuplicateImages(before, &images).ok());

@@ -8,7 +8,6 @@
 #include "libshard/convert/duplicate_index.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <limits>
 
 #include "duplicate_search.h"

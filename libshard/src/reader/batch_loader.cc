@@ -183,6 +183,9 @@ void BatchLoader::Impl::Produce(Runtime* rt, Position pos) {
   bool failed = false;  // guarded by rt->mu
   // Marks `slot` filled with status s (under rt->mu), unless stopping: then
   // the batch may be incomplete (cancel) and StopProducer frees the slots.
+  auto what = [](Position at) {
+    return "preparing batch " + std::to_string(at.batch) + " of epoch " + std::to_string(at.epoch);
+  };
   auto finish = [this, rt, &in_flight, &failed](Slot* slot, Position at, const Status& s) {
     {
       std::lock_guard<std::mutex> lock(rt->mu);
@@ -216,24 +219,20 @@ void BatchLoader::Impl::Produce(Runtime* rt, Position pos) {
             slot->buf = slot->block->buffers();
           }
           if (global_epoch != pos.epoch) {
-            auto next_global = std::make_shared<const std::vector<uint64_t>>(order.GlobalOrder(pos.epoch));
-            global = std::move(next_global);
+            global = std::make_shared<const std::vector<uint64_t>>(order.GlobalOrder(pos.epoch));
             global_epoch = pos.epoch;
             // Remote shards: download in this part's order, ahead of the reads.
             LIBSHARD_RETURN_IF_ERROR(ds->PlanEpoch(order, order.RankSamples(*global, pos.start), pos.batch, pos.start));
           }
           return Status::OK();
         },
-        [&] { return "preparing batch " + std::to_string(pos.batch) + " of epoch " + std::to_string(pos.epoch); });
+        [&] { return what(pos); });
     if (!prepared.ok()) {
       finish(slot, pos, prepared);
       break;
     }
-    rt->decode->Run([this, rt, slot, pos, g = global, finish] {
-      const Status s = util::CatchAsStatus(
-          [&] { return Fill(rt, slot, *g, pos); },
-          [&] { return "preparing batch " + std::to_string(pos.batch) + " of epoch " + std::to_string(pos.epoch); });
-      finish(slot, pos, s);
+    rt->decode->Run([this, rt, slot, pos, g = global, finish, what] {
+      finish(slot, pos, util::CatchAsStatus([&] { return Fill(rt, slot, *g, pos); }, [&] { return what(pos); }));
     });
     ++seq;
     if (++pos.batch >= order.batches_per_epoch(pos.start)) pos = Position{pos.epoch + 1, 0, 0};
