@@ -21,7 +21,8 @@
 // Huffman decoding, which no scale shrinks).
 // The leak check's cost is the difference between `shard convert` with
 // fingerprints (the default, --leaks warn) and with --leaks off on the same
-// files and threads, and the fingerprints of the stored 224x224 pixels timed
+// files and threads (by wall time; and by CPU time on one thread, the two
+// run in turn), and the fingerprints of the stored 224x224 pixels timed
 // alone against the 1-thread conversion's time per image; its search is timed on --leak-hashes random 64-bit
 // hashes (with 1 % planted near copies) at the default distance.
 #include <png.h>
@@ -178,10 +179,19 @@ double PillowRate(const ConvertBenchFlags& f, const std::vector<std::string>& fi
   return rate;
 }
 
-// images/s of the converter (library, same as `shard convert`).
+// Seconds of CPU this process has used, all threads.
+double ProcessCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + ts.tv_nsec * 1e-9;
+}
+
+// images/s of the converter (library, same as `shard convert`); with
+// `cpu_per_image`, also the least CPU time per image of the rounds.
 libshard::StatusOr<double> ConvertRate(const std::string& input, const std::string& out, int threads, int rounds,
-                                       size_t n, convert::LeakMode leaks = convert::LeakMode::kWarn) {
-  double best = 1e300;
+                                       size_t n, convert::LeakMode leaks = convert::LeakMode::kWarn,
+                                       double* cpu_per_image = nullptr) {
+  double best = 1e300, best_cpu = 1e300;
   for (int r = 0; r < rounds; ++r) {
     fs::remove_all(out);
     convert::ConvertOptions o;
@@ -194,11 +204,31 @@ libshard::StatusOr<double> ConvertRate(const std::string& input, const std::stri
     o.encode.jpeg.quality = 90;
     o.leaks = leaks;
     auto t0 = Clock::now();
+    const double cpu0 = ProcessCpuSeconds();
     LIBSHARD_ASSIGN_OR_RETURN(convert::ConvertResult res, convert::Convert(o));
+    best_cpu = std::min(best_cpu, (ProcessCpuSeconds() - cpu0) / n);
     best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count());
     if (res.rejected != 0) return libshard::InternalError("bench inputs were rejected");
   }
+  if (cpu_per_image != nullptr) *cpu_per_image = best_cpu;
   return n / best;
+}
+
+// The leak check's share of the conversion's CPU time on one thread:
+// --leaks warn and --leaks off run in turn, `rounds` each, the least CPU
+// time per image of each kept (CPU time, not wall time: steadier on a
+// loaded machine; one thread: no idle waits counted). 1 - off / warn.
+libshard::StatusOr<double> LeakCpuShare(const std::string& input, const std::string& out, int rounds, size_t n) {
+  double warn = 1e300, off = 1e300;
+  for (int r = 0; r < rounds; ++r) {
+    for (convert::LeakMode mode : {convert::LeakMode::kWarn, convert::LeakMode::kOff}) {
+      double cpu = 0;
+      LIBSHARD_RETURN_IF_ERROR(ConvertRate(input, out, 1, 1, n, mode, &cpu).status());
+      double& least = mode == convert::LeakMode::kOff ? off : warn;
+      least = std::min(least, cpu);
+    }
+  }
+  return 1 - off / warn;
 }
 
 // Seconds one thread takes to fingerprint one stored image as the converter
@@ -389,11 +419,13 @@ int Run(const ConvertBenchFlags& f) {
     auto cn = ConvertRate((tmp / sub).string(), (tmp / "out").string(), f.threads, f.rounds, files.size());
     auto off = ConvertRate((tmp / sub).string(), (tmp / "out").string(), f.threads, f.rounds, files.size(),
                            convert::LeakMode::kOff);
-    if (!c1.ok() || !cn.ok() || !off.ok()) {
+    auto cpu_share = LeakCpuShare((tmp / sub).string(), (tmp / "out").string(), std::max(f.rounds, 5), files.size());
+    if (!c1.ok() || !cn.ok() || !off.ok() || !cpu_share.ok()) {
       std::fprintf(stderr, "shard-bench convert: %s\n",
-                   (!c1.ok()   ? c1.status()
-                    : !cn.ok() ? cn.status()
-                               : off.status())
+                   (!c1.ok()    ? c1.status()
+                    : !cn.ok()  ? cn.status()
+                    : !off.ok() ? off.status()
+                                : cpu_share.status())
                        .message()
                        .c_str());
       return kExitFailure;
@@ -433,6 +465,8 @@ int Run(const ConvertBenchFlags& f) {
     // timed alone against the 1-thread conversion's time per image.
     rows.push_back({kind, "  leak check's share of the time (warn vs off)", Fixed(100 * (1 - *cn / *off), 1) + " %", "",
                     "", "", ""});
+    rows.push_back({kind, "  leak check's share of the CPU time (warn vs off, 1 thread, in turn)",
+                    Fixed(100 * *cpu_share, 1) + " %", "", "", "", ""});
     rows.push_back({kind,
                     "  fingerprints alone (" + Fixed(fingerprint_s * 1e6, 0) +
                         " us/image) / shard convert's time per image, 1 thread",
