@@ -25,6 +25,9 @@ bool IsHex(const std::string& s, size_t digits) {
          });
 }
 
+// The value of hex digit `c` (checked by IsHex).
+int Nibble(char c) { return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10; }
+
 // The 64-bit words of `hex` (16 digits each; checked by IsHex).
 uint64_t Word(const std::string& hex, size_t index) {
   return std::strtoull(hex.substr(index * 16, 16).c_str(), nullptr, 16);
@@ -156,9 +159,10 @@ ImageHash ImageHashOf(const std::string& escaped_path, const ImageFingerprint& f
   ImageHash h;
   h.set_path(escaped_path);
   if (f.regions == image::kHashRegions && f.has_detail && IsHex(f.key_sha256, 2 * kKeyBytes)) {
-    std::string key, regions;
+    std::string key(kKeyBytes, '\0'), regions;
+    regions.reserve(kRegionBytes);
     for (size_t i = 0; i < kKeyBytes; ++i) {
-      key.push_back(static_cast<char>(std::strtoul(f.key_sha256.substr(2 * i, 2).c_str(), nullptr, 16)));
+      key[i] = static_cast<char>(Nibble(f.key_sha256[2 * i]) << 4 | Nibble(f.key_sha256[2 * i + 1]));
     }
     for (uint64_t w : f.hashes.phash) PutWord(w, &regions);
     for (const image::DetailHash& d : f.hashes.detail) {
@@ -168,6 +172,7 @@ ImageHash ImageHashOf(const std::string& escaped_path, const ImageFingerprint& f
     h.set_regions(regions);
     if (f.has_tone) {
       std::string tones;
+      tones.reserve(kToneBytes);
       for (const image::RegionTone& t : f.hashes.tone) {
         PutHalf(t.mean, &tones);
         PutHalf(t.contrast, &tones);
