@@ -258,7 +258,19 @@ TEST(PerceptualHashTest, GoldenBitsOfManySizesAndLayouts) {
     const int w = 1 + (i * 97) % 700 + (i % 9 == 0 ? 800 : 0), h = 1 + (i * 61 + 13) % 600 + (i % 11 == 0 ? 700 : 0);
     images.push_back(LayoutOf(SyntheticPhoto(w, h, static_cast<uint64_t>(i)), i % 6));
   }
-  EXPECT_EQ(DigestOf(images), "8c42264dd176ecd53ea24f6598c8707e50946a727e1a78cdc13cdb5744b098cf");
+  // Coefficients with many ties: flat (all AC keys nearly or exactly
+  // equal), two levels, a few levels.
+  for (int levels : {1, 2, 3, 5}) {
+    Image img(150, 97, 3);
+    for (int y = 0; y < img.height(); ++y) {
+      for (int x = 0; x < img.width(); ++x) {
+        for (int c = 0; c < 3; ++c)
+          img.row(y)[x * 3 + c] = static_cast<uint8_t>(40 + 50 * ((x / 37 + y / 29) % levels));
+      }
+    }
+    images.push_back(img);
+  }
+  EXPECT_EQ(DigestOf(images), "70be43d0e272cbe0b0fc251127831c6a4be13d409f7f4e1cde363d30f562eead");
 }
 
 // The same for real pictures: 300 crops of the wallpapers (100..360 a

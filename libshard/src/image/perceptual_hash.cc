@@ -85,13 +85,19 @@ constexpr int ColumnSetsOf(const RegionPerMille (&b)[kHashRegions]) {
   return sets;
 }
 constexpr int kColumnSets = ColumnSetsOf(kHashRegionBounds);
+// The rows of the table each Columns is read at (RegionGrid reads rows
+// at[j] and at[j] + 1 of its regions' horizontal grid lines); the others
+// are left unfilled.
+using RowsUsed = std::array<std::array<bool, kPlane + 1>, kColumnSets>;
 #if defined(__x86_64__)
 // FillColumns' rows with four lines at a time: the two table entries around
 // each line by one 128-bit load, regrouped by unpacks; the same operations.
-__attribute__((target("avx2"))) void FillColumnsAvx2(const Plane& p, const Lines* lines, int sets, Columns* c) {
+__attribute__((target("avx2"))) void FillColumnsAvx2(const Plane& p, const Lines* lines, const RowsUsed& used, int sets,
+                                                     Columns* c) {
   for (int y = 0; y <= p.y.n; ++y) {
     const double* row = &p.sat[y * p.stride()];
     for (int s = 0; s < sets; ++s) {
+      if (!used[s][y]) continue;
       const Lines& xl = lines[s];
       double* out = c[s].at[y].data();
       for (int i = 0; i < kGrid; i += 4) {
@@ -109,21 +115,22 @@ __attribute__((target("avx2"))) void FillColumnsAvx2(const Plane& p, const Lines
 }
 #endif
 
-// Fills columns c[0, sets) (their left and right set), all in one pass over
-// the table (each row read once for all of them).
+// Fills the rows `used` of columns c[0, sets) (their left and right set),
+// all in one pass over the table (each row read once for all of them).
 template <bool kAvx2>
-__attribute__((always_inline)) inline void FillColumns(const Plane& p, int sets, Columns* c) {
+__attribute__((always_inline)) inline void FillColumns(const Plane& p, const RowsUsed& used, int sets, Columns* c) {
   Lines lines[kColumnSets];
   for (int s = 0; s < sets; ++s) lines[s] = LinesOf(p.x, p.x.size * c[s].left / 1000.0, p.x.size * c[s].right / 1000.0);
 #if defined(__x86_64__)
   if constexpr (kAvx2) {
-    FillColumnsAvx2(p, lines, sets, c);
+    FillColumnsAvx2(p, lines, used, sets, c);
     return;
   }
 #endif
   for (int y = 0; y <= p.y.n; ++y) {
     const double* row = &p.sat[y * p.stride()];
     for (int s = 0; s < sets; ++s) {
+      if (!used[s][y]) continue;
       for (int i = 0; i <= kGrid; ++i) {
         const double a = row[lines[s].at[i]], b = row[lines[s].at[i] + 1];
         c[s].at[y][i] = a + lines[s].frac[i] * (b - a);
@@ -132,13 +139,18 @@ __attribute__((always_inline)) inline void FillColumns(const Plane& p, int sets,
   }
 }
 
-// The 32x32 grid of the region `b` (`c`: its columns): the mean luma over
-// each of 32x32 equal parts of the region, the blocks taken as constants
-// (cut blocks weighted by the area inside).
-__attribute__((always_inline)) inline Grid RegionGrid(const Plane& p, const Columns& c, const RegionPerMille& b) {
+// The horizontal grid lines of the region `b`.
+__attribute__((always_inline)) inline Lines RowLinesOf(const Plane& p, const RegionPerMille& b) {
+  return LinesOf(p.y, p.y.size * b.top / 1000.0, p.y.size * b.bottom / 1000.0);
+}
+
+// The 32x32 grid of the region `b` (`c`: its columns, `yl`: its
+// RowLinesOf): the mean luma over each of 32x32 equal parts of the region,
+// the blocks taken as constants (cut blocks weighted by the area inside).
+__attribute__((always_inline)) inline Grid RegionGrid(const Plane& p, const Columns& c, const Lines& yl,
+                                                      const RegionPerMille& b) {
   const double top = p.y.size * b.top / 1000.0, bottom = p.y.size * b.bottom / 1000.0;
   const double left = p.x.size * b.left / 1000.0, right = p.x.size * b.right / 1000.0;
-  const Lines yl = LinesOf(p.y, top, bottom);
   double corner[kGrid + 1][kGrid + 1];
   for (int j = 0; j <= kGrid; ++j) {
     const double* above = c.at[yl.at[j]].data();
@@ -220,35 +232,6 @@ __attribute__((always_inline)) inline void LowFrequencies(const float* __restric
   }
 }
 
-// Where coefficient (u, v) < (16, 16) sits in LowFrequencies' output.
-struct SlotTable {
-  std::array<uint16_t, kDetailKeep * kDetailKeep> of;  // [v * 16 + u] -> slot index
-};
-const SlotTable& Slots() {
-  static const SlotTable t = [] {
-    SlotTable s{};
-    for (int sv = 0; sv < kDetailKeep; ++sv) {
-      for (int su = 0; su < kDetailKeep; ++su) {
-        s.of[FrequencyOfSlot(sv) * kDetailKeep + FrequencyOfSlot(su)] = static_cast<uint16_t>(sv * kDetailKeep + su);
-      }
-    }
-    return s;
-  }();
-  return t;
-}
-
-// Slots (LowFrequencies' order) of the coefficients (u, v < keep) other
-// than DC, in bit order (bit i = keep * v + u is entry i - 1).
-template <int keep>
-const std::array<uint16_t, keep * keep - 1>& AcSlots() {
-  static const std::array<uint16_t, keep* keep - 1> slots = [] {
-    std::array<uint16_t, keep * keep - 1> s{};
-    for (int i = 1; i < keep * keep; ++i) s[i - 1] = Slots().of[(i / keep) * kDetailKeep + i % keep];
-    return s;
-  }();
-  return slots;
-}
-
 // An int32 in the order of the float (-0 taken as +0, so equal floats have
 // equal keys): the bits of a non-negative float, the magnitude bits flipped
 // for a negative one.
@@ -259,93 +242,195 @@ inline int32_t OrderKey(float f) {
   return b ^ ((b >> 31) & 0x7fffffff);
 }
 
-// The k-th smallest of keys[0, n) (n a multiple of 8, any padding
-// INT32_MAX): its bits from the highest down, each kept 1 when fewer than
-// k + 1 keys lie below the value so far with that bit set. 32 counts over
-// the whole set, no branch on the data and no reordering (a quickselect's
-// comparisons of the coefficients' random order are mispredicted, and its
-// moves cost more than these counts, which vectorize).
+// The keys of LowFrequencies' output in its slot order, DC's replaced by
+// INT32_MAX (no float's key: never below a count's threshold, and cleared
+// from the bits): `all` the 256 of the detail hash; `low` the 64 of the
+// 64-bit hash, row r of 8 the slot row r < 4 ? r : r + 4 (frequency v = 2r
+// or 2 (r - 4) + 1), of which slots 0..3 and 8..11 (u likewise). A median
+// does not depend on the keys' order.
+struct Keys {
+  alignas(32) int32_t all[kDetailKeep * kDetailKeep];
+  alignas(32) int32_t low[kKeep * kKeep];
+};
+__attribute__((always_inline)) inline void KeysOf(const float* __restrict coeff, Keys* __restrict k) {
+  for (int i = 0; i < kDetailKeep * kDetailKeep; ++i) k->all[i] = OrderKey(coeff[i]);
+  k->all[0] = std::numeric_limits<int32_t>::max();
+  constexpr int kHalf = kKeep / 2;
+  for (int r = 0; r < kKeep; ++r) {
+    const int32_t* row = &k->all[(r < kHalf ? r : r + kHalf) * kDetailKeep];
+    std::copy(row, row + kHalf, &k->low[r * kKeep]);
+    std::copy(row + kDetailKeep / 2, row + kDetailKeep / 2 + kHalf, &k->low[r * kKeep + kHalf]);
+  }
+}
+
+// The k-th smallest of the 16-bit values high[0, n): its bits from the
+// highest down, each kept 1 when fewer than k + 1 values lie below the
+// value so far with that bit set. 16 counts over the whole set, no branch
+// on the data.
 template <int n>
-__attribute__((always_inline)) inline int32_t KthKey(const int32_t* __restrict keys, int k) {
+__attribute__((always_inline)) inline int16_t KthHigh(const int16_t* __restrict high, int k) {
   uint32_t r = 0;  // the answer, in offset binary
-  for (int bit = 31; bit >= 0; --bit) {
+  for (int bit = 15; bit >= 0; --bit) {
     const uint32_t c = r | (uint32_t{1} << bit);
-    const int32_t t = static_cast<int32_t>(c ^ 0x80000000u);
+    const int16_t t = static_cast<int16_t>(c ^ 0x8000u);
     int below = 0;
-#pragma GCC unroll 8
-    for (int i = 0; i < n; ++i) below += keys[i] < t;
+    for (int i = 0; i < n; ++i) below += high[i] < t;
     r = below <= k ? c : r;
   }
-  return static_cast<int32_t>(r ^ 0x80000000u);
+  return static_cast<int16_t>(r ^ 0x8000u);
 }
 
 #if defined(__x86_64__)
-// KthKey with the counts in four AVX2 accumulators (shorter chains of
-// adds); the same counts, so the same answer.
+// KthHigh with 16 values to a register and the counts in four
+// accumulators; the same counts, so the same answer.
 template <int n>
-__attribute__((target("avx2"))) int32_t KthKeyAvx2(const int32_t* keys, int k) {
-  static_assert(n % 32 == 0, "whole groups of four vectors");
+__attribute__((target("avx2"))) int16_t KthHighAvx2(const int16_t* high, int k) {
+  static_assert(n % 64 == 0, "whole groups of four vectors");
+  const __m256i* v = reinterpret_cast<const __m256i*>(high);
+  const __m256i ones = _mm256_set1_epi16(1);
   uint32_t r = 0;
-  for (int bit = 31; bit >= 0; --bit) {
+  for (int bit = 15; bit >= 0; --bit) {
     const uint32_t c = r | (uint32_t{1} << bit);
-    const __m256i t = _mm256_set1_epi32(static_cast<int32_t>(c ^ 0x80000000u));
+    const __m256i t = _mm256_set1_epi16(static_cast<int16_t>(c ^ 0x8000u));
     __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
-    const __m256i* key = reinterpret_cast<const __m256i*>(keys);
-    for (int v = 0; v < n / 8; v += 4) {  // -1 where a key < t
-      a0 = _mm256_sub_epi32(a0, _mm256_cmpgt_epi32(t, _mm256_loadu_si256(key + v)));
-      a1 = _mm256_sub_epi32(a1, _mm256_cmpgt_epi32(t, _mm256_loadu_si256(key + v + 1)));
-      a2 = _mm256_sub_epi32(a2, _mm256_cmpgt_epi32(t, _mm256_loadu_si256(key + v + 2)));
-      a3 = _mm256_sub_epi32(a3, _mm256_cmpgt_epi32(t, _mm256_loadu_si256(key + v + 3)));
+    for (int i = 0; i < n / 16; i += 4) {  // -1 where a value < t
+      a0 = _mm256_sub_epi16(a0, _mm256_cmpgt_epi16(t, _mm256_load_si256(v + i)));
+      a1 = _mm256_sub_epi16(a1, _mm256_cmpgt_epi16(t, _mm256_load_si256(v + i + 1)));
+      a2 = _mm256_sub_epi16(a2, _mm256_cmpgt_epi16(t, _mm256_load_si256(v + i + 2)));
+      a3 = _mm256_sub_epi16(a3, _mm256_cmpgt_epi16(t, _mm256_load_si256(v + i + 3)));
     }
-    const __m256i sum = _mm256_add_epi32(_mm256_add_epi32(a0, a1), _mm256_add_epi32(a2, a3));
+    const __m256i sum = _mm256_madd_epi16(_mm256_add_epi16(_mm256_add_epi16(a0, a1), _mm256_add_epi16(a2, a3)), ones);
     __m128i h = _mm_add_epi32(_mm256_castsi256_si128(sum), _mm256_extracti128_si256(sum, 1));
     h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0x4E));
     h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0xB1));
     r = _mm_cvtsi128_si32(h) <= k ? c : r;
   }
-  return static_cast<int32_t>(r ^ 0x80000000u);
+  return static_cast<int16_t>(r ^ 0x8000u);
+}
+#endif
+
+// The k-th smallest of the keys whose top 16 bits are h, `below` of the
+// keys below those: the (k - below)-th of their low 16 bits.
+inline int32_t KthWithHigh(int16_t h, uint16_t* low, int m, int below, int k) {
+  std::nth_element(low, low + (k - below), low + m);
+  return static_cast<int32_t>((static_cast<uint32_t>(static_cast<uint16_t>(h)) << 16) | low[k - below]);
 }
 
-// words[i / 64] bit i % 64 set for each key i - 1 above the median (i >= 1;
-// the padding's bit falls off the end): 8 compares to a movemask at a time.
+#if defined(__x86_64__)
+// KthKey's steps with AVX2: the top bits packed two registers to one (in
+// another order: a count does not depend on it), the keys with top bits h
+// picked by 8-lane compares to a movemask.
 template <int n>
-__attribute__((target("avx2"))) void AboveAvx2(const int32_t* keys, int32_t median, uint64_t* words) {
+__attribute__((target("avx2"))) int32_t KthKeyAvx2(const int32_t* keys, int k) {
+  const __m256i* key = reinterpret_cast<const __m256i*>(keys);
+  alignas(32) int16_t high[n];
+  for (int g = 0; g < n / 16; ++g) {
+    _mm256_store_si256(reinterpret_cast<__m256i*>(high) + g,
+                       _mm256_packs_epi32(_mm256_srai_epi32(_mm256_load_si256(key + 2 * g), 16),
+                                          _mm256_srai_epi32(_mm256_load_si256(key + 2 * g + 1), 16)));
+  }
+  const int16_t h = KthHighAvx2<n>(high, k);
+  const __m256i hv = _mm256_set1_epi32(h);
+  uint16_t low[n];
+  int m = 0, below = 0;
+  for (int g = 0; g < n / 8; ++g) {
+    const __m256i top = _mm256_srai_epi32(_mm256_load_si256(key + g), 16);
+    below += __builtin_popcount(_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(hv, top))));
+    for (uint32_t eq = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(top, hv))); eq != 0; eq &= eq - 1) {
+      low[m++] = static_cast<uint16_t>(keys[8 * g + __builtin_ctz(eq)]);  // few: mostly no turn
+    }
+  }
+  return KthWithHigh(h, low, m, below, k);
+}
+#endif
+
+// The k-th smallest of keys[0, n) (n a multiple of 64), exactly, in two
+// steps: the k-th smallest h of the keys' top 16 bits (KthHigh: half the
+// counts of 32-bit keys, twice the keys to a register), then, of the keys
+// with top bits h (usually one or a few), the (k - those below h)-th
+// smallest of their low 16 bits.
+template <int n, bool kAvx2>
+__attribute__((always_inline)) inline int32_t KthKey(const int32_t* __restrict keys, int k) {
+#if defined(__x86_64__)
+  if constexpr (kAvx2) return KthKeyAvx2<n>(keys, k);
+#endif
+  alignas(32) int16_t high[n];
+  for (int i = 0; i < n; ++i) high[i] = static_cast<int16_t>(keys[i] >> 16);
+  const int16_t h = KthHigh<n>(high, k);
+  uint16_t low[n];
+  int m = 0, below = 0;
+  for (int i = 0; i < n; ++i) {  // few are equal: the branch is mostly not taken
+    below += high[i] < h;
+    if (high[i] == h) low[m++] = static_cast<uint16_t>(keys[i]);
+  }
+  return KthWithHigh(h, low, m, below, k);
+}
+
+#if defined(__x86_64__)
+// Above's masks, 8 compares to a movemask at a time.
+template <int n>
+__attribute__((target("avx2"))) void AboveAvx2(const int32_t* keys, int32_t median, uint8_t* mask) {
   const __m256i m = _mm256_set1_epi32(median);
   const __m256i* key = reinterpret_cast<const __m256i*>(keys);
-  uint64_t carry = 0;
-  for (int w = 0; w < n / 64; ++w) {
-    uint64_t bits = 0;
-    for (int v = 0; v < 8; ++v) {
-      const __m256i above = _mm256_cmpgt_epi32(_mm256_loadu_si256(key + 8 * w + v), m);
-      bits |= static_cast<uint64_t>(static_cast<uint32_t>(_mm256_movemask_ps(_mm256_castsi256_ps(above)))) << (8 * v);
-    }
-    words[w] |= (bits << 1) | carry;
-    carry = bits >> 63;
+  for (int g = 0; g < n / 8; ++g) {
+    mask[g] = static_cast<uint8_t>(
+        _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_load_si256(key + g), m))));
   }
 }
 #endif
 
-// Bit i (= keep * v + u, i >= 1) is 1 when coefficient (u, v) is above the
-// median of the keep * keep - 1 others than DC; into `words`.
-template <int keep, bool kAvx2>
-__attribute__((always_inline)) inline void BitsOf(const float* coeff, uint64_t* words) {
-  constexpr int kAc = keep * keep - 1, kPadded = (kAc + 7) / 8 * 8;
-  const std::array<uint16_t, kAc>& slots = AcSlots<keep>();
-  alignas(32) int32_t keys[kPadded];
-  for (int i = 0; i < kAc; ++i) keys[i] = OrderKey(coeff[slots[i]]);
-  std::fill(keys + kAc, keys + kPadded, std::numeric_limits<int32_t>::max());
+// mask[g] bit j set for each key 8 g + j of keys[0, n) above `median`.
+template <int n, bool kAvx2>
+__attribute__((always_inline)) inline void Above(const int32_t* __restrict keys, int32_t median, uint8_t* mask) {
 #if defined(__x86_64__)
   if constexpr (kAvx2) {
-    AboveAvx2<kPadded>(keys, KthKeyAvx2<kPadded>(keys, kAc / 2), words);
+    AboveAvx2<n>(keys, median, mask);
     return;
   }
 #endif
-  const int32_t median = KthKey<kPadded>(keys, kAc / 2);
-  for (int w = 0; w < (kAc + 1) / 64; ++w) {  // no branch on the data: half of them would be mispredicted
-    uint64_t bits = 0;
-    for (int i = w == 0 ? 1 : 0; i < 64; ++i) bits |= static_cast<uint64_t>(keys[w * 64 + i - 1] > median) << i;
-    words[w] |= bits;
+  for (int g = 0; g < n / 8; ++g) {  // no branch on the data: half of them would be mispredicted
+    uint32_t bits = 0;
+    for (int j = 0; j < 8; ++j) bits |= static_cast<uint32_t>(keys[8 * g + j] > median) << j;
+    mask[g] = static_cast<uint8_t>(bits);
   }
+}
+
+// Bits 0..7 of x at the even bits 0..14.
+constexpr uint32_t Spread(uint32_t x) {
+  x = (x | x << 4) & 0x0F0Fu;
+  x = (x | x << 2) & 0x3333u;
+  return (x | x << 1) & 0x5555u;
+}
+
+// The bits of both hashes from `k` (KeysOf): bit keep * v + u is 1 when
+// coefficient (u, v) is above the median of the keep * keep - 1 others than
+// DC. A slot row's bits, slots in frequency order 0, 2, ..., 1, 3, ...,
+// interleave to frequency order.
+template <bool kAvx2>
+__attribute__((always_inline)) inline uint64_t PhashBits(const Keys& k) {
+  constexpr int kAc = kKeep * kKeep - 1;
+  uint8_t mask[kKeep];
+  Above<kKeep * kKeep, kAvx2>(k.low, KthKey<kKeep * kKeep, kAvx2>(k.low, kAc / 2), mask);
+  uint64_t bits = 0;
+  for (int r = 0; r < kKeep; ++r) {
+    const int v = r < kKeep / 2 ? 2 * r : 2 * (r - kKeep / 2) + 1;
+    bits |= static_cast<uint64_t>(Spread(mask[r] & 0xFu) | Spread(mask[r] >> 4u) << 1) << (kKeep * v);
+  }
+  return bits & ~uint64_t{1};
+}
+template <bool kAvx2>
+__attribute__((always_inline)) inline void DetailBits(const Keys& k, DetailHash* detail) {
+  constexpr int kAc = kDetailKeep * kDetailKeep - 1;
+  uint8_t mask[kDetailKeep * 2];
+  Above<kDetailKeep * kDetailKeep, kAvx2>(k.all, KthKey<kDetailKeep * kDetailKeep, kAvx2>(k.all, kAc / 2), mask);
+  DetailHash words{};
+  for (int sv = 0; sv < kDetailKeep; ++sv) {
+    const int v = FrequencyOfSlot(sv);
+    words[v / 4] |= static_cast<uint64_t>(Spread(mask[2 * sv]) | Spread(mask[2 * sv + 1]) << 1)
+                    << (kDetailKeep * (v % 4));
+  }
+  words[0] &= ~uint64_t{1};
+  *detail = words;
 }
 
 // RegionTone of LowFrequencies' output. Its coefficients are the
@@ -372,12 +457,14 @@ __attribute__((always_inline)) inline RegionTone ToneOf(const float* __restrict 
 // The hashes of region `r` of the plane: *phash, and *detail and *tone when
 // given.
 template <bool kAvx2>
-__attribute__((always_inline)) inline void HashRegion(const Plane& plane, const Columns& columns, int r,
-                                                      uint64_t* phash, DetailHash* detail, RegionTone* tone) {
+__attribute__((always_inline)) inline void HashRegion(const Plane& plane, const Columns& columns, const Lines& yl,
+                                                      int r, uint64_t* phash, DetailHash* detail, RegionTone* tone) {
   alignas(32) float coeff[kDetailKeep * kDetailKeep];
-  LowFrequencies(RegionGrid(plane, columns, kHashRegionBounds[r]).data(), coeff);
-  BitsOf<kKeep, kAvx2>(coeff, phash);
-  if (detail != nullptr) BitsOf<kDetailKeep, kAvx2>(coeff, detail->data());
+  LowFrequencies(RegionGrid(plane, columns, yl, kHashRegionBounds[r]).data(), coeff);
+  Keys keys;
+  KeysOf(coeff, &keys);
+  *phash = PhashBits<kAvx2>(keys);
+  if (detail != nullptr) DetailBits<kAvx2>(keys, detail);
   if (tone != nullptr) *tone = ToneOf(coeff);
 }
 
@@ -397,6 +484,8 @@ __attribute__((always_inline)) inline void HashAll(const Image& img, int first, 
     internal::GrayPlanePortable(img, &plane);
   }
   int sets = 0, set_of[kHashRegions];
+  Lines ylines[kHashRegions];
+  RowsUsed used{};
   for (int r = first; r < last; ++r) {
     const RegionPerMille& b = kHashRegionBounds[r];
     int s = 0;
@@ -407,10 +496,12 @@ __attribute__((always_inline)) inline void HashAll(const Image& img, int first, 
       ++sets;
     }
     set_of[r] = s;
+    ylines[r] = RowLinesOf(plane, b);
+    for (int j = 0; j <= kGrid; ++j) used[s][ylines[r].at[j]] = used[s][ylines[r].at[j] + 1] = true;
   }
-  FillColumns<kAvx2>(plane, sets, columns.data());
+  FillColumns<kAvx2>(plane, used, sets, columns.data());
   for (int r = first; r < last; ++r) {
-    HashRegion<kAvx2>(plane, columns[set_of[r]], r, &h->phash[r], detail ? &h->detail[r] : nullptr,
+    HashRegion<kAvx2>(plane, columns[set_of[r]], ylines[r], r, &h->phash[r], detail ? &h->detail[r] : nullptr,
                       detail ? &h->tone[r] : nullptr);
   }
 }

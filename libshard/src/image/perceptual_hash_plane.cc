@@ -89,17 +89,18 @@ __attribute__((target("avx2"), always_inline)) inline __m256i Rgb2x2Avx2(const u
 // B0 B1 0 0 per block and horizontal pair sums (maddubs by 1), the two rows
 // added, the luma weights by madd, the halves of each block added, the
 // prefix sums in the register (int32: at most 256 x 2 pixels of 65280),
-// converted to double and added to the row above. The last pixels are
-// copied to zeroed buffers first (the loads read 4 bytes past the 16
-// pixels). Integer sums, then the portable build's one double add: the
-// same values.
-__attribute__((target("avx2"))) void RgbSatRow2Avx2(const uint8_t* r0, const uint8_t* r1, int width, int n,
-                                                    const double* above, double* out) {
+// converted to double and added to the row above. The loads read 4 bytes
+// past the 16 pixels (r1's next row, or r0's for r0): a row's pixels are
+// copied to zeroed buffers first where fewer than 16 are left, or where
+// those bytes would pass `end`, the end of the image's bytes. Integer sums,
+// then the portable build's one double add: the same values.
+__attribute__((target("avx2"))) void RgbSatRow2Avx2(const uint8_t* r0, const uint8_t* r1, const uint8_t* end,
+                                                    int width, int n, const double* above, double* out) {
   const int bytes = 3 * width;
   __m256i carry = _mm256_setzero_si256();
   for (int b = 0; b < n; b += 8) {
     __m256i s;
-    if (6 * b + 52 <= bytes) {
+    if (6 * b + 48 <= bytes && r1 + 6 * b + 52 <= end) {
       // The next block's rows (r0's + 2 and + 3: the rows are contiguous)
       // asked for while these are summed; a prefetch never faults.
       _mm_prefetch(reinterpret_cast<const char*>(r0 + 2 * bytes + 6 * b), _MM_HINT_T0);
@@ -156,8 +157,8 @@ __attribute__((always_inline)) inline void BuildPlane(const Image& img, Plane* p
     if constexpr (kAvx2 && kChannels == 3 && sizeof(T) == 1) {
       if (xa.k == 2 && ya.k == 2 && ya.hi(by) - ya.lo(by) == 2) {
         plane->sat[(by + 1) * stride] = 0;
-        RgbSatRow2Avx2(img.row(ya.lo(by)), img.row(ya.lo(by) + 1), img.width(), xa.n, &plane->sat[by * stride],
-                       &plane->sat[(by + 1) * stride]);
+        RgbSatRow2Avx2(img.row(ya.lo(by)), img.row(ya.lo(by) + 1), img.data() + img.byte_size(), img.width(), xa.n,
+                       &plane->sat[by * stride], &plane->sat[(by + 1) * stride]);
         continue;
       }
     }
