@@ -468,13 +468,26 @@ __attribute__((always_inline)) inline void HashRegion(const Plane& plane, const 
   if (tone != nullptr) *tone = ToneOf(coeff);
 }
 
+// A thread's tables (too large for a stack), reached through a plain
+// reference: an access to a thread_local itself is a call where the code
+// may be in a shared library, which the compiler repeats inside loops.
+struct Scratch {
+  Plane plane;
+  std::array<Columns, kColumnSets> columns;  // one per left/right pair
+};
+__attribute__((noinline)) Scratch& ThisThreadsScratch() {
+  thread_local Scratch scratch;
+  return scratch;
+}
+
 // The hashes of regions [first, last) of `img` into *h (detail hashes when
 // `detail`).
 template <bool kAvx2>
 __attribute__((always_inline)) inline void HashAll(const Image& img, int first, int last, bool detail,
                                                    RegionHashes* h) {
-  thread_local Plane plane;
-  thread_local std::array<Columns, kColumnSets> columns;  // one per left/right pair
+  Scratch& scratch = ThisThreadsScratch();
+  Plane& plane = scratch.plane;
+  std::array<Columns, kColumnSets>& columns = scratch.columns;
 #if defined(__x86_64__)
   if constexpr (kAvx2) {
     internal::GrayPlaneAvx2(img, &plane);
