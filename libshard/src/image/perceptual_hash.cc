@@ -54,14 +54,22 @@ constexpr int FrequencyOfSlot(int j) { return j < kDetailKeep / 2 ? 2 * j : 2 * 
 using Grid = std::array<float, kGrid * kGrid>;
 
 // Where the kGrid + 1 grid lines of pixels [lo, hi) of an axis fall: block
-// and fraction, for a linear read of the summed-area table.
+// and fraction, for a linear read of the summed-area table; padded to whole
+// groups of 4 (AVX2 lanes of double) with copies of the last line, so that
+// the loops over lines need no scalar tail (the copies' values are never
+// used).
+constexpr int kLinesPadded = (kGrid + 1 + 3) / 4 * 4;
 struct Lines {
-  std::array<int, kGrid + 1> at;
-  std::array<double, kGrid + 1> frac;
+  std::array<int, kLinesPadded> at;
+  std::array<double, kLinesPadded> frac;
 };
 __attribute__((always_inline)) inline Lines LinesOf(const Axis& a, double lo, double hi) {
   Lines l;
   for (int i = 0; i <= kGrid; ++i) a.Locate(lo + (hi - lo) * i / kGrid, &l.at[i], &l.frac[i]);
+  for (int i = kGrid + 1; i < kLinesPadded; ++i) {
+    l.at[i] = l.at[kGrid];
+    l.frac[i] = l.frac[kGrid];
+  }
   return l;
 }
 
@@ -72,7 +80,7 @@ __attribute__((always_inline)) inline Lines LinesOf(const Axis& a, double lo, do
 // right edges share it.
 struct Columns {
   int left = 0, right = 0;  // per mille
-  std::array<std::array<double, kGrid + 1>, kPlane + 1> at;
+  alignas(32) std::array<std::array<double, kLinesPadded>, kPlane + 1> at;
 };
 // How many regions' left and right edges differ (one Columns each).
 constexpr int ColumnSetsOf(const RegionPerMille (&b)[kHashRegions]) {
@@ -100,16 +108,14 @@ __attribute__((target("avx2"))) void FillColumnsAvx2(const Plane& p, const Lines
       if (!used[s][y]) continue;
       const Lines& xl = lines[s];
       double* out = c[s].at[y].data();
-      for (int i = 0; i < kGrid; i += 4) {
+      for (int i = 0; i < kLinesPadded; i += 4) {
         const __m256d p02 = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(row + xl.at[i])),
                                                  _mm_loadu_pd(row + xl.at[i + 2]), 1);  // a0 b0 | a2 b2
         const __m256d p13 = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(row + xl.at[i + 1])),
                                                  _mm_loadu_pd(row + xl.at[i + 3]), 1);  // a1 b1 | a3 b3
         const __m256d a = _mm256_unpacklo_pd(p02, p13), b = _mm256_unpackhi_pd(p02, p13);
-        _mm256_storeu_pd(out + i, _mm256_add_pd(a, _mm256_mul_pd(_mm256_loadu_pd(&xl.frac[i]), _mm256_sub_pd(b, a))));
+        _mm256_store_pd(out + i, _mm256_add_pd(a, _mm256_mul_pd(_mm256_loadu_pd(&xl.frac[i]), _mm256_sub_pd(b, a))));
       }
-      const double a = row[xl.at[kGrid]], b = row[xl.at[kGrid] + 1];
-      out[kGrid] = a + xl.frac[kGrid] * (b - a);
     }
   }
 }
@@ -131,7 +137,7 @@ __attribute__((always_inline)) inline void FillColumns(const Plane& p, const Row
     const double* row = &p.sat[y * p.stride()];
     for (int s = 0; s < sets; ++s) {
       if (!used[s][y]) continue;
-      for (int i = 0; i <= kGrid; ++i) {
+      for (int i = 0; i < kLinesPadded; ++i) {
         const double a = row[lines[s].at[i]], b = row[lines[s].at[i] + 1];
         c[s].at[y][i] = a + lines[s].frac[i] * (b - a);
       }
@@ -151,12 +157,13 @@ __attribute__((always_inline)) inline Grid RegionGrid(const Plane& p, const Colu
                                                       const RegionPerMille& b) {
   const double top = p.y.size * b.top / 1000.0, bottom = p.y.size * b.bottom / 1000.0;
   const double left = p.x.size * b.left / 1000.0, right = p.x.size * b.right / 1000.0;
-  double corner[kGrid + 1][kGrid + 1];
+  alignas(32) double corner[kGrid + 1][kLinesPadded];
   for (int j = 0; j <= kGrid; ++j) {
-    const double* above = c.at[yl.at[j]].data();
-    const double* below = c.at[yl.at[j] + 1].data();
+    const double* __restrict above = c.at[yl.at[j]].data();
+    const double* __restrict below = c.at[yl.at[j] + 1].data();
     const double fy = yl.frac[j];
-    for (int i = 0; i <= kGrid; ++i) corner[j][i] = above[i] + fy * (below[i] - above[i]);
+#pragma GCC unroll 36
+    for (int i = 0; i < kLinesPadded; ++i) corner[j][i] = above[i] + fy * (below[i] - above[i]);
   }
   // Means of luma (the table holds luma * 256) over parts of equal area:
   // differences of large sums, so in double, then rounded to float.
