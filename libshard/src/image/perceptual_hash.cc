@@ -280,8 +280,8 @@ __attribute__((always_inline)) inline int16_t KthHigh(const int16_t* __restrict 
   for (int bit = 15; bit >= 0; --bit) {
     const uint32_t c = r | (uint32_t{1} << bit);
     const int16_t t = static_cast<int16_t>(c ^ 0x8000u);
-    int below = 0;
-    for (int i = 0; i < n; ++i) below += high[i] < t;
+    int16_t below = 0;  // n < 2^15: 16-bit lanes
+    for (int i = 0; i < n; ++i) below = static_cast<int16_t>(below + (high[i] < t));
     r = below <= k ? c : r;
   }
   return static_cast<int16_t>(r ^ 0x8000u);
@@ -364,10 +364,11 @@ __attribute__((always_inline)) inline int32_t KthKey(const int32_t* __restrict k
   alignas(32) int16_t high[n];
   for (int i = 0; i < n; ++i) high[i] = static_cast<int16_t>(keys[i] >> 16);
   const int16_t h = KthHigh<n>(high, k);
+  int below = 0;
+  for (int i = 0; i < n; ++i) below += high[i] < h;
   uint16_t low[n];
-  int m = 0, below = 0;
+  int m = 0;
   for (int i = 0; i < n; ++i) {  // few are equal: the branch is mostly not taken
-    below += high[i] < h;
     if (high[i] == h) low[m++] = static_cast<uint16_t>(keys[i]);
   }
   return KthWithHigh(h, low, m, below, k);
