@@ -288,31 +288,43 @@ __attribute__((always_inline)) inline int16_t KthHigh(const int16_t* __restrict 
 }
 
 #if defined(__x86_64__)
-// KthHigh with 16 values to a register and the counts in four
-// accumulators; the same counts, so the same answer.
+// How many of high[0, n) (16 to a register) lie below t, counted in four
+// accumulators, summed across the lanes.
 template <int n>
-__attribute__((target("avx2"))) int16_t KthHighAvx2(const int16_t* high, int k) {
+__attribute__((target("avx2"), always_inline)) inline int CountBelowAvx2(const int16_t* high, __m256i t) {
   static_assert(n % 64 == 0, "whole groups of four vectors");
   const __m256i* v = reinterpret_cast<const __m256i*>(high);
-  const __m256i ones = _mm256_set1_epi16(1);
-  uint32_t r = 0;
-  for (int bit = 15; bit >= 0; --bit) {
-    const uint32_t c = r | (uint32_t{1} << bit);
-    const __m256i t = _mm256_set1_epi16(static_cast<int16_t>(c ^ 0x8000u));
-    __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
-    for (int i = 0; i < n / 16; i += 4) {  // -1 where a value < t
-      a0 = _mm256_sub_epi16(a0, _mm256_cmpgt_epi16(t, _mm256_load_si256(v + i)));
-      a1 = _mm256_sub_epi16(a1, _mm256_cmpgt_epi16(t, _mm256_load_si256(v + i + 1)));
-      a2 = _mm256_sub_epi16(a2, _mm256_cmpgt_epi16(t, _mm256_load_si256(v + i + 2)));
-      a3 = _mm256_sub_epi16(a3, _mm256_cmpgt_epi16(t, _mm256_load_si256(v + i + 3)));
-    }
-    const __m256i sum = _mm256_madd_epi16(_mm256_add_epi16(_mm256_add_epi16(a0, a1), _mm256_add_epi16(a2, a3)), ones);
-    __m128i h = _mm_add_epi32(_mm256_castsi256_si128(sum), _mm256_extracti128_si256(sum, 1));
-    h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0x4E));
-    h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0xB1));
-    r = _mm_cvtsi128_si32(h) <= k ? c : r;
+  __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+  for (int i = 0; i < n / 16; i += 4) {  // -1 where a value < t
+    a0 = _mm256_sub_epi16(a0, _mm256_cmpgt_epi16(t, _mm256_load_si256(v + i)));
+    a1 = _mm256_sub_epi16(a1, _mm256_cmpgt_epi16(t, _mm256_load_si256(v + i + 1)));
+    a2 = _mm256_sub_epi16(a2, _mm256_cmpgt_epi16(t, _mm256_load_si256(v + i + 2)));
+    a3 = _mm256_sub_epi16(a3, _mm256_cmpgt_epi16(t, _mm256_load_si256(v + i + 3)));
   }
-  return static_cast<int16_t>(r ^ 0x8000u);
+  const __m256i sum =
+      _mm256_madd_epi16(_mm256_add_epi16(_mm256_add_epi16(a0, a1), _mm256_add_epi16(a2, a3)), _mm256_set1_epi16(1));
+  __m128i h = _mm_add_epi32(_mm256_castsi256_si128(sum), _mm256_extracti128_si256(sum, 1));
+  h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0x4E));
+  h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0xB1));
+  return _mm_cvtsi128_si32(h);
+}
+
+// KthHigh of two sets at once, a[0, n) and b[0, m) (each count the same as
+// KthHigh's, so the same answers), their counts side by side: each step's
+// sums across the lanes wait on each other less.
+template <int n, int m>
+__attribute__((target("avx2"), always_inline)) inline void KthHighPairAvx2(const int16_t* a, int ka, const int16_t* b,
+                                                                           int kb, int16_t* ha, int16_t* hb) {
+  uint32_t ra = 0, rb = 0;  // the answers, in offset binary
+  for (int bit = 15; bit >= 0; --bit) {
+    const uint32_t ca = ra | (uint32_t{1} << bit), cb = rb | (uint32_t{1} << bit);
+    const int below_a = CountBelowAvx2<n>(a, _mm256_set1_epi16(static_cast<int16_t>(ca ^ 0x8000u)));
+    const int below_b = CountBelowAvx2<m>(b, _mm256_set1_epi16(static_cast<int16_t>(cb ^ 0x8000u)));
+    ra = below_a <= ka ? ca : ra;
+    rb = below_b <= kb ? cb : rb;
+  }
+  *ha = static_cast<int16_t>(ra ^ 0x8000u);
+  *hb = static_cast<int16_t>(rb ^ 0x8000u);
 }
 #endif
 
@@ -324,19 +336,23 @@ inline int32_t KthWithHigh(int16_t h, uint16_t* low, int m, int below, int k) {
 }
 
 #if defined(__x86_64__)
-// KthKey's steps with AVX2: the top bits packed two registers to one (in
-// another order: a count does not depend on it), the keys with top bits h
-// picked by 8-lane compares to a movemask.
+// KthKey's first step with AVX2: the keys' top bits packed two registers to
+// one (in another order: a count does not depend on it).
 template <int n>
-__attribute__((target("avx2"))) int32_t KthKeyAvx2(const int32_t* keys, int k) {
+__attribute__((target("avx2"), always_inline)) inline void PackHighAvx2(const int32_t* keys, int16_t* high) {
   const __m256i* key = reinterpret_cast<const __m256i*>(keys);
-  alignas(32) int16_t high[n];
   for (int g = 0; g < n / 16; ++g) {
     _mm256_store_si256(reinterpret_cast<__m256i*>(high) + g,
                        _mm256_packs_epi32(_mm256_srai_epi32(_mm256_load_si256(key + 2 * g), 16),
                                           _mm256_srai_epi32(_mm256_load_si256(key + 2 * g + 1), 16)));
   }
-  const int16_t h = KthHighAvx2<n>(high, k);
+}
+
+// KthKey's second step with AVX2: the keys with top bits h picked by 8-lane
+// compares to a movemask.
+template <int n>
+__attribute__((target("avx2"), always_inline)) inline int32_t PickAvx2(const int32_t* keys, int16_t h, int k) {
+  const __m256i* key = reinterpret_cast<const __m256i*>(keys);
   const __m256i hv = _mm256_set1_epi32(h);
   uint16_t low[n];
   int m = 0, below = 0;
@@ -349,6 +365,20 @@ __attribute__((target("avx2"))) int32_t KthKeyAvx2(const int32_t* keys, int k) {
   }
   return KthWithHigh(h, low, m, below, k);
 }
+
+// KthKey of two sets of keys, a[0, n) (the ka-th) and b[0, m) (the kb-th),
+// with AVX2, their counts side by side.
+template <int n, int m>
+__attribute__((target("avx2"))) void KthKeyPairAvx2(const int32_t* a, int ka, const int32_t* b, int kb, int32_t* out_a,
+                                                    int32_t* out_b) {
+  alignas(32) int16_t high_a[n], high_b[m];
+  PackHighAvx2<n>(a, high_a);
+  PackHighAvx2<m>(b, high_b);
+  int16_t ha, hb;
+  KthHighPairAvx2<n, m>(high_a, ka, high_b, kb, &ha, &hb);
+  *out_a = PickAvx2<n>(a, ha, ka);
+  *out_b = PickAvx2<m>(b, hb, kb);
+}
 #endif
 
 // The k-th smallest of keys[0, n) (n a multiple of 64), exactly, in two
@@ -356,11 +386,8 @@ __attribute__((target("avx2"))) int32_t KthKeyAvx2(const int32_t* keys, int k) {
 // counts of 32-bit keys, twice the keys to a register), then, of the keys
 // with top bits h (usually one or a few), the (k - those below h)-th
 // smallest of their low 16 bits.
-template <int n, bool kAvx2>
+template <int n>
 __attribute__((always_inline)) inline int32_t KthKey(const int32_t* __restrict keys, int k) {
-#if defined(__x86_64__)
-  if constexpr (kAvx2) return KthKeyAvx2<n>(keys, k);
-#endif
   alignas(32) int16_t high[n];
   for (int i = 0; i < n; ++i) high[i] = static_cast<int16_t>(keys[i] >> 16);
   const int16_t h = KthHigh<n>(high, k);
@@ -415,10 +442,9 @@ constexpr uint32_t Spread(uint32_t x) {
 // DC. A slot row's bits, slots in frequency order 0, 2, ..., 1, 3, ...,
 // interleave to frequency order.
 template <bool kAvx2>
-__attribute__((always_inline)) inline uint64_t PhashBits(const Keys& k) {
-  constexpr int kAc = kKeep * kKeep - 1;
+__attribute__((always_inline)) inline uint64_t PhashBits(const Keys& k, int32_t median) {
   uint8_t mask[kKeep];
-  Above<kKeep * kKeep, kAvx2>(k.low, KthKey<kKeep * kKeep, kAvx2>(k.low, kAc / 2), mask);
+  Above<kKeep * kKeep, kAvx2>(k.low, median, mask);
   uint64_t bits = 0;
   for (int r = 0; r < kKeep; ++r) {
     const int v = r < kKeep / 2 ? 2 * r : 2 * (r - kKeep / 2) + 1;
@@ -427,10 +453,9 @@ __attribute__((always_inline)) inline uint64_t PhashBits(const Keys& k) {
   return bits & ~uint64_t{1};
 }
 template <bool kAvx2>
-__attribute__((always_inline)) inline void DetailBits(const Keys& k, DetailHash* detail) {
-  constexpr int kAc = kDetailKeep * kDetailKeep - 1;
+__attribute__((always_inline)) inline void DetailBits(const Keys& k, int32_t median, DetailHash* detail) {
   uint8_t mask[kDetailKeep * 2];
-  Above<kDetailKeep * kDetailKeep, kAvx2>(k.all, KthKey<kDetailKeep * kDetailKeep, kAvx2>(k.all, kAc / 2), mask);
+  Above<kDetailKeep * kDetailKeep, kAvx2>(k.all, median, mask);
   DetailHash words{};
   for (int sv = 0; sv < kDetailKeep; ++sv) {
     const int v = FrequencyOfSlot(sv);
@@ -471,8 +496,23 @@ __attribute__((always_inline)) inline void HashRegion(const Plane& plane, const 
   LowFrequencies(RegionGrid(plane, columns, yl, kHashRegionBounds[r]).data(), coeff);
   Keys keys;
   KeysOf(coeff, &keys);
-  *phash = PhashBits<kAvx2>(keys);
-  if (detail != nullptr) DetailBits<kAvx2>(keys, detail);
+  // The medians of the 63 and 255 coefficients other than DC (both are
+  // found where the 64-bit hash alone is asked for: a median costs less
+  // than a call apart).
+  constexpr int kLowK = (kKeep * kKeep - 1) / 2, kAllK = (kDetailKeep * kDetailKeep - 1) / 2;
+  int32_t median_low, median_all;
+#if defined(__x86_64__)
+  if constexpr (kAvx2) {
+    KthKeyPairAvx2<kKeep * kKeep, kDetailKeep * kDetailKeep>(keys.low, kLowK, keys.all, kAllK, &median_low,
+                                                             &median_all);
+  } else  // NOLINT(readability/braces)
+#endif
+  {
+    median_low = KthKey<kKeep * kKeep>(keys.low, kLowK);
+    median_all = detail != nullptr ? KthKey<kDetailKeep * kDetailKeep>(keys.all, kAllK) : 0;
+  }
+  *phash = PhashBits<kAvx2>(keys, median_low);
+  if (detail != nullptr) DetailBits<kAvx2>(keys, median_all, detail);
   if (tone != nullptr) *tone = ToneOf(coeff);
 }
 
