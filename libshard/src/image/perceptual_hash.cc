@@ -222,7 +222,12 @@ __attribute__((always_inline)) inline void LowFrequencies(const float* __restric
     }
   }
   for (int k0 = 0; k0 < kK; k0 += 2) {
-    float even[2][kSlots] = {}, odd[2][kSlots] = {};
+    float* __restrict even[2] = {&coeff[k0 * kSlots], &coeff[(k0 + 1) * kSlots]};
+    float* __restrict odd[2] = {&coeff[(kK + k0) * kSlots], &coeff[(kK + k0 + 1) * kSlots]};
+    for (int t = 0; t < 2; ++t) {
+      std::fill(even[t], even[t] + kSlots, 0.0f);
+      std::fill(odd[t], odd[t] + kSlots, 0.0f);
+    }
     for (int y = 0; y < kHalf; ++y) {
 #pragma GCC unroll 2
       for (int t = 0; t < 2; ++t) {
@@ -230,10 +235,6 @@ __attribute__((always_inline)) inline void LowFrequencies(const float* __restric
         for (int j = 0; j < kSlots; ++j) even[t][j] += sums[y][j] * be;
         for (int j = 0; j < kSlots; ++j) odd[t][j] += diffs[y][j] * bo;
       }
-    }
-    for (int t = 0; t < 2; ++t) {
-      std::copy(even[t], even[t] + kSlots, &coeff[(k0 + t) * kSlots]);
-      std::copy(odd[t], odd[t] + kSlots, &coeff[(kK + k0 + t) * kSlots]);
     }
   }
 }
