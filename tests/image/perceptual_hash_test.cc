@@ -11,11 +11,15 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "libshard/image/decode.h"
 #include "libshard/image/encode.h"
 #include "libshard/image/resize.h"
+#include "libshard/util/sha256.h"
 #include "photo_testutil.h"
+#include "wallpaper_corpus.h"
 
 namespace libshard::image {
 namespace {
@@ -189,6 +193,108 @@ TEST(PerceptualHashTest, EveryImplementationGivesTheSameBits) {
       }
     }
   }
+}
+
+// The same picture in another layout: 0 RGB8 as is, 1 gray8 (the green
+// channel), 2 gray + alpha, 3 RGBA8, 4 RGB16, 5 gray16 (samples * 257 plus
+// a low byte that the hash ignores).
+Image LayoutOf(const Image& rgb, int layout) {
+  static constexpr int kChannels[] = {3, 1, 2, 4, 3, 1};
+  if (layout == 0) return rgb;
+  const int w = rgb.width(), h = rgb.height(), ch = kChannels[layout];
+  Image out(w, h, ch, layout >= 4 ? 16 : 8);
+  for (int y = 0; y < h; ++y) {
+    for (int x = 0; x < w; ++x) {
+      const uint8_t* p = rgb.row(y) + x * 3;
+      for (int c = 0; c < ch; ++c) {
+        const uint8_t v = ch < 3 ? (c == 0 ? p[1] : static_cast<uint8_t>(x * 7 + y)) : c < 3 ? p[c] : uint8_t{200};
+        if (layout >= 4) {
+          out.samples16()[(static_cast<size_t>(y) * w + x) * ch + c] = static_cast<uint16_t>(v * 257 + (x + c) % 3);
+        } else {
+          out.row(y)[x * ch + c] = v;
+        }
+      }
+    }
+  }
+  return out;
+}
+
+// Every bit HashRegions gives for `images` (phash, detail and tone of every
+// region, little-endian), the portable and AVX2 builds checked equal first,
+// as one SHA-256.
+std::string DigestOf(const std::vector<Image>& images) {
+  std::string bytes;
+  auto put = [&bytes](uint64_t v, int n) {
+    for (int i = 0; i < n; ++i) bytes.push_back(static_cast<char>(v >> (8 * i)));
+  };
+  for (const Image& img : images) {
+    const RegionHashes h = HashRegionsWith(HashImpl::kPortable, img);
+    if (HashImplAvailable(HashImpl::kAvx2)) {
+      const RegionHashes avx2 = HashRegionsWith(HashImpl::kAvx2, img);
+      EXPECT_EQ(h.phash, avx2.phash) << img.width() << "x" << img.height() << "x" << img.channels();
+      EXPECT_EQ(h.detail, avx2.detail) << img.width() << "x" << img.height() << "x" << img.channels();
+      for (int r = 0; r < kHashRegions; ++r) {
+        EXPECT_EQ(h.tone[r].mean, avx2.tone[r].mean) << img.width() << "x" << img.height() << " region " << r;
+        EXPECT_EQ(h.tone[r].contrast, avx2.tone[r].contrast) << img.width() << "x" << img.height() << " region " << r;
+      }
+    }
+    for (int r = 0; r < kHashRegions; ++r) {
+      put(h.phash[r], 8);
+      for (uint64_t w : h.detail[r]) put(w, 8);
+      put(h.tone[r].mean, 2);
+      put(h.tone[r].contrast, 2);
+    }
+  }
+  return util::Sha256Hex(bytes);
+}
+
+// Golden bits: every region's phash, detail and tone of pictures of many
+// sizes (1 to 1,500 a side: every block size, sampled blocks, short last
+// blocks) in every layout, as computed when the hash was defined (main at
+// 878353e). A faster hash must give these bits exactly.
+TEST(PerceptualHashTest, GoldenBitsOfManySizesAndLayouts) {
+  std::vector<Image> images;
+  for (int i = 0; i < 160; ++i) {
+    const int w = 1 + (i * 97) % 700 + (i % 9 == 0 ? 800 : 0), h = 1 + (i * 61 + 13) % 600 + (i % 11 == 0 ? 700 : 0);
+    images.push_back(LayoutOf(SyntheticPhoto(w, h, static_cast<uint64_t>(i)), i % 6));
+  }
+  // Coefficients with many ties: flat (all AC keys nearly or exactly
+  // equal), two levels, a few levels.
+  for (int levels : {1, 2, 3, 5}) {
+    Image img(150, 97, 3);
+    for (int y = 0; y < img.height(); ++y) {
+      for (int x = 0; x < img.width(); ++x) {
+        for (int c = 0; c < 3; ++c)
+          img.row(y)[x * 3 + c] = static_cast<uint8_t>(40 + 50 * ((x / 37 + y / 29) % levels));
+      }
+    }
+    images.push_back(img);
+  }
+  EXPECT_EQ(DigestOf(images), "70be43d0e272cbe0b0fc251127831c6a4be13d409f7f4e1cde363d30f562eead");
+}
+
+// The same for real pictures: 300 crops of the wallpapers (100..360 a
+// side), each as is and once resized (to 224x224, the converter's usual
+// output, or to an odd size from a third to three times its own) in one of
+// the layouts.
+TEST(PerceptualHashTest, GoldenBitsOfWallpaperCrops) {
+  StatusOr<std::vector<testing::CorpusImage>> corpus = testing::WallpaperCrops(300);
+  if (!corpus.ok()) {
+    if (testing::WallpapersRequired()) FAIL() << corpus.status().message();
+    GTEST_SKIP() << corpus.status().message() << " (tools/setup.sh --wallpapers installs plasma-workspace-wallpapers)";
+  }
+  std::vector<Image> images;
+  for (size_t i = 0; i < corpus->size(); ++i) {
+    const Image& crop = (*corpus)[i].pixels;
+    images.push_back(crop);
+    const double f = i % 2 == 0 ? 0 : 0.34 + 0.0089 * static_cast<double>(i % 300);
+    const int w = f == 0 ? 224 : static_cast<int>(crop.width() * f) | 1;
+    const int h = f == 0 ? 224 : static_cast<int>(crop.height() * f) | 1;
+    StatusOr<Image> resized = Resize(crop, w, h, Filter::kBilinear);
+    ASSERT_TRUE(resized.ok()) << resized.status().message();
+    images.push_back(LayoutOf(*resized, static_cast<int>(i % 6)));
+  }
+  EXPECT_EQ(DigestOf(images), "2e2750eb770f169232f82cf0f33c4b60a56d0e4b38e2664010bf6716b2340b9d");
 }
 
 // RegionTone by its definition: a flat picture has its level as mean and no

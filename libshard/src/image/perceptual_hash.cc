@@ -3,24 +3,27 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <cstring>
-#include <limits>
 #include <vector>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
 
+#include "image/perceptual_hash_bits.h"
 #include "image/perceptual_hash_plane.h"
 
 namespace libshard::image {
 namespace {
 
-constexpr int kGrid = 32;        // a region's gray grid, cells a side
-constexpr int kKeep = 8;         // lowest frequencies of the 64-bit hash, per axis
-constexpr int kDetailKeep = 16;  // lowest frequencies of the 256-bit detail hash, per axis
+constexpr int kGrid = 32;  // a region's gray grid, cells a side
 using internal::Axis;
+using internal::FrequencyOfSlot;
+using internal::kDetailKeep;
+using internal::Keys;
+using internal::KeysOf;
+using internal::kKeep;
 using internal::kPlane;
+using internal::KthKey;
 using internal::Plane;
 
 // cos((2x + 1) u pi / 64) for u < 16, x < 16: the DCT-II basis, scaled by
@@ -47,21 +50,25 @@ const Basis& BasisTable() {
   return basis;
 }
 
-// The coefficients come out with the even frequencies of each axis first:
-// slot j < 8 is frequency 2j, slot j >= 8 frequency 2 (j - 8) + 1.
-constexpr int FrequencyOfSlot(int j) { return j < kDetailKeep / 2 ? 2 * j : 2 * (j - kDetailKeep / 2) + 1; }
-
 using Grid = std::array<float, kGrid * kGrid>;
 
 // Where the kGrid + 1 grid lines of pixels [lo, hi) of an axis fall: block
-// and fraction, for a linear read of the summed-area table.
+// and fraction, for a linear read of the summed-area table; padded to whole
+// groups of 4 (AVX2 lanes of double) with copies of the last line, so that
+// the loops over lines need no scalar tail (the copies' values are never
+// used).
+constexpr int kLinesPadded = (kGrid + 1 + 3) / 4 * 4;
 struct Lines {
-  std::array<int, kGrid + 1> at;
-  std::array<double, kGrid + 1> frac;
+  std::array<int, kLinesPadded> at;
+  std::array<double, kLinesPadded> frac;
 };
 __attribute__((always_inline)) inline Lines LinesOf(const Axis& a, double lo, double hi) {
   Lines l;
   for (int i = 0; i <= kGrid; ++i) a.Locate(lo + (hi - lo) * i / kGrid, &l.at[i], &l.frac[i]);
+  for (int i = kGrid + 1; i < kLinesPadded; ++i) {
+    l.at[i] = l.at[kGrid];
+    l.frac[i] = l.frac[kGrid];
+  }
   return l;
 }
 
@@ -72,7 +79,7 @@ __attribute__((always_inline)) inline Lines LinesOf(const Axis& a, double lo, do
 // right edges share it.
 struct Columns {
   int left = 0, right = 0;  // per mille
-  std::array<std::array<double, kGrid + 1>, kPlane + 1> at;
+  alignas(32) std::array<std::array<double, kLinesPadded>, kPlane + 1> at;
 };
 // How many regions' left and right edges differ (one Columns each).
 constexpr int ColumnSetsOf(const RegionPerMille (&b)[kHashRegions]) {
@@ -85,46 +92,51 @@ constexpr int ColumnSetsOf(const RegionPerMille (&b)[kHashRegions]) {
   return sets;
 }
 constexpr int kColumnSets = ColumnSetsOf(kHashRegionBounds);
+// The rows of the table each Columns is read at (RegionGrid reads rows
+// at[j] and at[j] + 1 of its regions' horizontal grid lines); the others
+// are left unfilled.
+using RowsUsed = std::array<std::array<bool, kPlane + 1>, kColumnSets>;
 #if defined(__x86_64__)
 // FillColumns' rows with four lines at a time: the two table entries around
 // each line by one 128-bit load, regrouped by unpacks; the same operations.
-__attribute__((target("avx2"))) void FillColumnsAvx2(const Plane& p, const Lines* lines, int sets, Columns* c) {
+__attribute__((target("avx2"))) void FillColumnsAvx2(const Plane& p, const Lines* lines, const RowsUsed& used, int sets,
+                                                     Columns* c) {
   for (int y = 0; y <= p.y.n; ++y) {
     const double* row = &p.sat[y * p.stride()];
     for (int s = 0; s < sets; ++s) {
+      if (!used[s][y]) continue;
       const Lines& xl = lines[s];
       double* out = c[s].at[y].data();
-      for (int i = 0; i < kGrid; i += 4) {
+      for (int i = 0; i < kLinesPadded; i += 4) {
         const __m256d p02 = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(row + xl.at[i])),
                                                  _mm_loadu_pd(row + xl.at[i + 2]), 1);  // a0 b0 | a2 b2
         const __m256d p13 = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(row + xl.at[i + 1])),
                                                  _mm_loadu_pd(row + xl.at[i + 3]), 1);  // a1 b1 | a3 b3
         const __m256d a = _mm256_unpacklo_pd(p02, p13), b = _mm256_unpackhi_pd(p02, p13);
-        _mm256_storeu_pd(out + i, _mm256_add_pd(a, _mm256_mul_pd(_mm256_loadu_pd(&xl.frac[i]), _mm256_sub_pd(b, a))));
+        _mm256_store_pd(out + i, _mm256_add_pd(a, _mm256_mul_pd(_mm256_loadu_pd(&xl.frac[i]), _mm256_sub_pd(b, a))));
       }
-      const double a = row[xl.at[kGrid]], b = row[xl.at[kGrid] + 1];
-      out[kGrid] = a + xl.frac[kGrid] * (b - a);
     }
   }
 }
 #endif
 
-// Fills columns c[0, sets) (their left and right set), all in one pass over
-// the table (each row read once for all of them).
+// Fills the rows `used` of columns c[0, sets) (their left and right set),
+// all in one pass over the table (each row read once for all of them).
 template <bool kAvx2>
-__attribute__((always_inline)) inline void FillColumns(const Plane& p, int sets, Columns* c) {
+__attribute__((always_inline)) inline void FillColumns(const Plane& p, const RowsUsed& used, int sets, Columns* c) {
   Lines lines[kColumnSets];
   for (int s = 0; s < sets; ++s) lines[s] = LinesOf(p.x, p.x.size * c[s].left / 1000.0, p.x.size * c[s].right / 1000.0);
 #if defined(__x86_64__)
   if constexpr (kAvx2) {
-    FillColumnsAvx2(p, lines, sets, c);
+    FillColumnsAvx2(p, lines, used, sets, c);
     return;
   }
 #endif
   for (int y = 0; y <= p.y.n; ++y) {
     const double* row = &p.sat[y * p.stride()];
     for (int s = 0; s < sets; ++s) {
-      for (int i = 0; i <= kGrid; ++i) {
+      if (!used[s][y]) continue;
+      for (int i = 0; i < kLinesPadded; ++i) {
         const double a = row[lines[s].at[i]], b = row[lines[s].at[i] + 1];
         c[s].at[y][i] = a + lines[s].frac[i] * (b - a);
       }
@@ -132,19 +144,25 @@ __attribute__((always_inline)) inline void FillColumns(const Plane& p, int sets,
   }
 }
 
-// The 32x32 grid of the region `b` (`c`: its columns): the mean luma over
-// each of 32x32 equal parts of the region, the blocks taken as constants
-// (cut blocks weighted by the area inside).
-__attribute__((always_inline)) inline Grid RegionGrid(const Plane& p, const Columns& c, const RegionPerMille& b) {
+// The horizontal grid lines of the region `b`.
+__attribute__((always_inline)) inline Lines RowLinesOf(const Plane& p, const RegionPerMille& b) {
+  return LinesOf(p.y, p.y.size * b.top / 1000.0, p.y.size * b.bottom / 1000.0);
+}
+
+// The 32x32 grid of the region `b` (`c`: its columns, `yl`: its
+// RowLinesOf): the mean luma over each of 32x32 equal parts of the region,
+// the blocks taken as constants (cut blocks weighted by the area inside).
+__attribute__((always_inline)) inline Grid RegionGrid(const Plane& p, const Columns& c, const Lines& yl,
+                                                      const RegionPerMille& b) {
   const double top = p.y.size * b.top / 1000.0, bottom = p.y.size * b.bottom / 1000.0;
   const double left = p.x.size * b.left / 1000.0, right = p.x.size * b.right / 1000.0;
-  const Lines yl = LinesOf(p.y, top, bottom);
-  double corner[kGrid + 1][kGrid + 1];
+  alignas(32) double corner[kGrid + 1][kLinesPadded];
   for (int j = 0; j <= kGrid; ++j) {
-    const double* above = c.at[yl.at[j]].data();
-    const double* below = c.at[yl.at[j] + 1].data();
+    const double* __restrict above = c.at[yl.at[j]].data();
+    const double* __restrict below = c.at[yl.at[j] + 1].data();
     const double fy = yl.frac[j];
-    for (int i = 0; i <= kGrid; ++i) corner[j][i] = above[i] + fy * (below[i] - above[i]);
+#pragma GCC unroll 36
+    for (int i = 0; i < kLinesPadded; ++i) corner[j][i] = above[i] + fy * (below[i] - above[i]);
   }
   // Means of luma (the table holds luma * 256) over parts of equal area:
   // differences of large sums, so in double, then rounded to float.
@@ -204,7 +222,12 @@ __attribute__((always_inline)) inline void LowFrequencies(const float* __restric
     }
   }
   for (int k0 = 0; k0 < kK; k0 += 2) {
-    float even[2][kSlots] = {}, odd[2][kSlots] = {};
+    float* __restrict even[2] = {&coeff[k0 * kSlots], &coeff[(k0 + 1) * kSlots]};
+    float* __restrict odd[2] = {&coeff[(kK + k0) * kSlots], &coeff[(kK + k0 + 1) * kSlots]};
+    for (int t = 0; t < 2; ++t) {
+      std::fill(even[t], even[t] + kSlots, 0.0f);
+      std::fill(odd[t], odd[t] + kSlots, 0.0f);
+    }
     for (int y = 0; y < kHalf; ++y) {
 #pragma GCC unroll 2
       for (int t = 0; t < 2; ++t) {
@@ -213,138 +236,6 @@ __attribute__((always_inline)) inline void LowFrequencies(const float* __restric
         for (int j = 0; j < kSlots; ++j) odd[t][j] += diffs[y][j] * bo;
       }
     }
-    for (int t = 0; t < 2; ++t) {
-      std::copy(even[t], even[t] + kSlots, &coeff[(k0 + t) * kSlots]);
-      std::copy(odd[t], odd[t] + kSlots, &coeff[(kK + k0 + t) * kSlots]);
-    }
-  }
-}
-
-// Where coefficient (u, v) < (16, 16) sits in LowFrequencies' output.
-struct SlotTable {
-  std::array<uint16_t, kDetailKeep * kDetailKeep> of;  // [v * 16 + u] -> slot index
-};
-const SlotTable& Slots() {
-  static const SlotTable t = [] {
-    SlotTable s{};
-    for (int sv = 0; sv < kDetailKeep; ++sv) {
-      for (int su = 0; su < kDetailKeep; ++su) {
-        s.of[FrequencyOfSlot(sv) * kDetailKeep + FrequencyOfSlot(su)] = static_cast<uint16_t>(sv * kDetailKeep + su);
-      }
-    }
-    return s;
-  }();
-  return t;
-}
-
-// Slots (LowFrequencies' order) of the coefficients (u, v < keep) other
-// than DC, in bit order (bit i = keep * v + u is entry i - 1).
-template <int keep>
-const std::array<uint16_t, keep * keep - 1>& AcSlots() {
-  static const std::array<uint16_t, keep* keep - 1> slots = [] {
-    std::array<uint16_t, keep * keep - 1> s{};
-    for (int i = 1; i < keep * keep; ++i) s[i - 1] = Slots().of[(i / keep) * kDetailKeep + i % keep];
-    return s;
-  }();
-  return slots;
-}
-
-// An int32 in the order of the float (-0 taken as +0, so equal floats have
-// equal keys): the bits of a non-negative float, the magnitude bits flipped
-// for a negative one.
-inline int32_t OrderKey(float f) {
-  f += 0.0f;  // -0 + 0 = +0
-  int32_t b;
-  std::memcpy(&b, &f, sizeof(b));
-  return b ^ ((b >> 31) & 0x7fffffff);
-}
-
-// The k-th smallest of keys[0, n) (n a multiple of 8, any padding
-// INT32_MAX): its bits from the highest down, each kept 1 when fewer than
-// k + 1 keys lie below the value so far with that bit set. 32 counts over
-// the whole set, no branch on the data and no reordering (a quickselect's
-// comparisons of the coefficients' random order are mispredicted, and its
-// moves cost more than these counts, which vectorize).
-template <int n>
-__attribute__((always_inline)) inline int32_t KthKey(const int32_t* __restrict keys, int k) {
-  uint32_t r = 0;  // the answer, in offset binary
-  for (int bit = 31; bit >= 0; --bit) {
-    const uint32_t c = r | (uint32_t{1} << bit);
-    const int32_t t = static_cast<int32_t>(c ^ 0x80000000u);
-    int below = 0;
-#pragma GCC unroll 8
-    for (int i = 0; i < n; ++i) below += keys[i] < t;
-    r = below <= k ? c : r;
-  }
-  return static_cast<int32_t>(r ^ 0x80000000u);
-}
-
-#if defined(__x86_64__)
-// KthKey with the counts in four AVX2 accumulators (shorter chains of
-// adds); the same counts, so the same answer.
-template <int n>
-__attribute__((target("avx2"))) int32_t KthKeyAvx2(const int32_t* keys, int k) {
-  static_assert(n % 32 == 0, "whole groups of four vectors");
-  uint32_t r = 0;
-  for (int bit = 31; bit >= 0; --bit) {
-    const uint32_t c = r | (uint32_t{1} << bit);
-    const __m256i t = _mm256_set1_epi32(static_cast<int32_t>(c ^ 0x80000000u));
-    __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
-    const __m256i* key = reinterpret_cast<const __m256i*>(keys);
-    for (int v = 0; v < n / 8; v += 4) {  // -1 where a key < t
-      a0 = _mm256_sub_epi32(a0, _mm256_cmpgt_epi32(t, _mm256_loadu_si256(key + v)));
-      a1 = _mm256_sub_epi32(a1, _mm256_cmpgt_epi32(t, _mm256_loadu_si256(key + v + 1)));
-      a2 = _mm256_sub_epi32(a2, _mm256_cmpgt_epi32(t, _mm256_loadu_si256(key + v + 2)));
-      a3 = _mm256_sub_epi32(a3, _mm256_cmpgt_epi32(t, _mm256_loadu_si256(key + v + 3)));
-    }
-    const __m256i sum = _mm256_add_epi32(_mm256_add_epi32(a0, a1), _mm256_add_epi32(a2, a3));
-    __m128i h = _mm_add_epi32(_mm256_castsi256_si128(sum), _mm256_extracti128_si256(sum, 1));
-    h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0x4E));
-    h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0xB1));
-    r = _mm_cvtsi128_si32(h) <= k ? c : r;
-  }
-  return static_cast<int32_t>(r ^ 0x80000000u);
-}
-
-// words[i / 64] bit i % 64 set for each key i - 1 above the median (i >= 1;
-// the padding's bit falls off the end): 8 compares to a movemask at a time.
-template <int n>
-__attribute__((target("avx2"))) void AboveAvx2(const int32_t* keys, int32_t median, uint64_t* words) {
-  const __m256i m = _mm256_set1_epi32(median);
-  const __m256i* key = reinterpret_cast<const __m256i*>(keys);
-  uint64_t carry = 0;
-  for (int w = 0; w < n / 64; ++w) {
-    uint64_t bits = 0;
-    for (int v = 0; v < 8; ++v) {
-      const __m256i above = _mm256_cmpgt_epi32(_mm256_loadu_si256(key + 8 * w + v), m);
-      bits |= static_cast<uint64_t>(static_cast<uint32_t>(_mm256_movemask_ps(_mm256_castsi256_ps(above)))) << (8 * v);
-    }
-    words[w] |= (bits << 1) | carry;
-    carry = bits >> 63;
-  }
-}
-#endif
-
-// Bit i (= keep * v + u, i >= 1) is 1 when coefficient (u, v) is above the
-// median of the keep * keep - 1 others than DC; into `words`.
-template <int keep, bool kAvx2>
-__attribute__((always_inline)) inline void BitsOf(const float* coeff, uint64_t* words) {
-  constexpr int kAc = keep * keep - 1, kPadded = (kAc + 7) / 8 * 8;
-  const std::array<uint16_t, kAc>& slots = AcSlots<keep>();
-  alignas(32) int32_t keys[kPadded];
-  for (int i = 0; i < kAc; ++i) keys[i] = OrderKey(coeff[slots[i]]);
-  std::fill(keys + kAc, keys + kPadded, std::numeric_limits<int32_t>::max());
-#if defined(__x86_64__)
-  if constexpr (kAvx2) {
-    AboveAvx2<kPadded>(keys, KthKeyAvx2<kPadded>(keys, kAc / 2), words);
-    return;
-  }
-#endif
-  const int32_t median = KthKey<kPadded>(keys, kAc / 2);
-  for (int w = 0; w < (kAc + 1) / 64; ++w) {  // no branch on the data: half of them would be mispredicted
-    uint64_t bits = 0;
-    for (int i = w == 0 ? 1 : 0; i < 64; ++i) bits |= static_cast<uint64_t>(keys[w * 64 + i - 1] > median) << i;
-    words[w] |= bits;
   }
 }
 
@@ -372,13 +263,42 @@ __attribute__((always_inline)) inline RegionTone ToneOf(const float* __restrict 
 // The hashes of region `r` of the plane: *phash, and *detail and *tone when
 // given.
 template <bool kAvx2>
-__attribute__((always_inline)) inline void HashRegion(const Plane& plane, const Columns& columns, int r,
-                                                      uint64_t* phash, DetailHash* detail, RegionTone* tone) {
+__attribute__((always_inline)) inline void HashRegion(const Plane& plane, const Columns& columns, const Lines& yl,
+                                                      int r, uint64_t* phash, DetailHash* detail, RegionTone* tone) {
   alignas(32) float coeff[kDetailKeep * kDetailKeep];
-  LowFrequencies(RegionGrid(plane, columns, kHashRegionBounds[r]).data(), coeff);
-  BitsOf<kKeep, kAvx2>(coeff, phash);
-  if (detail != nullptr) BitsOf<kDetailKeep, kAvx2>(coeff, detail->data());
+  LowFrequencies(RegionGrid(plane, columns, yl, kHashRegionBounds[r]).data(), coeff);
+  Keys keys;
+  KeysOf(coeff, &keys);
+  // The medians of the 63 and 255 coefficients other than DC (both are
+  // found where the 64-bit hash alone is asked for: a median costs less
+  // than a call apart).
+  constexpr int kLowK = (kKeep * kKeep - 1) / 2, kAllK = (kDetailKeep * kDetailKeep - 1) / 2;
+  int32_t median_low, median_all;
+#if defined(__x86_64__)
+  if constexpr (kAvx2) {
+    internal::KthKeyPairAvx2<kKeep * kKeep, kDetailKeep * kDetailKeep>(keys.low, kLowK, keys.all, kAllK, &median_low,
+                                                                       &median_all);
+  } else  // NOLINT(readability/braces)
+#endif
+  {
+    median_low = KthKey<kKeep * kKeep>(keys.low, kLowK);
+    median_all = detail != nullptr ? KthKey<kDetailKeep * kDetailKeep>(keys.all, kAllK) : 0;
+  }
+  *phash = internal::PhashBits<kAvx2>(keys, median_low);
+  if (detail != nullptr) internal::DetailBits<kAvx2>(keys, median_all, detail);
   if (tone != nullptr) *tone = ToneOf(coeff);
+}
+
+// A thread's tables (too large for a stack), reached through a plain
+// reference: an access to a thread_local itself is a call where the code
+// may be in a shared library, which the compiler repeats inside loops.
+struct Scratch {
+  Plane plane;
+  std::array<Columns, kColumnSets> columns;  // one per left/right pair
+};
+__attribute__((noinline)) Scratch& ThisThreadsScratch() {
+  thread_local Scratch scratch;
+  return scratch;
 }
 
 // The hashes of regions [first, last) of `img` into *h (detail hashes when
@@ -386,8 +306,9 @@ __attribute__((always_inline)) inline void HashRegion(const Plane& plane, const 
 template <bool kAvx2>
 __attribute__((always_inline)) inline void HashAll(const Image& img, int first, int last, bool detail,
                                                    RegionHashes* h) {
-  thread_local Plane plane;
-  thread_local std::array<Columns, kColumnSets> columns;  // one per left/right pair
+  Scratch& scratch = ThisThreadsScratch();
+  Plane& plane = scratch.plane;
+  std::array<Columns, kColumnSets>& columns = scratch.columns;
 #if defined(__x86_64__)
   if constexpr (kAvx2) {
     internal::GrayPlaneAvx2(img, &plane);
@@ -397,6 +318,8 @@ __attribute__((always_inline)) inline void HashAll(const Image& img, int first, 
     internal::GrayPlanePortable(img, &plane);
   }
   int sets = 0, set_of[kHashRegions];
+  Lines ylines[kHashRegions];
+  RowsUsed used{};
   for (int r = first; r < last; ++r) {
     const RegionPerMille& b = kHashRegionBounds[r];
     int s = 0;
@@ -407,10 +330,12 @@ __attribute__((always_inline)) inline void HashAll(const Image& img, int first, 
       ++sets;
     }
     set_of[r] = s;
+    ylines[r] = RowLinesOf(plane, b);
+    for (int j = 0; j <= kGrid; ++j) used[s][ylines[r].at[j]] = used[s][ylines[r].at[j] + 1] = true;
   }
-  FillColumns<kAvx2>(plane, sets, columns.data());
+  FillColumns<kAvx2>(plane, used, sets, columns.data());
   for (int r = first; r < last; ++r) {
-    HashRegion<kAvx2>(plane, columns[set_of[r]], r, &h->phash[r], detail ? &h->detail[r] : nullptr,
+    HashRegion<kAvx2>(plane, columns[set_of[r]], ylines[r], r, &h->phash[r], detail ? &h->detail[r] : nullptr,
                       detail ? &h->tone[r] : nullptr);
   }
 }

@@ -66,20 +66,54 @@ __attribute__((target("avx2"), always_inline)) inline __m256i Rgb2x1Avx2(const u
   return _mm256_maddubs_epi16(_mm256_shuffle_epi8(v, shuffle), ones);
 }
 
+// The constants of Rgb2x2Avx2, made once per row.
+struct RgbConstants {
+  __m256i shuffle, ones, weights;
+};
+__attribute__((target("avx2"), always_inline)) inline RgbConstants RgbConstantsAvx2() {
+  return {_mm256_setr_epi8(0, 3, 1, 4, 2, 5, -1, -1, 6, 9, 7, 10, 8, 11, -1, -1,  //
+                           0, 3, 1, 4, 2, 5, -1, -1, 6, 9, 7, 10, 8, 11, -1, -1),
+          _mm256_set1_epi8(1), _mm256_setr_epi16(77, 150, 29, 0, 77, 150, 29, 0, 77, 150, 29, 0, 77, 150, 29, 0)};
+}
+
 // 8 blocks' sums from 16 pixels of rows p0 and p1 (52 bytes readable):
 // blocks 0 1 | 4 5 from pixels 0-3 | 8-11, blocks 2 3 | 6 7 from pixels
 // 4-7 | 12-15, so that the horizontal add leaves them in order.
-__attribute__((target("avx2"), always_inline)) inline __m256i Rgb2x2Avx2(const uint8_t* p0, const uint8_t* p1) {
-  const __m256i shuffle = _mm256_setr_epi8(0, 3, 1, 4, 2, 5, -1, -1, 6, 9, 7, 10, 8, 11, -1, -1,  //
-                                           0, 3, 1, 4, 2, 5, -1, -1, 6, 9, 7, 10, 8, 11, -1, -1);
-  const __m256i ones = _mm256_set1_epi8(1);
-  const __m256i weights = _mm256_setr_epi16(77, 150, 29, 0, 77, 150, 29, 0, 77, 150, 29, 0, 77, 150, 29, 0);
+__attribute__((target("avx2"), always_inline)) inline __m256i Rgb2x2Avx2(const uint8_t* p0, const uint8_t* p1,
+                                                                         const RgbConstants& k) {
   const __m256i a = _mm256_madd_epi16(
-      _mm256_add_epi16(Rgb2x1Avx2(p0, p0 + 24, shuffle, ones), Rgb2x1Avx2(p1, p1 + 24, shuffle, ones)), weights);
-  const __m256i b = _mm256_madd_epi16(
-      _mm256_add_epi16(Rgb2x1Avx2(p0 + 12, p0 + 36, shuffle, ones), Rgb2x1Avx2(p1 + 12, p1 + 36, shuffle, ones)),
-      weights);
+      _mm256_add_epi16(Rgb2x1Avx2(p0, p0 + 24, k.shuffle, k.ones), Rgb2x1Avx2(p1, p1 + 24, k.shuffle, k.ones)),
+      k.weights);
+  const __m256i b = _mm256_madd_epi16(_mm256_add_epi16(Rgb2x1Avx2(p0 + 12, p0 + 36, k.shuffle, k.ones),
+                                                       Rgb2x1Avx2(p1 + 12, p1 + 36, k.shuffle, k.ones)),
+                                      k.weights);
   return _mm256_hadd_epi32(a, b);
+}
+
+// Blocks b..b + 7 of a summed-area table row from their sums s: the prefix
+// sums in the register (int32: at most 256 x 2 pixels of 65280), plus
+// *carry (the sum before block b; then the sum to block b + 7), converted
+// to double and added to the row above, into out[b + 1, b + 1 + stored).
+__attribute__((target("avx2"), always_inline)) inline void SatStepAvx2(__m256i s, __m256i* carry, const double* above,
+                                                                       double* out, int b, int stored) {
+  s = _mm256_add_epi32(s, _mm256_slli_si256(s, 4));  // prefix sums within each 128-bit half
+  s = _mm256_add_epi32(s, _mm256_slli_si256(s, 8));
+  s = _mm256_add_epi32(
+      s, _mm256_blend_epi32(_mm256_setzero_si256(), _mm256_permutevar8x32_epi32(s, _mm256_set1_epi32(3)), 0xF0));
+  s = _mm256_add_epi32(s, *carry);
+  *carry = _mm256_permutevar8x32_epi32(s, _mm256_set1_epi32(7));
+  // above[b + 1, b + 9) stays inside the table (out's row follows above's).
+  const __m256d lo = _mm256_add_pd(_mm256_loadu_pd(above + b + 1), _mm256_cvtepi32_pd(_mm256_castsi256_si128(s)));
+  const __m256d hi = _mm256_add_pd(_mm256_loadu_pd(above + b + 5), _mm256_cvtepi32_pd(_mm256_extracti128_si256(s, 1)));
+  if (stored == 8) {
+    _mm256_storeu_pd(out + b + 1, lo);
+    _mm256_storeu_pd(out + b + 5, hi);
+  } else {
+    alignas(32) double last[8];
+    _mm256_store_pd(last, lo);
+    _mm256_store_pd(last + 4, hi);
+    std::copy(last, last + stored, out + b + 1);
+  }
 }
 
 // A row of the summed-area table from 8-bit RGB rows r0 and r1 (`width`
@@ -87,50 +121,40 @@ __attribute__((target("avx2"), always_inline)) inline __m256i Rgb2x2Avx2(const u
 // the 2x2 blocks 0..i (the last block may be 1 wide), i < n. Per 16 pixels
 // of a row: two 128-bit loads per 8 pixels, a byte shuffle to R0 R1 G0 G1
 // B0 B1 0 0 per block and horizontal pair sums (maddubs by 1), the two rows
-// added, the luma weights by madd, the halves of each block added, the
-// prefix sums in the register (int32: at most 256 x 2 pixels of 65280),
-// converted to double and added to the row above. The last pixels are
-// copied to zeroed buffers first (the loads read 4 bytes past the 16
-// pixels). Integer sums, then the portable build's one double add: the
-// same values.
-__attribute__((target("avx2"))) void RgbSatRow2Avx2(const uint8_t* r0, const uint8_t* r1, int width, int n,
-                                                    const double* above, double* out) {
+// added, the luma weights by madd, the halves of each block added, then
+// SatStepAvx2. The loads read 4 bytes past the 16 pixels (r1's next row,
+// or r0's for r0): 8 blocks at a time read in place while 16 whole pixels
+// are left in the row and those bytes lie before `end`, the end of the
+// image's bytes; the last pixels copied to zeroed buffers first. Integer
+// sums, then the portable build's one double add: the same values.
+__attribute__((target("avx2"))) void RgbSatRow2Avx2(const uint8_t* r0, const uint8_t* r1, const uint8_t* end, int width,
+                                                    int n, const double* above, double* out) {
   const int bytes = 3 * width;
+  // The largest b with 6 b <= v (-1 for none).
+  auto most = [](ptrdiff_t v) { return v < 0 ? ptrdiff_t{-1} : v / 6; };
+  const ptrdiff_t last = std::min({static_cast<ptrdiff_t>(n) - 8, most(bytes - 48), most(end - r1 - 52)});
+  const int in_place = last < 0 ? 0 : static_cast<int>(last / 8 * 8 + 8);  // blocks [0, in_place)
+  const RgbConstants k = RgbConstantsAvx2();
   __m256i carry = _mm256_setzero_si256();
-  for (int b = 0; b < n; b += 8) {
-    __m256i s;
-    if (6 * b + 52 <= bytes) {
-      // The next block's rows (r0's + 2 and + 3: the rows are contiguous)
-      // asked for while these are summed; a prefetch never faults.
-      _mm_prefetch(reinterpret_cast<const char*>(r0 + 2 * bytes + 6 * b), _MM_HINT_T0);
-      _mm_prefetch(reinterpret_cast<const char*>(r0 + 3 * bytes + 6 * b), _MM_HINT_T0);
-      s = Rgb2x2Avx2(r0 + 6 * b, r1 + 6 * b);
-    } else {
-      alignas(32) uint8_t t0[64] = {}, t1[64] = {};
-      const int left = std::min(bytes - 6 * b, 48);
-      std::memcpy(t0, r0 + 6 * b, left);
-      std::memcpy(t1, r1 + 6 * b, left);
-      s = Rgb2x2Avx2(t0, t1);
-    }
-    s = _mm256_add_epi32(s, _mm256_slli_si256(s, 4));  // prefix sums within each 128-bit half
-    s = _mm256_add_epi32(s, _mm256_slli_si256(s, 8));
-    s = _mm256_add_epi32(
-        s, _mm256_blend_epi32(_mm256_setzero_si256(), _mm256_permutevar8x32_epi32(s, _mm256_set1_epi32(3)), 0xF0));
-    s = _mm256_add_epi32(s, carry);
-    carry = _mm256_permutevar8x32_epi32(s, _mm256_set1_epi32(7));
-    // above[b + 1, b + 9) stays inside the table (out's row follows above's).
-    const __m256d lo = _mm256_add_pd(_mm256_loadu_pd(above + b + 1), _mm256_cvtepi32_pd(_mm256_castsi256_si128(s)));
-    const __m256d hi =
-        _mm256_add_pd(_mm256_loadu_pd(above + b + 5), _mm256_cvtepi32_pd(_mm256_extracti128_si256(s, 1)));
-    if (b + 8 <= n) {
-      _mm256_storeu_pd(out + b + 1, lo);
-      _mm256_storeu_pd(out + b + 5, hi);
-    } else {
-      alignas(32) double last[8];
-      _mm256_store_pd(last, lo);
-      _mm256_store_pd(last + 4, hi);
-      std::copy(last, last + (n - b), out + b + 1);
-    }
+  int b = 0;
+  for (; b < in_place; b += 8) {
+    // The rows of the block after next (r0's + 4 and + 5: the rows are
+    // contiguous) asked for while these are summed, early enough to hide a
+    // miss of the cache (the next block's come too late: 2 us more per
+    // 224x224 image read from memory), and these rows' bytes 6 steps on;
+    // a prefetch never faults.
+    _mm_prefetch(reinterpret_cast<const char*>(r0 + 4 * bytes + 6 * b), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(r0 + 5 * bytes + 6 * b), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(r0 + 6 * b + 384), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(r1 + 6 * b + 384), _MM_HINT_T0);
+    SatStepAvx2(Rgb2x2Avx2(r0 + 6 * b, r1 + 6 * b, k), &carry, above, out, b, 8);
+  }
+  for (; b < n; b += 8) {
+    alignas(32) uint8_t t0[64] = {}, t1[64] = {};
+    const int left = std::min(bytes - 6 * b, 48);
+    std::memcpy(t0, r0 + 6 * b, left);
+    std::memcpy(t1, r1 + 6 * b, left);
+    SatStepAvx2(Rgb2x2Avx2(t0, t1, k), &carry, above, out, b, std::min(n - b, 8));
   }
 }
 #endif
@@ -156,8 +180,8 @@ __attribute__((always_inline)) inline void BuildPlane(const Image& img, Plane* p
     if constexpr (kAvx2 && kChannels == 3 && sizeof(T) == 1) {
       if (xa.k == 2 && ya.k == 2 && ya.hi(by) - ya.lo(by) == 2) {
         plane->sat[(by + 1) * stride] = 0;
-        RgbSatRow2Avx2(img.row(ya.lo(by)), img.row(ya.lo(by) + 1), img.width(), xa.n, &plane->sat[by * stride],
-                       &plane->sat[(by + 1) * stride]);
+        RgbSatRow2Avx2(img.row(ya.lo(by)), img.row(ya.lo(by) + 1), img.data() + img.byte_size(), img.width(), xa.n,
+                       &plane->sat[by * stride], &plane->sat[(by + 1) * stride]);
         continue;
       }
     }
