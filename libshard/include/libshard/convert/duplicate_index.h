@@ -74,6 +74,14 @@ class DuplicateIndex {
   // The same for hashes[0, count) at once (faster than one at a time: the
   // probes' cache misses overlap), the ids of all appended together.
   void AppendNear(const uint64_t* hashes, size_t count, std::vector<std::pair<uint32_t, int>>* out) const;
+  // The same for several indexes' lookups at once (each index's hashes
+  // within its own max_distance), the ids of all appended together.
+  struct Lookup {
+    const DuplicateIndex* index;  // not null
+    const uint64_t* hashes;
+    size_t count;
+  };
+  static void AppendNear(const Lookup* lookups, size_t count, std::vector<std::pair<uint32_t, int>>* out);
   // Adds `hash` with id size().
   void Add(uint64_t hash) { Add(hash, size_); }
   // Adds `hash` with `id` (ids need not be distinct nor increase).
@@ -85,8 +93,9 @@ class DuplicateIndex {
   // The band count chosen for `expected_count` hashes at `max_distance`.
   static int BandsFor(int max_distance, uint64_t expected_count);
 
+  struct Tables;  // the implementation's (duplicate_index.cc)
+
  private:
-  struct Tables;
   int max_distance_;
   uint32_t size_ = 0;
   std::unique_ptr<Tables> t_;
