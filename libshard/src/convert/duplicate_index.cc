@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <limits>
 #include <new>
+#include <utility>
 
 #include "duplicate_search.h"
 #include "libshard/image/perceptual_hash.h"
@@ -46,60 +47,109 @@ uint32_t Fold(uint64_t h) { return static_cast<uint32_t>(h ^ (h >> 32)); }
 // (madvise; advisory): a probe reads a random place of hundreds of
 // megabytes at a million images, and with 4 KiB pages each read is a TLB
 // miss too.
-constexpr size_t kHugePage = size_t{2} << 20;
+constexpr size_t kHugePage = size_t{2} << 20, kLine = 64;
 template <typename T>
 struct HugePageAllocator {
   using value_type = T;
   HugePageAllocator() = default;
   template <typename U>
   explicit HugePageAllocator(const HugePageAllocator<U>&) {}
-  static size_t Rounded(size_t n) { return (n * sizeof(T) + kHugePage - 1) / kHugePage * kHugePage; }
   T* allocate(size_t n) {
-    if (n * sizeof(T) < kHugePage) return static_cast<T*>(::operator new(n * sizeof(T)));
-    void* p = std::aligned_alloc(kHugePage, Rounded(n));
+    const bool huge = n * sizeof(T) >= kHugePage;
+    const size_t align = huge ? kHugePage : kLine, bytes = (n * sizeof(T) + align - 1) / align * align;
+    void* p = std::aligned_alloc(align, bytes);
     if (p == nullptr) throw std::bad_alloc();
-    (void)::madvise(p, Rounded(n), MADV_HUGEPAGE);
+    if (huge) (void)::madvise(p, bytes, MADV_HUGEPAGE);
     return static_cast<T*>(p);
   }
-  void deallocate(T* p, size_t n) {
-    if (n * sizeof(T) < kHugePage) {
-      ::operator delete(p);
-    } else {
-      std::free(p);
-    }
-  }
+  void deallocate(T* p, size_t) { std::free(p); }
   bool operator==(const HugePageAllocator&) const { return true; }
   bool operator!=(const HugePageAllocator&) const { return false; }
 };
 template <typename T>
 using Arena = std::vector<T, HugePageAllocator<T>>;
 
+// A fixed array of zeros, mapped (the kernel's zero pages until written:
+// the buckets of a wide band that few hashes reach cost address space
+// only), on huge pages where it is to be `dense` (else a few writes would
+// each take a 2 MiB page).
+template <typename T>
+class ZeroArray {
+ public:
+  ZeroArray() = default;
+  ZeroArray(size_t n, bool dense) : bytes_(std::max<size_t>(n * sizeof(T), 1)) {
+    void* p = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    if (dense && bytes_ >= kHugePage) (void)::madvise(p, bytes_, MADV_HUGEPAGE);
+    data_ = static_cast<T*>(p);
+  }
+  ~ZeroArray() {
+    if (data_ != nullptr) ::munmap(data_, bytes_);
+  }
+  ZeroArray(ZeroArray&& o) noexcept : data_(std::exchange(o.data_, nullptr)), bytes_(o.bytes_) {}
+  ZeroArray& operator=(ZeroArray&& o) noexcept {
+    std::swap(data_, o.data_);
+    std::swap(bytes_, o.bytes_);
+    return *this;
+  }
+  T& operator[](size_t i) { return data_[i]; }
+  const T& operator[](size_t i) const { return data_[i]; }
+  const T* data() const { return data_; }
+
+ private:
+  T* data_ = nullptr;
+  size_t bytes_ = 0;
+};
+
 constexpr size_t kMaxQueries = 256;  // a stage's batch: its blocks of folds stay in cache
 constexpr uint32_t kBlock = 8;       // entries: the least block (one 32-byte compare), the unit of Bucket::block
 
-struct Bucket {
-  uint32_t block = 0;  // first entry / kBlock
+// A bucket is one cache line: its size and its first kInline folds, so
+// that a probe of a bucket holding up to kInline entries (most of them
+// where the band count suits the count) reads one line. The rest are in
+// the arenas, in a block of kBlock << k entries (the least that holds
+// them: grown when the rest's count reaches kBlock << k).
+constexpr uint32_t kInline = 14;
+struct alignas(kLine) Bucket {
   uint32_t size = 0;
-  uint32_t capacity = 0;  // 0 or kBlock << k
+  uint32_t block = 0;  // the rest's first entry / kBlock (size > kInline)
+  uint32_t folds[kInline] = {};
 };
+static_assert(sizeof(Bucket) == kLine, "a bucket is a cache line");
 
 // One band's table.
 struct Band {
-  Arena<Bucket> buckets;  // by band value
-  Arena<uint32_t> folds;
+  ZeroArray<Bucket> buckets;                // by band value
+  ZeroArray<uint32_t> inline_entries;       // by band value, kInline each: the entry of each inline fold
+  Arena<uint32_t> folds;                    // the blocks
   Arena<uint32_t> entries;                  // the entry (DuplicateIndex::Tables::hashes) of each fold
   std::vector<std::vector<uint32_t>> free;  // by k: blocks of kBlock << k entries no bucket uses
 
-  void Append(uint32_t value, uint32_t fold, uint32_t entry) {
-    Bucket& b = buckets[value];
-    if (b.size == b.capacity) Grow(&b);
-    const size_t at = size_t{b.block} * kBlock + b.size++;
-    folds[at] = fold;
-    entries[at] = entry;
+  // The entry of a bucket's i-th fold.
+  uint32_t EntryOf(uint32_t value, uint32_t i) const {
+    if (i < kInline) return inline_entries[size_t{value} * kInline + i];
+    return entries[size_t{buckets[value].block} * kBlock + (i - kInline)];
   }
 
-  void Grow(Bucket* b) {
-    const uint32_t capacity = b->capacity == 0 ? kBlock : 2 * b->capacity;
+  void Append(uint32_t value, uint32_t fold, uint32_t entry) {
+    Bucket& b = buckets[value];
+    if (b.size < kInline) {
+      b.folds[b.size] = fold;
+      inline_entries[size_t{value} * kInline + b.size] = entry;
+    } else {
+      const uint32_t rest = b.size - kInline;
+      if (rest == 0 || (rest % kBlock == 0 && (rest & (rest - 1)) == 0)) Grow(&b, rest);
+      const size_t at = size_t{b.block} * kBlock + rest;
+      folds[at] = fold;
+      entries[at] = entry;
+    }
+    ++b.size;
+  }
+
+  // Moves the `rest` entries past the inline ones to a block twice the
+  // size (kBlock for none).
+  void Grow(Bucket* b, uint32_t rest) {
+    const uint32_t capacity = rest == 0 ? kBlock : 2 * rest;
     const int k = __builtin_ctz(capacity / kBlock);
     if (static_cast<int>(free.size()) <= k) free.resize(k + 1);
     uint32_t block;
@@ -112,27 +162,27 @@ struct Band {
       entries.resize(entries.size() + capacity);
     }
     const size_t from = size_t{b->block} * kBlock, to = size_t{block} * kBlock;
-    std::copy_n(folds.begin() + from, b->size, folds.begin() + to);
-    std::copy_n(entries.begin() + from, b->size, entries.begin() + to);
-    if (b->capacity > 0) free[k - 1].push_back(b->block);
+    std::copy_n(folds.begin() + from, rest, folds.begin() + to);
+    std::copy_n(entries.begin() + from, rest, entries.begin() + to);
+    if (rest > 0) free[k - 1].push_back(b->block);
     b->block = block;
-    b->capacity = capacity;
   }
 };
 
-// Estimated work of one query among n hashes in m bands, in hash compares:
-// per probed value a bucket header and a run of hashes (cache misses worth
-// about kProbe compares) and the hashes it holds; an Add writes one bucket
-// per band (kProbe each). Layouts with more buckets than about 2n + 2^16
-// are left out (memory).
+// Estimated work of one query among n hashes in m bands, in cache lines
+// read: per probed value its bucket's line, and the lines of the folds
+// past the inline ones (16 a line), plus their compares (8 at a time,
+// about 1/8 of a line's wait each); an Add writes a line per band. Layouts
+// with more buckets (64 bytes each) than about n / 4 + 2^16 are left out
+// (memory).
 double IndexCost(int max_distance, int m, double n) {
-  constexpr double kProbe = 60;
   const BandLayout l = MakeBandLayout(max_distance, m);
-  double cost = m * kProbe;
+  double cost = m;
   for (int b = 0; b < m; ++b) {
     const double values = static_cast<double>(uint64_t{1} << l.bits[b]);
-    if (values > 2 * n + 65536) return std::numeric_limits<double>::max();
-    cost += Probes(l.bits[b], l.radius[b]) * (kProbe + n / values);
+    if (values > n / 4 + 65536) return std::numeric_limits<double>::max();
+    const double folds = n / values;
+    cost += Probes(l.bits[b], l.radius[b]) * (1 + std::max(0.0, folds - kInline) / 16 + folds / 64);
   }
   return cost;
 }
@@ -158,28 +208,34 @@ struct Query {
   const DuplicateIndex::Tables* t;
 };
 struct Probe {
-  const Bucket* bucket;
+  uint32_t value;
   uint32_t query;
   uint32_t band;
 };
 struct Span {
-  const uint32_t* folds;
-  uint32_t first;
-  uint32_t size;
+  const Bucket* bucket;
+  const uint32_t* rest;  // its folds past the inline ones
+  uint32_t value;
   uint32_t query;
   uint32_t band;
 };
+// A fold within the distance: the span, and the fold's place in its bucket.
+struct Hit {
+  uint32_t span;
+  uint32_t i;
+};
 
-// The spans' folds within their queries' distance, appended to *hits as
-// (span, position): one compare at a time, or eight (AVX2; lanes past a
-// span's size masked off: blocks hold whole multiples of 8 entries).
-void ScanPlain(const std::vector<Query>& queries, const std::vector<Span>& spans,
-               std::vector<std::pair<uint32_t, uint32_t>>* hits) {
-  for (uint32_t i = 0; i < spans.size(); ++i) {
+// The spans' folds within their queries' distance, appended to *hits: one
+// compare at a time, or eight (AVX2; lanes past a bucket's size masked off:
+// blocks hold whole multiples of 8 entries).
+void ScanPlain(const std::vector<Query>& queries, const std::vector<Span>& spans, size_t from, size_t to,
+               std::vector<Hit>* hits) {
+  for (uint32_t i = static_cast<uint32_t>(from); i < to; ++i) {
     const Span& s = spans[i];
     const Query& q = queries[s.query];
-    for (uint32_t e = 0; e < s.size; ++e) {
-      if (BitCount(q.fold ^ s.folds[e]) <= q.max_distance) hits->emplace_back(i, s.first + e);
+    for (uint32_t e = 0; e < s.bucket->size; ++e) {
+      const uint32_t fold = e < kInline ? s.bucket->folds[e] : s.rest[e - kInline];
+      if (BitCount(q.fold ^ fold) <= q.max_distance) hits->push_back({i, e});
     }
   }
 }
@@ -202,16 +258,25 @@ __attribute__((target("avx2"), always_inline)) inline int WithinMask8(const uint
 }
 
 __attribute__((target("avx2"))) void ScanAvx2(const std::vector<Query>& queries, const std::vector<Span>& spans,
-                                              std::vector<std::pair<uint32_t, uint32_t>>* hits) {
-  for (uint32_t i = 0; i < spans.size(); ++i) {
+                                              size_t from, size_t to, std::vector<Hit>* hits) {
+  static_assert(kInline > kBlock && kInline <= 2 * kBlock, "two compares of a bucket's line");
+  for (uint32_t i = static_cast<uint32_t>(from); i < to; ++i) {
     const Span& s = spans[i];
     const Query& q = queries[s.query];
     const __m256i query = _mm256_set1_epi32(static_cast<int>(q.fold));
     const __m256i limit = _mm256_set1_epi32(q.max_distance);
-    for (uint32_t e = 0; e < s.size; e += kBlock) {
-      int near = WithinMask8(s.folds + e, query, limit);
-      if (s.size - e < kBlock) near &= (1 << (s.size - e)) - 1;
-      for (; near != 0; near &= near - 1) hits->emplace_back(i, s.first + e + __builtin_ctz(near));
+    const uint32_t size = s.bucket->size, in_line = std::min(size, kInline);
+    // The line's folds: [0, 8), then [kInline - 8, kInline) shifted to
+    // [8, kInline) (within the line; the overlap dropped).
+    uint32_t near = WithinMask8(s.bucket->folds, query, limit);
+    if (in_line > kBlock)
+      near |= (WithinMask8(s.bucket->folds + kInline - kBlock, query, limit) >> (2 * kBlock - kInline)) << kBlock;
+    near &= (uint32_t{1} << in_line) - 1;
+    for (; near != 0; near &= near - 1) hits->push_back({i, static_cast<uint32_t>(__builtin_ctz(near))});
+    for (uint32_t e = 0; e + kInline < size; e += kBlock) {
+      uint32_t more = WithinMask8(s.rest + e, query, limit);
+      if (size - kInline - e < kBlock) more &= (1u << (size - kInline - e)) - 1;
+      for (; more != 0; more &= more - 1) hits->push_back({i, kInline + e + __builtin_ctz(more)});
     }
   }
 }
@@ -222,41 +287,59 @@ __attribute__((target("avx2"))) void ScanAvx2(const std::vector<Query>& queries,
 void Search(const std::vector<Query>& queries, std::vector<std::pair<uint32_t, int>>* out) {
   thread_local std::vector<Probe> probes;
   thread_local std::vector<Span> spans;
-  thread_local std::vector<std::pair<uint32_t, uint32_t>> hits;
+  thread_local std::vector<Hit> hits;
   probes.clear();
   for (uint32_t q = 0; q < queries.size(); ++q) {
     const DuplicateIndex::Tables& t = *queries[q].t;
     for (int b = 0; b < t.layout.bands; ++b) {
-      const Bucket* buckets = t.bands[b].buckets.data();
       ForEachWithin(t.layout.Band(queries[q].hash, b), t.layout.bits[b], t.layout.radius[b], [&](uint32_t u) {
-        __builtin_prefetch(buckets + u);
-        probes.push_back({buckets + u, q, static_cast<uint32_t>(b)});
+        probes.push_back({u, q, static_cast<uint32_t>(b)});
       });
     }
   }
+  // A pipeline over chunks of kAhead probes: prefetch the buckets of one
+  // chunk, read those of the chunk before (prefetching the folds past
+  // their lines) and compare the spans of the one before that; so a few
+  // dozen misses are in flight at a time (prefetching them all at once
+  // would overflow the core's queue of misses, which drops the rest).
+  constexpr size_t kAhead = 16;
   spans.clear();
-  for (const Probe& p : probes) {
-    const Bucket k = *p.bucket;
-    if (k.size == 0) continue;
-    const size_t first = size_t{k.block} * kBlock;
-    const uint32_t* folds = queries[p.query].t->bands[p.band].folds.data() + first;
-    const char* line = reinterpret_cast<const char*>(folds);
-    for (size_t at = 0; at < k.size * sizeof(uint32_t); at += 64) __builtin_prefetch(line + at);
-    spans.push_back({folds, static_cast<uint32_t>(first), k.size, p.query, p.band});
-  }
   hits.clear();
+  size_t scanned = 0;
+  for (size_t chunk = 0; chunk < probes.size() + 2 * kAhead; chunk += kAhead) {
+    for (size_t i = chunk; i < std::min(chunk + kAhead, probes.size()); ++i) {
+      const Probe& p = probes[i];
+      __builtin_prefetch(queries[p.query].t->bands[p.band].buckets.data() + p.value);
+    }
+    const size_t ready = spans.size();
+    for (size_t i = chunk - std::min(chunk, kAhead); i < std::min(chunk, probes.size()); ++i) {
+      const Probe& p = probes[i];
+      const Band& band = queries[p.query].t->bands[p.band];
+      const Bucket* bucket = &band.buckets[p.value];
+      if (bucket->size == 0) continue;
+      const uint32_t* rest = nullptr;
+      if (bucket->size > kInline) {
+        rest = band.folds.data() + size_t{bucket->block} * kBlock;
+        const char* line = reinterpret_cast<const char*>(rest);
+        for (size_t at = 0; at < (bucket->size - kInline) * sizeof(uint32_t); at += kLine)
+          __builtin_prefetch(line + at);
+      }
+      spans.push_back({bucket, rest, p.value, p.query, p.band});
+    }
 #if defined(__x86_64__)
-  if (!queries.empty() && queries[0].t->avx2) {
-    ScanAvx2(queries, spans, &hits);
-  } else
+    if (queries[0].t->avx2) {
+      ScanAvx2(queries, spans, scanned, ready, &hits);
+    } else
 #endif
-  {
-    ScanPlain(queries, spans, &hits);
+    {
+      ScanPlain(queries, spans, scanned, ready, &hits);
+    }
+    scanned = ready;
   }
-  for (const auto& [span, at] : hits) {
-    const Span& s = spans[span];
+  for (const Hit& hit : hits) {
+    const Span& s = spans[hit.span];
     const Query& q = queries[s.query];
-    const uint32_t entry = q.t->bands[s.band].entries[at];
+    const uint32_t entry = q.t->bands[s.band].EntryOf(s.value, hit.i);
     const uint64_t h = q.t->hashes[entry];
     const int distance = BitCount(q.hash ^ h);
     // Taken in the first band where the two are within its radius.
@@ -296,8 +379,11 @@ DuplicateIndex::DuplicateIndex(int max_distance, uint64_t expected_count, int ba
   const size_t expected = static_cast<size_t>(std::min<uint64_t>(expected_count, uint64_t{1} << 30));
   for (int b = 0; b < t_->layout.bands; ++b) {
     Band& band = t_->bands[b];
-    band.buckets.resize(size_t{1} << t_->layout.bits[b]);
-    const size_t room = 2 * expected + std::min(expected, band.buckets.size()) * kBlock;
+    const size_t values = size_t{1} << t_->layout.bits[b];
+    const bool dense = expected >= values / 4;
+    band.buckets = ZeroArray<Bucket>(values, dense);
+    band.inline_entries = ZeroArray<uint32_t>(values * kInline, dense);
+    const size_t room = 2 * expected + std::min(expected, values) * kBlock;
     band.folds.reserve(room);
     band.entries.reserve(room);
   }
