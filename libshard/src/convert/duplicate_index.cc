@@ -1,15 +1,15 @@
 // The leak check's incremental search (duplicate_index.h). Per band, a flat
-// array of buckets over two arenas, each bucket's entries in one block of
-// 8 << k entries (grown by doubling; blocks left behind are reused by
-// size): the entries' folds (Fold: 32 bits of each hash, what a probe
-// compares) and their numbers (an index into the hashes and ids kept once
-// per Add, read only for the few folds within the distance). A query
-// builds its probe values per band (ForEachWithin), reads each bucket's
-// block of folds and compares eight at a time (WithinMask8, where the CPU
-// has AVX2; lanes past the bucket's size masked off). Lookups of several
-// hashes, and of two indexes, go through the stages together (probe values,
-// bucket headers, blocks of folds: each stage prefetches what the next one
-// reads), so the cache misses of an image's few hundred probes overlap.
+// array of buckets, each one cache line: its size and its first kInline
+// folds (Fold: 32 bits of each hash, what a probe compares); the rest of a
+// bucket's folds in one block of an arena, of 8 << k entries (grown by
+// doubling; blocks left behind are reused by size), beside their entry
+// numbers (an index into the hashes and ids kept once per Add, read only
+// for the few folds within the distance). A query builds its probe values
+// per band (ForEachWithin), reads each bucket's line and its block and
+// compares eight folds at a time (WithinMask8, where the CPU has AVX2;
+// lanes past the bucket's size masked off). Lookups of several hashes, and
+// of two indexes, go through the stages together, pipelined (Search), so
+// the cache misses of an image's few hundred probes overlap.
 #include "libshard/convert/duplicate_index.h"
 
 #include <sys/mman.h>
@@ -242,17 +242,12 @@ void ScanPlain(const std::vector<Query>& queries, const std::vector<Span>& spans
 #if defined(__x86_64__)
 // Eight 32-bit Hamming distances at once: bit k of the result is set when
 // folds[k] is within `limit` (each 32-bit lane) bits of `query` (in every
-// lane). Bits counted by nibbles (a 16-entry table), then the bytes summed
+// lane): the XORs' bits counted per byte (ByteBitCounts), the bytes summed
 // per lane by two multiply-adds with ones.
 __attribute__((target("avx2"), always_inline)) inline int WithinMask8(const uint32_t* folds, __m256i query,
                                                                       __m256i limit) {
-  const __m256i table =
-      _mm256_setr_epi8(0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, 0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4);
-  const __m256i nibble = _mm256_set1_epi8(0x0f);
   const __m256i x = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(folds)), query);
-  const __m256i bytes = _mm256_add_epi8(_mm256_shuffle_epi8(table, _mm256_and_si256(x, nibble)),
-                                        _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(x, 4), nibble)));
-  const __m256i words = _mm256_maddubs_epi16(bytes, _mm256_set1_epi8(1));
+  const __m256i words = _mm256_maddubs_epi16(ByteBitCounts(x), _mm256_set1_epi8(1));
   const __m256i bits = _mm256_madd_epi16(words, _mm256_set1_epi16(1));
   return ~_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(bits, limit))) & 0xff;
 }
