@@ -72,20 +72,25 @@ struct BandLayout {
 BandLayout MakeBandLayout(int max_distance, int bands);
 
 #if defined(__x86_64__)
-// Four Hamming distances at once (AVX2): bit k of the result is set when
-// hashes[k] is within `limit` (each 64-bit lane: the distance) bits of
-// `query` (the query in every lane). The bits of each XOR are counted by
-// nibbles (a 16-entry table) and summed per 64-bit lane. Inlined into
-// callers built for AVX2 (target "avx2"), which dispatch on the CPU.
-__attribute__((target("avx2"), always_inline)) inline int WithinMask4(const uint64_t* hashes, __m256i query,
-                                                                      __m256i limit) {
+// The bits set in each byte of x (AVX2), counted by nibbles (a 16-entry
+// table). Inlined into callers built for AVX2 (target "avx2"), which
+// dispatch on the CPU.
+__attribute__((target("avx2"), always_inline)) inline __m256i ByteBitCounts(__m256i x) {
   const __m256i table =
       _mm256_setr_epi8(0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, 0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4);
   const __m256i nibble = _mm256_set1_epi8(0x0f);
+  return _mm256_add_epi8(_mm256_shuffle_epi8(table, _mm256_and_si256(x, nibble)),
+                         _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(x, 4), nibble)));
+}
+
+// Four Hamming distances at once (AVX2): bit k of the result is set when
+// hashes[k] is within `limit` (each 64-bit lane: the distance) bits of
+// `query` (the query in every lane): the XORs' bits counted per byte and
+// summed per 64-bit lane.
+__attribute__((target("avx2"), always_inline)) inline int WithinMask4(const uint64_t* hashes, __m256i query,
+                                                                      __m256i limit) {
   const __m256i x = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(hashes)), query);
-  const __m256i bytes = _mm256_add_epi8(_mm256_shuffle_epi8(table, _mm256_and_si256(x, nibble)),
-                                        _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(x, 4), nibble)));
-  const __m256i bits = _mm256_sad_epu8(bytes, _mm256_setzero_si256());
+  const __m256i bits = _mm256_sad_epu8(ByteBitCounts(x), _mm256_setzero_si256());
   return ~_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(bits, limit))) & 0xf;
 }
 #endif

@@ -9,15 +9,19 @@
 // hashes within max_distance bits differ in at most r_b bits of some band b:
 // pigeonhole), and each band has a table from band value to the hashes
 // holding it; a query looks up every value within that band's radius of its
-// own. Per band, a flat array of buckets (one per value: 12 bytes) over one
-// arena of hashes and one of ids, a bucket's entries contiguous (grown by
-// doubling; a block it leaves is reused), so a probe reads one bucket header
-// and one run of hashes, compared four at a time with AVX2 where the CPU has
-// it (the batch search's compare, duplicate_search.h). m (3..16) is chosen
-// for the expected count as SearchBands does (a probe's cache misses
-// against the hashes it compares): at the default distance 6, 7 bands of
-// 9-10 bits (radius 0) up to a few hundred thousand hashes, 4 of 16 bits
-// (radii 0, 1, 1, 1) above.
+// own. Per band, a flat array of buckets, one per value and each one cache
+// line: its size and its first 14 entries' folds (32 bits of the hash, its
+// halves XORed: within the distance whenever the hash is), the rest of its
+// folds in one block of an arena (grown by doubling; a block it leaves is
+// reused); the hashes and ids once per Add, read only for the folds within
+// the distance. So a probe of a bucket of up to 14 hashes reads one line,
+// and its folds are compared eight at a time with AVX2 where the CPU has
+// it. The lookups of an image go through the stages (probe values,
+// buckets, folds past the line) together, a few dozen misses in flight.
+// m (3..16) is chosen for the expected count by the lines a probe reads:
+// at the default distance 6, 7 bands of 9-10 bits (radius 0) up to some
+// ten thousand hashes, 5 of 12-13 bits near 100,000, 4 of 16 bits (radii
+// 0, 1, 1, 1) from a few hundred thousand.
 //
 // FingerprintIndex holds two: the whole hashes (queried with an image's ten
 // region hashes: a copy that is a crop of an earlier image), and the other
@@ -35,9 +39,12 @@
 //   }
 //
 // Thread-safety: not thread-safe (one writer; const methods may run
-// concurrently without a writer). Memory: 12 bytes per hash and band, up
-// to twice that with the blocks' slack, and 12 per bucket, plus the
-// fingerprints (FingerprintIndex keeps a copy of each, without its key).
+// concurrently without a writer). Memory: 64 bytes per bucket (2^bits per
+// band; mapped zero pages until written), 8 per hash and band past a
+// bucket's first 14 (up to twice that with the blocks' slack), 12 per hash,
+// plus the fingerprints (FingerprintIndex keeps a copy of each, without its
+// key): about 1.3 GB at a million images. Large arrays ask for huge pages
+// (madvise).
 #ifndef LIBSHARD_CONVERT_DUPLICATE_INDEX_H_
 #define LIBSHARD_CONVERT_DUPLICATE_INDEX_H_
 
@@ -74,6 +81,14 @@ class DuplicateIndex {
   // The same for hashes[0, count) at once (faster than one at a time: the
   // probes' cache misses overlap), the ids of all appended together.
   void AppendNear(const uint64_t* hashes, size_t count, std::vector<std::pair<uint32_t, int>>* out) const;
+  // The same for several indexes' lookups at once (each index's hashes
+  // within its own max_distance), the ids of all appended together.
+  struct Lookup {
+    const DuplicateIndex* index;  // not null
+    const uint64_t* hashes;
+    size_t count;
+  };
+  static void AppendNear(const Lookup* lookups, size_t count, std::vector<std::pair<uint32_t, int>>* out);
   // Adds `hash` with id size().
   void Add(uint64_t hash) { Add(hash, size_); }
   // Adds `hash` with `id` (ids need not be distinct nor increase).
@@ -85,8 +100,9 @@ class DuplicateIndex {
   // The band count chosen for `expected_count` hashes at `max_distance`.
   static int BandsFor(int max_distance, uint64_t expected_count);
 
+  struct Tables;  // the implementation's (duplicate_index.cc)
+
  private:
-  struct Tables;
   int max_distance_;
   uint32_t size_ = 0;
   std::unique_ptr<Tables> t_;
