@@ -45,21 +45,17 @@
 //     at a time: about 24 bytes per region hash (some 250 MB for a million
 //     images) beside the fingerprints. Measured (shard-bench convert
 //     --leak-hashes N, random fingerprints, 1 % planted copies, 2 threads of
-//     the loaded 2-core build machine, 2026-11-27): 100,000 in 0.26-0.9 s
-//     (4.27 s before), a million in 5.8-13 s (docs/convert.md).
+//     the 2-core build machine, 2026-11-27): 100,000 in 0.17-0.9 s (4.27 s
+//     before), a million in 3.5-13 s by the load (docs/convert.md).
 //   * DuplicateIndex / FingerprintIndex (--dedup within, incremental: a
 //     query before each Add; duplicate_index.h): the same bands and radii,
-//     m chosen for the expected count, a flat bucket array per band over
-//     arenas of hashes and ids, the same four-at-a-time compare. Eleven
-//     lookups an image (its ten region hashes among the whole ones, its
-//     whole hash among the other regions' hashes). Measured (random
-//     fingerprints, 1 % planted copies, one thread of the loaded build
-//     machine, 2026-11-27): 100,000 in 1.6-3.7 s, 16-37 us an image
-//     (before: 7.3-8.1 s, 76-79 us); a million: 67 us an image of CPU time
-//     (before: 311 us, the same fingerprints in the same minutes). Not yet
-//     the 5 us an image of "a million in seconds": at a million the probes
-//     (some 570 an image at 4 bands) and the buckets' hashes come from
-//     memory, not cache (docs/convert.md).
+//     m chosen for the expected count, per band a flat array of
+//     cache-line buckets of 32-bit folds. Eleven lookups an image (its ten
+//     region hashes among the whole ones, its whole hash among the other
+//     regions' hashes), pipelined. Measured (the same fingerprints, one
+//     thread, 2026-11-27): 12-17 us an image at 100,000 and 26-28 us at a
+//     million (67 us before), bound by the ~1,300 cache lines an image's
+//     lookups and Add read from memory (docs/convert.md).
 //
 //   std::vector<DuplicateImage> images = ...;   // in plan order
 //   DuplicateReport r = FindDuplicates(images, 6);
