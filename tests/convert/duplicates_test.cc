@@ -10,6 +10,7 @@
 #include <oneapi/tbb/task_arena.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <set>
@@ -216,7 +217,8 @@ TEST(FingerprintTest, EntriesCarryEveryHash) {
   EXPECT_EQ(stored.regions().size(), 400u);
   EXPECT_EQ(stored.region_tones().size(), 40u);
   EXPECT_TRUE(stored.pixels_sha256().empty() && stored.phash().empty() && stored.detail_hashes().empty());
-  EXPECT_LT(stored.ByteSizeLong(), 490u);
+  EXPECT_EQ(stored.colour().size(), 3u);
+  EXPECT_LT(stored.ByteSizeLong(), 495u);
   // Little-endian words: the whole hash's low byte first, the detail after the ten 64-bit hashes.
   EXPECT_EQ(static_cast<uint8_t>(stored.regions()[0]), f.hashes.phash[0] & 0xff);
   EXPECT_EQ(static_cast<uint8_t>(stored.regions()[79]), f.hashes.phash[9] >> 56);
@@ -325,7 +327,7 @@ TEST(FingerprintJsonTest, EntriesLeaveOutEmptyFieldsAndOldOnesStillRead) {
   for (const char* field : {"pixels_sha256", "\"phash\"", "centre_phash", "region_phashes", "detail_hashes"}) {
     EXPECT_EQ(json.find(field), std::string::npos) << field;
   }
-  EXPECT_LT(per_image, 760);  // path, key, regions, tones (base64) and the JSON around them: 736
+  EXPECT_LT(per_image, 780);  // path, key, regions, tones, colour (base64) and the JSON around them: 757
   ShardEntry back;
   ASSERT_TRUE(manifest::FromJson(json, &back).ok());
   std::vector<DuplicateImage> images;
@@ -489,6 +491,77 @@ TEST(ConfirmationTest, TonesTellApartPicturesTheHashesCannot) {
   for (const image::Image& copy :
        {Jpeg60(toned), Scaled(toned, 0.6), Toned(toned, 1, 2), testing::CropOf(toned, 8, 6, 304, 228)}) {
     EXPECT_LE(NearDistance(base, FingerprintOf(copy), kDefaultLeakDistance), kDefaultLeakDistance);
+  }
+}
+
+image::Image Plain(int width, int height, std::array<uint8_t, 3> rgb) {
+  image::Image img(width, height, 3);
+  for (size_t i = 0; i < img.byte_size(); ++i) img.data()[i] = rgb[i % 3];
+  return img;
+}
+
+// Plain pictures of one brightness hash and tone alike whatever their
+// colour (the fingerprints are of luma): the mean colour tells them apart,
+// while a plain picture's copies (JPEG quality 60, resized, gray ones) keep
+// theirs; an entry without colour (older) pairs them by the tones as before;
+// pictures with detail are not affected.
+TEST(ConfirmationTest, ColourTellsApartPlainPicturesOfOneBrightness) {
+  // Luma (77 R + 150 G + 29 B) / 256: 124.4, 125.5, 124.0.
+  const ImageFingerprint orange = FingerprintOf(Plain(96, 64, {200, 100, 50}));
+  for (const std::array<uint8_t, 3> rgb : {std::array<uint8_t, 3>{80, 150, 120}, {124, 124, 124}}) {
+    ImageFingerprint other = FingerprintOf(Plain(96, 64, rgb));
+    EXPECT_GT(NearDistance(orange, other, kDefaultLeakDistance), kDefaultLeakDistance) << int{rgb[0]};
+    EXPECT_GT(NearDistance(other, orange, kDefaultLeakDistance), kDefaultLeakDistance) << int{rgb[0]};
+  }
+  ImageFingerprint older = FingerprintOf(Plain(96, 64, {80, 150, 120}));
+  older.has_colour = false;  // as an older entry: the luma alone, which pairs them
+  EXPECT_LE(NearDistance(orange, older, kDefaultLeakDistance), kDefaultLeakDistance);
+  EXPECT_EQ(orange.colour, (std::array<uint8_t, 3>{200, 100, 50}));
+  const image::Image plain = Plain(96, 64, {200, 100, 50});
+  for (const image::Image& copy : {Jpeg60(plain), Scaled(plain, 0.5), Plain(40, 30, {202, 99, 53})}) {
+    EXPECT_LE(NearDistance(orange, FingerprintOf(copy), kDefaultLeakDistance), kDefaultLeakDistance);
+  }
+  image::Image gray(50, 40, 1);
+  std::fill(gray.data(), gray.data() + gray.byte_size(), uint8_t{124});
+  EXPECT_EQ(FingerprintOf(gray).colour, (std::array<uint8_t, 3>{124, 124, 124}));
+  EXPECT_LE(NearDistance(FingerprintOf(gray), FingerprintOf(Plain(96, 64, {124, 124, 124})), kDefaultLeakDistance),
+            kDefaultLeakDistance);
+  // A photo and its copy with the colours moved apart: not plain, so the colour is not compared.
+  const image::Image photo = SyntheticPhoto(200, 150, 8);
+  const ImageFingerprint a = FingerprintOf(photo);
+  ImageFingerprint b = a;
+  b.colour[0] = static_cast<uint8_t>(a.colour[0] / 2);
+  EXPECT_EQ(NearDistance(a, b, kDefaultLeakDistance), 0);
+}
+
+// The colour is kept in the entry (3 bytes) and read back; an entry without
+// it reads with has_colour false; any other size is refused.
+TEST(FingerprintTest, ColourIsKeptAndDamagedColourRefused) {
+  const ImageFingerprint f = FingerprintOf(Plain(64, 48, {10, 200, 30}));
+  ShardEntry e;
+  e.set_file("train-00000-of-00001.tfrecord");
+  *e.add_image_hashes() = ImageHashOf("a.png", f);
+  EXPECT_EQ(e.image_hashes(0).colour(), std::string("\x0a\xc8\x1e", 3));
+  std::vector<DuplicateImage> images;
+  ASSERT_TRUE(AppendDuplicateImages(e, &images).ok());
+  ASSERT_EQ(images.size(), 1u);
+  EXPECT_TRUE(images[0].fingerprint.has_colour);
+  EXPECT_EQ(images[0].fingerprint.colour, f.colour);
+  ShardEntry before = e;
+  before.mutable_image_hashes(0)->clear_colour();
+  images.clear();
+  ASSERT_TRUE(AppendDuplicateImages(before, &images).ok());
+  EXPECT_FALSE(images[0].fingerprint.has_colour);
+  for (const std::string& bad_colour : {std::string("\x01\x02"), std::string("\x01\x02\x03\x04")}) {
+    ShardEntry bad = e;
+    bad.mutable_image_hashes(0)->set_colour(bad_colour);
+    images.clear();
+    const Status st = AppendDuplicateImages(bad, &images);
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(st.message().find("image hash 0 has " + std::to_string(bad_colour.size()) + " bytes of colour, not 3"),
+              std::string::npos)
+        << st.message();
+    EXPECT_TRUE(images.empty());
   }
 }
 

@@ -43,10 +43,35 @@ ImageFingerprint FingerprintOf(const image::Image& pixels) {
                                                                        pixels.byte_size())));
 }
 
+namespace {
+
+// ImageFingerprint::colour of `img` (not empty).
+std::array<uint8_t, 3> MeanColourOf(const image::Image& img) {
+  constexpr int kSide = 32;
+  const int channels = img.channels(), bytes = img.bytes_per_sample();
+  const int high = bytes == 2 ? 1 : 0;  // the high byte of a little-endian 16-bit sample
+  const bool gray = channels < 3;
+  uint32_t sum[3] = {0, 0, 0};
+  for (int j = 0; j < kSide; ++j) {
+    const uint8_t* row = img.row(static_cast<int>((2 * j + 1) * static_cast<int64_t>(img.height()) / (2 * kSide)));
+    for (int i = 0; i < kSide; ++i) {
+      const int x = static_cast<int>((2 * i + 1) * static_cast<int64_t>(img.width()) / (2 * kSide));
+      const uint8_t* px = row + static_cast<size_t>(x) * channels * bytes + high;
+      for (int c = 0; c < 3; ++c) sum[c] += px[(gray ? 0 : c) * bytes];
+    }
+  }
+  std::array<uint8_t, 3> mean{};
+  for (int c = 0; c < 3; ++c) mean[c] = static_cast<uint8_t>((sum[c] + kSide * kSide / 2) / (kSide * kSide));
+  return mean;
+}
+
+}  // namespace
+
 ImageFingerprint FingerprintOf(const image::Image& pixels, std::string key_sha256) {
   ImageFingerprint f;
   f.key_sha256 = std::move(key_sha256);
   f.hashes = image::HashRegions(pixels);
+  if (!pixels.empty()) f.colour = MeanColourOf(pixels);
   return f;
 }
 
@@ -80,9 +105,20 @@ ToneMatch ToneMatchOf(const image::RegionTone& a, const image::RegionTone& b) {
 // either side (an older entry), the detail alone; without detail, the
 // 64-bit distance alone.
 constexpr int kUnconfirmed = 65;
+// Both plain (kPlainContrast) and their colours apart.
+bool PlainColoursDiffer(const ImageFingerprint& a, const ImageFingerprint& b) {
+  if (!a.has_colour || !b.has_colour || !a.has_tone || !b.has_tone) return false;
+  if (a.hashes.tone[0].contrast > kPlainContrast || b.hashes.tone[0].contrast > kPlainContrast) return false;
+  for (int c = 0; c < 3; ++c) {
+    if (std::abs(a.colour[c] - b.colour[c]) > kColourLevels) return true;
+  }
+  return false;
+}
+
 int Confirmed(const ImageFingerprint& a, int ra, const ImageFingerprint& b, int rb, int max_distance) {
   const int d = image::HammingDistance(a.hashes.phash[ra], b.hashes.phash[rb]);
   if (d > max_distance) return kUnconfirmed;
+  if (PlainColoursDiffer(a, b)) return kUnconfirmed;
   if (!a.has_detail || !b.has_detail) return d;
   const int detail = image::HammingDistance(a.hashes.detail[ra], b.hashes.detail[rb]);
   if (!a.has_tone || !b.has_tone) return detail <= kDetailDistance ? d : kUnconfirmed;

@@ -18,6 +18,7 @@ namespace {
 constexpr size_t kKeyBytes = 32;
 constexpr size_t kRegionBytes = image::kHashRegions * (8 + sizeof(image::DetailHash));
 constexpr size_t kToneBytes = image::kHashRegions * 4;
+constexpr size_t kColourBytes = 3;
 
 bool IsHex(const std::string& s, size_t digits) {
   return s.size() == digits && std::all_of(s.begin(), s.end(), [](char c) {
@@ -77,6 +78,10 @@ void FromBinary(const ImageHash& h, ImageFingerprint* f) {
     f->hashes.phash[r] = GetWord(h.regions(), 8 * r);
     for (int w = 0; w < 4; ++w) f->hashes.detail[r][w] = GetWord(h.regions(), kDetailAt + 32 * r + 8 * w);
   }
+  f->has_colour = h.colour().size() == kColourBytes;
+  if (f->has_colour) {
+    for (size_t c = 0; c < kColourBytes; ++c) f->colour[c] = static_cast<uint8_t>(h.colour()[c]);
+  }
   f->has_tone = !h.region_tones().empty();
   if (!f->has_tone) return;
   for (int r = 0; r < image::kHashRegions; ++r) {
@@ -98,6 +103,7 @@ void FromHex(const ImageHash& h, ImageFingerprint* f) {
   f->regions = h.centre_phash().empty() ? 1 : has_regions ? kRegions : 2;
   f->has_detail = has_regions;
   f->has_tone = false;  // the hex form predates the tones
+  f->has_colour = false;
   if (f->regions > 1) f->hashes.phash[1] = Word(h.centre_phash(), 0);
   if (!has_regions) return;
   for (int r = 2; r < kRegions; ++r) f->hashes.phash[r] = Word(h.region_phashes(), r - 2);
@@ -116,7 +122,7 @@ Status AppendDuplicateImages(const ShardEntry& e, std::vector<DuplicateImage>* o
     DuplicateImage img;
     img.split = e.split();
     img.file = h.path();
-    if (!h.pixels_key().empty() || !h.regions().empty() || !h.region_tones().empty()) {
+    if (!h.pixels_key().empty() || !h.regions().empty() || !h.region_tones().empty() || !h.colour().empty()) {
       if (h.pixels_key().size() != kKeyBytes || h.regions().size() != kRegionBytes) {
         return InvalidArgumentError(which + " has a " + std::to_string(h.pixels_key().size()) + "-byte key and " +
                                     std::to_string(h.regions().size()) + " bytes of region hashes, not " +
@@ -125,6 +131,10 @@ Status AppendDuplicateImages(const ShardEntry& e, std::vector<DuplicateImage>* o
       if (!h.region_tones().empty() && h.region_tones().size() != kToneBytes) {
         return InvalidArgumentError(which + " has " + std::to_string(h.region_tones().size()) +
                                     " bytes of region tones, not " + std::to_string(kToneBytes));
+      }
+      if (!h.colour().empty() && h.colour().size() != kColourBytes) {
+        return InvalidArgumentError(which + " has " + std::to_string(h.colour().size()) + " bytes of colour, not " +
+                                    std::to_string(kColourBytes));
       }
       FromBinary(h, &img.fingerprint);
     } else {
@@ -179,6 +189,7 @@ ImageHash ImageHashOf(const std::string& escaped_path, const ImageFingerprint& f
       }
       h.set_region_tones(tones);
     }
+    if (f.has_colour) h.set_colour(std::string(f.colour.begin(), f.colour.end()));
     return h;
   }
   // An older entry's fingerprint, in its hex form as it was.

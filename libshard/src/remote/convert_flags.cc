@@ -230,8 +230,7 @@ std::vector<ConvertFlag> MakeTable() {
        [](V& v, const T& t) { O(v).leak_distance = static_cast<int>(Int(t)); }},
       {"--dedup", "dedup", kValue, false, "TEXT", nullptr, kAny, kLeaks,
        "within: keep the first image of each group of duplicates in a split; the rest are rejects \"duplicate of "
-       "FILE\" (single task only; the fingerprints are of luma: plain pictures of one brightness count as duplicates "
-       "whatever their colour)",
+       "FILE\" (single task only)",
        [](V& v, const T& t) { v.dedup = t; }},
       {"--dry-run", "dry-run", kSwitch, false, "", nullptr, kAny, kRun,
        "write nothing; print counts, formats, the shard plan and risky inputs",

@@ -67,6 +67,7 @@
 #ifndef LIBSHARD_CONVERT_DUPLICATES_H_
 #define LIBSHARD_CONVERT_DUPLICATES_H_
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -103,6 +104,12 @@ inline constexpr int kMaxLeakDistance = 16;
 // (up to 136) or by a ratio of 1.37 or more (up to 2.6), but for one pair
 // of look-alike crops of one wallpaper (1.5 levels, 1.05).
 inline constexpr int kToneMeanLevels = 3;
+// Plain pictures: two whose whole-image contrasts (RegionTone, 1/256 gray
+// levels) are both at most kPlainContrast are duplicates only when their
+// mean colours also agree, each channel within kColourLevels (a JPEG
+// quality 60 copy of a plain colour moves it by 1-3 levels).
+inline constexpr int kPlainContrast = 256;
+inline constexpr int kColourLevels = 4;
 inline constexpr int kToneContrastNum = 5, kToneContrastDen = 4;
 // Tones that agree closely (mean luma within kCloseToneMeanLevels, contrasts
 // within 21/20) are evidence enough to accept detail hashes up to
@@ -134,6 +141,12 @@ struct ImageFingerprint {
   int regions = image::kHashRegions;
   bool has_detail = true;  // false for an older entry: the 64-bit stage alone decides
   bool has_tone = true;    // false for an entry written before the tones: the hashes alone decide
+  // The mean colour (R, G, B; a gray image's level thrice; 16-bit samples by
+  // their high byte) of 32x32 pixels spread evenly over the image: what
+  // tells plain pictures apart, whose luma hashes and tones are alike
+  // whatever their colour (see kPlainContrast).
+  std::array<uint8_t, 3> colour{};
+  bool has_colour = true;  // false for an entry written before the colour
 };
 // The converter's: `key_sha256` is the SHA-256 (hex) of the image bytes as
 // stored in the record (image/encoded; for a pass-through JPEG the file's
