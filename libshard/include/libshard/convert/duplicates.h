@@ -142,7 +142,7 @@ struct ImageFingerprint {
   bool has_detail = true;  // false for an older entry: the 64-bit stage alone decides
   bool has_tone = true;    // false for an entry written before the tones: the hashes alone decide
   // The mean colour (R, G, B; a gray image's level thrice; 16-bit samples by
-  // their high byte) of 32x32 pixels spread evenly over the image: what
+  // their high byte) of 16x16 pixels spread evenly over the image: what
   // tells plain pictures apart, whose luma hashes and tones are alike
   // whatever their colour (see kPlainContrast).
   std::array<uint8_t, 3> colour{};
