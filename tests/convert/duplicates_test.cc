@@ -524,6 +524,11 @@ TEST(ConfirmationTest, ColourTellsApartPlainPicturesOfOneBrightness) {
   image::Image gray(50, 40, 1);
   std::fill(gray.data(), gray.data() + gray.byte_size(), uint8_t{124});
   EXPECT_EQ(FingerprintOf(gray).colour, (std::array<uint8_t, 3>{124, 124, 124}));
+  image::Image deep(30, 20, 4, 16);  // RGBA, 16-bit samples: their high bytes, alpha left out
+  uint16_t* sample = reinterpret_cast<uint16_t*>(deep.data());
+  for (size_t i = 0; i < deep.byte_size() / 2; ++i)
+    sample[i] = std::array<uint16_t, 4>{0xC8FF, 0x6400, 0x3280, 0}[i % 4];
+  EXPECT_EQ(FingerprintOf(deep).colour, (std::array<uint8_t, 3>{200, 100, 50}));
   EXPECT_LE(NearDistance(FingerprintOf(gray), FingerprintOf(Plain(96, 64, {124, 124, 124})), kDefaultLeakDistance),
             kDefaultLeakDistance);
   // A photo and its copy with the colours moved apart: not plain, so the colour is not compared.

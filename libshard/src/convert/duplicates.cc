@@ -14,7 +14,6 @@
 #include "libshard/util/sha256.h"
 
 namespace libshard::convert {
-namespace {}  // namespace
 
 StatusOr<LeakMode> ParseLeakMode(std::string_view name) {
   if (name == "off") return LeakMode::kOff;
@@ -116,20 +115,9 @@ ToneMatch ToneMatchOf(const image::RegionTone& a, const image::RegionTone& b) {
 // either side (an older entry), the detail alone; without detail, the
 // 64-bit distance alone.
 constexpr int kUnconfirmed = 65;
-// Both plain (kPlainContrast) and their colours apart.
-bool PlainColoursDiffer(const ImageFingerprint& a, const ImageFingerprint& b) {
-  if (!a.has_colour || !b.has_colour || !a.has_tone || !b.has_tone) return false;
-  if (a.hashes.tone[0].contrast > kPlainContrast || b.hashes.tone[0].contrast > kPlainContrast) return false;
-  for (int c = 0; c < 3; ++c) {
-    if (std::abs(a.colour[c] - b.colour[c]) > kColourLevels) return true;
-  }
-  return false;
-}
-
 int Confirmed(const ImageFingerprint& a, int ra, const ImageFingerprint& b, int rb, int max_distance) {
   const int d = image::HammingDistance(a.hashes.phash[ra], b.hashes.phash[rb]);
   if (d > max_distance) return kUnconfirmed;
-  if (PlainColoursDiffer(a, b)) return kUnconfirmed;
   if (!a.has_detail || !b.has_detail) return d;
   const int detail = image::HammingDistance(a.hashes.detail[ra], b.hashes.detail[rb]);
   if (!a.has_tone || !b.has_tone) return detail <= kDetailDistance ? d : kUnconfirmed;
@@ -144,9 +132,21 @@ int Confirmed(const ImageFingerprint& a, int ra, const ImageFingerprint& b, int 
   return kUnconfirmed;
 }
 
+// Both plain (kPlainContrast) and their colours apart: a property of the
+// pair, whatever regions are compared.
+bool PlainColoursDiffer(const ImageFingerprint& a, const ImageFingerprint& b) {
+  if (!a.has_colour || !b.has_colour || !a.has_tone || !b.has_tone) return false;
+  if (a.hashes.tone[0].contrast > kPlainContrast || b.hashes.tone[0].contrast > kPlainContrast) return false;
+  for (int c = 0; c < 3; ++c) {
+    if (std::abs(a.colour[c] - b.colour[c]) > kColourLevels) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 int NearDistance(const ImageFingerprint& a, const ImageFingerprint& b, int max_distance) {
+  if (PlainColoursDiffer(a, b)) return kUnconfirmed;
   int best = Confirmed(a, 0, b, 0, max_distance);
   for (int r = 1; r < b.regions; ++r) best = std::min(best, Confirmed(a, 0, b, r, max_distance));
   for (int r = 1; r < a.regions; ++r) best = std::min(best, Confirmed(a, r, b, 0, max_distance));
