@@ -5,10 +5,16 @@
     pip wheel --no-build-isolation .      # a wheel
 
 The compiled module libshard._libshard is the CMake target libshard_python,
-configured with tests and benchmarks off for the running interpreter; the
+configured Release (no debug info) with tests and benchmarks off for the
+running interpreter, in build-wheel/ (not build/, the suite's CMake tree); the
 `shard` program (the CMake target shard, the same binary `cmake --build`
-makes) is built beside it and installed as the wheel's script, so it lands on
-the venv's PATH (VENV/bin/shard).
+makes) is built beside it and goes into the package as libshard/_bin/shard,
+where auditwheel repair can point it at the libraries it bundles; the wheel's
+script python/scripts/shard (VENV/bin/shard, on the venv's PATH) execs it.
+Whenever the build uses the pybind11 Python package (pip's build isolation
+installs pybind11>=2.12, pyproject.toml), CMake is told
+LIBSHARD_REQUIRE_NUMPY2_ABI=ON and refuses an older pybind11, so a wheel can
+never hold a module that misreads numpy 2's arrays.
 CMAKE_ARGS (space-separated) adds arguments to the cmake configure step;
 LIBSHARD_CMAKE_BUILD_DIR=<dir> reuses an already configured CMake build tree
 (only the module target is brought up to date); it must have been configured
@@ -26,10 +32,6 @@ from pathlib import Path
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
-try:
-    from setuptools.command.build_scripts import build_scripts
-except ImportError:  # setuptools < 69 (Debian 12's 66): the distutils command setuptools provides
-    from distutils.command.build_scripts import build_scripts
 
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT / "python"))
@@ -46,11 +48,13 @@ def project_version():
 
 def pybind11_dir():
     """-Dpybind11_DIR of the pybind11 Python package when one is importable (pip's build environment installs
-    pybind11>=2.12 there, which reads numpy 2), so CMake does not pick an older system copy; else nothing (Debian's
-    pybind11-dev is found by CMake itself)."""
+    pybind11>=2.12 there, which reads numpy 2), so CMake does not pick an older system copy, and
+    LIBSHARD_REQUIRE_NUMPY2_ABI=ON, so CMake refuses that package if it is older than 2.12; else nothing (the
+    offline Debian build: pybind11-dev 2.10 found by CMake itself, a module for numpy 1 that refuses to import
+    under numpy 2)."""
     try:
         import pybind11
-        return ["-Dpybind11_DIR=" + pybind11.get_cmake_dir()]
+        return ["-Dpybind11_DIR=" + pybind11.get_cmake_dir(), "-DLIBSHARD_REQUIRE_NUMPY2_ABI=ON"]
     except (ImportError, AttributeError):
         return []
 
@@ -111,25 +115,17 @@ class CMakeBuild(build_ext):
                                % (built, build_dir, sys.version_info[0], sys.version_info[1]))
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(built, dest)
+        # The program, inside the package (python/scripts/shard execs it).
+        program = build_dir / "tools" / "shard"
+        if not program.exists():
+            raise RuntimeError("%s not found: is the CMake tree configured with LIBSHARD_BUILD_TOOLS=ON?" % program)
+        (dest.parent / "_bin").mkdir(exist_ok=True)
+        shutil.copyfile(program, dest.parent / "_bin" / "shard")
+        os.chmod(dest.parent / "_bin" / "shard", 0o755)
 
 
-class ShardProgram(build_scripts):
-    """The wheel's one script is the `shard` program build_ext built (copied as it is: an ELF binary, no
-    shebang to rewrite); pip installs it executable in the environment's bin/."""
-
-    def run(self):
-        self.run_command("build_ext")  # builds the program too
-        built = cmake_build_dir(self) / "tools" / "shard"
-        if not built.exists():
-            raise RuntimeError("%s not found: is the CMake tree configured with LIBSHARD_BUILD_TOOLS=ON?" % built)
-        self.mkpath(self.build_dir)
-        dest = os.path.join(self.build_dir, "shard")
-        shutil.copyfile(built, dest)
-        os.chmod(dest, 0o755)
-
-
-# With a reused CMake tree, setuptools' own build folders go inside it rather than in ./build.
-OPTIONS = {}
+# setuptools' own build folders: inside a reused CMake tree, else build-wheel/ (./build is the suite's CMake tree).
+OPTIONS = {"build": {"build_base": "build-wheel"}}
 if os.environ.get("LIBSHARD_CMAKE_BUILD_DIR"):
     OPTIONS["build"] = {"build_base": os.path.join(os.environ["LIBSHARD_CMAKE_BUILD_DIR"], "python", "setuptools")}
 
@@ -148,7 +144,7 @@ setup(
     packages=["libshard"],
     package_data={"libshard": ["py.typed", "*.pyi"]},
     ext_modules=[CMakeExtension("libshard._libshard", target="libshard_python")],
-    scripts=["tools/shard"],  # built, not in the sources: ShardProgram puts the CMake target there
-    cmdclass={"build_ext": CMakeBuild, "build_scripts": ShardProgram},
+    scripts=["python/scripts/shard"],  # execs libshard/_bin/shard, which build_ext puts in the package
+    cmdclass={"build_ext": CMakeBuild},
     zip_safe=False,
 )

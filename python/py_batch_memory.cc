@@ -298,8 +298,10 @@ void BindBatchMemory(py::module_& m) {
       .def_property_readonly(
           "mapping",
           [](const SlotSet& s) {
-            return s.shared() ? py::make_tuple(reinterpret_cast<uintptr_t>(s.SlotBase(0)), s.slots() * s.slot_bytes())
-                              : py::make_tuple(0, 0);
+            // py::tuple on both arms: pybind11 3's make_tuple types each tuple by its items.
+            return s.shared() ? py::tuple(py::make_tuple(reinterpret_cast<uintptr_t>(s.SlotBase(0)),
+                                                         s.slots() * s.slot_bytes()))
+                              : py::tuple(py::make_tuple(0, 0));
           },
           "(address, bytes) of the slots of a shared segment, for cudaHostRegister; (0, 0) otherwise")
       .def_property_readonly("shape",

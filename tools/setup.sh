@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
 # Installs what is missing on a Debian 12 machine (apt-get), then configures
-# and builds libshard into BUILD_DIR (default: build).
+# and builds what the main job needs into BUILD_DIR (default: build): the
+# library, `shard` and the samples' programs, Release, without the test suite,
+# the benchmarks or the Python module (README command 1; tools/test.sh builds
+# the rest). Only the build's packages are installed for it.
 # Usage: tools/setup.sh [BUILD_DIR] [extra cmake args...]
-#        tools/setup.sh --deps-only
+#        tools/setup.sh --deps-only  the build's and the test suite's packages
+#                                  (GoogleTest, clang, Debian's Python stack:
+#                                  python3-numpy, python3-torch, ...)
 #        tools/setup.sh --slurm    only Slurm and munge, for the Slurm tests
 #                                  (tests/slurm/; they start their own daemons)
 #        tools/setup.sh --browser  only Chromium, for the report browser test
@@ -17,12 +22,18 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
-packages=(
-  build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
-  libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev libwebp-dev zlib1g-dev libzstd-dev
+# What the library and `shard` build with.
+build_packages=(
+  build-essential cmake ninja-build pkg-config
+  libjpeg62-turbo-dev libpng-dev libwebp-dev zlib1g-dev libzstd-dev
   libdeflate-dev libspng-dev libtiff-dev libgif-dev
-  libprotobuf-dev protobuf-compiler libtbb-dev libgtest-dev libgmock-dev libcli11-dev libssl-dev
+  libprotobuf-dev protobuf-compiler libtbb-dev libcli11-dev libssl-dev
   libcurl4-openssl-dev libexpat1-dev
+)
+# What the test suite, the benchmarks, the fuzzers, the Python module and the
+# wheels add: Debian's Python stack (python/stacks/debian12.txt) among them.
+test_packages=(
+  clang libclang-rt-14-dev libturbojpeg0-dev libgtest-dev libgmock-dev ccache
   pybind11-dev python3-dev python3-numpy python3-pil python3-pytest python3-protobuf python3-yaml
   python3-pip python3-venv python3-setuptools python3-wheel
   python3-torch python3-torchvision python3-tqdm
@@ -79,11 +90,14 @@ if [ "${1:-}" = "--s3" ]; then
   exit 0
 fi
 
-install_missing "${packages[@]}"
-[ "${1:-}" = "--deps-only" ] && exit 0
+if [ "${1:-}" = "--deps-only" ]; then
+  install_missing "${build_packages[@]}" "${test_packages[@]}"
+  exit 0
+fi
+install_missing "${build_packages[@]}"
 
 build=${1:-$root/build}
 shift || true
-# Debian's numpy and torch belong to /usr/bin/python3 (see CMakeLists.txt).
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPython3_EXECUTABLE=/usr/bin/python3 "$@"
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLIBSHARD_BUILD_TESTS=OFF \
+  -DLIBSHARD_BUILD_BENCH=OFF -DLIBSHARD_BUILD_PYTHON=OFF -DLIBSHARD_BUILD_TOOLS=ON "$@"
 cmake --build "$build" -j "$(nproc)"

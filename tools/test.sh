@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
-# Builds and runs the whole libshard test suite (GoogleTest via ctest).
-#   tools/test.sh           release build in build/, all tests
+# Builds and runs the whole libshard test suite (GoogleTest via ctest), on
+# both Python stacks.
+#   tools/test.sh           release build in build/, all tests: ctest (the
+#                           Python suite on Debian's stack among them), then
+#                           tools/test_today.sh (the suite and the real readers
+#                           of the shards on today's stack, from a wheel)
 #   tools/test.sh --asan    the same tests built with ASan+UBSan in build-asan/
 #   tools/test.sh --fuzz    builds the libFuzzer targets with clang in
 #                           build-fuzz/ and runs each for FUZZ_SECONDS (default 30)
@@ -23,6 +27,14 @@ shared=${LIBSHARD_SHARED_DIR:-$root/../shared}
 python=${PYTHON:-/usr/bin/python3}
 pyarg=()
 [ -x "$python" ] && pyarg=(-DPython3_EXECUTABLE="$python")
+# ccache (tools/setup.sh --deps-only installs it): a rerun, or CI in another
+# clone of the project, compiles only what changed. Paths below the project
+# are hashed relative to it, so one clone's objects serve another's.
+launcher=()
+if command -v ccache > /dev/null; then
+  launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  export CCACHE_BASEDIR=$root CCACHE_NOHASHDIR=true
+fi
 
 # install_test_needs: what every test needs, installed where missing; their
 # skips made failures.
@@ -35,31 +47,48 @@ install_test_needs() {
   export LOCAL_SLURM_REQUIRED=1 LOCAL_BROWSER_REQUIRED=1 LOCAL_S3_REQUIRED=1 LOCAL_WALLPAPERS_REQUIRED=1
 }
 
+# timed NAME COMMAND...: runs it and prints how long it took.
+timed() {
+  local name=$1 t0
+  shift
+  t0=$(date +%s)
+  "$@"
+  echo "test.sh: $name took $(( $(date +%s) - t0 )) s"
+}
+
 case "$mode" in
   release|"")
-    install_test_needs
+    timed "installing what the tests need" install_test_needs
+    # Debian's stack is pinned too: python/stacks/debian12.txt (a drift fails here).
+    if [ "$python" = /usr/bin/python3 ]; then
+      "$root/tools/pystack.sh" --check debian12 "$python"
+    fi
     build=$root/build
-    cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLIBSHARD_WERROR=ON -DLIBSHARD_SHARED_DIR="$shared" "${pyarg[@]}"
-    cmake --build "$build" -j "$jobs"
-    ctest --test-dir "$build" --output-on-failure -j "$jobs"
+    # Every part named: tools/setup.sh (README command 1) configures build/ with tests off.
+    cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLIBSHARD_WERROR=ON -DLIBSHARD_SHARED_DIR="$shared" \
+      -DLIBSHARD_BUILD_TESTS=ON -DLIBSHARD_BUILD_TOOLS=ON -DLIBSHARD_BUILD_BENCH=ON -DLIBSHARD_BUILD_PYTHON=ON "${pyarg[@]}" \
+      "${launcher[@]}"
+    timed "the build" cmake --build "$build" -j "$jobs"
+    timed "ctest" ctest --test-dir "$build" --output-on-failure -j "$jobs"
+    timed "today's stack" "$root/tools/test_today.sh" "$build"
     ;;
   --asan)
     install_test_needs
     build=$root/build-asan
     cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DLIBSHARD_SANITIZE=ON -DLIBSHARD_WERROR=ON \
-      -DLIBSHARD_BUILD_BENCH=OFF -DLIBSHARD_SHARED_DIR="$shared" "${pyarg[@]}"
-    cmake --build "$build" -j "$jobs"
+      -DLIBSHARD_BUILD_BENCH=OFF -DLIBSHARD_SHARED_DIR="$shared" "${pyarg[@]}" "${launcher[@]}"
+    timed "the ASan+UBSan build" cmake --build "$build" -j "$jobs"
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-      ctest --test-dir "$build" --output-on-failure -j "$jobs" -LE no_sanitizer
+      timed "ctest under ASan+UBSan" ctest --test-dir "$build" --output-on-failure -j "$jobs" -LE no_sanitizer
     ;;
   --fuzz)
     "$root/tools/setup.sh" --deps-only
     build=$root/build-fuzz
     CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-      -DLIBSHARD_BUILD_FUZZERS=ON -DLIBSHARD_BUILD_TESTS=OFF -DLIBSHARD_BUILD_TOOLS=OFF
+      -DLIBSHARD_BUILD_FUZZERS=ON -DLIBSHARD_BUILD_TESTS=OFF -DLIBSHARD_BUILD_TOOLS=OFF "${launcher[@]}"
     targets=(fuzz_record_reader fuzz_example_view fuzz_verify fuzz_image_record fuzz_raw_array fuzz_png_decode
              fuzz_image_decode fuzz_s3_xml fuzz_location fuzz_aws_profile fuzz_coco fuzz_yolo fuzz_voc)
-    cmake --build "$build" -j "$jobs" --target "${targets[@]}"
+    timed "the fuzzers' build" cmake --build "$build" -j "$jobs" --target "${targets[@]}"
     seconds=${FUZZ_SECONDS:-30}
     passed=0 failed=0
     for target in "${targets[@]}"; do

@@ -17,7 +17,19 @@ The compiled core is :mod:`libshard._libshard`; this package re-exports it:
 docs/reader.md has the whole API. Importing checks that the compiled module can read the installed numpy's
 arrays (a module built with pybind11 < 2.12 under numpy >= 2 is an ImportError saying so).
 """
-from . import _libshard
+import os as _os
+import sys as _sys
+
+# The compiled module and the C++ libraries it brings (Protobuf, libjpeg-turbo, ...) bind to their own symbols
+# first (RTLD_DEEPBIND), all at once (RTLD_NOW): TensorFlow loads its own copy of Protobuf with RTLD_GLOBAL, and
+# without this, libshard's Protobuf called TensorFlow's functions and crashed reading a manifest in any process
+# that had imported tensorflow (keras's default backend) -- before or after libshard.
+_dlopen_flags = _sys.getdlopenflags()
+_sys.setdlopenflags(_dlopen_flags | _os.RTLD_NOW | getattr(_os, "RTLD_DEEPBIND", 0))
+try:
+    from . import _libshard
+finally:
+    _sys.setdlopenflags(_dlopen_flags)
 
 
 def _check_numpy_abi(pybind11_version: str, numpy_version: str) -> None:

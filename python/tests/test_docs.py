@@ -19,6 +19,7 @@ Names a snippet leaves to its reader (model, loss_fn, epochs, ...) are defined b
 """
 import glob
 import hashlib
+import importlib.util
 import os
 import re
 import shutil
@@ -34,7 +35,7 @@ import libshard
 from tools_fixtures import make_image_folder, shard_program
 
 SOURCE = os.environ.get("LIBSHARD_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
-MARKER = re.compile(r"^<!--\s*test:\s*(skip|fake-tensorflow)\s*(?:\((.*)\))?\s*-->$")
+MARKER = re.compile(r"^<!--\s*test:\s*(skip|fake-tensorflow|needs [\w.,-]+)\s*(?:\((.*)\))?\s*-->$")
 
 # Names snippets use without defining them: stand-ins, never hiding an import a snippet forgot.
 STAND_INS = textwrap.dedent("""\
@@ -265,6 +266,19 @@ FAKE_TF_CHECK = textwrap.dedent("""
     """)
 
 
+# The same promise, where TensorFlow is installed (today's stack): tf.data reads every train record of the set,
+# checking the CRCs, and decodes each image.
+REAL_TF_CHECK = textwrap.dedent("""
+    import json as _json
+    _m = _json.load(open("out/manifest.json"))
+    _train = [s for sp in _m["splits"] if sp["name"] == "train" for s in sp["shards"]]
+    _got = list(ds.as_numpy_iterator())
+    assert len(_got) == sum(int(s.get("records", 0)) for s in _train) > 0, len(_got)
+    for _image, _label in _got:
+        assert _image.ndim == 3 and _image.shape[2] == 3 and _label >= 0
+    """)
+
+
 def run_block(block, cwd):
     env = dict(os.environ)
     if env.get("PYTHONPATH"):  # the blocks run in another folder
@@ -276,7 +290,9 @@ def run_block(block, cwd):
         return subprocess.run(["bash", "-e", "-o", "pipefail", "-c", block.text], cwd=str(cwd), env=env,
                               capture_output=True, text=True, timeout=300)
     script = STAND_INS + "\n" + block.text
-    if block.marker == "fake-tensorflow":
+    if block.marker == "fake-tensorflow" and importlib.util.find_spec("tensorflow") is not None:
+        script += REAL_TF_CHECK  # today's stack has TensorFlow itself: the block runs through tf.data for real
+    elif block.marker == "fake-tensorflow":
         fake = cwd / "fake_tf" / "tensorflow"
         fake.mkdir(parents=True, exist_ok=True)
         (fake / "__init__.py").write_text(FAKE_TF)
@@ -292,6 +308,12 @@ def run_block(block, cwd):
 def test_doc_block_runs(block, tmp_path_factory, converted):
     if block.marker == "skip":
         pytest.skip("%s: %s" % (block.id, block.reason))
+    if block.marker and block.marker.startswith("needs "):
+        # `<!-- test: needs keras -->`: runs where the package is (today's stack, python/stacks/today.txt).
+        missing = [m for m in block.marker[6:].split(",") if importlib.util.find_spec(m) is None]
+        if missing:
+            pytest.skip("%s: needs %s, not in this Python stack (today's stack runs it)" % (block.id,
+                                                                                           ", ".join(missing)))
     if block.lang == "sh" and not runnable_sh(block):
         pytest.skip("%s: not run (not only shard/protoc commands)" % block.id)
     if block.lang == "sh" and block.text.lstrip().startswith("shard") and shard_program() is None:
@@ -421,7 +443,7 @@ def test_the_link_check_finds_a_missing_file_and_a_missing_anchor(tmp_path):
 def test_readme_command_2_installs_what_the_tests_need_and_makes_a_skip_a_failure(tmp_path):
     """tools/test.sh (README command 2) runs every test: it installs the packages, Slurm, Chromium, the
     object-storage servers and the wallpapers of the leak check's accuracy test, and sets the *_REQUIRED
-    switches before ctest; .ci/run adds only the sanitizer and fuzz passes (issue 32: command 2 installed none of them, and 44 tests skipped). Run with stand-ins for
+    switches before ctest, then runs the suite on today's stack (tools/test_today.sh); .ci/run adds only the sanitizer and fuzz passes (issue 32: command 2 installed none of them, and 44 tests skipped). Run with stand-ins for
     tools/setup.sh, cmake and ctest that record what they were asked."""
     import stat
     log = tmp_path / "log"
@@ -432,6 +454,8 @@ def test_readme_command_2_installs_what_the_tests_need_and_makes_a_skip_a_failur
     bin_dir.mkdir()
     stubs = {
         root / "tools" / "setup.sh": 'echo "setup $*" >> %s\n' % log,
+        root / "tools" / "pystack.sh": 'echo "pystack $*" >> %s\n' % log,
+        root / "tools" / "test_today.sh": 'echo "today $*" >> %s\n' % log,
         bin_dir / "cmake": 'echo "cmake $*" >> %s\n' % log,
         bin_dir / "ctest": 'echo "ctest $* slurm=${LOCAL_SLURM_REQUIRED:-} browser=${LOCAL_BROWSER_REQUIRED:-} '
                            's3=${LOCAL_S3_REQUIRED:-} wallpapers=${LOCAL_WALLPAPERS_REQUIRED:-}" >> %s\n' % log,
@@ -449,6 +473,10 @@ def test_readme_command_2_installs_what_the_tests_need_and_makes_a_skip_a_failur
     ctest = [line for line in lines if line.startswith("ctest ")]
     assert len(ctest) == 1 and ctest[0].endswith("slurm=1 browser=1 s3=1 wallpapers=1"), lines
     assert lines.index(setups[-1]) < lines.index(ctest[0])
+    # Both Python stacks: Debian's checked against its lock before the build, today's after ctest (issue 42).
+    assert "pystack --check debian12 /usr/bin/python3" in lines, lines
+    today = [line for line in lines if line.startswith("today ")]
+    assert len(today) == 1 and lines.index(ctest[0]) < lines.index(today[0]), lines
     ci = [line.strip() for line in open(os.path.join(SOURCE, ".ci", "run"), encoding="utf-8")
           if line.strip() and not line.lstrip().startswith("#")]
     assert not [line for line in ci if "setup.sh" in line or "_REQUIRED" in line], ci

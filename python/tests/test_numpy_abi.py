@@ -53,3 +53,13 @@ def test_the_check_reads_release_candidates_and_dev_versions():
         libshard._check_numpy_abi("2.11.dev1", "2.0.0rc1")
     libshard._check_numpy_abi("2.12.0.dev1", "2.0.0rc1")
     libshard._check_numpy_abi("2.10.0", "1.26.0rc1")
+
+
+def test_a_module_running_under_numpy_2_was_built_with_pybind11_2_12_or_later():
+    """Today's stack (numpy 2, the wheel): the module really is a numpy 2 one, not one let through by the check."""
+    import numpy
+    if int(numpy.__version__.split(".")[0]) < 2:
+        pytest.skip("numpy %s: Debian's stack, whose module is built with pybind11 %s for numpy 1"
+                    % (numpy.__version__, libshard._libshard._pybind11_version))
+    major, minor = (int(x) for x in libshard._libshard._pybind11_version.split(".")[:2])
+    assert (major, minor) >= (2, 12), libshard._libshard._pybind11_version

@@ -129,3 +129,36 @@ def test_loader_keywords_are_checked_by_name():
         libshard.Loader("x.tfrecord", 1, shufle=True)
     with pytest.raises(TypeError, match=r"^augment: int 3"):
         libshard.Loader("x.tfrecord", 1, augment=3)
+
+
+def test_the_program_is_inside_the_package_and_the_venvs_shard_execs_it(tmp_path):
+    """`shard` is libshard/_bin/shard (where a wheel's auditwheel repair points it at the bundled libraries);
+    VENV/bin/shard runs it in its own place, so its output and exit code are the program's."""
+    venv = os.environ.get("LIBSHARD_EXPECT_INSTALLED")
+    if not venv:
+        pytest.skip("not run against an installed package (python/tests/run_installed.py sets it)")
+    import subprocess
+    program = os.path.join(PACKAGE, "_bin", "shard")
+    assert os.access(program, os.X_OK)
+    script = os.path.join(venv, "bin", "shard")
+    assert open(script, "rb").read(2) == b"#!"  # the launcher, not a copy of the binary
+    for args in (["--version"], ["verify", str(tmp_path / "missing")], ["no-such-command"]):
+        direct = subprocess.run([program] + args, capture_output=True, text=True, cwd=str(tmp_path))
+        launched = subprocess.run([script] + args, capture_output=True, text=True, cwd=str(tmp_path))
+        assert (launched.returncode, launched.stdout, launched.stderr) == (
+            direct.returncode, direct.stdout, direct.stderr), args
+    assert direct.returncode == 2  # an unknown subcommand is a usage error, passed through
+
+
+def test_the_launcher_says_what_is_missing_when_the_program_is_not_there(tmp_path):
+    import shutil
+    import subprocess
+    import sys
+    fake = tmp_path / "site" / "libshard"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("")
+    launcher = os.path.join(SOURCE, "python", "scripts", "shard")
+    env = dict(os.environ, PYTHONPATH=str(tmp_path / "site"))
+    r = subprocess.run([sys.executable, "-S", launcher, "--version"], capture_output=True, text=True, env=env)
+    assert r.returncode == 2 and "has no _bin/shard" in r.stderr and str(fake) in r.stderr, r.stderr
+    shutil.rmtree(tmp_path / "site")

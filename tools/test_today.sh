@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The Python suite on today's stack (issue 42), as a user installs libshard:
+#   1. the cp312 wheel, from the sdist, by tools/build_wheels.sh (pip's build
+#      isolation: pybind11 >= 2.12 from PyPI; auditwheel repair);
+#   2. that wheel into a plain new venv (no system site packages), with pip as
+#      a user runs it (numpy from the index, or pip's cache): timed, then
+#      `shard --version` and an import from it;
+#   3. python/tests and python/interop_tests (tf.data, DALI, Keras, JAX,
+#      torchvision detection) against the wheel installed in a fresh venv that
+#      sees the pinned stack python/stacks/today.txt (tools/pystack.sh today;
+#      made once, reused while the lock is unchanged).
+# Usage: tools/test_today.sh [BUILD_DIR]   (default build; the wheels go to
+# BUILD_DIR/wheels; BUILD_DIR/tools/shard and the test servers are used by
+# the tests that need the build tree, as on Debian's stack)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=$(cd "${1:-$root/build}" && pwd)
+shared=${LIBSHARD_SHARED_DIR:-$root/../shared}
+
+t0=$(date +%s)
+"$root/tools/build_wheels.sh" -o "$build/wheels" 3.12
+wheel=$(ls "$build"/wheels/libshard-*-cp312-*.whl)
+echo "test_today: wheel $(basename "$wheel") built in $(( $(date +%s) - t0 )) s"
+
+t0=$(date +%s)
+stack=$("$root/tools/pystack.sh" today)
+echo "test_today: stack $stack ready in $(( $(date +%s) - t0 )) s"
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+t0=$(date +%s)
+"$("$root/tools/pystack.sh" --python 3.12)" -m venv "$work/plain"
+"$work/plain/bin/pip" install -q --disable-pip-version-check "$wheel"
+installed=$(( $(date +%s) - t0 ))
+(cd "$work" && PATH=$work/plain/bin:$PATH shard --version)
+(cd "$work" && "$work/plain/bin/python" -c "import libshard, numpy; print('test_today: libshard', libshard.__version__,
+'with numpy', numpy.__version__, 'from', libshard.__file__)")
+echo "test_today: the wheel installed into a plain venv in $installed s"
+
+t0=$(date +%s)
+rc=0
+LIBSHARD_BUILD_DIR=$build LIBSHARD_SHARED_DIR=$shared "$stack/bin/python" "$root/python/tests/run_installed.py" \
+  --source "$root" --build "$build" --work "$build/python/today_test" --wheel "$wheel" --stack "$stack" \
+  --also interop_tests || rc=$?
+echo "test_today: the Python suite on today's stack took $(( $(date +%s) - t0 )) s (exit $rc)"
+exit $rc
