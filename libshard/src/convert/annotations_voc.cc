@@ -1,6 +1,10 @@
 // Pascal VOC XML files (annotations.h), read with expat: annotation/size
 // and every annotation/object's name, bndbox, difficult and truncated;
-// everything else is ignored.
+// everything else is ignored. Hostile XML is stopped, not parsed to the end:
+// nesting past kMaxDepth (the elements' path is kept and joined per element,
+// so deep files would cost time quadratic in their depth) and any DOCTYPE
+// (real VOC files have none; an internal subset's entities would expand to
+// many times the file's size).
 #include <expat.h>
 
 #include <map>
@@ -20,18 +24,28 @@ struct VocObject {
 };
 
 struct VocFile {
+  XML_Parser parser = nullptr;
   std::map<std::string, std::string> size;  // "width", "height"
   std::vector<VocObject> objects;
   std::vector<std::string> path;  // element names from the root
   std::string text;
-  std::string error;
+  std::string error;  // why the parser was stopped
 };
+
+void Stop(VocFile* f, const std::string& why) {
+  if (f->error.empty()) f->error = why;
+  XML_StopParser(f->parser, XML_FALSE);
+}
 
 void XMLCALL Start(void* data, const XML_Char* name, const XML_Char**) {
   auto* f = static_cast<VocFile*>(data);
+  if (f->path.size() >= kMaxDepth) {
+    Stop(f, "elements nested deeper than " + std::to_string(kMaxDepth) + " (the limit): stopped at byte " +
+                std::to_string(XML_GetCurrentByteIndex(f->parser)));
+    return;
+  }
   f->path.push_back(name);
   f->text.clear();
-  if (f->path.size() > kMaxDepth && f->error.empty()) f->error = "elements nested deeper than 64";
   if (f->path.size() == 2 && f->path[1] == "object") f->objects.emplace_back();
 }
 
@@ -53,19 +67,32 @@ void XMLCALL Text(void* data, const XML_Char* s, int len) {
   if (f->text.size() < 4096) f->text.append(s, static_cast<size_t>(len));
 }
 
+void XMLCALL Doctype(void* data, const XML_Char*, const XML_Char*, const XML_Char*, int) {
+  Stop(static_cast<VocFile*>(data), "declares a DOCTYPE (VOC XML has no DTD; entities are not expanded)");
+}
+
+void XMLCALL Entity(void* data, const XML_Char*, int, const XML_Char*, int, const XML_Char*, const XML_Char*,
+                    const XML_Char*, const XML_Char*) {
+  Stop(static_cast<VocFile*>(data), "declares an entity (VOC XML has no DTD; entities are not expanded)");
+}
+
 // The XML's elements, or why it does not parse.
 std::string ParseXml(const std::string& text, VocFile* f) {
   XML_Parser p = XML_ParserCreate(nullptr);
   if (p == nullptr) return "out of memory";
+  f->parser = p;
   XML_SetUserData(p, f);
   XML_SetElementHandler(p, Start, End);
   XML_SetCharacterDataHandler(p, Text);
+  XML_SetStartDoctypeDeclHandler(p, Doctype);
+  XML_SetEntityDeclHandler(p, Entity);
   std::string error;
-  if (XML_Parse(p, text.data(), static_cast<int>(text.size()), 1) == XML_STATUS_ERROR) {
+  if (XML_Parse(p, text.data(), static_cast<int>(text.size()), 1) == XML_STATUS_ERROR && f->error.empty()) {
     error = std::string("not XML: ") + XML_ErrorString(XML_GetErrorCode(p)) + " at line " +
             std::to_string(XML_GetCurrentLineNumber(p));
   }
   XML_ParserFree(p);
+  f->parser = nullptr;
   if (error.empty()) error = f->error;
   if (error.empty() && (f->path.size() != 0)) error = "unclosed elements";
   return error;

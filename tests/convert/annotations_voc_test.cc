@@ -1,0 +1,100 @@
+// The Pascal VOC reader (convert/annotations_voc.cc) on XML made here: which
+// file an image's annotation is (split folders, a flat folder two images
+// share), what is not a file, and hostile XML (deep nesting, a DTD with
+// entities), each a reject naming the file and why.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "fixtures.h"
+#include "libshard/convert/annotations.h"
+#include "libshard/convert/source_listing.h"
+#include "testutil.h"
+
+namespace libshard::convert {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::Contains;
+using testing::MakeTempDir;
+using testing::WriteTreeFile;
+
+// One dog whose box ends at `xmax` (no <size>).
+std::string DogXml(int xmax) {
+  return "<annotation><object><name>dog</name><bndbox><xmin>1</xmin><ymin>1</ymin><xmax>" + std::to_string(xmax) +
+         "</xmax><ymax>5</ymax></bndbox></object></annotation>";
+}
+
+class VocTest : public ::testing::Test {
+ protected:
+  void SetUp() override { base_ = MakeTempDir(); }
+  void TearDown() override { fs::remove_all(base_); }
+  // Lists base_/images (made of `files`, any bytes) with the XML of
+  // base_/`annotations`.
+  StatusOr<Listing> Attach(const std::vector<std::string>& files, const std::string& annotations,
+                           AnnotationSummary* summary = nullptr) {
+    for (const std::string& f : files) WriteTreeFile(base_ + "/images", f, "x");
+    ListOptions lo;
+    lo.keep_empty_classes = true;
+    StatusOr<Listing> l = ListFolder(base_ + "/images", lo);
+    if (!l.ok()) return l;
+    AnnotationOptions o;
+    o.format = AnnotationFormat::kVoc;
+    o.source = base_ + "/" + annotations;
+    StatusOr<AnnotationSummary> s = AttachAnnotations(o, &*l);
+    if (!s.ok()) return s.status();
+    if (summary) *summary = *s;
+    return l;
+  }
+  static double Xmax(const Listing& l, const std::string& path) {
+    for (const SourceSample& s : l.samples) {
+      if (s.path == path && s.objects && s.objects->objects.size() == 1) return s.objects->objects[0].xmax;
+    }
+    return -1;
+  }
+  static std::string Reject(const Listing& l, const std::string& path) {
+    for (const ListingReject& r : l.rejects)
+      if (r.path == path) return r.reason;
+    return "";
+  }
+  std::string base_;
+};
+
+// 20,000 nested elements: the parser stops at the 65th (its byte offset in
+// the message), so the work is bounded by the limit, not the file.
+TEST_F(VocTest, DeepNestingStopsAtTheLimit) {
+  std::string xml = "<annotation>";
+  for (int i = 0; i < 20000; ++i) xml += "<a>";
+  for (int i = 0; i < 20000; ++i) xml += "</a>";
+  xml += "</annotation>";
+  WriteTreeFile(base_, "Annotations/deep.xml", xml);
+  StatusOr<Listing> l = Attach({"deep.png"}, "Annotations");
+  ASSERT_TRUE(l.ok()) << l.status();
+  const std::string why = Reject(*l, "deep.png");
+  // <annotation> is 12 bytes, then 63 <a> of 3: the 65th element starts at 201.
+  EXPECT_TRUE(Contains(why, "deep.xml: elements nested deeper than 64 (the limit): stopped at byte 201")) << why;
+}
+
+// Real VOC files have no DTD: a DOCTYPE (an internal subset with entities,
+// or an external one) is a reject before any entity is expanded.
+TEST_F(VocTest, DoctypeAndEntitiesAreRefused) {
+  const std::string entity = "<!DOCTYPE annotation [<!ENTITY e \"" + std::string(1000, 'x') +
+                             "\">]><annotation><object><name>&e;&e;&e;</name></object></annotation>";
+  WriteTreeFile(base_, "Annotations/entity.xml", entity);
+  WriteTreeFile(base_, "Annotations/external.xml",
+                "<!DOCTYPE annotation SYSTEM \"voc.dtd\">" + DogXml(3));
+  StatusOr<Listing> l = Attach({"entity.png", "external.png"}, "Annotations");
+  ASSERT_TRUE(l.ok()) << l.status();
+  for (const char* image : {"entity.png", "external.png"}) {
+    const std::string why = Reject(*l, image);
+    EXPECT_TRUE(Contains(why, ".xml: declares a DOCTYPE (VOC XML has no DTD; entities are not expanded)")) << why;
+  }
+}
+
+}  // namespace
+}  // namespace libshard::convert
