@@ -4,6 +4,7 @@
 #include "libshard/convert/annotations.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 
@@ -199,6 +200,30 @@ TEST_F(AnnotationsTest, CocoMatchesSplitFoldersAndNamesMissingImages) {
   WriteTreeFile(base_, "bad.json", "{\"images\": [}");
   StatusOr<Listing> bad = Attach({}, Opt(AnnotationFormat::kCoco, base_ + "/bad.json"));
   EXPECT_TRUE(Contains(bad.status().message(), "bad.json: not a COCO instances file")) << bad.status();
+}
+
+// A label file that links out of the label folder is never read (its bytes
+// would land in rejects.tsv); a link inside it is read; a dangling link is a
+// reject, not an image without labels.
+TEST_F(AnnotationsTest, YoloLabelLinksOutOfTheFolderAreRefused) {
+  WriteTreeFile(base_, "classes.txt", "cat\n");
+  WriteTreeFile(base_, "secret.txt", "top secret words\n");
+  WriteTreeFile(base_, "labels/train/real.txt", "0 0.5 0.5 0.2 0.2\n");
+  fs::create_directories(base_ + "/labels/train");
+  ASSERT_EQ(::symlink((base_ + "/secret.txt").c_str(), (base_ + "/labels/train/out.txt").c_str()), 0);
+  ASSERT_EQ(::symlink("real.txt", (base_ + "/labels/train/in.txt").c_str()), 0);
+  ASSERT_EQ(::symlink((base_ + "/gone.txt").c_str(), (base_ + "/labels/train/dangling.txt").c_str()), 0);
+  StatusOr<Listing> l = Attach({"train/out.png", "train/in.png", "train/dangling.png"},
+                               Opt(AnnotationFormat::kYolo, base_ + "/classes.txt"));
+  ASSERT_TRUE(l.ok()) << l.status();
+  const std::string out = Reject(*l, "train/out.png");
+  EXPECT_TRUE(Contains(out, "labels/train/out.txt: a symbolic link out of")) << out;
+  EXPECT_FALSE(Contains(out, "secret")) << out;
+  const SourceSample* in = Sample(*l, "train/in.png");
+  ASSERT_TRUE(in && in->objects);
+  EXPECT_EQ(in->objects->objects.size(), 1u);
+  EXPECT_TRUE(Contains(Reject(*l, "train/dangling.png"), "labels/train/dangling.txt: a symbolic link to nothing"))
+      << Reject(*l, "train/dangling.png");
 }
 
 TEST_F(AnnotationsTest, LabelMapEscapesQuotes) {

@@ -65,6 +65,69 @@ class VocTest : public ::testing::Test {
   std::string base_;
 };
 
+// Annotations/SPLIT/REL/STEM.xml: each split's image gets its own file.
+TEST_F(VocTest, SplitFoldersHaveTheirOwnXml) {
+  WriteTreeFile(base_, "Annotations/train/img0002.xml", DogXml(3));
+  WriteTreeFile(base_, "Annotations/val/img0002.xml", DogXml(4));
+  AnnotationSummary s;
+  StatusOr<Listing> l = Attach({"train/img0002.png", "val/img0002.png"}, "Annotations", &s);
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_TRUE(l->rejects.empty()) << l->rejects[0].path << ": " << l->rejects[0].reason;
+  EXPECT_EQ(Xmax(*l, "train/img0002.png"), 3);
+  EXPECT_EQ(Xmax(*l, "val/img0002.png"), 4);
+  EXPECT_EQ(s.annotated_images, 2u);
+}
+
+// Folders inside the splits: Annotations/SPLIT/REL/STEM.xml, else
+// Annotations/REL/STEM.xml (the path in the split folder) when only one
+// split has that image.
+TEST_F(VocTest, FoldersInsideSplitsKeepTheirPath) {
+  WriteTreeFile(base_, "Annotations/train/dog/a.xml", DogXml(3));
+  WriteTreeFile(base_, "Annotations/val/dog/a.xml", DogXml(4));
+  WriteTreeFile(base_, "Annotations/cat/b.xml", DogXml(6));
+  AnnotationSummary s;
+  StatusOr<Listing> l = Attach({"train/dog/a.png", "val/dog/a.png", "val/cat/b.png"}, "Annotations", &s);
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_TRUE(l->rejects.empty()) << l->rejects[0].path << ": " << l->rejects[0].reason;
+  EXPECT_EQ(Xmax(*l, "train/dog/a.png"), 3);
+  EXPECT_EQ(Xmax(*l, "val/dog/a.png"), 4);
+  EXPECT_EQ(Xmax(*l, "val/cat/b.png"), 6);
+  EXPECT_EQ(s.annotated_images, 3u);
+}
+
+// A flat Annotations/ whose STEM.xml two images of different splits would
+// take: refused for both, naming both; a stem only one image has is its.
+TEST_F(VocTest, FlatXmlTwoSplitsShareIsRefusedForBoth) {
+  WriteTreeFile(base_, "flat/img0002.xml", DogXml(3));
+  WriteTreeFile(base_, "flat/b.xml", DogXml(5));
+  AnnotationSummary s;
+  StatusOr<Listing> l = Attach({"train/img0002.png", "val/img0002.png", "train/b.png"}, "flat", &s);
+  ASSERT_TRUE(l.ok()) << l.status();
+  for (const char* image : {"train/img0002.png", "val/img0002.png"}) {
+    const std::string why = Reject(*l, image);
+    EXPECT_TRUE(Contains(why, "flat/img0002.xml")) << why;
+    EXPECT_TRUE(Contains(why, "train/img0002.png") && Contains(why, "val/img0002.png")) << why;
+  }
+  EXPECT_EQ(Xmax(*l, "train/b.png"), 5);
+  EXPECT_EQ(s.annotated_images, 1u);
+}
+
+// A directory, a FIFO or a dangling link where the XML would be is a reject
+// naming it, not an image without annotation.
+TEST_F(VocTest, XmlThatIsNoFileIsAReject) {
+  fs::create_directories(base_ + "/Annotations/dir.xml");
+  ASSERT_EQ(::mkfifo((base_ + "/Annotations/fifo.xml").c_str(), 0600), 0);
+  ASSERT_EQ(::symlink((base_ + "/nowhere.xml").c_str(), (base_ + "/Annotations/dangling.xml").c_str()), 0);
+  AnnotationSummary s;
+  StatusOr<Listing> l = Attach({"dir.png", "fifo.png", "dangling.png", "none.png"}, "Annotations", &s);
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_TRUE(Contains(Reject(*l, "dir.png"), "Annotations/dir.xml: is a directory")) << Reject(*l, "dir.png");
+  EXPECT_TRUE(Contains(Reject(*l, "fifo.png"), "Annotations/fifo.xml: is a FIFO")) << Reject(*l, "fifo.png");
+  EXPECT_TRUE(Contains(Reject(*l, "dangling.png"), "Annotations/dangling.xml: a symbolic link to nothing"))
+      << Reject(*l, "dangling.png");
+  EXPECT_EQ(s.unannotated_images, 1u);  // none.png
+}
+
 // 20,000 nested elements: the parser stops at the 65th (its byte offset in
 // the message), so the work is bounded by the limit, not the file.
 TEST_F(VocTest, DeepNestingStopsAtTheLimit) {

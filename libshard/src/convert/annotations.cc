@@ -2,6 +2,7 @@
 // attachment of their boxes to a listing's samples.
 #include "libshard/convert/annotations.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -50,14 +51,88 @@ std::string CheckAndClamp(ObjectBox* b, double width, double height, double slac
   return "";
 }
 
-StatusOr<std::string> ReadOptionalFile(const std::string& path, uint64_t max_bytes, bool* exists) {
+bool AnnotationFiles::Exists(const std::string& path) {
   struct stat st;
-  *exists = ::stat(path.c_str(), &st) == 0;
-  if (!*exists) {
-    if (errno == ENOENT || errno == ENOTDIR) return std::string();
-    return ErrnoError(path, errno);
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+const std::string& AnnotationFiles::RealPath(const std::string& dir) {
+  auto it = real_.find(dir);
+  if (it != real_.end()) return it->second;
+  char* real = ::realpath(dir.c_str(), nullptr);
+  std::string r = real ? real : "";
+  std::free(real);
+  return real_.emplace(dir, std::move(r)).first->second;
+}
+
+AnnotationFile AnnotationFiles::Read(const std::string& path, const std::string& folder) {
+  AnnotationFile f;
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0) {
+    if (errno != ENOENT && errno != ENOTDIR) {
+      f.exists = true;
+      f.why = ErrnoError(path, errno).message();
+    }
+    return f;
   }
-  return io::ReadFileToString(path, max_bytes);
+  f.exists = true;
+  const std::string& inside = RealPath(folder);
+  auto within = [&inside](const std::string& real) {
+    return !inside.empty() && !real.empty() &&
+           (real == inside || inside == "/" || real.compare(0, inside.size() + 1, inside + "/") == 0);
+  };
+  // Where the bytes are: the link's target, or the file itself in its
+  // folder's real path. Opened without following a link there.
+  std::string target;
+  if (S_ISLNK(st.st_mode)) {
+    char* real = ::realpath(path.c_str(), nullptr);
+    const int err = errno;
+    target = real ? real : "";
+    std::free(real);
+    if (target.empty()) {
+      f.why = err == ENOENT ? path + ": a symbolic link to nothing" : ErrnoError(path, err).message();
+      return f;
+    }
+    if (!within(target)) {
+      f.why = path + ": a symbolic link out of " + folder + " (not followed)";
+      return f;
+    }
+  } else {
+    const size_t slash = path.rfind('/');
+    const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
+    const std::string& real_dir = RealPath(dir);
+    if (!within(real_dir)) {
+      f.why = path + ": in a folder that links out of " + folder + " (not followed)";
+      return f;
+    }
+    target = real_dir + "/" + path.substr(slash + 1);
+  }
+  StatusOr<io::ScopedFd> fd = io::OpenForRead(target, nullptr, O_NOFOLLOW);
+  if (!fd.ok()) {
+    f.why = S_ISLNK(st.st_mode) || fd.status().code() != StatusCode::kInvalidArgument
+                ? path + ": " + fd.status().message()
+                : path + ": " + io::NotRegularFileReason(st.st_mode);
+    return f;
+  }
+  std::string text(static_cast<size_t>(std::min<uint64_t>(max_bytes_ + 1, uint64_t{1} << 16)), '\0');
+  size_t n = 0;
+  while (true) {
+    const int64_t got = io::PreadFull(fd->get(), text.data() + n, text.size() - n, n);
+    if (got < 0) {
+      f.why = ErrnoError(path, static_cast<int>(-got)).message();
+      return f;
+    }
+    n += static_cast<size_t>(got);
+    if (n < text.size()) break;
+    if (n > max_bytes_) {
+      f.why = path + ": larger than " + std::to_string(max_bytes_) + " bytes";
+      return f;
+    }
+    text.resize(std::min<uint64_t>(max_bytes_ + 1, uint64_t{2} * text.size()));
+  }
+  text.resize(n);
+  f.text = std::move(text);
+  return f;
 }
 
 std::string TrimSpace(std::string_view s) {

@@ -7,11 +7,11 @@
 // many times the file's size).
 #include <expat.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
 #include "convert/annotations_internal.h"
-#include "convert/converter_internal.h"
 #include "libshard/text_escape.h"
 
 namespace libshard::convert::internal {
@@ -98,37 +98,79 @@ std::string ParseXml(const std::string& text, VocFile* f) {
   return error;
 }
 
-// The XML of a sample: Annotations/REL/STEM.xml, else Annotations/STEM.xml;
-// "" when neither is a file.
-std::string XmlPathOf(const std::string& dir, const std::string& rel) {
+// The stem of a path: without its extension.
+std::string Stem(const std::string& rel) {
   std::string stem = rel;
   const size_t dot = stem.rfind('.');
   if (dot != std::string::npos && stem.find('/', dot) == std::string::npos) stem.erase(dot);
-  const std::string nested = dir + "/" + stem + ".xml";
-  if (IsRegularFile(nested)) return nested;
+  return stem;
+}
+
+// The XML of a sample: Annotations/SPLIT/REL/STEM.xml (its path from the
+// root), else Annotations/REL/STEM.xml (its path in its split folder), else
+// Annotations/STEM.xml; the first that exists as anything (a directory or a
+// dangling link is a reject, not a miss); "" when none does.
+std::vector<std::string> XmlTries(const std::string& dir, const Listing& listing, const SourceSample& s) {
+  const std::string stem = Stem(s.path), in_split = Stem(PathInSplit(listing, s));
   const size_t slash = stem.rfind('/');
-  const std::string flat = dir + "/" + (slash == std::string::npos ? stem : stem.substr(slash + 1)) + ".xml";
-  return IsRegularFile(flat) ? flat : "";
+  const std::string flat = slash == std::string::npos ? stem : stem.substr(slash + 1);
+  std::vector<std::string> tries = {dir + "/" + stem + ".xml"};
+  if (in_split != stem) tries.push_back(dir + "/" + in_split + ".xml");
+  if (flat != in_split) tries.push_back(dir + "/" + flat + ".xml");
+  return tries;
+}
+
+std::string XmlPathOf(const std::string& dir, const Listing& listing, const SourceSample& s) {
+  for (const std::string& xml : XmlTries(dir, listing, s)) {
+    if (AnnotationFiles::Exists(xml)) return xml;
+  }
+  return "";
+}
+
+// "a.png, b.png and 3 more": the images an XML would serve.
+std::string ImageList(const Listing& listing, const std::vector<size_t>& samples) {
+  std::string out;
+  const size_t show = std::min<size_t>(samples.size(), 3);
+  for (size_t k = 0; k < show; ++k) {
+    out += (k == 0 ? "" : k + 1 == samples.size() ? " and " : ", ") + listing.samples[samples[k]].path;
+  }
+  if (show < samples.size()) out += " and " + std::to_string(samples.size() - show) + " more";
+  return out;
 }
 
 }  // namespace
 
 Status ReadVoc(const AnnotationOptions& o, const Listing& listing, ParsedAnnotations* out) {
+  // Each sample's file; one that two samples would share (a flat
+  // Annotations/ of split folders whose stems repeat) is refused for all of
+  // them, as COCO refuses a file_name that matches files of two splits.
+  std::map<std::string, std::vector<size_t>> users;
+  for (size_t i = 0; i < listing.samples.size(); ++i) {
+    const std::string xml = XmlPathOf(o.source, listing, listing.samples[i]);
+    if (!xml.empty()) users[xml].push_back(i);
+  }
   // Pass 1: every sample's file, parsed; pass 2 (once the class list is
   // known): its objects.
   std::map<size_t, std::pair<std::string, VocFile>> files;
   std::set<std::string> seen;
-  for (size_t i = 0; i < listing.samples.size(); ++i) {
-    const std::string xml = XmlPathOf(o.source, PathInSplit(listing, listing.samples[i]));
-    if (xml.empty()) continue;
-    bool still = false;
-    StatusOr<std::string> text = ReadOptionalFile(xml, kMaxLabelFileBytes, &still);
-    if (!text.ok() || !still) {
-      out->bad[i] = text.ok() ? xml + ": vanished" : text.status().message();
+  AnnotationFiles reader(kMaxLabelFileBytes);
+  for (const auto& [xml, samples] : users) {
+    if (samples.size() > 1) {
+      for (size_t i : samples) {
+        out->bad[i] = xml + ": the annotation of " + std::to_string(samples.size()) + " images (" +
+                      ImageList(listing, samples) +
+                      "), refused for each; give each its own file, Annotations/SPLIT/REL/STEM.xml";
+      }
+      continue;
+    }
+    const size_t i = samples[0];
+    const AnnotationFile file = reader.Read(xml, o.source);
+    if (!file.why.empty() || !file.exists) {
+      out->bad[i] = file.exists ? file.why : xml + ": vanished";
       continue;
     }
     VocFile f;
-    if (std::string why = ParseXml(*text, &f); !why.empty()) {
+    if (std::string why = ParseXml(file.text, &f); !why.empty()) {
       out->bad[i] = xml + ": " + why;
       continue;
     }

@@ -145,8 +145,10 @@ StatusOr<std::vector<std::string>> NamesFromYaml(const std::string& path) {
   return InvalidArgumentError(path + ": no 'names:' key at the start of a line");
 }
 
-// The label file of an image (ultralytics' img2label_paths).
-std::string LabelPathOf(const std::string& image) {
+// The label file of an image (ultralytics' img2label_paths), and the folder
+// it must stay in: the ".../labels" folder that took the place of the last
+// ".../images", else the image's own folder.
+std::string LabelPathOf(const std::string& image, std::string* folder) {
   std::string p = image;
   const size_t dot = p.rfind('.');
   const size_t slash = p.rfind('/');
@@ -154,8 +156,12 @@ std::string LabelPathOf(const std::string& image) {
   p += ".txt";
   std::string probe = "/" + p;  // a leading "images/" counts too
   const size_t at = probe.rfind("/images/");
-  if (at == std::string::npos) return p;
+  if (at == std::string::npos) {
+    *folder = slash == std::string::npos ? "." : p.substr(0, slash);
+    return p;
+  }
   probe.replace(at, 8, "/labels/");
+  *folder = probe.substr(1, at + 6);
   return probe.substr(1);
 }
 
@@ -246,20 +252,21 @@ Status ReadYolo(const AnnotationOptions& o, const Listing& listing, ParsedAnnota
   }
   out->classes = NumberedClasses(names);
   std::set<std::string> label_files;
+  AnnotationFiles reader(kMaxLabelFileBytes);
   for (size_t i = 0; i < listing.samples.size(); ++i) {
-    const std::string label_file = LabelPathOf(SourceFilePath(listing.root, listing.samples[i].path));
+    std::string folder;
+    const std::string label_file = LabelPathOf(SourceFilePath(listing.root, listing.samples[i].path), &folder);
     label_files.insert(label_file);
-    bool exists = false;
-    StatusOr<std::string> text = ReadOptionalFile(label_file, kMaxLabelFileBytes, &exists);
-    if (!text.ok()) {
-      out->bad[i] = text.status().message();
+    const AnnotationFile file = reader.Read(label_file, folder);
+    if (!file.exists) continue;  // no label file: an image without objects, counted
+    if (!file.why.empty()) {
+      out->bad[i] = file.why;
       continue;
     }
-    if (!exists) continue;  // no label file: an image without objects, counted
     auto objects = std::make_shared<SampleObjects>();
     objects->normalised = true;
     objects->origin = label_file;
-    if (std::string why = ParseLabels(label_file, *text, names.size(), objects.get()); !why.empty()) {
+    if (std::string why = ParseLabels(label_file, file.text, names.size(), objects.get()); !why.empty()) {
       out->bad[i] = why;
       continue;
     }
