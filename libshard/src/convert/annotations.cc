@@ -270,14 +270,27 @@ StatusOr<AnnotationSummary> AttachAnnotations(const AnnotationOptions& o, Listin
 std::string LabelMapPbtxt(const std::vector<ObjectClass>& classes) {
   std::string out;
   for (const ObjectClass& k : classes) {
+    // A protobuf text-format string (what TF's label_map_util reads):
+    // quote and backslash escaped, control bytes as octal, UTF-8 as it is.
     std::string name;
     for (char c : k.name) {
-      if (c == '\'' || c == '\\') name += '\\';
-      if (c == '\n') {
+      const auto u = static_cast<unsigned char>(c);
+      if (c == '\'' || c == '"' || c == '\\') {
+        name += '\\';
+        name += c;
+      } else if (c == '\n') {
         name += "\\n";
-        continue;
+      } else if (c == '\r') {
+        name += "\\r";
+      } else if (c == '\t') {
+        name += "\\t";
+      } else if (u < 0x20 || u == 0x7f) {
+        char oct[8];
+        std::snprintf(oct, sizeof(oct), "\\%03o", u);
+        name += oct;
+      } else {
+        name += c;
       }
-      name += c;
     }
     out += "item {\n  id: " + std::to_string(k.label) + "\n  name: '" + name + "'\n}\n";
   }

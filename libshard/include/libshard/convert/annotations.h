@@ -143,7 +143,9 @@ Status ValidateAnnotationOptions(const AnnotationOptions& options);
 //     id: 1
 //     name: 'cat'
 //   }
-// Quotes and backslashes in names are escaped.
+// Names are escaped once, for protobuf's text format: ' " and \ with a
+// backslash, LF CR TAB as \n \r \t, other control bytes as octal \NNN,
+// UTF-8 as it is (TF's label_map_util reads `back\\slash` as back\slash).
 std::string LabelMapPbtxt(const std::vector<ObjectClass>& classes);
 
 }  // namespace libshard::convert
