@@ -328,6 +328,34 @@ TEST_F(BoxesTest, BadAnnotationsAreRejectsNamingTheObject) {
   EXPECT_EQ(r->manifest.stats().converted(), 1u);
 }
 
+// A VOC file without <size>: its boxes are checked against the decoded
+// image as those with one are against the stated size: far outside is a
+// reject (not clipped or dropped), within a pixel is clamped.
+TEST_F(BoxesTest, VocBoxesWithoutSizeAreCheckedAgainstTheImage) {
+  StatusOr<std::string> png = image::EncodePng(Canvas(120, 80, kRects), {});
+  ASSERT_TRUE(png.ok());
+  const auto xml = [](int xmax) {
+    return "<annotation><object><name>red</name><bndbox><xmin>11</xmin><ymin>1</ymin><xmax>" + std::to_string(xmax) +
+           "</xmax><ymax>20</ymax></bndbox></object></annotation>";
+  };
+  WriteTreeFile(base_, "in/far.png", *png);
+  WriteTreeFile(base_, "in/edge.png", *png);
+  WriteTreeFile(base_, "Annotations/far.xml", xml(400));
+  WriteTreeFile(base_, "Annotations/edge.xml", xml(121));
+  ConvertOptions o = Options(base_ + "/in", base_ + "/out", base_ + "/Annotations");
+  o.annotations.format = AnnotationFormat::kVoc;
+  StatusOr<ConvertResult> r = Convert(o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->manifest.rejects_size(), 1);
+  EXPECT_EQ(r->manifest.rejects(0).path(), "far.png");
+  EXPECT_TRUE(testing::Contains(r->manifest.rejects(0).reason(),
+                                "Annotations/far.xml object 1: box [10, 0, 400, 20] lies outside the 120x80 image"))
+      << r->manifest.rejects(0).reason();
+  const std::vector<tensorflow::Example> recs = Records(o.output);
+  ASSERT_EQ(recs.size(), 1u);
+  EXPECT_FLOAT_EQ(F(recs[0], keys::kObjectXmax).float_list().value(0), 1.0f);
+}
+
 // A rerun keeps the shards while the annotations are the same, and redoes
 // them when a box moved or the drop threshold changed (both in plan_id).
 TEST_F(BoxesTest, ChangedAnnotationsRedoTheShards) {
