@@ -356,6 +356,38 @@ TEST_F(BoxesTest, VocBoxesWithoutSizeAreCheckedAgainstTheImage) {
   EXPECT_FLOAT_EQ(F(recs[0], keys::kObjectXmax).float_list().value(0), 1.0f);
 }
 
+// image/source_id, the key the Object Detection API's COCO evaluation keys
+// images by: COCO's image id as a decimal string; for YOLO and VOC (and an
+// image COCO does not name) the path from the input root.
+TEST_F(BoxesTest, RecordsCarryTheSourceId) {
+  StatusOr<std::string> png = image::EncodePng(Canvas(120, 80, kRects), {});
+  ASSERT_TRUE(png.ok());
+  WriteTreeFile(base_, "in/a.png", *png);
+  WriteTreeFile(base_, "in/b.png", *png);
+  WriteTreeFile(base_, "coco.json",
+                "{\"categories\": [{\"id\": 1, \"name\": \"red\"}], \"images\": [{\"id\": 397133, \"file_name\": "
+                "\"a.png\", \"width\": 120, \"height\": 80}], \"annotations\": []}");
+  WriteTreeFile(base_, "labels/classes.txt", "red\n");
+  WriteTreeFile(base_, "in/a.txt", "0 0.5 0.5 0.2 0.2\n");
+  for (AnnotationFormat f : {AnnotationFormat::kCoco, AnnotationFormat::kYolo}) {
+    SCOPED_TRACE(AnnotationFormatName(f));
+    const std::string out = base_ + "/out-" + AnnotationFormatName(f);
+    ConvertOptions o = Options(base_ + "/in", out, base_ + "/coco.json");
+    if (f == AnnotationFormat::kYolo) {
+      o.annotations.format = f;
+      o.annotations.source = base_ + "/labels/classes.txt";
+    }
+    StatusOr<ConvertResult> r = Convert(o);
+    ASSERT_TRUE(r.ok()) << r.status();
+    std::map<std::string, std::string> ids;
+    for (const tensorflow::Example& ex : Records(out)) {
+      ids[F(ex, keys::kFilename).bytes_list().value(0)] = F(ex, keys::kSourceId).bytes_list().value(0);
+    }
+    EXPECT_EQ(ids["a.png"], f == AnnotationFormat::kCoco ? "397133" : "a.png");
+    EXPECT_EQ(ids["b.png"], "b.png");
+  }
+}
+
 // A rerun keeps the shards while the annotations are the same, and redoes
 // them when a box moved or the drop threshold changed (both in plan_id).
 TEST_F(BoxesTest, ChangedAnnotationsRedoTheShards) {

@@ -113,6 +113,7 @@ Status ReadCoco(const AnnotationOptions& o, const Listing& listing, ParsedAnnota
     objects->width = im.width();
     objects->height = im.height();
     objects->origin = where;
+    objects->source_id = Id(im.id());
     if (im.width() <= 0 || im.height() <= 0) {
       out->bad[found[0]] = where + ": size " + std::to_string(im.width()) + "x" + std::to_string(im.height());
     }

@@ -91,6 +91,9 @@ struct SampleObjects {
   bool normalised = false;
   // Where they come from, for messages: "instances.json image id 7".
   std::string origin;
+  // image/source_id: COCO's image id ("7"); "" for the sample's path from
+  // the input root (YOLO, VOC, an image COCO does not name).
+  std::string source_id;
 };
 
 struct AnnotationOptions {
