@@ -255,6 +255,12 @@ StatusOr<AnnotationSummary> AttachAnnotations(const AnnotationOptions& o, Listin
     kept.push_back(std::move(s));
   }
   listing->samples = std::move(kept);
+  if (summary.annotated_images == 0 && parsed.bad.empty() && parsed.missing.empty() && !listing->samples.empty()) {
+    // A wrong folder or file: said before the long part, and a failure
+    // (shard convert's exit code 3).
+    listing->warnings.push_back("no image matched an annotation of " + o.source +
+                                (parsed.lookup_example.empty() ? "" : ": " + parsed.lookup_example));
+  }
   summary.missing_images = parsed.missing.size();
   summary.unmatched_annotations = parsed.unmatched;
   for (ListingReject& r : parsed.missing) listing->rejects.push_back(std::move(r));

@@ -83,6 +83,13 @@ Status ReadCoco(const AnnotationOptions& o, const Listing& listing, ParsedAnnota
 
   // images[]: id -> the sample (or none: missing from the folder).
   const SampleIndex index(listing);
+  if (!listing.samples.empty()) {
+    const SourceSample& first = listing.samples[0];
+    out->lookup_example = "images[].file_name is matched to the path from the input root ('" + first.path + "')";
+    if (!listing.split_folders.empty()) {
+      out->lookup_example += " or in its split folder ('" + PathInSplit(listing, first) + "')";
+    }
+  }
   std::unordered_map<int64_t, size_t> samples_of;  // image id -> sample index
   std::unordered_map<int64_t, bool> known;         // every image id
   for (const coco::Image& im : in.images()) {

@@ -22,6 +22,9 @@ struct ParsedAnnotations {
   std::vector<ListingReject> missing;  // images named but not in the folder
   std::vector<ListingReject> other;    // annotation entries that name no image
   uint64_t unmatched = 0;              // annotation files of no listed image (YOLO label files): counted
+  // Where the first sample's annotation was looked for, for the warning
+  // when no image matched one: "the XML of a.png would be Annotations/a.xml".
+  std::string lookup_example;
 };
 
 Status ReadCoco(const AnnotationOptions& o, const Listing& listing, ParsedAnnotations* out);

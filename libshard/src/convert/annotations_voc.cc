@@ -145,6 +145,13 @@ Status ReadVoc(const AnnotationOptions& o, const Listing& listing, ParsedAnnotat
   // Annotations/ of split folders whose stems repeat) is refused for all of
   // them, as COCO refuses a file_name that matches files of two splits.
   std::map<std::string, std::vector<size_t>> users;
+  if (!listing.samples.empty()) {
+    const std::vector<std::string> tries = XmlTries(o.source, listing, listing.samples[0]);
+    out->lookup_example = "the XML of " + listing.samples[0].path + " would be " + tries[0];
+    for (size_t k = 1; k < tries.size(); ++k) {
+      out->lookup_example += (k + 1 == tries.size() ? " or " : ", ") + tries[k];
+    }
+  }
   for (size_t i = 0; i < listing.samples.size(); ++i) {
     const std::string xml = XmlPathOf(o.source, listing, listing.samples[i]);
     if (!xml.empty()) users[xml].push_back(i);

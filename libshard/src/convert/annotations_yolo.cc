@@ -356,6 +356,7 @@ Status ReadYolo(const AnnotationOptions& o, const Listing& listing, ParsedAnnota
     std::string folder;
     const std::string label_file = LabelPathOf(SourceFilePath(listing.root, listing.samples[i].path), &folder);
     label_files.insert(label_file);
+    if (i == 0) out->lookup_example = "the labels of " + listing.samples[i].path + " would be " + label_file;
     const AnnotationFile file = reader.Read(label_file, folder);
     if (!file.exists) continue;  // no label file: an image without objects, counted
     if (!file.why.empty()) {
