@@ -29,8 +29,6 @@ namespace image = libshard::image;
 using libshard::Status;
 using libshard::StatusOr;
 
-constexpr int kExitRejected = 3;
-
 namespace {
 
 using Flags = libshard::remote::ConvertFlagValues;
@@ -109,7 +107,8 @@ int Summarize(Flags& f, convert::ConvertResult& result, const convert::Progress&
     std::fprintf(stderr, "shard convert: %llu gray source(s) stored as RGB (--channels auto keeps them gray)\n",
                  static_cast<unsigned long long>(r->gray_expanded));
   }
-  if (m.has_annotations() && !f.quiet) {
+  bool unmatched = false;
+  if (m.has_annotations()) {
     uint64_t stored = 0, clipped = 0, dropped = 0;
     for (const libshard::BoxCount& b : m.stats().boxes()) {
       stored += b.stored();
@@ -117,15 +116,21 @@ int Summarize(Flags& f, convert::ConvertResult& result, const convert::Progress&
       dropped += b.dropped();
     }
     const libshard::AnnotationCounts& a = m.annotations();
-    std::fprintf(stderr,
-                 "shard convert: boxes (%s, %d classes): %llu stored (%llu clipped), %llu dropped by the crop; "
-                 "%llu image(s) without annotations, %llu named but missing, %llu label file(s) without an image -> "
-                 "%s/label_map.pbtxt\n",
-                 a.format().c_str(), m.object_labels_size(), static_cast<unsigned long long>(stored),
-                 static_cast<unsigned long long>(clipped), static_cast<unsigned long long>(dropped),
-                 static_cast<unsigned long long>(a.unannotated_images()),
-                 static_cast<unsigned long long>(a.missing_images()),
-                 static_cast<unsigned long long>(a.unmatched_annotations()), f.request.convert.output.c_str());
+    if (!f.quiet) {
+      std::fprintf(stderr,
+                   "shard convert: boxes (%s, %d classes): %s: %llu stored (%llu clipped), %llu dropped by the crop; "
+                   "%llu label file(s) without an image -> %s/label_map.pbtxt\n",
+                   a.format().c_str(), m.object_labels_size(),
+                   AnnotationCountsText(a.annotated_images(), a.unannotated_images(), a.missing_images(), a.boxes())
+                       .c_str(),
+                   static_cast<unsigned long long>(stored), static_cast<unsigned long long>(clipped),
+                   static_cast<unsigned long long>(dropped), static_cast<unsigned long long>(a.unmatched_annotations()),
+                   f.request.convert.output.c_str());
+    }
+    unmatched = a.annotated_images() == 0;
+    if (unmatched && r->rejected == 0 && !f.quiet) {
+      std::fprintf(stderr, "shard convert: no image matched an annotation: the images were stored without boxes\n");
+    }
   }
   if (r->transient_rejects > 0 && !f.quiet) {
     std::fprintf(stderr,
@@ -152,7 +157,7 @@ int Summarize(Flags& f, convert::ConvertResult& result, const convert::Progress&
     if (!f.quiet) std::fprintf(stderr, "shard convert: report -> %s\n", page.c_str());
   }
   if (leaks != kExitOk) return leaks;
-  return r->rejected > 0 ? kExitRejected : kExitOk;
+  return r->rejected > 0 || unmatched ? kExitRejected : kExitOk;
 }
 
 int Run(ConvertFlags& flags) {

@@ -18,6 +18,8 @@ namespace shard_tool {
 constexpr int kExitOk = 0;
 constexpr int kExitFailure = 1;
 constexpr int kExitUsage = 2;
+// shard convert: some inputs were rejected, or the annotations matched no image.
+constexpr int kExitRejected = 3;
 
 // The exit code of a failed staging of an s3:// / https:// location
 // (remote/staging.h): 1 for a run-time failure here or at the server (a full

@@ -58,6 +58,11 @@ std::string OutputDescription(const convert::ConvertOptions& o) {
   return format + ", " + channels;
 }
 
+std::string AnnotationCountsText(uint64_t matched, uint64_t unannotated, uint64_t missing, uint64_t boxes) {
+  return std::to_string(matched) + " image(s) matched an annotation, " + std::to_string(unannotated) + " without, " +
+         std::to_string(missing) + " named but missing; " + std::to_string(boxes) + " boxes";
+}
+
 int RunDryRun(const convert::ConvertOptions& o, bool json, bool verbose) {
   StatusOr<convert::DryRunReport> r = convert::DryRun(o);
   if (!r.ok()) {
@@ -65,6 +70,10 @@ int RunDryRun(const convert::ConvertOptions& o, bool json, bool verbose) {
     return ExitCodeFor(r.status());
   }
   const convert::Listing& l = r->listing;
+  const bool boxes = o.annotations.format != convert::AnnotationFormat::kNone;
+  const convert::AnnotationSummary& a = l.annotations;
+  // Annotations that no image matched (a wrong folder): a failure, as convert's.
+  const int code = boxes && a.annotated_images == 0 ? kExitRejected : kExitOk;
   if (json) {
     JsonWriter w(std::cout);
     w.BeginObject();
@@ -143,9 +152,19 @@ int RunDryRun(const convert::ConvertOptions& o, bool json, bool verbose) {
       w.EndObject();
     }
     w.EndArray();
+    if (boxes) {
+      w.Key("annotations");
+      w.BeginObject();
+      w.Field("format", convert::AnnotationFormatName(o.annotations.format));
+      w.Field("matched_images", a.annotated_images);
+      w.Field("unannotated_images", a.unannotated_images);
+      w.Field("missing_images", a.missing_images);
+      w.Field("boxes", a.boxes);
+      w.EndObject();
+    }
     w.EndObject();
     std::cout << "\n";
-    return kExitOk;
+    return code;
   }
   std::error_code ec;
   std::string input = std::filesystem::absolute(l.root, ec).lexically_normal().string();
@@ -180,11 +199,15 @@ int RunDryRun(const convert::ConvertOptions& o, bool json, bool verbose) {
                 static_cast<unsigned long long>(r->gray_expanded));
   }
   if (const std::string skips = convert::SkipSummary(l.skipped); !skips.empty()) std::printf("%s\n", skips.c_str());
+  if (boxes) {
+    std::printf("annotations (%s): %s\n", convert::AnnotationFormatName(o.annotations.format),
+                AnnotationCountsText(a.annotated_images, a.unannotated_images, a.missing_images, a.boxes).c_str());
+  }
   std::printf("rejected while listing: %zu\n", l.rejects.size());
   for (const auto& x : l.rejects) {
     std::printf("  %s: %s\n", DisplayText(x.path).c_str(), DisplayText(x.reason).c_str());
   }
-  return kExitOk;
+  return code;
 }
 
 }  // namespace shard_tool

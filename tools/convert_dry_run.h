@@ -9,6 +9,7 @@
 #ifndef LIBSHARD_TOOLS_CONVERT_DRY_RUN_H_
 #define LIBSHARD_TOOLS_CONVERT_DRY_RUN_H_
 
+#include <cstdint>
 #include <string>
 
 #include "libshard/convert/converter.h"
@@ -24,8 +25,14 @@ int ExitCodeFor(const libshard::Status& s);
 // What the records will hold, e.g. "jpeg quality 90, 3 channels (rgb)".
 std::string OutputDescription(const libshard::convert::ConvertOptions& o);
 
+// The annotation counts of a conversion with boxes, as the dry run and the
+// summary print them: "3 image(s) matched an annotation, 1 without, 0 named
+// but missing; 12 boxes".
+std::string AnnotationCountsText(uint64_t matched, uint64_t unannotated, uint64_t missing, uint64_t boxes);
+
 // Runs convert::DryRun(o) and prints its report (JSON with `json`; every
-// file with `verbose`). Returns the exit code.
+// file with `verbose`). Returns the exit code: as the conversion's, 3 when
+// annotations were given and no image matched one.
 int RunDryRun(const libshard::convert::ConvertOptions& o, bool json, bool verbose);
 
 }  // namespace shard_tool

@@ -97,6 +97,8 @@ case "$mode" in
       seeds=()
       [ -d "$shared/interop/tfrecord" ] && seeds+=("$shared/interop/tfrecord")
       [ "$target" = fuzz_png_decode ] && [ -d "$shared/interop/pngsuite" ] && seeds=("$shared/interop/pngsuite")
+      # Hostile inputs found before (VOC depth and DTD bombs, GIF frames past the screen).
+      [ -d "$root/tests/fuzz/seeds/$target" ] && seeds+=("$root/tests/fuzz/seeds/$target")
       echo "fuzz: $target for ${seconds}s"
       if "$build/tests/fuzz/$target" -max_total_time="$seconds" -max_len=65536 -rss_limit_mb=2048 \
           -print_final_stats=1 "$corpus" "${seeds[@]}" > "$build/$target.log" 2>&1; then

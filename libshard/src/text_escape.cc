@@ -106,6 +106,56 @@ std::string EscapeText(std::string_view s) {
   return out;
 }
 
+namespace {
+int HexValue(char h) {
+  if (h >= '0' && h <= '9') return h - '0';
+  if (h >= 'a' && h <= 'f') return h - 'a' + 10;
+  if (h >= 'A' && h <= 'F') return h - 'A' + 10;
+  return -1;
+}
+}  // namespace
+
+std::string UnescapeText(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '\\' || i + 1 == s.size()) {
+      out += s[i];
+      continue;
+    }
+    const char e = s[i + 1];
+    if (e == '\\' || e == 't' || e == 'n' || e == 'r') {
+      out += e == 't' ? '\t' : e == 'n' ? '\n' : e == 'r' ? '\r' : '\\';
+      ++i;
+      continue;
+    }
+    const size_t digits = e == 'x' ? 2 : e == 'u' ? 4 : 0;
+    uint32_t v = 0;
+    bool ok = digits > 0 && i + 2 + digits <= s.size();
+    for (size_t k = 0; ok && k < digits; ++k) {
+      const int h = HexValue(s[i + 2 + k]);
+      ok = h >= 0;
+      v = v * 16 + static_cast<uint32_t>(h < 0 ? 0 : h);
+    }
+    if (!ok) {
+      out += s[i];
+      continue;
+    }
+    if (digits == 2 || v < 0x80) {
+      out += static_cast<char>(v);
+    } else if (v < 0x800) {
+      out += static_cast<char>(0xC0 | (v >> 6));
+      out += static_cast<char>(0x80 | (v & 0x3F));
+    } else {
+      out += static_cast<char>(0xE0 | (v >> 12));
+      out += static_cast<char>(0x80 | ((v >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (v & 0x3F));
+    }
+    i += 1 + digits;
+  }
+  return out;
+}
+
 std::string DisplayText(std::string_view s) {
   if (IsValidUtf8(s) && !HasHiddenControl(s) && s.find_first_of("\n\r") == std::string_view::npos) {
     return std::string(s);

@@ -3,6 +3,7 @@ parse_single_example and TensorFlow's own decoders, compared with libshard's Loa
 record, over the classification, segmentation and detection sets (interop_sets.make_sets); the detection records
 as the TF Object Detection API's TfExampleDecoder reads them, and label_map.pbtxt as its StringIntLabelMap."""
 import hashlib
+import json
 import os
 import runpy
 import shutil
@@ -48,9 +49,9 @@ OD_API_SPEC = {
     "image/object/weight": tf.io.VarLenFeature(tf.float32),
 }
 # The keys of that spec that `shard convert --coco / --yolo` writes (docs/convert.md, Records). The decoder's
-# defaults stand for the others: image/source_id (libshard does not write it: '' for every image), the image-level
-# classes and the Open Images fields (neg_category_ids, not_exhaustive_category_ids, confidence, group_of, weight).
-OD_API_KEYS_WRITTEN = ["image/encoded", "image/format", "image/filename", "image/key/sha256", "image/height",
+# defaults stand for the others: the image-level classes and the Open Images fields (neg_category_ids, not_exhaustive_category_ids, confidence, group_of, weight).
+OD_API_KEYS_WRITTEN = ["image/encoded", "image/format", "image/filename", "image/source_id", "image/key/sha256",
+                       "image/height",
                        "image/width", "image/object/bbox/xmin", "image/object/bbox/xmax", "image/object/bbox/ymin",
                        "image/object/bbox/ymax", "image/object/class/label", "image/object/class/text",
                        "image/object/area", "image/object/is_crowd", "image/object/difficult"]
@@ -222,6 +223,8 @@ def test_detection_records_read_as_the_object_detection_api_decoder_reads_them(s
     after the converter's letterbox."""
     converted = sets[name]
     expected = coco_boxes_after_letterbox()
+    instances = json.loads((HERE.parents[1] / "samples" / "boxes" / "instances.json").read_text())
+    coco_ids = {image["file_name"]: image["id"] for image in instances["images"]}
     seen = boxes_seen = 0
     for split in converted.splits:
         ref = loader_samples(converted.folder, split, boxes=True)
@@ -250,6 +253,12 @@ def test_detection_records_read_as_the_object_detection_api_decoder_reads_them(s
             pixels = (boxes[:, 3] - boxes[:, 1]) * (boxes[:, 2] - boxes[:, 0]) * 64 * 64
             np.testing.assert_allclose(ex["image/object/area"], pixels, rtol=2e-3)
             assert (ex["image/object/is_crowd"] == 0).all() and (ex["image/object/difficult"] == 0).all()
+            # image/source_id, what the API's COCO evaluator keys detections by: COCO's image id; for YOLO the
+            # path from the input root, as image/filename.
+            if name == "coco":
+                assert ex["image/source_id"] == str(coco_ids[os.path.basename(ex["image/filename"].decode())]).encode()
+            else:
+                assert ex["image/source_id"] == ex["image/filename"] != b""
             seen += 1
             boxes_seen += n
     assert seen == 12 and boxes_seen == 22  # samples/boxes: 22 boxes in 12 images

@@ -1,6 +1,6 @@
 // UTF-8 validation and EscapeText: known answers for each escape, the
 // invalid UTF-8 forms (stray continuation, overlong, surrogate, > U+10FFFF,
-// truncated), and that the escape is reversible.
+// truncated), and that UnescapeText reverses it.
 #include "libshard/text_escape.h"
 
 #include <gtest/gtest.h>
@@ -9,35 +9,6 @@
 
 namespace libshard {
 namespace {
-
-// The inverse of EscapeText, for the round-trip check.
-std::string Unescape(const std::string& s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] != '\\') {
-      out += s[i];
-      continue;
-    }
-    const char e = s[++i];
-    if (e == 'x') {
-      out += static_cast<char>(std::stoi(s.substr(i + 1, 2), nullptr, 16));
-      i += 2;
-    } else if (e == 'u') {  // a hidden control: U+0080..U+2069, 2 or 3 UTF-8 bytes
-      const int cp = std::stoi(s.substr(i + 1, 4), nullptr, 16);
-      if (cp < 0x800) {
-        out += static_cast<char>(0xc0 | (cp >> 6));
-      } else {
-        out += static_cast<char>(0xe0 | (cp >> 12));
-        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
-      }
-      out += static_cast<char>(0x80 | (cp & 0x3f));
-      i += 4;
-    } else {
-      out += e == 't' ? '\t' : e == 'n' ? '\n' : e == 'r' ? '\r' : e;
-    }
-  }
-  return out;
-}
 
 TEST(TextEscapeTest, ValidUtf8) {
   EXPECT_TRUE(IsValidUtf8(""));
@@ -88,11 +59,19 @@ TEST(TextEscapeTest, IsReversibleAndAlwaysValidUtf8OnOneLine) {
     const std::string e = EscapeText(s);
     EXPECT_TRUE(IsValidUtf8(e)) << e;
     EXPECT_EQ(e.find_first_of("\t\n\r"), std::string::npos) << e;
-    EXPECT_EQ(Unescape(e), s) << e;
+    EXPECT_EQ(UnescapeText(e), s) << e;
   }
 }
 
 }  // namespace
+// What EscapeText never writes is kept: a lone or trailing backslash, an
+// unknown escape, a short \x.
+TEST(TextEscapeTest, UnescapeKeepsWhatIsNoEscape) {
+  EXPECT_EQ(UnescapeText("a\\b\\x41\\u00e9"), "a\\b\x41\xc3\xa9");
+  EXPECT_EQ(UnescapeText("a\\qb\\x4\\"), "a\\qb\\x4\\");
+  EXPECT_EQ(UnescapeText("\\u0041"), "A");
+}
+
 TEST(TextEscapeTest, MarkupEscapeEscapesTheFiveMarkupCharactersOnly) {
   EXPECT_EQ(MarkupEscape("a<b>&\"c\"'d'"), "a&lt;b&gt;&amp;&quot;c&quot;&#39;d&#39;");
   EXPECT_EQ(MarkupEscape("caf\xc3\xa9 \xff"), "caf\xc3\xa9 \xff");  // other bytes untouched

@@ -3,12 +3,19 @@
 // rejects (naming the file and the line or object).
 #include "libshard/convert/annotations.h"
 
+#include <google/protobuf/descriptor.pb.h>
+#include <google/protobuf/dynamic_message.h>
+#include <google/protobuf/text_format.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
+#include <memory>
 
 #include "fixtures.h"
+#include "libshard/convert/manifest_io.h"
 #include "libshard/convert/source_listing.h"
+#include "libshard/text_escape.h"
 #include "testutil.h"
 
 namespace libshard::convert {
@@ -201,9 +208,155 @@ TEST_F(AnnotationsTest, CocoMatchesSplitFoldersAndNamesMissingImages) {
   EXPECT_TRUE(Contains(bad.status().message(), "bad.json: not a COCO instances file")) << bad.status();
 }
 
+// data.yaml's double-quoted names are decoded as YAML says: an escaped
+// quote is part of the name (not the end of it), \\ is one backslash, \t a
+// tab, \u00e9 an e-acute; an unknown escape is refused.
+TEST_F(AnnotationsTest, YoloDoubleQuotedEscapesAreDecoded) {
+  WriteTreeFile(base_, "data.yaml", "names: [\"say \\\"hi\\\", ok\", \"back\\\\slash\", \"t\\tab\", \"caf\\u00e9\"]\n");
+  AnnotationSummary s;
+  StatusOr<Listing> l = Attach({"a.png"}, Opt(AnnotationFormat::kYolo, base_ + "/data.yaml"), &s);
+  ASSERT_TRUE(l.ok()) << l.status();
+  ASSERT_EQ(s.classes.size(), 4u);
+  EXPECT_EQ(s.classes[0].name, "say \"hi\", ok");
+  EXPECT_EQ(s.classes[1].name, "back\\slash");
+  EXPECT_EQ(s.classes[2].name, "t\tab");
+  EXPECT_EQ(s.classes[3].name, "caf\xC3\xA9");
+  WriteTreeFile(base_, "block.yaml", "names:\n  0: \"a\\\"b\"\n  1: 'it''s'\n");
+  StatusOr<Listing> b = Attach({}, Opt(AnnotationFormat::kYolo, base_ + "/block.yaml"), &s);
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(s.classes[0].name, "a\"b");
+  EXPECT_EQ(s.classes[1].name, "it's");
+  WriteTreeFile(base_, "bad.yaml", "names:\n  - \"a\\qb\"\n");
+  StatusOr<Listing> bad = Attach({}, Opt(AnnotationFormat::kYolo, base_ + "/bad.yaml"));
+  EXPECT_TRUE(Contains(bad.status().message(), "bad.yaml:2: unknown escape \\q")) << bad.status();
+}
+
+// Two classes of one name: the TF Object Detection API's label map by name
+// (get_label_map_dict) would keep one of them.
+TEST_F(AnnotationsTest, DuplicateClassNamesAreRefused) {
+  WriteTreeFile(base_, "data.yaml", "names: [cat, dog, 'cat']\n");
+  StatusOr<Listing> y = Attach({"a.png"}, Opt(AnnotationFormat::kYolo, base_ + "/data.yaml"));
+  EXPECT_TRUE(Contains(y.status().message(), "data.yaml:1: classes 0 and 2 are both named 'cat'")) << y.status();
+  WriteTreeFile(base_, "i.json",
+                "{\"categories\": [{\"id\": 1, \"name\": \"cat\"}, {\"id\": 3, \"name\": \"cat\"}], \"images\": []}");
+  StatusOr<Listing> c = Attach({}, Opt(AnnotationFormat::kCoco, base_ + "/i.json"));
+  EXPECT_TRUE(Contains(c.status().message(), "i.json: categories 1 and 3 are both named 'cat'")) << c.status();
+}
+
+// COCO numbers TF cannot hold: an area past float (stored as inf), a
+// category id past the label map's int32.
+TEST_F(AnnotationsTest, CocoNumbersPastTheRecordTypesAreRefused) {
+  WriteTreeFile(base_, "big_id.json", "{\"categories\": [{\"id\": 2147483648, \"name\": \"cat\"}], \"images\": []}");
+  StatusOr<Listing> id = Attach({"a.png"}, Opt(AnnotationFormat::kCoco, base_ + "/big_id.json"));
+  EXPECT_TRUE(Contains(id.status().message(), "category 'cat' has id 2147483648; the label map's ids are int32"))
+      << id.status();
+  WriteTreeFile(base_, "area.json",
+                "{\"categories\": [{\"id\": 1, \"name\": \"cat\"}], \"images\": [{\"id\": 1, \"file_name\": "
+                "\"a.png\", \"width\": 10, \"height\": 10}], \"annotations\": [{\"id\": 4, \"image_id\": 1, "
+                "\"category_id\": 1, \"bbox\": [1, 1, 2, 2], \"area\": 1e39}]}");
+  StatusOr<Listing> area = Attach({}, Opt(AnnotationFormat::kCoco, base_ + "/area.json"));
+  ASSERT_TRUE(area.ok()) << area.status();
+  EXPECT_TRUE(Contains(Reject(*area, "a.png"), "annotation id 4 (image id 1): area 1e+39 is past the float range"))
+      << Reject(*area, "a.png");
+}
+
+// A label file that links out of the label folder is never read (its bytes
+// would land in rejects.tsv); a link inside it is read; a dangling link is a
+// reject, not an image without labels.
+TEST_F(AnnotationsTest, YoloLabelLinksOutOfTheFolderAreRefused) {
+  WriteTreeFile(base_, "classes.txt", "cat\n");
+  WriteTreeFile(base_, "secret.txt", "top secret words\n");
+  WriteTreeFile(base_, "labels/train/real.txt", "0 0.5 0.5 0.2 0.2\n");
+  fs::create_directories(base_ + "/labels/train");
+  ASSERT_EQ(::symlink((base_ + "/secret.txt").c_str(), (base_ + "/labels/train/out.txt").c_str()), 0);
+  ASSERT_EQ(::symlink("real.txt", (base_ + "/labels/train/in.txt").c_str()), 0);
+  ASSERT_EQ(::symlink((base_ + "/gone.txt").c_str(), (base_ + "/labels/train/dangling.txt").c_str()), 0);
+  StatusOr<Listing> l = Attach({"train/out.png", "train/in.png", "train/dangling.png"},
+                               Opt(AnnotationFormat::kYolo, base_ + "/classes.txt"));
+  ASSERT_TRUE(l.ok()) << l.status();
+  const std::string out = Reject(*l, "train/out.png");
+  EXPECT_TRUE(Contains(out, "labels/train/out.txt: a symbolic link out of")) << out;
+  EXPECT_FALSE(Contains(out, "secret")) << out;
+  const SourceSample* in = Sample(*l, "train/in.png");
+  ASSERT_TRUE(in && in->objects);
+  EXPECT_EQ(in->objects->objects.size(), 1u);
+  EXPECT_TRUE(Contains(Reject(*l, "train/dangling.png"), "labels/train/dangling.txt: a symbolic link to nothing"))
+      << Reject(*l, "train/dangling.png");
+}
+
 TEST_F(AnnotationsTest, LabelMapEscapesQuotes) {
   EXPECT_EQ(LabelMapPbtxt({{1, "it's"}, {2, "a\\b"}}),
             "item {\n  id: 1\n  name: 'it\\'s'\n}\nitem {\n  id: 2\n  name: 'a\\\\b'\n}\n");
+}
+
+// The items of label_map.pbtxt text as protobuf's text parser reads it into
+// the Object Detection API's StringIntLabelMap (string_int_label_map.proto:
+// item { name = 1 (string), id = 2 (int32), display_name = 3 }), as
+// label_map_util.load_labelmap does; {} when it does not parse.
+std::vector<std::pair<int64_t, std::string>> ParseLabelMap(const std::string& text) {
+  namespace pb = google::protobuf;
+  pb::FileDescriptorProto file;
+  file.set_name("string_int_label_map.proto");
+  file.set_package("object_detection.protos");
+  pb::DescriptorProto* item = file.add_message_type();
+  item->set_name("StringIntLabelMapItem");
+  const std::pair<const char*, pb::FieldDescriptorProto::Type> fields[] = {
+      {"name", pb::FieldDescriptorProto::TYPE_STRING},
+      {"id", pb::FieldDescriptorProto::TYPE_INT32},
+      {"display_name", pb::FieldDescriptorProto::TYPE_STRING}};
+  for (int i = 0; i < 3; ++i) {
+    pb::FieldDescriptorProto* f = item->add_field();
+    f->set_name(fields[i].first);
+    f->set_number(i + 1);
+    f->set_label(pb::FieldDescriptorProto::LABEL_OPTIONAL);
+    f->set_type(fields[i].second);
+  }
+  pb::DescriptorProto* map = file.add_message_type();
+  map->set_name("StringIntLabelMap");
+  pb::FieldDescriptorProto* f = map->add_field();
+  f->set_name("item");
+  f->set_number(1);
+  f->set_label(pb::FieldDescriptorProto::LABEL_REPEATED);
+  f->set_type(pb::FieldDescriptorProto::TYPE_MESSAGE);
+  f->set_type_name(".object_detection.protos.StringIntLabelMapItem");
+  pb::DescriptorPool pool;
+  EXPECT_NE(pool.BuildFile(file), nullptr);
+  pb::DynamicMessageFactory factory(&pool);
+  std::unique_ptr<pb::Message> msg(
+      factory.GetPrototype(pool.FindMessageTypeByName("object_detection.protos.StringIntLabelMap"))->New());
+  if (!pb::TextFormat::ParseFromString(text, msg.get())) return {};
+  std::vector<std::pair<int64_t, std::string>> out;
+  const pb::Reflection* r = msg->GetReflection();
+  const pb::FieldDescriptor* items = msg->GetDescriptor()->FindFieldByName("item");
+  for (int i = 0; i < r->FieldSize(*msg, items); ++i) {
+    const pb::Message& m = r->GetRepeatedMessage(*msg, items, i);
+    const pb::Descriptor* d = m.GetDescriptor();
+    out.emplace_back(m.GetReflection()->GetInt32(m, d->FindFieldByName("id")),
+                     m.GetReflection()->GetString(m, d->FindFieldByName("name")));
+  }
+  return out;
+}
+
+// label_map.pbtxt is written from manifest.json's object_labels (whose
+// names are EscapeText'd): each name is escaped once, for the text format,
+// so protobuf reads back the name itself.
+TEST_F(AnnotationsTest, LabelMapNamesReadBackByProtobufTextFormat) {
+  const std::vector<std::string> names = {"back\\slash", "it's", "say \"hi\"", "new\nline", "tab\there",
+                                          "caf\xC3\xA9", "bell\x07"};
+  Manifest m;
+  for (size_t i = 0; i < names.size(); ++i) {
+    LabelEntry* l = m.add_object_labels();
+    l->set_label(static_cast<int64_t>(i) + 1);
+    l->set_name(EscapeText(names[i]));  // as the converter stores them
+  }
+  ASSERT_TRUE(WriteLabelMap(base_, m, false).ok());
+  const std::string text = testing::ReadFileOrDie(base_ + "/label_map.pbtxt");
+  const std::vector<std::pair<int64_t, std::string>> items = ParseLabelMap(text);
+  ASSERT_EQ(items.size(), names.size()) << text;
+  for (size_t i = 0; i < names.size(); ++i) {
+    EXPECT_EQ(items[i].first, static_cast<int64_t>(i) + 1);
+    EXPECT_EQ(items[i].second, names[i]) << text;
+  }
 }
 
 }  // namespace

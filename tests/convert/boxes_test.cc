@@ -328,6 +328,66 @@ TEST_F(BoxesTest, BadAnnotationsAreRejectsNamingTheObject) {
   EXPECT_EQ(r->manifest.stats().converted(), 1u);
 }
 
+// A VOC file without <size>: its boxes are checked against the decoded
+// image as those with one are against the stated size: far outside is a
+// reject (not clipped or dropped), within a pixel is clamped.
+TEST_F(BoxesTest, VocBoxesWithoutSizeAreCheckedAgainstTheImage) {
+  StatusOr<std::string> png = image::EncodePng(Canvas(120, 80, kRects), {});
+  ASSERT_TRUE(png.ok());
+  const auto xml = [](int xmax) {
+    return "<annotation><object><name>red</name><bndbox><xmin>11</xmin><ymin>1</ymin><xmax>" + std::to_string(xmax) +
+           "</xmax><ymax>20</ymax></bndbox></object></annotation>";
+  };
+  WriteTreeFile(base_, "in/far.png", *png);
+  WriteTreeFile(base_, "in/edge.png", *png);
+  WriteTreeFile(base_, "Annotations/far.xml", xml(400));
+  WriteTreeFile(base_, "Annotations/edge.xml", xml(121));
+  ConvertOptions o = Options(base_ + "/in", base_ + "/out", base_ + "/Annotations");
+  o.annotations.format = AnnotationFormat::kVoc;
+  StatusOr<ConvertResult> r = Convert(o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->manifest.rejects_size(), 1);
+  EXPECT_EQ(r->manifest.rejects(0).path(), "far.png");
+  EXPECT_TRUE(testing::Contains(r->manifest.rejects(0).reason(),
+                                "Annotations/far.xml object 1: box [10, 0, 400, 20] lies outside the 120x80 image"))
+      << r->manifest.rejects(0).reason();
+  const std::vector<tensorflow::Example> recs = Records(o.output);
+  ASSERT_EQ(recs.size(), 1u);
+  EXPECT_FLOAT_EQ(F(recs[0], keys::kObjectXmax).float_list().value(0), 1.0f);
+}
+
+// image/source_id, the key the Object Detection API's COCO evaluation keys
+// images by: COCO's image id as a decimal string; for YOLO and VOC (and an
+// image COCO does not name) the path from the input root.
+TEST_F(BoxesTest, RecordsCarryTheSourceId) {
+  StatusOr<std::string> png = image::EncodePng(Canvas(120, 80, kRects), {});
+  ASSERT_TRUE(png.ok());
+  WriteTreeFile(base_, "in/a.png", *png);
+  WriteTreeFile(base_, "in/b.png", *png);
+  WriteTreeFile(base_, "coco.json",
+                "{\"categories\": [{\"id\": 1, \"name\": \"red\"}], \"images\": [{\"id\": 397133, \"file_name\": "
+                "\"a.png\", \"width\": 120, \"height\": 80}], \"annotations\": []}");
+  WriteTreeFile(base_, "labels/classes.txt", "red\n");
+  WriteTreeFile(base_, "in/a.txt", "0 0.5 0.5 0.2 0.2\n");
+  for (AnnotationFormat f : {AnnotationFormat::kCoco, AnnotationFormat::kYolo}) {
+    SCOPED_TRACE(AnnotationFormatName(f));
+    const std::string out = base_ + "/out-" + AnnotationFormatName(f);
+    ConvertOptions o = Options(base_ + "/in", out, base_ + "/coco.json");
+    if (f == AnnotationFormat::kYolo) {
+      o.annotations.format = f;
+      o.annotations.source = base_ + "/labels/classes.txt";
+    }
+    StatusOr<ConvertResult> r = Convert(o);
+    ASSERT_TRUE(r.ok()) << r.status();
+    std::map<std::string, std::string> ids;
+    for (const tensorflow::Example& ex : Records(out)) {
+      ids[F(ex, keys::kFilename).bytes_list().value(0)] = F(ex, keys::kSourceId).bytes_list().value(0);
+    }
+    EXPECT_EQ(ids["a.png"], f == AnnotationFormat::kCoco ? "397133" : "a.png");
+    EXPECT_EQ(ids["b.png"], "b.png");
+  }
+}
+
 // A rerun keeps the shards while the annotations are the same, and redoes
 // them when a box moved or the drop threshold changed (both in plan_id).
 TEST_F(BoxesTest, ChangedAnnotationsRedoTheShards) {

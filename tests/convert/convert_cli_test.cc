@@ -137,6 +137,50 @@ TEST(ConvertCliTest, RejectedInputExitsThreeAndIsListed) {
 // --size 65535: 12.9 GB per output image, under a 2 GB address-space limit.
 // Each image is a reject, never std::bad_alloc aborting the run; with
 // every input rejected, nothing is converted: exit 1 (issue 23 item 11).
+// --voc / --yolo annotations that no image matches (a wrong folder): the
+// dry run and the summary give the matched, unannotated and missing counts
+// and the boxes, and the run fails with COCO's code (3) instead of storing
+// images without boxes as a success.
+TEST(ConvertCliTest, AnnotationsMatchingNoImageExitThree) {
+  const std::string dir = MakeTempDir();
+  WriteTreeFile(dir, "in/a.png", PngBytes(12, 10, 3, 1));
+  WriteTreeFile(dir, "in/b.png", PngBytes(12, 10, 3, 2));
+  const std::string box = "<bndbox><xmin>1</xmin><ymin>1</ymin><xmax>5</xmax><ymax>5</ymax></bndbox>";
+  WriteTreeFile(dir, "Annotations/other.xml", "<annotation><object><name>dog</name>" + box + "</object></annotation>");
+  WriteTreeFile(dir, "classes.txt", "dog\n");
+  for (const std::string& flag : {"--voc " + dir + "/Annotations", "--yolo " + dir + "/classes.txt"}) {
+    SCOPED_TRACE(flag);
+    Result dry = RunShard("convert --dry-run " + dir + "/in -o " + dir + "/dry " + flag);
+    EXPECT_EQ(dry.exit_code, 3) << dry.out << dry.err;
+    EXPECT_TRUE(Contains(dry.out, "): 0 image(s) matched an annotation, 2 without, 0 named but missing; 0 boxes"))
+        << dry.out;
+    EXPECT_TRUE(Contains(dry.err, "no image matched an annotation")) << dry.err;
+    fs::remove_all(dir + "/out");
+    Result r = RunShard("convert " + dir + "/in -o " + dir + "/out " + flag);
+    EXPECT_EQ(r.exit_code, 3) << r.err;
+    EXPECT_TRUE(Contains(r.err, "0 image(s) matched an annotation, 2 without, 0 named but missing; 0 boxes")) << r.err;
+    EXPECT_TRUE(Contains(r.err, "no image matched an annotation")) << r.err;
+  }
+  // One match: both succeed and count it.
+  WriteTreeFile(dir, "Annotations/a.xml",
+                "<annotation><object><name>dog</name>" + box + "</object><object><name>dog</name>" + box +
+                    "</object></annotation>");
+  Result dry = RunShard("convert --dry-run " + dir + "/in -o " + dir + "/dry --voc " + dir + "/Annotations");
+  EXPECT_EQ(dry.exit_code, 0) << dry.out << dry.err;
+  EXPECT_TRUE(Contains(dry.out, "annotations (voc): 1 image(s) matched an annotation, 1 without, 0 named but "
+                                "missing; 2 boxes"))
+      << dry.out;
+  Result json = RunShard("convert --dry-run --json " + dir + "/in -o " + dir + "/dry --voc " + dir + "/Annotations");
+  EXPECT_TRUE(Contains(json.out, "\"annotations\":{\"format\":\"voc\",\"matched_images\":1,"
+                                 "\"unannotated_images\":1,\"missing_images\":0,\"boxes\":2}"))
+      << json.out;
+  fs::remove_all(dir + "/out");
+  Result r = RunShard("convert " + dir + "/in -o " + dir + "/out --voc " + dir + "/Annotations");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Contains(r.err, "1 image(s) matched an annotation, 1 without, 0 named but missing; 2 boxes: 2 stored"))
+      << r.err;
+}
+
 TEST(ConvertCliTest, OutOfMemoryRejectsEachImageAndNothingConvertedExitsOne) {
 #ifdef LIBSHARD_TEST_ASAN
   GTEST_SKIP() << "address space limits do not work under AddressSanitizer";

@@ -3,7 +3,9 @@
 // truncated or corrupt inputs must come back as a status, never a crash, a
 // leak or an unbounded allocation. The last byte picks the options (alpha
 // kept, 16-bit kept, the TIFF page); a small pixel limit keeps forged headers
-// cheap. An OK result must hold the pixels its shape says.
+// cheap. An OK result must hold the pixels its shape says, within the pixel
+// limit. tests/fuzz/seeds/fuzz_image_decode/ starts it from GIFs whose first
+// frame lies past the screen (refused before a row is decoded).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -25,6 +27,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   libshard::StatusOr<image::Image> img = image::DecodeImage(bytes, options);
   if (img.ok() && img->byte_size() !=
                       static_cast<size_t>(img->width()) * img->height() * img->channels() * img->bytes_per_sample()) {
+    std::abort();
+  }
+  if (img.ok() && static_cast<uint64_t>(img->width()) * static_cast<uint64_t>(img->height()) > options.max_pixels) {
     std::abort();
   }
   return 0;

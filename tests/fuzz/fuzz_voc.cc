@@ -1,7 +1,9 @@
 // Fuzzes the Pascal VOC reader (convert/annotations_voc.cc): Annotations/
 // *.xml are bytes from outside. The input is a.jpg's XML; AttachAnnotations
 // must never crash or hang, and what it attaches must pass
-// fuzz_annotations.h's checks.
+// fuzz_annotations.h's checks. tests/fuzz/seeds/fuzz_voc/ starts it from a
+// nesting past the depth limit and a DOCTYPE with nested entities (both
+// stopped where they begin) beside a good file.
 #include <filesystem>
 
 #include <cstddef>

@@ -21,6 +21,7 @@ namespace libshard::image {
 namespace {
 
 using ::libshard::testing::Compare;
+using ::libshard::testing::Contains;
 using ::libshard::testing::LoadGoldenSet;
 using ::libshard::testing::ReadFileOrDie;
 using ::libshard::testing::SharedPath;
@@ -368,6 +369,43 @@ TEST(JpegDecodeTest, TablesOfTheLastFileDoNotCarryOver) {
     ASSERT_TRUE(after.ok()) << after.status();
     EXPECT_EQ(*after, *want);
   }).join();
+}
+
+// `jpeg` with its last scan (SOS to EOI) repeated `extra` times more.
+std::string WithLastScanRepeated(const std::string& jpeg, int extra) {
+  const size_t sos = jpeg.rfind("\xFF\xDA");
+  const std::string scan = jpeg.substr(sos, jpeg.size() - 2 - sos);
+  std::string out = jpeg.substr(0, jpeg.size() - 2);
+  for (int i = 0; i < extra; ++i) out += scan;
+  return out + "\xFF\xD9";
+}
+
+// SOS markers (entropy-coded data stuffs every 0xFF with a 0x00).
+int CountScans(const std::string& jpeg) {
+  int n = 0;
+  for (size_t at = jpeg.find("\xFF\xDA"); at != std::string::npos; at = jpeg.find("\xFF\xDA", at + 2)) ++n;
+  return n;
+}
+
+// libjpeg decodes each scan of a progressive JPEG over the whole image, so
+// a file repeating a scan makes work without end: past kMaxJpegScans
+// (libjpeg-turbo's djpeg -maxscans, DALI's limit) it is refused.
+TEST(JpegDecodeTest, ScansPastTheLimitAreRefused) {
+  JpegEncodeOptions opt;
+  opt.progressive = true;
+  StatusOr<std::string> prog = EncodeJpeg(Noise(32, 32, 3), opt);
+  ASSERT_TRUE(prog.ok());
+  const int scans = CountScans(*prog);
+  ASSERT_GT(scans, 2);
+  StatusOr<Image> at = DecodeImage(WithLastScanRepeated(*prog, kMaxJpegScans - scans));
+  EXPECT_TRUE(at.ok()) << at.status();
+  for (int extra : {kMaxJpegScans - scans + 1, 10000}) {
+    SCOPED_TRACE(extra);
+    StatusOr<Image> past = DecodeImage(WithLastScanRepeated(*prog, extra));
+    ASSERT_FALSE(past.ok());
+    EXPECT_EQ(past.status().code(), StatusCode::kResourceExhausted) << past.status();
+    EXPECT_TRUE(Contains(past.status().message(), "JPEG: scan 257 is past the limit of 256 scans")) << past.status();
+  }
 }
 
 // A PNG header claiming width x height, with a valid IHDR CRC and a tiny IDAT.

@@ -9,10 +9,12 @@
 #include "formats_testutil.h"
 #include "libshard/image/decode.h"
 #include "libshard/image/probe.h"
+#include "testutil.h"
 
 namespace libshard::image {
 namespace {
 
+using testing::Contains;
 using testing::GifBytes;
 using testing::GifFrame;
 
@@ -97,6 +99,36 @@ TEST(GifDecodeTest, TransparentIndexGivesAlpha) {
   ASSERT_TRUE(over_white.ok()) << over_white.status();
   ASSERT_EQ(over_white->channels(), 3);
   EXPECT_EQ(over_white->data()[0], 255);
+}
+
+// A first frame bigger than its logical screen (the output) would be
+// decoded whole and thrown away: the frame is checked against the screen
+// and the pixel limit before any row is decoded.
+TEST(GifDecodeTest, FramesPastTheScreenOrThePixelLimitAreRefused) {
+  StatusOr<Image> bomb = DecodeImage(GifBytes(1, 1, Palette16(), 0, {GifFrame{0, 0, 1500, 1000, false, -1,
+                                                                              std::vector<uint8_t>(1500 * 1000, 0)}}));
+  ASSERT_FALSE(bomb.ok());
+  EXPECT_EQ(bomb.status().code(), StatusCode::kDataLoss) << bomb.status();
+  EXPECT_TRUE(Contains(bomb.status().message(), "GIF: the first frame (1500x1000 at 0,0) extends past the 1x1 "
+                                                "logical screen"))
+      << bomb.status();
+  GifFrame off = Frame(4, 3, 1);
+  off.left = 6, off.top = 4;
+  StatusOr<Image> past = DecodeImage(GifBytes(8, 6, Palette16(), 0, {off}));
+  ASSERT_FALSE(past.ok());
+  EXPECT_TRUE(Contains(past.status().message(), "(4x3 at 6,4) extends past the 8x6 logical screen")) << past.status();
+  // A 65535 x 65535 frame descriptor (4.3e9 pixels) on a 1 x 1 screen: the
+  // pixel limit, before any row (there are 12 pixels of data).
+  std::string huge = GifBytes(1, 1, Palette16(), 0, {Frame(4, 3, 0)});
+  const size_t desc = 13 + 16 * 3;  // header, screen descriptor, 16 colours
+  ASSERT_EQ(huge[desc], ',');
+  for (size_t i = desc + 5; i < desc + 9; ++i) huge[i] = '\xFF';
+  StatusOr<Image> limit = DecodeImage(huge);
+  ASSERT_FALSE(limit.ok());
+  EXPECT_EQ(limit.status().code(), StatusCode::kResourceExhausted) << limit.status();
+  EXPECT_TRUE(Contains(limit.status().message(), "GIF: the first frame's 65535x65535 exceeds the pixel limit of "
+                                                 "100000000 pixels"))
+      << limit.status();
 }
 
 TEST(GifDecodeTest, TruncatedIsDataLossNotACrash) {

@@ -42,6 +42,11 @@ bool HasHiddenControl(std::string_view s);
 // See above.
 std::string EscapeText(std::string_view s);
 
+// The inverse of EscapeText: UnescapeText(EscapeText(s)) == s for every s
+// (a "\uHHHH" becomes the code point's UTF-8). Text EscapeText does not
+// write (a lone backslash, another escape, a short "\x") is kept as it is.
+std::string UnescapeText(std::string_view s);
+
 // Text for a person to read (a message line, a page): `s` as it is when it
 // is valid UTF-8 without a hidden control or a line break, else
 // EscapeText(s), so that a name can neither reorder nor hide what is shown

@@ -2,6 +2,7 @@
 // attachment of their boxes to a listing's samples.
 #include "libshard/convert/annotations.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -50,14 +51,88 @@ std::string CheckAndClamp(ObjectBox* b, double width, double height, double slac
   return "";
 }
 
-StatusOr<std::string> ReadOptionalFile(const std::string& path, uint64_t max_bytes, bool* exists) {
+bool AnnotationFiles::Exists(const std::string& path) {
   struct stat st;
-  *exists = ::stat(path.c_str(), &st) == 0;
-  if (!*exists) {
-    if (errno == ENOENT || errno == ENOTDIR) return std::string();
-    return ErrnoError(path, errno);
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+const std::string& AnnotationFiles::RealPath(const std::string& dir) {
+  auto it = real_.find(dir);
+  if (it != real_.end()) return it->second;
+  char* real = ::realpath(dir.c_str(), nullptr);
+  std::string r = real ? real : "";
+  std::free(real);
+  return real_.emplace(dir, std::move(r)).first->second;
+}
+
+AnnotationFile AnnotationFiles::Read(const std::string& path, const std::string& folder) {
+  AnnotationFile f;
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0) {
+    if (errno != ENOENT && errno != ENOTDIR) {
+      f.exists = true;
+      f.why = ErrnoError(path, errno).message();
+    }
+    return f;
   }
-  return io::ReadFileToString(path, max_bytes);
+  f.exists = true;
+  const std::string& inside = RealPath(folder);
+  auto within = [&inside](const std::string& real) {
+    return !inside.empty() && !real.empty() &&
+           (real == inside || inside == "/" || real.compare(0, inside.size() + 1, inside + "/") == 0);
+  };
+  // Where the bytes are: the link's target, or the file itself in its
+  // folder's real path. Opened without following a link there.
+  std::string target;
+  if (S_ISLNK(st.st_mode)) {
+    char* real = ::realpath(path.c_str(), nullptr);
+    const int err = errno;
+    target = real ? real : "";
+    std::free(real);
+    if (target.empty()) {
+      f.why = err == ENOENT ? path + ": a symbolic link to nothing" : ErrnoError(path, err).message();
+      return f;
+    }
+    if (!within(target)) {
+      f.why = path + ": a symbolic link out of " + folder + " (not followed)";
+      return f;
+    }
+  } else {
+    const size_t slash = path.rfind('/');
+    const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
+    const std::string& real_dir = RealPath(dir);
+    if (!within(real_dir)) {
+      f.why = path + ": in a folder that links out of " + folder + " (not followed)";
+      return f;
+    }
+    target = real_dir + "/" + path.substr(slash + 1);
+  }
+  StatusOr<io::ScopedFd> fd = io::OpenForRead(target, nullptr, O_NOFOLLOW);
+  if (!fd.ok()) {
+    f.why = S_ISLNK(st.st_mode) || fd.status().code() != StatusCode::kInvalidArgument
+                ? path + ": " + fd.status().message()
+                : path + ": " + io::NotRegularFileReason(st.st_mode);
+    return f;
+  }
+  std::string text(static_cast<size_t>(std::min<uint64_t>(max_bytes_ + 1, uint64_t{1} << 16)), '\0');
+  size_t n = 0;
+  while (true) {
+    const int64_t got = io::PreadFull(fd->get(), text.data() + n, text.size() - n, n);
+    if (got < 0) {
+      f.why = ErrnoError(path, static_cast<int>(-got)).message();
+      return f;
+    }
+    n += static_cast<size_t>(got);
+    if (n < text.size()) break;
+    if (n > max_bytes_) {
+      f.why = path + ": larger than " + std::to_string(max_bytes_) + " bytes";
+      return f;
+    }
+    text.resize(std::min<uint64_t>(max_bytes_ + 1, uint64_t{2} * text.size()));
+  }
+  text.resize(n);
+  f.text = std::move(text);
+  return f;
 }
 
 std::string TrimSpace(std::string_view s) {
@@ -180,6 +255,12 @@ StatusOr<AnnotationSummary> AttachAnnotations(const AnnotationOptions& o, Listin
     kept.push_back(std::move(s));
   }
   listing->samples = std::move(kept);
+  if (summary.annotated_images == 0 && parsed.bad.empty() && parsed.missing.empty() && !listing->samples.empty()) {
+    // A wrong folder or file: said before the long part, and a failure
+    // (shard convert's exit code 3).
+    listing->warnings.push_back("no image matched an annotation of " + o.source +
+                                (parsed.lookup_example.empty() ? "" : ": " + parsed.lookup_example));
+  }
   summary.missing_images = parsed.missing.size();
   summary.unmatched_annotations = parsed.unmatched;
   for (ListingReject& r : parsed.missing) listing->rejects.push_back(std::move(r));
@@ -195,14 +276,27 @@ StatusOr<AnnotationSummary> AttachAnnotations(const AnnotationOptions& o, Listin
 std::string LabelMapPbtxt(const std::vector<ObjectClass>& classes) {
   std::string out;
   for (const ObjectClass& k : classes) {
+    // A protobuf text-format string (what TF's label_map_util reads):
+    // quote and backslash escaped, control bytes as octal, UTF-8 as it is.
     std::string name;
     for (char c : k.name) {
-      if (c == '\'' || c == '\\') name += '\\';
-      if (c == '\n') {
+      const auto u = static_cast<unsigned char>(c);
+      if (c == '\'' || c == '"' || c == '\\') {
+        name += '\\';
+        name += c;
+      } else if (c == '\n') {
         name += "\\n";
-        continue;
+      } else if (c == '\r') {
+        name += "\\r";
+      } else if (c == '\t') {
+        name += "\\t";
+      } else if (u < 0x20 || u == 0x7f) {
+        char oct[8];
+        std::snprintf(oct, sizeof(oct), "\\%03o", u);
+        name += oct;
+      } else {
+        name += c;
       }
-      name += c;
     }
     out += "item {\n  id: " + std::to_string(k.label) + "\n  name: '" + name + "'\n}\n";
   }

@@ -3,6 +3,9 @@
 // listing's samples by file name.
 #include <google/protobuf/util/json_util.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <limits>
 #include <map>
 #include <unordered_map>
 
@@ -56,20 +59,37 @@ Status ReadCoco(const AnnotationOptions& o, const Listing& listing, ParsedAnnota
   if (in.categories().empty()) return InvalidArgumentError(file + ": no categories");
 
   std::map<int64_t, std::string> categories;
+  std::map<std::string, int64_t> ids_of;  // the label map is looked up by name too (get_label_map_dict)
   for (const coco::Category& c : in.categories()) {
     if (c.id() < 1) {
       return InvalidArgumentError(file + ": category '" + EscapeText(c.name()) + "' has id " + Id(c.id()) +
                                   "; ids start at 1 (0 is the background label)");
     }
+    if (c.id() > std::numeric_limits<int32_t>::max()) {
+      return InvalidArgumentError(file + ": category '" + EscapeText(c.name()) + "' has id " + Id(c.id()) +
+                                  "; the label map's ids are int32 (string_int_label_map.proto), at most 2147483647");
+    }
     if (c.name().empty()) return InvalidArgumentError(file + ": category id " + Id(c.id()) + " has no name");
     if (!categories.emplace(c.id(), c.name()).second) {
       return InvalidArgumentError(file + ": category id " + Id(c.id()) + " given twice");
+    }
+    if (auto [it, fresh] = ids_of.emplace(c.name(), c.id()); !fresh) {
+      const int64_t lo = std::min(it->second, c.id()), hi = std::max(it->second, c.id());
+      return InvalidArgumentError(file + ": categories " + Id(lo) + " and " + Id(hi) + " are both named '" +
+                                  EscapeText(c.name()) + "'");
     }
   }
   for (const auto& [id, name] : categories) out->classes.push_back({id, name});
 
   // images[]: id -> the sample (or none: missing from the folder).
   const SampleIndex index(listing);
+  if (!listing.samples.empty()) {
+    const SourceSample& first = listing.samples[0];
+    out->lookup_example = "images[].file_name is matched to the path from the input root ('" + first.path + "')";
+    if (!listing.split_folders.empty()) {
+      out->lookup_example += " or in its split folder ('" + PathInSplit(listing, first) + "')";
+    }
+  }
   std::unordered_map<int64_t, size_t> samples_of;  // image id -> sample index
   std::unordered_map<int64_t, bool> known;         // every image id
   for (const coco::Image& im : in.images()) {
@@ -100,6 +120,7 @@ Status ReadCoco(const AnnotationOptions& o, const Listing& listing, ParsedAnnota
     objects->width = im.width();
     objects->height = im.height();
     objects->origin = where;
+    objects->source_id = Id(im.id());
     if (im.width() <= 0 || im.height() <= 0) {
       out->bad[found[0]] = where + ": size " + std::to_string(im.width()) + "x" + std::to_string(im.height());
     }
@@ -135,6 +156,12 @@ Status ReadCoco(const AnnotationOptions& o, const Listing& listing, ParsedAnnota
     b.xmax = a.bbox(0) + a.bbox(2);
     b.ymax = a.bbox(1) + a.bbox(3);
     b.label = a.category_id();
+    if (!(a.area() <= std::numeric_limits<float>::max())) {  // image/object/area is a float
+      char area[32];
+      std::snprintf(area, sizeof(area), "%g", a.area());
+      out->bad[sample] = where + ": area " + area + " is past the float range of image/object/area";
+      continue;
+    }
     b.area = a.area() > 0 ? a.area() : -1;
     b.is_crowd = a.iscrowd() != 0;
     if (std::string why = CheckAndClamp(&b, objs.width, objs.height, 1.0); !why.empty()) {

@@ -22,6 +22,9 @@ struct ParsedAnnotations {
   std::vector<ListingReject> missing;  // images named but not in the folder
   std::vector<ListingReject> other;    // annotation entries that name no image
   uint64_t unmatched = 0;              // annotation files of no listed image (YOLO label files): counted
+  // Where the first sample's annotation was looked for, for the warning
+  // when no image matched one: "the XML of a.png would be Annotations/a.xml".
+  std::string lookup_example;
 };
 
 Status ReadCoco(const AnnotationOptions& o, const Listing& listing, ParsedAnnotations* out);
@@ -56,8 +59,36 @@ std::vector<ObjectClass> NumberedClasses(const std::vector<std::string>& names);
 // empty or duplicate name, naming the file and line.
 StatusOr<std::vector<std::string>> ReadClassList(const std::string& path);
 
-// The text of `path`, or "" with *exists false when there is no such file.
-StatusOr<std::string> ReadOptionalFile(const std::string& path, uint64_t max_bytes, bool* exists);
+// One image's annotation file (a YOLO label file, a VOC XML) as found.
+struct AnnotationFile {
+  bool exists = false;  // something has that name (a dangling link too)
+  std::string text;     // its bytes, when `why` is ""
+  std::string why;      // why it is a reject, naming the file; "" when read
+};
+
+// Reads the annotation files of a folder's images, never outside `folder`
+// (the label tree or the Annotations folder): a symbolic link is followed
+// only when it leads to a file inside, and a file whose folder is a link out
+// of it is refused, so no byte from elsewhere reaches a message
+// (rejects.tsv, manifest.json). Files are opened as OpenForRead does (a FIFO
+// never blocks) and read up to `max_bytes`. Not thread-safe (it keeps the
+// real paths of the folders met).
+class AnnotationFiles {
+ public:
+  explicit AnnotationFiles(uint64_t max_bytes) : max_bytes_(max_bytes) {}
+  // `path` (a name under `folder`): exists false when nothing has that
+  // name; `why` for a directory, a FIFO or another non-regular file, a
+  // dangling link, a link out of `folder`, a file too large or unreadable.
+  AnnotationFile Read(const std::string& path, const std::string& folder);
+  // Whether something (a file, a folder, a dangling link) has that name.
+  static bool Exists(const std::string& path);
+
+ private:
+  // The real path of `dir` ("" when it has none).
+  const std::string& RealPath(const std::string& dir);
+  uint64_t max_bytes_;
+  std::map<std::string, std::string> real_;
+};
 
 }  // namespace libshard::convert::internal
 

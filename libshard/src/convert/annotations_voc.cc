@@ -1,13 +1,17 @@
 // Pascal VOC XML files (annotations.h), read with expat: annotation/size
 // and every annotation/object's name, bndbox, difficult and truncated;
-// everything else is ignored.
+// everything else is ignored. Hostile XML is stopped, not parsed to the end:
+// nesting past kMaxDepth (the elements' path is kept and joined per element,
+// so deep files would cost time quadratic in their depth) and any DOCTYPE
+// (real VOC files have none; an internal subset's entities would expand to
+// many times the file's size).
 #include <expat.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
 #include "convert/annotations_internal.h"
-#include "convert/converter_internal.h"
 #include "libshard/text_escape.h"
 
 namespace libshard::convert::internal {
@@ -20,18 +24,28 @@ struct VocObject {
 };
 
 struct VocFile {
+  XML_Parser parser = nullptr;
   std::map<std::string, std::string> size;  // "width", "height"
   std::vector<VocObject> objects;
   std::vector<std::string> path;  // element names from the root
   std::string text;
-  std::string error;
+  std::string error;  // why the parser was stopped
 };
+
+void Stop(VocFile* f, const std::string& why) {
+  if (f->error.empty()) f->error = why;
+  XML_StopParser(f->parser, XML_FALSE);
+}
 
 void XMLCALL Start(void* data, const XML_Char* name, const XML_Char**) {
   auto* f = static_cast<VocFile*>(data);
+  if (f->path.size() >= kMaxDepth) {
+    Stop(f, "elements nested deeper than " + std::to_string(kMaxDepth) + " (the limit): stopped at byte " +
+                std::to_string(XML_GetCurrentByteIndex(f->parser)));
+    return;
+  }
   f->path.push_back(name);
   f->text.clear();
-  if (f->path.size() > kMaxDepth && f->error.empty()) f->error = "elements nested deeper than 64";
   if (f->path.size() == 2 && f->path[1] == "object") f->objects.emplace_back();
 }
 
@@ -53,55 +67,117 @@ void XMLCALL Text(void* data, const XML_Char* s, int len) {
   if (f->text.size() < 4096) f->text.append(s, static_cast<size_t>(len));
 }
 
+void XMLCALL Doctype(void* data, const XML_Char*, const XML_Char*, const XML_Char*, int) {
+  Stop(static_cast<VocFile*>(data), "declares a DOCTYPE (VOC XML has no DTD; entities are not expanded)");
+}
+
+void XMLCALL Entity(void* data, const XML_Char*, int, const XML_Char*, int, const XML_Char*, const XML_Char*,
+                    const XML_Char*, const XML_Char*) {
+  Stop(static_cast<VocFile*>(data), "declares an entity (VOC XML has no DTD; entities are not expanded)");
+}
+
 // The XML's elements, or why it does not parse.
 std::string ParseXml(const std::string& text, VocFile* f) {
   XML_Parser p = XML_ParserCreate(nullptr);
   if (p == nullptr) return "out of memory";
+  f->parser = p;
   XML_SetUserData(p, f);
   XML_SetElementHandler(p, Start, End);
   XML_SetCharacterDataHandler(p, Text);
+  XML_SetStartDoctypeDeclHandler(p, Doctype);
+  XML_SetEntityDeclHandler(p, Entity);
   std::string error;
-  if (XML_Parse(p, text.data(), static_cast<int>(text.size()), 1) == XML_STATUS_ERROR) {
+  if (XML_Parse(p, text.data(), static_cast<int>(text.size()), 1) == XML_STATUS_ERROR && f->error.empty()) {
     error = std::string("not XML: ") + XML_ErrorString(XML_GetErrorCode(p)) + " at line " +
             std::to_string(XML_GetCurrentLineNumber(p));
   }
   XML_ParserFree(p);
+  f->parser = nullptr;
   if (error.empty()) error = f->error;
   if (error.empty() && (f->path.size() != 0)) error = "unclosed elements";
   return error;
 }
 
-// The XML of a sample: Annotations/REL/STEM.xml, else Annotations/STEM.xml;
-// "" when neither is a file.
-std::string XmlPathOf(const std::string& dir, const std::string& rel) {
+// The stem of a path: without its extension.
+std::string Stem(const std::string& rel) {
   std::string stem = rel;
   const size_t dot = stem.rfind('.');
   if (dot != std::string::npos && stem.find('/', dot) == std::string::npos) stem.erase(dot);
-  const std::string nested = dir + "/" + stem + ".xml";
-  if (IsRegularFile(nested)) return nested;
+  return stem;
+}
+
+// The XML of a sample: Annotations/SPLIT/REL/STEM.xml (its path from the
+// root), else Annotations/REL/STEM.xml (its path in its split folder), else
+// Annotations/STEM.xml; the first that exists as anything (a directory or a
+// dangling link is a reject, not a miss); "" when none does.
+std::vector<std::string> XmlTries(const std::string& dir, const Listing& listing, const SourceSample& s) {
+  const std::string stem = Stem(s.path), in_split = Stem(PathInSplit(listing, s));
   const size_t slash = stem.rfind('/');
-  const std::string flat = dir + "/" + (slash == std::string::npos ? stem : stem.substr(slash + 1)) + ".xml";
-  return IsRegularFile(flat) ? flat : "";
+  const std::string flat = slash == std::string::npos ? stem : stem.substr(slash + 1);
+  std::vector<std::string> tries = {dir + "/" + stem + ".xml"};
+  if (in_split != stem) tries.push_back(dir + "/" + in_split + ".xml");
+  if (flat != in_split) tries.push_back(dir + "/" + flat + ".xml");
+  return tries;
+}
+
+std::string XmlPathOf(const std::string& dir, const Listing& listing, const SourceSample& s) {
+  for (const std::string& xml : XmlTries(dir, listing, s)) {
+    if (AnnotationFiles::Exists(xml)) return xml;
+  }
+  return "";
+}
+
+// "a.png, b.png and 3 more": the images an XML would serve.
+std::string ImageList(const Listing& listing, const std::vector<size_t>& samples) {
+  std::string out;
+  const size_t show = std::min<size_t>(samples.size(), 3);
+  for (size_t k = 0; k < show; ++k) {
+    out += (k == 0 ? "" : k + 1 == samples.size() ? " and " : ", ") + listing.samples[samples[k]].path;
+  }
+  if (show < samples.size()) out += " and " + std::to_string(samples.size() - show) + " more";
+  return out;
 }
 
 }  // namespace
 
 Status ReadVoc(const AnnotationOptions& o, const Listing& listing, ParsedAnnotations* out) {
+  // Each sample's file; one that two samples would share (a flat
+  // Annotations/ of split folders whose stems repeat) is refused for all of
+  // them, as COCO refuses a file_name that matches files of two splits.
+  std::map<std::string, std::vector<size_t>> users;
+  if (!listing.samples.empty()) {
+    const std::vector<std::string> tries = XmlTries(o.source, listing, listing.samples[0]);
+    out->lookup_example = "the XML of " + listing.samples[0].path + " would be " + tries[0];
+    for (size_t k = 1; k < tries.size(); ++k) {
+      out->lookup_example += (k + 1 == tries.size() ? " or " : ", ") + tries[k];
+    }
+  }
+  for (size_t i = 0; i < listing.samples.size(); ++i) {
+    const std::string xml = XmlPathOf(o.source, listing, listing.samples[i]);
+    if (!xml.empty()) users[xml].push_back(i);
+  }
   // Pass 1: every sample's file, parsed; pass 2 (once the class list is
   // known): its objects.
   std::map<size_t, std::pair<std::string, VocFile>> files;
   std::set<std::string> seen;
-  for (size_t i = 0; i < listing.samples.size(); ++i) {
-    const std::string xml = XmlPathOf(o.source, PathInSplit(listing, listing.samples[i]));
-    if (xml.empty()) continue;
-    bool still = false;
-    StatusOr<std::string> text = ReadOptionalFile(xml, kMaxLabelFileBytes, &still);
-    if (!text.ok() || !still) {
-      out->bad[i] = text.ok() ? xml + ": vanished" : text.status().message();
+  AnnotationFiles reader(kMaxLabelFileBytes);
+  for (const auto& [xml, samples] : users) {
+    if (samples.size() > 1) {
+      for (size_t i : samples) {
+        out->bad[i] = xml + ": the annotation of " + std::to_string(samples.size()) + " images (" +
+                      ImageList(listing, samples) +
+                      "), refused for each; give each its own file, Annotations/SPLIT/REL/STEM.xml";
+      }
+      continue;
+    }
+    const size_t i = samples[0];
+    const AnnotationFile file = reader.Read(xml, o.source);
+    if (!file.why.empty() || !file.exists) {
+      out->bad[i] = file.exists ? file.why : xml + ": vanished";
       continue;
     }
     VocFile f;
-    if (std::string why = ParseXml(*text, &f); !why.empty()) {
+    if (std::string why = ParseXml(file.text, &f); !why.empty()) {
       out->bad[i] = xml + ": " + why;
       continue;
     }

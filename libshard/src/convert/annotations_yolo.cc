@@ -24,40 +24,121 @@ constexpr size_t kMaxClasses = 100000;
 // (about a pixel of a 1000-pixel image): more is a box outside the image.
 constexpr double kSlack = 1e-3;
 
-// A YAML scalar as written: quotes removed ('' inside single quotes is one
-// quote), a trailing " # comment" dropped from a plain one.
-std::string Scalar(std::string s) {
-  s = TrimSpace(s);
-  if (s.size() >= 2 && (s[0] == '\'' || s[0] == '"') && s.back() == s[0]) {
-    std::string out;
-    for (size_t i = 1; i + 1 < s.size(); ++i) {
-      if (s[0] == '\'' && s[i] == '\'' && s[i + 1] == '\'') ++i;
-      out += s[i];
-    }
-    return out;
+// code_point as UTF-8; false for a surrogate or past U+10FFFF.
+bool AppendUtf8(uint32_t cp, std::string* out) {
+  if ((cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) return false;
+  if (cp < 0x80) {
+    *out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    *out += static_cast<char>(0xC0 | (cp >> 6));
+    *out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    *out += static_cast<char>(0xE0 | (cp >> 12));
+    *out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    *out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    *out += static_cast<char>(0xF0 | (cp >> 18));
+    *out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    *out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    *out += static_cast<char>(0x80 | (cp & 0x3F));
   }
-  if (const size_t hash = s.find(" #"); hash != std::string::npos) s = TrimSpace(s.substr(0, hash));
-  return s;
+  return true;
 }
 
-// Splits a flow list's inside at commas outside quotes.
+// The escape at s[i] (the byte after a backslash in a double-quoted scalar,
+// YAML 1.2 section 5.7) onto *out, *i past it; "" or why it is refused.
+std::string DecodeEscape(const std::string& s, size_t* i, std::string* out) {
+  const char c = s[*i];
+  ++*i;
+  static const std::string kSimple = "0abt\tnvfre \"/\\";
+  static const char kValue[] = {'\0', '\a', '\b', '\t', '\t', '\n', '\v', '\f', '\r', '\x1b', ' ', '"', '/', '\\'};
+  if (const size_t k = kSimple.find(c); k != std::string::npos) {
+    *out += kValue[k];
+    return "";
+  }
+  static const std::map<char, uint32_t> kNamed = {{'N', 0x85}, {'_', 0xA0}, {'L', 0x2028}, {'P', 0x2029}};
+  if (auto it = kNamed.find(c); it != kNamed.end()) {
+    AppendUtf8(it->second, out);
+    return "";
+  }
+  const size_t digits = c == 'x' ? 2 : c == 'u' ? 4 : c == 'U' ? 8 : 0;
+  if (digits == 0) return std::string("unknown escape \\") + EscapeText(std::string(1, c));
+  if (*i + digits > s.size()) return std::string("escape \\") + c + " needs " + std::to_string(digits) + " hex digits";
+  uint32_t cp = 0;
+  for (size_t k = 0; k < digits; ++k) {
+    const char h = s[*i + k];
+    const int v = h >= '0' && h <= '9'   ? h - '0'
+                  : h >= 'a' && h <= 'f' ? h - 'a' + 10
+                  : h >= 'A' && h <= 'F' ? h - 'A' + 10
+                                         : -1;
+    if (v < 0) return std::string("escape \\") + c + " needs " + std::to_string(digits) + " hex digits";
+    cp = cp * 16 + static_cast<uint32_t>(v);
+  }
+  *i += digits;
+  if (!AppendUtf8(cp, out)) return std::string("escape \\") + c + " names no Unicode character";
+  return "";
+}
+
+// A YAML scalar as written: a quoted one decoded ('' inside single quotes is
+// one quote; double quotes take YAML's backslash escapes), a plain one
+// without a trailing " # comment". "" or why it is refused.
+std::string Scalar(const std::string& raw, std::string* out) {
+  const std::string s = TrimSpace(raw);
+  out->clear();
+  if (s.empty() || (s[0] != '\'' && s[0] != '"')) {
+    *out = s;
+    if (const size_t hash = s.find(" #"); hash != std::string::npos) *out = TrimSpace(s.substr(0, hash));
+    return "";
+  }
+  const char quote = s[0];
+  size_t i = 1;
+  for (;;) {
+    if (i >= s.size()) return std::string("a ") + (quote == '"' ? "double" : "single") + "-quoted name is never closed";
+    const char c = s[i];
+    if (c == quote && quote == '\'' && i + 1 < s.size() && s[i + 1] == '\'') {
+      *out += '\'';
+      i += 2;
+    } else if (c == quote) {
+      ++i;
+      break;
+    } else if (c == '\\' && quote == '"') {
+      if (++i >= s.size()) return "a double-quoted name is never closed";
+      if (std::string why = DecodeEscape(s, &i, out); !why.empty()) return why;
+    } else {
+      *out += c;
+      ++i;
+    }
+  }
+  const std::string rest = TrimSpace(s.substr(i));
+  if (!rest.empty() && rest[0] != '#') return "text after a quoted name: '" + EscapeText(rest) + "'";
+  return "";
+}
+
+// Splits a flow list's inside at commas outside quotes (a backslash in
+// double quotes escapes the next byte); the items as written.
 std::vector<std::string> FlowItems(const std::string& inside) {
   std::vector<std::string> items;
   std::string cur;
   char quote = 0;
-  for (char c : inside) {
+  for (size_t i = 0; i < inside.size(); ++i) {
+    const char c = inside[i];
     if (quote) {
+      if (quote == '"' && c == '\\' && i + 1 < inside.size()) {
+        cur += c;
+        cur += inside[++i];
+        continue;
+      }
       if (c == quote) quote = 0;
     } else if (c == '\'' || c == '"') {
       quote = c;
     } else if (c == ',') {
-      items.push_back(Scalar(cur));
+      items.push_back(cur);
       cur.clear();
       continue;
     }
     cur += c;
   }
-  if (!TrimSpace(cur).empty()) items.push_back(Scalar(cur));
+  if (!TrimSpace(cur).empty()) items.push_back(cur);
   return items;
 }
 
@@ -85,7 +166,11 @@ StatusOr<std::vector<std::string>> NamesFromYaml(const std::string& path) {
       for (size_t j = i + 1; value.find(']') == std::string::npos && j < lines.size(); ++j) value += lines[j];
       const size_t close = value.rfind(']');
       if (close == std::string::npos) return InvalidArgumentError(where + ": names: [ is never closed");
-      names = FlowItems(value.substr(1, close - 1));
+      for (const std::string& item : FlowItems(value.substr(1, close - 1))) {
+        std::string name;
+        if (std::string why = Scalar(item, &name); !why.empty()) return InvalidArgumentError(where + ": " + why);
+        names.push_back(std::move(name));
+      }
     } else if (!value.empty() && value[0] == '{') {
       const size_t close = value.rfind('}');
       if (close == std::string::npos) return InvalidArgumentError(where + ": names: { is never closed");
@@ -97,7 +182,9 @@ StatusOr<std::vector<std::string>> NamesFromYaml(const std::string& path) {
         if (colon == std::string::npos || !ParseIndex(TrimSpace(item.substr(0, colon)), &k)) {
           return InvalidArgumentError(where + ": expected INDEX: NAME, got '" + EscapeText(item) + "'");
         }
-        by_index[k] = Scalar(item.substr(colon + 1));
+        if (std::string why = Scalar(item.substr(colon + 1), &by_index[k]); !why.empty()) {
+          return InvalidArgumentError(where + ": " + why);
+        }
       }
       for (auto& [k, name] : by_index) {
         if (k != names.size())
@@ -114,8 +201,10 @@ StatusOr<std::vector<std::string>> NamesFromYaml(const std::string& path) {
         if (t.empty() || t[0] == '#') continue;
         if (line[0] != ' ' && line[0] != '\t' && line[0] != '-') break;
         const std::string lw = path + ":" + std::to_string(j + 1);
+        std::string name;
         if (t[0] == '-') {
-          names.push_back(Scalar(t.substr(1)));
+          if (std::string why = Scalar(t.substr(1), &name); !why.empty()) return InvalidArgumentError(lw + ": " + why);
+          names.push_back(std::move(name));
           continue;
         }
         const size_t colon = t.find(':');
@@ -123,7 +212,10 @@ StatusOr<std::vector<std::string>> NamesFromYaml(const std::string& path) {
         if (colon == std::string::npos || !ParseIndex(TrimSpace(t.substr(0, colon)), &k)) {
           return InvalidArgumentError(lw + ": expected '- NAME' or 'INDEX: NAME' under names:");
         }
-        if (!by_index.emplace(k, Scalar(t.substr(colon + 1))).second) {
+        if (std::string why = Scalar(t.substr(colon + 1), &name); !why.empty()) {
+          return InvalidArgumentError(lw + ": " + why);
+        }
+        if (!by_index.emplace(k, std::move(name)).second) {
           return InvalidArgumentError(lw + ": class " + std::to_string(k) + " named twice");
         }
       }
@@ -137,16 +229,25 @@ StatusOr<std::vector<std::string>> NamesFromYaml(const std::string& path) {
     }
     if (names.empty()) return InvalidArgumentError(where + ": names: lists no class");
     if (names.size() > kMaxClasses) return InvalidArgumentError(where + ": more than 100000 classes");
+    // The label map is looked up by name (the OD API's get_label_map_dict):
+    // two classes of one name would be one.
+    std::map<std::string, size_t> first;
     for (size_t k = 0; k < names.size(); ++k) {
       if (names[k].empty()) return InvalidArgumentError(where + ": class " + std::to_string(k) + " has an empty name");
+      if (auto [it, fresh] = first.emplace(names[k], k); !fresh) {
+        return InvalidArgumentError(where + ": classes " + std::to_string(it->second) + " and " + std::to_string(k) +
+                                    " are both named '" + EscapeText(names[k]) + "'");
+      }
     }
     return names;
   }
   return InvalidArgumentError(path + ": no 'names:' key at the start of a line");
 }
 
-// The label file of an image (ultralytics' img2label_paths).
-std::string LabelPathOf(const std::string& image) {
+// The label file of an image (ultralytics' img2label_paths), and the folder
+// it must stay in: the ".../labels" folder that took the place of the last
+// ".../images", else the image's own folder.
+std::string LabelPathOf(const std::string& image, std::string* folder) {
   std::string p = image;
   const size_t dot = p.rfind('.');
   const size_t slash = p.rfind('/');
@@ -154,8 +255,12 @@ std::string LabelPathOf(const std::string& image) {
   p += ".txt";
   std::string probe = "/" + p;  // a leading "images/" counts too
   const size_t at = probe.rfind("/images/");
-  if (at == std::string::npos) return p;
+  if (at == std::string::npos) {
+    *folder = slash == std::string::npos ? "." : p.substr(0, slash);
+    return p;
+  }
   probe.replace(at, 8, "/labels/");
+  *folder = probe.substr(1, at + 6);
   return probe.substr(1);
 }
 
@@ -246,20 +351,22 @@ Status ReadYolo(const AnnotationOptions& o, const Listing& listing, ParsedAnnota
   }
   out->classes = NumberedClasses(names);
   std::set<std::string> label_files;
+  AnnotationFiles reader(kMaxLabelFileBytes);
   for (size_t i = 0; i < listing.samples.size(); ++i) {
-    const std::string label_file = LabelPathOf(SourceFilePath(listing.root, listing.samples[i].path));
+    std::string folder;
+    const std::string label_file = LabelPathOf(SourceFilePath(listing.root, listing.samples[i].path), &folder);
     label_files.insert(label_file);
-    bool exists = false;
-    StatusOr<std::string> text = ReadOptionalFile(label_file, kMaxLabelFileBytes, &exists);
-    if (!text.ok()) {
-      out->bad[i] = text.status().message();
+    if (i == 0) out->lookup_example = "the labels of " + listing.samples[i].path + " would be " + label_file;
+    const AnnotationFile file = reader.Read(label_file, folder);
+    if (!file.exists) continue;  // no label file: an image without objects, counted
+    if (!file.why.empty()) {
+      out->bad[i] = file.why;
       continue;
     }
-    if (!exists) continue;  // no label file: an image without objects, counted
     auto objects = std::make_shared<SampleObjects>();
     objects->normalised = true;
     objects->origin = label_file;
-    if (std::string why = ParseLabels(label_file, *text, names.size(), objects.get()); !why.empty()) {
+    if (std::string why = ParseLabels(label_file, file.text, names.size(), objects.get()); !why.empty()) {
       out->bad[i] = why;
       continue;
     }

@@ -97,7 +97,8 @@ static std::function<uint64_t(const SourceSample&)> Estimator(const EncodeOption
 // A sample's objects as text, for its shard's plan_id: a changed
 // annotation redoes the shard.
 static std::string ObjectsText(const SampleObjects& objs) {
-  std::string t = std::to_string(objs.width) + "x" + std::to_string(objs.height) + (objs.normalised ? "n" : "");
+  std::string t = std::to_string(objs.width) + "x" + std::to_string(objs.height) + (objs.normalised ? "n" : "") +
+                  " " + objs.source_id;
   char buf[160];
   for (const ObjectBox& b : objs.objects) {
     std::snprintf(buf, sizeof(buf), ";%.17g,%.17g,%.17g,%.17g,%lld,%.17g,%d%d%d", b.xmin, b.ymin, b.xmax, b.ymax,
@@ -272,6 +273,7 @@ std::vector<FeatureSpec> RecordSchema(const ConvertOptions& o, bool labeled, boo
     add(f.column.c_str(), ints ? FeatureKind::kInt64 : floats ? FeatureKind::kFloat : FeatureKind::kBytes, true);
   }
   if (o.annotations.format != AnnotationFormat::kNone) {
+    add(keys::kSourceId, FeatureKind::kBytes, true);
     for (const char* k : {keys::kObjectXmin, keys::kObjectXmax, keys::kObjectYmin, keys::kObjectYmax})
       add(k, FeatureKind::kFloat, true);
     add(keys::kObjectLabel, FeatureKind::kInt64, true);

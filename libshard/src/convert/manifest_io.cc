@@ -44,7 +44,9 @@ Status WriteRejectsTsv(const std::string& path, const Manifest& m, bool sync) {
 Status WriteLabelMap(const std::string& output_dir, const Manifest& m, bool sync) {
   if (m.object_labels().empty()) return Status::OK();
   std::vector<ObjectClass> classes;
-  for (const LabelEntry& l : m.object_labels()) classes.push_back({l.label(), l.name()});
+  // The manifest's names are EscapeText'd (valid UTF-8 on one line); the
+  // label map escapes them for the text format instead.
+  for (const LabelEntry& l : m.object_labels()) classes.push_back({l.label(), UnescapeText(l.name())});
   return io::WriteFileAtomically(output_dir + "/label_map.pbtxt", LabelMapPbtxt(classes), sync);
 }
 

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "convert/annotations_internal.h"
 #include "libshard/example/image_keys.h"
 #include "libshard/image/box_geometry.h"
 
@@ -31,7 +32,20 @@ Status AddObjectFeatures(const SampleObjects& objects, const image::ImageInfo& i
                                   std::to_string(raw_h));
     }
   }
-  for (const ObjectBox& ob : objects.objects) {
+  // A file that states no size (VOC without <size>): its boxes are checked
+  // against the decoded image as the others are against the stated size
+  // when read (annotations.h), so one far outside is a reject, not clipped.
+  std::vector<ObjectBox> checked;
+  if (!objects.normalised && (objects.width <= 0 || objects.height <= 0)) {
+    checked = objects.objects;
+    for (size_t k = 0; k < checked.size(); ++k) {
+      if (std::string why = CheckAndClamp(&checked[k], raw_w, raw_h, 1.0); !why.empty()) {
+        return InvalidArgumentError(objects.origin + " object " + std::to_string(k + 1) + ": " + why);
+      }
+    }
+  }
+  const std::vector<ObjectBox>& source = checked.empty() ? objects.objects : checked;
+  for (const ObjectBox& ob : source) {
     image::Box box{float(ob.xmin / stated_w), float(ob.ymin / stated_h), float(ob.xmax / stated_w),
                    float(ob.ymax / stated_h)};
     boxes.push_back(on_stored ? image::OrientBox(box, orientation) : box);
@@ -48,7 +62,7 @@ Status AddObjectFeatures(const SampleObjects& objects, const image::ImageInfo& i
   const double scale = (map.dst_w / map.src_w) * (map.dst_h / map.src_h);  // output px per source px
   for (size_t k = 0; k < n; ++k) {
     const image::Box& r = mapped.boxes[k];
-    const ObjectBox& ob = objects.objects[mapped.kept[k]];
+    const ObjectBox& ob = source[mapped.kept[k]];
     xmin[k] = r.xmin;
     xmax[k] = r.xmax;
     ymin[k] = r.ymin;

@@ -165,6 +165,7 @@ Status EncodeSample(const SourceSample& sample, std::string_view class_name, std
     b.AddBytes(keys::kMaskFormat, mask_format);
   }
   if (sample.objects != nullptr) {
+    b.AddBytes(keys::kSourceId, sample.objects->source_id.empty() ? sample.path : sample.objects->source_id);
     const int orientation = oriented ? info.orientation : 1;
     LIBSHARD_RETURN_IF_ERROR(
         internal::AddObjectFeatures(*sample.objects, info, orientation, geometry, o, &b, &box_stats));

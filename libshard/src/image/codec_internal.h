@@ -62,9 +62,11 @@ Status DecodeTiff(std::string_view bytes, int page, bool keep_16bit, uint64_t ma
 
 // GIF (giflib, gif_decode.cc): the logical screen, and the first frame on it
 // as RGB, or RGBA when the frame has a transparent index. kDataLoss when
-// truncated or corrupt.
+// truncated or corrupt, or when the frame extends past the screen;
+// kResourceExhausted when the frame has more than max_pixels (both checked
+// before a row is decoded).
 StatusOr<ImageInfo> ProbeGif(std::string_view bytes);
-Status DecodeGif(std::string_view bytes, Image* out);
+Status DecodeGif(std::string_view bytes, uint64_t max_pixels, Image* out);
 
 // BMP (bmp_decode.cc, libshard's own bounded reader): uncompressed 1/4/8-bit
 // palette, 16/24/32-bit and bit-field files to RGB, or RGBA with an alpha

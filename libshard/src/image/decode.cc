@@ -110,7 +110,7 @@ Status DecodeImageInto(std::string_view bytes, const DecodeOptions& options, Ima
       LIBSHARD_RETURN_IF_ERROR(internal::DecodeBmp(bytes, out));
       break;
     case ImageFormat::kGif:
-      LIBSHARD_RETURN_IF_ERROR(internal::DecodeGif(bytes, out));
+      LIBSHARD_RETURN_IF_ERROR(internal::DecodeGif(bytes, options.max_pixels, out));
       break;
     case ImageFormat::kTiff:
       LIBSHARD_RETURN_IF_ERROR(

@@ -5,6 +5,8 @@
 // extension names a transparent index (then pixels outside the frame and the
 // transparent ones are transparent black); without one the screen is the
 // background colour of the global colour map. Later frames are not read.
+// The frame must lie within the screen and the pixel limit (checked before
+// its first row is decoded), so the work is bounded by the screen's size.
 #include <gif_lib.h>
 
 #include <algorithm>
@@ -125,7 +127,7 @@ StatusOr<ImageInfo> ProbeGif(std::string_view bytes) {
   return info;
 }
 
-Status DecodeGif(std::string_view bytes, Image* out) {
+Status DecodeGif(std::string_view bytes, uint64_t max_pixels, Image* out) {
   LIBSHARD_ASSIGN_OR_RETURN(ImageInfo info, ProbeGif(bytes));
   GifHandle h(bytes);
   GifFileType* gif = h.get();
@@ -148,6 +150,21 @@ Status DecodeGif(std::string_view bytes, Image* out) {
     }
     if (type != IMAGE_DESC_RECORD_TYPE) continue;
     if (DGifGetImageDesc(gif) != GIF_OK) return h.Fault("in the first frame's descriptor");
+    // Checked before a row is decoded: rows past the screen would be
+    // decoded only to be thrown away (a 65535 x 65535 frame on a 1 x 1
+    // screen is 4.3e9 pixels of work for one).
+    const GifImageDesc& d = gif->Image;
+    const uint64_t frame_pixels = static_cast<uint64_t>(std::max(d.Width, 0)) * std::max(d.Height, 0);
+    if (frame_pixels > max_pixels) {
+      return ResourceExhaustedError("GIF: the first frame's " + std::to_string(d.Width) + "x" +
+                                    std::to_string(d.Height) + " exceeds the pixel limit of " +
+                                    std::to_string(max_pixels) + " pixels");
+    }
+    if (d.Left < 0 || d.Top < 0 || int64_t{d.Left} + d.Width > info.width || int64_t{d.Top} + d.Height > info.height) {
+      return DataLossError("GIF: the first frame (" + std::to_string(d.Width) + "x" + std::to_string(d.Height) +
+                           " at " + std::to_string(d.Left) + "," + std::to_string(d.Top) + ") extends past the " +
+                           std::to_string(info.width) + "x" + std::to_string(info.height) + " logical screen");
+    }
     const ColorMapObject* map = gif->Image.ColorMap ? gif->Image.ColorMap : gif->SColorMap;
     if (!map || map->ColorCount <= 0) return DataLossError("GIF: the first frame has no colour map");
     out->Reset(info.width, info.height, transparent >= 0 ? 4 : 3, 8);

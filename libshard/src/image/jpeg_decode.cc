@@ -32,6 +32,7 @@ struct JpegErrorMgr {
   std::jmp_buf jmp;
   int warnings;
   bool truncated;
+  int scan_limit_hit;  // the scan past kMaxJpegScans that stopped the decode; 0: none
   char first_warning[JMSG_LENGTH_MAX];
   char truncation[JMSG_LENGTH_MAX];
 };
@@ -55,9 +56,22 @@ void JpegEmitMessage(j_common_ptr cinfo, int level) {
   if (err->warnings++ == 0) (*err->pub.format_message)(cinfo, err->first_warning);
 }
 
+// libjpeg's progress hook, called before each iMCU row of input is read
+// (jpeg_start_decompress reads every scan of a multi-scan file): a scan past
+// kMaxJpegScans stops the decode through the error path, as djpeg
+// -maxscans does. Each progressive scan is decoded over the whole image, so
+// repeated scans would make work without end.
+void JpegProgress(j_common_ptr cinfo) {
+  const int scan = reinterpret_cast<j_decompress_ptr>(cinfo)->input_scan_number;
+  if (scan <= kMaxJpegScans) return;
+  reinterpret_cast<JpegErrorMgr*>(cinfo->err)->scan_limit_hit = scan;
+  (*cinfo->err->error_exit)(cinfo);
+}
+
 struct JpegDecoder {
   jpeg_decompress_struct cinfo;
   JpegErrorMgr err;
+  jpeg_progress_mgr progress;
   std::vector<JSAMPROW> rows;
   std::vector<JSAMPLE> row;   // one widened row of a region decode
   bool refused_cmyk = false;  // a region asked of a CMYK / YCCK file
@@ -68,6 +82,8 @@ struct JpegDecoder {
     err.pub.error_exit = JpegErrorExit;
     err.pub.emit_message = JpegEmitMessage;
     jpeg_create_decompress(&cinfo);
+    progress = {};
+    progress.progress_monitor = JpegProgress;
   }
   ~JpegDecoder() { jpeg_destroy_decompress(&cinfo); }
   JpegDecoder(const JpegDecoder&) = delete;
@@ -162,6 +178,7 @@ bool RunDecode(JpegDecoder* d, const unsigned char* data, size_t size, const Jpe
     jpeg_abort_decompress(cinfo);
     return false;
   }
+  cinfo->progress = &d->progress;  // jpeg_create_decompress clears it
   jpeg_mem_src(cinfo, data, static_cast<unsigned long>(size));
   const bool marked = MarkLeftTables(cinfo);
   jpeg_read_header(cinfo, TRUE);
@@ -205,6 +222,7 @@ Status Decode(std::string_view bytes, const JpegReadOptions& options, PixelRect*
   thread_local JpegDecoder decoder;
   decoder.err.warnings = 0;
   decoder.err.truncated = false;
+  decoder.err.scan_limit_hit = 0;
   decoder.err.first_warning[0] = '\0';
   decoder.err.truncation[0] = '\0';
   decoder.refused_cmyk = false;
@@ -222,6 +240,11 @@ Status Decode(std::string_view bytes, const JpegReadOptions& options, PixelRect*
     char msg[JMSG_LENGTH_MAX];
     (*decoder.err.pub.format_message)(reinterpret_cast<j_common_ptr>(&decoder.cinfo), msg);
     const int code = decoder.err.pub.msg_code;
+    if (decoder.err.scan_limit_hit > 0) {
+      return ResourceExhaustedError("JPEG: scan " + std::to_string(decoder.err.scan_limit_hit) +
+                                    " is past the limit of " + std::to_string(kMaxJpegScans) +
+                                    " scans (a progressive JPEG has about 10)");
+    }
     if (code == JERR_BAD_PRECISION) {
       return UnimplementedError(std::string("JPEG: ") + msg + " (this libjpeg decodes 8-bit samples only)");
     }

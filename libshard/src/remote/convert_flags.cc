@@ -137,8 +137,9 @@ std::vector<ConvertFlag> MakeTable() {
        "names from this data.yaml (names:) or classes.txt",
        [](V& v, const T& t) { v.yolo = t; }},
       {"--voc", "voc", kValue, false, "TEXT", nullptr, kAny, kMasks,
-       "detection boxes from this Pascal VOC Annotations folder (STEM.xml per image; with --labels FILE the class "
-       "list, else the sorted names met)",
+       "detection boxes from this Pascal VOC Annotations folder (the XML of IMG is Annotations/SPLIT/REL/STEM.xml, "
+       "else REL/STEM.xml in its split, else STEM.xml; one two images share is refused for both; with --labels FILE "
+       "the class list, else the sorted names met)",
        [](V& v, const T& t) { v.voc = t; }},
       {"--box-min-visible", "box-min-visible", kValue, false, "FLOAT", "0.3", Number(0.0, 1.0), kMasks,
        "drop a box keeping less than this fraction of its area after the crop (as the TF Object Detection API's "

@@ -8,16 +8,22 @@
 //         image's stated width x height; category ids -> names from
 //         categories[]; iscrowd, area.
 //   YOLO  --yolo data.yaml | classes.txt: class names (data.yaml's `names:`,
-//         a list or an index mapping; classes.txt one per line). The labels
+//         a list or an index mapping, quoted names decoded as YAML does;
+//         classes.txt one per line). The labels
 //         of IMG are found as ultralytics does: the last "/images/" of its
 //         path replaced by "/labels/" and the extension by ".txt"; without
 //         an "/images/" part, the .txt beside the image. Lines
 //         `class cx cy w h`, normalised to the image as shown (after EXIF
 //         orientation, as ultralytics loads it).
-//   VOC   --voc Annotations/: the XML of ROOT/REL/STEM.EXT is
-//         Annotations/REL/STEM.xml, else Annotations/STEM.xml; object/name,
-//         bndbox (xmin, ymin, xmax, ymax in pixels, 1-based as VOC writes
-//         them), difficult, truncated; the image size from size/width,height.
+//   VOC   --voc Annotations/: the XML of ROOT/REL/STEM.EXT (REL from the
+//         input root, the split folder included) is Annotations/REL/STEM.xml,
+//         else Annotations/REL'/STEM.xml (REL' in its split folder), else
+//         Annotations/STEM.xml; a file two images would take is refused for
+//         both, naming both. object/name, bndbox (xmin, ymin, xmax, ymax in
+//         pixels, 1-based as VOC writes them), difficult, truncated; the image
+//         size from size/width,height (without it, boxes are checked against
+//         the decoded image). Parsing stops at nesting deeper than 64 and at
+//         any DOCTYPE or entity declaration (a reject).
 //
 // Class labels are 1-based, 0 being background, as the TF Object Detection
 // API's label maps: COCO keeps its category ids (as create_coco_tf_record.py
@@ -33,13 +39,18 @@
 // Bad annotations reject the image they belong to, naming the annotation
 // file and the object (COCO annotation id, YOLO line, VOC object number): a
 // box outside its image by more than one pixel (YOLO: outside [0, 1]), a
-// negative size, an unknown class, an unreadable or malformed file. An image
+// negative size, an unknown class, an unreadable or malformed file, one that
+// is no file (a directory, a FIFO, a dangling link) or a link out of its
+// folder (never read). Two classes of one name, a COCO category id above
+// 2^31 - 1 are errors of the whole source. An image
 // an annotation names that the folder lacks is a reject too (its path is the
 // name the annotation gives); images no annotation names are kept with zero
 // boxes and counted.
 //
-// Untrusted input: files are read with size limits (kMaxAnnotationBytes); no
-// path read from an annotation file is ever opened (COCO file names are only
+// Untrusted input: files are read with size limits (kMaxAnnotationBytes); a
+// YOLO label file or VOC XML only inside its folder (the labels folder or the
+// image's own, the Annotations folder); no path read from an annotation file
+// is ever opened (COCO file names are only
 // looked up among the listed samples, and must be relative names,
 // io::CheckRelativeName).
 //
@@ -91,6 +102,9 @@ struct SampleObjects {
   bool normalised = false;
   // Where they come from, for messages: "instances.json image id 7".
   std::string origin;
+  // image/source_id: COCO's image id ("7"); "" for the sample's path from
+  // the input root (YOLO, VOC, an image COCO does not name).
+  std::string source_id;
 };
 
 struct AnnotationOptions {
@@ -130,6 +144,8 @@ struct AnnotationSummary {
 // whose annotation is bad moves to listing->rejects; an image an annotation
 // names that the folder lacks is added there too. Class labels of the folder
 // (class sub-folders) are dropped: with boxes the images are unlabeled.
+// When no image matched an annotation, listing->warnings says where the
+// first image's was looked for (shard convert then exits 3).
 // Errors: kInvalidArgument / kNotFound for an unreadable or malformed
 // annotation source as a whole (instances.json, data.yaml, the folder).
 StatusOr<AnnotationSummary> AttachAnnotations(const AnnotationOptions& options, Listing* listing);
@@ -143,7 +159,9 @@ Status ValidateAnnotationOptions(const AnnotationOptions& options);
 //     id: 1
 //     name: 'cat'
 //   }
-// Quotes and backslashes in names are escaped.
+// Names are escaped once, for protobuf's text format: ' " and \ with a
+// backslash, LF CR TAB as \n \r \t, other control bytes as octal \NNN,
+// UTF-8 as it is (TF's label_map_util reads `back\\slash` as back\slash).
 std::string LabelMapPbtxt(const std::vector<ObjectClass>& classes);
 
 }  // namespace libshard::convert

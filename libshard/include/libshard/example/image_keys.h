@@ -13,6 +13,12 @@
 //   image/class/text     bytes  class name, absent for unlabeled inputs
 //   image/filename       bytes  path relative to the input root
 //   image/key/sha256     bytes  hex SHA-256 of the source file's bytes
+//   image/source_id      bytes  detection boxes only: the COCO image id as a
+//                               decimal string (create_coco_tf_record.py's
+//                               key, what the OD API's COCO evaluation keys
+//                               images by); else (YOLO, VOC, an image COCO
+//                               does not name) the path relative to the input
+//                               root
 //   image/shape          int64  raw arrays only: [height, width, channels]
 //   image/dtype          bytes  raw arrays only: "uint8" or "uint16"
 //   image/segmentation/class/encoded  bytes  the class-index mask
@@ -49,6 +55,7 @@ inline constexpr char kLabel[] = "image/class/label";
 inline constexpr char kText[] = "image/class/text";
 inline constexpr char kFilename[] = "image/filename";
 inline constexpr char kSha256[] = "image/key/sha256";
+inline constexpr char kSourceId[] = "image/source_id";
 inline constexpr char kShape[] = "image/shape";
 inline constexpr char kDtype[] = "image/dtype";
 inline constexpr char kMaskEncoded[] = "image/segmentation/class/encoded";

@@ -22,6 +22,11 @@
 //   * JPEG EXIF orientation (1..8) is applied; out-of-range values ignored.
 //   * The pixel limit (max_pixels, on the stored size) is checked from the
 //     header before any buffer of the image's size is allocated.
+//   * Work is bounded by the declared size: a GIF's first frame must lie
+//     within its logical screen and the pixel limit (checked before a row is
+//     decoded); a JPEG of more than kMaxJpegScans scans is refused when
+//     libjpeg reaches the next one (each progressive scan is decoded over the
+//     whole image again).
 //
 //   DecodeOptions opts;
 //   opts.alpha = AlphaMode::kKeep;
@@ -30,7 +35,7 @@
 // Errors: kInvalidArgument (unknown format, bad option), kDataLoss (truncated
 // or corrupt data; the message names the decoder's complaint),
 // kUnimplemented (valid but unsupported, e.g. 12-bit JPEG),
-// kResourceExhausted (pixel limit).
+// kResourceExhausted (pixel limit, scan limit).
 // Thread-safety: safe from any number of threads. Each thread keeps its own
 // decoder handle and scratch buffers (thread_local), reused across calls.
 #ifndef LIBSHARD_IMAGE_DECODE_H_
@@ -60,6 +65,11 @@ enum class AlphaMode {
 StatusOr<ChannelMode> ParseChannelMode(std::string_view name);
 // "composite", "keep"; InvalidArgument naming the choices otherwise.
 StatusOr<AlphaMode> ParseAlphaMode(std::string_view name);
+
+// Most scans a JPEG may have (libjpeg-turbo's `djpeg -maxscans` guards
+// against the same; a progressive JPEG has about 10, libjpeg's default
+// script 10 for YCbCr, 6 for gray). Scan 257 is kResourceExhausted.
+constexpr int kMaxJpegScans = 256;
 
 struct DecodeOptions {
   // Output channels. Default: kRgb.
