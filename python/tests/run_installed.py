@@ -91,6 +91,9 @@ def main():
             env.pop("LIBSHARD_CMAKE_BUILD_DIR")
         subprocess.run([py, "-c", VERSIONS], check=True, env=env, cwd=run)
         env["LIBSHARD_EXPECT_INSTALLED"] = venv
+        # torch's compile caches (/tmp/torchinductor_USER by default) go with the rest of WORK.
+        env["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(work, "torchinductor")
+        env["TRITON_CACHE_DIR"] = os.path.join(work, "triton")
         env["PATH"] = os.path.join(venv, "bin") + os.pathsep + env.get("PATH", "")  # as an activated venv: its `shard`
         env.setdefault("LIBSHARD_SOURCE_DIR", source)
         tests = [os.path.join(source, "python", "tests")] + [os.path.join(source, "python", d) for d in args.also]
