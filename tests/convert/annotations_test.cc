@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <memory>
 
+#include "annotation_fixtures.h"
 #include "fixtures.h"
 #include "libshard/convert/manifest_io.h"
 #include "libshard/convert/source_listing.h"
@@ -26,35 +27,7 @@ using testing::Contains;
 using testing::MakeTempDir;
 using testing::WriteTreeFile;
 
-class AnnotationsTest : public ::testing::Test {
- protected:
-  void SetUp() override { base_ = MakeTempDir(); }
-  void TearDown() override { fs::remove_all(base_); }
-  // Lists base_/images (made of `files`, any bytes) with `o`.
-  StatusOr<Listing> Attach(const std::vector<std::string>& files, const AnnotationOptions& o,
-                           AnnotationSummary* summary = nullptr) {
-    for (const std::string& f : files) WriteTreeFile(base_ + "/images", f, "x");
-    ListOptions lo;
-    lo.keep_empty_classes = true;
-    StatusOr<Listing> l = ListFolder(base_ + "/images", lo);
-    if (!l.ok()) return l;
-    StatusOr<AnnotationSummary> s = AttachAnnotations(o, &*l);
-    if (!s.ok()) return s.status();
-    if (summary) *summary = *s;
-    return l;
-  }
-  const SourceSample* Sample(const Listing& l, const std::string& path) {
-    for (const SourceSample& s : l.samples)
-      if (s.path == path) return &s;
-    return nullptr;
-  }
-  std::string Reject(const Listing& l, const std::string& path) {
-    for (const ListingReject& r : l.rejects)
-      if (r.path == path) return r.reason;
-    return "";
-  }
-  std::string base_;
-};
+using AnnotationsTest = AnnotationFolderTest;
 
 AnnotationOptions Opt(AnnotationFormat f, const std::string& source) {
   AnnotationOptions o;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "annotation_fixtures.h"
 #include "fixtures.h"
 #include "libshard/convert/annotations.h"
 #include "libshard/convert/source_listing.h"
@@ -30,26 +31,16 @@ std::string DogXml(int xmax) {
          "</xmax><ymax>5</ymax></bndbox></object></annotation>";
 }
 
-class VocTest : public ::testing::Test {
+class VocTest : public AnnotationFolderTest {
  protected:
-  void SetUp() override { base_ = MakeTempDir(); }
-  void TearDown() override { fs::remove_all(base_); }
   // Lists base_/images (made of `files`, any bytes) with the XML of
   // base_/`annotations`.
   StatusOr<Listing> Attach(const std::vector<std::string>& files, const std::string& annotations,
                            AnnotationSummary* summary = nullptr) {
-    for (const std::string& f : files) WriteTreeFile(base_ + "/images", f, "x");
-    ListOptions lo;
-    lo.keep_empty_classes = true;
-    StatusOr<Listing> l = ListFolder(base_ + "/images", lo);
-    if (!l.ok()) return l;
     AnnotationOptions o;
     o.format = AnnotationFormat::kVoc;
     o.source = base_ + "/" + annotations;
-    StatusOr<AnnotationSummary> s = AttachAnnotations(o, &*l);
-    if (!s.ok()) return s.status();
-    if (summary) *summary = *s;
-    return l;
+    return AnnotationFolderTest::Attach(files, o, summary);
   }
   static double Xmax(const Listing& l, const std::string& path) {
     for (const SourceSample& s : l.samples) {
@@ -57,12 +48,6 @@ class VocTest : public ::testing::Test {
     }
     return -1;
   }
-  static std::string Reject(const Listing& l, const std::string& path) {
-    for (const ListingReject& r : l.rejects)
-      if (r.path == path) return r.reason;
-    return "";
-  }
-  std::string base_;
 };
 
 // Annotations/SPLIT/REL/STEM.xml: each split's image gets its own file.
