@@ -109,6 +109,7 @@ py::dict ProgressDict(const convert::Progress& p) {
   d["bytes_written"] = p.bytes_written;
   d["shards_done"] = p.shards_done;
   d["shards_total"] = p.shards_total;
+  d["leak_check_images"] = p.leak_check_images;
   return d;
 }
 

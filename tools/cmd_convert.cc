@@ -177,6 +177,14 @@ int Run(ConvertFlags& flags) {
   convert::Progress last;  // this run's own work (shards kept from an earlier run excluded)
   const bool to_rgb = f.request.convert.encode.decode.channels == image::ChannelMode::kRgb;
   auto progress = [&](const convert::Progress& p) {
+    if (p.leak_check_images > 0) {  // the samples are done: the leak check's search starts
+      bar.Finish();
+      if (!f.quiet) {
+        std::fprintf(stderr, "shard convert: leak check: searching %llu images' fingerprints for duplicates\n",
+                     static_cast<unsigned long long>(p.leak_check_images));
+      }
+      return;
+    }
     if (to_rgb && p.gray_sources > 0 && last.gray_sources == 0 && !f.quiet) {  // the first: said at once
       bar.Finish();
       std::fprintf(stderr,

@@ -16,10 +16,12 @@
 
 namespace shard_tool {
 
-// Prints "PROGRAM: leak check: N pair(s) across splits, M within a split
-// (distance D) -> TSV" unless `quiet` (a pair across splits is always
-// printed, quiet or not, under --leaks fail), and a note for shards without
-// fingerprints. Returns kExitFailure (1) when the manifest's options say
+// Prints "PROGRAM: leak check: N pair(s) across splits (K image(s) with a
+// copy in another split: SPLIT K1 ...), M within a split (distance D) ->
+// TSV" unless `quiet` (a pair across splits is always printed, quiet or not,
+// under --leaks fail); then, unless quiet, the largest group of copies ("C
+// copies of FILE (SPLIT)"), whether the search stopped at its bound or the
+// list was cut, and a note for shards without fingerprints. Returns kExitFailure (1) when the manifest's options say
 // --leaks fail and a pair crosses splits, else kExitOk. Nothing for a
 // manifest without a leak check (--leaks off, a task's partial manifest).
 int ReportLeaks(const char* program, const libshard::Manifest& manifest, uint64_t shards_without_hashes,

@@ -33,6 +33,8 @@ class ConvertProgress(NamedTuple):
     bytes_written: int  #: shard bytes written
     shards_done: int  #: shards this run finished
     shards_total: int  #: shards this run writes (shards kept from an earlier run excluded)
+    #: non-zero in one last call: the leak check's search starts, over this many images
+    leak_check_images: int = 0
 
 
 class SplitLayout(NamedTuple):

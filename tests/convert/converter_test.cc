@@ -654,17 +654,26 @@ TEST_F(ConverterTest, ProgressIsSerialAndAThrowingCallbackStopsTheRun) {
   std::atomic<int> inside{0};
   uint64_t calls = 0, last_done = 0;
   bool overlapped = false, ordered = true;
+  uint64_t leak_calls = 0, after_leak_call = 0;
   StatusOr<ConvertResult> r = Convert(o, [&](const Progress& p) {
     if (inside.fetch_add(1) != 0) overlapped = true;
     ++calls;
-    if (p.done != last_done + 1) ordered = false;
-    last_done = p.done;
+    after_leak_call += leak_calls;
+    if (p.leak_check_images > 0) {  // the last call: the leak check starts, the samples as before
+      ++leak_calls;
+      if (p.done != last_done || p.leak_check_images > p.done) ordered = false;  // rejects have none
+    } else {
+      if (p.done != last_done + 1) ordered = false;
+      last_done = p.done;
+    }
     inside.fetch_sub(1);
   });
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_FALSE(overlapped);
   EXPECT_TRUE(ordered);
   EXPECT_GT(calls, 0u);
+  EXPECT_EQ(leak_calls, 1u);
+  EXPECT_EQ(after_leak_call, 0u);
 
   o.output = base_ + "/out-throw";
   int seen = 0;

@@ -34,6 +34,7 @@ using testing::SyntheticPhoto;
 ImageFingerprint RandomPrint(util::SplitMix64& rng, int i) {
   ImageFingerprint f;
   f.key_sha256 = std::to_string(i);
+  f.has_colour = false;  // never plain (their tones are 0): the hash search's pictures
   for (int r = 0; r < image::kHashRegions; ++r) {
     f.hashes.phash[r] = rng.Next();
     for (uint64_t& w : f.hashes.detail[r]) w = rng.Next();
@@ -537,6 +538,176 @@ TEST(ConfirmationTest, ColourTellsApartPlainPicturesOfOneBrightness) {
   ImageFingerprint b = a;
   b.colour[0] = static_cast<uint8_t>(a.colour[0] / 2);
   EXPECT_EQ(NearDistance(a, b, kDefaultLeakDistance), 0);
+}
+
+// Issue 46 item 10: a plain picture pairs only with a plain or nearly
+// plain one of its colour; a picture with detail is not its copy, whatever
+// their hashes and tones say.
+TEST(ConfirmationTest, PlainPicturesPairOnlyWithPlainOnesOfTheirColour) {
+  ImageFingerprint plain;
+  plain.hashes.tone.fill({128 * 256, 100});
+  plain.colour = {120, 130, 140};
+  ImageFingerprint nearly = plain;
+  nearly.hashes.tone.fill({128 * 256, 300});  // the tones agree: contrasts within one gray level
+  nearly.colour = {124, 126, 144};
+  EXPECT_TRUE(IsPlain(plain));
+  EXPECT_FALSE(IsPlain(nearly));
+  EXPECT_TRUE(IsNearlyPlain(nearly));
+  EXPECT_EQ(NearDistance(plain, nearly, 0), 0);
+  nearly.colour[2] = 145;  // 5 levels off
+  EXPECT_GT(NearDistance(plain, nearly, kDefaultLeakDistance), kDefaultLeakDistance);
+  ImageFingerprint detailed = plain;  // the same hashes, but more contrast
+  detailed.hashes.tone.fill({128 * 256, kNearlyPlainContrast + 1});
+  EXPECT_GT(NearDistance(plain, detailed, kDefaultLeakDistance), kDefaultLeakDistance);
+  EXPECT_GT(NearDistance(detailed, plain, kDefaultLeakDistance), kDefaultLeakDistance);
+  nearly.colour[2] = 144;
+  EXPECT_EQ(NearDistance(nearly, detailed, 0), 0);  // neither plain: the tones decide (contrasts 300, 513)
+  detailed.has_colour = false;  // an older entry: paired with a plain one by the hashes and tones, as before
+  EXPECT_FALSE(IsPlain(detailed));
+  detailed.hashes.tone.fill({128 * 256, 300});
+  EXPECT_EQ(NearDistance(plain, detailed, 0), 0);
+}
+
+// Plain fingerprints (no detail, one hash, a random colour, a contrast up to
+// max_contrast; a quarter copies of an earlier one, their colour up to 5
+// levels off), key i.
+std::vector<DuplicateImage> PlainPictures(uint64_t seed, int n, int max_contrast) {
+  util::SplitMix64 rng(seed);
+  std::vector<DuplicateImage> images;
+  for (int i = 0; i < n; ++i) {
+    ImageFingerprint f;
+    f.key_sha256 = std::to_string(i);
+    const uint16_t contrast = static_cast<uint16_t>(rng.Below(static_cast<uint64_t>(max_contrast) + 1));
+    f.hashes.tone.fill({static_cast<uint16_t>(rng.Below(65536)), contrast});
+    f.hashes.phash.fill(rng.Below(4) == 0 ? uint64_t{1} << rng.Below(64) : 0);  // all alike, or one bit off
+    for (uint8_t& c : f.colour) c = static_cast<uint8_t>(rng.Below(256));
+    if (i > 0 && rng.Below(4) == 0) {  // a copy: the colour a few levels off, the tone as the original's
+      const ImageFingerprint& o = images[rng.Below(images.size())].fingerprint;
+      for (int c = 0; c < 3; ++c) {
+        f.colour[c] = static_cast<uint8_t>(std::clamp<int>(o.colour[c] + static_cast<int>(rng.Below(11)) - 5, 0, 255));
+      }
+      f.hashes.tone = o.hashes.tone;
+    }
+    images.push_back({i % 3 ? "train" : "val", std::to_string(i), f});
+  }
+  return images;
+}
+
+// Issue 46 item 10: plain pictures all hash alike, so the hash search
+// compared every pair of them (10,000: about a minute); they are paired by
+// colour now, and still exactly what comparing every pair finds.
+TEST(FindDuplicatesTest, PlainPicturesArePairedByColourAsComparingEveryPairDoes) {
+  // Plain, nearly plain (found by both searches) and not quite plain ones.
+  const std::vector<DuplicateImage> images = PlainPictures(5, 3000, kNearlyPlainContrast + 64);
+  std::set<std::tuple<uint32_t, uint32_t, int>> want, found;
+  for (uint32_t b = 0; b < images.size(); ++b) {
+    for (uint32_t a = 0; a < b; ++a) {
+      const int d = NearDistance(images[a].fingerprint, images[b].fingerprint, kDefaultLeakDistance);
+      if (d <= kDefaultLeakDistance) want.emplace(a, b, d);
+    }
+  }
+  const DuplicateReport r = FindDuplicates(images, kDefaultLeakDistance);
+  for (const DuplicatePair& p : r.pairs) found.emplace(p.a, p.b, p.distance);
+  EXPECT_EQ(found, want);
+  EXPECT_EQ(r.pairs.size(), found.size());
+  EXPECT_GT(want.size(), 100u);
+  EXPECT_FALSE(r.search_cut);
+  // With older entries among them (no colour: paired by the hashes and
+  // tones), still what comparing every pair finds.
+  std::vector<DuplicateImage> mixed(images.begin(), images.begin() + 1000);
+  for (size_t i = 7; i < mixed.size(); i += 50) mixed[i].fingerprint.has_colour = false;
+  want.clear();
+  found.clear();
+  for (uint32_t b = 0; b < mixed.size(); ++b) {
+    for (uint32_t a = 0; a < b; ++a) {
+      const int d = NearDistance(mixed[a].fingerprint, mixed[b].fingerprint, kDefaultLeakDistance);
+      if (d <= kDefaultLeakDistance) want.emplace(a, b, d);
+    }
+  }
+  for (const DuplicatePair& p : FindDuplicates(mixed, kDefaultLeakDistance).pairs) found.emplace(p.a, p.b, p.distance);
+  EXPECT_EQ(found, want);
+  // 100,000 of them: the work is the pairs in neighbouring colour cells, not
+  // every pair (5 * 10^9 before).
+  const DuplicateReport big = FindDuplicates(PlainPictures(6, 100000, kPlainContrast), kDefaultLeakDistance);
+  EXPECT_GT(big.within + big.leaks, 5000u);
+  EXPECT_FALSE(big.search_cut);
+}
+
+// Issue 46 item 9: copies whose pixels agree but whose bytes do not (a
+// JPEG's metadata) have one fingerprint: a group per split as for exact
+// copies, each copy listed once with its split's first, the firsts with
+// each other (4,500 copies were 10 million pairs, 392 MB of duplicates.tsv
+// and 959 MB of memory); the headline counts images, and the largest groups
+// are named.
+TEST(FindDuplicatesTest, CopiesWithOneFingerprintAreOneGroup) {
+  util::SplitMix64 rng(3);
+  const ImageFingerprint photo = RandomPrint(rng, 0);
+  std::vector<DuplicateImage> images;
+  for (int i = 0; i < 20000; ++i) {
+    ImageFingerprint f = photo;
+    f.key_sha256 = "other bytes " + std::to_string(i % 19000);  // and 1,000 of them with equal bytes too
+    images.push_back({i % 10 == 9 ? "val" : "train", "copy" + std::to_string(i), f});
+  }
+  for (int i = 0; i < 50; ++i) images.push_back({"train", "distinct" + std::to_string(i), RandomPrint(rng, i + 1)});
+  const DuplicateReport r = FindDuplicates(images, kDefaultLeakDistance);
+  EXPECT_EQ(r.within, 20000u - 2);  // each copy once with its split's first
+  EXPECT_EQ(r.leaks, 1u);           // the two firsts
+  EXPECT_FALSE(r.truncated);
+  EXPECT_EQ(r.pairs.size(), 20000u - 1);
+  EXPECT_EQ(r.pairs[0].a, 0u);
+  EXPECT_EQ(r.pairs[0].b, 9u);
+  EXPECT_FALSE(r.pairs[0].exact);
+  EXPECT_EQ(r.leaked_images, 20000u);
+  EXPECT_EQ(r.leaked_by_split.at("train"), 18000u);
+  EXPECT_EQ(r.leaked_by_split.at("val"), 2000u);
+  ASSERT_EQ(r.largest.size(), 2u);
+  EXPECT_EQ(r.largest[0].first, 0u);
+  EXPECT_EQ(r.largest[0].copies, 18000u);
+  EXPECT_EQ(r.largest[1].first, 9u);
+  EXPECT_EQ(r.largest[1].copies, 2000u);
+  // Equal bytes stay "exact": copy 19000 is copy 0's bytes, in train.
+  bool exact_seen = false;
+  for (const DuplicatePair& p : r.pairs) exact_seen |= p.exact && p.a == 0 && p.b == 19000;
+  EXPECT_TRUE(exact_seen);
+}
+
+// Issue 13 of 46's headline: nine val copies of nine train images (one
+// exact group each side) are one pair but 18 leaked images.
+TEST(FindDuplicatesTest, HeadlineCountsImagesNotGroups) {
+  const std::string k(64, '9');
+  std::vector<DuplicateImage> images;
+  for (int i = 0; i < 9; ++i) images.push_back(Img("train", "t" + std::to_string(i), k, 0x55));
+  for (int i = 0; i < 9; ++i) images.push_back(Img("val", "v" + std::to_string(i), k, 0x55));
+  images.push_back(Img("val", "alone", std::string(64, '8'), ~uint64_t{0x55}));
+  const DuplicateReport r = FindDuplicates(images, kDefaultLeakDistance);
+  EXPECT_EQ(r.leaks, 1u);
+  EXPECT_EQ(r.within, 16u);
+  EXPECT_EQ(r.leaked_images, 18u);
+  EXPECT_EQ(r.leaked_by_split.at("train"), 9u);
+  EXPECT_EQ(r.leaked_by_split.at("val"), 9u);
+}
+
+// Issue 46 item 9: the pairs the search holds are bounded (pictures that
+// share hash values and confirm each other: every pair of 3,000 is 4.5
+// million): past kMaxSearchPairs the search stops and says so, and
+// duplicates.tsv lists kMaxDuplicatePairs.
+TEST(FindDuplicatesTest, PairsHeldAreBounded) {
+  util::SplitMix64 rng(8);
+  const ImageFingerprint photo = RandomPrint(rng, 0);
+  std::vector<DuplicateImage> images;
+  for (int i = 0; i < 3000; ++i) {
+    ImageFingerprint f = photo;
+    f.key_sha256 = std::to_string(i);
+    f.hashes.detail[0][0] ^= uint64_t{1} << (i % 64);  // one fingerprint each, all within the distance
+    f.hashes.detail[0][1] ^= uint64_t{1} << (i / 64 % 64);
+    images.push_back({"train", std::to_string(i), f});
+  }
+  const DuplicateReport r = FindDuplicates(images, kDefaultLeakDistance);
+  EXPECT_TRUE(r.search_cut);
+  EXPECT_TRUE(r.truncated);
+  EXPECT_EQ(r.pairs.size(), kMaxDuplicatePairs);
+  EXPECT_GE(r.within, kMaxDuplicatePairs);
+  EXPECT_LE(r.within, kMaxSearchPairs);
 }
 
 // The colour is kept in the entry (3 bytes) and read back; an entry without

@@ -113,7 +113,9 @@ TEST_F(LeakCheckTest, PairsInTsvCountsInManifestFingerprintsInEntries) {
   EXPECT_EQ(m.options().leaks(), "warn");
   EXPECT_EQ(m.options().leak_distance(), kDefaultLeakDistance);
   const std::string json = ReadFileOrDie(out + "/manifest.json");
-  EXPECT_TRUE(Contains(json, "\"duplicates\": {\n  \"within\": 1,\n  \"leaks\": 3\n }")) << json;
+  EXPECT_TRUE(Contains(json, "\"duplicates\": {\n  \"within\": 1,\n  \"leaks\": 3,\n  \"leaked_images\": " +
+                                std::to_string(m.duplicates().leaked_images()) + ",\n  \"leaked_by_split\": {"))
+      << json;
   uint64_t hashes = 0;
   for (const SplitEntry& s : m.splits()) {
     for (const ShardEntry& e : s.shards()) {
@@ -294,9 +296,19 @@ TEST_F(LeakCheckTest, CliExitsOneOnLeaksOnlyUnderFail) {
   const std::string in = base_ + "/in", out = base_ + "/out";
   testing::CommandResult warn = testing::RunShard("convert " + in + " -o " + out + " --no-sync");
   EXPECT_EQ(warn.exit_code, 0) << warn.err;
-  EXPECT_TRUE(Contains(warn.err, "leak check: 3 pair(s) across splits, 1 within a split (distance " +
-                                     std::to_string(kDefaultLeakDistance) + ") -> " + out + "/duplicates.tsv"))
-      << warn.err;
+  EXPECT_TRUE(Contains(warn.err, "leak check: searching ")) << warn.err;  // before the search
+  // Pairs, and the images they hold (issue 46: images, not only groups).
+  const Manifest m = ReadManifest(out);
+  std::string leaked = "leak check: 3 pair(s) across splits (" + std::to_string(m.duplicates().leaked_images()) +
+                       " image(s) with a copy in another split:";
+  for (const char* split : {"test", "train", "val"}) {
+    auto it = m.duplicates().leaked_by_split().find(split);
+    if (it != m.duplicates().leaked_by_split().end()) leaked += " " + std::string(split) + " " + std::to_string(it->second);
+  }
+  EXPECT_GE(m.duplicates().leaked_images(), 4u);
+  EXPECT_TRUE(Contains(warn.err, leaked + "), 1 within a split (distance " + std::to_string(kDefaultLeakDistance) +
+                                     ") -> " + out + "/duplicates.tsv"))
+      << warn.err << "\nwanted: " << leaked;
   testing::CommandResult fail = testing::RunShard("convert " + in + " -o " + out + " --no-sync -q --leaks fail");
   EXPECT_EQ(fail.exit_code, 1) << fail.err;
   EXPECT_TRUE(Contains(fail.err, "--leaks fail")) << fail.err;
@@ -308,7 +320,7 @@ TEST_F(LeakCheckTest, CliExitsOneOnLeaksOnlyUnderFail) {
   testing::CommandResult exact =
       testing::RunShard("convert " + in + " -o " + out + " --no-sync --leak-distance 0 --leaks fail");
   EXPECT_EQ(exact.exit_code, 1) << exact.err;
-  EXPECT_TRUE(Contains(exact.err, "pair(s) across splits, 1 within a split (distance 0)")) << exact.err;
+  EXPECT_TRUE(Contains(exact.err, "), 1 within a split (distance 0)")) << exact.err;
   for (const char* bad : {"--leaks maybe", "--leak-distance 17", "--dedup across", "--dedup within --num-tasks 2"}) {
     testing::CommandResult r = testing::RunShard("convert " + in + " -o " + out + " " + bad);
     EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.err;

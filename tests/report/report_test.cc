@@ -328,6 +328,13 @@ TEST(ReportTest, LeakedPairsSideBySideAndMoreCounted) {
   const std::string section = html->substr(html->find("<section id=\"duplicates\">"));
   EXPECT_EQ(Count(section.substr(0, section.find("</section>")), "<img class=\"image"), 48u);
   EXPECT_FALSE(Contains(*html, "not found in its split"));
+  // Issue 46: the images, not only the pairs (each split's 80), and each
+  // figure's whole path (its class folder), not its base name alone.
+  EXPECT_EQ(m->duplicates().leaked_images(), 160u);
+  EXPECT_TRUE(Contains(*html, "<b id=\"leaked-images\" data-images=\"160\">160 image(s)</b> have a copy in another "
+                              "split (train 80, val 80)"))
+      << section.substr(0, 600);
+  EXPECT_TRUE(Contains(section, "</div><figcaption><b>val</b> <span class=\"path\">val/<wbr>")) << section.substr(0, 900);
   EXPECT_TRUE(Contains(*html,
                        "<div class=\"leak-pair\" data-kind=\"exact\" data-distance=\"0\"><figure "
                        "data-split=\"train\" data-file=\"train/"))

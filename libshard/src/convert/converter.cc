@@ -18,6 +18,7 @@
 #include "libshard/text_escape.h"
 #include "libshard/util/sha256.h"
 #include "libshard/util/threads.h"
+#include "util/catch_status.h"
 
 namespace libshard::convert {
 namespace {
@@ -297,8 +298,14 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
   for (const ShardEntry& e : entries) sink.AddReused(e);
   uint64_t gray_expanded = 0;
   const std::vector<Work> work = WorkOf(plan, todo);
+  // The last call's progress, for the leak check's call after the samples.
+  Progress last_progress;
+  const ProgressFn tracked = !progress ? ProgressFn() : [&](const Progress& p) {
+    last_progress = p;
+    progress(p);
+  };
   LIBSHARD_RETURN_IF_ERROR(Started(
-      EncodeAndWrite(listing, encode, work, todo.size(), threads, o.fail_on_error, progress, &sink, &gray_expanded)));
+      EncodeAndWrite(listing, encode, work, todo.size(), threads, o.fail_on_error, tracked, &sink, &gray_expanded)));
   for (ShardEntry& e : sink.entries()) entries.push_back(std::move(e));
   result.shards_written = static_cast<uint32_t>(sink.entries().size());
   if (o.encode.decode.channels == image::ChannelMode::kRgb) result.gray_expanded = gray_expanded;
@@ -313,6 +320,20 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
   run->set_num_tasks(o.num_tasks);
   run->set_task_index(o.task_index);
   if (o.num_tasks == 1) {  // a task's manifest keeps the fingerprints for shard merge
+    if (progress && o.leaks != LeakMode::kOff) {
+      Progress p = last_progress;
+      for (const SplitEntry& split : result.manifest.splits()) {
+        for (const ShardEntry& e : split.shards()) p.leak_check_images += e.image_hashes_size();
+      }
+      if (p.leak_check_images > 0) {
+        LIBSHARD_RETURN_IF_ERROR(Started(util::CatchAsStatus(
+            [&] {
+              progress(p);
+              return Status::OK();
+            },
+            [] { return std::string("in the progress callback"); })));
+      }
+    }
     LIBSHARD_RETURN_IF_ERROR(Started(
         CheckLeaks(o.output, o.leaks, o.leak_distance, o.sync, &result.manifest, &result.shards_without_hashes)));
   }

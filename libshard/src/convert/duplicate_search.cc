@@ -11,6 +11,8 @@
 #include "duplicate_search.h"
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <limits>
 
 #include <oneapi/tbb/blocked_range.h>
@@ -56,6 +58,20 @@ void Fill(const BandLayout& l, int band, const std::vector<uint64_t>& hashes, co
   }
 }
 
+// The pairs a search may hold (SearchNearPairs' max_pairs), shared by its
+// threads: once spent, `cut` is set and the loops stop at their next group.
+struct PairBudget {
+  size_t max_pairs;
+  std::atomic<size_t> held{0};
+  std::atomic<bool> cut{false};
+  bool Take() {
+    if (held.fetch_add(1, std::memory_order_relaxed) < max_pairs) return true;
+    cut.store(true, std::memory_order_relaxed);
+    return false;
+  }
+  bool Spent() const { return cut.load(std::memory_order_relaxed); }
+};
+
 // One band's search over the query values [from, to): hits go to Take.
 struct BandSearch {
   const BandLayout& l;
@@ -66,18 +82,20 @@ struct BandSearch {
   const std::vector<const ImageFingerprint*>& prints;
   bool vector;
   std::vector<NearPair>* out;
+  PairBudget* budget;
 
   void Take(size_t query, size_t entry) const {
     const uint32_t qi = queries.image[query], ei = entries.image[entry];
     if (qi == ei || l.TakenBefore(queries.hash[query], entries.hash[entry], band)) return;
     const uint32_t a = std::min(qi, ei), b = std::max(qi, ei);
     const int d = NearDistance(*prints[a], *prints[b], max_distance);
-    if (d <= max_distance) out->push_back({a, b, d});
+    if (d <= max_distance && budget->Take()) out->push_back({a, b, d});
   }
 
   // The queries with band value v ([*q0, *q1)) and the buckets to compare
   // them with; false when there are none.
   bool Group(uint32_t v, size_t* q0, size_t* q1, std::vector<uint32_t>* probes) const {
+    if (budget->Spent()) return false;
     *q0 = queries.start[v];
     *q1 = queries.start[v + 1];
     if (*q0 == *q1) return false;
@@ -150,6 +168,23 @@ struct BandSearch {
   }
 };
 
+// The threads' pairs, sorted by (a, b), each once: a pair comes once per
+// pair of hashes within the distance (and from either side for whole
+// against whole), always with its distance (NearDistance's).
+std::vector<NearPair> SortedOnce(tbb::enumerable_thread_specific<std::vector<NearPair>>* found) {
+  std::vector<NearPair> pairs;
+  for (std::vector<NearPair>& part : *found) {
+    pairs.insert(pairs.end(), part.begin(), part.end());
+    part = {};
+  }
+  std::sort(pairs.begin(), pairs.end(),
+            [](const NearPair& x, const NearPair& y) { return x.a != y.a ? x.a < y.a : x.b < y.b; });
+  pairs.erase(std::unique(pairs.begin(), pairs.end(),
+                          [](const NearPair& x, const NearPair& y) { return x.a == y.a && x.b == y.b; }),
+              pairs.end());
+  return pairs;
+}
+
 }  // namespace
 
 BandLayout MakeBandLayout(int max_distance, int bands) {
@@ -194,7 +229,7 @@ int SearchBands(int max_distance, uint64_t images) {
 }
 
 std::vector<NearPair> SearchNearPairs(const std::vector<const ImageFingerprint*>& prints, int max_distance, int bands,
-                                      bool vector) {
+                                      bool vector, size_t max_pairs, bool* cut) {
   max_distance = std::clamp(max_distance, 0, kMaxLeakDistance);
   const BandLayout l = MakeBandLayout(max_distance, bands);
   // The lookups: each whole hash (query) among every region hash of every
@@ -212,27 +247,64 @@ std::vector<NearPair> SearchNearPairs(const std::vector<const ImageFingerprint*>
     }
   }
   tbb::enumerable_thread_specific<std::vector<NearPair>> found;
+  PairBudget budget{max_pairs};
   Table entries, queries;
-  for (int band = 0; band < l.bands; ++band) {
+  for (int band = 0; band < l.bands && !budget.Spent(); ++band) {
     Fill(l, band, entry_hash, entry_image, &entries);
     Fill(l, band, query_hash, query_image, &queries);
     const uint32_t values = uint32_t{1} << l.bits[band];
     tbb::parallel_for(tbb::blocked_range<uint32_t>(0, values, 64), [&](const tbb::blocked_range<uint32_t>& range) {
-      const BandSearch search{l, band, max_distance, entries, queries, prints, vector, &found.local()};
+      const BandSearch search{l, band, max_distance, entries, queries, prints, vector, &found.local(), &budget};
       search.Run(range.begin(), range.end());
     });
   }
-  std::vector<NearPair> pairs;
-  for (std::vector<NearPair>& part : found) pairs.insert(pairs.end(), part.begin(), part.end());
-  // A pair comes once per pair of hashes within the distance (and from
-  // either side for whole against whole): once each, with its distance
-  // (NearDistance's, the same every time).
-  std::sort(pairs.begin(), pairs.end(),
-            [](const NearPair& x, const NearPair& y) { return x.a != y.a ? x.a < y.a : x.b < y.b; });
-  pairs.erase(std::unique(pairs.begin(), pairs.end(),
-                          [](const NearPair& x, const NearPair& y) { return x.a == y.a && x.b == y.b; }),
-              pairs.end());
-  return pairs;
+  *cut = budget.Spent();
+  return SortedOnce(&found);
+}
+
+std::vector<NearPair> SearchPlainPairs(const std::vector<const ImageFingerprint*>& prints, int max_distance,
+                                       size_t max_pairs, bool* cut) {
+  max_distance = std::clamp(max_distance, 0, kMaxLeakDistance);
+  constexpr int kCell = kColourLevels + 1;  // colours within kColourLevels: in one cell or the next
+  auto cell_of = [](const std::array<uint8_t, 3>& c) {
+    return static_cast<uint32_t>(c[0] / kCell) << 16 | static_cast<uint32_t>(c[1] / kCell) << 8 |
+           static_cast<uint32_t>(c[2] / kCell);
+  };
+  // (cell, picture), sorted: a cell's pictures are one range.
+  std::vector<std::pair<uint32_t, uint32_t>> cells(prints.size());
+  for (uint32_t i = 0; i < prints.size(); ++i) cells[i] = {cell_of(prints[i]->colour), i};
+  std::sort(cells.begin(), cells.end());
+  constexpr int kLastCell = 255 / kCell;
+  tbb::enumerable_thread_specific<std::vector<NearPair>> found;
+  PairBudget budget{max_pairs};
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, prints.size(), 256), [&](const tbb::blocked_range<size_t>& range) {
+    std::vector<NearPair>& out = found.local();
+    for (size_t at = range.begin(); at != range.end() && !budget.Spent(); ++at) {
+      const uint32_t i = static_cast<uint32_t>(at);
+      const std::array<uint8_t, 3>& c = prints[i]->colour;
+      const int r = c[0] / kCell, g = c[1] / kCell, b = c[2] / kCell;
+      for (int dr = -1; dr <= 1; ++dr) {
+        for (int dg = -1; dg <= 1; ++dg) {
+          for (int db = -1; db <= 1; ++db) {
+            if (r + dr < 0 || r + dr > kLastCell || g + dg < 0 || g + dg > kLastCell || b + db < 0 ||
+                b + db > kLastCell) {
+              continue;
+            }
+            const uint32_t cell = static_cast<uint32_t>(r + dr) << 16 | static_cast<uint32_t>(g + dg) << 8 |
+                                  static_cast<uint32_t>(b + db);
+            // The cell's pictures after i (each pair once, from its first).
+            auto it = std::lower_bound(cells.begin(), cells.end(), std::make_pair(cell, i + 1));
+            for (; it != cells.end() && it->first == cell; ++it) {
+              const int d = NearDistance(*prints[i], *prints[it->second], max_distance);
+              if (d <= max_distance && budget.Take()) out.push_back({i, it->second, d});
+            }
+          }
+        }
+      }
+    }
+  });
+  *cut = budget.Spent();
+  return SortedOnce(&found);
 }
 
 }  // namespace libshard::convert

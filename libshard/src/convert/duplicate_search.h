@@ -98,9 +98,20 @@ __attribute__((target("avx2"), always_inline)) inline int WithinMask4(const uint
 // Every pair of `prints` (none null) with NearDistance(a, b, max_distance)
 // <= max_distance, each once, sorted by (a, b); the same for every band
 // count (3..16, clamped), thread count and `vector` (false: one compare at
-// a time, as on a CPU without AVX2). Runs on TBB's threads.
+// a time, as on a CPU without AVX2). Runs on TBB's threads. At most
+// `max_pairs` hits are held (a pair can be hit by several pairs of
+// regions): past them the search stops and *cut is set (the pairs found
+// so far returned); otherwise *cut is false.
 std::vector<NearPair> SearchNearPairs(const std::vector<const ImageFingerprint*>& prints, int max_distance, int bands,
-                                      bool vector);
+                                      bool vector, size_t max_pairs, bool* cut);
+// The same by colour, for nearly plain pictures (IsNearlyPlain; none null):
+// every pair whose colours are within kColourLevels a channel (cells of
+// kColourLevels + 1 levels, each looked up with its 26 neighbours) and
+// NearDistance within max_distance. A plain picture's pairs are all among
+// these (NearDistance's plain rule), whatever its hashes. The work is the
+// pairs of pictures in neighbouring cells.
+std::vector<NearPair> SearchPlainPairs(const std::vector<const ImageFingerprint*>& prints, int max_distance,
+                                       size_t max_pairs, bool* cut);
 
 }  // namespace libshard::convert
 

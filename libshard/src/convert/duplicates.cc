@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <tuple>
 #include <unordered_map>
 
 #include "libshard/image/perceptual_hash.h"
@@ -87,6 +88,24 @@ ImageFingerprint FingerprintOf(const image::Image& pixels, std::string key_sha25
 
 namespace {
 
+// A total order of the fingerprints' hashes, tones and colour (not the key):
+// 0 for SameFingerprint.
+int FingerprintOrder(const ImageFingerprint& a, const ImageFingerprint& b) {
+  auto flags = [](const ImageFingerprint& f) {
+    return std::make_tuple(f.regions, f.has_detail, f.has_tone, f.has_colour);
+  };
+  if (flags(a) != flags(b)) return flags(a) < flags(b) ? -1 : 1;
+  if (a.hashes.phash != b.hashes.phash) return a.hashes.phash < b.hashes.phash ? -1 : 1;
+  if (a.hashes.detail != b.hashes.detail) return a.hashes.detail < b.hashes.detail ? -1 : 1;
+  for (int r = 0; r < image::kHashRegions; ++r) {
+    const auto x = std::make_pair(a.hashes.tone[r].mean, a.hashes.tone[r].contrast);
+    const auto y = std::make_pair(b.hashes.tone[r].mean, b.hashes.tone[r].contrast);
+    if (x != y) return x < y ? -1 : 1;
+  }
+  if (a.colour != b.colour) return a.colour < b.colour ? -1 : 1;
+  return 0;
+}
+
 // How closely two regions' tones (1/256 gray levels) agree: kLoose with
 // mean luma within kToneMeanLevels and contrasts within kToneContrastNum /
 // kToneContrastDen of each other or one gray level apart (a nearly flat
@@ -132,11 +151,15 @@ int Confirmed(const ImageFingerprint& a, int ra, const ImageFingerprint& b, int 
   return kUnconfirmed;
 }
 
-// Both plain (kPlainContrast) and their colours apart: a property of the
-// pair, whatever regions are compared.
-bool PlainColoursDiffer(const ImageFingerprint& a, const ImageFingerprint& b) {
-  if (!a.has_colour || !b.has_colour || !a.has_tone || !b.has_tone) return false;
-  if (a.hashes.tone[0].contrast > kPlainContrast || b.hashes.tone[0].contrast > kPlainContrast) return false;
+// The plain rule (kNearlyPlainContrast): one of them plain and the other
+// not nearly plain, or their colours apart. A property of the pair, whatever
+// regions are compared.
+// An older entry (no colour or tones) is paired by its hashes and tones as
+// before, plain or not.
+bool PlainRuleRefuses(const ImageFingerprint& a, const ImageFingerprint& b) {
+  if (!a.has_colour || !a.has_tone || !b.has_colour || !b.has_tone) return false;
+  if (!IsPlain(a) && !IsPlain(b)) return false;
+  if (!IsNearlyPlain(a) || !IsNearlyPlain(b)) return true;
   for (int c = 0; c < 3; ++c) {
     if (std::abs(a.colour[c] - b.colour[c]) > kColourLevels) return true;
   }
@@ -145,8 +168,20 @@ bool PlainColoursDiffer(const ImageFingerprint& a, const ImageFingerprint& b) {
 
 }  // namespace
 
+bool IsPlain(const ImageFingerprint& f) {
+  return f.has_colour && f.has_tone && f.hashes.tone[0].contrast <= kPlainContrast;
+}
+
+bool IsNearlyPlain(const ImageFingerprint& f) {
+  return f.has_colour && f.has_tone && f.hashes.tone[0].contrast <= kNearlyPlainContrast;
+}
+
+bool SameFingerprint(const ImageFingerprint& a, const ImageFingerprint& b) {
+  return FingerprintOrder(a, b) == 0;
+}
+
 int NearDistance(const ImageFingerprint& a, const ImageFingerprint& b, int max_distance) {
-  if (PlainColoursDiffer(a, b)) return kUnconfirmed;
+  if (PlainRuleRefuses(a, b)) return kUnconfirmed;
   int best = Confirmed(a, 0, b, 0, max_distance);
   for (int r = 1; r < b.regions; ++r) best = std::min(best, Confirmed(a, 0, b, r, max_distance));
   for (int r = 1; r < a.regions; ++r) best = std::min(best, Confirmed(a, r, b, 0, max_distance));
@@ -159,39 +194,118 @@ DuplicateReport FindDuplicates(const std::vector<DuplicateImage>& images, int ma
 
 DuplicateReport FindDuplicates(const std::vector<DuplicateImage>& images, int max_distance, int bands, bool vector) {
   max_distance = std::clamp(max_distance, 0, kMaxLeakDistance);
-  // Exact: per pixel key, the first image of each split (as ids); the first
-  // images ("reps") are what the near search sees.
-  std::vector<std::vector<std::pair<uint32_t, bool>>> exact(images.size());  // by b: (a, exact)
-  std::unordered_map<std::string, std::map<std::string, uint32_t>> firsts;
-  firsts.reserve(images.size());
+  const uint32_t n = static_cast<uint32_t>(images.size());
+  // listed[b]: the pairs (a, exact) of the copy groups, a < b. group[i]:
+  // the first image of i's copy group (its split, its fingerprint).
+  std::vector<std::vector<std::pair<uint32_t, bool>>> listed(n);
+  std::vector<uint32_t> group(n);
+  // 1. Equal stored bytes: per key, the first image of each split ("reps").
   std::vector<uint32_t> reps;
-  for (uint32_t i = 0; i < images.size(); ++i) {
-    const DuplicateImage& img = images[i];
-    std::map<std::string, uint32_t>& group = firsts[img.fingerprint.key_sha256];
-    auto same = group.find(img.split);
-    if (same != group.end()) {
-      exact[i].emplace_back(same->second, true);
-      continue;
+  {
+    std::unordered_map<std::string, std::map<std::string, uint32_t>> firsts;
+    firsts.reserve(images.size());
+    for (uint32_t i = 0; i < n; ++i) {
+      const DuplicateImage& img = images[i];
+      std::map<std::string, uint32_t>& key_group = firsts[img.fingerprint.key_sha256];
+      auto same = key_group.find(img.split);
+      if (same != key_group.end()) {
+        listed[i].emplace_back(same->second, true);
+        group[i] = same->second;
+        continue;
+      }
+      for (const auto& [split, first] : key_group) listed[i].emplace_back(first, true);
+      key_group.emplace(img.split, i);
+      reps.push_back(i);
+      group[i] = i;
     }
-    for (const auto& [split, first] : group) exact[i].emplace_back(first, true);
-    group.emplace(img.split, i);
-    reps.push_back(i);
   }
-  // Near: among the first images (duplicate_search.cc); equal keys are
-  // exact pairs already.
-  std::vector<const ImageFingerprint*> prints;
-  prints.reserve(reps.size());
-  for (uint32_t rep : reps) prints.push_back(&images[rep].fingerprint);
-  std::vector<std::vector<std::pair<uint32_t, int>>> near(images.size());  // by b: (a, distance)
-  for (const NearPair& p : SearchNearPairs(prints, max_distance, bands, vector)) {
-    if (prints[p.a]->key_sha256 == prints[p.b]->key_sha256) continue;
-    near[reps[p.b]].emplace_back(reps[p.a], p.distance);  // reps ascend: a before b
+  // 2. Equal fingerprints among the reps (the same pixels in other bytes):
+  // sorted by fingerprint, then plan order; per run of equal ones, the first
+  // of each split stands for the others of its split (near at 0) and is
+  // paired with each other split's first (unless their bytes are equal too:
+  // an exact pair of step 1). Those firsts are what the search sees.
+  std::vector<uint32_t> searched;
+  std::vector<uint32_t> run_of(n, 0);  // the run of a searched image
+  {
+    std::vector<uint32_t> order = reps;
+    std::stable_sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) {
+      return FingerprintOrder(images[x].fingerprint, images[y].fingerprint) < 0;
+    });
+    uint32_t run = 0;
+    for (size_t r0 = 0; r0 < order.size(); ++run) {
+      size_t r1 = r0 + 1;
+      while (r1 < order.size() && SameFingerprint(images[order[r0]].fingerprint, images[order[r1]].fingerprint)) ++r1;
+      std::map<std::string, uint32_t> split_first;
+      for (size_t k = r0; k < r1; ++k) {  // ascending plan order within the run
+        const uint32_t img = order[k];
+        auto same = split_first.find(images[img].split);
+        if (same != split_first.end()) {
+          listed[img].emplace_back(same->second, false);
+          group[img] = same->second;
+          continue;
+        }
+        for (const auto& [split, first] : split_first) {
+          if (images[first].fingerprint.key_sha256 != images[img].fingerprint.key_sha256) {
+            listed[img].emplace_back(first, false);
+          }
+        }
+        split_first.emplace(images[img].split, img);
+        searched.push_back(img);
+        run_of[img] = run;
+      }
+      r0 = r1;
+    }
+    std::sort(searched.begin(), searched.end());
   }
-  prints.clear();
+  for (uint32_t i = 0; i < n; ++i) group[i] = group[group[i]];  // an exact copy's rep has its group now
+  // 3. Near pairs among the searched images: plain ones by colour, the
+  // others through the hashes (duplicate_search.cc); pairs within one run
+  // are step 2's.
   DuplicateReport report;
+  std::vector<std::vector<std::pair<uint32_t, int>>> near(n);  // by b: (a, distance)
+  {
+    // With older entries (no colour: paired with plain ones by the hashes),
+    // the plain ones are searched through the hashes too.
+    const bool older = std::any_of(searched.begin(), searched.end(), [&](uint32_t img) {
+      return !images[img].fingerprint.has_colour || !images[img].fingerprint.has_tone;
+    });
+    std::vector<const ImageFingerprint*> hashed, plain;
+    std::vector<uint32_t> hashed_image, plain_image;
+    for (uint32_t img : searched) {
+      const ImageFingerprint& f = images[img].fingerprint;
+      if (!IsPlain(f) || older) {
+        hashed.push_back(&f);
+        hashed_image.push_back(img);
+      }
+      if (IsNearlyPlain(f)) {
+        plain.push_back(&f);
+        plain_image.push_back(img);
+      }
+    }
+    bool cut_hashed = false, cut_plain = false;
+    std::vector<NearPair> found = SearchNearPairs(hashed, max_distance, bands, vector, kMaxSearchPairs, &cut_hashed);
+    for (NearPair& p : found) p = {hashed_image[p.a], hashed_image[p.b], p.distance};
+    std::vector<NearPair> plain_found = SearchPlainPairs(plain, max_distance, kMaxSearchPairs, &cut_plain);
+    for (const NearPair& p : plain_found) found.push_back({plain_image[p.a], plain_image[p.b], p.distance});
+    plain_found = {};
+    report.search_cut = cut_hashed || cut_plain;
+    // A nearly plain pair is found by both searches: once each.
+    std::sort(found.begin(), found.end(),
+              [](const NearPair& x, const NearPair& y) { return x.a != y.a ? x.a < y.a : x.b < y.b; });
+    found.erase(std::unique(found.begin(), found.end(),
+                            [](const NearPair& x, const NearPair& y) { return x.a == y.a && x.b == y.b; }),
+                found.end());
+    for (const NearPair& p : found) {
+      if (run_of[p.a] == run_of[p.b]) continue;
+      near[p.b].emplace_back(p.a, p.distance);
+    }
+  }
+  // The list and the counts.
   std::vector<DuplicatePair> leaks, within;
+  std::vector<bool> leaked(n, false);
   auto add = [&](uint32_t a, uint32_t b, bool is_exact, int distance) {
     const bool leak = images[a].split != images[b].split;
+    if (leak) leaked[group[a]] = leaked[group[b]] = true;
     (leak ? report.leaks : report.within) += 1;
     std::vector<DuplicatePair>& list = leak ? leaks : within;
     if (leaks.size() + within.size() >= kMaxDuplicatePairs) {
@@ -200,12 +314,27 @@ DuplicateReport FindDuplicates(const std::vector<DuplicateImage>& images, int ma
     }
     list.push_back({is_exact, distance, a, b});
   };
-  for (uint32_t b = 0; b < images.size(); ++b) {
-    for (const auto& [a, is_exact] : exact[b]) add(a, b, is_exact, 0);
+  for (uint32_t b = 0; b < n; ++b) {
+    for (const auto& [a, is_exact] : listed[b]) add(a, b, is_exact, 0);
     for (const auto& [a, d] : near[b]) add(a, b, false, d);  // by a, each once
   }
   report.pairs = std::move(leaks);
   report.pairs.insert(report.pairs.end(), within.begin(), within.end());
+  std::vector<uint64_t> copies(n, 0);
+  for (uint32_t i = 0; i < n; ++i) ++copies[group[i]];
+  for (uint32_t i = 0; i < n; ++i) {
+    if (!leaked[group[i]]) continue;
+    ++report.leaked_images;
+    ++report.leaked_by_split[images[i].split];
+  }
+  for (uint32_t g = 0; g < n; ++g) {
+    if (copies[g] < 2) continue;
+    report.largest.push_back({g, copies[g]});
+    std::sort(report.largest.begin(), report.largest.end(), [](const CopyGroup& x, const CopyGroup& y) {
+      return x.copies != y.copies ? x.copies > y.copies : x.first < y.first;
+    });
+    if (report.largest.size() > kLargestGroups) report.largest.pop_back();
+  }
   return report;
 }
 

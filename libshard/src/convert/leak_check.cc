@@ -226,8 +226,19 @@ Status CheckLeaks(const std::string& output_dir, LeakMode mode, int max_distance
   LIBSHARD_RETURN_IF_ERROR(
       io::WriteFileAtomically(output_dir + "/duplicates.tsv", DuplicatesTsv(images, report), sync));
   auto clamp32 = [](uint64_t n) { return static_cast<uint32_t>(std::min<uint64_t>(n, UINT32_MAX)); };
-  manifest->mutable_duplicates()->set_within(clamp32(report.within));
-  manifest->mutable_duplicates()->set_leaks(clamp32(report.leaks));
+  DuplicateCounts* counts = manifest->mutable_duplicates();
+  counts->set_within(clamp32(report.within));
+  counts->set_leaks(clamp32(report.leaks));
+  counts->set_leaked_images(clamp32(report.leaked_images));
+  for (const auto& [split, leaked] : report.leaked_by_split) (*counts->mutable_leaked_by_split())[split] = clamp32(leaked);
+  counts->set_incomplete(report.search_cut);
+  counts->set_truncated(report.truncated);
+  for (const CopyGroup& g : report.largest) {
+    CopyGroupEntry* e = counts->add_largest_groups();
+    e->set_split(images[g.first].split);
+    e->set_file(images[g.first].file);
+    e->set_copies(clamp32(g.copies));
+  }
   strip();
   return Status::OK();
 }

@@ -95,8 +95,52 @@ std::string Figure(const Context& c, const std::string& split, const std::string
   } else {
     out += "<p class=\"muted\">not found in its split</p>";
   }
-  return out + "</div><figcaption><b>" + HtmlEscape(split) + "</b> " +
-         HtmlEscape(std::filesystem::path(file).filename().string()) + "</figcaption></figure>";
+  // The whole path (class folders included: two pairs from different
+  // classes must not look alike), a break allowed after each '/'.
+  std::string path;
+  for (size_t at = 0; at <= file.size();) {
+    const size_t slash = file.find('/', at);
+    const size_t end = slash == std::string::npos ? file.size() : slash + 1;
+    path += HtmlEscape(file.substr(at, end - at));
+    if (slash == std::string::npos) break;
+    path += "<wbr>";
+    at = end;
+  }
+  return out + "</div><figcaption><b>" + HtmlEscape(split) + "</b> <span class=\"path\">" + path +
+         "</span></figcaption></figure>";
+}
+
+// ": K images have a copy in another split (SPLIT K1, ...)", or "".
+std::string LeakedImages(const DuplicateCounts& d) {
+  if (d.leaks() == 0) return "";
+  const std::map<std::string, uint32_t> by_split(d.leaked_by_split().begin(), d.leaked_by_split().end());
+  std::string out = ": <b id=\"leaked-images\" data-images=\"" + std::to_string(d.leaked_images()) + "\">" +
+                    FormatCount(d.leaked_images()) + " image(s)</b> have a copy in another split (";
+  bool first = true;
+  for (const auto& [split, n] : by_split) {
+    out += (first ? "" : ", ") + HtmlEscape(split) + " " + FormatCount(n);
+    first = false;
+  }
+  return out + ")";
+}
+
+// The largest groups of copies ("N copies of FILE") and the search's bound.
+std::string GroupsAndBounds(const DuplicateCounts& d) {
+  std::string out;
+  if (d.largest_groups_size() > 0) {
+    out += "<p id=\"largest-groups\">The largest groups of copies:";
+    for (const CopyGroupEntry& g : d.largest_groups()) {
+      out += " <span class=\"group\" data-copies=\"" + std::to_string(g.copies()) + "\">" + FormatCount(g.copies()) +
+             " copies of <b>" + HtmlEscape(g.split()) + "</b> " + HtmlEscape(g.file()) + "</span>;";
+    }
+    out.back() = '.';
+    out += "</p>";
+  }
+  if (d.incomplete()) {
+    out += "<p class=\"bad\" id=\"search-cut\">The search stopped at its bound on the pairs held: the counts are "
+           "lower bounds.</p>";
+  }
+  return out;
 }
 
 }  // namespace
@@ -112,8 +156,10 @@ std::string DuplicateSection(const Context& c) {
   const uint64_t within = m.duplicates().within(), leaks = m.duplicates().leaks();
   out += "<p id=\"duplicate-counts\" data-within=\"" + std::to_string(within) + "\" data-leaks=\"" +
          std::to_string(leaks) + "\">" + FormatCount(within) + " pair(s) of duplicates within a split, <span class=\"" +
-         (leaks > 0 ? "bad" : "ok") + "\">" + FormatCount(leaks) +
-         " across splits (leaks)</span>; <code>duplicates.tsv</code> lists them all.</p>";
+         (leaks > 0 ? "bad" : "ok") + "\">" + FormatCount(leaks) + " across splits (leaks)</span>" +
+         LeakedImages(m.duplicates()) + "; <code>duplicates.tsv</code> lists " +
+         (m.duplicates().truncated() ? "the first of them (a million)" : "them all") +
+         ".</p>" + GroupsAndBounds(m.duplicates());
   if (leaks == 0) return out + "</section>";
   StatusOr<std::string> text = io::ReadFileToString(c.dir + "/duplicates.tsv", kMaxTsvBytes);
   if (!text.ok()) return out + "<p class=\"bad\">" + HtmlEscape(text.status().message()) + "</p></section>";

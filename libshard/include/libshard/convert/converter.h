@@ -158,9 +158,13 @@ struct Progress {
   // Of `done`, the gray sources written (stored as RGB under
   // ChannelMode::kRgb: ConvertResult::gray_expanded at the end).
   uint64_t gray_sources = 0;
+  // Non-zero in one last call: the leak check starts, over this many
+  // images' fingerprints (the other fields as in the call before).
+  uint64_t leak_check_images = 0;
 };
 // Progress callback contract:
 //   - Called once per finished sample (written or rejected), in plan order,
+//     and once more when the leak check starts (leak_check_images),
 //     from the pipeline's serial writer stage: never two calls at once, but
 //     on a oneTBB worker thread, not necessarily the thread that called
 //     Convert (guard anything it shares with that thread).

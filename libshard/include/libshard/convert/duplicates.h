@@ -70,6 +70,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -110,7 +111,15 @@ inline constexpr int kToneContrastNum = 5, kToneContrastDen = 4;
 // mean colours also agree, each channel within kColourLevels (JPEG quality
 // 60 copies of 5,000 random plain colours moved them by 0-4 levels, 45 of
 // them by 4: libjpeg-turbo's 4:2:0 through Pillow, 2026-11-27).
+// A plain picture pairs only with another picture at most kNearlyPlain
+// Contrast (two gray levels: a copy of a plain picture stays plain or
+// nearly so) whose colour agrees too: a picture with detail is not a copy of
+// a plain one, and what tells plain pictures apart is their colour. So the
+// search finds a plain picture's pairs by colour alone (cells of
+// kColourLevels + 1 levels a channel), not among the hashes, which all
+// plain pictures share.
 inline constexpr int kPlainContrast = 256;
+inline constexpr int kNearlyPlainContrast = 2 * kPlainContrast;
 inline constexpr int kColourLevels = 4;
 // Tones that agree closely (mean luma within kCloseToneMeanLevels, contrasts
 // within 21/20) are evidence enough to accept detail hashes up to
@@ -165,8 +174,18 @@ ImageFingerprint FingerprintOf(const image::Image& pixels);
 // hash of the other (whole against whole included) whose detail hashes are
 // within kDetailDistance too (not checked where either has no detail) and
 // whose tones agree (not checked where either has none); 65 when no pair of
-// regions is within max_distance and confirmed.
+// regions is within max_distance and confirmed, or when, both with tones
+// and colour, one is plain (IsPlain) and the other is not nearly plain or
+// their colours differ by more than kColourLevels in a channel.
 int NearDistance(const ImageFingerprint& a, const ImageFingerprint& b, int max_distance);
+// Whether the whole image's contrast is at most kPlainContrast (and the
+// fingerprint has its tones and colour: an older entry is never plain).
+bool IsPlain(const ImageFingerprint& f);
+// The same at kNearlyPlainContrast.
+bool IsNearlyPlain(const ImageFingerprint& f);
+// Whether the two hold the same hashes, tones and colour: the same pixels as
+// far as the leak check can tell (a pass-through JPEG with other metadata).
+bool SameFingerprint(const ImageFingerprint& a, const ImageFingerprint& b);
 
 // One converted image as the leak check sees it.
 struct DuplicateImage {
@@ -181,6 +200,14 @@ struct DuplicatePair {
   uint32_t a = 0, b = 0;  // indexes into the images, a < b
 };
 
+// Images of one split with the same fingerprint (SameFingerprint: equal
+// stored bytes, or equal pixels with other metadata): `copies` of them, the
+// first (in plan order) `first`.
+struct CopyGroup {
+  uint32_t first = 0;
+  uint64_t copies = 0;
+};
+
 struct DuplicateReport {
   // Leaks (a and b in different splits) first, then pairs within a split;
   // each group in the order the later image (b), then a, comes.
@@ -188,15 +215,37 @@ struct DuplicateReport {
   uint64_t within = 0;     // pairs in one split
   uint64_t leaks = 0;      // pairs across splits
   bool truncated = false;  // more than kMaxDuplicatePairs: the rest counted, not listed
+  // The near search held kMaxSearchPairs pairs and stopped: the counts are
+  // lower bounds (the copy groups' pairs are all counted).
+  bool search_cut = false;
+  // Images that have a copy in another split (a group's every image counts:
+  // nine val copies of nine train images are 18 leaked images, 9 a split),
+  // in total and by split.
+  uint64_t leaked_images = 0;
+  std::map<std::string, uint64_t> leaked_by_split;
+  // The largest copy groups, up to kLargestGroups of two or more, by size
+  // (then plan order).
+  std::vector<CopyGroup> largest;
 };
-inline constexpr size_t kMaxDuplicatePairs = 10'000'000;
+// duplicates.tsv's lines: some 100 MB at most.
+inline constexpr size_t kMaxDuplicatePairs = 1'000'000;
+// The near search's pairs held at once (12 bytes each).
+inline constexpr size_t kMaxSearchPairs = 4'000'000;
+inline constexpr size_t kLargestGroups = 5;
 
-// The pairs among `images` (in plan order). Images with equal pixels form a
-// group per split whose first image stands for it: every other copy is
-// listed once, with its split's first (exact, within), and the split's first
-// once with each other split's first (exact, a leak); near pairs are listed
-// between those first images, each pair with NearDistance <= max_distance
-// once.
+// The pairs among `images` (in plan order). Images with one fingerprint
+// (SameFingerprint: equal stored bytes, or equal pixels in other bytes) form
+// a group per split whose first image stands for it: every other copy is
+// listed once, with its split's first (exact when their stored bytes are
+// equal, else near at distance 0), and the split's first once with each
+// other split's first; near pairs are listed between those first images,
+// each pair with NearDistance <= max_distance once. So N copies of one image
+// are N - 1 pairs, not N (N - 1) / 2, and the search sees one of them. Plain
+// pictures are paired by colour (kNearlyPlainContrast), the others through
+// the hashes (plain ones too where an older entry without colour is among
+// the images). Work and memory: linear in the images but for the pictures
+// that share hash values or a colour cell (each such pair is confirmed once),
+// and the pairs held bounded (kMaxSearchPairs; search_cut).
 DuplicateReport FindDuplicates(const std::vector<DuplicateImage>& images, int max_distance);
 // As above with `bands` bands in the search (kMinSearchBands..
 // kMaxSearchBands, clamped), and with `vector` false one 64-bit compare at
