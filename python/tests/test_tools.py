@@ -102,6 +102,25 @@ def test_convert_is_byte_identical_to_the_program(images, tmp_path, options):
 
 
 @needs_shard
+def test_convert_dedup_takes_the_programs_modes(images, tmp_path):
+    """dedup="within,across" (the flag's text) drops a train image's copy from val, naming the train file, as
+    `shard convert --dedup within,across` does, byte for byte; an unknown mode is the program's usage error."""
+    import shutil
+    shutil.copy(os.path.join(images, "train", "dog", "dog1.png"), os.path.join(images, "val", "eel", "copy.png"))
+    cli = run_shard("convert", images, "-o", tmp_path / "cli", "-q", "--dedup", "within,across")
+    assert cli.returncode == 3, cli.stderr
+    r = libshard.convert(images, tmp_path / "py", dedup="within,across")
+    for f in tree(tmp_path / "cli"):
+        if f != "manifest.json":
+            assert filecmp.cmp(tmp_path / "cli" / f, tmp_path / "py" / f, shallow=False), f
+    assert r.manifest["options"]["dedup"] == "within,across"
+    assert [why for path, why in r.rejects if path.endswith("copy.png")] == [
+        "duplicate of train/dog/dog1.png in train (exact: equal pixels)"]
+    with pytest.raises(ValueError, match="--dedup must be within, across or within,across, not 'sideways'"):
+        libshard.convert(images, tmp_path / "x", dedup="sideways")
+
+
+@needs_shard
 def test_convert_refuses_what_the_program_refuses_with_its_message(images, tmp_path):
     cases = [({"size": "0"}, "--size"), ({"quality": 0}, "--quality"), ({"shard_size": "12XB"}, "--shard-size"),
              ({"resize_mode": "letterbox"}, "--resize-mode letterbox needs --size"),

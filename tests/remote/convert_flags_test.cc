@@ -136,12 +136,15 @@ TEST_F(ConvertFlagsTest, TheFlagsTogetherKeepTheProgramsMessages) {
       {{{"size", "12x"}}, "--size: expected N or WxH, got '12x'"},
       {{{"shard-size", "12Q"}}, "--shard-size: '12Q': unknown unit (use K, M, G, KiB, MiB, GiB, KB, MB, GB)"},
       {{{"on-error", "x"}}, "--on-error must be skip or fail"},
-      {{{"dedup", "x"}}, "--dedup must be within, not 'x'"},
+      {{{"dedup", "x"}}, "--dedup must be within, across or within,across, not 'x'"},
+      {{{"dedup", "across,across"}}, "--dedup must be within, across or within,across, not 'across,across'"},
       {{{"labels", dir_ + "/none.txt"}}, "--labels " + dir_ + "/none.txt: cannot read: No such file or directory"},
       {{{"coco", dir_}, {"voc", dir_}}, "give one of --coco, --yolo and --voc"},
       {{{"task-index", "3"}}, "--task-index 3 needs --num-tasks N"},
       {{{"num-tasks", "2"}, {"task-index", "5"}}, "--task-index: task index 5 is out of range for 2 tasks (0..1)"},
       {{{"dedup", "within"}, {"num-tasks", "2"}, {"task-index", "0"}}, "--dedup within needs the whole split"},
+      {{{"dedup", "across,within"}, {"num-tasks", "2"}, {"task-index", "0"}},
+       "--dedup within,across needs the whole split"},
       {{{"output", "https://host/x"}}, "-o https://host/x: converting into this kind of object storage"},
   };
   for (const auto& [flags, message] : cases) {

@@ -141,8 +141,13 @@ std::string PlanId(const std::string& options_bytes, const Listing& listing, con
 std::string PlanOptionsBytes(const ConversionOptions& options) {
   ConversionOptions p = options;
   if (p.leaks() == "fail") p.set_leaks("warn");
-  if (p.dedup().empty()) p.clear_leak_distance();
-  return p.SerializeAsString();
+  if (p.dedup().empty()) {
+    p.clear_leak_distance();
+    return p.SerializeAsString();
+  }
+  // Before the listing-order rule, --dedup within kept the first copy in plan
+  // order under the same options: those shards are not this rule's.
+  return p.SerializeAsString() + "\ndedup in listing order";
 }
 
 }  // namespace internal
@@ -238,7 +243,7 @@ ConversionOptions ToProto(const ConvertOptions& o) {
   p.set_mask_ignore_index(o.encode.mask_options.ignore_index);
   p.set_leaks(LeakModeName(o.leaks));
   p.set_leak_distance(o.leak_distance);
-  p.set_dedup(o.dedup_within ? "within" : "");
+  p.set_dedup(DedupName(o));
   return p;
 }
 

@@ -59,9 +59,9 @@ Status CheckOptions(const ConvertOptions& o) {
     return InvalidArgumentError("leak distance must be in 0.." + std::to_string(kMaxLeakDistance) + ", not " +
                                 std::to_string(o.leak_distance));
   }
-  if (o.dedup_within && o.num_tasks > 1) {
-    return InvalidArgumentError("--dedup within needs the whole split in one run, not " + std::to_string(o.num_tasks) +
-                                " tasks (shard merge lists the duplicates instead)");
+  if ((o.dedup_within || o.dedup_across) && o.num_tasks > 1) {
+    return InvalidArgumentError("--dedup " + DedupName(o) + " needs the whole split in one run, not " +
+                                std::to_string(o.num_tasks) + " tasks (shard merge lists the duplicates instead)");
   }
   LIBSHARD_RETURN_IF_ERROR(ValidateAnnotationOptions(o.annotations));
   if (o.annotations.format != AnnotationFormat::kNone && o.annotations.format != AnnotationFormat::kVoc &&
@@ -252,7 +252,7 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
   LIBSHARD_RETURN_IF_ERROR(CheckOptions(o));
   LIBSHARD_ASSIGN_OR_RETURN(const std::optional<image::MaskColorMap> mask_map, ReadMaskLabels(o));
   EncodeOptions encode = o.encode;
-  encode.fingerprint = o.leaks != LeakMode::kOff || o.dedup_within;
+  encode.fingerprint = o.leaks != LeakMode::kOff || o.dedup_within || o.dedup_across;
   encode.features = o.list.features;
   if (mask_map) {
     encode.mask_labels = &*mask_map;
@@ -260,6 +260,7 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
   }
 
   LIBSHARD_ASSIGN_OR_RETURN(Listing listing, ListInput(o));
+  LIBSHARD_RETURN_IF_ERROR(internal::CheckDedupSplits(o, listing));
   std::map<int64_t, std::string> object_classes;
   for (const ObjectClass& c : listing.annotations.classes) object_classes[c.label] = c.name;
   encode.object_classes = &object_classes;
@@ -295,7 +296,13 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
   ConvertOptions sink_options = o;
   sink_options.encode = encode;
   ShardSink sink(sink_options, plan, listing, ids.by_shard);
-  for (const ShardEntry& e : entries) sink.AddReused(e);
+  // --dedup: the first pass decides which samples are duplicates.
+  std::optional<internal::PreRejects> dropped;
+  if ((o.dedup_within || o.dedup_across) && !todo.empty()) {
+    StatusOr<internal::PreRejects> d = internal::DecideDuplicates(o, encode, listing, plan, todo, entries, threads);
+    if (!d.ok()) return Started(d.status());
+    dropped = std::move(*d);
+  }
   uint64_t gray_expanded = 0;
   const std::vector<Work> work = WorkOf(plan, todo);
   // The last call's progress, for the leak check's call after the samples.
@@ -304,8 +311,8 @@ StatusOr<ConvertResult> Convert(const ConvertOptions& in, const ProgressFn& prog
     last_progress = p;
     progress(p);
   };
-  LIBSHARD_RETURN_IF_ERROR(Started(
-      EncodeAndWrite(listing, encode, work, todo.size(), threads, o.fail_on_error, tracked, &sink, &gray_expanded)));
+  LIBSHARD_RETURN_IF_ERROR(Started(EncodeAndWrite(listing, encode, work, todo.size(), threads, o.fail_on_error,
+                                                  dropped ? &*dropped : nullptr, tracked, &sink, &gray_expanded)));
   for (ShardEntry& e : sink.entries()) entries.push_back(std::move(e));
   result.shards_written = static_cast<uint32_t>(sink.entries().size());
   if (o.encode.decode.channels == image::ChannelMode::kRgb) result.gray_expanded = gray_expanded;

@@ -14,7 +14,6 @@
 
 #include "libshard/convert/converter.h"
 #include "libshard/convert/dataset_stats.h"
-#include "libshard/convert/duplicate_index.h"
 #include "libshard/convert/duplicates.h"
 #include "libshard/convert/manifest_io.h"
 #include "libshard/manifest.pb.h"
@@ -47,8 +46,43 @@ StatusOr<Listing> ListInput(const ConvertOptions& o);
 std::string PlanId(const std::string& options_bytes, const Listing& listing, const PlannedShard& shard);
 // The options' bytes for PlanId: those that shape the shards or their
 // entries. The leak mode counts only as whether fingerprints are taken (warn
-// and fail reuse each other's shards), the distance only with dedup.
+// and fail reuse each other's shards), the distance only with dedup; a dedup
+// mode also names its rule (listing order), so shards an earlier build
+// deduplicated in plan order are redone.
 std::string PlanOptionsBytes(const ConversionOptions& options);
+
+// A sample's record (EncodeSample of its file, and its mask's), as the
+// pipeline makes it; *bytes_read is the source file's size once read.
+Status EncodeListedSample(const Listing& listing, const EncodeOptions& encode, uint32_t sample, EncodedSample* out,
+                          StatsAccumulator* stats, uint64_t* bytes_read);
+
+// What --dedup's first pass decided for one sample: the main pass makes it
+// a reject with this reason without encoding it again.
+struct PreReject {
+  std::string reason;
+  bool transient = false;  // IsTransient: an encode failure the next run retries
+  bool duplicate = false;  // dropped by --dedup (not a bad input: --on-error fail goes on)
+};
+using PreRejects = std::map<uint32_t, PreReject>;  // by listing sample
+
+// kInvalidArgument when dedup_across is set and the listing has no split
+// named train (Convert and DryRun, before anything is written).
+Status CheckDedupSplits(const ConvertOptions& o, const Listing& listing);
+
+// --dedup's first pass (dedup.cc, converter.h's dedup_within and
+// dedup_across): the fingerprints of the samples of the shards `todo`
+// (EncodeListedSample's, on `threads` threads), those of the images the
+// shards kept from an earlier run hold (`kept`: their entries; a sample of
+// theirs without one was not stored), then the decisions in the listing's
+// order, split by split (train first with dedup_across): a sample that
+// duplicates an image kept before it is dropped. Returns the rejects of the
+// samples of `todo` (the dropped ones, and those whose encode failed), by
+// listing sample. Errors: a kept entry's fingerprints that cannot be read
+// (AppendDuplicateImages), or what escapes an encode (out of memory outside
+// it).
+StatusOr<PreRejects> DecideDuplicates(const ConvertOptions& o, const EncodeOptions& encode, const Listing& listing,
+                                      const ShardPlan& plan, const std::vector<size_t>& todo,
+                                      const std::vector<ShardEntry>& kept, int threads);
 
 // One sample of one shard, in plan order.
 struct Work {
@@ -64,6 +98,7 @@ struct Item {
   std::string reject;            // non-empty: the reason this input was rejected
   bool transient = false;        // the reject IsTransient: retried by the next run
   bool gray_source = false;      // the source is gray (1 or 2 channels as stored)
+  bool duplicate = false;        // rejected by --dedup (PreReject::duplicate)
   ImageFingerprint fingerprint;  // with EncodeOptions::fingerprint
   StatsAccumulator stats;
   uint64_t bytes_read = 0;
@@ -83,13 +118,8 @@ class ShardSink {
   ShardSink& operator=(const ShardSink&) = delete;
 
   // The next item in plan order; a shard's last item publishes the shard.
-  // Its fingerprints go into the shard's entry; with dedup_within, an item
-  // duplicating an earlier one of its split becomes a reject.
+  // Its fingerprints go into the shard's entry.
   Status Add(Item& item);
-  // A shard of an earlier run this one keeps (before the first Add): with
-  // dedup_within its images count as seen for the shards after it in plan
-  // order, as in an uninterrupted run.
-  void AddReused(const ShardEntry& entry);
   // Removes the shard being written, if any (also one whose entry or
   // renames failed).
   void Abort();
@@ -98,20 +128,6 @@ class ShardSink {
  private:
   Status Begin(size_t pos);
   Status Finish();
-  // dedup_within: "duplicate of FILE (...)" when the item's image was seen
-  // earlier in its split, else "" (and the image is remembered).
-  std::string DuplicateOf(const std::string& split, const std::string& file, const ImageFingerprint& f);
-
-  // What dedup_within has seen of one split: files by pixel key, and the
-  // perceptual hashes (index ids into `files`).
-  struct SplitSeen {
-    std::map<std::string, uint32_t> exact;
-    std::unique_ptr<FingerprintIndex> near;
-    std::vector<std::string> files;
-  };
-  std::map<std::string, SplitSeen> seen_;
-  std::map<size_t, ShardEntry> reused_;      // by plan position, until their shard's turn
-  std::map<std::string, size_t> positions_;  // shard file -> plan position
 
   const ConvertOptions& o_;
   const ShardPlan& plan_;
@@ -130,15 +146,17 @@ class ShardSink {
 // parallel -> serial-in-order pipeline, at most 4 samples per thread in
 // flight, so the shards are the same bytes for any thread count. A sample
 // that fails to read, decode or encode is a reject (Item::reject), never an
-// error, unless `fail_on_error` (kFailedPrecondition naming the file).
+// error, unless `fail_on_error` (kFailedPrecondition naming the file). A
+// sample in `pre` (may be null) is not encoded: it is the reject `pre` says
+// (a --dedup duplicate does not stop a `fail_on_error` run).
 // `progress` is called after each sample is written (converter.h's
 // ProgressFn; `shards_total` is Progress::shards_total). On success
 // *gray_expanded counts the gray sources written; on an error (the sink's, or
 // an exception that escapes a stage) the shard being written is removed
 // (ShardSink::Abort) and the error returned.
 Status EncodeAndWrite(const Listing& listing, const EncodeOptions& encode, const std::vector<Work>& work,
-                      size_t shards_total, int threads, bool fail_on_error, const ProgressFn& progress, ShardSink* sink,
-                      uint64_t* gray_expanded);
+                      size_t shards_total, int threads, bool fail_on_error, const PreRejects* pre,
+                      const ProgressFn& progress, ShardSink* sink, uint64_t* gray_expanded);
 
 // A complete shard from an earlier run with the same plan, or nothing. A
 // shard whose entry matches but whose bytes do not have the entry's CRC-32C

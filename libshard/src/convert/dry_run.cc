@@ -74,6 +74,7 @@ StatusOr<DryRunReport> DryRun(const ConvertOptions& in) {
   LIBSHARD_RETURN_IF_ERROR(ValidateEncodeOptions(o.encode));
   DryRunReport report;
   LIBSHARD_ASSIGN_OR_RETURN(report.listing, internal::ListInput(o));
+  LIBSHARD_RETURN_IF_ERROR(internal::CheckDedupSplits(o, report.listing));
   LIBSHARD_ASSIGN_OR_RETURN(report.plan, MakeShardPlan(report.listing, o.plan));
   const Listing& l = report.listing;
   report.counts = CountClasses(l);

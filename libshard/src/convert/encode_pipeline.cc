@@ -18,12 +18,14 @@ namespace {
 class EncodePipeline {
  public:
   EncodePipeline(const Listing& listing, const EncodeOptions& encode, const std::vector<Work>& work,
-                 uint32_t shards_total, int threads, bool fail_on_error, const ProgressFn& progress, ShardSink* sink)
+                 uint32_t shards_total, int threads, bool fail_on_error, const PreRejects* pre,
+                 const ProgressFn& progress, ShardSink* sink)
       : listing_(listing),
         encode_(encode),
         work_(work),
         threads_(threads),
         fail_on_error_(fail_on_error),
+        pre_(pre),
         progress_(progress),
         sink_(sink) {
     prog_.total = work.size();
@@ -70,6 +72,14 @@ class EncodePipeline {
     auto item = std::make_unique<Item>();
     item->work = w;
     if (stop_.load(std::memory_order_relaxed)) return item.release();
+    if (pre_ != nullptr) {
+      if (auto it = pre_->find(w->sample); it != pre_->end()) {
+        item->reject = it->second.reason;
+        item->transient = it->second.transient;
+        item->duplicate = it->second.duplicate;
+        return item.release();
+      }
+    }
     // A huge image (or a low ulimit -v) is a reject, never an abort.
     Status st = util::CatchAsStatus([&] { return EncodeInto(item.get()); }, [] { return "decoding the image"; });
     if (!st.ok()) {
@@ -80,19 +90,10 @@ class EncodePipeline {
   }
 
   Status EncodeInto(Item* item) {
-    const SourceSample& s = listing_.samples[item->work->sample];
-    StatusOr<std::string> bytes = io::ReadFileToString(SourceFilePath(listing_.root, s.path), kMaxSourceBytes);
-    if (!bytes.ok()) return bytes.status();
-    item->bytes_read = bytes->size();
-    std::string mask;
-    if (!s.mask_path.empty()) {
-      StatusOr<std::string> m = io::ReadFileToString(s.mask_path, kMaxSourceBytes);
-      if (!m.ok()) return m.status().WithContext("mask");
-      mask = std::move(*m);
-    }
     EncodedSample out;
     spare_records_.try_pop(out.record);  // a written record's buffer, capacity kept
-    LIBSHARD_RETURN_IF_ERROR(EncodeSample(s, ClassName(listing_, s.label), *bytes, mask, encode_, &out, &item->stats));
+    LIBSHARD_RETURN_IF_ERROR(
+        EncodeListedSample(listing_, encode_, item->work->sample, &out, &item->stats, &item->bytes_read));
     item->record = std::move(out.record);
     item->gray_source = out.source.channels <= 2;
     item->fingerprint = std::move(out.fingerprint);
@@ -119,7 +120,7 @@ class EncodePipeline {
   }
 
   Status Add(Item& item) {
-    if (!item.reject.empty() && fail_on_error_) {
+    if (!item.reject.empty() && !item.duplicate && fail_on_error_) {
       const SourceSample& s = listing_.samples[item.work->sample];
       return FailedPreconditionError((s.origin.empty() ? "" : s.origin + ": ") + SourceFilePath(listing_.root, s.path) +
                                      ": " + item.reject);
@@ -140,6 +141,7 @@ class EncodePipeline {
   const std::vector<Work>& work_;
   const int threads_;
   const bool fail_on_error_;
+  const PreRejects* const pre_;
   const ProgressFn& progress_;
   ShardSink* const sink_;
   size_t next_ = 0;  // stage 1's
@@ -154,11 +156,26 @@ class EncodePipeline {
 
 }  // namespace
 
+Status EncodeListedSample(const Listing& listing, const EncodeOptions& encode, uint32_t sample, EncodedSample* out,
+                          StatsAccumulator* stats, uint64_t* bytes_read) {
+  const SourceSample& s = listing.samples[sample];
+  StatusOr<std::string> bytes = io::ReadFileToString(SourceFilePath(listing.root, s.path), kMaxSourceBytes);
+  if (!bytes.ok()) return bytes.status();
+  *bytes_read = bytes->size();
+  std::string mask;
+  if (!s.mask_path.empty()) {
+    StatusOr<std::string> m = io::ReadFileToString(s.mask_path, kMaxSourceBytes);
+    if (!m.ok()) return m.status().WithContext("mask");
+    mask = std::move(*m);
+  }
+  return EncodeSample(s, ClassName(listing, s.label), *bytes, mask, encode, out, stats);
+}
+
 Status EncodeAndWrite(const Listing& listing, const EncodeOptions& encode, const std::vector<Work>& work,
-                      size_t shards_total, int threads, bool fail_on_error, const ProgressFn& progress, ShardSink* sink,
-                      uint64_t* gray_expanded) {
-  EncodePipeline pipeline(listing, encode, work, static_cast<uint32_t>(shards_total), threads, fail_on_error, progress,
-                          sink);
+                      size_t shards_total, int threads, bool fail_on_error, const PreRejects* pre,
+                      const ProgressFn& progress, ShardSink* sink, uint64_t* gray_expanded) {
+  EncodePipeline pipeline(listing, encode, work, static_cast<uint32_t>(shards_total), threads, fail_on_error, pre,
+                          progress, sink);
   Status st = pipeline.Run();
   if (!st.ok()) {
     sink->Abort();

@@ -43,7 +43,6 @@ Status ShardSink::Add(Item& item) {
   const Work& w = *item.work;
   if (w.first) LIBSHARD_RETURN_IF_ERROR(Begin(w.shard));
   const SourceSample& s = listing_.samples[w.sample];
-  if (item.reject.empty() && o_.dedup_within) item.reject = DuplicateOf(entry_.split(), s.path, item.fingerprint);
   if (item.reject.empty()) {
     LIBSHARD_RETURN_IF_ERROR(writer_->Write(item.record));
     stats_.Merge(item.stats);
@@ -68,49 +67,7 @@ void ShardSink::Abort() {
   temp_.clear();
 }
 
-void ShardSink::AddReused(const ShardEntry& entry) {
-  if (!o_.dedup_within) return;
-  if (positions_.empty()) {
-    for (size_t pos = 0; pos < plan_.shards.size(); ++pos) positions_[plan_.shards[pos].file] = pos;
-  }
-  if (auto it = positions_.find(entry.file()); it != positions_.end()) reused_[it->second] = entry;
-}
-
-std::string ShardSink::DuplicateOf(const std::string& split, const std::string& file, const ImageFingerprint& f) {
-  SplitSeen& seen = seen_[split];
-  if (seen.near == nullptr) {
-    uint64_t planned = 0;
-    for (const PlannedShard& s : plan_.shards) planned += s.split == split ? s.samples.size() : 0;
-    seen.near = std::make_unique<FingerprintIndex>(o_.leak_distance, planned);
-  }
-  const auto exact = seen.exact.find(f.key_sha256);
-  if (exact != seen.exact.end()) return "duplicate of " + seen.files[exact->second] + " (exact: equal pixels)";
-  uint32_t first = UINT32_MAX;
-  int distance = 0;
-  seen.near->ForEachNear(f, [&](uint32_t id, int d) {
-    if (id < first) {
-      first = id;
-      distance = d;
-    }
-  });
-  if (first != UINT32_MAX) {
-    return "duplicate of " + seen.files[first] + " (near: perceptual hashes " + std::to_string(distance) +
-           " bits apart)";
-  }
-  seen.exact.emplace(f.key_sha256, seen.near->size());
-  seen.near->Add(f);
-  seen.files.push_back(file);
-  return "";
-}
-
 Status ShardSink::Begin(size_t pos) {
-  // Shards of an earlier run before this one in plan order: seen first.
-  while (!reused_.empty() && reused_.begin()->first < pos) {
-    std::vector<DuplicateImage> images;
-    LIBSHARD_RETURN_IF_ERROR(AppendDuplicateImages(reused_.begin()->second, &images));
-    for (const DuplicateImage& img : images) (void)DuplicateOf(img.split, img.file, img.fingerprint);
-    reused_.erase(reused_.begin());
-  }
   const PlannedShard& s = plan_.shards[pos];
   temp_ = o_.output + "/" + kStateDir + "/" + s.file + ".partial";
   record::WriterOptions wo;

@@ -230,8 +230,11 @@ std::vector<ConvertFlag> MakeTable() {
        "largest Hamming distance of two 64-bit perceptual hashes counted as duplicates, 0..16",
        [](V& v, const T& t) { O(v).leak_distance = static_cast<int>(Int(t)); }},
       {"--dedup", "dedup", kValue, false, "TEXT", nullptr, kAny, kLeaks,
-       "within: keep the first image of each group of duplicates in a split; the rest are rejects \"duplicate of "
-       "FILE\" (single task only)",
+       "drop duplicates (exact or near, as the leak check finds them) before they are stored, as rejects "
+       "\"duplicate of FILE\" naming the kept copy: within (of each group in a split, keep the first in path "
+       "order) | across (keep every train image, drop its copies from the other splits; needs a split named "
+       "train) | within,across (both); the same images whatever --seed; a first pass fingerprints every image "
+       "(single task only)",
        [](V& v, const T& t) { v.dedup = t; }},
       {"--dry-run", "dry-run", kSwitch, false, "", nullptr, kAny, kRun,
        "write nothing; print counts, formats, the shard plan and risky inputs",

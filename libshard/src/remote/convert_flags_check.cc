@@ -135,9 +135,9 @@ Status TasksOf(ConvertFlagValues& f, convert::ConvertOptions& o) {
                                 std::to_string(o.num_tasks) + " tasks" +
                                 (env_count ? " (from " + env->source + ")" : std::string()) + " (0.." + last + ")");
   }
-  if (o.dedup_within && o.num_tasks > 1) {
-    return InvalidArgumentError("--dedup within needs the whole split in one run, not " + std::to_string(o.num_tasks) +
-                                " tasks (shard merge lists duplicates)");
+  if ((o.dedup_within || o.dedup_across) && o.num_tasks > 1) {
+    return InvalidArgumentError("--dedup " + convert::DedupName(o) + " needs the whole split in one run, not " +
+                                std::to_string(o.num_tasks) + " tasks (shard merge lists duplicates)");
   }
   return Status::OK();
 }
@@ -171,10 +171,7 @@ Status FinishConvertFlags(ConvertFlagValues* v) {
     return InvalidArgumentError("--on-error must be skip or fail");
   o.sync = !f.no_sync;
   LIBSHARD_ASSIGN_OR_RETURN(o.leaks, convert::ParseLeakMode(f.leaks));
-  if (f.dedup == "within")
-    o.dedup_within = true;
-  else if (!f.dedup.empty())
-    return InvalidArgumentError("--dedup must be within, not '" + f.dedup + "'");
+  LIBSHARD_RETURN_IF_ERROR(convert::ParseDedup(f.dedup, &o));
   LIBSHARD_RETURN_IF_ERROR(convert::ValidateEncodeOptions(o.encode));
   LIBSHARD_RETURN_IF_ERROR(convert::CheckOutputFolder(o));
   return TasksOf(f, o);

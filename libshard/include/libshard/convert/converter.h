@@ -54,6 +54,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "libshard/convert/annotations.h"
@@ -135,10 +136,31 @@ struct ConvertOptions {
   // Largest Hamming distance of two perceptual hashes counted as a pair,
   // 0..kMaxLeakDistance. Default: kDefaultLeakDistance.
   int leak_distance = kDefaultLeakDistance;
-  // --dedup within: an image that duplicates an earlier one of its split
-  // (plan order; exact or within leak_distance) is a reject "duplicate of
-  // FILE (...)" instead of a record. Single-task runs only. Default: false.
+  // --dedup (docs/convert.md, "Leak check"): duplicates are dropped before
+  // they are stored, as rejects "duplicate of FILE (exact: equal pixels)" or
+  // "(near: perceptual hashes N bits apart)" naming the stored copy, by the
+  // leak check's definition (equal keys, or NearDistance within
+  // leak_distance). The decisions are taken in the listing's canonical order
+  // (split, then relative path, byte-wise), never the plan's: the same images
+  // are kept for every seed and thread count. It costs a first pass that
+  // fingerprints every image this run converts (decode, transform, encode,
+  // as the conversion does) before the shards are written. Part of the plan
+  // (another mode redoes every shard). Single-task runs only (num_tasks 1).
+  //
+  // dedup_within: of each group of duplicates in one split, the first in
+  // the listing's order is kept (each later image is dropped when it
+  // duplicates an image kept before it). Afterwards the leak check finds no
+  // pair within a split. Default: false.
   bool dedup_within = false;
+  // dedup_across: every image of the split named "train" is kept (with
+  // dedup_within, train's kept ones), and an image of any other split that
+  // duplicates one is dropped, "duplicate of FILE in train (...)" naming the
+  // first such train image. Done before dedup_within in those splits.
+  // Afterwards the leak check finds no pair of train and another split;
+  // pairs between two other splits (val and test) stay listed. Convert
+  // fails with kInvalidArgument, before anything is written, when the
+  // listing has no split named train. Default: false.
+  bool dedup_across = false;
   // Detection boxes from COCO, YOLO or VOC annotations (annotations.h): the
   // images become unlabeled, each record carries image/object/* keys, the
   // manifest the object label map (object_labels) and per-class box counts
@@ -241,6 +263,15 @@ struct DryRunReport {
   uint64_t gray_expanded = 0;
 };
 StatusOr<DryRunReport> DryRun(const ConvertOptions& options);
+
+// --dedup's text: "within", "across" or both, comma-separated in either
+// order ("within,across"); "" for none. Sets options->dedup_within and
+// dedup_across; kInvalidArgument naming the choices for anything else (an
+// unknown or repeated word, an empty one).
+Status ParseDedup(std::string_view text, ConvertOptions* options);
+// "within", "across", "within,across", or "" for none: what manifest.json's
+// options.dedup says.
+std::string DedupName(const ConvertOptions& options);
 
 // The options as written to the manifest (everything that shapes the output).
 ConvertOptions Normalized(const ConvertOptions& options);

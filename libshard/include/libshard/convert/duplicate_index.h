@@ -1,6 +1,6 @@
-// The leak check's incremental search (--dedup within): an index that
-// answers "which added fingerprints are duplicates of this one" before each
-// Add, so that a conversion can keep the first of each group in plan order.
+// The leak check's incremental search (--dedup): an index that answers
+// "which added fingerprints are duplicates of this one" before each Add, so
+// that a conversion can keep the first of each group in the listing's order.
 // duplicates.h has the fingerprints, NearDistance and the batch search
 // (FindDuplicates) that a finished conversion runs.
 //
