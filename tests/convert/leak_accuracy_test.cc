@@ -15,7 +15,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <string>
 #include <vector>
@@ -58,9 +60,32 @@ Image Cut(const Image& img, double left, double top, double right, double bottom
   return testing::CropOf(img, x0, y0, x1 - x0, y1 - y0);
 }
 
+// The picture mirrored left to right.
+Image Mirrored(const Image& img) {
+  Image out(img.width(), img.height(), img.channels(), img.bit_depth());
+  const size_t px = static_cast<size_t>(img.channels()) * img.bytes_per_sample();
+  for (int y = 0; y < img.height(); ++y) {
+    const uint8_t* src = img.row(y);
+    uint8_t* dst = out.row(y);
+    for (int x = 0; x < img.width(); ++x) std::memcpy(dst + (img.width() - 1 - x) * px, src + x * px, px);
+  }
+  return out;
+}
+
+// Every sample times `gain`, clipped (PIL's ImageEnhance.Brightness,
+// torchvision's adjust_brightness).
+Image Brighter(const Image& img, double gain) {
+  Image out = img;
+  for (size_t i = 0; i < out.byte_size(); ++i) {
+    out.data()[i] = static_cast<uint8_t>(std::min(255.0, std::round(img.data()[i] * gain)));
+  }
+  return out;
+}
+
 struct Kind {
   const char* name;
   Image (*make)(const Image&);
+  bool sought = true;  // false: a kind the check is not built to find (measured, docs/convert.md)
 };
 const Kind kKinds[] = {
     {"exact", [](const Image& p) { return p; }},
@@ -75,6 +100,10 @@ const Kind kKinds[] = {
     {"crop 5% bottom-right", [](const Image& p) { return Cut(p, 0, 0, 0.05, 0.05); }},
     {"crop 5% right edge", [](const Image& p) { return Cut(p, 0, 0, 0.05, 0); }},
     {"crop 5% top edge", [](const Image& p) { return Cut(p, 0, 0.05, 0, 0); }},
+    // What the check is blind to (issue 46 item 13), measured, not asserted.
+    {"mirrored", Mirrored, false},
+    {"brightness x1.15", [](const Image& p) { return Brighter(p, 1.15); }, false},
+    {"crop 15% centred", [](const Image& p) { return Cut(p, 0.075, 0.075, 0.075, 0.075); }, false},
 };
 constexpr size_t kKindCount = std::size(kKinds);
 constexpr int kDistinct = 1000, kEvery = 5;  // copies of every fifth crop
@@ -234,7 +263,11 @@ void ExpectAtLeast(const Found& f, const Corpus& set, int q60_per_mille) {
   const int n = static_cast<int>(set.copies[0].size());
   EXPECT_EQ(f.per_kind[0], n) << set.title;                                               // exact
   EXPECT_GE(f.per_kind[1] * 1000, n * q60_per_mille) << set.title;                        // JPEG q60
-  for (size_t k = 2; k < kKindCount; ++k) EXPECT_EQ(f.per_kind[k], n) << kKinds[k].name;  // resizes, 5 % crops
+  for (size_t k = 2; k < kKindCount; ++k) {  // resizes, 5 % crops
+    if (kKinds[k].sought) {
+      EXPECT_EQ(f.per_kind[k], n) << kKinds[k].name;
+    }
+  }
   EXPECT_EQ(f.wrong_original, 0) << set.title;
 }
 
