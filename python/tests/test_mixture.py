@@ -116,6 +116,19 @@ def test_mixture_file(three, tmp_path):
     assert next(from_file).labels.tolist() == next(direct).labels.tolist()
 
 
+def test_an_epoch_past_the_limit_is_refused_naming_the_field_and_the_file(three, tmp_path):
+    # 2**32 passed the check and then asked for ~64 GB (a MemoryError naming nothing).
+    with pytest.raises(ValueError, match=r"samples_per_epoch: expected an integer in 1\.\.134217728, got 4294967296"):
+        libshard.Loader(three, 4, image_size=8, weights=[1, 1, 1], samples_per_epoch=2**32)
+    mix = tmp_path / "long.json"
+    mix.write_text(json.dumps({"format": "libshard.mixture/1", "samples_per_epoch": 2**32,
+                               "sources": [{"path": three[0], "weight": 1}]}))
+    with pytest.raises(ValueError) as refused:
+        libshard.Loader(str(mix), 4, image_size=8)
+    assert str(mix) in str(refused.value)
+    assert "samples_per_epoch 4294967296 is more than 134217728" in str(refused.value)
+
+
 def test_torch_shard_dataset_and_shard_images_take_weights(three):
     torch = pytest.importorskip("torch")
     import libshard.torch as lt

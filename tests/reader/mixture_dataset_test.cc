@@ -226,5 +226,27 @@ TEST(MixtureDatasetTest, MixtureFileOpensLikeOpenMixture) {
   EXPECT_NE(missing.status().message().find("nowhere"), std::string::npos) << missing.status();
 }
 
+// An epoch longer than the bound (its order is held whole) is refused before
+// anything is allocated, naming the file and the field: 2^32 asked for ~64 GB.
+TEST(MixtureDatasetTest, RefusesAnEpochPastTheLimitNamingTheFile) {
+  const std::string dir = testing::MakeTempDir();
+  MakeDataset(dir + "/a", 4, Names(10));
+  for (const char* n : {"4294967296", "134217729"}) {
+    testing::WriteFileOrDie(dir + "/long.json", std::string(R"({"format": "libshard.mixture/1", "samples_per_epoch": ")") +
+                                                    n + R"(", "sources": [{"path": "a", "weight": 1}]})");
+    auto long_epoch = Dataset::Open({dir + "/long.json"});
+    EXPECT_EQ(long_epoch.status().code(), StatusCode::kInvalidArgument) << n;
+    const std::string message(long_epoch.status().message());
+    EXPECT_NE(message.find(dir + "/long.json"), std::string::npos) << message;
+    EXPECT_NE(message.find(std::string("samples_per_epoch ") + n + " is more than 134217728"), std::string::npos)
+        << message;
+  }
+  testing::WriteFileOrDie(dir + "/limit.json", R"({"format": "libshard.mixture/1", "samples_per_epoch": "134217728",
+    "sources": [{"path": "a", "weight": 1}]})");
+  auto at_limit = Dataset::Open({dir + "/limit.json"});  // opens: the order is drawn per epoch, not here
+  ASSERT_TRUE(at_limit.ok()) << at_limit.status();
+  EXPECT_EQ((*at_limit)->mixture()->epoch_length(), MixtureOrder::kMaxEpochLength);
+}
+
 }  // namespace
 }  // namespace libshard::reader

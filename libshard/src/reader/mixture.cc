@@ -40,14 +40,17 @@ StatusOr<std::shared_ptr<const MixtureOrder>> MixtureOrder::Create(std::vector<u
   m->offsets_.push_back(0);
   for (uint64_t n : sizes) {
     if (n > kMaxEpochLength || m->offsets_.back() > kMaxEpochLength) {
-      return InvalidArgumentError("mixture: more than " + std::to_string(kMaxEpochLength) + " samples");
+      return InvalidArgumentError("mixture: the sources hold more than " + std::to_string(kMaxEpochLength) +
+                                  " samples together (a mixture's epoch order is held whole)");
     }
     m->offsets_.push_back(m->offsets_.back() + n);
   }
   m->length_ = samples_per_epoch == 0 ? m->offsets_.back() : samples_per_epoch;
   if (m->length_ > kMaxEpochLength) {
     return InvalidArgumentError("mixture: samples_per_epoch " + std::to_string(m->length_) + " is more than " +
-                                std::to_string(kMaxEpochLength));
+                                std::to_string(kMaxEpochLength) +
+                                " (an epoch's order is held whole, 12 bytes a sample: split a longer epoch into "
+                                "several)");
   }
   for (double& w : weights) w /= sum;
   m->sizes_ = std::move(sizes);

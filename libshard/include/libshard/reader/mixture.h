@@ -46,16 +46,19 @@ namespace libshard::reader {
 
 class MixtureOrder : public GlobalOrderSource {
  public:
-  // The most samples an epoch may have (an order of 8 bytes each is held
-  // whole): 2^32.
-  static constexpr uint64_t kMaxEpochLength = uint64_t{1} << 32;
+  // The most samples an epoch may have, and the most the sources may hold
+  // together: 2^27 (134,217,728). An epoch's order is held whole (8 bytes a
+  // position, and 4 for its schedule) as is each source's current pass (8
+  // bytes a sample), so the bound keeps an epoch under about 2.5 GiB.
+  static constexpr uint64_t kMaxEpochLength = uint64_t{1} << 27;
 
   // `sizes`: samples of each source, in order; `weights`: one per source,
   // finite and >= 0, not all 0 (normalised to sum 1); `samples_per_epoch`: 0
   // for the sum of the sizes. InvalidArgument naming the source (its index)
   // for a weight count that differs, a weight that is negative or not
-  // finite, all weights 0, a source with a weight > 0 and no samples, or an
-  // epoch longer than kMaxEpochLength.
+  // finite, all weights 0, a source with a weight > 0 and no samples, or
+  // sources or an epoch longer than kMaxEpochLength (naming
+  // samples_per_epoch).
   static StatusOr<std::shared_ptr<const MixtureOrder>> Create(std::vector<uint64_t> sizes, std::vector<double> weights,
                                                               uint64_t samples_per_epoch = 0);
 
