@@ -52,6 +52,14 @@ void Check(const Status& s) {
   if (!s.ok()) Raise(s);
 }
 
+void TextValueError::set_error() const {
+  const std::string_view text = what();
+  PyObject* message = PyUnicode_DecodeUTF8(text.data(), static_cast<Py_ssize_t>(text.size()), "backslashreplace");
+  if (message == nullptr) return;  // the decoder's own error stands
+  PyErr_SetObject(PyExc_ValueError, message);
+  Py_DECREF(message);
+}
+
 std::string TypeName(py::handle obj) { return py::str(py::type::of(obj).attr("__name__")); }
 
 bool IsPath(py::handle obj) {
@@ -67,6 +75,12 @@ std::string FsPath(py::handle obj, const std::string& what) {
 
 // A path for Python: os.fsdecode, so any bytes round-trip.
 py::object FsDecode(const std::string& path) { return py::module_::import("os").attr("fsdecode")(py::bytes(path)); }
+
+py::str TextOf(const std::string& text) {
+  PyObject* s = PyUnicode_DecodeUTF8(text.data(), static_cast<Py_ssize_t>(text.size()), "surrogateescape");
+  if (s == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::str>(s);
+}
 
 std::vector<std::string> Sources(const py::object& files) {
   if (IsPath(files)) return {FsPath(files, "files")};

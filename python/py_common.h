@@ -43,6 +43,15 @@ T TakeArg(StatusOr<T> v, const char* arg) {
   return std::move(*v);
 }
 
+// ValueError whose message may quote a path that is not UTF-8 (py::value_error
+// would fail to decode it, raising an empty or a Unicode error instead): the
+// bytes that are not UTF-8 appear backslash-escaped, as Raise() shows them.
+class TextValueError : public py::builtin_exception {
+ public:
+  using py::builtin_exception::builtin_exception;
+  void set_error() const override;
+};
+
 std::string TypeName(py::handle obj);
 bool IsPath(py::handle obj);
 // A path argument as the file system's bytes: os.fsencode (str through the
@@ -50,6 +59,9 @@ bool IsPath(py::handle obj);
 std::string FsPath(py::handle obj, const std::string& what);
 // A path for Python: os.fsdecode, so any bytes round-trip.
 py::object FsDecode(const std::string& path);
+// Text that may quote a path (a reason, a message) as a str: UTF-8 with
+// surrogateescape, so bytes that are not UTF-8 survive and encode back.
+py::str TextOf(const std::string& text);
 // A path or an iterable of paths.
 std::vector<std::string> Sources(const py::object& files);
 // An Example record as {key: [values]}.

@@ -74,7 +74,7 @@ py::dict InspectionDict(const reader::Inspection& in) {
 }
 
 py::dict RunInspect(const std::string& file, int64_t show, const std::string& compression) {
-  auto usage = [](const std::string& message) { return py::value_error("shard inspect: " + message); };
+  auto usage = [](const std::string& message) { return TextValueError("shard inspect: " + message); };
   reader::InspectOptions options;
   if (show < 0 || static_cast<uint64_t>(show) > reader::kMaxInspectShow) {
     throw usage("-n: " + std::to_string(show) + " is not in 0.." + std::to_string(reader::kMaxInspectShow));
@@ -96,10 +96,10 @@ void SetInt(const std::optional<int64_t>& v, int* field) {
   *field = static_cast<int>(*v < lo ? lo : *v > hi ? hi : *v);
 }
 
-std::string RunReport(const std::string& dataset, const std::string& output, std::optional<int64_t> thumbnails,
+py::object RunReport(const std::string& dataset, const std::string& output, std::optional<int64_t> thumbnails,
                       std::optional<int64_t> max_classes, std::optional<int64_t> thumbnail_size, const py::object& seed,
                       bool verify, bool decode, int64_t threads) {
-  auto usage = [](const std::string& message) { return py::value_error("shard report: " + message); };
+  auto usage = [](const std::string& message) { return TextValueError("shard report: " + message); };
   libshard::report::ReportOptions o;
   SetInt(thumbnails, &o.thumbnails_per_class);
   SetInt(max_classes, &o.max_classes);
@@ -116,7 +116,7 @@ std::string RunReport(const std::string& dataset, const std::string& output, std
   o.verify_decode = decode;
   StatusOr<std::string> page = WithoutGil([&] { return libshard::remote::WriteDatasetReport(dataset, output, o); });
   if (!page.ok()) throw usage(page.status().message());
-  return *page;
+  return FsDecode(*page);
 }
 
 // Whether `path` is a mixture file; a file that cannot be read or parsed is

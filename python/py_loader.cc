@@ -158,7 +158,7 @@ class PyLoader {
     const reader::OrderOptions& o = l.order().options();
     const uint64_t samples = l.order().dataset_size();
     auto refuse = [](const std::string& field, const std::string& saved, const std::string& here) {
-      throw py::value_error("state[\"" + field + "\"]: saved by a loader with another " + field + " (" + saved +
+      throw TextValueError("state[\"" + field + "\"]: saved by a loader with another " + field + " (" + saved +
                             ", here " + here + "): it cannot continue here");
     };
     const uint64_t saved_samples = StateInt(state, "samples", ~uint64_t{0});
@@ -181,22 +181,25 @@ class PyLoader {
     std::vector<reader::SkippedRecord> skipped;
     if (state.contains("skipped")) {
       py::object list = state["skipped"];
-      if (!py::isinstance<py::list>(list)) throw py::value_error("state[\"skipped\"] must be a list");
+      if (!py::isinstance<py::list>(list)) {
+        throw py::value_error("state[\"skipped\"] must be a list, got a " + TypeName(list));
+      }
       for (py::handle item : list) {
-        if (!py::isinstance<py::dict>(item)) throw py::value_error("state[\"skipped\"]: each entry must be a dict");
+        const std::string at = "state[\"skipped\"][" + std::to_string(skipped.size()) + "]";
+        if (!py::isinstance<py::dict>(item)) throw py::value_error(at + " must be a dict, got a " + TypeName(item));
         py::dict e = py::reinterpret_borrow<py::dict>(item);
         reader::SkippedRecord r;
-        r.sample = StateInt(e, "sample", ~uint64_t{0});
-        if (!e.contains("file")) throw py::value_error("state[\"skipped\"]: an entry lacks \"file\"");
-        r.path = FsPath(e["file"], "state[\"skipped\"] file");
-        r.record = StateInt(e, "record", ~uint64_t{0});
-        r.offset = StateInt(e, "offset", ~uint64_t{0});
-        r.reason = StateStr(e, "reason");
+        r.sample = StateInt(e, "sample", ~uint64_t{0}, at);
+        if (!e.contains("file")) throw py::value_error(at + " lacks \"file\"");
+        r.path = FsPath(e["file"], at + "[\"file\"]");
+        r.record = StateInt(e, "record", ~uint64_t{0}, at);
+        r.offset = StateInt(e, "offset", ~uint64_t{0}, at);
+        r.reason = StateStr(e, "reason", at);
         skipped.push_back(std::move(r));
       }
     }
     Status s = l.RestoreSkipped(skipped);
-    if (!s.ok()) throw py::value_error("state[\"skipped\"]: " + std::string(s.message()));
+    if (!s.ok()) throw TextValueError("state[\"skipped\"]: " + std::string(s.message()));
     Check(WithoutGil([&] { return l.SeekGlobal(reader::GlobalPosition{epoch, consumed}); }));
     pass_active_ = false;
   }
@@ -322,7 +325,7 @@ class PyLoader {
       d["file"] = FsDecode(r.path);
       d["record"] = r.record;
       d["offset"] = r.offset;
-      d["reason"] = r.reason;
+      d["reason"] = TextOf(r.reason);
       out.append(d);
     }
     return out;
@@ -411,28 +414,44 @@ class PyLoader {
                      opt_.boxes ? py::object(BatchBoxArrays(b.boxes, b.size)) : py::none(), Extras(b));
   }
 
-  static uint64_t StateInt(const py::dict& state, const char* key, uint64_t max) {
-    if (!state.contains(key)) throw py::value_error(std::string("state lacks \"") + key + "\"");
+  // state[key] (or, with `where`, that entry's: "state[\"skipped\"][3]"):
+  // an int or anything with __index__ (numpy integers), 0..max.
+  static uint64_t StateInt(const py::dict& state, const char* key, uint64_t max, const std::string& where = "state") {
+    const std::string field = where + "[\"" + key + "\"]";
+    if (!state.contains(key)) throw py::value_error(where + " lacks \"" + key + "\"");
     py::object v = state[key];
-    const std::string bad = std::string("state[\"") + key + "\"] must be an integer in 0.." + std::to_string(max) +
-                            ", got " + std::string(py::repr(v));
-    if (!py::isinstance<py::int_>(v) || py::isinstance<py::bool_>(v)) throw py::value_error(bad);
-    const unsigned long long n = PyLong_AsUnsignedLongLong(v.ptr());
+    const std::string range = field + " must be an integer in 0.." + std::to_string(max) + ", got ";
+    if (py::isinstance<py::bool_>(v) || !PyIndex_Check(v.ptr())) {
+      throw py::value_error(range + "a " + TypeName(v) + " (" + std::string(py::repr(v)) + ")");
+    }
+    py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(v.ptr()));
+    if (!index) throw py::error_already_set();
+    const unsigned long long n = PyLong_AsUnsignedLongLong(index.ptr());
     if (PyErr_Occurred()) {
       PyErr_Clear();
-      throw py::value_error(bad);
+      throw py::value_error(range + std::string(py::repr(v)));
     }
-    if (n > max) throw py::value_error(bad);
+    if (n > max) throw py::value_error(range + std::string(py::repr(v)));
     return n;
   }
 
-  static std::string StateStr(const py::dict& state, const char* key) {
-    if (!state.contains(key)) throw py::value_error(std::string("state lacks \"") + key + "\"");
+  // state[key] as a str; its bytes as saved: a reason naming a file whose
+  // name is not UTF-8 comes back surrogate-escaped (TextOf) and goes back to
+  // its bytes here.
+  static std::string StateStr(const py::dict& state, const char* key, const std::string& where = "state") {
+    if (!state.contains(key)) throw py::value_error(where + " lacks \"" + key + "\"");
     py::object v = state[key];
     if (!py::isinstance<py::str>(v)) {
-      throw py::value_error(std::string("state[\"") + key + "\"] must be a str, got " + std::string(py::repr(v)));
+      throw py::value_error(where + "[\"" + key + "\"] must be a str, got a " + TypeName(v) + " (" +
+                            std::string(py::repr(v)) + ")");
     }
-    return v.cast<std::string>();
+    PyObject* bytes = PyUnicode_AsEncodedString(v.ptr(), "utf-8", "surrogateescape");
+    if (bytes == nullptr) {
+      PyErr_Clear();
+      throw py::value_error(where + "[\"" + key + "\"]: not text (" + std::string(py::repr(v)) + ")");
+    }
+    py::bytes b = py::reinterpret_steal<py::bytes>(bytes);
+    return b.cast<std::string>();
   }
 
   // buffers=[(images, labels[, masks]), ...]: checks each array and that no

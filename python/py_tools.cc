@@ -74,19 +74,19 @@ remote::ConvertFlagValues ConvertRequestOf(const std::vector<std::pair<std::stri
   std::set<const remote::ConvertFlag*> given;
   for (const auto& [name, text] : options) {
     const remote::ConvertFlag* flag = remote::FindConvertFlag(name);
-    if (flag == nullptr) throw py::value_error("shard: The following argument was not expected: --" + name);
+    if (flag == nullptr) throw TextValueError("shard: The following argument was not expected: --" + name);
     if (!given.insert(flag).second && flag->arity != remote::FlagArity::kRepeated) {
-      throw py::value_error("shard: " + remote::ConvertFlagOptionName(*flag) + ": given more than once");
+      throw TextValueError("shard: " + remote::ConvertFlagOptionName(*flag) + ": given more than once");
     }
-    if (Status s = remote::SetConvertFlag(*flag, text, &v); !s.ok()) throw py::value_error("shard: " + s.message());
+    if (Status s = remote::SetConvertFlag(*flag, text, &v); !s.ok()) throw TextValueError("shard: " + s.message());
   }
   for (const remote::ConvertFlag& flag : remote::ConvertFlagTable()) {
     if (flag.required && given.count(&flag) == 0) {
-      throw py::value_error("shard: " + remote::ConvertFlagOptionName(flag) + " is required");
+      throw TextValueError("shard: " + remote::ConvertFlagOptionName(flag) + " is required");
     }
   }
   v.quiet = true;  // results are returned, not printed
-  if (Status s = remote::FinishConvertFlags(&v); !s.ok()) throw py::value_error("shard convert: " + s.message());
+  if (Status s = remote::FinishConvertFlags(&v); !s.ok()) throw TextValueError("shard convert: " + s.message());
   return v;
 }
 
@@ -190,7 +190,7 @@ py::dict RunConvert(const std::vector<std::pair<std::string, std::string>>& flag
   if (!r.ok()) {
     const libshard::StatusCode c = r.status().code();
     if (c == libshard::StatusCode::kInvalidArgument || c == libshard::StatusCode::kNotFound) {
-      throw py::value_error("shard convert: " + r.status().message());
+      throw TextValueError("shard convert: " + r.status().message());
     }
     Raise(r.status());
   }
@@ -295,7 +295,7 @@ py::dict VerifyReportDict(const verify::VerifyReport& report) {
 py::tuple RunVerify(const std::vector<std::string>& paths, const std::string& manifest, bool no_manifest, bool decode,
                     bool records_only, bool no_index, bool allow_empty, const std::string& compression, int threads,
                     std::optional<uint64_t> max_pixels, std::optional<uint64_t> max_record_length) {
-  auto usage = [](const std::string& message) { return py::value_error("shard verify: " + message); };
+  auto usage = [](const std::string& message) { return TextValueError("shard verify: " + message); };
   verify::VerifyRequest request;
   request.paths = paths;
   request.manifest = manifest;

@@ -393,25 +393,25 @@ class EpochIterator:
 def _convert_flags() -> List[Tuple[str, bool, bool, bool]]:
     """The options of ``shard convert``: (name without dashes, takes_value, positional, repeatable) for each."""
 
-def _convert(options: Sequence[Tuple[str, str]], progress: Optional[Any] = None) -> Dict[str, Any]:
+def _convert(options: Sequence[Tuple[str, Union[str, bytes]]], progress: Optional[Any] = None) -> Dict[str, Any]:
     """``shard convert`` with the flags ``options``, (name without dashes, text) pairs (a switch's text "true"),
     without the GIL; ``progress`` gets a dict of ConvertProgress's fields at most every 100 ms, on the calling
     thread. ValueError for a usage error (the program's message)."""
 
-def _verify(paths: Sequence[str], manifest: str, no_manifest: bool, decode: bool, records_only: bool,
-            no_index: bool, allow_empty: bool, compression: str, threads: int, max_pixels: Optional[int],
-            max_record_length: Optional[int]) -> Tuple[Dict[str, Any], int]:
+def _verify(paths: Sequence[Union[str, bytes]], manifest: Union[str, bytes], no_manifest: bool, decode: bool,
+            records_only: bool, no_index: bool, allow_empty: bool, compression: str, threads: int,
+            max_pixels: Optional[int], max_record_length: Optional[int]) -> Tuple[Dict[str, Any], int]:
     """The library's verify call without the GIL: (the ``shard verify --json`` document built from the typed
     report, the program's exit status). ValueError for a usage error (the program's message)."""
 
-def _inspect(file: str, show: int, compression: str) -> Dict[str, Any]:
+def _inspect(file: Union[str, bytes], show: int, compression: str) -> Dict[str, Any]:
     """``remote::InspectObject`` without the GIL (an ``s3://`` / ``https://`` object staged first): the
     ``shard inspect --json`` document built from the typed result. ValueError for an unreadable file or a bad option (the program's message)."""
 
-def _report(dataset: str, output: str, thumbnails: Optional[int], max_classes: Optional[int],
-            thumbnail_size: Optional[int], seed: Optional[int], verify: bool, decode: bool, threads: int) -> str:
+def _report(dataset: Union[str, bytes], output: Union[str, bytes], thumbnails: Optional[int],
+            max_classes: Optional[int], thumbnail_size: Optional[int], seed: Optional[int], verify: bool, decode: bool, threads: int) -> str:
     """``remote::WriteDatasetReport`` without the GIL (an ``s3://`` / ``https://`` dataset staged first): the
     path of the page written. ValueError when it cannot be written (the program's message)."""
 
-def _is_mixture_file(path: str) -> bool:
+def _is_mixture_file(path: Union[str, bytes]) -> bool:
     """Whether the JSON file ``path`` says it is a mixture (``libshard.mixture/1``); an unreadable file is not."""

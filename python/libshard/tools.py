@@ -185,7 +185,8 @@ def convert(input: PathLike, output: PathLike, *, progress: Optional[Callable[[C
             progress(info)
 
     try:
-        r = _libshard._convert(flags, on_progress if (progress is not None or tq is not None) else None)
+        # Texts as their bytes (a path that is not UTF-8 is a surrogate-escaped str: os.fsencode's way).
+        r = _libshard._convert([(n, t.encode("utf-8", "surrogateescape")) for n, t in flags], on_progress if (progress is not None or tq is not None) else None)
     finally:
         if tq is not None:
             tq.close()
@@ -263,7 +264,7 @@ def _lone_mixture(paths: List[str]) -> Optional[str]:
         path = os.path.join(path, "mixture.json")
     if not path.endswith(".json") or not os.path.isfile(path):
         return None
-    return path if _libshard._is_mixture_file(path) else None
+    return path if _libshard._is_mixture_file(os.fsencode(path)) else None
 
 
 def verify(paths: Union[PathLike, Iterable[PathLike]] = (), decode: bool = False,
@@ -288,9 +289,9 @@ def verify(paths: Union[PathLike, Iterable[PathLike]] = (), decode: bool = False
     if mixture is not None:
         raise ValueError("shard verify: %s: --json takes one dataset; verify the mixture's sources one by one"
                          % mixture)
-    doc, code = _libshard._verify(named, "" if manifest is None else os.fsdecode(manifest), no_manifest,
-                                  decode, records_only, no_index, allow_empty, compression, threads, max_pixels,
-                                  max_record_length)
+    doc, code = _libshard._verify([os.fsencode(p) for p in named], b"" if manifest is None else os.fsencode(manifest),
+                                  no_manifest, decode, records_only, no_index, allow_empty, compression, threads,
+                                  max_pixels, max_record_length)
     return VerifyReport(doc, code)
 
 
@@ -319,7 +320,7 @@ def inspect(file: PathLike, n: int = 3, compression: str = "auto") -> Inspection
     remote = path.startswith(("s3://", "https://", "http://"))
     if not remote and not os.path.exists(path):
         raise FileNotFoundError(2, "No such file or directory", path)
-    doc = _libshard._inspect(path, n, compression)
+    doc = _libshard._inspect(os.fsencode(path), n, compression)
     heads: List[Dict[str, List[Any]]] = []
     if n > 0 and doc["examples"] > 0 and doc["compression"] == "none" and not remote:
         try:
@@ -356,5 +357,5 @@ def report(dataset: PathLike, output: Optional[PathLike] = None, *, thumbnails: 
     message when the page cannot be written (no readable manifest, a bad option)."""
     if decode and not verify:
         raise ValueError("decode: needs verify=True")
-    return ReportPage(_libshard._report(os.fsdecode(dataset), "" if output is None else os.fsdecode(output),
+    return ReportPage(_libshard._report(os.fsencode(dataset), b"" if output is None else os.fsencode(output),
                                         thumbnails, max_classes, thumbnail_size, seed, verify, decode, threads))

@@ -173,6 +173,53 @@ def test_skips_survive_a_resume(tmp_path):
         assert rest == uninterrupted[cut:], cut
 
 
+def test_a_skip_in_a_file_whose_name_is_not_utf8_survives_a_resume(tmp_path):
+    # The reason names the file: it came back as ValueError('') before.
+    name = os.fsencode(str(tmp_path)) + b"/bad-\xff.tfrecord"
+    with libshard.ShardWriter(name) as w:
+        for _ in range(2):
+            w.write({"image/encoded": b"definitely not an image", "image/class/label": 99})
+    write_shard(tmp_path / "good.tfrecord", 4, 0)
+    files = [name, str(tmp_path / "good.tfrecord")]
+
+    def make():
+        return libshard.Loader(files, 2, image_size=(12, 16), on_error="skip", prefetch=1)
+
+    uninterrupted = [b.labels.tolist() for b in make()]
+    first = make()
+    next(first)  # the two bad records come first: both skipped
+    state = first.state_dict()
+    assert [os.fsencode(s["file"]) for s in state["skipped"]] == [name, name]
+    assert "\udcff" in state["skipped"][0]["reason"]  # the byte, surrogate-escaped
+    again = make()
+    again.load_state_dict(state)
+    assert again.state_dict()["skipped"] == state["skipped"]
+    assert [b.labels.tolist() for b in again] == uninterrupted[1:]
+
+
+def test_a_bad_state_is_refused_naming_the_field_and_the_entry(shards):
+    L = libshard.Loader(shards, 4, image_size=(12, 16), shuffle=True, seed=5)
+    next(L)
+    state = L.state_dict()
+    # numpy integers (a state passed through np.savez or a tensor's .item() dance) are integers.
+    again = libshard.Loader(shards, 4, image_size=(12, 16), shuffle=True, seed=5)
+    again.load_state_dict(dict(state, consumed=np.int64(state["consumed"]), epoch=np.uint32(0)))
+    assert again.state_dict()["consumed"] == state["consumed"]
+    with pytest.raises(ValueError, match=r'state\["consumed"\] must be an integer in 0..197, got a float \(4.0\)'):
+        again.load_state_dict(dict(state, consumed=4.0))
+    with pytest.raises(ValueError, match=r'state\["skipped"\]\[0\] lacks "sample"'):
+        again.load_state_dict(dict(state, skipped=[{}]))
+    entry = {"sample": 1, "file": "x.tfrecord", "record": 0, "offset": 0, "reason": "bad"}
+    with pytest.raises(ValueError, match=r'state\["skipped"\]\[1\]\["offset"\] must be an integer'):
+        again.load_state_dict(dict(state, skipped=[entry, dict(entry, offset="0")]))
+    with pytest.raises(ValueError, match=r'state\["skipped"\]\[1\] must be a dict, got a list'):
+        again.load_state_dict(dict(state, skipped=[entry, []]))
+    with pytest.raises(TypeError, match=r'state\["skipped"\]\[0\]\["file"\]: expected str, bytes'):
+        again.load_state_dict(dict(state, skipped=[dict(entry, file=3)]))
+    with pytest.raises(ValueError, match=r'state\["skipped"\]\[0\]\["reason"\] must be a str, got a bytes'):
+        again.load_state_dict(dict(state, skipped=[dict(entry, reason=b"bad")]))
+
+
 @pytest.mark.filterwarnings("ignore:This DataLoader will create 4 worker processes")
 def test_shard_dataset_saved_with_two_workers_resumes_with_none_or_four(shards):
     pytest.importorskip("torch")

@@ -108,8 +108,8 @@ def test_peeking_does_not_shorten_the_epoch(shard):
     ("epoch", -1, r'state\["epoch"\] must be an integer in 0..9223372036854775807, got -1'),
     ("consumed", 7, r'state\["consumed"\] must be an integer in 0..6, got 7'),
     ("consumed", -2, r'state\["consumed"\] must be an integer in 0..6, got -2'),
-    ("consumed", 1.0, r'state\["consumed"\] must be an integer in 0..6, got 1.0'),
-    ("consumed", True, r'state\["consumed"\] must be an integer in 0..6, got True'),
+    ("consumed", 1.0, r'state\["consumed"\] must be an integer in 0..6, got a float \(1.0\)'),
+    ("consumed", True, r'state\["consumed"\] must be an integer in 0..6, got a bool \(True\)'),
     ("seed", -1, r'state\["seed"\] must be an integer'),
 ])
 def test_restore_refuses_values_out_of_range(tmp_path, key, value, message):

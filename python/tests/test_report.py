@@ -39,6 +39,16 @@ def test_report_to_another_file_with_verify(converted, tmp_path):
     assert "verified" in page._repr_html_()
 
 
+def test_report_takes_a_path_that_is_not_utf8(converted, tmp_path):
+    folder = os.fsencode(str(tmp_path)) + b"/set-\xff"
+    os.rename(converted, folder)
+    page = libshard.report(folder)
+    assert os.fsencode(page) == folder + b"/report.html" and os.path.isfile(page)
+    assert "cat" in page._repr_html_()
+    with pytest.raises(ValueError, match=r"set-\\xfe"):
+        libshard.report(os.fsencode(str(tmp_path)) + b"/set-\xfe")
+
+
 def test_report_errors_are_value_errors_with_the_programs_message(tmp_path):
     with pytest.raises(ValueError, match="shard report: "):
         libshard.report(tmp_path / "nothing-here")

@@ -297,6 +297,29 @@ def test_verify_reports_the_programs_json_faults(images, tmp_path):
         assert any(f.kind.startswith("manifest_") and f.offset is None for f in rep.faults)
 
 
+def test_paths_that_are_not_utf8_work_as_the_loader_takes_them(images, tmp_path):
+    # They raised a pybind TypeError, while Loader read the same folder: bytes, os.PathLike and surrogate-escaped
+    # str are all one path (os.fsencode's bytes).
+    source = os.fsencode(str(tmp_path)) + b"/photos-\xff"
+    os.rename(images, source)
+    out = os.fsencode(str(tmp_path)) + b"/out-\xfe"
+    with pytest.raises(ValueError, match=r"shard prefix 'photos-\\xff' is not valid UTF-8"):  # the folder's name
+        libshard.convert(source, out, records_per_shard=10, no_sync=True)
+    r = libshard.convert(source, out, records_per_shard=10, no_sync=True, prefix="photos")
+    assert r.converted == 24 and all(os.fsencode(s).startswith(out) for s in r.shards)
+    for given in (out, os.fsdecode(out), type("P", (), {"__fspath__": lambda self: out})()):
+        report = libshard.verify(given, decode=True)
+        assert report.ok and report.summary["records"] == 24
+        assert all(os.fsencode(f["path"]).startswith(out) for f in report.json["files"])
+    assert len(libshard.Loader(out, 4, image_size=8, split="*")) == 6
+    assert sum(libshard.inspect(os.fsencode(s)).records for s in r.shards) == 24
+    # A message naming such a path is a ValueError that shows the byte, not an empty one.
+    with pytest.raises(ValueError, match=r"missing-\\xfd"):
+        libshard.convert(os.fsencode(str(tmp_path)) + b"/missing-\xfd", out, no_sync=True)
+    with pytest.raises(ValueError, match=r"nowhere-\\xfd"):
+        libshard.verify(os.fsencode(str(tmp_path)) + b"/nowhere-\xfd")
+
+
 def test_verify_usage_errors_raise(tmp_path):
     with pytest.raises(ValueError, match="nothing to check"):
         libshard.verify([])
