@@ -181,6 +181,54 @@ TEST_F(AnnotationsTest, CocoMatchesSplitFoldersAndNamesMissingImages) {
   EXPECT_TRUE(Contains(bad.status().message(), "bad.json: not a COCO instances file")) << bad.status();
 }
 
+// Label numbers are decimal and the whole field, as ultralytics and
+// detectron2 read them: hex, inf and a NUL inside a number are refused (the
+// NUL ended the number silently before, and hex was taken); a '+' sign and
+// ".5" are numbers.
+TEST_F(AnnotationsTest, YoloNumbersAreWholeDecimalFields) {
+  WriteTreeFile(base_, "classes.txt", "cat\n");
+  WriteTreeFile(base_, "labels/ok.txt", "+0 0.5 .5 2e-1 +0.2\n");
+  WriteTreeFile(base_, "labels/hex.txt", "0 0x1p-1 0.5 0.2 0.2\n");
+  const char nul[] = "0 0.5\0" "7 0.5 0.2 0.2\n";
+  WriteTreeFile(base_, "labels/nul.txt", std::string(nul, sizeof(nul) - 1));
+  WriteTreeFile(base_, "labels/inf.txt", "0 0.5 0.5 inf 0.2\n");
+  WriteTreeFile(base_, "labels/minus.txt", "0 +-0.5 0.5 0.2 0.2\n");
+  StatusOr<Listing> l = Attach({"ok.png", "hex.png", "nul.png", "inf.png", "minus.png"},
+                               Opt(AnnotationFormat::kYolo, base_ + "/classes.txt"));
+  ASSERT_TRUE(l.ok()) << l.status();
+  const SourceSample* ok = Sample(*l, "ok.png");
+  ASSERT_TRUE(ok && ok->objects && ok->objects->objects.size() == 1) << Reject(*l, "ok.png");
+  EXPECT_NEAR(ok->objects->objects[0].xmin, 0.4, 1e-9);
+  EXPECT_TRUE(Contains(Reject(*l, "hex.png"), "labels/hex.txt:1: '0x1p-1' is not a number")) << Reject(*l, "hex.png");
+  EXPECT_TRUE(Contains(Reject(*l, "nul.png"), "labels/nul.txt:1: '0.5")) << Reject(*l, "nul.png");
+  EXPECT_TRUE(Contains(Reject(*l, "nul.png"), "' is not a number")) << Reject(*l, "nul.png");
+  EXPECT_TRUE(Contains(Reject(*l, "inf.png"), "'inf' is not a number")) << Reject(*l, "inf.png");
+  EXPECT_TRUE(Contains(Reject(*l, "minus.png"), "'+-0.5' is not a number")) << Reject(*l, "minus.png");
+}
+
+// instances.json with a UTF-8 byte order mark is read (it said "Expected a
+// value"); a box of width or height 0 is a reject naming the annotation (it
+// was stored; create_coco_tf_record.py drops such boxes).
+TEST_F(AnnotationsTest, CocoByteOrderMarkIsSkippedAndZeroSizeBoxesRefused) {
+  WriteTreeFile(base_, "i.json",
+                "\xEF\xBB\xBF{\"categories\": [{\"id\": 1, \"name\": \"cat\"}], \"images\": ["
+                "{\"id\": 1, \"file_name\": \"a.png\", \"width\": 10, \"height\": 10},"
+                "{\"id\": 2, \"file_name\": \"b.png\", \"width\": 10, \"height\": 10},"
+                "{\"id\": 3, \"file_name\": \"c.png\", \"width\": 10, \"height\": 10}], \"annotations\": ["
+                "{\"id\": 4, \"image_id\": 1, \"category_id\": 1, \"bbox\": [1, 1, 2, 2]},"
+                "{\"id\": 5, \"image_id\": 2, \"category_id\": 1, \"bbox\": [3, 1, 0, 2]},"
+                "{\"id\": 6, \"image_id\": 3, \"category_id\": 1, \"bbox\": [3, 1, 2.5, 0]}]}");
+  StatusOr<Listing> l = Attach({"a.png", "b.png", "c.png"}, Opt(AnnotationFormat::kCoco, base_ + "/i.json"));
+  ASSERT_TRUE(l.ok()) << l.status();
+  const SourceSample* a = Sample(*l, "a.png");
+  ASSERT_TRUE(a && a->objects && a->objects->objects.size() == 1);
+  EXPECT_DOUBLE_EQ(a->objects->objects[0].xmax, 3);
+  EXPECT_TRUE(Contains(Reject(*l, "b.png"), "annotation id 5 (image id 2): bbox [3, 1, 0, 2] has a zero size"))
+      << Reject(*l, "b.png");
+  EXPECT_TRUE(Contains(Reject(*l, "c.png"), "annotation id 6 (image id 3): bbox [3, 1, 2.5, 0] has a zero size"))
+      << Reject(*l, "c.png");
+}
+
 // data.yaml's double-quoted names are decoded as YAML says: an escaped
 // quote is part of the name (not the end of it), \\ is one backslash, \t a
 // tab, \u00e9 an e-acute; an unknown escape is refused.

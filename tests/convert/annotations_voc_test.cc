@@ -63,6 +63,18 @@ TEST_F(VocTest, SplitFoldersHaveTheirOwnXml) {
   EXPECT_EQ(s.annotated_images, 2u);
 }
 
+// Coordinates are decimal (detectron2's float() refuses hex; strtod took it).
+TEST_F(VocTest, HexCoordinatesAreRefused) {
+  WriteTreeFile(base_, "Annotations/a.xml",
+                "<annotation><object><name>dog</name><bndbox><xmin>0x1</xmin><ymin>1</ymin><xmax>3</xmax>"
+                "<ymax>5</ymax></bndbox></object></annotation>");
+  WriteTreeFile(base_, "Annotations/b.xml", DogXml(3));
+  StatusOr<Listing> l = Attach({"a.png", "b.png"}, "Annotations");
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_TRUE(Contains(Reject(*l, "a.png"), "a.xml object 1: bndbox/xmin is not a number")) << Reject(*l, "a.png");
+  EXPECT_EQ(Xmax(*l, "b.png"), 3);
+}
+
 // Folders inside the splits: Annotations/SPLIT/REL/STEM.xml, else
 // Annotations/REL/STEM.xml (the path in the split folder) when only one
 // split has that image.

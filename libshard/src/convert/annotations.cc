@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -142,12 +143,18 @@ std::string TrimSpace(std::string_view s) {
 }
 
 bool ParseFiniteNumber(std::string_view text, double* v) {
-  const std::string s = TrimSpace(text);
+  const std::string trimmed = TrimSpace(text);
+  std::string_view s = trimmed;
+  // Decimal only, as ultralytics and detectron2 read these files: no hex
+  // ("0x1p-1"), no inf or nan, and the whole field (a NUL inside ends
+  // nothing). from_chars takes no sign '+' and no locale.
+  if (!s.empty() && s[0] == '+') {
+    s.remove_prefix(1);
+    if (!s.empty() && s[0] == '-') return false;
+  }
   if (s.empty()) return false;
-  char* end = nullptr;
-  errno = 0;
-  *v = std::strtod(s.c_str(), &end);
-  return *end == '\0' && errno == 0 && std::isfinite(*v);
+  const auto [end, error] = std::from_chars(s.data(), s.data() + s.size(), *v, std::chars_format::general);
+  return error == std::errc() && end == s.data() + s.size() && std::isfinite(*v);
 }
 
 std::vector<ObjectClass> NumberedClasses(const std::vector<std::string>& names) {

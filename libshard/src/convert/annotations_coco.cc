@@ -46,11 +46,14 @@ std::string Id(int64_t id) { return std::to_string(id); }
 Status ReadCoco(const AnnotationOptions& o, const Listing& listing, ParsedAnnotations* out) {
   const std::string& file = o.source;
   LIBSHARD_ASSIGN_OR_RETURN(std::string text, io::ReadFileToString(file, kMaxAnnotationBytes));
+  // A UTF-8 byte order mark (editors on Windows write one; json.load with
+  // utf-8-sig reads past it) is not JSON: skipped.
+  const size_t bom = text.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
   coco::Instances in;
   google::protobuf::util::JsonParseOptions po;
   po.ignore_unknown_fields = true;
-  auto st =
-      google::protobuf::util::JsonStringToMessage(google::protobuf::StringPiece(text.data(), text.size()), &in, po);
+  const google::protobuf::StringPiece json(text.data() + bom, text.size() - bom);
+  auto st = google::protobuf::util::JsonStringToMessage(json, &in, po);
   text.clear();
   text.shrink_to_fit();
   if (!st.ok()) {
@@ -148,6 +151,12 @@ Status ReadCoco(const AnnotationOptions& o, const Listing& listing, ParsedAnnota
     }
     if (a.bbox_size() != 4) {
       out->bad[sample] = where + ": bbox has " + std::to_string(a.bbox_size()) + " numbers, not 4 [x, y, w, h]";
+      continue;
+    }
+    if (a.bbox(2) == 0 || a.bbox(3) == 0) {  // create_coco_tf_record.py drops these; a box of no area is no object
+      char box[96];
+      std::snprintf(box, sizeof(box), "[%g, %g, %g, %g]", a.bbox(0), a.bbox(1), a.bbox(2), a.bbox(3));
+      out->bad[sample] = where + ": bbox " + box + " has a zero size";
       continue;
     }
     ObjectBox b;

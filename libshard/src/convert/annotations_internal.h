@@ -48,7 +48,8 @@ std::string BoxText(const ObjectBox& b);
 // `s` without leading and trailing spaces, tabs, CR and LF.
 std::string TrimSpace(std::string_view s);
 
-// A finite decimal number, the whole of `s` once trimmed (strtod's syntax).
+// A finite decimal number, the whole of `s` once trimmed: an optional sign,
+// digits with an optional point and exponent; no hex, inf, nan or NUL.
 bool ParseFiniteNumber(std::string_view s, double* v);
 
 // Classes 1..N named by `names` in order.
