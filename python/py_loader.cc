@@ -53,6 +53,7 @@ class PyLoader {
     auto ds = OpenLoaderDataset(sources, config);  // a mixture with weights=
     std::shared_ptr<const reader::Dataset> shared(std::move(ds));
     dataset_ = shared;
+    for (const std::string& key : extras_) extras_list_.push_back(shared->ListFeature(key));
     // The stored size and channels, where they were left to the manifest, before buffers are checked.
     Check(reader::BatchLoader::ResolveShape(*shared, &o));
     ResolveDatasetStatistics(*shared, config, &o);
@@ -282,8 +283,10 @@ class PyLoader {
 
   // extras=: {key: [value per sample]} of batch `b` (None without extras),
   // read by the loader's decode threads with the batch's pixels. A feature
-  // with one value gives that value (bytes, int or float), several a list,
-  // none None.
+  // the manifest's schema marks a list (an int_list / float_list column, the
+  // object boxes) gives a list always, [] for none; any other feature with
+  // one value gives that value (bytes, int or float), several a list, none
+  // None.
   py::object Extras(const reader::Batch& b) const {
     if (extras_.empty()) return py::none();
     py::dict out;
@@ -295,7 +298,9 @@ class PyLoader {
         for (const auto& x : v.bytes) vals.append(py::bytes(x));
         for (int64_t i : v.ints) vals.append(i);
         for (float x : v.floats) vals.append(x);
-        if (vals.size() == 0)
+        if (extras_list_[k])
+          col.append(vals);
+        else if (vals.size() == 0)
           col.append(py::none());
         else if (vals.size() == 1)
           col.append(vals[0]);
@@ -522,6 +527,7 @@ class PyLoader {
   std::vector<HeldBuffers> held_;
   py::object slots_ = py::none();    // the _SlotSet batches may live in
   std::vector<std::string> extras_;  // extras=: feature keys returned per batch
+  std::vector<bool> extras_list_;    // per key: the schema marks it a list
   py::object sample_labels_ = py::none();
   std::unique_ptr<std::timed_mutex> mu_ = std::make_unique<std::timed_mutex>();
   pid_t mu_pid_ = getpid();

@@ -245,7 +245,9 @@ class Loader:
                 global order takes its place, so the batch stays full, whatever the partition). Other errors raise either way.
             extras: feature keys returned with each batch (e.g. ``["image/filename", "image/key/sha256"]``): batches
                 are then :class:`KeyedBatch` ``(images, labels, keys)``, ``keys`` a dict of one value per sample,
-                to trace a prediction to its source file.
+                to trace a prediction to its source file. A key the manifest's schema marks a list (an
+                ``int_list`` / ``float_list`` column, the object boxes) is a list in every row; any other is its
+                value when a record has one, a list for several, None for none.
             dct_scale: decode a JPEG with DCT scaling (1/2, 1/4, 1/8) when the region the resize reads covers at
                 least twice ``image_size`` both ways (with or without augmentation): several times faster on large
                 photos, a mean absolute difference of a few levels from the full-scale decode (docs/performance.md).

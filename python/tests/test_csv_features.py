@@ -1,5 +1,6 @@
 """CSV columns stored as record features (`shard convert --feature COLUMN:TYPE`, issue 32), read back by the
 Loader's extras= under the column's name: multi-label lists, regression targets, captions."""
+import json
 import os
 import subprocess
 
@@ -50,11 +51,16 @@ def test_every_type_comes_back_through_extras(tmp_path):
             for i, name in enumerate(batch.keys["image/filename"]):
                 got[name.decode()] = {k: batch.keys[k][i] for k in keys[1:]}
     assert sorted(got) == ["img0.png", "img1.png", "img2.png"]
-    # One value comes back as that value, several as a list, none as None (the Loader's extras= rule).
+    # A list column is a list in every row, whatever its count (it was 9 for one value and None for none); a
+    # scalar column is its value.
     assert got["img0.png"] == {"tags": [1, 4, 7], "score": 0.5, "caption": b"a bag, brown", "box": [0.25, -1000.0],
                                "n": 3}
-    assert got["img1.png"] == {"tags": None, "score": 2.0, "caption": b"", "box": None, "n": -4}
-    assert got["img2.png"] == {"tags": 9, "score": -0.125, "caption": b"x", "box": 1.5, "n": 0}
+    assert got["img1.png"] == {"tags": [], "score": 2.0, "caption": b"", "box": [], "n": -4}
+    assert got["img2.png"] == {"tags": [9], "score": -0.125, "caption": b"x", "box": [1.5], "n": 0}
+    with open(os.path.join(out, "manifest.json")) as f:
+        schema = {s["key"]: s for s in json.load(f)["schema"]}
+    assert schema["tags"].get("list") and schema["box"].get("list")
+    assert not schema["score"].get("list") and not schema["n"].get("list")
 
 
 def test_libshard_convert_takes_a_feature(tmp_path):

@@ -140,13 +140,17 @@ TEST(DatasetTest, HasFeatureComesFromTheManifestsSchema) {
   testing::WritePlainShard(dir + "/train-00000-of-00001.tfrecord", 2);
   testing::WriteFileOrDie(dir + "/manifest.json", R"({"format": "libshard.manifest/1", "complete": true,
     "schema": [{"key": "image/encoded", "kind": "bytes", "required": true},
-               {"key": "image/segmentation/class/encoded", "kind": "bytes", "required": false}],
+               {"key": "image/segmentation/class/encoded", "kind": "bytes", "required": false},
+               {"key": "tags", "kind": "int64", "required": true, "list": true}],
     "splits": [{"name": "train", "records": "2", "shards": [
       {"file": "train-00000-of-00001.tfrecord", "records": "2"}]}]})");
   auto ds = Dataset::Open({dir + "/manifest.json"});
   ASSERT_TRUE(ds.ok()) << ds.status();
   EXPECT_EQ((*ds)->HasFeature("image/encoded"), std::optional<bool>(true));
   EXPECT_EQ((*ds)->HasFeature("image/segmentation/class/encoded"), std::optional<bool>(false));
+  EXPECT_TRUE((*ds)->ListFeature("tags"));  // the schema says so (extras= gives a list in every row)
+  EXPECT_FALSE((*ds)->ListFeature("image/encoded"));
+  EXPECT_FALSE((*ds)->ListFeature("nowhere"));
   auto files = Dataset::Open({dir + "/train-00000-of-00001.tfrecord"});
   ASSERT_TRUE(files.ok());
   EXPECT_EQ((*files)->HasFeature("image/encoded"), std::nullopt);  // no manifest: unknown

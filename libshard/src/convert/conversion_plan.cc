@@ -254,11 +254,12 @@ ConversionOptions ToProto(const ConvertOptions& o) {
 std::vector<FeatureSpec> RecordSchema(const ConvertOptions& o, bool labeled, bool masks) {
   std::vector<FeatureSpec> schema;
   using example::FeatureKind;
-  auto add = [&](const char* key, FeatureKind kind, bool required) {
+  auto add = [&](const char* key, FeatureKind kind, bool required, bool list = false) {
     FeatureSpec f;
     f.set_key(key);
     f.set_kind(example::SchemaKindName(kind));
     f.set_required(required);
+    f.set_list(list);
     schema.push_back(f);
   };
   add(keys::kEncoded, FeatureKind::kBytes, true);
@@ -279,18 +280,19 @@ std::vector<FeatureSpec> RecordSchema(const ConvertOptions& o, bool labeled, boo
   for (const CsvFeature& f : o.list.features) {
     const bool ints = f.type == FeatureType::kInt || f.type == FeatureType::kIntList;
     const bool floats = f.type == FeatureType::kFloat || f.type == FeatureType::kFloatList;
-    add(f.column.c_str(), ints ? FeatureKind::kInt64 : floats ? FeatureKind::kFloat : FeatureKind::kBytes, true);
+    const bool list = f.type == FeatureType::kIntList || f.type == FeatureType::kFloatList;
+    add(f.column.c_str(), ints ? FeatureKind::kInt64 : floats ? FeatureKind::kFloat : FeatureKind::kBytes, true, list);
   }
   if (o.annotations.format != AnnotationFormat::kNone) {
     add(keys::kSourceId, FeatureKind::kBytes, true);
     for (const char* k : {keys::kObjectXmin, keys::kObjectXmax, keys::kObjectYmin, keys::kObjectYmax})
-      add(k, FeatureKind::kFloat, true);
-    add(keys::kObjectLabel, FeatureKind::kInt64, true);
-    add(keys::kObjectText, FeatureKind::kBytes, true);
-    add(keys::kObjectArea, FeatureKind::kFloat, true);
-    add(keys::kObjectIsCrowd, FeatureKind::kInt64, true);
-    add(keys::kObjectDifficult, FeatureKind::kInt64, true);
-    if (o.annotations.format == AnnotationFormat::kVoc) add(keys::kObjectTruncated, FeatureKind::kInt64, true);
+      add(k, FeatureKind::kFloat, true, true);
+    add(keys::kObjectLabel, FeatureKind::kInt64, true, true);
+    add(keys::kObjectText, FeatureKind::kBytes, true, true);
+    add(keys::kObjectArea, FeatureKind::kFloat, true, true);
+    add(keys::kObjectIsCrowd, FeatureKind::kInt64, true, true);
+    add(keys::kObjectDifficult, FeatureKind::kInt64, true, true);
+    if (o.annotations.format == AnnotationFormat::kVoc) add(keys::kObjectTruncated, FeatureKind::kInt64, true, true);
   }
   return schema;
 }

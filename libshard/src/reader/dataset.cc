@@ -85,6 +85,7 @@ void Dataset::AddManifestMetadata(const std::string& src, const libshard::Manife
   for (const auto& f : m.schema()) {
     if (f.required()) keys.insert(f.key());
     listed.insert(f.key());
+    if (f.list()) list_features_.insert(f.key());
   }
   auto intersect = [](std::set<std::string>* a, const std::set<std::string>& b) {
     std::set<std::string> both;

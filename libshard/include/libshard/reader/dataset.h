@@ -243,6 +243,10 @@ class Dataset {
   // say; nullopt when unknown (a plain shard among the sources, or a manifest
   // without a schema).
   std::optional<bool> HasFeature(const std::string& key) const;
+  // Whether a manifest's schema marks feature `key` a list (any number of
+  // values a record: an int_list / float_list CSV column, the object boxes);
+  // false for keys no schema marks.
+  bool ListFeature(const std::string& key) const { return list_features_.count(key) > 0; }
   // The stored image shape, from the manifests: the conversion's options
   // (a fixed-size resize mode, or else the source sizes of the opened
   // splits' statistics through the same geometry) and the per-channel pixel
@@ -388,6 +392,7 @@ class Dataset {
   bool schema_seen_ = false;
   std::set<std::string> schema_;                                // keys every manifest marks required
   std::set<std::string> listed_;                                // keys every manifest lists, required or not
+  std::set<std::string> list_features_;                         // keys some manifest marks a list
   std::map<std::pair<uint64_t, uint64_t>, std::string> files_;  // (device, inode) -> "SOURCE (FILE)"
   std::map<std::string, std::string> remote_files_;             // cache path -> "SOURCE (URL)"
   StoredShape stored_;
