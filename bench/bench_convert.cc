@@ -287,6 +287,12 @@ void TimeLeakSearch(int n) {
       h.phash[r] = rng.Next();
       for (uint64_t& w : h.detail[r]) w = rng.Next();
     }
+    h.mirror = rng.Next();  // searched too, as a real image's
+    for (uint64_t& w : h.mirror_detail) w = rng.Next();
+    images[i].fingerprint.has_mirror = true;
+    // Their tones are 0: with a colour they would all be plain pictures, searched by colour (every pair of one
+    // cell), not by the hashes this times.
+    images[i].fingerprint.has_colour = false;
     if (i > 0 && rng.Below(100) == 0) {
       const uint32_t from = static_cast<uint32_t>(rng.Below(i));
       const img::RegionHashes& original = images[from].fingerprint.hashes;

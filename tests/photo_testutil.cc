@@ -61,4 +61,13 @@ image::Image CropOf(const image::Image& img, int x, int y, int w, int h) {
   return out;
 }
 
+image::Image MirrorOf(const image::Image& img) {
+  image::Image out(img.width(), img.height(), img.channels(), img.bit_depth());
+  const size_t px = static_cast<size_t>(img.channels()) * img.bytes_per_sample();
+  for (int y = 0; y < img.height(); ++y) {
+    for (int x = 0; x < img.width(); ++x) std::copy_n(img.row(y) + x * px, px, out.row(y) + (img.width() - 1 - x) * px);
+  }
+  return out;
+}
+
 }  // namespace libshard::testing

@@ -18,6 +18,9 @@ image::Image SyntheticPhoto(int width, int height, uint64_t seed);
 // The top-left-anchored crop (x, y, w, h) of `img` (inside it), a copy.
 image::Image CropOf(const image::Image& img, int x, int y, int w, int h);
 
+// `img` mirrored left to right, a copy.
+image::Image MirrorOf(const image::Image& img);
+
 }  // namespace libshard::testing
 
 #endif  // LIBSHARD_TESTS_PHOTO_TESTUTIL_H_

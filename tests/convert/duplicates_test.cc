@@ -16,6 +16,7 @@
 #include <set>
 #include <tuple>
 
+#include "libshard/convert/duplicate_index.h"
 #include "libshard/image/decode.h"
 #include "libshard/image/encode.h"
 #include "libshard/image/perceptual_hash.h"
@@ -39,6 +40,9 @@ ImageFingerprint RandomPrint(util::SplitMix64& rng, int i) {
     f.hashes.phash[r] = rng.Next();
     for (uint64_t& w : f.hashes.detail[r]) w = rng.Next();
   }
+  f.hashes.mirror = rng.Next();
+  for (uint64_t& w : f.hashes.mirror_detail) w = rng.Next();
+  f.has_mirror = true;
   return f;
 }
 
@@ -201,6 +205,69 @@ TEST(FingerprintTest, PixelKeyCoversShapeAndSamples) {
   EXPECT_EQ(FingerprintOf(a).key_sha256.size(), 64u);
 }
 
+// A copy mirrored left to right is found by its hashes of the mirror (its
+// whole hashes are far from the original's: a flip changes the sign of
+// every odd horizontal frequency), in either order and by the index too;
+// an entry of an older libshard, without the mirror hashes, is not.
+TEST(FindDuplicatesTest, MirroredCopiesAreFound) {
+  const image::Image photo = SyntheticPhoto(320, 240, 11);
+  const ImageFingerprint original = FingerprintOf(photo), mirrored = FingerprintOf(testing::MirrorOf(photo));
+  EXPECT_GT(image::HammingDistance(original.hashes.phash[0], mirrored.hashes.phash[0]), 16);
+  EXPECT_LE(NearDistance(original, mirrored, kDefaultLeakDistance), 2);
+  EXPECT_EQ(NearDistance(original, mirrored, kDefaultLeakDistance),
+            NearDistance(mirrored, original, kDefaultLeakDistance));
+  ImageFingerprint older = mirrored;
+  older.has_mirror = false;
+  EXPECT_GT(NearDistance(original, older, kDefaultLeakDistance), kDefaultLeakDistance);
+  const ImageFingerprint other = FingerprintOf(SyntheticPhoto(320, 240, 12));
+  EXPECT_GT(NearDistance(other, mirrored, kDefaultLeakDistance), kDefaultLeakDistance);
+  for (bool mirror_first : {false, true}) {
+    std::vector<DuplicateImage> images = {{"train", "a.png", original}, {"train", "b.png", other}};
+    images.insert(mirror_first ? images.begin() : images.end(), {"val", "a flipped.png", mirrored});
+    const DuplicateReport r = FindDuplicates(images, kDefaultLeakDistance);
+    ASSERT_EQ(r.pairs.size(), 1u) << mirror_first;
+    EXPECT_EQ(r.leaks, 1u);
+    EXPECT_EQ(images[r.pairs[0].a].file + " " + images[r.pairs[0].b].file,
+              mirror_first ? "a flipped.png a.png" : "a.png a flipped.png");
+  }
+  std::vector<DuplicateImage> old = {{"train", "a.png", original}, {"val", "a flipped.png", older}};
+  EXPECT_EQ(FindDuplicates(old, kDefaultLeakDistance).pairs.size(), 0u);
+  FingerprintIndex index(kDefaultLeakDistance, 4);
+  index.Add(original);
+  index.Add(other);
+  std::vector<uint32_t> near;
+  index.ForEachNear(mirrored, [&](uint32_t id, int) { near.push_back(id); });
+  EXPECT_EQ(near, std::vector<uint32_t>{0});
+}
+
+// A brighter or darker copy (every sample times g) of a picture of levels
+// 40..200 is found for gains within kGainMin..kGainMax (and below
+// kGainMin by the loose tones), by its mean and contrast scaled alike; past
+// 1.3, or with the contrast scaled otherwise, it is not.
+TEST(FindDuplicatesTest, BrighterAndDarkerCopiesAreFound) {
+  image::Image photo = SyntheticPhoto(256, 192, 21);
+  for (size_t i = 0; i < photo.byte_size(); ++i) photo.data()[i] = static_cast<uint8_t>(40 + photo.data()[i] * 5 / 8);
+  auto scaled = [&](double gain, double contrast) {  // around the mean: contrast 1 is a plain gain
+    image::Image out = photo;
+    double mean = 0;
+    for (size_t i = 0; i < photo.byte_size(); ++i) mean += photo.data()[i];
+    mean /= static_cast<double>(photo.byte_size());
+    for (size_t i = 0; i < out.byte_size(); ++i) {
+      const double v = (mean + (photo.data()[i] - mean) * contrast) * gain;
+      out.data()[i] = static_cast<uint8_t>(std::clamp(std::round(v), 0.0, 255.0));
+    }
+    return FingerprintOf(out);
+  };
+  const ImageFingerprint original = FingerprintOf(photo);
+  for (double gain : {0.8, 0.87, 1.1, 1.15, 1.25}) {
+    EXPECT_LE(NearDistance(original, scaled(gain, 1), kDefaultLeakDistance), kDefaultLeakDistance) << gain;
+    EXPECT_LE(NearDistance(scaled(gain, 1), original, kDefaultLeakDistance), kDefaultLeakDistance) << gain;
+  }
+  EXPECT_GT(NearDistance(original, scaled(1.45, 1), kDefaultLeakDistance), kDefaultLeakDistance);
+  EXPECT_GT(NearDistance(original, scaled(1.15, 1.3), kDefaultLeakDistance), kDefaultLeakDistance);  // not a gain
+  EXPECT_GT(NearDistance(original, scaled(1.15, 0.75), kDefaultLeakDistance), kDefaultLeakDistance);
+}
+
 // Entries store every hash in binary (a 32-byte key, 400 bytes of region
 // hashes); an entry of an older libshard has them in hex, or has no region
 // and detail hashes (or no centre hash either): its fingerprint has the
@@ -219,7 +286,11 @@ TEST(FingerprintTest, EntriesCarryEveryHash) {
   EXPECT_EQ(stored.region_tones().size(), 40u);
   EXPECT_TRUE(stored.pixels_sha256().empty() && stored.phash().empty() && stored.detail_hashes().empty());
   EXPECT_EQ(stored.colour().size(), 3u);
-  EXPECT_LT(stored.ByteSizeLong(), 495u);
+  EXPECT_EQ(stored.mirror().size(), 40u);
+  EXPECT_LT(stored.ByteSizeLong(), 537u);
+  EXPECT_EQ(static_cast<uint8_t>(stored.mirror()[0]), f.hashes.mirror & 0xff);
+  EXPECT_EQ(static_cast<uint8_t>(stored.mirror()[8]), f.hashes.mirror_detail[0] & 0xff);
+  EXPECT_EQ(static_cast<uint8_t>(stored.mirror()[39]), f.hashes.mirror_detail[3] >> 56);
   // Little-endian words: the whole hash's low byte first, the detail after the ten 64-bit hashes.
   EXPECT_EQ(static_cast<uint8_t>(stored.regions()[0]), f.hashes.phash[0] & 0xff);
   EXPECT_EQ(static_cast<uint8_t>(stored.regions()[79]), f.hashes.phash[9] >> 56);
@@ -245,11 +316,15 @@ TEST(FingerprintTest, EntriesCarryEveryHash) {
   EXPECT_EQ(images[0].fingerprint.regions, image::kHashRegions);
   EXPECT_TRUE(images[0].fingerprint.has_detail);
   EXPECT_TRUE(images[0].fingerprint.has_tone);
+  EXPECT_TRUE(images[0].fingerprint.has_mirror);
+  EXPECT_EQ(images[0].fingerprint.hashes.mirror, f.hashes.mirror);
+  EXPECT_EQ(images[0].fingerprint.hashes.mirror_detail, f.hashes.mirror_detail);
   for (int r = 0; r < image::kHashRegions; ++r) {
     EXPECT_EQ(images[0].fingerprint.hashes.tone[r].mean, f.hashes.tone[r].mean);
     EXPECT_EQ(images[0].fingerprint.hashes.tone[r].contrast, f.hashes.tone[r].contrast);
   }
   EXPECT_EQ(images[1].fingerprint.regions, 2);
+  EXPECT_FALSE(images[1].fingerprint.has_mirror);
   EXPECT_FALSE(images[1].fingerprint.has_detail);
   EXPECT_FALSE(images[1].fingerprint.has_tone);
   EXPECT_EQ(images[1].fingerprint.hashes.phash[1], f.hashes.phash[1]);
@@ -328,7 +403,8 @@ TEST(FingerprintJsonTest, EntriesLeaveOutEmptyFieldsAndOldOnesStillRead) {
   for (const char* field : {"pixels_sha256", "\"phash\"", "centre_phash", "region_phashes", "detail_hashes"}) {
     EXPECT_EQ(json.find(field), std::string::npos) << field;
   }
-  EXPECT_LT(per_image, 780);  // path, key, regions, tones, colour (base64) and the JSON around them: 757
+  // path, key, regions, tones, colour, mirror (base64) and the JSON around them: 830
+  EXPECT_LT(per_image, 850);
   ShardEntry back;
   ASSERT_TRUE(manifest::FromJson(json, &back).ok());
   std::vector<DuplicateImage> images;

@@ -165,6 +165,47 @@ TEST(PerceptualHashTest, RegionHashesAreTheHashesOfTheRegions) {
   EXPECT_EQ(CentrePerceptualHash(Image()), 0u);
 }
 
+// The mirror hashes are the whole image's hashes of the picture mirrored
+// left to right: exactly where the block plane is one pixel a block (up to
+// 128 a side: the plane is then mirrored too), within a few bits beyond
+// (blocks are cut from the left, so a flip moves their edges), and the
+// same from both builds. A picture that is its own mirror has mirror ==
+// phash[0].
+TEST(PerceptualHashTest, MirrorHashesAreTheHashesOfTheMirroredPicture) {
+  for (int w : {3, 40, 97, 128}) {
+    const Image img = SyntheticPhoto(w, 20 + w / 2, static_cast<uint64_t>(w));
+    const RegionHashes h = HashRegions(img), flipped = HashRegions(testing::MirrorOf(img));
+    EXPECT_EQ(h.mirror, flipped.phash[0]) << w;
+    EXPECT_EQ(h.mirror_detail, flipped.detail[0]) << w;
+    EXPECT_EQ(flipped.mirror, h.phash[0]) << w;
+    EXPECT_NE(h.mirror, h.phash[0]) << w;  // a photo is not its own mirror
+    EXPECT_EQ(h.mirror, ReferenceHashes(testing::MirrorOf(img)).phash) << w;
+  }
+  for (int w : {129, 400, 1001, 1500}) {
+    const Image img = SyntheticPhoto(w, 30 + w / 3, static_cast<uint64_t>(w));
+    const RegionHashes h = HashRegions(img), flipped = HashRegions(testing::MirrorOf(img));
+    EXPECT_LE(HammingDistance(h.mirror, flipped.phash[0]), 4) << w;
+    EXPECT_LE(HammingDistance(h.mirror_detail, flipped.detail[0]), 24) << w;
+    EXPECT_GT(HammingDistance(h.mirror, h.phash[0]), 12) << w;
+    if (HashImplAvailable(HashImpl::kAvx2)) {
+      const RegionHashes portable = HashRegionsWith(HashImpl::kPortable, img);
+      const RegionHashes avx2 = HashRegionsWith(HashImpl::kAvx2, img);
+      EXPECT_EQ(portable.mirror, avx2.mirror) << w;
+      EXPECT_EQ(portable.mirror_detail, avx2.mirror_detail) << w;
+    }
+  }
+  Image symmetric(64, 48, 3);
+  for (int y = 0; y < 48; ++y) {
+    for (int x = 0; x < 64; ++x) {
+      for (int c = 0; c < 3; ++c) symmetric.row(y)[x * 3 + c] = static_cast<uint8_t>(std::abs(2 * x - 63) * 3 + y * c);
+    }
+  }
+  const RegionHashes s = HashRegions(symmetric);
+  EXPECT_EQ(s.mirror, s.phash[0]);
+  EXPECT_EQ(s.mirror_detail, s.detail[0]);
+  EXPECT_EQ(HashRegions(Image()).mirror, 0u);
+}
+
 // The implementations give the same bits: every size from 1 to 300 pixels
 // a side in steps that cross the block sizes (k = 1, 2, 3) and the AVX2
 // block sums' 16-pixel steps, odd and even, RGB and the other layouts.

@@ -444,8 +444,8 @@ FingerprintIndex::FingerprintIndex(int max_distance, uint64_t expected_count)
 FingerprintIndex::FingerprintIndex(int max_distance, uint64_t expected_count, int bands)
     : max_distance_(std::clamp(max_distance, 0, kMaxLeakDistance)),
       whole_(max_distance, expected_count, bands > 0 ? bands : DuplicateIndex::BandsFor(max_distance, expected_count)),
-      regions_(max_distance, expected_count * (image::kHashRegions - 1),
-               bands > 0 ? bands : DuplicateIndex::BandsFor(max_distance, expected_count * (image::kHashRegions - 1))) {
+      regions_(max_distance, expected_count * image::kHashRegions,  // the nine other regions and the mirror
+               bands > 0 ? bands : DuplicateIndex::BandsFor(max_distance, expected_count * image::kHashRegions)) {
   prints_.reserve(static_cast<size_t>(std::min<uint64_t>(expected_count, uint64_t{1} << 30)));
 }
 
@@ -455,15 +455,16 @@ void FingerprintIndex::Add(const ImageFingerprint& f) {
   // Regions an older entry lacks are left out (NearDistance looks at known
   // regions only).
   for (int r = 1; r < std::clamp(f.regions, 1, image::kHashRegions); ++r) regions_.Add(f.hashes.phash[r], id);
+  if (f.has_mirror) regions_.Add(f.hashes.mirror, id);  // a later mirrored copy's whole hash is near it
   ImageFingerprint kept = f;
   kept.key_sha256.clear();
   prints_.push_back(std::move(kept));
 }
 
 void FingerprintIndex::ForEachNear(const ImageFingerprint& f, const std::function<void(uint32_t, int)>& found) const {
-  // Candidates: whole against whole and against the others' regions, the
-  // regions against the others' whole hashes (both lookups at once); each
-  // image confirmed once.
+  // Candidates: whole against whole and against the others' regions and
+  // mirrors, the regions against the others' whole hashes (both lookups at
+  // once); each image confirmed once.
   std::vector<std::pair<uint32_t, int>> candidates;
   const DuplicateIndex::Lookup lookups[] = {
       {&regions_, f.hashes.phash.data(), 1},

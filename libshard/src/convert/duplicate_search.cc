@@ -208,7 +208,7 @@ int SearchBands(int max_distance, uint64_t images) {
   // compares), and the counting sorts (kFill per hash placed, one per slot).
   constexpr double kProbe = 30, kFill = 10;
   const double queries = static_cast<double>(std::max<uint64_t>(images, 1));
-  const double entries = queries * image::kHashRegions;
+  const double entries = queries * (image::kHashRegions + 1);  // the regions and the mirror
   double best = std::numeric_limits<double>::max();
   int best_bands = 4;
   for (int m = kMinSearchBands; m <= kMaxSearchBands; ++m) {
@@ -233,8 +233,9 @@ std::vector<NearPair> SearchNearPairs(const std::vector<const ImageFingerprint*>
   max_distance = std::clamp(max_distance, 0, kMaxLeakDistance);
   const BandLayout l = MakeBandLayout(max_distance, bands);
   // The lookups: each whole hash (query) among every region hash of every
-  // image, its own whole hash included (entries). Regions an older entry
-  // lacks are left out (NearDistance looks at known regions only).
+  // image, its own whole hash included, and its mirrored whole hash
+  // (entries). Regions an older entry lacks are left out (NearDistance
+  // looks at known regions only).
   std::vector<uint64_t> query_hash(prints.size()), entry_hash;
   std::vector<uint32_t> query_image(prints.size()), entry_image;
   for (uint32_t i = 0; i < prints.size(); ++i) {
@@ -243,6 +244,10 @@ std::vector<NearPair> SearchNearPairs(const std::vector<const ImageFingerprint*>
     query_image[i] = i;
     for (int r = 0; r < std::clamp(f.regions, 1, image::kHashRegions); ++r) {
       entry_hash.push_back(f.hashes.phash[r]);
+      entry_image.push_back(i);
+    }
+    if (f.has_mirror) {  // a mirrored copy's whole hash is near this one
+      entry_hash.push_back(f.hashes.mirror);
       entry_image.push_back(i);
     }
   }

@@ -82,6 +82,7 @@ ImageFingerprint FingerprintOf(const image::Image& pixels, std::string key_sha25
   ImageFingerprint f;
   f.key_sha256 = std::move(key_sha256);
   f.hashes = image::HashRegions(pixels);
+  f.has_mirror = true;
   if (!pixels.empty()) f.colour = MeanColourOf(pixels);
   return f;
 }
@@ -92,11 +93,16 @@ namespace {
 // 0 for SameFingerprint.
 int FingerprintOrder(const ImageFingerprint& a, const ImageFingerprint& b) {
   auto flags = [](const ImageFingerprint& f) {
-    return std::make_tuple(f.regions, f.has_detail, f.has_tone, f.has_colour);
+    return std::make_tuple(f.regions, f.has_detail, f.has_tone, f.has_colour, f.has_mirror);
   };
   if (flags(a) != flags(b)) return flags(a) < flags(b) ? -1 : 1;
   if (a.hashes.phash != b.hashes.phash) return a.hashes.phash < b.hashes.phash ? -1 : 1;
   if (a.hashes.detail != b.hashes.detail) return a.hashes.detail < b.hashes.detail ? -1 : 1;
+  if (a.has_mirror) {  // a function of the same DCT: equal where the rest is, but kept a total order
+    const auto x = std::make_pair(a.hashes.mirror, a.hashes.mirror_detail);
+    const auto y = std::make_pair(b.hashes.mirror, b.hashes.mirror_detail);
+    if (x != y) return x < y ? -1 : 1;
+  }
   for (int r = 0; r < image::kHashRegions; ++r) {
     const auto x = std::make_pair(a.hashes.tone[r].mean, a.hashes.tone[r].contrast);
     const auto y = std::make_pair(b.hashes.tone[r].mean, b.hashes.tone[r].contrast);
@@ -112,7 +118,21 @@ int FingerprintOrder(const ImageFingerprint& a, const ImageFingerprint& b) {
 // region's contrast is mostly the encoder's noise); kClose with mean luma
 // within kCloseToneMeanLevels and contrasts within kCloseToneContrastNum /
 // kCloseToneContrastDen.
-enum class ToneMatch { kNone, kLoose, kClose };
+// kGain: one is the other brightened (kGainMin..kGainMax, duplicates.h),
+// its mean and contrast scaled by one factor.
+enum class ToneMatch { kNone, kLoose, kClose, kGain };
+bool IsGain(const image::RegionTone& a, const image::RegionTone& b) {
+  constexpr int64_t kLevel = 256;
+  const image::RegionTone& bright = a.mean >= b.mean ? a : b;
+  const image::RegionTone& dark = a.mean >= b.mean ? b : a;
+  const int64_t mb = bright.mean, md = dark.mean, cb = bright.contrast, cd = dark.contrast;
+  if (md < kGainMinMeanLevels * kLevel || cd < kLevel || cb < kLevel) return false;
+  if (mb * kGainMinDen < md * kGainMinNum || mb * kGainMaxDen > md * kGainMaxNum) return false;
+  // (cb / cd) / (mb / md) within kGainContrastDen / Num .. Num / Den.
+  const int64_t contrast_gain = cb * md, mean_gain = cd * mb;
+  return contrast_gain * kGainContrastNum >= mean_gain * kGainContrastDen &&
+         contrast_gain * kGainContrastDen <= mean_gain * kGainContrastNum;
+}
 ToneMatch ToneMatchOf(const image::RegionTone& a, const image::RegionTone& b) {
   constexpr int kLevel = 256;
   const int mean_gap = std::abs(a.mean - b.mean);
@@ -124,31 +144,60 @@ ToneMatch ToneMatchOf(const image::RegionTone& a, const image::RegionTone& b) {
       (high * kToneContrastDen <= low * kToneContrastNum || high - low <= kLevel)) {
     return ToneMatch::kLoose;
   }
+  if (IsGain(a, b)) return ToneMatch::kGain;
   return ToneMatch::kNone;
 }
 
-// The 64-bit distance of region ra of a and region rb of b (one of them 0)
-// when their detail hashes and their tones confirm it, else kUnconfirmed:
-// detail within kDetailDistance and tones agreeing, or detail within
+// What Confirmed compares of one side: a region's hashes and tone (the
+// whole image's mirrored hashes with the whole image's tone, for a flip).
+struct Side {
+  uint64_t phash;
+  const image::DetailHash& detail;
+  const image::RegionTone& tone;
+};
+Side RegionSide(const ImageFingerprint& f, int r) { return {f.hashes.phash[r], f.hashes.detail[r], f.hashes.tone[r]}; }
+Side MirrorSide(const ImageFingerprint& f) { return {f.hashes.mirror, f.hashes.mirror_detail, f.hashes.tone[0]}; }
+
+// The 64-bit distance of side x of a and side y of b when their detail
+// hashes and their tones confirm it, else kUnconfirmed: detail within
+// kDetailDistance and tones agreeing, or detail within
 // kCloseToneDetailDistance and tones agreeing closely. Without tones on
 // either side (an older entry), the detail alone; without detail, the
 // 64-bit distance alone.
 constexpr int kUnconfirmed = 65;
-int Confirmed(const ImageFingerprint& a, int ra, const ImageFingerprint& b, int rb, int max_distance) {
-  const int d = image::HammingDistance(a.hashes.phash[ra], b.hashes.phash[rb]);
+int ConfirmedSides(const ImageFingerprint& a, const Side& x, const ImageFingerprint& b, const Side& y,
+                   int max_distance) {
+  const int d = image::HammingDistance(x.phash, y.phash);
   if (d > max_distance) return kUnconfirmed;
   if (!a.has_detail || !b.has_detail) return d;
-  const int detail = image::HammingDistance(a.hashes.detail[ra], b.hashes.detail[rb]);
+  const int detail = image::HammingDistance(x.detail, y.detail);
   if (!a.has_tone || !b.has_tone) return detail <= kDetailDistance ? d : kUnconfirmed;
-  switch (ToneMatchOf(a.hashes.tone[ra], b.hashes.tone[rb])) {
+  switch (ToneMatchOf(x.tone, y.tone)) {
     case ToneMatch::kClose:
       return detail <= kCloseToneDetailDistance ? d : kUnconfirmed;
     case ToneMatch::kLoose:
       return detail <= kDetailDistance ? d : kUnconfirmed;
+    case ToneMatch::kGain:
+      return detail <= kGainDetailDistance ? d : kUnconfirmed;
     case ToneMatch::kNone:
       break;
   }
   return kUnconfirmed;
+}
+
+// Region ra of a against region rb of b (one of them 0).
+int Confirmed(const ImageFingerprint& a, int ra, const ImageFingerprint& b, int rb, int max_distance) {
+  return ConfirmedSides(a, RegionSide(a, ra), b, RegionSide(b, rb), max_distance);
+}
+
+// One mirrored against the other's whole image (both sides: the block plane
+// is cut from the left, so a's mirror and b's whole, and b's mirror and a's
+// whole, may differ by a bit or two); kUnconfirmed where either lacks the
+// mirror.
+int MirrorConfirmed(const ImageFingerprint& a, const ImageFingerprint& b, int max_distance) {
+  if (!a.has_mirror || !b.has_mirror) return kUnconfirmed;
+  return std::min(ConfirmedSides(a, MirrorSide(a), b, RegionSide(b, 0), max_distance),
+                  ConfirmedSides(a, RegionSide(a, 0), b, MirrorSide(b), max_distance));
 }
 
 // The plain rule (kNearlyPlainContrast): one of them plain and the other
@@ -185,7 +234,7 @@ int NearDistance(const ImageFingerprint& a, const ImageFingerprint& b, int max_d
   int best = Confirmed(a, 0, b, 0, max_distance);
   for (int r = 1; r < b.regions; ++r) best = std::min(best, Confirmed(a, 0, b, r, max_distance));
   for (int r = 1; r < a.regions; ++r) best = std::min(best, Confirmed(a, r, b, 0, max_distance));
-  return best;
+  return std::min(best, MirrorConfirmed(a, b, max_distance));
 }
 
 DuplicateReport FindDuplicates(const std::vector<DuplicateImage>& images, int max_distance) {

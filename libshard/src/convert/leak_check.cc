@@ -19,6 +19,7 @@ constexpr size_t kKeyBytes = 32;
 constexpr size_t kRegionBytes = image::kHashRegions * (8 + sizeof(image::DetailHash));
 constexpr size_t kToneBytes = image::kHashRegions * 4;
 constexpr size_t kColourBytes = 3;
+constexpr size_t kMirrorBytes = 8 + sizeof(image::DetailHash);
 
 bool IsHex(const std::string& s, size_t digits) {
   return s.size() == digits && std::all_of(s.begin(), s.end(), [](char c) {
@@ -82,6 +83,11 @@ void FromBinary(const ImageHash& h, ImageFingerprint* f) {
   if (f->has_colour) {
     for (size_t c = 0; c < kColourBytes; ++c) f->colour[c] = static_cast<uint8_t>(h.colour()[c]);
   }
+  f->has_mirror = h.mirror().size() == kMirrorBytes;
+  if (f->has_mirror) {
+    f->hashes.mirror = GetWord(h.mirror(), 0);
+    for (int w = 0; w < 4; ++w) f->hashes.mirror_detail[w] = GetWord(h.mirror(), 8 + 8 * w);
+  }
   f->has_tone = !h.region_tones().empty();
   if (!f->has_tone) return;
   for (int r = 0; r < image::kHashRegions; ++r) {
@@ -104,6 +110,7 @@ void FromHex(const ImageHash& h, ImageFingerprint* f) {
   f->has_detail = has_regions;
   f->has_tone = false;  // the hex form predates the tones
   f->has_colour = false;
+  f->has_mirror = false;
   if (f->regions > 1) f->hashes.phash[1] = Word(h.centre_phash(), 0);
   if (!has_regions) return;
   for (int r = 2; r < kRegions; ++r) f->hashes.phash[r] = Word(h.region_phashes(), r - 2);
@@ -122,7 +129,8 @@ Status AppendDuplicateImages(const ShardEntry& e, std::vector<DuplicateImage>* o
     DuplicateImage img;
     img.split = e.split();
     img.file = h.path();
-    if (!h.pixels_key().empty() || !h.regions().empty() || !h.region_tones().empty() || !h.colour().empty()) {
+    if (!h.pixels_key().empty() || !h.regions().empty() || !h.region_tones().empty() || !h.colour().empty() ||
+        !h.mirror().empty()) {
       if (h.pixels_key().size() != kKeyBytes || h.regions().size() != kRegionBytes) {
         return InvalidArgumentError(which + " has a " + std::to_string(h.pixels_key().size()) + "-byte key and " +
                                     std::to_string(h.regions().size()) + " bytes of region hashes, not " +
@@ -135,6 +143,10 @@ Status AppendDuplicateImages(const ShardEntry& e, std::vector<DuplicateImage>* o
       if (!h.colour().empty() && h.colour().size() != kColourBytes) {
         return InvalidArgumentError(which + " has " + std::to_string(h.colour().size()) + " bytes of colour, not " +
                                     std::to_string(kColourBytes));
+      }
+      if (!h.mirror().empty() && h.mirror().size() != kMirrorBytes) {
+        return InvalidArgumentError(which + " has " + std::to_string(h.mirror().size()) +
+                                    " bytes of mirrored hashes, not " + std::to_string(kMirrorBytes));
       }
       FromBinary(h, &img.fingerprint);
     } else {
@@ -190,6 +202,13 @@ ImageHash ImageHashOf(const std::string& escaped_path, const ImageFingerprint& f
       h.set_region_tones(tones);
     }
     if (f.has_colour) h.set_colour(std::string(f.colour.begin(), f.colour.end()));
+    if (f.has_mirror) {
+      std::string mirror;
+      mirror.reserve(kMirrorBytes);
+      PutWord(f.hashes.mirror, &mirror);
+      for (uint64_t w : f.hashes.mirror_detail) PutWord(w, &mirror);
+      h.set_mirror(mirror);
+    }
     return h;
   }
   // An older entry's fingerprint, in its hex form as it was.

@@ -260,18 +260,15 @@ __attribute__((always_inline)) inline RegionTone ToneOf(const float* __restrict 
   return t;
 }
 
-// The hashes of region `r` of the plane: *phash, and *detail and *tone when
-// given.
+// The 64-bit and detail hashes of LowFrequencies' output `coeff`: the
+// medians of the 63 and 255 coefficients other than DC (both are found
+// where the 64-bit hash alone is asked for: a median costs less than a call
+// apart).
 template <bool kAvx2>
-__attribute__((always_inline)) inline void HashRegion(const Plane& plane, const Columns& columns, const Lines& yl,
-                                                      int r, uint64_t* phash, DetailHash* detail, RegionTone* tone) {
-  alignas(32) float coeff[kDetailKeep * kDetailKeep];
-  LowFrequencies(RegionGrid(plane, columns, yl, kHashRegionBounds[r]).data(), coeff);
+__attribute__((always_inline)) inline void BitsOf(const float* __restrict coeff, uint64_t* phash,
+                                                  DetailHash* detail) {
   Keys keys;
   KeysOf(coeff, &keys);
-  // The medians of the 63 and 255 coefficients other than DC (both are
-  // found where the 64-bit hash alone is asked for: a median costs less
-  // than a call apart).
   constexpr int kLowK = (kKeep * kKeep - 1) / 2, kAllK = (kDetailKeep * kDetailKeep - 1) / 2;
   int32_t median_low, median_all;
 #if defined(__x86_64__)
@@ -286,7 +283,28 @@ __attribute__((always_inline)) inline void HashRegion(const Plane& plane, const 
   }
   *phash = internal::PhashBits<kAvx2>(keys, median_low);
   if (detail != nullptr) internal::DetailBits<kAvx2>(keys, median_all, detail);
+}
+
+// The hashes of region `r` of the plane: *phash, and *detail and *tone when
+// given; with `mirror`, the same region's hashes of the grid mirrored left
+// to right too (RegionHashes::mirror): the DCT-II of g(31 - x) is (-1)^u
+// times that of g(x), so the odd horizontal frequencies (slots kDetailKeep
+// / 2 and up of each row, FrequencyOfSlot) negated, exactly.
+template <bool kAvx2>
+__attribute__((always_inline)) inline void HashRegion(const Plane& plane, const Columns& columns, const Lines& yl,
+                                                      int r, uint64_t* phash, DetailHash* detail, RegionTone* tone,
+                                                      uint64_t* mirror = nullptr,
+                                                      DetailHash* mirror_detail = nullptr) {
+  alignas(32) float coeff[kDetailKeep * kDetailKeep];
+  LowFrequencies(RegionGrid(plane, columns, yl, kHashRegionBounds[r]).data(), coeff);
+  BitsOf<kAvx2>(coeff, phash, detail);
   if (tone != nullptr) *tone = ToneOf(coeff);
+  if (mirror != nullptr) {
+    for (int v = 0; v < kDetailKeep; ++v) {
+      for (int u = kDetailKeep / 2; u < kDetailKeep; ++u) coeff[v * kDetailKeep + u] = -coeff[v * kDetailKeep + u];
+    }
+    BitsOf<kAvx2>(coeff, mirror, mirror_detail);
+  }
 }
 
 // A thread's tables (too large for a stack), reached through a plain
@@ -335,8 +353,10 @@ __attribute__((always_inline)) inline void HashAll(const Image& img, int first, 
   }
   FillColumns<kAvx2>(plane, used, sets, columns.data());
   for (int r = first; r < last; ++r) {
+    const bool mirror = detail && r == 0;  // the whole image's mirror, with the rest of the leak check's hashes
     HashRegion<kAvx2>(plane, columns[set_of[r]], ylines[r], r, &h->phash[r], detail ? &h->detail[r] : nullptr,
-                      detail ? &h->tone[r] : nullptr);
+                      detail ? &h->tone[r] : nullptr, mirror ? &h->mirror : nullptr,
+                      mirror ? &h->mirror_detail : nullptr);
   }
 }
 

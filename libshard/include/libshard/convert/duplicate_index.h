@@ -110,9 +110,9 @@ class DuplicateIndex {
 
 // Near-duplicate search over fingerprints (NearDistance within
 // max_distance), incremental: the whole hashes in one DuplicateIndex, the
-// other regions' in another; a query looks up its ten region hashes (whole
-// included) among the whole ones and its whole hash among the others, then
-// confirms each candidate once by NearDistance.
+// other regions' and the mirrored whole hashes in another; a query looks up
+// its ten region hashes (whole included) among the whole ones and its whole
+// hash among the others, then confirms each candidate once by NearDistance.
 class FingerprintIndex {
  public:
   FingerprintIndex(int max_distance, uint64_t expected_count);

@@ -7,7 +7,8 @@
 //   * image::HashRegions: a 64-bit perceptual hash, a 256-bit detail hash
 //     and the tone (mean luma, low-passed contrast) of ten regions (the
 //     whole image, the centred region, four 95 % corner regions, four with
-//     5 % off one side).
+//     5 % off one side), and the whole image's two hashes mirrored left to
+//     right.
 // Two images are duplicates when their keys are equal ("exact", distance 0)
 // or, in two stages, when (1) the whole 64-bit hash of one is within
 // `max_distance` bits of one region's 64-bit hash of the other (whole
@@ -24,8 +25,10 @@
 // brightness or contrast (a brown and a blue wallpaper with one diagonal
 // edge) pass both hash stages; the copies the check is for (re-encodes,
 // resizes, crops of 5 %) keep both within a level and 7 % (measured
-// below). The pair's distance is the least 64-bit distance of a confirmed
-// pair of regions (NearDistance).
+// below). A brightened copy passes by the gain rule (kGainMin..kGainMax)
+// instead, and a mirrored one by its whole mirrored hashes against the
+// other's whole image. The pair's distance is the least 64-bit distance of
+// a confirmed pair of regions (NearDistance).
 //
 // Search without comparing all pairs (multi-index hashing, Norouzi et al.
 // 2012): the 64 bits are cut into m bands with radii r_b (two hashes within
@@ -34,8 +37,9 @@
 // holding it; a query looks up every value within that band's radius of its
 // own. Two forms:
 //   * FindDuplicates (a whole conversion, batch): only the whole hashes are
-//     queries, among every image's region hashes (whole included), so the
-//     pair is found from the side whose whole hash is in it. 3..16 bands
+//     queries, among every image's region hashes (whole included) and
+//     mirrored whole hashes, so the pair is found from the side whose whole
+//     hash is in it. 3..16 bands
 //     (SearchBands picks by the count: 4 of 16 bits, radii 0, 1, 1, 1 at
 //     d = 6 from a few thousand images up) with radii adding up to
 //     d + 1 - m; per band, the region hashes and the whole hashes are
@@ -130,6 +134,25 @@ inline constexpr int kColourLevels = 4;
 // within 0.55 levels and 2.2 %). On the corpus' three
 // sets, 5, 4 and 4 more of 200 such copies found, no false pair more at
 // the default distance (one more each on two sets at 8).
+// A brightness gain (every sample times g: PIL's ImageEnhance.Brightness,
+// torchvision's adjust_brightness) scales a region's mean and contrast
+// alike and moves no hash bit but by clipping: two regions whose means are
+// kGainMin..kGainMax times apart (both at least kGainMinMeanLevels, the
+// contrasts at least one level), and whose contrasts are apart by the same
+// factor within kGainContrastNum / kGainContrastDen, are confirmed when
+// their detail hashes are within kGainDetailDistance (fewer bits than the
+// loose tones' kDetailDistance: smooth crops of one wallpaper, with another
+// brightness, meet at 26-28). Measured on the
+// wallpaper corpus' three sets (leak_accuracy_test.cc, 2026-12-02): of 600
+// copies brightened x1.15 (clipped), 85 % meet it whole against whole (the
+// rest clip enough to move their contrast or hashes); among the 1.5 million
+// pairs of distinct crops, none more (two crops of one wallpaper in a dark
+// and a light variant, 2.1 times apart, are why the gain stops at 1.3).
+inline constexpr int kGainMinNum = 21, kGainMinDen = 20;  // 1.05: below, the loose tones' 3 levels decide
+inline constexpr int kGainMaxNum = 13, kGainMaxDen = 10;  // 1.3
+inline constexpr int kGainMinMeanLevels = 16;
+inline constexpr int kGainContrastNum = 21, kGainContrastDen = 20;
+inline constexpr int kGainDetailDistance = 20;
 inline constexpr int kCloseToneMeanLevels = 1;
 inline constexpr int kCloseToneContrastNum = 21, kCloseToneContrastDen = 20;
 inline constexpr int kCloseToneDetailDistance = 64;
@@ -157,6 +180,9 @@ struct ImageFingerprint {
   // whatever their colour (see kPlainContrast).
   std::array<uint8_t, 3> colour{};
   bool has_colour = true;  // false for an entry written before the colour
+  // hashes.mirror known: FingerprintOf's are; false for an entry written
+  // before the mirror check, and for one built by hand.
+  bool has_mirror = false;
 };
 // The converter's: `key_sha256` is the SHA-256 (hex) of the image bytes as
 // stored in the record (image/encoded; for a pass-through JPEG the file's
@@ -171,12 +197,14 @@ ImageFingerprint FingerprintOf(const image::Image& pixels, std::string key_sha25
 ImageFingerprint FingerprintOf(const image::Image& pixels);
 
 // The least 64-bit distance between the whole hash of one and a region's
-// hash of the other (whole against whole included) whose detail hashes are
-// within kDetailDistance too (not checked where either has no detail) and
-// whose tones agree (not checked where either has none); 65 when no pair of
-// regions is within max_distance and confirmed, or when, both with tones
-// and colour, one is plain (IsPlain) and the other is not nearly plain or
-// their colours differ by more than kColourLevels in a channel.
+// hash of the other (whole against whole included), or between the whole
+// mirrored hash of one and the other's whole hash (both with has_mirror),
+// whose detail hashes are within kDetailDistance too (not checked where
+// either has no detail) and whose tones agree (or are one gain apart,
+// within kGainDetailDistance; not checked where either has none); 65 when
+// no pair of regions is within max_distance and confirmed, or when, both
+// with tones and colour, one is plain (IsPlain) and the other is not nearly
+// plain or their colours differ by more than kColourLevels in a channel.
 int NearDistance(const ImageFingerprint& a, const ImageFingerprint& b, int max_distance);
 // Whether the whole image's contrast is at most kPlainContrast (and the
 // fingerprint has its tones and colour: an older entry is never plain).

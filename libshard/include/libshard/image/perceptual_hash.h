@@ -31,6 +31,9 @@
 // edge) has its whole hashes near one region's hashes of the original.
 // Beside them, each region's tone (RegionTone: mean and contrast), which the
 // leak check compares too.
+// And the whole image's two hashes mirrored left to right (the odd
+// horizontal frequencies of the same DCT negated), so that a flipped copy is
+// found too.
 // HashRegions(img).phash[0] == PerceptualHash(img), phash[1] ==
 // CentrePerceptualHash(img).
 // The result depends only on the pixels (not on the thread, CPU or platform:
@@ -99,6 +102,12 @@ struct RegionHashes {
   std::array<uint64_t, kHashRegions> phash{};     // 64-bit hashes, [0] the whole image
   std::array<DetailHash, kHashRegions> detail{};  // 256-bit hashes of the same regions
   std::array<RegionTone, kHashRegions> tone{};    // the same regions' brightness and contrast
+  // The whole image's hashes as they would be of the picture mirrored left
+  // to right (its tone is tone[0]), from the same DCT: a horizontal flip of
+  // the picture hashes near these (the block plane is cut from the left, so
+  // within a few bits, not always exactly).
+  uint64_t mirror = 0;
+  DetailHash mirror_detail{};
 };
 // The hashes of the ten regions of `img` (all zero for an empty image).
 RegionHashes HashRegions(const Image& img);
