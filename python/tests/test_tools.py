@@ -303,7 +303,9 @@ def test_paths_that_are_not_utf8_work_as_the_loader_takes_them(images, tmp_path)
     source = os.fsencode(str(tmp_path)) + b"/photos-\xff"
     os.rename(images, source)
     out = os.fsencode(str(tmp_path)) + b"/out-\xfe"
-    with pytest.raises(ValueError, match=r"shard prefix 'photos-\\xff' is not valid UTF-8"):  # the folder's name
+    # The default prefix is the folder's name: refused, saying how to choose another.
+    with pytest.raises(ValueError, match=r"shard prefix 'photos-\\xff' is not valid UTF-8 \(the default prefix is "
+                                         r"the input's name; --prefix NAME sets another\)"):
         libshard.convert(source, out, records_per_shard=10, no_sync=True)
     r = libshard.convert(source, out, records_per_shard=10, no_sync=True, prefix="photos")
     assert r.converted == 24 and all(os.fsencode(s).startswith(out) for s in r.shards)

@@ -150,7 +150,9 @@ TEST(ShardPlanTest, PrefixAndSplitNamesMustBeSafeFileNameParts) {
   o.prefix = "a\tb";
   StatusOr<ShardPlan> tab = MakeShardPlan(good, o);
   ASSERT_FALSE(tab.ok());
-  EXPECT_EQ(tab.status().message(), "shard prefix contains the control character 0x09 (tab, newline, ...)");
+  EXPECT_EQ(tab.status().message(),
+            "shard prefix contains the control character 0x09 (tab, newline, ...) (the default prefix is the input's "
+            "name; --prefix NAME sets another)");
   o.prefix = "P";
   for (const std::string& split : {std::string("../x"), std::string(".."), std::string("a\nb")}) {
     Listing l = good;

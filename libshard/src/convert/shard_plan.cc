@@ -31,7 +31,11 @@ std::string ShardFileName(const std::string& prefix, const std::string& split, u
 }
 
 StatusOr<ShardPlan> MakeShardPlan(const Listing& listing, const PlanOptions& options) {
-  LIBSHARD_RETURN_IF_ERROR(ValidateNamePart("shard prefix", options.prefix));
+  if (Status bad = ValidateNamePart("shard prefix", options.prefix); !bad.ok()) {
+    // The default is the input's name, which may be any bytes: say how to choose another.
+    return InvalidArgumentError(bad.message() +
+                                " (the default prefix is the input's name; --prefix NAME sets another)");
+  }
   if (options.prefix[0] == '.') {
     return InvalidArgumentError("shard prefix '" + options.prefix +
                                 "' starts with '.': its shards would be hidden files, which readers skip");
