@@ -10,6 +10,20 @@ using namespace libshard;  // NOLINT: binding file
 
 PyObject* g_data_loss_error = nullptr;
 
+namespace {
+
+// Sets the Python error `type` with `text` as its message, bytes that are
+// not UTF-8 backslash-escaped (paths may hold any bytes); where even that
+// fails, the decoder's own error stands.
+void SetErrorText(PyObject* type, std::string_view text) {
+  PyObject* message = PyUnicode_DecodeUTF8(text.data(), static_cast<Py_ssize_t>(text.size()), "backslashreplace");
+  if (message == nullptr) return;
+  PyErr_SetObject(type, message);
+  Py_DECREF(message);
+}
+
+}  // namespace
+
 void Raise(const Status& s) {
   PyObject* type = PyExc_RuntimeError;
   switch (s.code()) {
@@ -38,13 +52,8 @@ void Raise(const Status& s) {
       break;
   }
   // The plain message, as docs/reader.md says: the exception type carries
-  // the code (no "INVALID_ARGUMENT: " prefix). Paths may hold any bytes.
-  const std::string& text = s.message();
-  PyObject* message = PyUnicode_DecodeUTF8(text.data(), static_cast<Py_ssize_t>(text.size()), "backslashreplace");
-  if (message != nullptr) {
-    PyErr_SetObject(type, message);
-    Py_DECREF(message);
-  }
+  // the code (no "INVALID_ARGUMENT: " prefix).
+  SetErrorText(type, s.message());
   throw py::error_already_set();
 }
 
@@ -52,13 +61,7 @@ void Check(const Status& s) {
   if (!s.ok()) Raise(s);
 }
 
-void TextValueError::set_error() const {
-  const std::string_view text = what();
-  PyObject* message = PyUnicode_DecodeUTF8(text.data(), static_cast<Py_ssize_t>(text.size()), "backslashreplace");
-  if (message == nullptr) return;  // the decoder's own error stands
-  PyErr_SetObject(PyExc_ValueError, message);
-  Py_DECREF(message);
-}
+void TextValueError::set_error() const { SetErrorText(PyExc_ValueError, what()); }
 
 std::string TypeName(py::handle obj) { return py::str(py::type::of(obj).attr("__name__")); }
 

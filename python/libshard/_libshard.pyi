@@ -411,7 +411,8 @@ def _inspect(file: Union[str, bytes], show: int, compression: str) -> Dict[str, 
     ``shard inspect --json`` document built from the typed result. ValueError for an unreadable file or a bad option (the program's message)."""
 
 def _report(dataset: Union[str, bytes], output: Union[str, bytes], thumbnails: Optional[int],
-            max_classes: Optional[int], thumbnail_size: Optional[int], seed: Optional[int], verify: bool, decode: bool, threads: int) -> str:
+            max_classes: Optional[int], thumbnail_size: Optional[int], seed: Optional[int], verify: bool,
+            decode: bool, threads: int) -> str:
     """``remote::WriteDatasetReport`` without the GIL (an ``s3://`` / ``https://`` dataset staged first): the
     path of the page written. ValueError when it cannot be written (the program's message)."""
 

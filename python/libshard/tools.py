@@ -186,7 +186,8 @@ def convert(input: PathLike, output: PathLike, *, progress: Optional[Callable[[C
 
     try:
         # Texts as their bytes (a path that is not UTF-8 is a surrogate-escaped str: os.fsencode's way).
-        r = _libshard._convert([(n, t.encode("utf-8", "surrogateescape")) for n, t in flags], on_progress if (progress is not None or tq is not None) else None)
+        texts = [(n, t.encode("utf-8", "surrogateescape")) for n, t in flags]
+        r = _libshard._convert(texts, on_progress if (progress is not None or tq is not None) else None)
     finally:
         if tq is not None:
             tq.close()

@@ -218,6 +218,11 @@ def test_a_bad_state_is_refused_naming_the_field_and_the_entry(shards):
         again.load_state_dict(dict(state, skipped=[dict(entry, file=3)]))
     with pytest.raises(ValueError, match=r'state\["skipped"\]\[0\]\["reason"\] must be a str, got a bytes'):
         again.load_state_dict(dict(state, skipped=[dict(entry, reason=b"bad")]))
+    # A lone high surrogate is no byte, escaped or not.
+    with pytest.raises(ValueError, match=r'state\["skipped"\]\[0\]\["reason"\]: not text'):
+        again.load_state_dict(dict(state, skipped=[dict(entry, reason="bad \ud800")]))
+    with pytest.raises(ValueError, match=r'state\["skipped"\] must be a list, got a tuple'):
+        again.load_state_dict(dict(state, skipped=(entry,)))
 
 
 @pytest.mark.filterwarnings("ignore:This DataLoader will create 4 worker processes")

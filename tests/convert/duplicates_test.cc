@@ -334,6 +334,18 @@ TEST(FingerprintTest, EntriesCarryEveryHash) {
   const Status bad = AppendDuplicateImages(e, &images);
   EXPECT_EQ(bad.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(bad.message().find("train-00000-of-00001.tfrecord: image hash 1"), std::string::npos) << bad.message();
+  // Mirrored hashes of another size than 40 bytes: refused by name.
+  ShardEntry cut;
+  cut.set_file("val-00000-of-00001.tfrecord");
+  *cut.add_image_hashes() = ImageHashOf("a.png", f);
+  cut.mutable_image_hashes(0)->mutable_mirror()->pop_back();
+  std::vector<DuplicateImage> none;
+  const Status short_mirror = AppendDuplicateImages(cut, &none);
+  EXPECT_EQ(short_mirror.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(short_mirror.message().find("val-00000-of-00001.tfrecord: image hash 0 has 39 bytes of mirrored hashes, "
+                                        "not 40"),
+            std::string::npos)
+      << short_mirror.message();
 }
 
 // An entry of the two-stage check before the binary fields: every hash in

@@ -159,6 +159,13 @@ TEST(MixtureOrderTest, RefusesBadWeights) {
   EXPECT_TRUE(MixtureOrder::Create({10, 0}, {1, 0}).ok());  // a source switched off
   EXPECT_EQ(MixtureOrder::Create({10}, {1}, MixtureOrder::kMaxEpochLength + 1).status().code(),
             StatusCode::kInvalidArgument);
+  // Sources that hold more together than an epoch may (their passes are held whole too), even with a short epoch.
+  auto large = MixtureOrder::Create({MixtureOrder::kMaxEpochLength, 1}, {1, 1}, 100);
+  EXPECT_EQ(large.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(std::string(large.status().message()).find("the sources hold more than 134217728 samples together"),
+            std::string::npos)
+      << large.status();
+  EXPECT_TRUE(MixtureOrder::Create({MixtureOrder::kMaxEpochLength - 1, 1}, {1, 1}, 100).ok());
 }
 
 }  // namespace

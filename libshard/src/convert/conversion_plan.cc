@@ -11,7 +11,7 @@
 #include "convert/converter_internal.h"
 #include "libshard/example/image_keys.h"
 #include "libshard/example/schema_kind.h"
-#include "libshard/text_escape.h"
+#include "libshard/manifest/manifest_json.h"
 #include "libshard/util/sha256.h"
 
 namespace libshard::convert {
@@ -188,17 +188,14 @@ ConvertOptions Normalized(const ConvertOptions& in) {
 
 ConversionOptions ToProto(const ConvertOptions& o) {
   ConversionOptions p;
-  // Paths as the manifest's text shows them (manifest::ToJson escapes a
-  // string that is not UTF-8 the same way): a proto3 string holds UTF-8.
-  auto text = [](const std::string& path) { return IsValidUtf8(path) ? path : EscapeText(path); };
   const bool csv = IsRegularFile(o.input);
-  p.set_input(text(o.input));
-  if (csv) p.set_manifest_csv(text(o.input));
+  p.set_input(o.input);
+  if (csv) p.set_manifest_csv(o.input);
   p.set_masks(o.list.masks);
-  p.set_mask_labels(text(o.mask_labels_file));
-  p.set_labels_file(text(o.list.labels_file.empty() ? o.annotations.class_names_file : o.list.labels_file));
+  p.set_mask_labels(o.mask_labels_file);
+  p.set_labels_file(o.list.labels_file.empty() ? o.annotations.class_names_file : o.list.labels_file);
   p.set_annotations(AnnotationFormatName(o.annotations.format));
-  p.set_annotation_source(text(o.annotations.source));
+  p.set_annotation_source(o.annotations.source);
   if (o.annotations.format != AnnotationFormat::kNone) p.set_box_min_visible(o.annotations.min_visible);
   p.set_prefix(o.plan.prefix);
   p.set_val_fraction(o.list.val_fraction);
@@ -248,6 +245,9 @@ ConversionOptions ToProto(const ConvertOptions& o) {
   p.set_leaks(LeakModeName(o.leaks));
   p.set_leak_distance(o.leak_distance);
   p.set_dedup(DedupName(o));
+  // Paths that are not UTF-8 as the manifest's text shows them: the plan's
+  // bytes are a serialization, whose strings hold UTF-8.
+  manifest::EscapeInvalidUtf8(&p);
   return p;
 }
 

@@ -10,10 +10,32 @@
 #include "libshard/text_escape.h"
 
 namespace libshard::manifest {
-namespace {
 
-// Replaces every string field that is not valid UTF-8 by its EscapeText
-// form: the JSON printer would fail on it and drop bytes.
+std::string FormatChecksum(uint32_t crc) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "crc32c:%08x", crc);
+  return buf;
+}
+
+StatusOr<uint32_t> ParseChecksum(std::string_view text) {
+  constexpr std::string_view kPrefix = "crc32c:";
+  const auto bad = [&] {
+    return InvalidArgumentError("checksum \"" + std::string(text) + "\" is not of the form crc32c:xxxxxxxx");
+  };
+  if (text.size() != kPrefix.size() + 8 || text.substr(0, kPrefix.size()) != kPrefix) return bad();
+  uint32_t v = 0;
+  for (char c : text.substr(kPrefix.size())) {
+    const int d = c >= '0' && c <= '9'   ? c - '0'
+                  : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                  : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                         : -1;
+    if (d < 0) return bad();
+    v = (v << 4) | static_cast<uint32_t>(d);
+  }
+  return v;
+}
+
+// The JSON printer would fail on a string that is not UTF-8 and drop bytes.
 void EscapeInvalidUtf8(google::protobuf::Message* m) {
   using google::protobuf::FieldDescriptor;
   const google::protobuf::Descriptor* d = m->GetDescriptor();
@@ -38,32 +60,6 @@ void EscapeInvalidUtf8(google::protobuf::Message* m) {
       }
     }
   }
-}
-
-}  // namespace
-
-std::string FormatChecksum(uint32_t crc) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "crc32c:%08x", crc);
-  return buf;
-}
-
-StatusOr<uint32_t> ParseChecksum(std::string_view text) {
-  constexpr std::string_view kPrefix = "crc32c:";
-  const auto bad = [&] {
-    return InvalidArgumentError("checksum \"" + std::string(text) + "\" is not of the form crc32c:xxxxxxxx");
-  };
-  if (text.size() != kPrefix.size() + 8 || text.substr(0, kPrefix.size()) != kPrefix) return bad();
-  uint32_t v = 0;
-  for (char c : text.substr(kPrefix.size())) {
-    const int d = c >= '0' && c <= '9'   ? c - '0'
-                  : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                  : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                         : -1;
-    if (d < 0) return bad();
-    v = (v << 4) | static_cast<uint32_t>(d);
-  }
-  return v;
 }
 
 std::string ToJson(const google::protobuf::Message& m) {

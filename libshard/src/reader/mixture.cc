@@ -39,7 +39,7 @@ StatusOr<std::shared_ptr<const MixtureOrder>> MixtureOrder::Create(std::vector<u
   std::shared_ptr<MixtureOrder> m(new MixtureOrder());
   m->offsets_.push_back(0);
   for (uint64_t n : sizes) {
-    if (n > kMaxEpochLength || m->offsets_.back() > kMaxEpochLength) {
+    if (n > kMaxEpochLength - m->offsets_.back()) {  // the sum so far is at most the bound
       return InvalidArgumentError("mixture: the sources hold more than " + std::to_string(kMaxEpochLength) +
                                   " samples together (a mixture's epoch order is held whole)");
     }

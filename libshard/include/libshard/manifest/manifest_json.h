@@ -50,6 +50,10 @@ std::string ManifestInFolder(std::string_view folder);
 // ManifestInFolder(source). Text only: nothing is opened.
 std::string ManifestOf(std::string_view folder_or_manifest);
 
+// Replaces every string field of `*m` (nested messages included) that is
+// not valid UTF-8 by its EscapeText form, as ToJson prints it: a proto3
+// string holds UTF-8 (protobuf logs an error serializing one that does not).
+void EscapeInvalidUtf8(google::protobuf::Message* m);
 // JSON (two-space indent, default values printed, proto field names).
 std::string ToJson(const google::protobuf::Message& m);
 // Parses `text` into `*m` (unknown fields ignored). The error says "not a
