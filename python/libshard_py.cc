@@ -36,6 +36,8 @@ PYBIND11_MODULE(_libshard, m) {
 
   libshard_py::BindShardIo(m);
   libshard_py::BindBatchMemory(m);
+  libshard_py::BindDataset(m);
+  libshard_py::BindOrder(m);
   libshard_py::BindLoader(m);
   libshard_py::BindTools(m);
   libshard_py::BindInspectReport(m);

@@ -8,7 +8,7 @@
 
 #include <pybind11/pybind11.h>
 
-#include "libshard/reader/batch_loader.h"
+#include "libshard/reader/loader_options.h"
 #include "py_common.h"
 
 namespace libshard_py {

@@ -81,6 +81,8 @@ auto WithoutGil(const F& f) -> decltype(f()) {
 
 void BindShardIo(py::module_& m);
 void BindLoader(py::module_& m);
+void BindDataset(py::module_& m);  // py_dataset.cc: libshard.Dataset
+void BindOrder(py::module_& m);    // py_order.cc: libshard.Order
 // py_batch_types.cc: libshard.Batch and its kin (images, labels[, masks][, boxes, box_labels, box_counts][,
 // keys]), bound once; MakeBatch picks the type by which of masks, boxes (a tuple of three arrays) and keys are
 // not None.

@@ -19,9 +19,9 @@
 
 #include "libshard/reader/batch_loader.h"
 #include "libshard/reader/dataset.h"
-#include "libshard/reader/sample_labels.h"
 #include "py_boxes.h"
 #include "py_common.h"
+#include "py_dataset.h"
 #include "py_loader_options.h"
 
 namespace libshard_py {
@@ -143,6 +143,7 @@ class PyLoader {
     d["order"] = reader::OrderKindName(o.kind);
     d["block_size"] = o.block_size;
     d["window_blocks"] = o.window_blocks;
+    d["permutation"] = reader::kPermutationName;
     d["samples"] = loader_->order().dataset_size();
     d["dataset"] = dataset_->Identity();
     // The shape that saved it (any other may load it).
@@ -170,6 +171,17 @@ class PyLoader {
     if (seed != o.seed) refuse("seed", std::to_string(seed), std::to_string(o.seed));
     const std::string kind = StateStr(state, "order");
     if (kind != reader::OrderKindName(o.kind)) refuse("order", kind, reader::OrderKindName(o.kind));
+    if (o.kind != reader::OrderKind::kSequential) {
+      const std::string permutation = state.contains("permutation") ? StateStr(state, "permutation") : "";
+      if (permutation != reader::kPermutationName) {
+        throw TextValueError("state[\"permutation\"]: " +
+                             (permutation.empty() ? std::string("absent: saved by an earlier libshard, whose shuffle")
+                                                  : "\"" + permutation + "\": saved by a libshard whose shuffle") +
+                             " was another permutation than this one's (\"" + reader::kPermutationName +
+                             "\"): the position cannot continue in the saved run's order (load it with consumed 0 "
+                             "to start its epoch over)");
+      }
+    }
     if (o.kind == reader::OrderKind::kBlockShuffle) {
       for (const auto& [key, here] : {std::pair<const char*, uint64_t>{"block_size", o.block_size},
                                       std::pair<const char*, uint64_t>{"window_blocks", o.window_blocks}}) {
@@ -231,54 +243,19 @@ class PyLoader {
     return py::array_t<uint64_t>(static_cast<py::ssize_t>(v.size()), v.data());
   }
 
-  py::list Labels() const {
-    py::list out;
-    for (const auto& l : dataset_->labels()) out.append(py::make_tuple(l.label, l.name));
-    return out;
-  }
+  py::list Labels() const { return LabelList(*dataset_); }
   uint64_t NumSamples() const { return dataset_->size(); }
   // Every sample's label, no image decoded (reader/sample_labels.h); read on
   // first use, on the loader's thread count, then kept (read-only).
   py::object SampleLabels() {
-    if (sample_labels_.is_none()) {
-      std::vector<int64_t> v = Take(WithoutGil([&] { return reader::ReadSampleLabels(*dataset_, opt_.threads); }));
-      py::array_t<int64_t> a(static_cast<py::ssize_t>(v.size()), v.data());
-      a.attr("flags").attr("writeable") = false;
-      sample_labels_ = a;
-    }
+    if (sample_labels_.is_none()) sample_labels_ = SampleLabelArray(*dataset_, opt_.threads);
     return sample_labels_;
   }
   // The per-channel mean / std the decode threads apply (mean="dataset" resolved); empty for uint8.
   py::tuple Normalization() const { return py::make_tuple(opt_.mean, opt_.std); }
-  // One sample by global number, in the batches' layout and dtype: (image,
-  // label[, mask][, boxes, box_labels]). Decoded on this thread with the GIL released.
+  // One sample by global number, in the batches' layout and dtype (the loader's SampleDecoder).
   py::tuple Sample(const py::object& index, const py::object& epoch) {
-    reader::BatchLoader& l = Open();
-    const uint64_t n = dataset_->size();
-    if (n == 0) throw py::index_error("sample: the dataset is empty");
-    const uint64_t i = IntArg(index, "index", 0, ~uint64_t{0});
-    if (i >= n)
-      throw py::index_error("index " + std::to_string(i) + " out of range (" + std::to_string(n) + " samples)");
-    const uint64_t e = IntArg(epoch, "epoch", 0, reader::Position::kMaxEpoch);
-    const py::ssize_t H = opt_.height, W = opt_.width, C = opt_.channels;
-    const bool nchw = opt_.layout == reader::Layout::kNCHW;
-    py::array image(PixelDtype(opt_.dtype),
-                    nchw ? std::vector<py::ssize_t>{C, H, W} : std::vector<py::ssize_t>{H, W, C});
-    py::array_t<uint8_t> mask(opt_.masks ? std::vector<py::ssize_t>{H, W} : std::vector<py::ssize_t>{0});
-    int64_t label = -1;
-    uint8_t* dst = static_cast<uint8_t*>(image.mutable_data());
-    uint8_t* mdst = opt_.masks ? mask.mutable_data() : nullptr;
-    reader::SampleBoxes boxes;
-    Status s = WithoutGil([&] { return l.DecodeSample(i, e, dst, mdst, &label, &boxes); });
-    if (s.code() == StatusCode::kInvalidArgument) s = DataLossError(std::string(s.message()));
-    Check(s);
-    py::list item;
-    item.append(image);
-    item.append(label);
-    if (opt_.masks) item.append(mask);
-    if (opt_.boxes)
-      for (auto a : SampleBoxArrays(boxes)) item.append(a);
-    return py::tuple(item);
+    return SampleTuple(Open().decoder(), dataset_->size(), index, epoch);
   }
 
   // extras=: {key: [value per sample]} of batch `b` (None without extras),
@@ -582,8 +559,8 @@ void BindLoader(py::module_& m) {
       .def("__next__", &PyLoader::Next, "The next batch of the stream, across epochs")
       .def("state_dict", &PyLoader::State,
            "The global position of the next batch, as a dict: {epoch, consumed (samples of the epoch's global\n"
-           "order all ranks have consumed), seed, order, block_size, window_blocks, samples, dataset, rank,\n"
-           "world_size, batch_size, skipped}; the same on every rank at the same step. ValueError with\n"
+           "order all ranks have consumed), seed, order, block_size, window_blocks, permutation, samples,\n"
+           "dataset, rank, world_size, batch_size, skipped}; the same on every rank at the same step. ValueError with\n"
            "num_workers > 1 (the consumer of all workers' batches counts; see libshard.torch.ShardDataset)")
       .def("load_state_dict", &PyLoader::Restore, py::arg("state"),
            "Continues at a state_dict()'s position, also on another world_size, rank, num_workers or batch_size\n"

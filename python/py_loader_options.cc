@@ -10,6 +10,9 @@
 #include <tuple>
 #include <vector>
 
+#include "libshard/util/strings.h"
+#include "libshard/util/threads.h"
+
 namespace libshard_py {
 
 using namespace libshard;  // NOLINT: binding file
@@ -135,7 +138,7 @@ std::string DtypeName(const py::object& v) {
   const py::object module = py::getattr(py::type::of(v), "__module__", py::none());
   if (!module.is_none() && std::string(py::str(module)) == "torch") {
     const std::string text = py::str(v);
-    if (text.rfind("torch.", 0) == 0) return text.substr(6);
+    if (util::StartsWith(text, "torch.")) return text.substr(6);
   }
   try {
     return py::str(py::dtype::from_args(v).attr("name"));
@@ -243,7 +246,7 @@ LoaderConfig ParseLoaderArgs(const py::object& batch_size, const LoaderArgs& a) 
     std::tie(o.height, o.width) = ImageSize(a.image_size);
   }
   o.channels = a.channels.is_none() ? 0 : static_cast<int>(IntArg(a.channels, "channels", 1, 3));
-  o.threads = static_cast<int>(IntArg(a.threads, "threads", 0, 256));
+  o.threads = static_cast<int>(IntArg(a.threads, "threads", 0, util::kMaxThreads));
   o.prefetch = static_cast<size_t>(IntArg(a.prefetch, "prefetch", 0, kInt64Max));
   o.augment = TakeArg(reader::ParseAugment(a.augment), "augment");
   o.resize = TakeArg(image::ParseResizeMode(a.resize), "resize");

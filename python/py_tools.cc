@@ -136,7 +136,7 @@ py::dict RunConvert(const std::vector<std::pair<std::string, std::string>>& flag
     if (to_store) {
       StatusOr<remote::RemoteConvertResult> rr = remote::ConvertToObjectStore(v.request, on_progress);
       if (rr.ok()) {
-        if (rr->committed) manifest_url = libshard::store::JoinKey(rr->url, "manifest.json");
+        if (rr->committed) manifest_url = libshard::store::JoinKey(rr->url, libshard::manifest::kManifestName);
         r = std::move(rr->converted);
       } else {
         r = rr.status();

@@ -14,10 +14,12 @@
 #include <CLI/CLI.hpp>
 #include <cstdint>
 
+#include "libshard/util/threads.h"
+
 namespace shard_tool {
 
 // The most worker threads any subcommand takes (the Loader's cap too).
-constexpr int kMaxThreads = 256;
+constexpr int kMaxThreads = libshard::util::kMaxThreads;
 
 // A decimal integer in [lo, hi]: digits with an optional leading '-'; no '+',
 // spaces, leading zeros (CLI11 would read "010" as octal 8), hex prefixes,

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "libshard/util/strings.h"
 
 namespace shard_tool {
 
@@ -20,13 +21,13 @@ std::string DidYouMean(const CLI::App& sub, int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     arg = arg.substr(0, arg.find('='));
-    if (arg.size() < 4 || arg.rfind("--", 0) != 0) continue;
+    if (arg.size() < 4 || !libshard::util::StartsWith(arg, "--")) continue;
     std::vector<std::string> names;
     bool known = false;
     for (const CLI::Option* o : sub.get_options()) {
       for (const std::string& l : o->get_lnames()) {
         known = known || "--" + l == arg;
-        if (("--" + l).rfind(arg, 0) == 0) names.push_back("--" + l);
+        if (libshard::util::StartsWith("--" + l, arg)) names.push_back("--" + l);
       }
     }
     if (known || names.empty()) continue;

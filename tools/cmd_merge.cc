@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "commands.h"
@@ -15,6 +16,7 @@
 #include "libshard/manifest/manifest_json.h"
 #include "libshard/remote/staging.h"
 #include "libshard/remote/uploader.h"
+#include "libshard/util/strings.h"
 
 namespace shard_tool {
 namespace {
@@ -28,13 +30,13 @@ using libshard::remote::StagedObjects;
 // rejects.tsv, duplicates.tsv, label_map.pbtxt, then manifest.json (the commit point), from `local` to the
 // prefix, each with its CRC-32C as metadata (as convert uploads them).
 Status UploadMerged(const StagedObjects& staged) {
-  for (const char* name : {"rejects.tsv", "duplicates.tsv", "label_map.pbtxt", "manifest.json"}) {
+  for (const char* name : {"rejects.tsv", "duplicates.tsv", "label_map.pbtxt", libshard::manifest::kManifestName}) {
     const std::string path = staged.local() + "/" + name;
     std::error_code ec;
     if (!std::filesystem::exists(path, ec)) continue;
     LIBSHARD_ASSIGN_OR_RETURN(uint32_t crc, libshard::io::Crc32cOfFile(path));
     store::PutOptions o;
-    o.metadata["crc32c"] = CrcMetadata(crc);
+    o.metadata[libshard::remote::kCrcMetadataKey] = CrcMetadata(crc);
     LIBSHARD_RETURN_IF_ERROR(staged.store().PutFile(staged.KeyOf(name), path, o));
   }
   return Status::OK();
@@ -53,8 +55,7 @@ libshard::convert::MergeOptions InPlace(const StagedObjects& staged) {
     if (listed->second != e.bytes()) return std::to_string(listed->second) + " bytes";
     LIBSHARD_ASSIGN_OR_RETURN(store::ObjectInfo info, staged.store().Head(key));
     if (info.size != e.bytes()) return std::to_string(info.size) + " bytes";
-    auto meta = info.metadata.find("crc32c");
-    if (meta != info.metadata.end()) return "crc32c:" + meta->second;
+    if (std::optional<std::string> crc = libshard::remote::MetadataChecksum(info)) return *crc;
     LIBSHARD_ASSIGN_OR_RETURN(uint32_t want, libshard::manifest::ParseChecksum(e.checksum()));
     Status s = staged.store().GetVerified(key, {e.bytes(), want}, [](std::string_view) { return Status::OK(); });
     if (s.code() == libshard::StatusCode::kDataLoss) return std::string("its bytes differ");
@@ -79,7 +80,7 @@ int Run(const MergeFlags& f_in) {
   // and manifest.json (the commit point) uploaded.
   MergeFlags f = f_in;
   std::unique_ptr<StagedObjects> staged;
-  if (f.dir.rfind("s3://", 0) == 0) {
+  if (libshard::util::StartsWith(f.dir, "s3://")) {
     auto st = StagedObjects::StageTaskManifests(f.dir);
     if (!st.ok()) {
       std::fprintf(stderr, "shard merge: %s\n", st.status().message().c_str());

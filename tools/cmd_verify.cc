@@ -21,6 +21,7 @@
 
 #include "cli_checks.h"
 #include "commands.h"
+#include "libshard/manifest/manifest_json.h"
 #include "libshard/manifest/mixture_json.h"
 #include "libshard/remote/staging.h"
 #include "libshard/store/object_store.h"
@@ -118,7 +119,7 @@ std::optional<int> VerifyMixture(const VerifyCliOptions& cli, std::ostream& out,
   if (cli.paths.size() != 1 || !cli.manifest.empty() || libshard::store::IsObjectUrl(cli.paths[0])) return std::nullopt;
   std::error_code ec;
   std::string file = cli.paths[0];
-  if (fs::is_directory(file, ec) && !fs::exists(fs::path(file) / "manifest.json", ec)) {
+  if (fs::is_directory(file, ec) && !fs::exists(fs::path(file) / libshard::manifest::kManifestName, ec)) {
     file = (fs::path(file) / "mixture.json").string();
   }
   if (file.size() < 5 || file.compare(file.size() - 5, 5, ".json") != 0 || !fs::is_regular_file(file, ec)) {

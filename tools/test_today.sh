@@ -9,6 +9,8 @@
 #      torchvision detection) against the wheel installed in a fresh venv that
 #      sees the pinned stack python/stacks/today.txt (tools/pystack.sh today;
 #      made once, reused while the lock is unchanged).
+#   4. bench/peers/run.sh --smoke (libshard and tf.data, a few batches, every
+#      output checked) in a venv that sees that stack, with the wheel.
 # Usage: tools/test_today.sh [BUILD_DIR]   (default build; the wheels go to
 # BUILD_DIR/wheels; BUILD_DIR/tools/shard and the test servers are used by
 # the tests that need the build tree, as on Debian's stack)
@@ -43,4 +45,18 @@ LIBSHARD_BUILD_DIR=$build LIBSHARD_SHARED_DIR=$shared "$stack/bin/python" "$root
   --source "$root" --build "$build" --work "$build/python/today_test" --wheel "$wheel" --stack "$stack" \
   --also interop_tests || rc=$?
 echo "test_today: the Python suite on today's stack took $(( $(date +%s) - t0 )) s (exit $rc)"
+
+# The peers benchmark's smoke mode (bench/peers/run.sh --smoke: libshard and tf.data, a few batches, every
+# output checked), so that the script cannot rot: in a venv that sees today's stack (torch, tensorflow-cpu)
+# with the wheel installed, on 320 photos cut from Debian's wallpapers (tools/setup.sh --wallpapers).
+t0=$(date +%s)
+peers_rc=0
+"$stack/bin/python" -m venv "$work/peers-env"
+site=$("$work/peers-env/bin/python" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
+"$stack/bin/python" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])" > "$site/_libshard_stack.pth"
+"$work/peers-env/bin/pip" install -q --no-deps --disable-pip-version-check "$wheel"
+"$work/peers-env/bin/python" "$root/bench/peers/make_photos.py" "$work/photos" --count 320 --classes 4
+"$root/bench/peers/run.sh" "$work/photos" --smoke --env "$work/peers-env" --out "$work/peers-out" || peers_rc=$?
+echo "test_today: the peers benchmark's smoke mode took $(( $(date +%s) - t0 )) s (exit $peers_rc)"
+((rc)) || rc=$peers_rc
 exit $rc

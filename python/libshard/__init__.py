@@ -5,12 +5,19 @@ The compiled core is :mod:`libshard._libshard`; this package re-exports it:
 * :class:`Loader` -- batches of images (uint8 / float32 / float16, NHWC or NCHW,
   optionally normalised) and int64 labels, decoded by C++ threads, as :class:`Batch`
   named tuples (:class:`SegmentationBatch` with masks) of numpy arrays that own their memory.
+* :class:`Dataset` -- the shard set and one sample decoded by its global number (no loader threads), and
+  :class:`Order` -- the epoch's order and its partition among ranks and workers: the Loader's two stages
+  below the batch ring, for map-style access and samplers.
 * :class:`ShardReader` / :class:`ShardWriter` -- records and Examples of one shard.
+* :class:`Batch`, :class:`SegmentationBatch`, :class:`DetectionBatch`, :class:`KeyedBatch`,
+  :class:`KeyedSegmentationBatch` -- the Loader's batch named tuples; :class:`EpochIterator` -- ``iter(loader)``.
 * :class:`DataLossError` -- corrupt or truncated data (a subclass of OSError).
-* :func:`convert` / :func:`verify` / :func:`inspect` -- ``shard convert`` / ``verify`` / ``inspect`` from Python
-  (:mod:`libshard.tools`).
-* :mod:`libshard.torch` -- ``ShardDataset``, a ``torch.utils.data.IterableDataset``
-  (imported on demand: ``import libshard.torch``).
+* :func:`convert` / :func:`verify` / :func:`inspect` / :func:`report` -- ``shard convert`` / ``verify`` /
+  ``inspect`` / ``report`` from Python, with their result types (:class:`ConvertResult`, :class:`ConvertProgress`,
+  :class:`VerifyReport`, :class:`Fault`, :class:`Inspection`, :class:`ReportPage`; :mod:`libshard.tools`).
+* :mod:`libshard.torch` -- ``ShardDataset``, a ``torch.utils.data.IterableDataset`` of batches; ``ShardImages``
+  (map-style) with ``ElasticSampler`` / ``MixtureSampler``; ``detection_targets`` (imported on demand:
+  ``import libshard.torch``).
 * :mod:`libshard.keras` -- ``ShardDataset``, a ``keras.utils.PyDataset`` whose item ``i`` is
   batch ``i`` of the current epoch (imported on demand: ``import libshard.keras``).
 
@@ -53,11 +60,13 @@ def _check_numpy() -> None:
 
 _check_numpy()
 
-from ._libshard import (Batch, DataLossError, DetectionBatch, EpochIterator, KeyedBatch,  # noqa: E402
-                        KeyedSegmentationBatch, Loader, SegmentationBatch, ShardReader, ShardWriter, __version__)
+from ._libshard import (Batch, DataLossError, Dataset, DetectionBatch, EpochIterator, KeyedBatch,  # noqa: E402
+                        KeyedSegmentationBatch, Loader, Order, SegmentationBatch, ShardReader, ShardWriter,
+                        __version__)
 
-__all__ = ["Batch", "DataLossError", "DetectionBatch", "EpochIterator", "KeyedBatch", "KeyedSegmentationBatch",
-           "Loader", "SegmentationBatch", "ShardReader", "ShardWriter", "__version__"]
+__all__ = ["Batch", "DataLossError", "Dataset", "DetectionBatch", "EpochIterator", "KeyedBatch",
+           "KeyedSegmentationBatch", "Loader", "Order", "SegmentationBatch", "ShardReader", "ShardWriter",
+           "__version__"]
 from .tools import (ConvertProgress, ConvertResult, Fault, Inspection, ReportPage, VerifyReport,  # noqa: E402
                     convert, inspect, report, verify)
 __all__ += ["ConvertProgress", "ConvertResult", "Fault", "Inspection", "ReportPage", "VerifyReport", "convert",

@@ -138,6 +138,160 @@ class DetectionBatch(Tuple[npt.NDArray[Any], npt.NDArray[np.int64], npt.NDArray[
     box_counts: npt.NDArray[np.int32]
 
 
+class Dataset:
+    """The shard set and one sample by its global number, without a :class:`Loader`, its ring or its threads
+    (docs/reader.md, "Stages"): ``len(ds)`` samples, ``ds[i]`` / ``ds.sample(i, epoch)`` decoded on the calling
+    thread with the GIL released, with the Loader's geometry, augmentation (drawn from ``(seed, epoch, i)``),
+    layout and dtype, so ``ds.sample(i, e)`` is the sample a Loader's batch of epoch ``e`` holds for ``i``;
+    ``labels`` and ``sample_labels`` without decoding an image. :class:`Order` gives its order and partition.
+    What ``libshard.torch.ShardImages`` is built on. Immutable; safe to share between threads."""
+
+    def __init__(self, sources: Union[str, Sequence[Union[str, Sequence[str]]]], **options: Any) -> None:
+        """
+        Args:
+            sources: as for :class:`Loader` (paths, folders, globs, a ``manifest.json``, ``s3://`` / ``https://``
+                locations; with ``weights=``, one element per source of a mixture).
+            **options: :class:`Loader`'s keywords for the shard set and one sample -- ``image_size``,
+                ``channels``, ``augment``, ``resize``, ``layout``, ``dtype``, ``mean``, ``std``, ``masks``,
+                ``boxes``, ``max_boxes``, ``box_min_visible``, ``dct_scale``, ``split``, ``keys``, ``io``,
+                ``verify_crc``, ``cache_dir``, ``cache_limit``, ``weights``, ``samples_per_epoch``,
+                ``label_maps``, ``threads`` (for ``sample_labels``) and ``seed`` (augmentation). ValueError for
+                the order's, the partition's and the batch's (``shuffle``, ``order``, ``rank``, ``world_size``,
+                ``drop_last``, ``worker``, ``num_workers``, ``block_size``, ``window_blocks``: :class:`Order`'s;
+                ``batch_size``, ``prefetch``, ``buffers``, ``slots``, ``extras``, ``on_error``: the Loader's).
+        """
+
+    def __len__(self) -> int:
+        """Samples in the dataset."""
+
+    def __getitem__(self, index: int) -> Tuple[Any, ...]:
+        """``sample(index)``; a negative index counts from the end.
+
+        Args:
+            index: the global sample number.
+        """
+
+    def sample(self, index: int, epoch: int = 0) -> Tuple[Any, ...]:
+        """One sample, as :meth:`Loader.sample`: ``(image, label[, mask][, boxes, box_labels])``.
+
+        Args:
+            index: the global sample number, 0..len-1 (shards in order, records in file order).
+            epoch: the epoch whose augmentation to apply. Default: 0.
+
+        Raises:
+            IndexError: an index out of range. DataLossError: a record that does not decode.
+        """
+
+    @property
+    def num_samples(self) -> int:
+        """Samples in the dataset (``len(ds)``)."""
+
+    @property
+    def labels(self) -> List[Tuple[int, str]]:
+        """The manifest's label map as ``[(label, name)]`` (empty without a manifest)."""
+
+    @property
+    def sample_labels(self) -> np.ndarray:
+        """Every sample's label, as :attr:`Loader.sample_labels` (read on each access)."""
+
+    @property
+    def identity(self) -> str:
+        """What a saved position names the dataset by (``state_dict()["dataset"]``)."""
+
+    @property
+    def seed(self) -> int:
+        """The augmentation seed; :class:`Order`'s default seed."""
+
+    @property
+    def image_shape(self) -> Tuple[int, int, int]:
+        """One sample's image shape: ``(H, W, C)``, or ``(C, H, W)`` with ``layout="NCHW"``."""
+
+
+class Order:
+    """An epoch's sample order and its partition among data-parallel ranks and loader workers: the
+    :class:`Loader`'s rule (docs/reader.md, "Partitioning"), the project's one, without a Loader. The epoch's
+    global order (sequential, shuffle or block-shuffle from ``(seed, epoch)``; a mixture's interleave for a
+    :class:`Dataset` made with ``weights=``) is consumed in global batches of ``batch_size * world_size``, rank
+    ``r`` taking the ``r``-th ``batch_size`` slice of each; without ``drop_last`` the order is padded to a
+    multiple of ``world_size`` from its start; a rank's batches go round-robin to ``num_workers`` workers. An
+    epoch may start at a global offset ``start`` (elastic resume: the rest of the order cut anew). With
+    ``batch_size=1`` this is ``DistributedSampler``'s strided cut. What the samplers of ``libshard.torch`` and
+    ``ShardDataset.state_dict`` are built on. Pure arithmetic; thread-safe; pickles unless made from a
+    mixture."""
+
+    def __init__(self, dataset: Union[int, Dataset], batch_size: int = 1, *, rank: int = 0, world_size: int = 1,
+                 shuffle: bool = False, order: Optional[str] = None, seed: Optional[int] = None,
+                 block_size: int = 256, window_blocks: int = 4, drop_last: bool = False, worker: int = 0,
+                 num_workers: int = 1) -> None:
+        """
+        Args:
+            dataset: a :class:`Dataset` (its size, its mixture's order, its identity) or a number of samples.
+            batch_size: samples per batch of one rank. Default: 1.
+            rank, world_size: this rank and the number of ranks. Default: 0 of 1.
+            shuffle, order, block_size, window_blocks, drop_last: as for :class:`Loader`.
+            seed: the order's seed. Default (None): the Dataset's seed, or 0 for a number of samples.
+            worker, num_workers: this loader worker and the number of them. Default: 0 of 1.
+        """
+
+    def __len__(self) -> int:
+        """This rank's samples in a whole epoch (padding included; before the worker split)."""
+
+    @property
+    def samples(self) -> int:
+        """Samples in the epoch's global order (a mixture's ``samples_per_epoch``)."""
+
+    @property
+    def identity(self) -> Dict[str, Any]:
+        """What defines the epoch's order, as a saved state holds it: ``{"seed", "order", "block_size",
+        "window_blocks", "permutation", "samples"}`` and, made from a Dataset, ``"dataset"``."""
+
+    def global_order(self, epoch: int = 0) -> npt.NDArray[np.uint64]:
+        """The epoch's order of global sample numbers over all ranks.
+
+        Args:
+            epoch: the epoch. Default: 0.
+        """
+
+    def epoch_samples(self, epoch: int = 0, start: int = 0) -> npt.NDArray[np.uint64]:
+        """This rank's global sample numbers in ``epoch`` from the global offset ``start``: its batches one
+        after another (before the worker split), as :meth:`Loader.epoch_samples`.
+
+        Args:
+            epoch: the epoch. Default: 0.
+            start: samples of the epoch's global order consumed before. Default: 0.
+        """
+
+    def samples_per_rank(self, start: int = 0) -> int:
+        """This rank's samples from ``start`` (padding included).
+
+        Args:
+            start: the global offset. Default: 0.
+        """
+
+    def rank_batches(self, start: int = 0) -> int:
+        """This rank's batches from ``start`` (before the worker split).
+
+        Args:
+            start: the global offset. Default: 0.
+        """
+
+    def batches_per_epoch(self, start: int = 0) -> int:
+        """This worker's batches from ``start``.
+
+        Args:
+            start: the global offset. Default: 0.
+        """
+
+    def consumed(self, start: int, batches: int) -> int:
+        """Samples of the epoch's global order all ranks have consumed once each had ``batches`` batches from
+        ``start`` (padding not counted): the ``consumed`` of a saved state.
+
+        Args:
+            start: the global offset the pass began at.
+            batches: batches each rank has consumed since (0..rank_batches(start); ValueError past it).
+        """
+
+
 class Loader:
     """Batches of images and int64 labels from shards, decoded by C++ threads, ``prefetch`` batches ahead.
 
@@ -307,7 +461,7 @@ class Loader:
 
     def state_dict(self) -> Dict[str, Any]:
         """The global position of the next batch: ``{"epoch", "consumed", "seed", "order", "block_size",
-        "window_blocks", "samples", "dataset", "rank", "world_size", "batch_size", "skipped"}``. ``consumed`` is
+        "window_blocks", "permutation", "samples", "dataset", "rank", "world_size", "batch_size", "skipped"}``. ``consumed`` is
         the number of samples of the epoch's global order all ranks together have consumed (the same on every
         rank at the same step); ``samples`` and ``dataset`` identify the dataset; ``skipped`` lists the records
         skipped so far (``on_error="skip"``). ValueError with ``num_workers > 1``: a worker sees only its share

@@ -41,8 +41,12 @@ import torch
 import torch.utils.data
 
 from . import _device, _libshard, _segments
-from ._elastic import _IDENTITY, ElasticSampler, _check_state, _consumed, _epoch_start, _rank_batches
-from ._libshard import Batch, KeyedBatch, KeyedSegmentationBatch, Loader, SegmentationBatch, _SlotSet
+from ._detection import _BOX_FIELDS, detection_targets
+from ._distributed import default_rank_and_world_size
+from ._images import ShardImages
+from ._libshard import Batch, KeyedBatch, KeyedSegmentationBatch, Loader, Order, SegmentationBatch, _SlotSet
+from ._resume import _IDENTITY, _check_state, _consumed_after, _epoch_start
+from ._samplers import ElasticSampler, MixtureSampler
 from ._skip_log import _SKIPS
 
 __all__ = ["ElasticSampler", "MixtureSampler", "ShardDataset", "ShardImages", "default_rank_and_world_size",
@@ -52,57 +56,10 @@ __all__ = ["ElasticSampler", "MixtureSampler", "ShardDataset", "ShardImages", "d
 _OWN = ("rank", "world_size", "worker", "num_workers", "shuffle", "seed", "drop_last", "buffers", "slots")
 
 
-def default_rank_and_world_size() -> Tuple[int, int]:
-    """The data-parallel ``(rank, world_size)``: ``torch.distributed``'s when it is initialised, else the
-    ``RANK`` and ``WORLD_SIZE`` environment variables (as set by torchrun), else ``(0, 1)``."""
-    dist = torch.distributed
-    if dist.is_available() and dist.is_initialized():
-        return dist.get_rank(), dist.get_world_size()
-    if "RANK" in os.environ and "WORLD_SIZE" in os.environ:
-        try:
-            return int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
-        except ValueError:
-            raise ValueError("RANK=%r, WORLD_SIZE=%r: expected integers"
-                             % (os.environ["RANK"], os.environ["WORLD_SIZE"])) from None
-    return 0, 1
-
-
-_BOX_FIELDS = ("boxes", "box_labels", "box_counts")
-
-
 def _fields(masks: bool, keys: bool = False, boxes: bool = False):
     """The batch named tuple of these fields (the Loader's: images, labels[, masks][, boxes...][, keys])."""
     return getattr(_libshard, ("Keyed" if keys else "") + ("Segmentation" if masks else "") +
                    ("Detection" if boxes else "") + "Batch")
-
-
-def _image_size(images) -> Tuple[int, int]:
-    """(height, width) of a batch's images, NHWC or NCHW (channels 1 or 3)."""
-    shape = tuple(images.shape)
-    nhwc, nchw = shape[-1] in (1, 3), shape[1] in (1, 3)
-    if nhwc == nchw:
-        raise ValueError("detection_targets: cannot tell the layout of images of shape %s: give image_size="
-                         "(height, width)" % (shape,))
-    return (shape[1], shape[2]) if nhwc else (shape[2], shape[3])
-
-
-def detection_targets(batch, image_size: Optional[Tuple[int, int]] = None) -> list:
-    """A ``boxes=True`` batch's boxes as torchvision's detection targets: one dict per sample, ``{"boxes":
-    float32 [N, 4] (x1, y1, x2, y2 in pixels of the output image), "labels": int64 [N]}``, on the batch's
-    device; what ``fasterrcnn_resnet50_fpn``, ``retinanet``, ``ssd`` and ``maskrcnn`` take in training::
-
-        images, labels, boxes, box_labels, box_counts = batch
-        loss = model(list(images.float() / 255), libshard.torch.detection_targets(batch))
-
-    ``image_size``: ``(height, width)``; default from the images' shape (NHWC or NCHW)."""
-    for f in _BOX_FIELDS:
-        if not hasattr(batch, f):
-            raise ValueError("detection_targets: the batch has no %s (make the loader with boxes=True)" % f)
-    boxes, labels = torch.as_tensor(batch.boxes), torch.as_tensor(batch.box_labels)
-    counts = torch.as_tensor(batch.box_counts).tolist()
-    h, w = image_size if image_size is not None else _image_size(batch.images)
-    scale = torch.tensor([w, h, w, h], dtype=torch.float32, device=boxes.device)
-    return [{"boxes": boxes[i, :n].float() * scale, "labels": labels[i, :n]} for i, n in enumerate(counts)]
 
 
 def _to_torch(batch):
@@ -309,6 +266,10 @@ class ShardDataset(torch.utils.data.IterableDataset):
         self._len = len(probe)
         # What defines the epoch's global order: a saved state must match it (Loader.load_state_dict).
         self._identity = {k: v for k, v in probe.state_dict().items() if k in _IDENTITY}
+        # The partition arithmetic of this rank (the Loader's rule; picklable, made from the sample count).
+        self._order = Order(self._identity["samples"], batch_size, rank=self.rank, world_size=self.world_size,
+                            drop_last=drop_last, seed=self._identity["seed"], order=self._identity["order"],
+                            block_size=self._identity["block_size"], window_blocks=self._identity["window_blocks"])
         self.num_samples = probe.num_samples
         self.labels = probe.labels
         image_bytes, labels, mask_bytes = probe.batch_shape
@@ -356,9 +317,6 @@ class ShardDataset(torch.utils.data.IterableDataset):
         self._shared[0] = self._epoch
         self._shared[1] = self._start
 
-    def _rank_batches(self, start: int) -> int:
-        return _rank_batches(self._identity["samples"], start, self.batch_size, self.world_size, self.drop_last)
-
     def set_epoch(self, epoch: int) -> None:
         """The next iteration yields epoch ``epoch`` (its order and its augmentation) from its first batch --
         unless ``epoch`` is the epoch of a :meth:`load_state_dict` not yet resumed, which then continues at
@@ -372,7 +330,7 @@ class ShardDataset(torch.utils.data.IterableDataset):
 
     def state_dict(self, batch: Optional[int] = None) -> Dict[str, Any]:
         """The global position to resume from: ``{"epoch", "consumed", "seed", "order", "block_size",
-        "window_blocks", "samples", "dataset", "rank", "world_size", "batch_size", "skipped"}`` -- ``consumed``
+        "window_blocks", "permutation", "samples", "dataset", "rank", "world_size", "batch_size", "skipped"}`` -- ``consumed``
         is the number of samples of the epoch's global order all ranks have consumed, the same on every rank at
         the same step. Any ``world_size``, ``rank``, ``batch_size`` or number of DataLoader workers may load it
         (docs/reader.md, "Changing the number of GPUs").
@@ -389,13 +347,7 @@ class ShardDataset(torch.utils.data.IterableDataset):
                 raise ValueError("state_dict: batches come from DataLoader workers here; pass batch=, the number "
                                  "of batches of this pass the loop has consumed (step + 1)")
             batch = self._yielded
-        if isinstance(batch, bool) or not isinstance(batch, int):
-            raise ValueError("batch: expected an integer, got %r" % (batch,))
-        left = self._rank_batches(self._start)
-        if not 0 <= batch <= left:
-            raise ValueError("batch: %d batches consumed is outside the epoch's %d batches from sample %d"
-                             % (batch, left, self._start))
-        consumed = _consumed(self._identity["samples"], self._start, batch, self.batch_size, self.world_size)
+        consumed = _consumed_after(self._order, self._start, batch)
         return dict(self._identity, epoch=self._epoch, consumed=consumed, rank=self.rank,
                     world_size=self.world_size, batch_size=self.batch_size, skipped=self.skipped)
 
@@ -478,7 +430,7 @@ class ShardDataset(torch.utils.data.IterableDataset):
             self._skips_sent = 0  # of self._loader.skipped
         loader = self._loader
         self._yielded = 0
-        if self._rank_batches(start) <= w:
+        if self._order.rank_batches(start) <= w:
             return  # no batch of the rest is this worker's
         loader.load_state_dict(dict(self._identity, epoch=epoch, consumed=start))
         skip = self.loader_options.get("on_error") == "skip"
@@ -501,99 +453,3 @@ class ShardDataset(torch.utils.data.IterableDataset):
             # without set_epoch() repeats this epoch from its start.
             self._resume = None
             self._finished = True
-
-
-class ShardImages(torch.utils.data.Dataset):
-    """Map-style access: ``len(ds)`` samples, ``ds[i] -> (image, label)`` (``(image, label, mask)`` with
-    ``masks=True``; with ``boxes=True`` a last item ``{"boxes": float32 [N, 4] in pixels (x1, y1, x2, y2),
-    "labels": int64 [N]}``, torchvision's detection target: collate with ``collate_fn=lambda b: tuple(zip(*b))``)
-    as torch tensors, decoded by the same image-record contract and options as the batch Loader
-    (``image_size``, ``layout`` -- ``"NCHW"`` gives a ``[C, H, W]`` image --, ``dtype``, ``mean``, ``std``,
-    ``augment``, ``dct_scale``, ``split``, ``keys``, ...). Use it to bring your own sampler (``WeightedRandomSampler``,
-    ``Subset``, k-fold) with ``DataLoader(ds, batch_size=B, num_workers=K)``, or :class:`ElasticSampler` for the
-    batch Loader's order with a global position that resumes on another number of ranks or workers.
-
-    It is the per-sample path: each item is decoded on the calling thread (GIL released), and batches are
-    collated by the DataLoader. The batch :class:`ShardDataset` (or :class:`libshard.Loader`) is the fast
-    path: it decodes whole batches on its own threads into memory handed over without a copy.
-
-    ``i`` is the global sample number (shards in order, records in file order; every rank's). Augmentation
-    draws from ``(seed, epoch, i)``: call :meth:`set_epoch` between epochs for new crops. The Loader is made on
-    first use in each process (DataLoader workers included), so the dataset pickles as its arguments.
-    """
-
-    def __init__(self, sources: Union[str, Sequence[str]], *, seed: int = 0, **loader_options: Any) -> None:
-        for k in ("buffers", "slots", "rank", "world_size", "worker", "num_workers", "shuffle", "order",
-                  "drop_last", "block_size", "window_blocks"):
-            if k in loader_options:
-                raise ValueError("%s: not an option of ShardImages (it reads samples by number)" % k)
-        if "extras" in loader_options:
-            raise ValueError("extras: not an option of ShardImages (an item is (image, label[, mask])); read "
-                             "features with the batches of libshard.torch.ShardDataset or libshard.Loader")
-        if loader_options.get("on_error", "raise") != "raise":
-            raise ValueError("on_error: not an option of ShardImages (ds[i] is sample i: a corrupt record raises "
-                             "DataLossError naming it); skip bad records with libshard.torch.ShardDataset")
-        self.sources = sources
-        self.seed = seed
-        self.loader_options = dict(loader_options)
-        self._epoch = 0
-        self._loader: Optional[Loader] = None
-        self._targets: Optional[list] = None
-        self._pid = -1
-        probe = self._open()
-        self._len = probe.num_samples
-        self.labels = probe.labels
-
-    def _open(self) -> Loader:
-        if self._loader is None or self._pid != os.getpid():
-            options = dict(self.loader_options)
-            options.setdefault("threads", 1)
-            options["prefetch"] = 1
-            self._loader = Loader(self.sources, 1, seed=self.seed, **options)
-            self._pid = os.getpid()
-        return self._loader
-
-    def __getstate__(self) -> Dict[str, Any]:
-        state = dict(self.__dict__)
-        state["_loader"] = None
-        state["_pid"] = -1
-        return state
-
-    def __len__(self) -> int:
-        return self._len
-
-    @property
-    def targets(self) -> list:
-        """``targets[i]`` is ``ds[i]``'s label, read once without decoding an image (as ``ImageFolder.targets``):
-        ``WeightedRandomSampler([w[t] for t in ds.targets], n)`` balances classes."""
-        if self._targets is None:
-            self._targets = self._open().sample_labels.tolist()
-        return self._targets
-
-    def set_epoch(self, epoch: int) -> None:
-        """Later items are augmented as in epoch ``epoch`` (a no-op without augmentation)."""
-        if isinstance(epoch, bool) or not isinstance(epoch, int) or not 0 <= epoch < 2 ** 63:
-            raise ValueError("epoch: expected an integer in 0..2**63-1, got %r" % (epoch,))
-        self._epoch = epoch
-
-    def __getitem__(self, index: int) -> Tuple[torch.Tensor, ...]:
-        if isinstance(index, bool) or not hasattr(index, "__index__"):
-            raise TypeError("index: expected an integer, got %r" % (index,))
-        index = index.__index__()
-        if index < 0:
-            index += self._len
-        if not 0 <= index < self._len:
-            raise IndexError("index %d out of range (%d samples)" % (index, self._len))
-        loader = self._open()
-        item = loader.sample(index, self._epoch)
-        out = [torch.from_numpy(item[0]), torch.tensor(item[1], dtype=torch.int64)]
-        if self.loader_options.get("masks"):
-            out.append(torch.from_numpy(item[2]))
-        if self.loader_options.get("boxes"):
-            h, w = _image_size(item[0][None])
-            scale = torch.tensor([w, h, w, h], dtype=torch.float32)
-            out.append({"boxes": torch.from_numpy(item[-2]) * scale, "labels": torch.from_numpy(item[-1])})
-        return tuple(out)
-
-
-from ._mixture_sampler import MixtureSampler  # noqa: E402  (it reads the ShardImages above)

@@ -138,6 +138,30 @@ def test_a_state_of_another_dataset_seed_or_order_is_refused_by_name(shards, tmp
         libshard.Loader(shards, 4, image_size=(12, 16), worker=1, num_workers=2).state_dict()
 
 
+def test_a_state_of_an_earlier_shuffle_is_refused_and_file_order_still_loads(shards):
+    # Releases before issue 44 drew the shuffles by Fisher-Yates: their positions index another order, so a state
+    # without "permutation" (or with another one) must not continue silently in this one.
+    state = ranks(shards, 1, 4)[0].state_dict()
+    assert state["permutation"] == "feistel8/1"
+    old = {k: v for k, v in state.items() if k != "permutation"}
+    for saved in (old, dict(state, permutation="fisher-yates")):
+        with pytest.raises(ValueError, match=r'state\["permutation"\].*another permutation.*consumed 0'):
+            libshard.Loader(shards, 4, image_size=(12, 16), shuffle=True, seed=5).load_state_dict(saved)
+    # The torch dataset checks it too, before any worker starts.
+    import libshard.torch as lt
+    ds = lt.ShardDataset(shards, 4, image_size=(12, 16), shuffle=True, seed=5)
+    with pytest.raises(ValueError, match="permutation"):
+        ds.load_state_dict(dict(old, rank=0, world_size=1, batch_size=4))
+    # File order is the same in every release: a sequential state without it still continues.
+    seq = libshard.Loader(shards, 4, image_size=(12, 16))
+    first = [next(seq).labels.tolist() for _ in range(2)]
+    saved = {k: v for k, v in seq.state_dict().items() if k != "permutation"}
+    again = libshard.Loader(shards, 4, image_size=(12, 16))
+    again.load_state_dict(saved)
+    whole = [b.labels.tolist() for b in libshard.Loader(shards, 4, image_size=(12, 16))]
+    assert whole[:2] == first and next(again).labels.tolist() == whole[2]
+
+
 def test_skips_survive_a_resume(tmp_path):
     write_shard(tmp_path / "a.tfrecord", 9, 0)
     with libshard.ShardWriter(str(tmp_path / "b.tfrecord")) as w:

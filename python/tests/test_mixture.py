@@ -144,8 +144,13 @@ def test_torch_shard_dataset_and_shard_images_take_weights(three):
     assert order == [int(x) for x in loader.global_order(1)]
     labels = [int(images[i][1]) for i in order[:12]]
     assert [source_of(x) for x in labels].count(0) in (6, 7, 8)
+    # Two ranks: DistributedSampler's strided cut of the epoch's order (libshard.Order with batch_size=1),
+    # padded from the order's start.
     halves = [list(lt.MixtureSampler(images, rank=r, world_size=2)) for r in (0, 1)]
-    assert halves[0] + halves[1] == [int(x) for x in loader.global_order(0)]
+    g = [int(x) for x in loader.global_order(0)]
+    assert halves == [[g[i] for i in torch.utils.data.DistributedSampler(range(len(g)), num_replicas=2, rank=r,
+                                                                         shuffle=False)] for r in (0, 1)]
+    assert sorted(halves[0] + halves[1]) == sorted(g + g[:len(g) % 2])
 
 
 def test_mixture_resumes_on_another_number_of_ranks(three):

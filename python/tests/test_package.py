@@ -61,7 +61,7 @@ def runtime_args(doc):
     return names
 
 
-@pytest.mark.parametrize("cls", ["Loader", "ShardReader", "ShardWriter"])
+@pytest.mark.parametrize("cls", ["Dataset", "Loader", "Order", "ShardReader", "ShardWriter"])
 def test_stub_documents_every_public_method_and_argument(cls):
     node = stub_classes()[cls]
     assert ast.get_docstring(node)
@@ -80,6 +80,7 @@ def test_stub_documents_every_public_method_and_argument(cls):
             continue
         want = runtime_args(doc)
         got = [a.arg for a in fn.args.args + fn.args.kwonlyargs if a.arg != "self"]
+        got += ["**" + fn.args.kwarg.arg] if fn.args.kwarg else []
         assert got == want, "%s.%s: stub arguments %s, module %s" % (cls, name, got, want)
         text = ast.get_docstring(fn) or ""
         for a in got:

@@ -78,4 +78,13 @@ TEST(TextEscapeTest, MarkupEscapeEscapesTheFiveMarkupCharactersOnly) {
   EXPECT_EQ(MarkupEscape(""), "");
 }
 
+TEST(TextEscapeTest, ByteOrderMarkLength) {
+  EXPECT_EQ(Utf8BomLength("\xEF\xBB\xBFpath,label"), 3u);
+  EXPECT_EQ(Utf8BomLength("\xEF\xBB\xBF"), 3u);
+  EXPECT_EQ(Utf8BomLength("\xEF\xBB"), 0u);          // cut short: not a mark
+  EXPECT_EQ(Utf8BomLength("\xEF\xBB\xBE..."), 0u);  // U+FFFE's first bytes differ
+  EXPECT_EQ(Utf8BomLength("path\xEF\xBB\xBF"), 0u);  // only at the start
+  EXPECT_EQ(Utf8BomLength(""), 0u);
+}
+
 }  // namespace libshard

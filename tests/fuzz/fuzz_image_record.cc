@@ -49,6 +49,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       req.spec.mode = image::ResizeMode::kLetterbox;
       req.spec.width = req.spec.height = kSide;
       break;
+    case 2:  // an eval cut: crop-or-pad (the window decode when it cuts), flipped
+      req.spec.mode = image::ResizeMode::kCropOrPad;
+      req.spec.width = req.spec.height = kSide;
+      req.flip = true;
+      break;
     default:  // a random-resized-crop style box and a flip
       req.spec.mode = image::ResizeMode::kStretch;
       req.spec.width = req.spec.height = kSide;

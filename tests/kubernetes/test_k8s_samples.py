@@ -1,4 +1,4 @@
-"""samples/kubernetes: the Indexed Job and the merge job parse as Kubernetes
+"""deploy/kubernetes: the Indexed Job and the merge job parse as Kubernetes
 Jobs, and hold what they rely on: completionMode Indexed (JOB_COMPLETION_INDEX
 becomes the task index), --num-tasks equal to completions, one s3:// prefix
 shared by both jobs, no --task-index (it comes from the index), credentials
@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 SOURCE = os.environ.get("LIBSHARD_SOURCE_DIR") or os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-SAMPLES = os.path.join(SOURCE, "samples", "kubernetes")
+SAMPLES = os.path.join(SOURCE, "deploy", "kubernetes")
 
 
 def job(name):

@@ -140,6 +140,50 @@ TEST(RecordPixelsTest, CropDecodeGivesTheFullDecodesPixels) {
   }
 }
 
+// An eval centre crop (center-crop, and crop-or-pad cutting a larger image)
+// decodes only its window: the same pixels as the full decode, for every
+// filter, with and without DCT scaling, RGB and gray, flipped or not; plans
+// that pad (crop-or-pad of a smaller side) or keep the whole image take the
+// full decode and agree too.
+TEST(RecordPixelsTest, EvalCentreCropsDecodeOnlyTheWindowWithTheFullDecodesPixels) {
+  struct Case {
+    int src_w, src_h, out_w, out_h;
+  };
+  for (const Case& k : {Case{341, 256, 224, 224}, Case{256, 341, 224, 224}, Case{200, 150, 64, 48},
+                        Case{121, 97, 96, 96}, Case{80, 200, 96, 64}, Case{90, 60, 90, 60}}) {
+    const image::Image big = testing::PatternImage(k.src_w, k.src_h, 3, 6);
+    Record r;
+    ASSERT_NO_FATAL_FAILURE(MakeRecord(*image::EncodeJpeg(big), "jpeg", nullptr, &r));
+    for (image::ResizeMode mode : {image::ResizeMode::kCenterCrop, image::ResizeMode::kCropOrPad}) {
+      for (image::Filter f : {image::Filter::kBilinear, image::Filter::kBicubic, image::Filter::kLanczos3,
+                              image::Filter::kBox, image::Filter::kNearest}) {
+        for (int channels : {3, 1}) {
+          for (bool dct : {true, false}) {
+            for (bool flip : {false, true}) {
+              PixelRequest req = Request(k.out_w, k.out_h);
+              req.channels = channels;
+              req.spec.mode = mode;
+              req.spec.width = k.out_w;
+              req.spec.height = k.out_h;
+              req.spec.filter = f;
+              req.dct_scale = dct;
+              req.flip = flip;
+              std::vector<uint8_t> window(static_cast<size_t>(k.out_w) * k.out_h * channels), full(window.size());
+              req.crop_decode = true;
+              ASSERT_TRUE(DecodeRecordPixels(r.rec, {}, {}, req, window.data(), nullptr).ok());
+              req.crop_decode = false;
+              ASSERT_TRUE(DecodeRecordPixels(r.rec, {}, {}, req, full.data(), nullptr).ok());
+              ASSERT_EQ(window, full) << k.src_w << "x" << k.src_h << " -> " << k.out_w << "x" << k.out_h << " "
+                                      << image::ResizeModeName(mode) << " filter " << static_cast<int>(f) << " C "
+                                      << channels << " dct " << dct << " flip " << flip;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 // The crop decode with DCT scaling off gives, byte for byte, the whole
 // image decoded at full scale and then resampled over the crop box (the
 // pixels of every release before crop decode), for RGB and gray; with a

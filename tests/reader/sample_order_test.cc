@@ -50,21 +50,98 @@ TEST_P(ShuffleKindsTest, IsAPermutationDeterministicPerSeedAndEpoch) {
 INSTANTIATE_TEST_SUITE_P(Kinds, ShuffleKindsTest, ::testing::Values(OrderKind::kShuffle, OrderKind::kBlockShuffle));
 
 TEST(SampleOrderTest, ShuffleIsStableAcrossReleases) {
-  // The order is part of the resume contract: pin a few values.
+  // The order is part of the resume contract (a saved position continues in
+  // a later release): pin the values of both shuffles.
   OrderOptions opt;
   opt.kind = OrderKind::kShuffle;
   opt.seed = 7;
-  auto v = SampleOrder::Create(8, opt)->GlobalOrder(3);
-  auto sorted = v;
-  std::sort(sorted.begin(), sorted.end());
-  EXPECT_EQ(sorted, Iota(8));
-  EXPECT_EQ(MixSeed(1, 2, 3), MixSeed(1, 2, 3));
-  EXPECT_NE(MixSeed(1, 2, 3), MixSeed(1, 3, 2));
-  SplitMix64 a(5), b(5);
-  for (int i = 0; i < 100; ++i) {
-    uint64_t x = a.Below(7);
-    EXPECT_LT(x, 7u);
-    EXPECT_EQ(x, b.Below(7));
+  EXPECT_EQ(SampleOrder::Create(8, opt)->GlobalOrder(3), (std::vector<uint64_t>{7, 1, 0, 4, 5, 2, 3, 6}));
+  opt.kind = OrderKind::kBlockShuffle;
+  opt.block_size = 3;
+  opt.window_blocks = 2;
+  EXPECT_EQ(SampleOrder::Create(11, opt)->GlobalOrder(3), (std::vector<uint64_t>{8, 3, 6, 5, 7, 4, 10, 2, 1, 0, 9}));
+  EXPECT_STREQ(kPermutationName, "feistel8/1");
+}
+
+TEST(SampleOrderTest, EpochOrderIsTheGlobalOrderAsAFunction) {
+  for (OrderKind kind : {OrderKind::kSequential, OrderKind::kShuffle, OrderKind::kBlockShuffle}) {
+    OrderOptions opt;
+    opt.kind = kind;
+    opt.seed = 5;
+    opt.block_size = 7;
+    opt.window_blocks = 3;
+    auto o = SampleOrder::Create(1001, opt);
+    const EpochOrder e = o->Epoch(2);
+    ASSERT_EQ(e.size(), 1001u);
+    const std::vector<uint64_t> all = o->GlobalOrder(2);
+    for (uint64_t p = 0; p < e.size(); ++p) ASSERT_EQ(e.At(p), all[p]) << OrderKindName(kind) << " at " << p;
+  }
+}
+
+TEST(SampleOrderTest, AnEpochOf10To12SamplesNeedsNoMemory) {
+  // 10^12 samples (8 TB as an array): any position evaluates at once; the
+  // positions of one stretch give distinct samples, a block shuffle's stay
+  // within its window's blocks.
+  OrderOptions opt;
+  opt.kind = OrderKind::kShuffle;
+  opt.seed = 1;
+  const uint64_t n = 1000000000000;
+  auto o = SampleOrder::Create(n, opt);
+  ASSERT_TRUE(o.ok());
+  const EpochOrder e = o->Epoch(9);
+  std::set<uint64_t> seen;
+  for (uint64_t p = n - 10000; p < n; ++p) {
+    const uint64_t s = e.At(p);
+    ASSERT_LT(s, n);
+    seen.insert(s);
+  }
+  EXPECT_EQ(seen.size(), 10000u);
+  opt.kind = OrderKind::kBlockShuffle;
+  opt.block_size = 1000;
+  opt.window_blocks = 2;
+  const EpochOrder b = SampleOrder::Create(n + 17, opt)->Epoch(9);  // the short last block somewhere
+  std::set<uint64_t> blocks;
+  for (uint64_t p = 4000; p < 6000; ++p) blocks.insert(b.At(p) / 1000);  // window 2, whole
+  EXPECT_LE(blocks.size(), 2u);
+}
+
+TEST(SampleOrderTest, BlockShuffleCoversEveryGeometryOnce) {
+  // The short last block lands in any window (first, middle, last, alone):
+  // every sample still once, and each window a run of whole blocks.
+  for (uint64_t n : {1, 2, 10, 11, 31, 32, 33, 97, 1000}) {
+    for (size_t bs : {1, 3, 8, 32}) {
+      for (size_t w : {1, 2, 5}) {
+        for (uint64_t seed : {0, 1, 2, 3}) {
+          OrderOptions opt;
+          opt.kind = OrderKind::kBlockShuffle;
+          opt.block_size = bs;
+          opt.window_blocks = w;
+          opt.seed = seed;
+          auto v = SampleOrder::Create(n, opt)->GlobalOrder(seed);
+          auto sorted = v;
+          std::sort(sorted.begin(), sorted.end());
+          ASSERT_EQ(sorted, Iota(n)) << n << " " << bs << " " << w << " " << seed;
+          // Walk the windows: each is a run of w whole blocks (the last one
+          // fewer), closed once all their samples are taken.
+          const uint64_t blocks = (n + bs - 1) / bs;
+          std::set<uint64_t> window;
+          uint64_t taken = 0, closed_blocks = 0;
+          for (uint64_t s : v) {
+            window.insert(s / bs);
+            ++taken;
+            ASSERT_LE(window.size(), w) << n << " " << bs << " " << w << " " << seed;
+            uint64_t held = 0;
+            for (uint64_t blk : window) held += std::min<uint64_t>(n, (blk + 1) * bs) - blk * bs;
+            if (taken == held && window.size() == std::min<uint64_t>(w, blocks - closed_blocks)) {
+              closed_blocks += window.size();
+              window.clear();
+              taken = 0;
+            }
+          }
+          EXPECT_EQ(closed_blocks, blocks) << n << " " << bs << " " << w << " " << seed;
+        }
+      }
+    }
   }
 }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Proves the local Slurm harness and the sample job scripts without the real
-# converter: samples/slurm/submit.sh with SHARD=fake_shard.sh submits a 3-task
+# converter: deploy/slurm/submit.sh with SHARD=fake_shard.sh submits a 3-task
 # array job and a dependent merge job; every task must run once with its own
 # index, the merge must run after all of them and see their outputs. Then a
 # second submission whose task 1 fails must leave the merge job cancelled.
@@ -16,7 +16,7 @@ work=${LIBSHARD_TEST_TMPDIR:-$LOCAL_SLURM_DIR}/slurm_array_test
 rm -rf "$work"
 mkdir -p "$work"
 export SHARD=$here/fake_shard.sh SLURM_LOGS=$work/logs
-submit=$src/samples/slurm/submit.sh
+submit=$src/deploy/slurm/submit.sh
 
 # 1. Three tasks and a merge, all succeeding.
 read -r array merge < <("$submit" "$src/samples/images" "$work/out" 3 --size 64)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Slurm evidence for distributed conversion: samples/slurm/submit.sh
+# The Slurm evidence for distributed conversion: deploy/slurm/submit.sh
 # converts samples/images as a 3-task array job plus a dependent merge job on a
 # real local Slurm (local_slurm.sh); both must end COMPLETED, and the merged
 # output must equal a single-process `shard convert` with the same options:
@@ -43,7 +43,7 @@ read -r -a options <<< "${SLURM_CONVERT_OPTIONS:---size 64 --records-per-shard 8
 rm -rf "$work"
 mkdir -p "$work"
 
-read -r array merge < <(SLURM_LOGS=$work/logs "$src/samples/slurm/submit.sh" \
+read -r array merge < <(SLURM_LOGS=$work/logs "$src/deploy/slurm/submit.sh" \
   "$src/samples/images" "$work/slurm" 3 "${options[@]}")
 [ -n "$merge" ] || fail "submit.sh printed no job ids"
 slurm_wait_jobs 600 "$array" "$merge"

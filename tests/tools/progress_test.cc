@@ -1,7 +1,7 @@
 // The progress line of `shard convert`: the terminal bar never wider than the
 // terminal (it used to be ~92 columns and wrapped in 80), the plain line for
 // logs. The periodic output and SIGINT are tested through the CLI
-// (convert_cli_test).
+// (convert_messages_cli_test.cc, convert_resume_cli_test.cc).
 #include "progress.h"
 
 #include <gtest/gtest.h>

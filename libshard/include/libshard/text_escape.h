@@ -32,6 +32,11 @@ size_t Utf8SequenceLength(std::string_view s, size_t pos);
 
 bool IsValidUtf8(std::string_view s);
 
+// The length of the UTF-8 byte order mark (EF BB BF) that `s` begins with:
+// 3, or 0 without one. Text from Excel or Notepad (CSV manifests, class maps,
+// annotation files) often starts with it; a reader skips it.
+inline size_t Utf8BomLength(std::string_view s) { return s.substr(0, 3) == "\xEF\xBB\xBF" ? 3 : 0; }
+
 // A code point that changes how the text around it is shown without being
 // seen itself: U+0080..U+009F, U+061C, U+200E, U+200F, U+202A..U+202E,
 // U+2066..U+2069, U+2028, U+2029.

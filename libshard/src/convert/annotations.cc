@@ -16,6 +16,7 @@
 #include "convert/annotations_internal.h"
 #include "libshard/io/open_file.h"
 #include "libshard/text_escape.h"
+#include "libshard/util/strings.h"
 
 namespace libshard::convert {
 namespace internal {
@@ -80,7 +81,7 @@ AnnotationFile AnnotationFiles::Read(const std::string& path, const std::string&
   const std::string& inside = RealPath(folder);
   auto within = [&inside](const std::string& real) {
     return !inside.empty() && !real.empty() &&
-           (real == inside || inside == "/" || real.compare(0, inside.size() + 1, inside + "/") == 0);
+           (real == inside || inside == "/" || util::StartsWith(real, inside + "/"));
   };
   // Where the bytes are: the link's target, or the file itself in its
   // folder's real path. Opened without following a link there.
@@ -165,7 +166,7 @@ std::vector<ObjectClass> NumberedClasses(const std::vector<std::string>& names) 
 
 StatusOr<std::vector<std::string>> ReadClassList(const std::string& path) {
   LIBSHARD_ASSIGN_OR_RETURN(std::string text, io::ReadFileToString(path, kMaxLabelFileBytes));
-  if (text.compare(0, 3, "\xEF\xBB\xBF") == 0) text.erase(0, 3);
+  text.erase(0, Utf8BomLength(text));
   std::vector<std::string> names;
   std::set<std::string> seen;
   size_t pos = 0;

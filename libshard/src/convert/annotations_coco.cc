@@ -48,7 +48,7 @@ Status ReadCoco(const AnnotationOptions& o, const Listing& listing, ParsedAnnota
   LIBSHARD_ASSIGN_OR_RETURN(std::string text, io::ReadFileToString(file, kMaxAnnotationBytes));
   // A UTF-8 byte order mark (editors on Windows write one; json.load with
   // utf-8-sig reads past it) is not JSON: skipped.
-  const size_t bom = text.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
+  const size_t bom = Utf8BomLength(text);
   coco::Instances in;
   google::protobuf::util::JsonParseOptions po;
   po.ignore_unknown_fields = true;

@@ -53,7 +53,7 @@ std::string NowRfc3339() {
 Status CheckOptions(const ConvertOptions& o) {
   if (o.input.empty()) return InvalidArgumentError("no input given");
   if (o.output.empty()) return InvalidArgumentError("no output folder given");
-  if (o.threads < 0 || o.threads > 256) return InvalidArgumentError("threads must be in 0..256 (0: one per core)");
+  LIBSHARD_RETURN_IF_ERROR(util::CheckThreadCount(o.threads));
   LIBSHARD_RETURN_IF_ERROR(CheckOutputFolder(o));
   if (o.leak_distance < 0 || o.leak_distance > kMaxLeakDistance) {
     return InvalidArgumentError("leak distance must be in 0.." + std::to_string(kMaxLeakDistance) + ", not " +
@@ -236,6 +236,7 @@ Status WriteManifestFiles(const ConvertOptions& o, ConvertResult* result) {
   if (o.num_tasks == 1) {
     LIBSHARD_RETURN_IF_ERROR(WriteRejectsTsv(o.output + "/rejects.tsv", result->manifest, o.sync));
     LIBSHARD_RETURN_IF_ERROR(WriteLabelMap(o.output, result->manifest, o.sync));
+    DropShardDetails(&result->manifest);  // O(shards + classes): the entries keep them
     result->manifest_path = manifest::ManifestInFolder(o.output);
   } else {
     result->manifest_path = TaskManifestPath(o.output, o.task_index, o.num_tasks);

@@ -6,6 +6,7 @@
 #include "convert/listing_internal.h"
 #include "libshard/convert/source_listing.h"
 #include "libshard/example/example_builder.h"
+#include "libshard/util/strings.h"
 
 namespace libshard::convert {
 namespace {
@@ -82,7 +83,7 @@ StatusOr<CsvFeature> ParseCsvFeature(std::string_view spec) {
   if (!example::IsValidFeatureKey(f.column)) {
     return InvalidArgumentError("--feature " + text + ": the column name is not UTF-8");
   }
-  if (f.column.compare(0, 6, "image/") == 0) {
+  if (util::StartsWith(f.column, "image/")) {
     return InvalidArgumentError("--feature " + text + ": keys under image/ are the converter's own; rename the column");
   }
   return f;

@@ -151,7 +151,7 @@ StatusOr<Listing> ReadSourceCsv(const std::string& csv_path, const ListOptions& 
                                 "manifest names its files (leave the rows out instead)");
   }
   LIBSHARD_ASSIGN_OR_RETURN(std::string text, io::ReadFileToString(csv_path, 1ull << 32));
-  if (text.compare(0, 3, "\xEF\xBB\xBF") == 0) text.erase(0, 3);  // a UTF-8 byte order mark
+  text.erase(0, Utf8BomLength(text));
   Listing listing;
   std::string dir = Dirname(csv_path);
   listing.root = dir.empty() ? "." : dir;

@@ -14,7 +14,9 @@
 
 #include "convert/listing_internal.h"
 #include "libshard/convert/source_listing.h"
+#include "libshard/manifest/manifest_json.h"
 #include "libshard/text_escape.h"
+#include "libshard/util/strings.h"
 
 namespace libshard::convert {
 namespace fs = std::filesystem;
@@ -34,7 +36,7 @@ std::string Lower(std::string s) {
 bool LooksLikeSplit(const std::string& name) {
   const std::string l = Lower(name);
   for (const char* p : {"train", "val", "test", "dev"}) {
-    if (l.rfind(p, 0) == 0) return true;
+    if (util::StartsWith(l, p)) return true;
   }
   return false;
 }
@@ -78,8 +80,8 @@ bool IsConvertOutputName(const std::string& name) {
     const size_t n = std::strlen(tail);
     return name.size() >= n && name.compare(name.size() - n, n, tail) == 0;
   };
-  return ends(".tfrecord") || ends(".tfrecord.idx") || name == "manifest.json" || name == "rejects.tsv" ||
-         (name.rfind("manifest.task-", 0) == 0 && ends(".json"));
+  return ends(".tfrecord") || ends(".tfrecord.idx") || name == manifest::kManifestName || name == "rejects.tsv" ||
+         (util::StartsWith(name, "manifest.task-") && ends(".json"));
 }
 
 // The non-hidden entries of `dir`, sorted by name, following symbolic links,

@@ -96,4 +96,14 @@ StatusOr<Manifest> AssembleManifest(const ConversionOptions& options, const std:
   return m;
 }
 
+void DropShardDetails(Manifest* m) {
+  for (SplitEntry& split : *m->mutable_splits()) {
+    for (ShardEntry& e : *split.mutable_shards()) {
+      e.clear_stats();
+      e.clear_rejects();
+      e.clear_image_hashes();
+    }
+  }
+}
+
 }  // namespace libshard::convert

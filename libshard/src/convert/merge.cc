@@ -210,6 +210,7 @@ StatusOr<MergeResult> MergeTasks(const std::string& dir, const MergeOptions& mer
                                       &result.shards_without_hashes));
   LIBSHARD_RETURN_IF_ERROR(WriteRejectsTsv(dir + "/rejects.tsv", result.manifest));
   LIBSHARD_RETURN_IF_ERROR(WriteLabelMap(dir, result.manifest));
+  DropShardDetails(&result.manifest);  // as a single run's manifest.json
   result.manifest_path = manifest::ManifestInFolder(dir);
   LIBSHARD_RETURN_IF_ERROR(io::WriteFileAtomically(result.manifest_path, manifest::ToJson(result.manifest)));
   return result;

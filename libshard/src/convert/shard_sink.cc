@@ -12,6 +12,7 @@
 #include "libshard/io/writable_file.h"
 #include "libshard/manifest/manifest_json.h"
 #include "libshard/text_escape.h"
+#include "libshard/util/strings.h"
 
 namespace libshard::convert::internal {
 namespace {
@@ -113,7 +114,7 @@ Status ShardSink::Finish() {
 // A complete shard from an earlier run with the same plan, or nothing.
 bool IsTransient(const Status& reject) {
   return reject.code() == StatusCode::kIOError ||
-         (reject.code() == StatusCode::kResourceExhausted && reject.message().rfind("out of memory", 0) == 0);
+         (reject.code() == StatusCode::kResourceExhausted && util::StartsWith(reject.message(), "out of memory"));
 }
 
 std::optional<ShardEntry> ReusableShard(const ConvertOptions& o, const PlannedShard& s, const std::string& plan_id,

@@ -22,7 +22,7 @@ namespace internal {
 
 static StatusOr<std::vector<std::string>> ReadLabelsFile(const std::string& path) {
   LIBSHARD_ASSIGN_OR_RETURN(std::string text, io::ReadFileToString(path, 64 << 20));
-  if (text.compare(0, 3, "\xEF\xBB\xBF") == 0) text.erase(0, 3);  // a UTF-8 byte order mark
+  text.erase(0, Utf8BomLength(text));
   std::vector<std::string> names;
   size_t pos = 0;
   int line = 0;

@@ -6,6 +6,7 @@
 
 #include "image/codec_internal.h"
 #include "libshard/image/probe.h"
+#include "libshard/text_escape.h"
 
 namespace libshard::image {
 
@@ -70,7 +71,7 @@ StatusOr<MaskColorMap> MaskColorMap::FromCsv(std::string_view csv) {
   std::vector<MaskColorClass> classes;
   bool header = false;
   int line_no = 0;
-  if (csv.substr(0, 3) == "\xEF\xBB\xBF") csv.remove_prefix(3);  // a UTF-8 byte order mark (Excel, Notepad)
+  csv.remove_prefix(Utf8BomLength(csv));
   while (!csv.empty()) {
     const size_t nl = csv.find('\n');
     std::string_view line = csv.substr(0, nl);

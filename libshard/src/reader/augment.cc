@@ -5,20 +5,14 @@
 #include <cmath>
 #include <string>
 
+#include "libshard/reader/sample_decoder.h"
+
 namespace libshard::reader {
 namespace {
 
 constexpr uint64_t kAugmentSalt = 0xA0F3C1D2E5B69788ull;
 
 }  // namespace
-
-const char* AugmentName(Augment a) { return a == Augment::kNone ? "none" : "random-resized-crop"; }
-
-StatusOr<Augment> ParseAugment(std::string_view name) {
-  if (name == "none") return Augment::kNone;
-  if (name == "random-resized-crop") return Augment::kRandomResizedCrop;
-  return InvalidArgumentError("unknown augment \"" + std::string(name) + "\" (expected none or random-resized-crop)");
-}
 
 util::SplitMix64 AugmentRng(uint64_t seed, uint64_t epoch, uint64_t sample) {
   return util::SplitMix64(util::MixSeed(seed ^ kAugmentSalt, epoch, sample));

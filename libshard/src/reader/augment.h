@@ -9,7 +9,7 @@
 #include <cstdint>
 
 #include "libshard/image/image.h"
-#include "libshard/reader/batch_loader.h"
+#include "libshard/reader/loader_options.h"
 #include "libshard/reader/record_pixels.h"
 #include "libshard/util/random.h"
 

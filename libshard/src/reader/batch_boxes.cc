@@ -10,14 +10,6 @@
 
 namespace libshard::reader {
 
-Status CheckBoxOptions(const BatchLoaderOptions& o) {
-  if (o.boxes && (o.max_boxes < 1 || o.max_boxes > 100000 || !(o.box_min_visible >= 0 && o.box_min_visible <= 1))) {
-    return InvalidArgumentError("boxes: need 1 <= max_boxes <= 100000 and 0 <= box_min_visible <= 1, got max_boxes " +
-                                std::to_string(o.max_boxes) + ", box_min_visible " + std::to_string(o.box_min_visible));
-  }
-  return Status::OK();
-}
-
 Status MapSampleBoxes(const example::ExampleView& ex, int width, int height, const PixelRequest& request,
                       float min_visible, SampleBoxes* out) {
   *out = SampleBoxes{};

@@ -13,14 +13,11 @@
 #include <cstdint>
 
 #include "libshard/example/example_view.h"
-#include "libshard/reader/batch_loader.h"
+#include "libshard/reader/loader_options.h"
 #include "libshard/reader/record_pixels.h"
 #include "libshard/status.h"
 
 namespace libshard::reader {
-
-// InvalidArgument for box options out of range (with options.boxes).
-Status CheckBoxOptions(const BatchLoaderOptions& options);
 
 // `ex`'s boxes, on a record of `width` x `height` (as a reader sees it),
 // moved onto the output image of `request`. *out is replaced whole. DataLoss

@@ -1,4 +1,4 @@
-// The loader: options checked once (NewImpl), a ring of batch slots filled in
+// The loader: options checked once (SampleDecoder::Create, in NewImpl), a ring of batch slots filled in
 // order by a producer thread (Produce, Fill) and handed to one consumer
 // (NextUntil); Seek and the destructor stop the producer (StopProducer).
 // Each sample is SampleDecoder's, on the DecodePool's threads.
@@ -19,11 +19,9 @@
 #include <system_error>
 #include <thread>
 
-#include "libshard/util/threads.h"
 #include "reader/batch_boxes.h"
 #include "reader/batch_memory.h"
 #include "reader/decode_pool.h"
-#include "reader/sample_decoder.h"
 #include "util/catch_status.h"
 
 namespace libshard::reader {
@@ -88,10 +86,10 @@ struct BatchLoader::Impl {
   mutable std::mutex skip_mu;
   std::vector<SkippedRecord> skipped;  // guarded by skip_mu
   std::set<uint64_t> skipped_samples;  // guarded by skip_mu
-  std::vector<uint64_t> order_cache;   // BatchSamples: the global order of epoch order_cache_epoch (skip_mu)
+  std::optional<EpochOrder> order_cache;  // BatchSamples: the global order of epoch order_cache_epoch (skip_mu)
   uint64_t order_cache_epoch = 0;
   void Produce(Runtime* rt, Position start);
-  Status Fill(Runtime* rt, Slot* slot, const std::vector<uint64_t>& global, Position pos);
+  Status Fill(Runtime* rt, Slot* slot, const EpochOrder& global, Position pos);
   void StopProducer(Runtime* rt, std::unique_lock<std::mutex>* lock);
   Status NextUntil(Batch* out, std::shared_ptr<BatchBlock>* owner,
                    const std::chrono::steady_clock::time_point* deadline, bool* ready);
@@ -123,7 +121,7 @@ Runtime& BatchLoader::Impl::Current() {
   return *rt;
 }
 
-Status BatchLoader::Impl::Fill(Runtime* rt, Slot* slot, const std::vector<uint64_t>& global, Position pos) {
+Status BatchLoader::Impl::Fill(Runtime* rt, Slot* slot, const EpochOrder& global, Position pos) {
   const SampleOrder::Range range = order.BatchRange(pos.batch, pos.start);
   const size_t n = range.end - range.begin;
   slot->size = n;
@@ -146,12 +144,13 @@ Status BatchLoader::Impl::Fill(Runtime* rt, Slot* slot, const std::vector<uint64
     // partition, so a resumed run of another shape replaces it the same way).
     const uint64_t at = order.GlobalIndex(range.begin + i, pos.start);
     SampleBoxes sb, *sbp = boxes ? &sb : nullptr;
-    Status s = decoder.Decode(global[at % global.size()], pos.epoch, image, mask, &slot->buf.labels[i], extras, sbp);
+    Status s = decoder.Decode(global.At(at % global.size()), pos.epoch, image, mask, &slot->buf.labels[i], extras, sbp);
     for (size_t k = 1; !s.ok() && opt.on_error == BatchLoaderOptions::OnError::kSkip && k <= 8 &&
                        (s.code() == StatusCode::kDataLoss || s.code() == StatusCode::kInvalidArgument);
          ++k) {
-      NoteSkipped(global[(at + k - 1) % global.size()], s);
-      s = decoder.Decode(global[(at + k) % global.size()], pos.epoch, image, mask, &slot->buf.labels[i], extras, sbp);
+      NoteSkipped(global.At((at + k - 1) % global.size()), s);
+      const uint64_t next = global.At((at + k) % global.size());
+      s = decoder.Decode(next, pos.epoch, image, mask, &slot->buf.labels[i], extras, sbp);
     }
     if (s.ok() && boxes) boxes->Put(i, sb);
     if (!s.ok()) {
@@ -178,7 +177,7 @@ void BatchLoader::Impl::Produce(Runtime* rt, Position pos) {
   constexpr int kBatchesInFlight = 2;
   uint64_t seq = 0;
   std::optional<uint64_t> global_epoch;  // the epoch `global` holds
-  std::shared_ptr<const std::vector<uint64_t>> global;
+  EpochOrder global;  // a value: O(1) but for a mixture's, which it shares
   int in_flight = 0;    // guarded by rt->mu
   bool failed = false;  // guarded by rt->mu
   // Marks `slot` filled with status s (under rt->mu), unless stopping: then
@@ -219,10 +218,10 @@ void BatchLoader::Impl::Produce(Runtime* rt, Position pos) {
             slot->buf = slot->block->buffers();
           }
           if (global_epoch != pos.epoch) {
-            global = std::make_shared<const std::vector<uint64_t>>(order.GlobalOrder(pos.epoch));
+            global = order.Epoch(pos.epoch);
             global_epoch = pos.epoch;
             // Remote shards: download in this part's order, ahead of the reads.
-            LIBSHARD_RETURN_IF_ERROR(ds->PlanEpoch(order, order.RankSamples(*global, pos.start), pos.batch, pos.start));
+            LIBSHARD_RETURN_IF_ERROR(ds->PlanEpoch(order, global, pos.batch, pos.start));
           }
           return Status::OK();
         },
@@ -232,7 +231,7 @@ void BatchLoader::Impl::Produce(Runtime* rt, Position pos) {
       break;
     }
     rt->decode->Run([this, rt, slot, pos, g = global, finish, what] {
-      finish(slot, pos, util::CatchAsStatus([&] { return Fill(rt, slot, *g, pos); }, [&] { return what(pos); }));
+      finish(slot, pos, util::CatchAsStatus([&] { return Fill(rt, slot, g, pos); }, [&] { return what(pos); }));
     });
     ++seq;
     if (++pos.batch >= order.batches_per_epoch(pos.start)) pos = Position{pos.epoch + 1, 0, 0};
@@ -327,48 +326,8 @@ namespace {
 StatusOr<std::unique_ptr<BatchLoader::Impl>> NewImpl(std::shared_ptr<const Dataset> dataset,
                                                      const BatchLoaderOptions& given) {
   if (dataset == nullptr) return InvalidArgumentError("BatchLoader: no dataset");
-  BatchLoaderOptions options = given;
-  LIBSHARD_RETURN_IF_ERROR(BatchLoader::ResolveShape(*dataset, &options));
-  if (options.batch_size == 0) return InvalidArgumentError("batch_size must be > 0");
-  if (options.width <= 0 || options.height <= 0 || options.width > 65535 || options.height > 65535) {
-    return InvalidArgumentError("image size " + std::to_string(options.width) + "x" + std::to_string(options.height) +
-                                " out of range");
-  }
-  if (options.channels != 1 && options.channels != 3) return InvalidArgumentError("channels must be 1 or 3");
-  if (options.threads < 0 || options.threads > 256) {
-    return InvalidArgumentError("threads must be in 0..256 (0: one per core)");
-  }
-  options.threads = util::ThreadCount(options.threads);
-  {
-    // A batch's bytes must be representable (BatchLoader::ShapeOf).
-    size_t bytes = 0;
-    const size_t sample = static_cast<size_t>(options.width) * static_cast<size_t>(options.height) *
-                          static_cast<size_t>(options.channels) * PixelTypeSize(options.dtype);
-    if (__builtin_mul_overflow(options.batch_size, sample, &bytes)) {
-      return InvalidArgumentError("batch_size " + std::to_string(options.batch_size) + " of " + std::to_string(sample) +
-                                  "-byte samples overflows memory sizes");
-    }
-  }
-  using image::ResizeMode;
-  if (options.resize != ResizeMode::kCenterCrop && options.resize != ResizeMode::kStretch &&
-      options.resize != ResizeMode::kLetterbox && options.resize != ResizeMode::kCropOrPad) {
-    return InvalidArgumentError(std::string("resize mode ") + image::ResizeModeName(options.resize) +
-                                " does not give a fixed size (use center-crop, stretch, letterbox or crop-or-pad)");
-  }
-  const auto& r = options.rrc;
-  if (!(r.scale_min > 0 && r.scale_min <= r.scale_max && r.scale_max <= 1 && r.ratio_min > 0 &&
-        r.ratio_min <= r.ratio_max)) {
-    return InvalidArgumentError(
-        "random-resized-crop: need 0 < scale_min <= scale_max <= 1, 0 < ratio_min <= ratio_max");
-  }
-  LIBSHARD_RETURN_IF_ERROR(CheckBoxOptions(options));
-  if (options.masks && dataset->HasFeature(dataset->options().keys.mask) == false) {
-    return InvalidArgumentError("masks requested, but the manifest's schema has no \"" + dataset->options().keys.mask +
-                                "\" in every record (shards without masks)");
-  }
-  LIBSHARD_ASSIGN_OR_RETURN(SampleConverter converter,
-                            SampleConverter::Create(options.layout, options.dtype, options.mean, options.std,
-                                                    options.height, options.width, options.channels));
+  LIBSHARD_ASSIGN_OR_RETURN(SampleDecoder decoder, SampleDecoder::Create(dataset, given));
+  const BatchLoaderOptions& options = decoder.options();  // checked and resolved (ResolveLoaderOptions)
   auto impl = std::make_unique<BatchLoader::Impl>();
   impl->ds = std::move(dataset);
   impl->opt = options;
@@ -376,9 +335,9 @@ StatusOr<std::unique_ptr<BatchLoader::Impl>> NewImpl(std::shared_ptr<const Datas
   if (impl->opt.order.global_order == nullptr) impl->opt.order.global_order = impl->ds->mixture();  // a mixture
   LIBSHARD_ASSIGN_OR_RETURN(impl->order, SampleOrder::Create(impl->ds->size(), impl->opt.order));
   LIBSHARD_RETURN_IF_ERROR(impl->ds->CheckReadOrder(impl->order));  // remote shards under a cache_limit
-  impl->decoder = SampleDecoder(impl->ds, impl->opt, std::move(converter));
+  impl->decoder = std::move(decoder);
   impl->image_bytes = impl->decoder.sample_bytes();
-  impl->mask_bytes = options.masks ? static_cast<size_t>(options.width) * options.height : 0;
+  impl->mask_bytes = impl->decoder.mask_bytes();
   return impl;
 }
 
@@ -386,6 +345,7 @@ StatusOr<std::unique_ptr<BatchLoader::Impl>> NewImpl(std::shared_ptr<const Datas
 
 uint64_t BatchLoader::batches_per_epoch() const { return impl_->order.batches_per_epoch(); }
 const SampleOrder& BatchLoader::order() const { return impl_->order; }
+const SampleDecoder& BatchLoader::decoder() const { return impl_->decoder; }
 const BatchLoaderOptions& BatchLoader::options() const { return impl_->opt; }
 
 Position BatchLoader::position() const {
@@ -539,17 +499,17 @@ void BatchLoader::Impl::NoteSkipped(uint64_t sample, const Status& why) {
 
 std::vector<uint64_t> BatchLoader::BatchSamples(Position p) const {
   std::lock_guard<std::mutex> lock(impl_->skip_mu);
-  if (impl_->order_cache_epoch != p.epoch || impl_->order_cache.empty()) {  // one epoch's order kept
-    impl_->order_cache = impl_->order.GlobalOrder(p.epoch);
+  if (impl_->order_cache_epoch != p.epoch || !impl_->order_cache) {  // one epoch's order kept
+    impl_->order_cache = impl_->order.Epoch(p.epoch);
     impl_->order_cache_epoch = p.epoch;
   }
-  const std::vector<uint64_t>& global = impl_->order_cache;
+  const EpochOrder& global = *impl_->order_cache;
   const SampleOrder::Range range = impl_->order.BatchRange(p.batch, p.start);
   std::vector<uint64_t> out;
   for (uint64_t i = range.begin; i < range.end; ++i) {
     const uint64_t at = impl_->order.GlobalIndex(i, p.start);
-    uint64_t s = global[at % global.size()];
-    for (size_t k = 1; k <= 8 && impl_->skipped_samples.count(s) > 0; ++k) s = global[(at + k) % global.size()];
+    uint64_t s = global.At(at % global.size());
+    for (size_t k = 1; k <= 8 && impl_->skipped_samples.count(s) > 0; ++k) s = global.At((at + k) % global.size());
     out.push_back(s);
   }
   return out;
@@ -588,10 +548,7 @@ Status BatchLoader::DecodeSample(uint64_t sample, uint64_t epoch, uint8_t* image
 
 Status BatchLoader::DecodeSample(uint64_t sample, uint64_t epoch, uint8_t* image, uint8_t* mask, int64_t* label,
                                  SampleBoxes* boxes) const {
-  if (sample >= impl_->ds->size()) return OutOfRangeError("sample " + std::to_string(sample) + " out of range");
-  if (boxes != nullptr) *boxes = SampleBoxes{};
-  return impl_->decoder.Decode(sample, epoch, image, impl_->opt.masks ? mask : nullptr, label, nullptr,
-                               impl_->opt.boxes ? boxes : nullptr);
+  return impl_->decoder.Decode(sample, epoch, image, mask, label, nullptr, boxes);
 }
 
 }  // namespace libshard::reader

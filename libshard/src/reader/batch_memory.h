@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "libshard/reader/batch_loader.h"
+#include "libshard/reader/loader_options.h"
 #include "libshard/status.h"
 
 namespace libshard::reader {

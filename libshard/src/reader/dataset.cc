@@ -206,7 +206,7 @@ Status CheckFinishedConversion(const std::string& dir) {
   bool tasks = false;
   for (fs::directory_iterator it(state, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
-    tasks = tasks || name.rfind("manifest.task-", 0) == 0;
+    tasks = tasks || util::StartsWith(name, "manifest.task-");
   }
   if (tasks) {
     return InvalidArgumentError(dir +
@@ -543,10 +543,11 @@ Status Dataset::CheckReadOrderBytes(const SampleOrder& order) const {
       " bytes; raise cache_limit to at least " + std::to_string(need) + ", or lower block_size or window_blocks");
 }
 
-Status Dataset::PlanEpoch(const SampleOrder& order, const std::vector<uint64_t>& epoch_samples, uint64_t first_batch,
+Status Dataset::PlanEpoch(const SampleOrder& order, const EpochOrder& epoch, uint64_t first_batch,
                           uint64_t start) const {
   if (remote_ == nullptr || size() == 0) return Status::OK();
   const OrderOptions& o = order.options();
+  const std::vector<uint64_t> epoch_samples = order.RankSamples(epoch, start);  // remote only: O(part)
   return remote_->Plan(ReadsOf(*this, remote_index_, order, epoch_samples, first_batch, start), o.batch_size, GapOf(o),
                        o.kind == OrderKind::kShuffle, /*check_only=*/false);
 }

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "libshard/manifest/manifest_json.h"
 #include "libshard/manifest/mixture_json.h"
 #include "libshard/reader/dataset.h"
 #include "libshard/store/object_store.h"
@@ -32,7 +33,7 @@ StatusOr<std::optional<std::string>> Dataset::FindMixtureFile(const std::vector<
     std::string candidate;
     if (util::EndsWith(src, ".json") && fs::is_regular_file(src, ec)) {
       candidate = src;
-    } else if (fs::is_directory(src, ec) && !fs::exists(fs::path(src) / "manifest.json", ec) &&
+    } else if (fs::is_directory(src, ec) && !fs::exists(fs::path(src) / manifest::kManifestName, ec) &&
                fs::is_regular_file(fs::path(src) / "mixture.json", ec)) {
       candidate = (fs::path(src) / "mixture.json").string();
     }

@@ -5,12 +5,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "libshard/image/decode.h"
 #include "libshard/image/pipeline.h"
 #include "libshard/image/raw_array.h"
 #include "libshard/image/resize.h"
+#include "libshard/image/transform.h"
 
 namespace libshard::reader {
 namespace {
@@ -82,22 +84,52 @@ Status ShapeError(const char* what, int w, int h, int c, int bits, int W, int H,
                               std::to_string(W) + "x" + std::to_string(H) + "x" + std::to_string(C) + " 8-bit");
 }
 
-// Decode-only-the-crop for kStretch + crop on an upright 8-bit YCbCr/gray
-// JPEG: the same DCT scale and the same resample box (scaled by 1/d) as
+// The part of the image `spec` resamples onto the whole output (in source
+// pixels), when that is all the output holds and it is less than the image:
+// a crop (kStretch + crop, random-resized-crop's), or a kCenterCrop /
+// kCropOrPad plan that cuts the image without padding (an eval centre crop).
+// nullopt for every other plan (letterbox, keep-ratio, padding, the whole
+// image, a box-filtered centre crop), which the full decode serves.
+std::optional<image::ResampleBox> DecodeWindow(const image::ImageInfo& info, const image::TransformSpec& spec) {
+  if (spec.crop) {
+    const image::PixelRect& c = *spec.crop;
+    return image::ResampleBox{double(c.x), double(c.y), double(c.x + c.width), double(c.y + c.height)};
+  }
+  if (spec.mode != image::ResizeMode::kCenterCrop && spec.mode != image::ResizeMode::kCropOrPad) return std::nullopt;
+  // A box filter's edges are exact to the last bit: over a window the
+  // fractional ends of a centre crop's box shift by a whole number of pixels
+  // and round differently, so a source pixel on an edge may count or not.
+  // The full decode serves it (an integer crop-or-pad cut resamples to a copy).
+  if (spec.mode == image::ResizeMode::kCenterCrop && spec.filter == image::Filter::kBox) return std::nullopt;
+  StatusOr<image::Geometry> g = image::PlanGeometry(info.width, info.height, spec);
+  if (!g.ok() || g->offset_x != 0 || g->offset_y != 0 || g->scaled_width != spec.width ||
+      g->scaled_height != spec.height || g->out_width != spec.width || g->out_height != spec.height) {
+    return std::nullopt;
+  }
+  const image::ResampleBox& b = g->box;
+  if (b.x1 - b.x0 >= info.width && b.y1 - b.y0 >= info.height) return std::nullopt;  // the whole image
+  return b;
+}
+
+// Decode-only-the-window (DecodeWindow) on an upright 8-bit YCbCr/gray JPEG:
+// the same DCT scale and the same resample box (scaled by 1/d) as
 // DecodeAndTransform, over just the region the filter reads (DecodeJpegRegion
-// gives exactly the full decode's pixels there), so the result is the same.
+// gives exactly the full decode's pixels there), so the result is the same
 // Resampled straight into `dst` (the batch slot), mirrored by the resample's
-// horizontal pass when `flip` (no pass of its own).
-Status DecodeJpegCrop(std::string_view bytes, const image::ImageInfo& info, const image::TransformSpec& spec,
-                      int channels, bool dct_scale, bool flip, uint8_t* dst) {
+// horizontal pass when `flip` (no pass of its own); a cut of whole pixels
+// of the output's size at scale 1 (kCropOrPad) is copied, mirrored as it is
+// copied.
+Status DecodeJpegWindow(std::string_view bytes, const image::ImageInfo& info, const image::TransformSpec& spec,
+                        const image::ResampleBox& window, int channels, bool dct_scale, bool flip, uint8_t* dst) {
   const int d = dct_scale ? image::ChooseJpegScale(info, spec) : 1;
-  const image::PixelRect& c = *spec.crop;
-  const double bx0 = static_cast<double>(c.x) / d, by0 = static_cast<double>(c.y) / d;
-  const double bx1 = static_cast<double>(c.x + c.width) / d, by1 = static_cast<double>(c.y + c.height) / d;
+  const double bx0 = window.x0 / d, by0 = window.y0 / d;
+  const double bx1 = window.x1 / d, by1 = window.y1 / d;
   const int sw = (info.width + d - 1) / d, sh = (info.height + d - 1) / d;
   const double shrink = std::max({1.0, (bx1 - bx0) / spec.width, (by1 - by0) / spec.height});
+  const bool copy = d == 1 && bx0 == std::floor(bx0) && by0 == std::floor(by0) && bx1 - bx0 == spec.width &&
+                    by1 - by0 == spec.height;
   // The filter's reach, plus one pixel for the rounding of the box's ends.
-  const int margin = static_cast<int>(std::ceil(FilterSupport(spec.filter) * shrink)) + 1;
+  const int margin = copy ? 0 : static_cast<int>(std::ceil(FilterSupport(spec.filter) * shrink)) + 1;
   image::PixelRect r;
   r.x = std::max(0, static_cast<int>(std::floor(bx0)) - margin);
   r.y = std::max(0, static_cast<int>(std::floor(by0)) - margin);
@@ -109,6 +141,27 @@ Status DecodeJpegCrop(std::string_view bytes, const image::ImageInfo& info, cons
   LIBSHARD_RETURN_IF_ERROR(image::DecodeJpegRegionUntrimmed(bytes, d, channels == 1, &r, &part));
   if (part.channels() != channels) {
     return ShapeError("the image", spec.width, spec.height, part.channels(), 8, spec.width, spec.height, channels);
+  }
+  if (copy) {
+    const int x0 = static_cast<int>(bx0) - r.x, y0 = static_cast<int>(by0) - r.y;
+    if (x0 < 0 || y0 < 0 || x0 + spec.width > part.width() || y0 + spec.height > part.height()) {
+      return ShapeError("the image's window", part.width(), part.height(), channels, 8, spec.width, spec.height,
+                        channels);
+    }
+    const size_t row = static_cast<size_t>(spec.width) * channels;
+    for (int y = 0; y < spec.height; ++y) {
+      const uint8_t* src = part.row(y0 + y) + static_cast<size_t>(x0) * channels;
+      uint8_t* out = dst + row * y;
+      if (!flip) {
+        std::memcpy(out, src, row);
+        continue;
+      }
+      for (int x = 0; x < spec.width; ++x) {
+        std::memcpy(out + static_cast<size_t>(spec.width - 1 - x) * channels, src + static_cast<size_t>(x) * channels,
+                    channels);
+      }
+    }
+    return Status::OK();
   }
   image::ResampleBox box;
   box.x0 = bx0 - r.x;
@@ -160,10 +213,12 @@ Status ImagePixels(const ImageRecord& rec, const ImageRecordLimits& limits, cons
     return CopyOut(decoded, W, H, C, dst, "the image");
   }
   const image::ImageInfo& info = rec.info;
-  if (r.spec.crop && r.crop_decode && info.format == image::ImageFormat::kJpeg && !info.cmyk && info.orientation == 1 &&
+  if (r.crop_decode && info.format == image::ImageFormat::kJpeg && !info.cmyk && info.orientation == 1 &&
       info.bit_depth == 8 && r.spec.width == W && r.spec.height == H) {
-    *flipped = r.flip;
-    return DecodeJpegCrop(rec.encoded, info, r.spec, C, r.dct_scale, r.flip, dst);
+    if (std::optional<image::ResampleBox> window = DecodeWindow(info, r.spec)) {
+      *flipped = r.flip;
+      return DecodeJpegWindow(rec.encoded, info, r.spec, *window, C, r.dct_scale, r.flip, dst);
+    }
   }
   image::PipelineOptions po;
   po.shrink_on_load = r.dct_scale;

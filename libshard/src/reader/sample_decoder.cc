@@ -1,5 +1,5 @@
 // One sample of a batch (sample_decoder.h).
-#include "reader/sample_decoder.h"
+#include "libshard/reader/sample_decoder.h"
 
 #include <utility>
 #include <vector>
@@ -17,6 +17,17 @@ SampleDecoder::SampleDecoder(std::shared_ptr<const Dataset> dataset, const Batch
       opt_(options),
       converter_(std::move(converter)),
       decoded_bytes_(static_cast<size_t>(options.width) * options.height * options.channels) {}
+
+StatusOr<SampleDecoder> SampleDecoder::Create(std::shared_ptr<const Dataset> dataset,
+                                              const BatchLoaderOptions& given) {
+  if (dataset == nullptr) return InvalidArgumentError("SampleDecoder: no dataset");
+  BatchLoaderOptions options = given;
+  LIBSHARD_RETURN_IF_ERROR(ResolveLoaderOptions(*dataset, &options));
+  LIBSHARD_ASSIGN_OR_RETURN(SampleConverter converter,
+                            SampleConverter::Create(options.layout, options.dtype, options.mean, options.std,
+                                                    options.height, options.width, options.channels));
+  return SampleDecoder(std::move(dataset), options, std::move(converter));
+}
 
 namespace {
 
@@ -87,6 +98,15 @@ std::string SampleDecoder::RecordName(uint64_t sample) const {
 
 Status SampleDecoder::Decode(uint64_t sample, uint64_t epoch, uint8_t* dst, uint8_t* mdst, int64_t* label,
                              std::vector<ExtraValues>* extras, SampleBoxes* boxes) const {
+  if (ds_ == nullptr || sample >= ds_->size()) {
+    return OutOfRangeError("sample " + std::to_string(sample) + " out of range (" +
+                           std::to_string(ds_ == nullptr ? 0 : ds_->size()) + " samples)");
+  }
+  if (!opt_.masks) mdst = nullptr;
+  if (boxes != nullptr && !opt_.boxes) {
+    *boxes = SampleBoxes{};
+    boxes = nullptr;
+  }
   return util::CatchAsStatus(
       [&]() -> Status {
         if (converter_.identity()) return DecodeUint8(sample, epoch, dst, mdst, label, extras, boxes);

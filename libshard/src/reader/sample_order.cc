@@ -1,21 +1,12 @@
 #include "libshard/reader/sample_order.h"
 
 #include <algorithm>
-#include <numeric>
+#include <memory>
 #include <string>
 
 #include "libshard/reader/global_order.h"
 
 namespace libshard::reader {
-namespace {
-
-template <typename It>
-void Shuffle(It first, It last, SplitMix64* rng) {
-  const uint64_t n = static_cast<uint64_t>(last - first);
-  for (uint64_t i = n; i > 1; --i) std::swap(first[i - 1], first[rng->Below(i)]);
-}
-
-}  // namespace
 
 const char* OrderKindName(OrderKind kind) {
   switch (kind) {
@@ -49,6 +40,11 @@ StatusOr<SampleOrder> SampleOrder::Create(uint64_t dataset_size, const OrderOpti
   if (o.batch_size == 0) return InvalidArgumentError("batch_size must be > 0");
   if (o.kind == OrderKind::kBlockShuffle && (o.block_size == 0 || o.window_blocks == 0)) {
     return InvalidArgumentError("block_size and window_blocks must be > 0");
+  }
+  size_t window_span = 0;
+  if (o.kind == OrderKind::kBlockShuffle && __builtin_mul_overflow(o.block_size, o.window_blocks, &window_span)) {
+    return InvalidArgumentError("block_size " + std::to_string(o.block_size) + " x window_blocks " +
+                                std::to_string(o.window_blocks) + " overflows");
   }
   size_t global_batch = 0;
   if (__builtin_mul_overflow(o.batch_size, static_cast<size_t>(o.world_size), &global_batch)) {
@@ -102,53 +98,100 @@ uint64_t SampleOrder::GlobalConsumed(uint64_t start, uint64_t rank_batch) const 
   return std::min(start, n_) + std::min(rest, done);
 }
 
-std::vector<uint64_t> SampleOrder::GlobalOrder(uint64_t epoch) const {
-  if (options_.global_order != nullptr) return options_.global_order->GlobalOrder(epoch, options_);
-  std::vector<uint64_t> order(n_);
-  std::iota(order.begin(), order.end(), uint64_t{0});
-  if (options_.kind == OrderKind::kSequential || n_ < 2) return order;
-  SplitMix64 rng(MixSeed(options_.seed, epoch, 0x5EED));
+EpochOrder SampleOrder::Epoch(uint64_t epoch) const {
+  EpochOrder e;
+  e.n_ = n_;
+  if (options_.global_order != nullptr) {
+    e.held_ = std::make_shared<const std::vector<uint64_t>>(options_.global_order->GlobalOrder(epoch, options_));
+    e.n_ = e.held_->size();
+    return e;
+  }
+  if (n_ < 2 || options_.kind == OrderKind::kSequential) return e;
+  e.kind_ = options_.kind;
+  e.seed_ = MixSeed(options_.seed, epoch, 0x5EED);
   if (options_.kind == OrderKind::kShuffle) {
-    Shuffle(order.begin(), order.end(), &rng);
-    return order;
+    e.perm_ = util::RandomPermutation(n_, e.seed_);
+    return e;
   }
-  // Block shuffle: permute the blocks, then shuffle within windows of them.
-  const uint64_t bs = options_.block_size;
-  const uint64_t blocks = (n_ + bs - 1) / bs;
-  std::vector<uint64_t> perm(blocks);
-  std::iota(perm.begin(), perm.end(), uint64_t{0});
-  Shuffle(perm.begin(), perm.end(), &rng);
-  size_t pos = 0;
-  for (uint64_t b : perm) {
-    const uint64_t begin = b * bs, end = std::min(n_, begin + bs);
-    for (uint64_t i = begin; i < end; ++i) order[pos++] = i;
-  }
-  // Window boundaries follow the permuted blocks (a short block may sit anywhere).
-  size_t start = 0;
-  uint64_t in_window = 0;
-  size_t cursor = 0;
-  for (uint64_t b : perm) {
-    cursor += std::min(n_, b * bs + bs) - b * bs;
-    if (++in_window == options_.window_blocks) {
-      Shuffle(order.begin() + start, order.begin() + cursor, &rng);
-      start = cursor;
-      in_window = 0;
-    }
-  }
-  Shuffle(order.begin() + start, order.begin() + cursor, &rng);
-  return order;
+  // Block shuffle: a permutation of the blocks, the last one short when the
+  // block size does not divide n; it sits wherever the permutation puts it.
+  e.block_size_ = options_.block_size;
+  e.window_blocks_ = options_.window_blocks;
+  const uint64_t blocks = (n_ + e.block_size_ - 1) / e.block_size_;
+  e.perm_ = util::RandomPermutation(blocks, e.seed_);
+  e.short_size_ = n_ - (blocks - 1) * e.block_size_;
+  e.short_at_ = e.short_size_ == e.block_size_ ? blocks : e.perm_.Inverse(blocks - 1);
+  return e;
 }
+
+uint64_t EpochOrder::At(uint64_t position) const {
+  if (held_ != nullptr) return (*held_)[position];
+  switch (kind_) {
+    case OrderKind::kSequential:
+      return position;
+    case OrderKind::kShuffle:
+      return perm_(position);
+    case OrderKind::kBlockShuffle:
+      return BlockShuffleAt(position);
+  }
+  return position;
+}
+
+// The samples of window j (permuted blocks [jW, jW + W)) are positions
+// [start(j), start(j) + size(j)) of the epoch: W full blocks each, less what
+// the short block lacks in the window that holds it (and in the starts of
+// the windows after it). Within a window, one more permutation (keyed by the
+// epoch and the window) shuffles its samples.
+uint64_t EpochOrder::BlockShuffleAt(uint64_t position) const {
+  const uint64_t bs = block_size_, w = window_blocks_, blocks = perm_.size();
+  const uint64_t lack = bs - short_size_;  // 0 when no block is short
+  const uint64_t windows = (blocks + w - 1) / w;
+  auto start_of = [&](uint64_t j) {  // j <= windows; j * w * bs <= n + lack
+    const uint64_t first = j * w;
+    return first * bs - (short_at_ < first ? lack : 0);
+  };
+  uint64_t j = position / bs / w;  // never past the window; at most one short of it
+  if (j + 1 < windows && position >= start_of(j + 1)) ++j;
+  const uint64_t first = j * w, end = std::min(blocks, first + w);
+  const bool holds_short = short_at_ >= first && short_at_ < end;
+  const uint64_t size = (end - first) * bs - (holds_short ? lack : 0);
+  const uint64_t q = util::RandomPermutation(size, MixSeed(seed_, j, 0xB10C))(position - start_of(j));
+  // q: a place in the window's blocks laid end to end, the short one shorter.
+  uint64_t block, within;
+  const uint64_t before = holds_short ? (short_at_ - first) * bs : size;  // samples before the short block
+  if (q < before) {
+    block = first + q / bs;
+    within = q % bs;
+  } else if (q < before + short_size_) {
+    block = short_at_;
+    within = q - before;
+  } else {
+    const uint64_t r = q - before - short_size_;
+    block = short_at_ + 1 + r / bs;
+    within = r % bs;
+  }
+  return perm_(block) * bs + within;
+}
+
+std::vector<uint64_t> EpochOrder::ToVector() const {
+  std::vector<uint64_t> v(n_);
+  for (uint64_t i = 0; i < n_; ++i) v[i] = At(i);
+  return v;
+}
+
+std::vector<uint64_t> SampleOrder::GlobalOrder(uint64_t epoch) const { return Epoch(epoch).ToVector(); }
 
 std::vector<uint64_t> SampleOrder::EpochSamples(uint64_t epoch, uint64_t start) const {
-  return RankSamples(GlobalOrder(epoch), start);
+  return RankSamples(Epoch(epoch), start);
 }
 
-std::vector<uint64_t> SampleOrder::RankSamples(const std::vector<uint64_t>& global, uint64_t start) const {
+std::vector<uint64_t> SampleOrder::RankSamples(const EpochOrder& global, uint64_t start) const {
   std::vector<uint64_t> mine;
-  if (global.empty()) return mine;
+  if (global.size() == 0) return mine;
   const uint64_t per = samples_per_rank(start);
   mine.reserve(per);
-  for (uint64_t i = 0; i < per; ++i) mine.push_back(global[GlobalIndex(i, start) % global.size()]);  // wraps: padding
+  // The index wraps for the padding.
+  for (uint64_t i = 0; i < per; ++i) mine.push_back(global.At(GlobalIndex(i, start) % global.size()));
   return mine;
 }
 

@@ -7,6 +7,7 @@
 
 #include "libshard/convert/converter.h"
 #include "libshard/util/number_text.h"
+#include "libshard/util/threads.h"
 
 namespace libshard::remote {
 namespace {
@@ -17,7 +18,7 @@ using T = std::string;
 // Every subcommand's thread cap (tools/cli_checks.h kMaxThreads), and the
 // most tasks: the most shards a split may have (five-digit shard numbers,
 // convert/shard_plan.cc).
-constexpr double kMaxThreads = 256;
+constexpr double kMaxThreads = util::kMaxThreads;
 constexpr double kMaxTasks = 99999;
 
 constexpr const char* kInput = "Input (a folder, or a CSV manifest's columns)";

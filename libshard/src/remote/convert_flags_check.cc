@@ -13,6 +13,7 @@
 #include "libshard/remote/convert_flags.h"
 #include "libshard/store/object_store.h"
 #include "libshard/util/byte_size.h"
+#include "libshard/util/strings.h"
 
 namespace libshard::remote {
 namespace {
@@ -40,7 +41,7 @@ Status CheckReadable(const std::string& flag, const std::string& path) {
 // (remote_convert.h); any other "scheme://" is not a folder, and without this
 // check the run would write a local folder named "https:" and exit 0.
 Status CheckOutputIsAFolder(const std::string& output) {
-  if (output.rfind("s3://", 0) == 0) return store::ParseLocation(output).status();
+  if (util::StartsWith(output, "s3://")) return store::ParseLocation(output).status();
   const size_t colon = output.find("://");
   if (colon == std::string::npos || colon == 0) return Status::OK();
   for (size_t i = 0; i < colon; ++i) {

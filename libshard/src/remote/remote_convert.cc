@@ -5,6 +5,7 @@
 #include "libshard/remote/uploader.h"
 #include "libshard/store/object_store.h"
 #include "libshard/store/shard_cache.h"
+#include "libshard/util/strings.h"
 
 namespace libshard::remote {
 namespace {
@@ -19,7 +20,7 @@ Status UploadError(const std::string& url, const Status& s) {
 
 }  // namespace
 
-bool IsRemoteOutput(const std::string& output) { return output.rfind("s3://", 0) == 0; }
+bool IsRemoteOutput(const std::string& output) { return util::StartsWith(output, "s3://"); }
 
 StatusOr<RemoteConvertResult> ConvertToObjectStore(const RemoteConvertOptions& options,
                                                    const convert::ProgressFn& progress) {

@@ -243,7 +243,7 @@ StatusOr<std::unique_ptr<StagedObjects>> StagedObjects::StageTaskManifests(const
   const std::string state = staged->key_prefix_ + ".libshard/manifest.task-";
   for (const store::ObjectInfo& o : objects) {
     staged->listed_[o.key] = o.size;
-    if (o.key.rfind(state, 0) != 0 || !EndsWith(o.key, ".json")) continue;
+    if (!util::StartsWith(o.key, state) || !EndsWith(o.key, ".json")) continue;
     LIBSHARD_ASSIGN_OR_RETURN(std::string rel,
                               io::NameUnderPrefix(o.key, staged->key_prefix_, staged->store_->UrlOf(o.key)));
     LIBSHARD_ASSIGN_OR_RETURN(std::string text, staged->store_->GetSmall(o.key, manifest::kMaxBytes));

@@ -17,6 +17,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using util::EndsWith;
+using util::StartsWith;
 
 // Bounds an entry object's body (an entry is a few KiB; its rejects add more).
 constexpr uint64_t kMaxEntryBytes = 64ull << 20;
@@ -27,6 +28,12 @@ std::string CrcMetadata(uint32_t crc) {
   char buf[16];
   std::snprintf(buf, sizeof(buf), "%08x", crc);
   return buf;
+}
+
+std::optional<std::string> MetadataChecksum(const store::ObjectInfo& info) {
+  const auto meta = info.metadata.find(kCrcMetadataKey);
+  if (meta == info.metadata.end()) return std::nullopt;
+  return "crc32c:" + meta->second;
 }
 
 StatusOr<std::unique_ptr<ShardUploader>> ShardUploader::Start(const std::string& url, const std::string& staging,
@@ -106,7 +113,7 @@ Status ShardUploader::Upload(const std::string& rel, std::optional<uint32_t> kno
   auto listed = listed_.find(key);
   if (listed != listed_.end() && listed->second == size) {
     StatusOr<store::ObjectInfo> there = store_->Head(key);
-    bool same = there.ok() && there->size == size && there->metadata["crc32c"] == CrcMetadata(crc);
+    bool same = there.ok() && there->size == size && there->metadata[kCrcMetadataKey] == CrcMetadata(crc);
     if (same && recheck_ && known_crc) {  // a shard: its bytes, not its metadata
       std::string why;
       LIBSHARD_ASSIGN_OR_RETURN(same, ReadBackMatches(key, size, crc, &why));
@@ -119,7 +126,7 @@ Status ShardUploader::Upload(const std::string& rel, std::optional<uint32_t> kno
     if (!there.ok() && there.status().code() != StatusCode::kNotFound) return there.status();
   }
   store::PutOptions o;
-  o.metadata["crc32c"] = CrcMetadata(crc);
+  o.metadata[kCrcMetadataKey] = CrcMetadata(crc);
   LIBSHARD_RETURN_IF_ERROR(store_->PutFile(key, path, o));
   ++uploaded_;
   Sent(key, size, crc);
@@ -147,8 +154,7 @@ std::optional<ShardEntry> ShardUploader::ShardUpHere(const std::string& file, st
   if (!crc.ok()) return std::nullopt;
   StatusOr<store::ObjectInfo> there = store_->Head(key);
   if (!there.ok()) return std::nullopt;
-  const auto meta = there->metadata.find("crc32c");
-  const std::string got = meta == there->metadata.end() ? "no crc32c metadata" : "crc32c:" + meta->second;
+  const std::string got = MetadataChecksum(*there).value_or("no crc32c metadata");
   if (there->size != e->bytes() || got != e->checksum()) {
     *why = "the object " + store_->UrlOf(key) + " has " + std::to_string(there->size) + " bytes, " + got +
            "; its entry says " + std::to_string(e->bytes()) + " bytes, " + e->checksum();
@@ -233,7 +239,7 @@ Status ShardUploader::Sweep() {
   for (auto it = fs::directory_iterator(staging_ + "/.libshard", ec); !ec && it != fs::directory_iterator();
        it.increment(ec)) {
     const std::string name = it->path().filename().string();
-    if (EndsWith(name, ".json") && name.rfind("manifest.", 0) != 0 && it->is_regular_file(ec)) entries.push_back(name);
+    if (EndsWith(name, ".json") && !StartsWith(name, "manifest.") && it->is_regular_file(ec)) entries.push_back(name);
   }
   std::sort(entries.begin(), entries.end());  // plan order within a split
   for (const std::string& name : entries) {
@@ -265,7 +271,7 @@ Status ShardUploader::Finish(bool commit) {
   for (auto it = fs::directory_iterator(staging_ + "/.libshard", ec); !ec && it != fs::directory_iterator();
        it.increment(ec)) {
     const std::string name = it->path().filename().string();
-    if (name.rfind("manifest.", 0) == 0 && EndsWith(name, ".json")) {
+    if (StartsWith(name, "manifest.") && EndsWith(name, ".json")) {
       LIBSHARD_RETURN_IF_ERROR(Upload(".libshard/" + name));  // a task's manifest, for merge
     }
   }
@@ -309,13 +315,12 @@ Status ShardUploader::CheckStillOurs() {
         if (error.ok()) error = there.status();
         continue;
       } else {
-        const auto meta = there->metadata.find("crc32c");
-        const std::string crc = meta == there->metadata.end() ? "no crc32c metadata" : "crc32c:" + meta->second;
-        if (there->size == want.first && (!want.second || crc == "crc32c:" + CrcMetadata(*want.second))) continue;
+        const std::string crc = MetadataChecksum(*there).value_or("no crc32c metadata");
+        if (there->size == want.first && (!want.second || crc == manifest::FormatChecksum(*want.second))) continue;
         now = "now " + std::to_string(there->size) + " bytes, " + crc;
       }
       std::string was = std::to_string(want.first) + " bytes";
-      if (want.second) was += ", crc32c:" + CrcMetadata(*want.second);
+      if (want.second) was += ", " + manifest::FormatChecksum(*want.second);
       std::lock_guard<std::mutex> lock(mu);
       changed.push_back(store_->UrlOf(key) + " (" + now + "; this run: " + was + ")");
     }

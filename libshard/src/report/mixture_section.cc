@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "libshard/manifest/manifest_json.h"
 #include "libshard/manifest/mixture_json.h"
 #include "libshard/reader/dataset.h"
 #include "report/page_parts.h"
@@ -17,7 +18,7 @@ std::optional<std::string> MixtureFileOf(const std::string& source) {
   std::error_code ec;
   std::string file = source;
   if (fs::is_directory(source, ec)) {
-    if (fs::exists(fs::path(source) / "manifest.json", ec)) return std::nullopt;
+    if (fs::exists(fs::path(source) / manifest::kManifestName, ec)) return std::nullopt;
     file = (fs::path(source) / "mixture.json").string();
   }
   if (!fs::is_regular_file(file, ec)) return std::nullopt;

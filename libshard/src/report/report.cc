@@ -28,6 +28,7 @@
 #include "libshard/reader/record_pixels.h"
 #include "libshard/reader/shard_reader.h"
 #include "libshard/util/random.h"
+#include "libshard/util/threads.h"
 #include "libshard/verify/verifier.h"
 #include "report/box_sections.h"
 #include "report/dataset_sections.h"
@@ -118,7 +119,9 @@ Status ValidateReportOptions(const ReportOptions& o) {
   if (o.thumbnail_size < 16 || o.thumbnail_size > 512) return bad("thumbnail_size", "16..512");
   if (o.thumbnail_quality < 1 || o.thumbnail_quality > 100) return bad("thumbnail_quality", "1..100");
   if (o.max_scan_records < 1) return bad("max_scan_records", "1..2^64-1");
-  if (o.threads < 0 || o.threads > 256) return bad("threads", "0..256");
+  if (o.threads < 0 || o.threads > util::kMaxThreads) {
+    return bad("threads", ("0.." + std::to_string(util::kMaxThreads)).c_str());
+  }
   if (o.verify_decode && !o.verify) return InvalidArgumentError("report option verify_decode needs verify");
   return Status::OK();
 }

@@ -11,6 +11,7 @@
 #include "libshard/io/open_file.h"
 #include "libshard/io/writable_file.h"
 #include "libshard/store/local_store.h"
+#include "libshard/util/strings.h"
 
 namespace libshard::store {
 namespace {
@@ -131,8 +132,8 @@ class LocalStore : public ObjectStore {
          !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
       if (!it->is_regular_file(ec)) continue;
       std::string p = it->path().string();
-      if (dir.empty() && p.rfind("./", 0) == 0) p = p.substr(2);
-      if (p.rfind(full, 0) != 0) continue;
+      if (dir.empty() && util::StartsWith(p, "./")) p = p.substr(2);
+      if (!util::StartsWith(p, full)) continue;
       ObjectInfo info;
       info.key = root_.empty() ? p : p.substr(std::min(p.size(), root_.size() + 1));
       info.size = it->file_size(ec);

@@ -5,7 +5,6 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -16,9 +15,11 @@
 #include <cstring>
 #include <filesystem>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "libshard/io/contained_path.h"
+#include "libshard/io/file_lock.h"
 #include "libshard/io/writable_file.h"
 #include "libshard/util/strings.h"
 
@@ -32,22 +33,13 @@ constexpr char kPartialMark[] = ".libshard-partial-";
 
 using util::EndsWith;
 
-// flock, retried on EINTR.
-int Flock(int fd, int op) {
-  int rc;
-  do {
-    rc = ::flock(fd, op);
-  } while (rc != 0 && errno == EINTR);
-  return rc;
-}
-
 // Removes NAME.libshard-partial-* beside `path`: what a killed download left.
 void RemovePartials(const std::string& path) {
   const fs::path p(path);
   const std::string prefix = p.filename().string() + kPartialMark;
   std::error_code ec;
   for (auto it = fs::directory_iterator(p.parent_path(), ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
-    if (it->path().filename().string().rfind(prefix, 0) == 0) fs::remove(it->path(), ec);
+    if (util::StartsWith(it->path().filename().string(), prefix)) fs::remove(it->path(), ec);
   }
 }
 
@@ -56,12 +48,9 @@ void RemovePartials(const std::string& path) {
 // or the writing process has exited (checked only when the lock is held by
 // someone, as a pid may be reused).
 bool StalePartial(const std::string& path, size_t mark) {
-  const std::string lock_path = path.substr(0, mark) + kLockSuffix;
-  const int fd = ::open(lock_path.c_str(), O_RDWR | O_CLOEXEC);
-  if (fd < 0) return true;  // no lock file: no download under it
-  const bool free = Flock(fd, LOCK_EX | LOCK_NB) == 0;
-  ::close(fd);
-  if (free) return true;
+  StatusOr<std::optional<io::FileLock>> lock = io::FileLock::TryAcquire(
+      path.substr(0, mark) + kLockSuffix, io::LockKind::kExclusive, io::FileLock::Create::kNo);
+  if (!lock.ok() || lock->has_value()) return true;  // no lock file, or nobody holds it: no download under it
   const long pid = std::strtol(path.c_str() + mark + std::strlen(kPartialMark), nullptr, 10);
   return pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
 }
@@ -131,7 +120,7 @@ StatusOr<std::unique_ptr<CachedFile>> ShardCache::FetchUnverified(ObjectStore& s
                                                                   const std::string& local_path, uint64_t max_bytes) {
   const std::string root = fs::path(dir_).lexically_normal().string();
   const std::string p = fs::path(local_path).lexically_normal().string();
-  if (p.rfind(root + "/", 0) != 0) return InvalidArgumentError(local_path + ": not inside the cache folder " + dir_);
+  if (!util::StartsWith(p, root + "/")) return InvalidArgumentError(local_path + ": not inside the cache folder " + dir_);
   return Get(store, key, p, nullptr, max_bytes);
 }
 
@@ -142,9 +131,8 @@ StatusOr<std::unique_ptr<CachedFile>> ShardCache::Get(ObjectStore& store, const 
   std::error_code ec;
   fs::create_directories(fs::path(path).parent_path(), ec);
   if (ec) return IOError("cache " + path + ": " + ec.message());
-  const std::string lock_path = path + kLockSuffix;
-  const int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return ErrnoError(lock_path, errno);
+  // Shared: waits for a download in progress elsewhere.
+  LIBSHARD_ASSIGN_OR_RETURN(io::FileLock lock, io::FileLock::Acquire(path + kLockSuffix, io::LockKind::kShared));
   auto complete = [&] {
     struct stat st;
     return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
@@ -152,28 +140,17 @@ StatusOr<std::unique_ptr<CachedFile>> ShardCache::Get(ObjectStore& store, const 
   };
   auto pinned = [&]() -> std::unique_ptr<CachedFile> {
     ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0);  // least recently used: by mtime
-    return std::make_unique<CachedFile>(path, fd);
+    return std::make_unique<CachedFile>(path, lock.ReleaseDescriptor());
   };
-  // Shared: waits for a download in progress elsewhere.
-  if (Flock(fd, LOCK_SH) != 0) {
-    const int e = errno;
-    ::close(fd);
-    return ErrnoError("flock " + lock_path, e);
-  }
   if (complete()) {
     ++reused_;
     return pinned();
   }
-  // Exclusive for the download (released first: two shared holders that
-  // both upgrade would wait for each other).
-  Flock(fd, LOCK_UN);
-  if (Flock(fd, LOCK_EX) != 0) {
-    const int e = errno;
-    ::close(fd);
-    return ErrnoError("flock " + lock_path, e);
-  }
+  // Exclusive for the download (FileLock::Change drops the shared lock first:
+  // two shared holders that both upgrade would wait for each other).
+  LIBSHARD_RETURN_IF_ERROR(lock.Change(io::LockKind::kExclusive));
   if (complete()) {  // someone else finished it meanwhile
-    Flock(fd, LOCK_SH);
+    (void)lock.Change(io::LockKind::kShared);
     ++reused_;
     return pinned();
   }
@@ -181,8 +158,7 @@ StatusOr<std::unique_ptr<CachedFile>> ShardCache::Get(ObjectStore& store, const 
   auto fail = [&](Status s, const std::string& tmp) {
     std::error_code ignored;
     if (!tmp.empty()) fs::remove(tmp, ignored);
-    ::close(fd);
-    return s;
+    return s;  // the lock goes with `lock`
   };
   // An object without a stated size (an .idx) is read into memory first, so
   // that room is made for its real size rather than for its bound.
@@ -235,7 +211,7 @@ StatusOr<std::unique_ptr<CachedFile>> ShardCache::Get(ObjectStore& store, const 
   if (s.ok()) s = io::RenameFile(tmp, path, /*sync=*/false);
   if (!s.ok()) return fail(s, tmp);
   ++downloads_;
-  Flock(fd, LOCK_SH);
+  (void)lock.Change(io::LockKind::kShared);
   return pinned();
 }
 
@@ -284,10 +260,9 @@ Status ShardCache::MakeRoom(uint64_t incoming, const std::string& url) {
   uint64_t in_use = 0;
   for (const Entry& e : entries) {
     if (used + incoming <= limit_) break;
-    const std::string lock_path = e.path + kLockSuffix;
-    const int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0) continue;
-    if (Flock(fd, LOCK_EX | LOCK_NB) == 0) {  // nobody pins it
+    StatusOr<std::optional<io::FileLock>> lock = io::FileLock::TryAcquire(e.path + kLockSuffix, io::LockKind::kExclusive);
+    if (!lock.ok()) continue;
+    if (lock->has_value()) {  // nobody pins it
       if (fs::remove(e.path, ec)) {
         used -= e.size;
         ++evicted_;
@@ -295,7 +270,6 @@ Status ShardCache::MakeRoom(uint64_t incoming, const std::string& url) {
     } else {
       in_use += e.size;
     }
-    ::close(fd);
   }
   if (used + incoming <= limit_) return reserve();
   return ResourceExhaustedError("cache " + dir_ + ": cache_limit " + std::to_string(limit_) + " bytes cannot hold " +

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "libshard/store/store_config.h"
+#include "libshard/util/strings.h"
 #include "store/s3/aws_profile.h"
 
 namespace libshard::store {
@@ -32,7 +33,7 @@ Status CheckEndpoint(const std::string& endpoint, const std::string& source) {
   // The endpoint as messages may show it: user-info dropped.
   const std::string shown =
       has_user_info ? endpoint.substr(0, host) + "<user-info removed>" + endpoint.substr(at) : endpoint;
-  if (endpoint.rfind("http://", 0) != 0 && endpoint.rfind("https://", 0) != 0) {
+  if (!util::StartsWith(endpoint, "http://") && !util::StartsWith(endpoint, "https://")) {
     return InvalidArgumentError(source + ": endpoint '" + shown +
                                 "': expected http://HOST[:PORT] or https://HOST[:PORT]");
   }

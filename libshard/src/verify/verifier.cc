@@ -13,6 +13,7 @@
 #include "index_check.h"
 #include "libshard/crc32c.h"
 #include "libshard/io/open_file.h"
+#include "libshard/util/threads.h"
 #include "read_window.h"
 #include "record_sink.h"
 #include "util/catch_status.h"
@@ -86,9 +87,7 @@ FileResult VerifyFileUnguarded(const std::string& path, const VerifyOptions& opt
 
 Status ValidateOptions(const VerifyOptions& options) {
   if (options.max_faults_per_file < 1) return InvalidArgumentError("max_faults_per_file must be at least 1");
-  if (options.threads < 0 || options.threads > 256) {
-    return InvalidArgumentError("threads must be in 0..256 (0: one per core)");
-  }
+  LIBSHARD_RETURN_IF_ERROR(util::CheckThreadCount(options.threads));
   if (options.decode_images && !options.check_examples) {
     return InvalidArgumentError("decode_images needs check_examples (images live in tf.Examples)");
   }

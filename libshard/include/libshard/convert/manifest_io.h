@@ -58,6 +58,16 @@ StatusOr<Manifest> AssembleManifest(const ConversionOptions& options, const std:
                                     const std::vector<FeatureSpec>& schema, std::vector<ShardEntry> shards,
                                     const std::vector<Reject>& listing_rejects, bool complete);
 
+// What a complete manifest.json leaves to the shard entries (OUT/.libshard/
+// <shard>.json), so that it grows with the shards and the classes, not with
+// the records: each shard's stats (its own label histogram, source sizes and
+// channel sums: a 1M-record set of 1,000 classes had 42 MB of them), its
+// rejects (the manifest's rejects[] lists each one) and its image hashes.
+// The split and total stats stay. A task's partial manifest keeps them all
+// (shard merge assembles the whole from them). Old manifests that carry
+// them still read: every reader takes the splits' stats.
+void DropShardDetails(Manifest* m);
+
 }  // namespace libshard::convert
 
 #endif  // LIBSHARD_CONVERT_MANIFEST_IO_H_

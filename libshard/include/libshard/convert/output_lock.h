@@ -19,13 +19,16 @@
 //
 // Errors: kFailedPrecondition naming the folder when another writer holds
 // the lock (never waits); IOError when the lock file cannot be created.
-// Thread-safety: one object per acquisition; movable, not copyable.
+// Thread-safety: one object per acquisition; movable, not copyable. The
+// locks are io::FileLock's (io/file_lock.h).
 #ifndef LIBSHARD_CONVERT_OUTPUT_LOCK_H_
 #define LIBSHARD_CONVERT_OUTPUT_LOCK_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
+#include "libshard/io/file_lock.h"
 #include "libshard/status.h"
 
 namespace libshard::convert {
@@ -38,17 +41,12 @@ class OutputLock {
   // for kTask.
   static StatusOr<OutputLock> Acquire(const std::string& output_dir, LockMode mode, uint32_t task_index = 0,
                                       uint32_t num_tasks = 1);
-  OutputLock(OutputLock&& other) noexcept;
-  OutputLock& operator=(OutputLock&& other) noexcept;
-  OutputLock(const OutputLock&) = delete;
-  OutputLock& operator=(const OutputLock&) = delete;
-  ~OutputLock();
 
  private:
-  OutputLock() = default;
-  void Release();
-  int folder_fd_ = -1;  // OUT/.libshard/lock
-  int task_fd_ = -1;    // OUT/.libshard/lock.task-IIIII-of-NNNNN, kTask only
+  OutputLock(io::FileLock folder, std::optional<io::FileLock> task)
+      : folder_(std::move(folder)), task_(std::move(task)) {}
+  io::FileLock folder_;              // OUT/.libshard/lock
+  std::optional<io::FileLock> task_;  // OUT/.libshard/lock.task-IIIII-of-NNNNN, kTask only
 };
 
 }  // namespace libshard::convert

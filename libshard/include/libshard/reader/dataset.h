@@ -308,16 +308,16 @@ class Dataset {
   // limit accepted here holds for every epoch.
   Status CheckReadOrder(const SampleOrder& order) const;
   // PlanEpoch(): the loader reads, in order, the batches first_batch.. of
-  // `order` in `epoch_samples` (SampleOrder::EpochSamples(epoch, start), the
-  // epoch's cut from global offset `start`): the shards are
+  // `order` in `epoch` (SampleOrder::Epoch(), cut from global offset `start`
+  // for this part: its samples_per_rank(start) sample numbers are held while
+  // planning, for remote shards only; local ones plan nothing): the shards are
   // downloaded in first-touch order, download_threads at once, a bounded
   // window ahead of the reads; shards this part never reads are not
   // downloaded; under a cache_limit the part cannot hold whole, a shard is
   // unpinned (evictable) once its reads in this stretch of the order are
   // done. Replaces the previous plan. Errors: as CheckReadOrder(), but
   // ResourceExhausted.
-  Status PlanEpoch(const SampleOrder& order, const std::vector<uint64_t>& epoch_samples, uint64_t first_batch,
-                   uint64_t start = 0) const;
+  Status PlanEpoch(const SampleOrder& order, const EpochOrder& epoch, uint64_t first_batch, uint64_t start = 0) const;
   // Remote shards: objects downloaded into the cache so far by this dataset
   // (for tests and benchmarks).
   uint64_t downloads() const;

@@ -14,9 +14,11 @@
 //   - JPEG / PNG: decoded with image::DecodeAndTransform (JPEG DCT scaling
 //     when the plan shrinks 2x or more, unless dct_scale is off); an image already of the slot's size
 //     with no geometry asked is decoded and copied as it is. A crop of an
-//     upright 8-bit JPEG with crop_decode decodes only the rows and iMCU
-//     columns the crop (plus the filter's reach) needs, at the same DCT
-//     scale: the same pixels as the full decode.
+//     upright 8-bit JPEG with crop_decode (an explicit crop box, or a
+//     center-crop / crop-or-pad plan that cuts the image without padding:
+//     an eval centre crop) decodes only the rows and iMCU columns the crop
+//     (plus the filter's reach) needs, at the same DCT scale: the same
+//     pixels as the full decode.
 //   - raw arrays: a uint8 array of exactly the slot's shape, with no
 //     geometry, is decompressed (and unfiltered) straight into the slot;
 //     others are decoded (16-bit reduced as round(v / 257), as 16-bit PNGs

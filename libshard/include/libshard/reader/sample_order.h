@@ -8,20 +8,29 @@
 //   o.kind = OrderKind::kShuffle; o.seed = 42;
 //   o.rank = 1; o.world_size = 4; o.batch_size = 32;
 //   LIBSHARD_ASSIGN_OR_RETURN(SampleOrder order, SampleOrder::Create(dataset_size, o));
-//   std::vector<uint64_t> epoch3 = order.EpochSamples(3);      // this rank's samples
+//   EpochOrder epoch3 = order.Epoch(3);       // the global order, as a function
+//   uint64_t first = epoch3.At(0);            // O(1) time and memory, any n
+//   std::vector<uint64_t> mine = order.EpochSamples(3);      // this rank's samples
 //   for (size_t b = 0; b < order.batches_per_epoch(); ++b) Batch(order.BatchRange(b));
 //
 // Orders, over the dataset's global sample numbers 0..n-1 (shards in the
 // dataset's order, records in file order):
 //   kSequential    0, 1, ..., n-1 every epoch.
-//   kShuffle       a full permutation (Fisher-Yates) drawn from (seed, epoch):
-//                  no shuffle buffer, every sample equally likely anywhere.
+//   kShuffle       a full permutation drawn from (seed, epoch): no shuffle
+//                  buffer, every sample equally likely anywhere. A seeded
+//                  bijection of [0, n) (util/permutation.h), so an epoch's
+//                  order costs O(1) memory and its start O(1) work at any n.
 //   kBlockShuffle  quasi-random, as FFCV's: the samples are cut into blocks of
 //                  `block_size` consecutive records, the blocks are permuted,
 //                  and the samples within each window of `window_blocks`
 //                  consecutive (permuted) blocks are shuffled together. Reads
 //                  stay within a few blocks at a time (good for disks and
-//                  pread), at some cost in randomness.
+//                  pread), at some cost in randomness. Bijections too (one of
+//                  the blocks, one per window), O(1) memory.
+// The values are pinned (tests/reader/sample_order_test.cc): a saved position
+// continues in the same order in any later release. (Releases before the
+// bijections drew kShuffle and kBlockShuffle by Fisher-Yates; their saved
+// states carry no "permutation" (kPermutationName) and are refused.)
 //
 // Partitioning, global-batch-major (NOT PyTorch DistributedSampler's
 // contiguous parts): with GB = batch_size * world_size, global batch k of the
@@ -65,13 +74,19 @@
 #include <vector>
 
 #include "libshard/status.h"
+#include "libshard/util/permutation.h"
 #include "libshard/util/random.h"
 
 namespace libshard::reader {
 
 class GlobalOrderSource;  // reader/global_order.h
+class SampleOrder;
 
 enum class OrderKind { kSequential, kShuffle, kBlockShuffle };
+// The name of the shuffles' permutation, which saved positions carry
+// ("permutation") so that a position saved under another one is refused
+// instead of continuing in an order that is not the saved run's.
+inline constexpr char kPermutationName[] = "feistel8/1";
 // "sequential", "shuffle", "block-shuffle".
 const char* OrderKindName(OrderKind kind);
 StatusOr<OrderKind> ParseOrderKind(std::string_view name);
@@ -108,6 +123,35 @@ struct OrderOptions {
 using util::MixSeed;
 using util::SplitMix64;
 
+// One epoch's global order as a function of the position: At(p) is the
+// global sample number at position p of the epoch, in O(1) time and memory
+// for the orders above; a GlobalOrderSource's order (a mixture's) is held
+// whole, shared between copies. A value type, cheap to copy; safe from any
+// thread.
+class EpochOrder {
+ public:
+  EpochOrder() = default;
+  // Positions in the epoch: SampleOrder::dataset_size().
+  uint64_t size() const { return n_; }
+  // The sample at `position` < size().
+  uint64_t At(uint64_t position) const;
+  // All of them, in order (size() values: for tests and small sets).
+  std::vector<uint64_t> ToVector() const;
+
+ private:
+  friend class SampleOrder;
+  uint64_t BlockShuffleAt(uint64_t position) const;
+  OrderKind kind_ = OrderKind::kSequential;
+  uint64_t n_ = 0;
+  uint64_t seed_ = 0;           // kBlockShuffle: the windows' keys derive from it
+  uint64_t block_size_ = 1;     // kBlockShuffle
+  uint64_t window_blocks_ = 1;  // kBlockShuffle
+  uint64_t short_at_ = 0;       // kBlockShuffle: the permuted place of the short last block
+  uint64_t short_size_ = 0;     // kBlockShuffle: its records (block_size_ when none is short)
+  util::RandomPermutation perm_;  // kShuffle: of the samples; kBlockShuffle: of the blocks
+  std::shared_ptr<const std::vector<uint64_t>> held_;  // a GlobalOrderSource's order
+};
+
 class SampleOrder {
  public:
   // InvalidArgument for a bad rank / world_size / worker / batch size, or
@@ -131,17 +175,20 @@ class SampleOrder {
   // GB). Padding is not counted: the end of the epoch is dataset_size().
   uint64_t GlobalConsumed(uint64_t start, uint64_t rank_batch) const;
 
-  // The whole epoch's order over all ranks (a permutation of 0..n-1 for the
-  // shuffles; options().global_order's when set).
+  // The epoch's global order over all ranks, as a function (O(1) memory but
+  // for a GlobalOrderSource's, which it holds).
+  EpochOrder Epoch(uint64_t epoch) const;
+  // The same, all of it (a permutation of 0..n-1 for the shuffles;
+  // options().global_order's when set): n values.
   std::vector<uint64_t> GlobalOrder(uint64_t epoch) const;
   // This rank's samples in the epoch from `start`, in order (its batches one
-  // after another; BatchRange() indexes it).
+  // after another; BatchRange() indexes it): samples_per_rank(start) values.
   std::vector<uint64_t> EpochSamples(uint64_t epoch, uint64_t start = 0) const;
-  // The same from an epoch's GlobalOrder().
-  std::vector<uint64_t> RankSamples(const std::vector<uint64_t>& global, uint64_t start = 0) const;
+  // The same from an epoch's order.
+  std::vector<uint64_t> RankSamples(const EpochOrder& global, uint64_t start = 0) const;
   // Where this rank's sample `i` (an index of EpochSamples(epoch, start))
   // sits in the epoch's global order: a position in [start, start +
-  // padded rest); the sample is global[position % dataset_size()].
+  // padded rest); the sample is Epoch(epoch).At(position % dataset_size()).
   uint64_t GlobalIndex(uint64_t i, uint64_t start = 0) const;
   // Batch `b` (0 <= b < batches_per_epoch(start)) of this worker, from
   // EpochSamples(epoch, start): a subrange of it.

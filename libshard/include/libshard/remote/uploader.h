@@ -56,6 +56,12 @@ namespace libshard::remote {
 // The value of an object's x-amz-meta-crc32c: the CRC-32C as 8 lower-case
 // hex digits (what resume and `shard merge s3://` compare).
 std::string CrcMetadata(uint32_t crc);
+// The metadata key it is stored under ("crc32c": x-amz-meta-crc32c on S3).
+inline constexpr const char* kCrcMetadataKey = "crc32c";
+// An object's x-amz-meta-crc32c as a manifest checksum ("crc32c:xxxxxxxx",
+// manifest/manifest_json.h), to compare with a ShardEntry's checksum; nullopt
+// when the object has none.
+std::optional<std::string> MetadataChecksum(const store::ObjectInfo& info);
 
 class ShardUploader {
  public:

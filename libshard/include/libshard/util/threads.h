@@ -6,11 +6,23 @@
 //
 //   tbb::task_arena arena(libshard::util::ThreadCount(options.threads));
 //
+// The one cap on a thread count option (convert, verify, report, the
+// loader; the CLI's flags and the Python keywords): 0..kMaxThreads.
+//
 // Thread-safety: thread-safe.
 #ifndef LIBSHARD_UTIL_THREADS_H_
 #define LIBSHARD_UTIL_THREADS_H_
 
+#include "libshard/status.h"
+
 namespace libshard::util {
+
+// The largest thread count an option takes.
+inline constexpr int kMaxThreads = 256;
+
+// InvalidArgument "threads must be in 0..256 (0: one per core)" for a count
+// outside 0..kMaxThreads.
+Status CheckThreadCount(int threads);
 
 // `threads` when it is above 0; for 0 (or less), one per core (at least 1).
 int ThreadCount(int threads);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "libshard/store/http_transport.h"
+#include "libshard/util/strings.h"
 #include "store/http/retry_policy.h"
 
 namespace libshard::store {
@@ -64,7 +65,7 @@ size_t OnHeader(char* data, size_t size, size_t n, void* user) {
   auto* x = static_cast<Exchange*>(user);
   const size_t len = size * n;
   std::string line(data, len);
-  if (line.rfind("HTTP/", 0) == 0) {  // a new response (after a 100 Continue)
+  if (util::StartsWith(line, "HTTP/")) {  // a new response (after a 100 Continue)
     x->response->headers.clear();
     return len;
   }

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "libshard/crc32c.h"
+#include "libshard/util/strings.h"
 #include "store/http/http_text.h"
 #include "store/http/retry_policy.h"
 
@@ -37,7 +38,7 @@ StatusOr<ObjectInfo> HttpObjectStore::Head(const std::string& key) {
   info.size = std::strtoull(it->second.c_str(), nullptr, 10);
   if (r.headers.count("etag")) info.etag = Unquote(r.headers["etag"]);
   for (const auto& [name, value] : r.headers) {
-    if (name.rfind("x-amz-meta-", 0) == 0) info.metadata[name.substr(11)] = value;
+    if (util::StartsWith(name, "x-amz-meta-")) info.metadata[name.substr(11)] = value;
   }
   return info;
 }

@@ -16,6 +16,7 @@
 #include "libshard/store/s3_store.h"
 #include "libshard/text_escape.h"
 #include "libshard/util/sha256.h"
+#include "libshard/util/strings.h"
 #include "store/http/http_object_store.h"
 #include "store/http/http_text.h"
 #include "store/s3/s3_error.h"
@@ -108,7 +109,7 @@ class S3Store : public HttpObjectStore {
       std::string outside;
       h.on_end = [&](const std::string& p) {
         if (p != "ListBucketResult/Contents") return;
-        if (cur.key.compare(0, prefix.size(), prefix) != 0 && outside.empty()) outside = cur.key;
+        if (!util::StartsWith(cur.key, prefix) && outside.empty()) outside = cur.key;
         out.push_back(std::move(cur));
         cur = ObjectInfo();
       };
@@ -176,7 +177,7 @@ class S3Store : public HttpObjectStore {
   // does the same). Over plain http nothing else would: the hex SHA-256, so
   // that the server refuses a body changed on the way.
   StatusOr<std::string> FilePayloadHash(int fd, uint64_t offset, uint64_t length) const {
-    if (HttpUrl("", {}).rfind("https://", 0) == 0) return std::string("UNSIGNED-PAYLOAD");
+    if (util::StartsWith(HttpUrl("", {}), "https://")) return std::string("UNSIGNED-PAYLOAD");
     util::Sha256Hasher h;
     std::string buf(static_cast<size_t>(std::min<uint64_t>(1 << 20, length)), '\0');
     for (uint64_t done = 0; done < length;) {

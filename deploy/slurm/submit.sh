@@ -3,7 +3,7 @@
 # (default 3), followed by a merge job that runs only if every task succeeded.
 # Prints "ARRAY_JOB_ID MERGE_JOB_ID" on stdout.
 #
-# Usage: samples/slurm/submit.sh INPUT OUT [TASKS [CONVERT_OPTIONS...]]
+# Usage: deploy/slurm/submit.sh INPUT OUT [TASKS [CONVERT_OPTIONS...]]
 #   SHARD         the shard program (default: `shard` on PATH); made absolute
 #   SLURM_LOGS    folder for the jobs' output files (default: the current one)
 #   SBATCH_ARGS   extra sbatch options for both jobs, e.g. "--partition=cpu"
