@@ -17,7 +17,7 @@ measures:
   targets     `libshard.torch.ShardDataset(OUT, ...)` construction, then `.targets`: wall and CPU
   first batch epochs 0 and 1 through `torch.utils.data.DataLoader(ds, batch_size=None, num_workers=2)` (not
               persistent; shuffled): time from iter() to the first batch, and each worker's private memory
-              (Private_Clean + Private_Dirty of /proc/PID/smaps_rollup) while that batch is out; the child's peak RSS
+              (Private_Dirty of /proc/PID/smaps_rollup: what it wrote) while that batch is out; the child's peak RSS
 
 CPU and peak RSS of a command are its own (os.wait4's rusage). It prints one row per measure and one column per N,
 then per measure the growth per record above the smallest N ((v(N_max) - v(N_min)) / (N_max - N_min): bytes or µs
@@ -147,12 +147,18 @@ def merge_stage(shard, src, out, leaks):
 # --- the Python reader, in a fresh child process per N ------------------------------------------------------
 
 def private_bytes(pid):
-    """Private_Clean + Private_Dirty of a process (its USS), from /proc/PID/smaps_rollup."""
+    """Private_Dirty of a process, from /proc/PID/smaps_rollup: the memory it wrote that no other process shares
+    (a forked worker's own heap). Private_Clean is left out: there it is mostly shard pages the worker mapped
+    and read (page cache, shared with every reader of the file, counted "private" only because no other
+    process maps those very pages), which grows with the shards one batch touches, not with what it holds."""
     total = 0
-    with open(f"/proc/{pid}/smaps_rollup") as f:
-        for line in f:
-            if line.startswith(("Private_Clean:", "Private_Dirty:")):
-                total += int(line.split()[1]) * 1024
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                if line.startswith("Private_Dirty:"):
+                    total += int(line.split()[1]) * 1024
+    except (FileNotFoundError, ProcessLookupError):
+        return None  # the worker had finished its share of a short epoch and left
     return total
 
 
@@ -186,17 +192,26 @@ def reader_child(out, stages):
             it = iter(dl)
             images, _ = next(it)
             res[f"first_batch_e{epoch}"] = {"wall_s": time.perf_counter() - t0}
-            res[f"worker_private_e{epoch}"] = {"bytes": max(private_bytes(w.pid) for w in it._workers)}
+            seen = [b for b in (private_bytes(w.pid) for w in it._workers) if b is not None]
+            res[f"worker_private_e{epoch}"] = {"bytes": max(seen) if seen else None}
             del images, it  # shuts the workers down: the next epoch starts new ones
     print(json.dumps(res))
 
 
 def reader_stage(args, out, stages):
+    """Each reader stage in a fresh interpreter of its own, so that what one leaves on the heap (the targets'
+    list, a Loader's freed index) is not counted as a DataLoader worker's private memory: forked workers
+    share the parent's pages until written, and Python's collector writes every object it visits."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [args.pythonpath, os.environ.get("PYTHONPATH")])))
-    m, stdout = run_measured([args.python, os.path.abspath(__file__), "--_child", out,
-                              "--skip", ",".join(s for s in STAGES if s not in stages)], env=env)
-    res = json.loads(stdout.strip().splitlines()[-1])
-    res["reader_process"] = m
+    res, peak = {}, None
+    for stage in stages:
+        m, stdout = run_measured([args.python, os.path.abspath(__file__), "--_child", out,
+                                  "--skip", ",".join(s for s in STAGES if s != stage)], env=env)
+        res.update(json.loads(stdout.strip().splitlines()[-1]))
+        if peak is None or m["rss_b"] > peak["rss_b"]:
+            peak = m
+    if peak is not None:
+        res["reader_process"] = peak
     return res
 
 

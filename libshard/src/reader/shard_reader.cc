@@ -84,8 +84,9 @@ StatusOr<std::unique_ptr<ShardReader>> ShardReader::Open(const std::string& path
   LIBSHARD_RETURN_IF_ERROR(r->BuildTable());
   if (r->fd_.valid() && options.open_files != nullptr) options.open_files->Put(r->id_, std::move(r->fd_));
   if (options.io == IoMode::kMmap && options.verify_crc) {
-    r->checked_.reset(new std::atomic<uint8_t>[r->entries_.size()]);
-    for (size_t i = 0; i < r->entries_.size(); ++i) r->checked_[i].store(0, std::memory_order_relaxed);
+    const size_t words = (r->table_.size() + 63) / 64;
+    r->checked_.reset(new std::atomic<uint64_t>[words]);
+    for (size_t w = 0; w < words; ++w) r->checked_[w].store(0, std::memory_order_relaxed);
   }
   return r;
 }
@@ -173,9 +174,13 @@ Status ShardReader::BuildTable() {
             }
           }
           if (why.empty()) {
-            entries_ = std::move(*parsed);
-            index_source_ = IndexSource::kIndexFile;
-            return Status::OK();
+            StatusOr<record::RecordOffsets> table = record::RecordOffsets::FromEntries(*parsed, file_size_);
+            if (table.ok()) {
+              table_ = std::move(*table);
+              index_source_ = IndexSource::kIndexFile;
+              return Status::OK();
+            }
+            why = table.status().message();
           }
         }
       }
@@ -183,15 +188,16 @@ Status ShardReader::BuildTable() {
     }
   }
   index_source_ = IndexSource::kScan;
-  entries_.clear();
+  std::vector<record::IndexEntry> entries;  // this shard's, while building the table
   uint64_t offset = 0;
   RecordBuffer block;
   while (offset < file_size_) {
     uint64_t len = 0;
     LIBSHARD_RETURN_IF_ERROR(ReadHeaderAt(offset, &len, &block));
-    entries_.push_back({offset, len + record::kFramingOverhead});
+    entries.push_back({offset, len + record::kFramingOverhead});
     offset += len + record::kFramingOverhead;
   }
+  LIBSHARD_ASSIGN_OR_RETURN(table_, record::RecordOffsets::FromEntries(entries, file_size_));
   return Status::OK();
 }
 
@@ -214,13 +220,13 @@ Status ShardReader::CheckFileSize(uint64_t end, uint64_t offset) const {
 }
 
 Status ShardReader::Read(size_t i, RecordBuffer* buf, std::string_view* out) const {
-  if (i >= entries_.size()) {
-    return OutOfRangeError(path_ + ": record " + std::to_string(i) + " of " + std::to_string(entries_.size()));
+  if (i >= table_.size()) {
+    return OutOfRangeError(path_ + ": record " + std::to_string(i) + " of " + std::to_string(table_.size()));
   }
-  const record::IndexEntry& e = entries_[i];
+  const record::IndexEntry e = table_.entry(i);
   if (map_ != nullptr) {
     LIBSHARD_RETURN_IF_ERROR(CheckFileSize(e.offset + e.size, e.offset));
-    const bool check = checked_ != nullptr && checked_[i].load(std::memory_order_relaxed) == 0;
+    const bool check = !Checked(i);
     record::ReaderOptions ro;
     ro.max_record_length = options_.max_record_length;
     ro.verify_data_crc = check;
@@ -235,7 +241,7 @@ Status ShardReader::Read(size_t i, RecordBuffer* buf, std::string_view* out) con
       return DataLossError(At(path_, e.offset) + ": the index says " + std::to_string(e.size) + " bytes, the header " +
                            std::to_string(view.framed_size()) + " (stale index?)");
     }
-    if (check) checked_[i].store(1, std::memory_order_relaxed);
+    if (check) MarkChecked(i);
     *out = view.data;
     return Status::OK();
   }
@@ -275,17 +281,17 @@ Status ShardReader::Read(size_t i, RecordBuffer* buf, std::string_view* out) con
 }
 
 Status ShardReader::ReadCopy(size_t i, RecordBuffer* buf, std::string_view* out) const {
-  if (map_ == nullptr || i >= entries_.size()) return Read(i, buf, out);  // pread copies anyway
+  if (map_ == nullptr || i >= table_.size()) return Read(i, buf, out);  // pread copies anyway
   if (buf == nullptr) return InvalidArgumentError("ShardReader::ReadCopy needs a RecordBuffer");
-  const record::IndexEntry& e = entries_[i];
+  const record::IndexEntry e = table_.entry(i);
   char* dst = buf->Reserve(e.size);
   if (dst == nullptr) return ResourceExhaustedError(path_ + ": cannot allocate " + std::to_string(e.size) + " bytes");
   LIBSHARD_RETURN_IF_ERROR(io::GuardedCopy(*file_, e.offset, e.size, dst));
   // After the copy: a shrink that happened before or during it shows here.
   LIBSHARD_RETURN_IF_ERROR(CheckFileSize(e.offset + e.size, e.offset));
-  const bool check = checked_ != nullptr && checked_[i].load(std::memory_order_relaxed) == 0;
+  const bool check = !Checked(i);
   LIBSHARD_RETURN_IF_ERROR(DecodeCopied(e, dst, check, out));
-  if (check) checked_[i].store(1, std::memory_order_relaxed);
+  if (check) MarkChecked(i);
   return Status::OK();
 }
 

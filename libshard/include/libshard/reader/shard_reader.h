@@ -63,6 +63,7 @@
 #include "libshard/io/open_file_cache.h"
 #include "libshard/record/format.h"
 #include "libshard/record/index.h"
+#include "libshard/record/record_offsets.h"
 #include "libshard/status.h"
 
 namespace libshard::reader {
@@ -137,14 +138,15 @@ class ShardReader {
   ShardReader& operator=(const ShardReader&) = delete;
 
   // Number of records.
-  size_t size() const { return entries_.size(); }
+  size_t size() const { return table_.size(); }
   const std::string& path() const { return path_; }
   // The file's size when opened.
   uint64_t file_size() const { return file_size_; }
   IndexSource index_source() const { return index_source_; }
   // Why an existing .idx was not used ("" when it was, or there was none).
   const std::string& index_rejected_reason() const { return index_rejected_; }
-  const record::IndexEntry& entry(size_t i) const { return entries_[i]; }
+  // Record i (< size()): its offset and framed size.
+  record::IndexEntry entry(size_t i) const { return table_.entry(i); }
   const ShardReaderOptions& options() const { return options_; }
 
   // Record `i`'s payload into *out (see Lifetime above). `buf` may be null in
@@ -184,9 +186,16 @@ class ShardReader {
   uint64_t file_size_ = 0;
   IndexSource index_source_ = IndexSource::kScan;
   std::string index_rejected_;
-  std::vector<record::IndexEntry> entries_;
-  // 1 once record i's data CRC has been checked (kMmap + verify_crc).
-  std::unique_ptr<std::atomic<uint8_t>[]> checked_;
+  // Where each record starts: 4 bytes a record (record/record_offsets.h),
+  // the one thing a reader holds per record.
+  record::RecordOffsets table_;
+  // Bit i set once record i's data CRC has been checked (kMmap + verify_crc):
+  // 1/8 byte a record.
+  std::unique_ptr<std::atomic<uint64_t>[]> checked_;
+  bool Checked(size_t i) const {
+    return checked_ == nullptr || (checked_[i / 64].load(std::memory_order_relaxed) >> (i % 64) & 1) != 0;
+  }
+  void MarkChecked(size_t i) const { checked_[i / 64].fetch_or(uint64_t{1} << (i % 64), std::memory_order_relaxed); }
 };
 
 }  // namespace libshard::reader
