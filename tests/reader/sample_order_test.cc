@@ -406,6 +406,15 @@ TEST(SampleOrderTest, RejectsBadOptions) {
   EXPECT_FALSE(SampleOrder::Create(3, opt).ok());
   EXPECT_EQ(ParseOrderKind("block-shuffle").value(), OrderKind::kBlockShuffle);
   EXPECT_FALSE(ParseOrderKind("random").ok());
+  // A window of blocks past 2^64 samples: refused by name, not wrapped into a small one.
+  opt = {};
+  opt.kind = OrderKind::kBlockShuffle;
+  opt.block_size = size_t{1} << 40;
+  opt.window_blocks = size_t{1} << 30;
+  StatusOr<SampleOrder> wide = SampleOrder::Create(10, opt);
+  ASSERT_FALSE(wide.ok());
+  EXPECT_EQ(wide.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(wide.status().message(), "block_size 1099511627776 x window_blocks 1073741824 overflows");
 }
 
 }  // namespace
