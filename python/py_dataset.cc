@@ -133,7 +133,8 @@ void BindDataset(py::module_& m) {
       .def_property_readonly(
           "sample_labels",
           [](const PyDataset& d) { return SampleLabelArray(*d.dataset(), d.decoder().options().threads); },
-          "Every sample's label (int64, sample order), read from the records without decoding an image")
+          "Every sample's label (int64, sample order), from the shards' labels sidecars where the converter wrote\n"
+          "them, else read from the records; no image is decoded")
       .def_property_readonly("identity", [](const PyDataset& d) { return d.dataset()->Identity(); },
                              "What a saved position names the dataset by (state_dict()[\"dataset\"])")
       .def_property_readonly("seed", &PyDataset::seed, "The augmentation seed (Order's default seed)")

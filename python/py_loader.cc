@@ -585,8 +585,10 @@ void BindLoader(py::module_& m) {
       .def_property_readonly("batch_shape", &PyLoader::Shape,
                              "Bytes of one full batch: (image bytes, labels, mask bytes)")
       .def_property_readonly("sample_labels", &PyLoader::SampleLabels,
-                             "Every sample's label (int64, num_samples of them, sample order), read from the records\n"
-                             "without decoding an image; for class-balanced sampling (docs/reader.md)")
+                             "Every sample's label (int64, num_samples of them, sample order), read from the shards'\n"
+                             "labels sidecars (FILE.labels, one small file a shard) where `shard convert` wrote them,\n"
+                             "else from the records, without decoding an image; for class-balanced sampling\n"
+                             "(docs/reader.md)")
       .def_property_readonly("num_samples", &PyLoader::NumSamples,
                              "Samples in the dataset (all ranks and workers; before drop_last)")
       .def_property_readonly(

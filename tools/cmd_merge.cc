@@ -62,8 +62,8 @@ libshard::convert::MergeOptions InPlace(const StagedObjects& staged) {
     LIBSHARD_RETURN_IF_ERROR(s);
     return e.checksum();
   };
-  o.index_exists = [&staged](const std::string& index_file) {
-    return staged.listed().count(staged.KeyOf(index_file)) > 0;
+  o.companion_exists = [&staged](const std::string& companion) {
+    return staged.listed().count(staged.KeyOf(companion)) > 0;
   };
   return o;
 }

@@ -1,6 +1,6 @@
 // `shard verify [OPTIONS] PATHS...`: the CI gate for shards. Checks every
 // record's framing and CRCs, that each payload is a tf.Example, and a
-// `<shard>.idx` beside a plain shard; with a manifest.json (--manifest, or
+// `<shard>.idx` and `<shard>.labels` beside a plain shard; with a manifest.json (--manifest, or
 // found in a folder argument) the set against it; with --decode every image.
 // Reports every fault with its file, byte offset and record number, then a
 // summary. Files, folders (searched for shards recursively) and glob patterns
@@ -224,14 +224,13 @@ void RegisterVerify(CLI::App& app, int* exit_code, std::ostream& out, std::ostre
   CLI::App* cmd = app.add_subcommand(
       "verify",
       "Check TFRecord shards: framing, both CRCs of every record, that each payload is a tf.Example,\n"
-      "and FILE.idx beside a plain shard. PATHS are files, folders (searched recursively for *.tfrecord,\n"
-      "*.tfrecords, *.tfrecord.gz and names ending in -NNNNN-of-NNNNN) or glob patterns. A manifest.json (--manifest, "
-      "or\n"
-      "found directly inside a folder argument) is checked too: every listed shard present with its record\n"
-      "count, size and CRC-32C, no unlisted shard in its folder, labels in its label map, its schema in\n"
-      "every record. --decode decodes every image, raw array and mask. Every fault is printed on stdout\n"
-      "as \"shard verify: FILE: at byte OFFSET (record N): KIND: MESSAGE\" (set-level manifest faults as\n"
-      "\"shard verify: FILE: KIND: MESSAGE\"), then a summary.\n"
+      "and FILE.idx and FILE.labels beside a plain shard. PATHS are files, folders (searched recursively\n"
+      "for *.tfrecord, *.tfrecords, *.tfrecord.gz and names ending in -NNNNN-of-NNNNN) or glob patterns.\n"
+      "A manifest.json (--manifest, or found directly inside a folder argument) is checked too: every\n"
+      "listed shard present with its record count, size and CRC-32C, no unlisted shard in its folder,\n"
+      "labels in its label map, its schema in every record. --decode decodes every image, raw array and\n"
+      "mask. Every fault is printed on stdout as \"shard verify: FILE: at byte OFFSET (record N): KIND:\n"
+      "MESSAGE\" (set-level manifest faults as \"shard verify: FILE: KIND: MESSAGE\"), then a summary.\n"
       "A path may be s3://BUCKET/PREFIX (the folder of a manifest.json; every object under it is listed and\n"
       "downloaded once into a temporary folder under $TMPDIR, each listed shard checked against its size and\n"
       "CRC-32C as it streams in) or one s3:// / https:// shard; faults then name the objects.\n"
@@ -258,7 +257,7 @@ void RegisterVerify(CLI::App& app, int* exit_code, std::ostream& out, std::ostre
   cmd->add_flag("--records-only", opt->records_only,
                 "Check framing and CRCs only, not that payloads are tf.Examples (e.g. raw-record files)")
       ->excludes(decode);
-  cmd->add_flag("--no-index", opt->no_index, "Do not compare FILE.idx with the shard");
+  cmd->add_flag("--no-index", opt->no_index, "Do not compare FILE.idx and FILE.labels with the shard");
   cmd->add_flag(
       "--allow-empty", opt->allow_empty,
       "Accept files with no records and manifests that list none (default: an empty_file / manifest_empty fault)");

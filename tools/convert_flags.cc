@@ -9,7 +9,7 @@ std::shared_ptr<ConvertFlags> AddConvertOptions(CLI::App& app) {
   auto flags = std::make_shared<ConvertFlags>();
   CLI::App* cmd = flags->command = app.add_subcommand(
       "convert",
-      "Convert an image folder or CSV manifest to TFRecord shards, .idx indices, manifest.json "
+      "Convert an image folder or CSV manifest to TFRecord shards, .idx indices, .labels sidecars, manifest.json "
       "and rejects.tsv. Images are read as PNG, JPEG, still WebP, TIFF (first page), GIF (first frame) or "
       "uncompressed BMP, by content; all but JPEG and PNG are always re-encoded to --format.\n"
       "Exit codes: 0 every input converted, 3 some inputs rejected (the rest converted; see "

@@ -302,7 +302,8 @@ class ShardDataset(torch.utils.data.IterableDataset):
     @property
     def targets(self) -> list:
         """Every sample's label, ``targets[i]`` that of global sample ``i`` (all ranks'), as ``ImageFolder.targets``:
-        read once without decoding an image (:attr:`libshard.Loader.sample_labels`), e.g. for class weights."""
+        read once without decoding an image, from the shards' labels sidecars where ``shard convert`` wrote them
+        (:attr:`libshard.Loader.sample_labels`), e.g. for class weights."""
         if self._targets is None:
             with self._make_loader(worker=0, num_workers=1, prefetch=1, **self.loader_options) as loader:
                 self._targets = loader.sample_labels.tolist()

@@ -32,6 +32,7 @@
 #include "libshard/example/image_keys.h"
 #include "libshard/manifest/manifest_json.h"
 #include "libshard/record/index.h"
+#include "libshard/record/record_labels.h"
 #include "libshard/util/sha256.h"
 #include "tensorflow/core/example/example.pb.h"
 #include "testutil.h"
@@ -214,6 +215,13 @@ TEST_F(ConverterTest, ManifestMatchesTheShards) {
       const std::vector<std::string> recs = ReadRecords(path);
       EXPECT_EQ(recs.size(), e.records()) << e.file();
       EXPECT_EQ(idx->size(), e.records());
+      // The labels sidecar: each record's label in record order (checked against the records below).
+      EXPECT_EQ(e.labels_file(), e.file() + ".labels");
+      StatusOr<std::vector<int64_t>> sidecar =
+          record::ParseLabels(ReadFileOrDie(o.output + "/" + e.labels_file()), e.labels_file());
+      ASSERT_TRUE(sidecar.ok()) << sidecar.status();
+      ASSERT_EQ(sidecar->size(), e.records());
+      size_t rec_index = 0;
       // manifest.json grows with the shards, not the records: a shard's own
       // stats and rejects stay in its entry (below).
       EXPECT_FALSE(e.has_stats()) << e.file();
@@ -229,6 +237,7 @@ TEST_F(ConverterTest, ManifestMatchesTheShards) {
         EXPECT_EQ(filename.rfind(split.name() + "/", 0), 0u) << filename;
         EXPECT_TRUE(filenames.insert(filename).second) << filename << " twice";
         const int64_t label = f.at(keys::kLabel).int64_list().value(0);
+        EXPECT_EQ((*sidecar)[rec_index++], label) << e.file();
         ++labels[label];
         EXPECT_EQ(f.at(keys::kText).bytes_list().value(0), m->labels(label).name());
         EXPECT_EQ(filename.substr(split.name().size() + 1, 2), m->labels(label).name() + "/");
@@ -437,7 +446,7 @@ TEST_F(ConverterTest, RePlanRemovesTheEarlierPlansShards) {
   for (int i = 0; i < 3; ++i) want_removed.push_back("t-val-0000" + std::to_string(i) + "-of-00003.tfrecord");
   EXPECT_EQ(r->removed_stale, want_removed);
 
-  // Exactly the shards the manifest lists (with index and entry), nothing else of the earlier plan.
+  // Exactly the shards the manifest lists (with index, labels and entry), nothing else of the earlier plan.
   std::vector<std::string> want = {".libshard/lock",
                                    "duplicates.tsv",
                                    "manifest.json",
@@ -449,6 +458,7 @@ TEST_F(ConverterTest, RePlanRemovesTheEarlierPlansShards) {
     for (const ShardEntry& e : split.shards()) {
       want.push_back(e.file());
       want.push_back(e.index_file());
+      want.push_back(e.labels_file());
       want.push_back(".libshard/" + e.file() + ".json");
     }
   }
@@ -547,7 +557,7 @@ TEST_F(ConverterTest, TaskSplitUnionEqualsASingleRun) {
   for (const auto& [k, v] : Snapshot(single.output)) {
     if (Contains(k, ".tfrecord")) ref[k] = v;
   }
-  ASSERT_EQ(ref.size(), 7u * 3);  // shard, idx, entry
+  ASSERT_EQ(ref.size(), 7u * 4);  // shard, idx, labels, entry
   for (uint32_t n : {2u, 3u}) {
     const std::string dir = base_ + "/tasks" + std::to_string(n);
     uint64_t converted = 0;

@@ -170,6 +170,30 @@ TEST_F(MergeTest, MissingAndDamagedShardsAreNamed) {
   EXPECT_TRUE(r->problems.empty()) << r->problems[0];
 }
 
+// A shard's companions (its index and labels sidecar) are checked for too:
+// each missing one is a problem naming it, and the task's rerun restores it.
+TEST_F(MergeTest, AMissingIndexOrLabelsFileIsNamed) {
+  const std::string dir = base_ + "/out";
+  for (uint32_t i = 0; i < 2; ++i) RunTask(dir, 2, i);
+  StatusOr<Manifest> m0 = manifest::ReadManifest(TaskManifestPath(dir, 0, 2));
+  ASSERT_TRUE(m0.ok());
+  const ShardEntry& e = m0->splits(0).shards(0);
+  ASSERT_EQ(e.labels_file(), e.file() + ".labels");
+  fs::remove(dir + "/" + e.index_file());
+  fs::remove(dir + "/" + e.labels_file());
+  StatusOr<MergeResult> r = MergeTasks(dir);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->problems.size(), 2u);
+  EXPECT_EQ(r->problems[0], "task 0: index " + e.index_file() + " is missing");
+  EXPECT_EQ(r->problems[1], "task 0: labels " + e.labels_file() + " is missing");
+  EXPECT_FALSE(fs::exists(dir + "/manifest.json"));
+  RunTask(dir, 2, 0);
+  r = MergeTasks(dir);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->problems.empty()) << r->problems[0];
+  EXPECT_TRUE(fs::exists(dir + "/" + e.labels_file()));
+}
+
 // Issue 23 item 4: a damaged shard of the right size is named by the merge,
 // and re-running its task (the merge's advice) redoes it instead of keeping
 // it, so the advice does not loop.

@@ -11,6 +11,7 @@
 #include "libshard/example/example_builder.h"
 #include "libshard/example/image_keys.h"
 #include "libshard/reader/batch_loader.h"
+#include "libshard/record/record_labels.h"
 #include "libshard/record/record_writer.h"
 #include "reader_fixtures.h"
 #include "testutil.h"
@@ -146,6 +147,53 @@ TEST(SampleLabelsTest, KeysSlicesAndMergedMixtures) {
   ASSERT_TRUE(labels.ok()) << labels.status();
   // a's labels 0, 1 (cat, dog), 2..9 outside its map (-1); then b's dog, emu.
   EXPECT_EQ(*labels, (std::vector<int64_t>{0, 1, -1, -1, -1, -1, -1, -1, -1, -1, 1, 2}));
+}
+
+// A shard whose manifest lists its labels sidecar: the labels come from that
+// file, not the records (the sidecar here says 100 + i, the records i), for a
+// slice too; a label key other than the converter's reads the records; a
+// damaged, short or missing sidecar is an error naming it, never labels
+// that look right.
+TEST(SampleLabelsTest, TheSidecarIsReadInsteadOfTheRecords) {
+  const std::string dir = testing::MakeTempDir();
+  testing::FixtureOptions fo;
+  fo.format = "png";
+  fo.width = fo.height = 8;
+  const std::string shard = dir + "/train-00000-of-00001.tfrecord", sidecar = shard + ".labels";
+  testing::WriteImageShard(shard, 10, 0, fo);
+  testing::WriteFileOrDie(dir + "/manifest.json",
+                          R"({"format": "libshard.manifest/1", "complete": true, "splits": [{"name": "train", )"
+                          R"("records": "10", "shards": [{"file": "train-00000-of-00001.tfrecord", "records": "10", )"
+                          R"("labels_file": "train-00000-of-00001.tfrecord.labels"}]}]})");
+  std::vector<int64_t> side;
+  for (int64_t i = 0; i < 10; ++i) side.push_back(100 + i);
+  side[4] = -1;
+  testing::WriteFileOrDie(sidecar, record::FormatLabels(side));
+  EXPECT_EQ(*ReadSampleLabels(**Dataset::Open({dir})), side);
+  DatasetOptions o;
+  o.split = "train[7:]";
+  EXPECT_EQ(*ReadSampleLabels(**Dataset::Open({dir}, o)), (std::vector<int64_t>{107, 108, 109}));
+  o.split = "train[:2]";
+  o.keys.label = keys::kHeight;
+  EXPECT_EQ(*ReadSampleLabels(**Dataset::Open({dir}, o)), (std::vector<int64_t>{8, 8}));
+  // The shard named on its own has no manifest entry: its records.
+  EXPECT_EQ((*ReadSampleLabels(**Dataset::Open({shard})))[9], 9);
+
+  side.pop_back();
+  testing::WriteFileOrDie(sidecar, record::FormatLabels(side));
+  auto short_one = ReadSampleLabels(**Dataset::Open({dir}));
+  ASSERT_EQ(short_one.status().code(), StatusCode::kDataLoss);
+  EXPECT_EQ(short_one.status().message(), sidecar + ": 9 labels, its shard " + shard + " has 10 records");
+  std::string bytes = record::FormatLabels(std::vector<int64_t>(10, 3));
+  bytes[30] ^= 1;  // a label: the CRC no longer matches
+  testing::WriteFileOrDie(sidecar, bytes);
+  auto damaged = ReadSampleLabels(**Dataset::Open({dir}));
+  ASSERT_EQ(damaged.status().code(), StatusCode::kDataLoss);
+  EXPECT_NE(damaged.status().message().find(sidecar + ": at byte 34: CRC-32C"), std::string::npos) << damaged.status();
+  std::filesystem::remove(sidecar);
+  auto missing = ReadSampleLabels(**Dataset::Open({dir}));
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find(sidecar), std::string::npos) << missing.status();
 }
 
 TEST(SampleLabelsTest, AnEmptyDatasetHasNoLabels) {

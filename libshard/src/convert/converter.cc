@@ -129,6 +129,7 @@ std::vector<size_t> KeepOrRedo(const ConvertOptions& o, const ShardPlan& plan, c
     // make the next run reuse them).
     ::unlink((o.output + "/" + s.file).c_str());
     ::unlink((o.output + "/" + s.file + ".idx").c_str());
+    ::unlink((o.output + "/" + s.file + ".labels").c_str());
     if (!damaged.empty()) result->redone_damaged.push_back(damaged);
     if (!retried.empty()) result->redone_retried.push_back(retried);
     todo.push_back(pos);

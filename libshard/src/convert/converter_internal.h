@@ -138,6 +138,7 @@ class ShardSink {
   uint32_t crc_ = 0;
   ShardEntry entry_;
   StatsAccumulator stats_;
+  std::vector<int64_t> labels_;  // the shard's records' labels so far (-1: none): its labels sidecar
   std::vector<ShardEntry> entries_;
 };
 

@@ -80,8 +80,8 @@ bool IsConvertOutputName(const std::string& name) {
     const size_t n = std::strlen(tail);
     return name.size() >= n && name.compare(name.size() - n, n, tail) == 0;
   };
-  return ends(".tfrecord") || ends(".tfrecord.idx") || name == manifest::kManifestName || name == "rejects.tsv" ||
-         (util::StartsWith(name, "manifest.task-") && ends(".json"));
+  return ends(".tfrecord") || ends(".tfrecord.idx") || ends(".tfrecord.labels") || name == manifest::kManifestName ||
+         name == "rejects.tsv" || (util::StartsWith(name, "manifest.task-") && ends(".json"));
 }
 
 // The non-hidden entries of `dir`, sorted by name, following symbolic links,

@@ -17,6 +17,7 @@
 #include "libshard/crc32c.h"
 #include "libshard/io/open_file.h"
 #include "libshard/io/writable_file.h"
+#include "libshard/manifest/manifest_checks.h"
 #include "libshard/manifest/manifest_json.h"
 
 namespace libshard::convert {
@@ -163,9 +164,15 @@ StatusOr<MergeResult> MergeTasks(const std::string& dir, const MergeOptions& mer
         } else if (*sum != e.checksum()) {
           result.problems.push_back("task " + std::to_string(index) + ": shard " + e.file() +
                                     " is damaged or incomplete (" + *sum + ", manifest says " + e.checksum() + ")");
-        } else if (merge_options.index_exists ? !merge_options.index_exists(e.index_file())
-                                              : !fs::exists(dir + "/" + e.index_file())) {
-          result.problems.push_back("task " + std::to_string(index) + ": index " + e.index_file() + " is missing");
+        } else {
+          for (const std::string& companion : manifest::ShardCompanions(e)) {
+            if (merge_options.companion_exists ? !merge_options.companion_exists(companion)
+                                               : !fs::exists(dir + "/" + companion)) {
+              result.problems.push_back("task " + std::to_string(index) + ": " +
+                                        (companion == e.index_file() ? "index " : "labels ") + companion +
+                                        " is missing");
+            }
+          }
         }
         shards.push_back(e);
       }

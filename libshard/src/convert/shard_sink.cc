@@ -10,7 +10,10 @@
 #include "libshard/io/open_file.h"
 #include "libshard/io/shard_paths.h"
 #include "libshard/io/writable_file.h"
+#include "libshard/manifest/manifest_checks.h"
 #include "libshard/manifest/manifest_json.h"
+#include "libshard/record/index.h"
+#include "libshard/record/record_labels.h"
 #include "libshard/text_escape.h"
 #include "libshard/util/strings.h"
 
@@ -46,6 +49,7 @@ Status ShardSink::Add(Item& item) {
   const SourceSample& s = listing_.samples[w.sample];
   if (item.reject.empty()) {
     LIBSHARD_RETURN_IF_ERROR(writer_->Write(item.record));
+    labels_.push_back(s.label >= 0 ? s.label : -1);  // as the record stores it (sample_encoder.cc)
     stats_.Merge(item.stats);
     if (o_.encode.fingerprint) *entry_.add_image_hashes() = ImageHashOf(EscapeText(s.path), item.fingerprint);
   } else {
@@ -64,7 +68,7 @@ void ShardSink::Abort() {
   writer_.reset();
   if (temp_.empty()) return;
   ::unlink(temp_.c_str());
-  ::unlink((temp_ + ".idx").c_str());
+  ::unlink(record::IndexPathFor(temp_).c_str());
   temp_.clear();
 }
 
@@ -76,7 +80,7 @@ Status ShardSink::Begin(size_t pos) {
   wo.sync_on_close = o_.sync;
   crc_ = 0;
   LIBSHARD_ASSIGN_OR_RETURN(auto data, io::NewPosixWritableFile(temp_));
-  LIBSHARD_ASSIGN_OR_RETURN(auto index, io::NewPosixWritableFile(temp_ + ".idx"));
+  LIBSHARD_ASSIGN_OR_RETURN(auto index, io::NewPosixWritableFile(record::IndexPathFor(temp_)));
   writer_ = std::make_unique<record::RecordWriter>(std::make_unique<Crc32cFile>(std::move(data), &crc_),
                                                    std::move(index), wo);
   entry_.Clear();
@@ -84,10 +88,12 @@ Status ShardSink::Begin(size_t pos) {
   entry_.set_split(s.split);
   entry_.set_index(s.index);
   entry_.set_count(s.count);
-  entry_.set_index_file(s.file + ".idx");
+  entry_.set_index_file(record::IndexPathFor(s.file));
+  entry_.set_labels_file(record::LabelsPathFor(s.file));
   entry_.set_planned(s.samples.size());
   entry_.set_plan_id(plan_ids_.at(pos));
   stats_ = StatsAccumulator();
+  labels_.clear();
   return Status::OK();
 }
 
@@ -100,10 +106,12 @@ Status ShardSink::Finish() {
   stats_.ToProto(entry_.mutable_stats());
   const std::string dir = o_.output + "/";
   const std::string state = dir + kStateDir + "/";
-  // The entry first, then the index, then the shard: a shard under its
-  // final name always has its entry and index beside it.
+  // The entry first, then the index and labels, then the shard: a shard
+  // under its final name always has its entry and companions beside it.
   LIBSHARD_RETURN_IF_ERROR(io::WriteFileAtomically(state + entry_.file() + ".json", manifest::ToJson(entry_), o_.sync));
-  LIBSHARD_RETURN_IF_ERROR(io::RenameFile(temp_ + ".idx", dir + entry_.index_file(), o_.sync));
+  LIBSHARD_RETURN_IF_ERROR(io::RenameFile(record::IndexPathFor(temp_), dir + entry_.index_file(), o_.sync));
+  LIBSHARD_RETURN_IF_ERROR(
+      io::WriteFileAtomically(dir + entry_.labels_file(), record::FormatLabels(labels_), o_.sync));
   LIBSHARD_RETURN_IF_ERROR(io::RenameFile(temp_, dir + entry_.file(), o_.sync));
   temp_.clear();
   entries_.push_back(entry_);
@@ -125,9 +133,9 @@ std::optional<ShardEntry> ReusableShard(const ConvertOptions& o, const PlannedSh
   if (IsRegularFile(path)) {
     if (!IsRegularFile(entry_path)) return std::nullopt;
     StatusOr<ShardEntry> here = ReadShardEntry(entry_path);
-    if (!here.ok() || here->plan_id() != plan_id || here->bytes() != FileSize(path) ||
-        FileSize(o.output + "/" + here->index_file()) == UINT64_MAX) {
-      return std::nullopt;
+    if (!here.ok() || here->plan_id() != plan_id || here->bytes() != FileSize(path)) return std::nullopt;
+    for (const std::string& companion : manifest::ShardCompanions(*here)) {
+      if (FileSize(o.output + "/" + companion) == UINT64_MAX) return std::nullopt;
     }
     // The right size is not the right bytes: a shard is kept only when it
     // still has the CRC-32C its entry records (one read of each kept shard).
@@ -174,7 +182,7 @@ std::vector<std::string> RemoveStaleShards(const std::string& out, const std::st
     splits.insert(s.split);
   }
   const std::string state = out + "/" + kStateDir;
-  // Shard names with a file of theirs here: the shard, its index, its entry,
+  // Shard names with a file of theirs here: the shard, its index and labels, its entry,
   // its temporary files.
   std::set<std::string> candidates;
   auto collect = [&candidates](const std::string& folder, std::initializer_list<const char*> suffixes) {
@@ -189,7 +197,7 @@ std::vector<std::string> RemoveStaleShards(const std::string& out, const std::st
       }
     }
   };
-  collect(out, {".idx", ""});
+  collect(out, {".idx", ".labels", ".labels.tmp", ""});
   collect(state, {".json", ".json.tmp", ".partial", ".partial.idx"});
   std::vector<std::string> removed;
   for (const std::string& name : candidates) {
@@ -207,7 +215,8 @@ std::vector<std::string> RemoveStaleShards(const std::string& out, const std::st
     }
     if (!stale) continue;
     for (const std::string& path :
-         {out + "/" + name, out + "/" + name + ".idx", state + "/" + name + ".json", state + "/" + name + ".json.tmp",
+         {out + "/" + name, out + "/" + name + ".idx", out + "/" + name + ".labels", out + "/" + name + ".labels.tmp",
+          state + "/" + name + ".json", state + "/" + name + ".json.tmp",
           state + "/" + name + ".partial", state + "/" + name + ".partial.idx"}) {
       ::unlink(path.c_str());
     }

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace libshard::manifest {
 namespace {
@@ -72,15 +73,24 @@ Status CheckChannelStats(const ChannelStats& c) {
   return Status::OK();
 }
 
+std::vector<std::string> ShardCompanions(const ShardEntry& shard) {
+  std::vector<std::string> out;
+  for (const std::string* name : {&shard.index_file(), &shard.labels_file()}) {
+    if (!name->empty()) out.push_back(*name);
+  }
+  return out;
+}
+
 Status CheckContents(const Manifest& m) {
   for (const SplitEntry& split : m.splits()) {
     const std::string where = "split \"" + split.name() + "\"";
     for (const ShardEntry& shard : split.shards()) {
       if (shard.file().empty()) return InvalidArgumentError(where + " lists a shard without a file");
-      for (const std::string* name : {&shard.file(), &shard.index_file()}) {
-        if (name == &shard.index_file() && name->empty()) continue;  // no index listed
-        if (!IsInsideFolder(*name)) {
-          return InvalidArgumentError(where + " lists \"" + *name + "\", outside the manifest's folder");
+      std::vector<std::string> names = ShardCompanions(shard);
+      names.insert(names.begin(), shard.file());
+      for (const std::string& name : names) {
+        if (!IsInsideFolder(name)) {
+          return InvalidArgumentError(where + " lists \"" + name + "\", outside the manifest's folder");
         }
       }
     }

@@ -71,6 +71,7 @@ Status Dataset::AddManifest(const std::string& src, const std::string& source) {
   for (const ShardPart& p : parts) {
     LIBSHARD_RETURN_IF_ERROR(AddShard((dir / p.shard->file()).string(), static_cast<int64_t>(p.shard->records()),
                                       source, p.first, static_cast<int64_t>(p.count)));
+    if (!p.shard->labels_file().empty()) labels_files_[shards_.size() - 1] = (dir / p.shard->labels_file()).string();
   }
   AddManifestMetadata(src, m, splits);
   return Status::OK();

@@ -11,6 +11,7 @@
 
 #include "libshard/io/contained_path.h"
 #include "libshard/manifest.pb.h"
+#include "libshard/manifest/manifest_checks.h"
 #include "libshard/manifest/manifest_json.h"
 #include "libshard/store/object_store.h"
 #include "libshard/util/strings.h"
@@ -168,11 +169,12 @@ Status StagedObjects::StageDataset(const store::Location& loc, const std::string
       for (const auto& split : m.splits()) {
         for (const auto& sh : split.shards()) {
           // The manifest's names stay inside its folder.
-          for (const std::string* n : {&sh.file(), &sh.index_file()}) {
-            if (n == &sh.index_file() && n->empty()) continue;
+          std::vector<std::string> files = manifest::ShardCompanions(sh);
+          files.insert(files.begin(), sh.file());
+          for (const std::string& n : files) {
             LIBSHARD_RETURN_IF_ERROR(
-                io::CheckRelativeName(*n, s.UrlOf(manifest_key) + ": the shard name \"" + *n + "\""));
-            names.push_back(*n);
+                io::CheckRelativeName(n, s.UrlOf(manifest_key) + ": the shard name \"" + n + "\""));
+            names.push_back(n);
           }
           StatusOr<uint32_t> crc = manifest::ParseChecksum(sh.checksum());
           if (crc.ok()) expected[sh.file()] = {sh.bytes(), *crc};

@@ -9,6 +9,7 @@
 #include "libshard/io/contained_path.h"
 #include "libshard/io/open_file.h"
 #include "libshard/io/writable_file.h"
+#include "libshard/manifest/manifest_checks.h"
 #include "libshard/manifest/manifest_json.h"
 #include "libshard/util/strings.h"
 
@@ -169,11 +170,14 @@ std::optional<ShardEntry> ShardUploader::ShardUpHere(const std::string& file, st
     }
     if (!*same) return std::nullopt;
   }
-  // The index goes up before its shard (Sweep): a matching shard object
-  // follows its own index. It is still checked for.
-  if (!e->index_file().empty() && !listed_.count(store::JoinKey(prefix_, e->index_file()))) {
-    *why = "its index " + store_->UrlOf(store::JoinKey(prefix_, e->index_file())) + " is missing";
-    return std::nullopt;
+  // The index and labels go up before their shard (Sweep): a matching
+  // shard object follows its own companions. They are still checked for.
+  for (const std::string& companion : manifest::ShardCompanions(*e)) {
+    if (!listed_.count(store::JoinKey(prefix_, companion))) {
+      *why = std::string(companion == e->index_file() ? "its index " : "its labels ") +
+             store_->UrlOf(store::JoinKey(prefix_, companion)) + " is missing";
+      return std::nullopt;
+    }
   }
   if (staged_entry) {
     // Killed between the shard and its entry: the entry goes up now.
@@ -183,9 +187,9 @@ std::optional<ShardEntry> ShardUploader::ShardUpHere(const std::string& file, st
     }
   }
   Sent(key, e->bytes(), *crc);
-  if (!e->index_file().empty()) {
-    const std::string index_key = store::JoinKey(prefix_, e->index_file());
-    Sent(index_key, listed_.at(index_key), std::nullopt);
+  for (const std::string& companion : manifest::ShardCompanions(*e)) {
+    const std::string key = store::JoinKey(prefix_, companion);
+    Sent(key, listed_.at(key), std::nullopt);
   }
   // Not marked done: the converter may still redo the shard (another plan,
   // rejects to retry), and its new entry (a new file) then goes up.
@@ -198,11 +202,11 @@ Status ShardUploader::SendShard(const std::string& name, bool sweeping) {
   std::error_code ec;
   StatusOr<ShardEntry> e = convert::ReadShardEntry(entry_path);
   if (!e.ok()) return e.status();
-  // The entry names its shard and index: checked names, inside the folder.
+  // The entry names its shard, index and labels: checked names, inside the folder.
   LIBSHARD_RETURN_IF_ERROR(io::CheckRelativeName(e->file(), entry_path + ": file \"" + e->file() + "\""));
-  if (!e->index_file().empty()) {
-    LIBSHARD_RETURN_IF_ERROR(
-        io::CheckRelativeName(e->index_file(), entry_path + ": index_file \"" + e->index_file() + "\""));
+  const std::vector<std::string> companions = manifest::ShardCompanions(*e);
+  for (const std::string& companion : companions) {
+    LIBSHARD_RETURN_IF_ERROR(io::CheckRelativeName(companion, entry_path + ": \"" + companion + "\""));
   }
   const std::string shard = staging_ + "/" + e->file();
   if (!fs::is_regular_file(fs::symlink_status(shard, ec))) return Status::OK();  // sent, or kept up already
@@ -220,16 +224,16 @@ Status ShardUploader::SendShard(const std::string& name, bool sweeping) {
                          e->checksum() + " (changed on disk since it was written)");
   }
   // Index, shard, entry: a shard object with its entry's checksum is
-  // preceded by its index (ShardUpHere relies on it).
-  if (!e->index_file().empty() && fs::exists(staging_ + "/" + e->index_file(), ec)) {
-    LIBSHARD_RETURN_IF_ERROR(Upload(e->index_file()));
+  // preceded by its index and labels (ShardUpHere relies on it).
+  for (const std::string& companion : companions) {
+    if (fs::exists(staging_ + "/" + companion, ec)) LIBSHARD_RETURN_IF_ERROR(Upload(companion));
   }
   LIBSHARD_RETURN_IF_ERROR(Upload(e->file(), crc));
   LIBSHARD_RETURN_IF_ERROR(Upload(entry_rel));
   // Up: the staging folder lets go of the shard (bounded by the shards in
   // flight). The entry stays; a rerun keeps the shard (ShardUpHere).
   fs::remove(shard, ec);
-  if (!e->index_file().empty()) fs::remove(staging_ + "/" + e->index_file(), ec);
+  for (const std::string& companion : companions) fs::remove(staging_ + "/" + companion, ec);
   return Status::OK();
 }
 

@@ -48,6 +48,8 @@ const char* FaultKindName(FaultKind kind) {
       return "empty_file";
     case FaultKind::kIndexMismatch:
       return "index_mismatch";
+    case FaultKind::kLabelsMismatch:
+      return "labels_mismatch";
     case FaultKind::kNotTfrecord:
       return "not_tfrecord";
     case FaultKind::kUnreadable:

@@ -12,6 +12,7 @@ namespace libshard::verify::internal {
 
 void RecordSink::OnRecord(const record::RecordView& rec) {
   if (index_ != nullptr) index_->OnRecord(rec.offset, rec.framed_size());
+  if (labels_ != nullptr) labels_->OnRecord(r_->records, rec.offset, rec.data);
   if (options_.check_examples) {
     if (options_.decode_images) {
       if (jobs_used_ == jobs_.size()) jobs_.emplace_back();

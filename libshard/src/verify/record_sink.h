@@ -1,5 +1,5 @@
 // The record sink: what the framing walks hand each intact record to. It
-// feeds the index check, runs the payload checks (record_checks.h) and
+// feeds the index and labels checks, runs the payload checks (record_checks.h) and
 // counts records and bytes. Without decoding, each record is checked as the
 // walk reaches it (its bytes still in cache). With decoding, the records are
 // copied into batches checked in parallel (oneTBB, nested in the per-file
@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "index_check.h"
+#include "labels_check.h"
 #include "libshard/record/record_reader.h"
 #include "libshard/verify/verifier.h"
 
@@ -23,9 +24,10 @@ namespace libshard::verify::internal {
 
 class RecordSink {
  public:
-  // `rules` and `index` may be nullptr; all are borrowed for the sink's life.
-  RecordSink(const VerifyOptions& options, const RecordRules* rules, IndexComparer* index, FileResult* r)
-      : options_(options), rules_(rules), index_(index), r_(r) {}
+  // `rules`, `index` and `labels` may be nullptr; all are borrowed for the sink's life.
+  RecordSink(const VerifyOptions& options, const RecordRules* rules, IndexComparer* index, LabelsComparer* labels,
+             FileResult* r)
+      : options_(options), rules_(rules), index_(index), labels_(labels), r_(r) {}
 
   void OnRecord(const record::RecordView& rec);
 
@@ -52,6 +54,7 @@ class RecordSink {
   const VerifyOptions& options_;
   const RecordRules* rules_;
   IndexComparer* index_;
+  LabelsComparer* labels_;
   FileResult* r_;
   std::vector<Fault> scratch_;
   std::vector<Job> jobs_;

@@ -57,10 +57,12 @@ FileResult VerifyFileUnguarded(const std::string& path, const VerifyOptions& opt
   r.compression = c;
   if (c == Compression::kNone) {
     std::unique_ptr<IndexComparer> index = internal::OpenIndex(path, options, &r);
-    RecordSink sink(options, checks.rules, index.get(), &r);
+    std::unique_ptr<internal::LabelsComparer> labels = internal::OpenLabels(path, options, &r);
+    RecordSink sink(options, checks.rules, index.get(), labels.get(), &r);
     internal::WalkPlain(&window, options, &sink, &r);
     AddEmptyFault(&r, options, checks, r.file_size == 0);
     internal::FinishIndex(index.get(), &r);
+    internal::FinishLabels(labels.get(), &r);
     if (checks.checksum) r.crc32c = window.FinishChecksum();
     return r;
   }
@@ -69,7 +71,7 @@ FileResult VerifyFileUnguarded(const std::string& path, const VerifyOptions& opt
   // result names the file.
   auto reader = record::RecordStreamReader::OpenFd(std::move(*opened), "", c, internal::ReaderOptionsFor(options));
   if (!reader.ok()) return unreadable(reader.status().message());
-  RecordSink sink(options, checks.rules, nullptr, &r);
+  RecordSink sink(options, checks.rules, nullptr, nullptr, &r);
   internal::WalkStream(reader->get(), options, &sink, &r);
   AddEmptyFault(&r, options, checks, r.file_size == 0);
   if (checks.checksum) {
@@ -104,7 +106,7 @@ FileResult VerifyBuffer(std::string_view data, std::string name, const VerifyOpt
   Compression c = options.compression;
   if (c == Compression::kAuto) c = record::DetectCompression(data.substr(0, record::kHeaderSize));
   r.compression = c;
-  RecordSink sink(options, checks.rules, nullptr, &r);
+  RecordSink sink(options, checks.rules, nullptr, nullptr, &r);
   if (c == Compression::kNone) {
     BufferWindow window(data);
     internal::WalkPlain(&window, options, &sink, &r);

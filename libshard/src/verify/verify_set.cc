@@ -18,6 +18,7 @@
 #include "libshard/manifest.pb.h"
 #include "libshard/manifest/manifest_checks.h"
 #include "libshard/manifest/manifest_json.h"
+#include "libshard/record/record_labels.h"
 #include "libshard/verify/verifier.h"
 
 namespace libshard::verify {
@@ -194,12 +195,22 @@ void Compare(const ListedShard& listed, const FileResult& r, ManifestResult* m) 
     Add(m, listed.path, SetFaultKind::kManifestChecksum,
         "the manifest lists " + e.checksum() + ", the file's CRC-32C is " + manifest::FormatChecksum(*r.crc32c));
   }
-  if (!e.index_file().empty()) {
-    const std::string idx = (fs::path(listed.path).parent_path() / e.index_file()).string();
+  for (const std::string& companion : manifest::ShardCompanions(e)) {
+    const std::string path = (fs::path(listed.path).parent_path() / companion).string();
+    const bool index = companion == e.index_file();
     std::error_code ec;
-    if (!fs::exists(idx, ec)) {
-      Add(m, idx, SetFaultKind::kManifestShardMissing, "index file listed by the manifest is missing");
+    if (!fs::exists(path, ec)) {
+      Add(m, path, SetFaultKind::kManifestShardMissing,
+          std::string(index ? "index" : "labels") + " file listed by the manifest is missing");
     }
+  }
+  // The sidecar's contents are checked beside the shard, where the file
+  // check looks for it (labels_check.h): a manifest naming another file
+  // would have readers trust one nothing checked.
+  if (!e.labels_file().empty() && e.labels_file() != record::LabelsPathFor(e.file())) {
+    Add(m, listed.path, SetFaultKind::kManifestInvalid,
+        "labels_file \"" + e.labels_file() + "\" is not the shard's name with \".labels\" (" +
+            record::LabelsPathFor(e.file()) + ")");
   }
 }
 

@@ -54,8 +54,10 @@ struct MergeOptions {
   // reason it does not match the entry ("12 bytes"); NotFound when the shard
   // is missing. Default: none (the file's CRC-32C, read in the folder).
   std::function<StatusOr<std::string>(const ShardEntry& shard)> shard_checksum;
-  // Whether an index file is there. Default: none (a file in the folder).
-  std::function<bool(const std::string& index_file)> index_exists;
+  // Whether a file a shard entry lists beside its shard (its index, its
+  // labels: manifest::ShardCompanions) is there. Default: none (a file in
+  // the folder).
+  std::function<bool(const std::string& companion)> companion_exists;
 };
 
 StatusOr<MergeResult> MergeTasks(const std::string& output_dir, const MergeOptions& options = {});

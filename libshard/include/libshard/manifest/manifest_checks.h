@@ -13,15 +13,17 @@
 #ifndef LIBSHARD_MANIFEST_MANIFEST_CHECKS_H_
 #define LIBSHARD_MANIFEST_MANIFEST_CHECKS_H_
 
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "libshard/manifest.pb.h"
 #include "libshard/status.h"
 
 namespace libshard::manifest {
 
-// The one rule for a name a manifest gives (a shard's `file` or
-// `index_file`): a non-empty relative path with no NUL byte that, once "."
+// The one rule for a name a manifest gives (a shard's `file`, `index_file`
+// or `labels_file`): a non-empty relative path with no NUL byte that, once "."
 // and ".." are resolved as text, still starts inside the manifest's folder.
 // "a/b.tfrecord" and "a/../b.tfrecord" pass; "../x", "a/../../x" and "/x"
 // do not. Symbolic links are not followed (a local folder's own links are
@@ -35,11 +37,18 @@ bool IsInsideFolder(std::string_view name);
 // is negative", "mean 12 disagrees with sum / count = 10.5", ...
 Status CheckChannelStats(const ChannelStats& c);
 
-// Every shard's `file` and `index_file` (IsInsideFolder) and every split's
+// Every shard's `file` and companions (ShardCompanions; IsInsideFolder) and every split's
 // channel statistics (CheckChannelStats): the first fault, as `split "train"
 // lists "../x.tfrecord", outside the manifest's folder` or `split "train"
 // channel 0: std -5 is negative`.
 Status CheckContents(const Manifest& m);
+
+// The files a shard's entry lists beside the shard itself, each named once
+// here for everything that copies, uploads, checks or deletes a shard's
+// files: its DALI index (`index_file`), then its labels sidecar
+// (`labels_file`), those the entry has (an empty name is none). Names as
+// the entry gives them (relative to its folder; unchecked: CheckContents).
+std::vector<std::string> ShardCompanions(const ShardEntry& shard);
 
 }  // namespace libshard::manifest
 

@@ -236,6 +236,19 @@ class Dataset {
   // it resident while the returned pointer lives. Errors: the download's
   // (naming the object) and ShardReader::Open's.
   StatusOr<std::shared_ptr<const ShardReader>> OpenShard(size_t i) const;
+  // Shard i's labels sidecar (record/record_labels.h), the file its local
+  // manifest lists (ShardEntry.labels_file); nullptr for a shard without one
+  // (plain files, older manifests, remote shards). Never reads it.
+  const std::string* labels_file(size_t i) const {
+    auto it = labels_files_.find(i);
+    return it == labels_files_.end() ? nullptr : &it->second;
+  }
+  // The record of shard i that is its first sample (a sliced split's first
+  // shard may start past record 0), its samples, and the global sample
+  // number of the first.
+  uint64_t first_record(size_t i) const { return first_[i]; }
+  uint64_t shard_samples(size_t i) const { return starts_[i + 1] - starts_[i]; }
+  uint64_t shard_start(size_t i) const { return starts_[i]; }
   const DatasetOptions& options() const { return options_; }
   // The label map of a manifest (empty for plain files).
   const std::vector<LabelName>& labels() const { return labels_; }
@@ -387,6 +400,7 @@ class Dataset {
   std::unique_ptr<RemoteShards> remote_;                    // the remote shards, if any
   std::vector<uint64_t> starts_;                            // starts_[i]: first sample of shard i; back(): total
   std::vector<uint64_t> first_;                             // first_[i]: the record of shard i that is its first sample
+  std::map<size_t, std::string> labels_files_;              // shard -> its labels sidecar (labels_file())
   std::vector<LabelName> labels_;
   bool schema_known_ = true;  // false once a source has no schema
   bool schema_seen_ = false;

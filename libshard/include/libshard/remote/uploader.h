@@ -79,7 +79,7 @@ class ShardUploader {
   // the conversion).
   Status ShardWritten(const ShardEntry& entry);
   // For ConvertOptions::shard_elsewhere: the entry of shard `file` when the
-  // shard and its index are up with that entry's size and CRC-32C (the
+  // shard and its index and labels are up with that entry's size and CRC-32C (the
   // entry is then sent up too if it is not); nullopt, with *why when an
   // object is there but does not match, otherwise.
   std::optional<ShardEntry> ShardUpHere(const std::string& file, std::string* why);
@@ -94,8 +94,8 @@ class ShardUploader {
  private:
   ShardUploader() = default;
   void SendLoop();
-  // Sends one staged shard (its index, the shard, its entry), then lets go
-  // of the staged shard and index. A shard no longer staged is skipped, and
+  // Sends one staged shard (its index and labels, the shard, its entry),
+  // then lets go of the staged shard and its companions. A shard no longer staged is skipped, and
   // when `sweeping` one whose size is not its entry's (an earlier run's).
   Status SendShard(const std::string& entry_name, bool sweeping);
   // Every staged shard not sent yet (Finish).
@@ -105,7 +105,7 @@ class ShardUploader {
   Status Upload(const std::string& rel, std::optional<uint32_t> crc = std::nullopt);
   void Fail(const Status& s);
   // What this run put or kept: key -> size and CRC-32C (unknown for an
-  // index kept with its shard: its size alone is checked).
+  // index or labels kept with its shard: its size alone is checked).
   void Sent(const std::string& key, uint64_t size, std::optional<uint32_t> crc);
   // HEADs every object Sent(): FailedPrecondition naming those whose size or
   // CRC-32C metadata is no longer this run's.

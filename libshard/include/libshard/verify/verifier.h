@@ -62,8 +62,10 @@ struct VerifyOptions {
   // Parse every payload as a tf.Example; a payload that is not one is a
   // not_an_example fault. false checks framing and CRCs only. Default: true.
   bool check_examples = true;
-  // Compare `<shard>.idx` with the records when that file exists beside a
-  // plain (uncompressed) shard; a missing index is not a fault. Default: true.
+  // Compare `<shard>.idx` and the labels sidecar `<shard>.labels`
+  // (record/record_labels.h) with the records when they exist beside a
+  // plain (uncompressed) shard; a missing one is not a fault (a manifest that
+  // lists one it lacks is). Default: true.
   bool check_index = true;
   // Accept a file with no records, and a manifest that lists none. false
   // reports an empty file as an empty_file fault (a shard writer that wrote
@@ -105,6 +107,7 @@ enum class FaultKind {
   kNotAnExample,             // a good record whose payload is not a tf.Example
   kEmptyFile,                // no records at all (unless allow_empty)
   kIndexMismatch,            // `<shard>.idx` unparseable or not describing the shard
+  kLabelsMismatch,           // `<shard>.labels` unparseable or not the records' labels
   kNotTfrecord,              // the first header is not TFRecord framing at all
   kUnreadable,               // the file (or its index) cannot be opened or read
   kCompressedStreamCorrupt,  // the gzip/zlib stream is corrupt or truncated
