@@ -50,8 +50,9 @@ LABEL_KEY = b"image/class/label"
 
 # --- TFRecord and tf.train.Example, read without TensorFlow -----------------
 def tfrecord_files(shards_dir):
-    """libshard's shard files in manifest order (sorted names), no .idx."""
-    names = sorted(n for n in os.listdir(shards_dir) if ".tfrecord" in n and not n.endswith(".idx"))
+    """libshard's shard files in manifest order (sorted names): PREFIX-SPLIT-NNNNN-of-MMMMM.tfrecord, not the .idx
+    and .labels files beside them."""
+    names = sorted(n for n in os.listdir(shards_dir) if n.endswith(".tfrecord"))
     return [os.path.join(shards_dir, n) for n in names]
 
 
