@@ -264,6 +264,25 @@ TEST_F(ManifestSetTest, MissingIndexFile) {
   EXPECT_EQ(f.path, Path(0) + ".idx");
 }
 
+// A listed labels sidecar must exist, and be the one the shard's check
+// compares with its records (FILE.labels), not another file readers would
+// trust unchecked.
+TEST_F(ManifestSetTest, ListedLabelsFileMissingOrMisnamed) {
+  manifest_.mutable_splits(0)->mutable_shards(0)->set_labels_file(shards_[0] + ".labels");
+  Write();
+  SetFault f = OnlySetFault(Verify());
+  EXPECT_EQ(f.kind, SetFaultKind::kManifestShardMissing);
+  EXPECT_EQ(f.path, Path(0) + ".labels");
+  EXPECT_EQ(f.message, "labels file listed by the manifest is missing");
+  testing::WriteFileOrDie(dir_ + "/other.labels", "x");
+  manifest_.mutable_splits(0)->mutable_shards(0)->set_labels_file("other.labels");
+  Write();
+  f = OnlySetFault(Verify());
+  EXPECT_EQ(f.kind, SetFaultKind::kManifestInvalid);
+  EXPECT_EQ(f.message, "labels_file \"other.labels\" is not the shard's name with \".labels\" (" + shards_[0] +
+                           ".labels)");
+}
+
 TEST_F(ManifestSetTest, UnlistedShard) {
   fs::create_directories(dir_ + "/old");
   WriteShard(dir_ + "/old/train-00000-of-00001.tfrecord", {JpegSample(9, 1)});
