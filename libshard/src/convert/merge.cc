@@ -165,11 +165,10 @@ StatusOr<MergeResult> MergeTasks(const std::string& dir, const MergeOptions& mer
           result.problems.push_back("task " + std::to_string(index) + ": shard " + e.file() +
                                     " is damaged or incomplete (" + *sum + ", manifest says " + e.checksum() + ")");
         } else {
-          for (const std::string& companion : manifest::ShardCompanions(e)) {
-            if (merge_options.companion_exists ? !merge_options.companion_exists(companion)
-                                               : !fs::exists(dir + "/" + companion)) {
-              result.problems.push_back("task " + std::to_string(index) + ": " +
-                                        (companion == e.index_file() ? "index " : "labels ") + companion +
+          for (const manifest::ShardCompanion& c : manifest::ShardCompanions(e)) {
+            if (merge_options.companion_exists ? !merge_options.companion_exists(c.name)
+                                               : !fs::exists(dir + "/" + c.name)) {
+              result.problems.push_back("task " + std::to_string(index) + ": " + c.what + " " + c.name +
                                         " is missing");
             }
           }

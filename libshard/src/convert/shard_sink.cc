@@ -134,8 +134,8 @@ std::optional<ShardEntry> ReusableShard(const ConvertOptions& o, const PlannedSh
     if (!IsRegularFile(entry_path)) return std::nullopt;
     StatusOr<ShardEntry> here = ReadShardEntry(entry_path);
     if (!here.ok() || here->plan_id() != plan_id || here->bytes() != FileSize(path)) return std::nullopt;
-    for (const std::string& companion : manifest::ShardCompanions(*here)) {
-      if (FileSize(o.output + "/" + companion) == UINT64_MAX) return std::nullopt;
+    for (const manifest::ShardCompanion& c : manifest::ShardCompanions(*here)) {
+      if (FileSize(o.output + "/" + c.name) == UINT64_MAX) return std::nullopt;
     }
     // The right size is not the right bytes: a shard is kept only when it
     // still has the CRC-32C its entry records (one read of each kept shard).

@@ -73,11 +73,10 @@ Status CheckChannelStats(const ChannelStats& c) {
   return Status::OK();
 }
 
-std::vector<std::string> ShardCompanions(const ShardEntry& shard) {
-  std::vector<std::string> out;
-  for (const std::string* name : {&shard.index_file(), &shard.labels_file()}) {
-    if (!name->empty()) out.push_back(*name);
-  }
+std::vector<ShardCompanion> ShardCompanions(const ShardEntry& shard) {
+  std::vector<ShardCompanion> out;
+  if (!shard.index_file().empty()) out.push_back({shard.index_file(), "index", "index_file"});
+  if (!shard.labels_file().empty()) out.push_back({shard.labels_file(), "labels", "labels_file"});
   return out;
 }
 
@@ -86,8 +85,8 @@ Status CheckContents(const Manifest& m) {
     const std::string where = "split \"" + split.name() + "\"";
     for (const ShardEntry& shard : split.shards()) {
       if (shard.file().empty()) return InvalidArgumentError(where + " lists a shard without a file");
-      std::vector<std::string> names = ShardCompanions(shard);
-      names.insert(names.begin(), shard.file());
+      std::vector<std::string> names = {shard.file()};
+      for (const ShardCompanion& c : ShardCompanions(shard)) names.push_back(c.name);
       for (const std::string& name : names) {
         if (!IsInsideFolder(name)) {
           return InvalidArgumentError(where + " lists \"" + name + "\", outside the manifest's folder");

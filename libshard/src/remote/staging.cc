@@ -169,8 +169,8 @@ Status StagedObjects::StageDataset(const store::Location& loc, const std::string
       for (const auto& split : m.splits()) {
         for (const auto& sh : split.shards()) {
           // The manifest's names stay inside its folder.
-          std::vector<std::string> files = manifest::ShardCompanions(sh);
-          files.insert(files.begin(), sh.file());
+          std::vector<std::string> files = {sh.file()};
+          for (const manifest::ShardCompanion& c : manifest::ShardCompanions(sh)) files.push_back(c.name);
           for (const std::string& n : files) {
             LIBSHARD_RETURN_IF_ERROR(
                 io::CheckRelativeName(n, s.UrlOf(manifest_key) + ": the shard name \"" + n + "\""));

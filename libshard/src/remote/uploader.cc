@@ -172,10 +172,9 @@ std::optional<ShardEntry> ShardUploader::ShardUpHere(const std::string& file, st
   }
   // The index and labels go up before their shard (Sweep): a matching
   // shard object follows its own companions. They are still checked for.
-  for (const std::string& companion : manifest::ShardCompanions(*e)) {
-    if (!listed_.count(store::JoinKey(prefix_, companion))) {
-      *why = std::string(companion == e->index_file() ? "its index " : "its labels ") +
-             store_->UrlOf(store::JoinKey(prefix_, companion)) + " is missing";
+  for (const manifest::ShardCompanion& c : manifest::ShardCompanions(*e)) {
+    if (!listed_.count(store::JoinKey(prefix_, c.name))) {
+      *why = std::string("its ") + c.what + " " + store_->UrlOf(store::JoinKey(prefix_, c.name)) + " is missing";
       return std::nullopt;
     }
   }
@@ -187,8 +186,8 @@ std::optional<ShardEntry> ShardUploader::ShardUpHere(const std::string& file, st
     }
   }
   Sent(key, e->bytes(), *crc);
-  for (const std::string& companion : manifest::ShardCompanions(*e)) {
-    const std::string key = store::JoinKey(prefix_, companion);
+  for (const manifest::ShardCompanion& c : manifest::ShardCompanions(*e)) {
+    const std::string key = store::JoinKey(prefix_, c.name);
     Sent(key, listed_.at(key), std::nullopt);
   }
   // Not marked done: the converter may still redo the shard (another plan,
@@ -204,9 +203,10 @@ Status ShardUploader::SendShard(const std::string& name, bool sweeping) {
   if (!e.ok()) return e.status();
   // The entry names its shard, index and labels: checked names, inside the folder.
   LIBSHARD_RETURN_IF_ERROR(io::CheckRelativeName(e->file(), entry_path + ": file \"" + e->file() + "\""));
-  const std::vector<std::string> companions = manifest::ShardCompanions(*e);
-  for (const std::string& companion : companions) {
-    LIBSHARD_RETURN_IF_ERROR(io::CheckRelativeName(companion, entry_path + ": \"" + companion + "\""));
+  const std::vector<manifest::ShardCompanion> companions = manifest::ShardCompanions(*e);
+  for (const manifest::ShardCompanion& c : companions) {
+    LIBSHARD_RETURN_IF_ERROR(
+        io::CheckRelativeName(c.name, entry_path + ": " + c.field + " \"" + c.name + "\""));
   }
   const std::string shard = staging_ + "/" + e->file();
   if (!fs::is_regular_file(fs::symlink_status(shard, ec))) return Status::OK();  // sent, or kept up already
@@ -225,15 +225,15 @@ Status ShardUploader::SendShard(const std::string& name, bool sweeping) {
   }
   // Index, shard, entry: a shard object with its entry's checksum is
   // preceded by its index and labels (ShardUpHere relies on it).
-  for (const std::string& companion : companions) {
-    if (fs::exists(staging_ + "/" + companion, ec)) LIBSHARD_RETURN_IF_ERROR(Upload(companion));
+  for (const manifest::ShardCompanion& c : companions) {
+    if (fs::exists(staging_ + "/" + c.name, ec)) LIBSHARD_RETURN_IF_ERROR(Upload(c.name));
   }
   LIBSHARD_RETURN_IF_ERROR(Upload(e->file(), crc));
   LIBSHARD_RETURN_IF_ERROR(Upload(entry_rel));
   // Up: the staging folder lets go of the shard (bounded by the shards in
   // flight). The entry stays; a rerun keeps the shard (ShardUpHere).
   fs::remove(shard, ec);
-  for (const std::string& companion : companions) fs::remove(staging_ + "/" + companion, ec);
+  for (const manifest::ShardCompanion& c : companions) fs::remove(staging_ + "/" + c.name, ec);
   return Status::OK();
 }
 

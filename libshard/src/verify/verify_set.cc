@@ -195,13 +195,12 @@ void Compare(const ListedShard& listed, const FileResult& r, ManifestResult* m) 
     Add(m, listed.path, SetFaultKind::kManifestChecksum,
         "the manifest lists " + e.checksum() + ", the file's CRC-32C is " + manifest::FormatChecksum(*r.crc32c));
   }
-  for (const std::string& companion : manifest::ShardCompanions(e)) {
-    const std::string path = (fs::path(listed.path).parent_path() / companion).string();
-    const bool index = companion == e.index_file();
+  for (const manifest::ShardCompanion& c : manifest::ShardCompanions(e)) {
+    const std::string path = (fs::path(listed.path).parent_path() / c.name).string();
     std::error_code ec;
     if (!fs::exists(path, ec)) {
       Add(m, path, SetFaultKind::kManifestShardMissing,
-          std::string(index ? "index" : "labels") + " file listed by the manifest is missing");
+          std::string(c.what) + " file listed by the manifest is missing");
     }
   }
   // The sidecar's contents are checked beside the shard, where the file

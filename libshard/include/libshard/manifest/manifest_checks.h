@@ -43,12 +43,20 @@ Status CheckChannelStats(const ChannelStats& c);
 // channel 0: std -5 is negative`.
 Status CheckContents(const Manifest& m);
 
-// The files a shard's entry lists beside the shard itself, each named once
-// here for everything that copies, uploads, checks or deletes a shard's
-// files: its DALI index (`index_file`), then its labels sidecar
-// (`labels_file`), those the entry has (an empty name is none). Names as
-// the entry gives them (relative to its folder; unchecked: CheckContents).
-std::vector<std::string> ShardCompanions(const ShardEntry& shard);
+// A file a shard's entry lists beside the shard itself: its name as the
+// entry gives it (relative to its folder; unchecked: CheckContents), what it
+// is in messages ("index", "labels") and the entry's field ("index_file",
+// "labels_file").
+struct ShardCompanion {
+  std::string name;
+  const char* what;
+  const char* field;
+};
+
+// The companions of a shard, named once here for everything that copies,
+// uploads, checks or deletes a shard's files: its DALI index, then its labels
+// sidecar, those the entry has (an empty name is none).
+std::vector<ShardCompanion> ShardCompanions(const ShardEntry& shard);
 
 }  // namespace libshard::manifest
 

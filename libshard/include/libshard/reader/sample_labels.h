@@ -9,7 +9,7 @@
 // labels sidecar beside it (record/record_labels.h, listed in its manifest
 // as labels_file): its labels are read from that one small file (checked
 // whole by its CRC-32C and against the shard's record count), a few bytes a
-// record -- at 10^7 records well under a second. Other shards (plain files,
+// record (docs/performance.md has the measured cost). Other shards (plain files,
 // manifests written before issue 44, remote datasets, a label key other than
 // the converter's) have no sidecar the reader trusts: neither the DALI .idx
 // (offsets and sizes only) nor the manifest (per-class counts only) holds a
