@@ -385,7 +385,7 @@ TEST_F(StoreCliTest, KillNineDuringAnUploadThenRerunIsCompleteAndIdentical) {
   const std::string env = EnvFor(proxy->endpoint());
   const std::string convert = std::string(SHARD_BIN) + " convert -q " + dir_ + "/in -o s3://bkt/conv " +
                               "--shard-size 2KiB --staging " + dir_ + "/staging";
-  // The upload of the middle shard hangs (index, shard and entry go up in
+  // The upload of the middle shard hangs (index, labels, shard and entry go up in
   // shard order); the converter is killed there, with the shards before it
   // uploaded and let go of.
   const size_t n = shards_.size(), k = n / 2;
@@ -397,7 +397,14 @@ TEST_F(StoreCliTest, KillNineDuringAnUploadThenRerunIsCompleteAndIdentical) {
     _exit(127);
   }
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  const int before = static_cast<int>(3 * k + 1);  // k shards with index and entry, then the one that hangs
+  // Each shard goes up with its companions (index, labels) and its entry;
+  // the first PUT naming shard k (its index) hangs.
+  int per_shard = 1;  // the entry
+  for (const auto& e : fs::directory_iterator(dir_ + "/ds")) {
+    if (e.path().filename().string().rfind(shards_[0], 0) == 0) ++per_shard;
+  }
+  ASSERT_EQ(per_shard, 4);  // the shard, FILE.idx, FILE.labels, the entry
+  const int before = static_cast<int>(per_shard * k + 1);
   while (proxy->Count("PUT") < before && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
