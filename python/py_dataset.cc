@@ -4,6 +4,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,30 @@ py::object SampleLabelArray(const reader::Dataset& ds, int threads) {
   return a;
 }
 
+py::list LabelsAsList(const py::array_t<int64_t, py::array::c_style | py::array::forcecast>& labels) {
+  const int64_t* v = labels.data();
+  const size_t n = static_cast<size_t>(labels.size());
+  int64_t lo = 0, hi = -1;
+  for (size_t i = 0; i < n; ++i) {
+    lo = i == 0 ? v[i] : std::min(lo, v[i]);
+    hi = i == 0 ? v[i] : std::max(hi, v[i]);
+  }
+  // A label a class: few distinct values, so one int object each, shared by
+  // the list's items (ndarray.tolist() makes one per item: 50 ns each).
+  constexpr int64_t kMaxSpan = int64_t{1} << 20;
+  if (n > 0 && (hi < lo || static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo) >= static_cast<uint64_t>(kMaxSpan))) {
+    return labels.attr("tolist")();
+  }
+  std::vector<py::object> ints(n == 0 ? 0 : static_cast<size_t>(hi - lo + 1));
+  py::list out(static_cast<py::ssize_t>(n));
+  for (size_t i = 0; i < n; ++i) {
+    py::object& o = ints[static_cast<size_t>(v[i] - lo)];
+    if (!o) o = py::int_(v[i]);
+    PyList_SET_ITEM(out.ptr(), static_cast<py::ssize_t>(i), o.inc_ref().ptr());
+  }
+  return out;
+}
+
 namespace {
 
 // Keywords of libshard.Loader that are not the shard set's or one sample's.
@@ -83,6 +108,9 @@ PyDataset::PyDataset(const py::object& sources, const py::kwargs& kwargs) {
 }
 
 void BindDataset(py::module_& m) {
+  m.def("_labels_list", &LabelsAsList, py::arg("labels"),
+        "labels.tolist() for an int64 array of few distinct values (class labels): the same list, built with one "
+        "int object a value instead of one an item");
   py::class_<PyDataset, std::shared_ptr<PyDataset>> cls(
       m, "Dataset",
       "The shard set and one sample by its global number, without a Loader, its ring or its threads\n"

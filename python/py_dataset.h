@@ -5,6 +5,7 @@
 #ifndef LIBSHARD_PYTHON_PY_DATASET_H_
 #define LIBSHARD_PYTHON_PY_DATASET_H_
 
+#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
 #include <cstdint>
@@ -30,6 +31,10 @@ py::list LabelList(const libshard::reader::Dataset& ds);
 // Every sample's label (reader/sample_labels.h) as a read-only int64 array,
 // read on `threads` threads with the GIL released.
 py::object SampleLabelArray(const libshard::reader::Dataset& ds, int threads);
+
+// labels.tolist() (the same values, as Python ints), for labels of a span
+// under 2^20: one int object a value, shared by the items.
+py::list LabelsAsList(const py::array_t<int64_t, py::array::c_style | py::array::forcecast>& labels);
 
 // The Python object behind libshard.Dataset. Immutable after construction;
 // safe to share between threads.

@@ -544,6 +544,10 @@ class EpochIterator:
         ``iter(loader)`` replaced this pass."""
 
 
+# ShardDataset.targets' list (python/libshard/torch.py).
+def _labels_list(labels: npt.NDArray[np.int64]) -> List[int]:
+    """``labels.tolist()`` built with one int object a distinct value (class labels), not one an item."""
+
 # The typed calls behind libshard.convert / verify / inspect / report (python/libshard/tools.py, whose public
 # functions and result types are documented there).
 def _convert_flags() -> List[Tuple[str, bool, bool, bool]]:

@@ -306,7 +306,7 @@ class ShardDataset(torch.utils.data.IterableDataset):
         (:attr:`libshard.Loader.sample_labels`), e.g. for class weights."""
         if self._targets is None:
             with self._make_loader(worker=0, num_workers=1, prefetch=1, **self.loader_options) as loader:
-                self._targets = loader.sample_labels.tolist()
+                self._targets = _libshard._labels_list(loader.sample_labels)
         return self._targets
 
     def __len__(self) -> int:

@@ -47,6 +47,18 @@ def test_targets_of_shard_images_and_shard_dataset(shards):
     assert all(int(y) % 2 for _, ys in DataLoader(images, batch_size=6, sampler=sampler) for y in ys)
 
 
+@pytest.mark.parametrize("values", [[], [7], [-1, 3, 3, 999, -1], [0, 2**40], [-2**63, 2**63 - 1],
+                                    list(range(0, 5000, 3)) * 3])
+def test_targets_list_is_tolist_for_every_span(values):
+    # ShardDataset.targets' list shares one int object a label value; a span past 2^20 is plain tolist().
+    for dtype in (np.int64, np.int32):
+        if values and max(abs(v) for v in values) >= 2**31 and dtype is np.int32:
+            continue
+        a = np.array(values, dtype=dtype)
+        got = libshard._libshard._labels_list(a[::-1][::-1])
+        assert got == a.tolist() and all(type(v) is int for v in got)
+
+
 def test_targets_of_a_mixture_are_its_sample_numbering(tmp_path):
     write_shard(tmp_path / "a.tfrecord", 4, 100)
     write_shard(tmp_path / "b.tfrecord", 3, 200)

@@ -7,6 +7,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <thread>
+#include <atomic>
 
 #include "libshard/reader/dataset.h"
 #include "libshard/record/index.h"
@@ -223,6 +225,64 @@ TEST_P(ShardReaderTest, EmptyAndNotTFRecordFiles) {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("is this a TFRecord file?"), std::string::npos) << r.status();
   EXPECT_EQ(ShardReader::Open(dir + "/missing", Opts()).status().code(), StatusCode::kNotFound);
+}
+
+// With the count given, the open reads no record table: the .idx is read
+// (and the framing walked) by the first call that needs it, from whichever
+// of many threads gets there first, once.
+TEST_P(ShardReaderTest, WithTheCountGivenTheTableWaitsForTheFirstRead) {
+  const std::string dir = testing::MakeTempDir();
+  const std::string path = dir + "/a.tfrecord";
+  auto recs = WritePlainShard(path, 40);
+  const std::string idx = testing::ReadFileOrDie(path + ".idx");
+  testing::WriteFileOrDie(path + ".idx", "not an index");
+  auto r = ShardReader::OpenWithCount(path, 40, Opts());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ((*r)->size(), 40u);
+  testing::WriteFileOrDie(path + ".idx", idx);  // what the first read finds
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0};
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      RecordBuffer buf;
+      std::string_view v;
+      for (size_t i = t; i < recs.size(); i += 3) {
+        if (!(*r)->Read(i, &buf, &v).ok() || v != recs[i]) wrong.fetch_add(1);
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ((*r)->index_source(), IndexSource::kIndexFile);
+  EXPECT_EQ((*r)->index_rejected_reason(), "");
+}
+
+// A count other than the shard's, or a shard whose framing is cut: the open
+// succeeds, every read says what is wrong (naming the file), none returns a
+// record, and entry() is {0, 0}.
+TEST_P(ShardReaderTest, WithTheCountGivenTheTablesFaultsComeFromTheReads) {
+  const std::string dir = testing::MakeTempDir();
+  const std::string path = dir + "/a.tfrecord";
+  WritePlainShard(path, 5);
+  auto more = ShardReader::OpenWithCount(path, 6, Opts());
+  ASSERT_TRUE(more.ok()) << more.status();
+  EXPECT_EQ((*more)->size(), 6u);
+  RecordBuffer buf;
+  std::string_view v;
+  for (size_t i : {size_t{0}, size_t{5}, size_t{0}}) {
+    Status s = (*more)->ReadCopy(i, &buf, &v);
+    EXPECT_EQ(s.code(), StatusCode::kDataLoss) << s;
+    EXPECT_EQ(s.message(), path + ": 5 records, the manifest says 6");
+  }
+  EXPECT_EQ((*more)->entry(0), record::IndexEntry{});
+  std::filesystem::remove(path + ".idx");
+  const std::string bytes = testing::ReadFileOrDie(path);
+  testing::WriteFileOrDie(path, bytes.substr(0, bytes.size() - 7));
+  auto cut = ShardReader::OpenWithCount(path, 5, Opts());
+  ASSERT_TRUE(cut.ok()) << cut.status();
+  Status s = (*cut)->Read(0, &buf, &v);
+  EXPECT_EQ(s.code(), StatusCode::kDataLoss) << s;
+  EXPECT_NE(s.message().find(path + ": truncated record at byte "), std::string::npos) << s;
 }
 
 INSTANTIATE_TEST_SUITE_P(IoModes, ShardReaderTest, ::testing::Values(IoMode::kMmap, IoMode::kPread),

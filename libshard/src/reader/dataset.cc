@@ -36,7 +36,7 @@ Dataset::Dataset() = default;
 Dataset::~Dataset() = default;
 
 Status Dataset::AddShard(const std::string& path, int64_t expected_records, const std::string& source, uint64_t first,
-                         int64_t count) {
+                         int64_t count, uint64_t expected_bytes) {
   // One read per file, whatever the spelling: the same folder twice, a
   // manifest and one of its shards, a symbolic link and its target.
   struct stat st;
@@ -49,10 +49,18 @@ Status Dataset::AddShard(const std::string& path, int64_t expected_records, cons
                                   " are the same file: each shard may be named once (drop one of the sources)");
     }
   }  // else: ShardReader::Open names the problem
-  LIBSHARD_ASSIGN_OR_RETURN(std::unique_ptr<ShardReader> shard, ShardReader::Open(path, options_.shard));
-  if (expected_records >= 0 && shard->size() != static_cast<uint64_t>(expected_records)) {
-    return DataLossError(path + ": " + std::to_string(shard->size()) + " records, the manifest says " +
-                         std::to_string(expected_records));
+  // With the manifest's count the record table waits for the first read of
+  // the shard (ShardReader::OpenWithCount): an open reads no .idx.
+  std::unique_ptr<ShardReader> shard;
+  if (expected_records >= 0) {
+    LIBSHARD_ASSIGN_OR_RETURN(shard,
+                              ShardReader::OpenWithCount(path, static_cast<uint64_t>(expected_records), options_.shard));
+  } else {
+    LIBSHARD_ASSIGN_OR_RETURN(shard, ShardReader::Open(path, options_.shard));
+  }
+  if (expected_bytes > 0 && shard->file_size() != expected_bytes) {
+    return DataLossError(path + ": " + std::to_string(shard->file_size()) + " bytes, the manifest says " +
+                         std::to_string(expected_bytes));
   }
   if (starts_.empty()) starts_.push_back(0);
   starts_.push_back(starts_.back() + (count < 0 ? shard->size() : static_cast<uint64_t>(count)));
@@ -70,7 +78,7 @@ Status Dataset::AddManifest(const std::string& src, const std::string& source) {
   const std::filesystem::path dir = std::filesystem::path(src).parent_path();
   for (const ShardPart& p : parts) {
     LIBSHARD_RETURN_IF_ERROR(AddShard((dir / p.shard->file()).string(), static_cast<int64_t>(p.shard->records()),
-                                      source, p.first, static_cast<int64_t>(p.count)));
+                                      source, p.first, static_cast<int64_t>(p.count), p.shard->bytes()));
     if (!p.shard->labels_file().empty()) labels_files_[shards_.size() - 1] = (dir / p.shard->labels_file()).string();
   }
   AddManifestMetadata(src, m, splits);

@@ -48,6 +48,42 @@ char* RecordBuffer::Reserve(size_t n) {
 }
 
 StatusOr<std::unique_ptr<ShardReader>> ShardReader::Open(const std::string& path, const ShardReaderOptions& options) {
+  LIBSHARD_ASSIGN_OR_RETURN(std::unique_ptr<ShardReader> r, OpenFile(path, options));
+  LIBSHARD_RETURN_IF_ERROR(r->EnsureTable());
+  r->records_ = r->table_.size();  // before anyone else sees the reader
+  return r;
+}
+
+StatusOr<std::unique_ptr<ShardReader>> ShardReader::OpenWithCount(const std::string& path, uint64_t records,
+                                                                  const ShardReaderOptions& options) {
+  LIBSHARD_ASSIGN_OR_RETURN(std::unique_ptr<ShardReader> r, OpenFile(path, options));
+  r->records_ = records;
+  r->count_given_ = true;
+  return r;
+}
+
+Status ShardReader::EnsureTable() const {
+  std::call_once(table_once_, [this] { table_status_ = BuildTableOnce(); });
+  return table_status_;
+}
+
+Status ShardReader::BuildTableOnce() const {
+  LIBSHARD_RETURN_IF_ERROR(BuildTable());
+  if (count_given_ && table_.size() != records_) {
+    const std::string n = std::to_string(table_.size());
+    table_ = {};
+    return DataLossError(path_ + ": " + n + " records, the manifest says " + std::to_string(records_));
+  }
+  if (map_ != nullptr && options_.verify_crc) {
+    const size_t words = (table_.size() + 63) / 64;
+    checked_.reset(new std::atomic<uint64_t>[words]);
+    for (size_t w = 0; w < words; ++w) checked_[w].store(0, std::memory_order_relaxed);
+  }
+  return Status::OK();
+}
+
+StatusOr<std::unique_ptr<ShardReader>> ShardReader::OpenFile(const std::string& path,
+                                                             const ShardReaderOptions& options) {
   if (options.max_record_length == 0) return InvalidArgumentError("max_record_length must be > 0");
   static std::atomic<uint64_t> next_id{1};
   std::unique_ptr<ShardReader> r(new ShardReader());
@@ -81,13 +117,7 @@ StatusOr<std::unique_ptr<ShardReader>> ShardReader::Open(const std::string& path
                                                                   : POSIX_FADV_NORMAL;
     ::posix_fadvise(r->fd_.get(), 0, 0, advice);
   }
-  LIBSHARD_RETURN_IF_ERROR(r->BuildTable());
   if (r->fd_.valid() && options.open_files != nullptr) options.open_files->Put(r->id_, std::move(r->fd_));
-  if (options.io == IoMode::kMmap && options.verify_crc) {
-    const size_t words = (r->table_.size() + 63) / 64;
-    r->checked_.reset(new std::atomic<uint64_t>[words]);
-    for (size_t w = 0; w < words; ++w) r->checked_[w].store(0, std::memory_order_relaxed);
-  }
   return r;
 }
 
@@ -141,7 +171,7 @@ Status ShardReader::ReadHeaderAt(uint64_t offset, uint64_t* length, RecordBuffer
   return record::FramingStatus(error, path_);
 }
 
-Status ShardReader::BuildTable() {
+Status ShardReader::BuildTable() const {
   if (options_.use_index) {
     const std::string idx_path = record::IndexPathFor(path_);
     struct stat st;
@@ -220,6 +250,7 @@ Status ShardReader::CheckFileSize(uint64_t end, uint64_t offset) const {
 }
 
 Status ShardReader::Read(size_t i, RecordBuffer* buf, std::string_view* out) const {
+  LIBSHARD_RETURN_IF_ERROR(EnsureTable());
   if (i >= table_.size()) {
     return OutOfRangeError(path_ + ": record " + std::to_string(i) + " of " + std::to_string(table_.size()));
   }
@@ -281,6 +312,7 @@ Status ShardReader::Read(size_t i, RecordBuffer* buf, std::string_view* out) con
 }
 
 Status ShardReader::ReadCopy(size_t i, RecordBuffer* buf, std::string_view* out) const {
+  LIBSHARD_RETURN_IF_ERROR(EnsureTable());
   if (map_ == nullptr || i >= table_.size()) return Read(i, buf, out);  // pread copies anyway
   if (buf == nullptr) return InvalidArgumentError("ShardReader::ReadCopy needs a RecordBuffer");
   const record::IndexEntry e = table_.entry(i);

@@ -345,9 +345,12 @@ class Dataset {
  private:
   Dataset();
   // `source`: the argument that named the file (for messages). Records
-  // first.. (count of them; -1: all) are its samples.
+  // first.. (count of them; -1: all) are its samples. A manifest's shard
+  // comes with its record count and size in bytes (`expected_bytes`, 0 when
+  // the manifest has none): the size is checked now, the count when the
+  // shard's record table is first needed.
   Status AddShard(const std::string& path, int64_t expected_records, const std::string& source, uint64_t first = 0,
-                  int64_t count = -1);
+                  int64_t count = -1, uint64_t expected_bytes = 0);
   Status AddManifest(const std::string& path, const std::string& source);
   // An s3:// or https:// source (remote_dataset.cc).
   Status AddRemote(const std::string& url);

@@ -44,9 +44,16 @@
 //
 // Lifetime: a view from Read() is valid while the reader lives (mmap) or until
 // the buffer is used for another Read() or destroyed (pread).
-// Thread-safety: Open() results are immutable apart from the first-touch CRC
-// flags (atomics): Read() may be called from many threads at once, each with
-// its own RecordBuffer.
+// Opening with the record count known (a manifest's) defers the record table
+// to the first call that needs it (Read, ReadCopy, entry, index_source):
+// opening a set of 10^4 shards then reads no `.idx` at all, and a process
+// reads the tables only of the shards it touches (issue 44). A table whose
+// count is not the one given is DataLoss on every read, naming both counts.
+//
+// Thread-safety: Open() results are immutable apart from the deferred table
+// (built once, under std::call_once) and the first-touch CRC flags
+// (atomics): Read() may be called from many threads at once, each with its
+// own RecordBuffer.
 #ifndef LIBSHARD_READER_SHARD_READER_H_
 #define LIBSHARD_READER_SHARD_READER_H_
 
@@ -54,6 +61,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -133,20 +141,36 @@ class ShardReader {
   // file, DataLoss (file and offset) when a scan meets a truncated or corrupt
   // record, InvalidArgument for bad options or a compressed shard.
   static StatusOr<std::unique_ptr<ShardReader>> Open(const std::string& path, const ShardReaderOptions& options = {});
+  // Opens `path` whose record count is known to be `records`: the file is
+  // opened (or mapped) now, the table built on first need (see above). The
+  // errors of building it come from the calls that need it.
+  static StatusOr<std::unique_ptr<ShardReader>> OpenWithCount(const std::string& path, uint64_t records,
+                                                              const ShardReaderOptions& options = {});
   ~ShardReader();
   ShardReader(const ShardReader&) = delete;
   ShardReader& operator=(const ShardReader&) = delete;
 
-  // Number of records.
-  size_t size() const { return table_.size(); }
+  // Number of records (the count given to OpenWithCount, before the table).
+  size_t size() const { return records_; }
   const std::string& path() const { return path_; }
   // The file's size when opened.
   uint64_t file_size() const { return file_size_; }
-  IndexSource index_source() const { return index_source_; }
+  // The table, built now if deferred: OK, or why it could not be.
+  Status EnsureTable() const;
+  IndexSource index_source() const {
+    EnsureTable().IgnoreError();
+    return index_source_;
+  }
   // Why an existing .idx was not used ("" when it was, or there was none).
-  const std::string& index_rejected_reason() const { return index_rejected_; }
-  // Record i (< size()): its offset and framed size.
-  record::IndexEntry entry(size_t i) const { return table_.entry(i); }
+  const std::string& index_rejected_reason() const {
+    EnsureTable().IgnoreError();
+    return index_rejected_;
+  }
+  // Record i (< size()): its offset and framed size ({0, 0} when the table
+  // could not be built: EnsureTable() says why).
+  record::IndexEntry entry(size_t i) const {
+    return EnsureTable().ok() && i < table_.size() ? table_.entry(i) : record::IndexEntry{};
+  }
   const ShardReaderOptions& options() const { return options_; }
 
   // Record `i`'s payload into *out (see Lifetime above). `buf` may be null in
@@ -163,7 +187,11 @@ class ShardReader {
 
  private:
   ShardReader() = default;
-  Status BuildTable();
+  static StatusOr<std::unique_ptr<ShardReader>> OpenFile(const std::string& path, const ShardReaderOptions& options);
+  // Builds table_ (and checked_); then checks its size against records_
+  // when the count was given.
+  Status BuildTable() const;
+  Status BuildTableOnce() const;
   // Checks the header at `offset`; in pread mode reads through `block`.
   Status ReadHeaderAt(uint64_t offset, uint64_t* length, RecordBuffer* block) const;
   Status CheckFileSize(uint64_t end, uint64_t offset) const;
@@ -184,14 +212,20 @@ class ShardReader {
   std::unique_ptr<io::MappedFile> file_;  // kMmap
   const char* map_ = nullptr;             // file_'s bytes; null when empty or kPread
   uint64_t file_size_ = 0;
-  IndexSource index_source_ = IndexSource::kScan;
-  std::string index_rejected_;
+  uint64_t records_ = 0;  // given, or the table's size once built
+  bool count_given_ = false;
+  // The table and what is known of its making: written once, inside
+  // table_once_ (Open builds it before anyone else can see the reader).
+  mutable std::once_flag table_once_;
+  mutable Status table_status_;
+  mutable IndexSource index_source_ = IndexSource::kScan;
+  mutable std::string index_rejected_;
   // Where each record starts: 4 bytes a record (record/record_offsets.h),
   // the one thing a reader holds per record.
-  record::RecordOffsets table_;
+  mutable record::RecordOffsets table_;
   // Bit i set once record i's data CRC has been checked (kMmap + verify_crc):
   // 1/8 byte a record.
-  std::unique_ptr<std::atomic<uint64_t>[]> checked_;
+  mutable std::unique_ptr<std::atomic<uint64_t>[]> checked_;
   bool Checked(size_t i) const {
     return checked_ == nullptr || (checked_[i / 64].load(std::memory_order_relaxed) >> (i % 64) & 1) != 0;
   }
