@@ -59,10 +59,11 @@ void FindThumbs(const Context& c, const SplitEntry& split, std::map<std::string,
   size_t left = wanted->size();
   uint64_t scanned = 0;
   reader::RecordBuffer buf;
+  const reader::ShardReaderOptions scan = ScanReaderOptions(nullptr);  // one shard open at a time
   for (const ShardEntry& s : split.shards()) {
     if (left == 0 || scanned >= kMaxDuplicateScan) return;
     const std::string path = c.dir + "/" + s.file();
-    StatusOr<std::unique_ptr<reader::ShardReader>> r = reader::ShardReader::Open(path, {});
+    StatusOr<std::unique_ptr<reader::ShardReader>> r = reader::ShardReader::Open(path, scan);
     if (!r.ok()) {
       if (first_error->empty()) *first_error = r.status().message();
       continue;

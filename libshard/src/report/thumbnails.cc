@@ -129,6 +129,7 @@ StatusOr<SplitThumbs> PickThumbs(const Context& c, const SplitEntry& split, cons
   }
   std::vector<std::unique_ptr<reader::ShardReader>> readers(split.shards_size());
   std::vector<bool> failed(split.shards_size());
+  const reader::ShardReaderOptions scan = ScanReaderOptions(std::make_shared<io::OpenFileCache>(kScanOpenFiles));
   reader::RecordBuffer buf;
   size_t wanted = shown.size() * static_cast<size_t>(o.thumbnails_per_class);
   for (uint64_t r : order) {
@@ -137,7 +138,7 @@ StatusOr<SplitThumbs> PickThumbs(const Context& c, const SplitEntry& split, cons
     const size_t s = static_cast<size_t>(std::upper_bound(starts.begin(), starts.end(), r) - starts.begin() - 1);
     const std::string shard_path = c.dir + "/" + split.shards(s).file();
     if (!readers[s] && !failed[s]) {
-      StatusOr<std::unique_ptr<reader::ShardReader>> opened = reader::ShardReader::Open(shard_path, {});
+      StatusOr<std::unique_ptr<reader::ShardReader>> opened = reader::ShardReader::Open(shard_path, scan);
       if (opened.ok()) {
         readers[s] = std::move(*opened);
       } else {
