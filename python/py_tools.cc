@@ -42,7 +42,7 @@
 #include "libshard/record/stream_reader.h"
 #include "libshard/remote/convert_flags.h"
 #include "libshard/remote/remote_convert.h"
-#include "libshard/remote/staging.h"
+#include "libshard/remote/remote_verify.h"
 #include "libshard/store/object_store.h"
 #include "libshard/verify/verify_report.h"
 #include "py_common.h"
@@ -225,73 +225,10 @@ py::dict RunConvert(const std::vector<std::pair<std::string, std::string>>& flag
   return d;
 }
 
-// Set-level faults as [{path, kind, message}].
-py::list SetFaultList(const std::vector<verify::SetFault>& faults) {
-  py::list out;
-  for (const verify::SetFault& f : faults) {
-    py::dict d;
-    d["path"] = FsDecode(f.path);
-    d["kind"] = verify::FaultKindName(f.kind);
-    d["message"] = FsDecode(f.message);
-    out.append(d);
-  }
-  return out;
-}
-
-// The report as the document `shard verify --json` prints
-// (verify::VerifyReportJson), built from the typed report.
-py::dict VerifyReportDict(const verify::VerifyReport& report) {
-  py::list files;
-  for (const verify::FileResult& r : report.set.files) {
-    py::dict d;
-    d["path"] = FsDecode(r.path);
-    d["compression"] = libshard::record::CompressionName(r.compression);
-    d["records"] = r.records;
-    d["bytes"] = r.bytes;
-    d["unchecked_bytes"] = r.unchecked_bytes.has_value() ? py::object(py::int_(*r.unchecked_bytes)) : py::none();
-    d["faults_omitted"] = r.faults_omitted;
-    py::list faults;
-    for (const verify::Fault& f : r.faults) {
-      py::dict x;
-      x["offset"] = f.offset;
-      x["record"] = f.record;
-      x["kind"] = verify::FaultKindName(f.kind);
-      x["message"] = FsDecode(f.message);
-      faults.append(x);
-    }
-    d["faults"] = faults;
-    files.append(d);
-  }
-  py::list manifests;
-  for (const verify::ManifestResult& m : report.set.manifests) {
-    py::dict d;
-    d["path"] = FsDecode(m.path);
-    d["shards"] = m.shards;
-    d["faults"] = SetFaultList(m.faults);
-    manifests.append(d);
-  }
-  const verify::VerifySummary& s = report.summary;
-  py::dict summary;
-  summary["files"] = s.files;
-  summary["files_with_faults"] = s.files_with_faults;
-  summary["records"] = s.records;
-  summary["bytes"] = s.bytes;
-  summary["unchecked_bytes"] = s.unchecked_bytes;
-  summary["faults"] = s.faults;
-  summary["seconds"] = s.seconds;
-  summary["mb_per_s"] = s.mb_per_s();
-  py::dict doc;
-  doc["files"] = files;
-  doc["manifests"] = manifests;
-  doc["summary"] = summary;
-  doc["no_manifest"] = report.set.no_manifest;
-  doc["sets"] = SetFaultList(report.set.name_set_faults);
-  return doc;
-}
-
-// verify::Verify over `paths` (an s3:// or https:// location staged first,
-// the report naming its objects): (the report's document, exit code as the
-// program's). A usage error is a ValueError with the program's message.
+// remote::VerifyLocation over `paths` (an s3:// or https:// location staged
+// first, the report naming its objects): (the `shard verify --json`
+// document's text, exit code as the program's). A usage error is a
+// ValueError with the program's message.
 py::tuple RunVerify(const std::vector<std::string>& paths, const std::string& manifest, bool no_manifest, bool decode,
                     bool records_only, bool no_index, bool allow_empty, const std::string& compression, int threads,
                     std::optional<uint64_t> max_pixels, std::optional<uint64_t> max_record_length) {
@@ -313,24 +250,9 @@ py::tuple RunVerify(const std::vector<std::string>& paths, const std::string& ma
   if (max_pixels) o.max_pixels = *max_pixels;  // none: VerifyOptions's defaults
   if (max_record_length) o.max_record_length = *max_record_length;
   if (decode && records_only) throw usage("--records-only excludes --decode");
-  std::unique_ptr<libshard::remote::StagedObjects> staged;
-  for (const std::string& p : paths) {
-    if (!libshard::store::IsObjectUrl(p)) continue;
-    if (paths.size() != 1 || !manifest.empty()) {
-      throw usage(p + ": an s3:// or https:// location is checked on its own (one path, no manifest)");
-    }
-    StatusOr<std::unique_ptr<libshard::remote::StagedObjects>> st =
-        WithoutGil([&] { return libshard::remote::StagedObjects::Stage(p); });
-    if (!st.ok()) throw usage(st.status().message());
-    staged = std::move(*st);
-    request.paths = {staged->local()};
-  }
-  StatusOr<verify::VerifyReport> report = WithoutGil([&] { return verify::Verify(request); });
-  if (!report.ok()) throw usage(report.status().message());
-  if (staged) verify::MapText([&](const std::string& s) { return staged->ToUrl(s); }, &*report);
-  const verify::VerifySummary& s = report->summary;
-  const int exit_code = s.unreadable ? 2 : s.faults > 0 ? 1 : 0;
-  return py::make_tuple(VerifyReportDict(*report), exit_code);
+  StatusOr<libshard::remote::VerifyOutcome> v = WithoutGil([&] { return libshard::remote::VerifyLocation(request); });
+  if (!v.ok()) throw usage(v.status().message());
+  return py::make_tuple(py::bytes(verify::VerifyReportJson(v->report)), v->exit_code);
 }
 
 }  // namespace
@@ -344,7 +266,8 @@ void BindTools(py::module_& m) {
   m.def("_verify", &RunVerify, py::arg("paths"), py::arg("manifest"), py::arg("no_manifest"), py::arg("decode"),
         py::arg("records_only"), py::arg("no_index"), py::arg("allow_empty"), py::arg("compression"),
         py::arg("threads"), py::arg("max_pixels"), py::arg("max_record_length"),
-        "verify::Verify (libshard.verify wraps it): (the `shard verify --json` document, exit code)");
+        "remote::VerifyLocation (libshard.verify wraps it): (the `shard verify --json` document as UTF-8 JSON, "
+        "exit code)");
 }
 
 }  // namespace libshard_py

@@ -14,7 +14,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
-#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,7 +22,7 @@
 #include "commands.h"
 #include "libshard/manifest/manifest_json.h"
 #include "libshard/manifest/mixture_json.h"
-#include "libshard/remote/staging.h"
+#include "libshard/remote/remote_verify.h"
 #include "libshard/store/object_store.h"
 #include "libshard/text_escape.h"
 #include "libshard/verify/verifier.h"
@@ -109,7 +108,7 @@ void PrintHuman(const verify::VerifyReport& report, bool quiet, std::ostream& ou
   }
 }
 
-int RunVerify(const VerifyCliOptions& cli_in, std::ostream& out, std::ostream& err);
+int RunVerify(const VerifyCliOptions& cli, std::ostream& out, std::ostream& err);
 
 // A mixture file (manifest/mixture_json.h) named alone: each of its sources
 // checked in turn as if named on its own; the worst exit code. nullopt when
@@ -155,28 +154,8 @@ std::optional<int> VerifyMixture(const VerifyCliOptions& cli, std::ostream& out,
   return worst;
 }
 
-int RunVerify(const VerifyCliOptions& cli_in, std::ostream& out, std::ostream& err) {
-  if (std::optional<int> rc = VerifyMixture(cli_in, out, err)) return *rc;
-  // s3:// and https://: downloaded once into a temporary folder (each listed
-  // shard checked against its manifest size and CRC as it streams in), then
-  // checked there; the report names the objects.
-  VerifyCliOptions cli = cli_in;
-  std::unique_ptr<libshard::remote::StagedObjects> staged;
-  for (const std::string& p : cli_in.paths) {
-    if (!libshard::store::IsObjectUrl(p)) continue;
-    if (cli_in.paths.size() != 1 || !cli_in.manifest.empty()) {
-      err << "shard verify: " << p << ": an s3:// or https:// location is checked on its own (one path, "
-          << "no --manifest)\n";
-      return kExitUsage;
-    }
-    auto s = libshard::remote::StagedObjects::Stage(p);
-    if (!s.ok()) {
-      err << "shard verify: " << s.status().message() << "\n";
-      return StagingExitCode(s.status());
-    }
-    staged = std::move(*s);
-    cli.paths = {staged->local()};
-  }
+int RunVerify(const VerifyCliOptions& cli, std::ostream& out, std::ostream& err) {
+  if (std::optional<int> rc = VerifyMixture(cli, out, err)) return *rc;
   verify::VerifyRequest request;
   auto compression = record::ParseCompression(cli.compression);
   if (!compression.ok()) {
@@ -195,26 +174,24 @@ int RunVerify(const VerifyCliOptions& cli_in, std::ostream& out, std::ostream& e
   request.paths = cli.paths;
   request.manifest = cli.manifest;
   request.no_manifest = cli.no_manifest;
-  StatusOr<verify::VerifyReport> report = verify::Verify(request);
-  if (!report.ok()) {
-    err << "shard verify: " << report.status().message() << "\n";
-    return kExitUsage;
+  // s3:// and https:// are staged and checked there (remote/remote_verify.h).
+  StatusOr<libshard::remote::VerifyOutcome> v = libshard::remote::VerifyLocation(request);
+  if (!v.ok()) {
+    err << "shard verify: " << v.status().message() << "\n";
+    return StagingExitCode(v.status());
   }
-  if (staged) verify::MapText([&](const std::string& s) { return staged->ToUrl(s); }, &*report);
   if (cli.json) {
-    out << verify::VerifyReportJson(*report);
+    out << verify::VerifyReportJson(v->report);
   } else {
-    PrintHuman(*report, cli.quiet, out);
+    PrintHuman(v->report, cli.quiet, out);
   }
   out.flush();
-  const verify::VerifySummary& s = report->summary;
-  if (staged && s.faults > 0 && !cli.quiet) {
+  if (v->remote && v->report.summary.faults > 0 && !cli.quiet) {
     err << "shard verify: an object damaged after its upload is kept by a rerun of `shard convert -o "
            "s3://...`, which trusts the CRC-32C recorded at upload: rerun it with --recheck to read the kept "
            "objects back and redo the damaged ones\n";
   }
-  if (s.unreadable) return kExitUsage;
-  return s.faults > 0 ? kExitFailure : kExitOk;
+  return v->exit_code;
 }
 
 }  // namespace

@@ -560,9 +560,10 @@ def _convert(options: Sequence[Tuple[str, Union[str, bytes]]], progress: Optiona
 
 def _verify(paths: Sequence[Union[str, bytes]], manifest: Union[str, bytes], no_manifest: bool, decode: bool,
             records_only: bool, no_index: bool, allow_empty: bool, compression: str, threads: int,
-            max_pixels: Optional[int], max_record_length: Optional[int]) -> Tuple[Dict[str, Any], int]:
-    """The library's verify call without the GIL: (the ``shard verify --json`` document built from the typed
-    report, the program's exit status). ValueError for a usage error (the program's message)."""
+            max_pixels: Optional[int], max_record_length: Optional[int]) -> Tuple[bytes, int]:
+    """The library's verify call without the GIL: (the ``shard verify --json`` document, the same text the
+    program prints, as UTF-8 JSON; the program's exit status). ValueError for a usage error (the program's
+    message)."""
 
 def _inspect(file: Union[str, bytes], show: int, compression: str) -> Dict[str, Any]:
     """``remote::InspectObject`` without the GIL (an ``s3://`` / ``https://`` object staged first): the

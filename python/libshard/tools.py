@@ -293,7 +293,7 @@ def verify(paths: Union[PathLike, Iterable[PathLike]] = (), decode: bool = False
     doc, code = _libshard._verify([os.fsencode(p) for p in named], b"" if manifest is None else os.fsencode(manifest),
                                   no_manifest, decode, records_only, no_index, allow_empty, compression, threads,
                                   max_pixels, max_record_length)
-    return VerifyReport(doc, code)
+    return VerifyReport(json.loads(doc), code)
 
 
 class Inspection(NamedTuple):

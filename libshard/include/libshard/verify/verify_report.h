@@ -3,7 +3,9 @@
 // manifest's faults and the summary), and the one JSON document that
 // `shard verify --json` prints (VerifyReportJson, schema in docs/verify.md).
 // The program (tools/cmd_verify.cc) and Python's libshard.verify
-// (python/py_tools.cc) are faces over this call.
+// (python/py_tools.cc, which parses that same document) are faces over this
+// call, through remote::VerifyLocation (remote/remote_verify.h: an s3:// or
+// https:// dataset staged first).
 //
 //   verify::VerifyRequest request;
 //   request.paths = {"out"};                     // folders, files, globs
