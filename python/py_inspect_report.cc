@@ -2,8 +2,9 @@
 // these): typed calls of the library, as `shard inspect` and `shard report`
 // make them (tools/cmd_inspect.cc, tools/cmd_report.cc).
 //
-//   _inspect(file, show, compression) -> dict   remote::InspectObject without the GIL (an s3:// or https://
-//                                                object staged first), as `shard inspect --json` prints it
+//   _inspect(file, show, compression) -> bytes  remote::InspectObject without the GIL (an s3:// or https://
+//                                                object staged first): the document `shard inspect --json`
+//                                                prints (reader::InspectionJson), which tools.py parses
 //   _report(dataset, output, ...) -> str         remote::WriteDatasetReport without the GIL: the page's path
 //   _is_mixture_file(path) -> bool               manifest::IsMixtureFile (libshard.verify refuses one,
 //                                                as `shard verify --json` does)
@@ -29,51 +30,7 @@ namespace {
 
 namespace reader = libshard::reader;
 
-py::dict InspectionDict(const reader::Inspection& in) {
-  py::list features;
-  for (const reader::FeatureStats& k : in.features) {
-    py::dict d;
-    d["key"] = FsDecode(k.key);
-    d["kind"] = k.KindName();
-    d["records"] = k.records;
-    d["min_values"] = k.min_values;
-    d["max_values"] = k.max_values;
-    features.append(d);
-  }
-  py::list first;
-  for (size_t i = 0; i < in.first_records.size(); ++i) {
-    const reader::RecordSummary& r = in.first_records[i];
-    py::dict d;
-    d["index"] = i;
-    d["offset"] = r.offset;
-    d["size"] = r.size;
-    d["example"] = r.is_example;
-    if (!r.is_example) d["preview"] = FsDecode(r.raw_preview);
-    py::list fs;
-    for (const reader::FeaturePreview& f : r.features) {
-      py::dict x;
-      x["key"] = FsDecode(f.key);
-      x["kind"] = libshard::example::FeatureKindName(f.kind);
-      x["count"] = f.count;
-      x["preview"] = FsDecode(f.preview);
-      fs.append(x);
-    }
-    d["features"] = fs;
-    first.append(d);
-  }
-  py::dict doc;
-  doc["file"] = FsDecode(in.file);
-  doc["compression"] = libshard::record::CompressionName(in.compression);
-  doc["records"] = in.records;
-  doc["examples"] = in.examples;
-  doc["bytes"] = in.bytes;
-  doc["features"] = features;
-  doc["first_records"] = first;
-  doc["error"] = in.error.empty() ? py::object(py::none()) : FsDecode(in.error);
-  return doc;
-}
-
-py::dict RunInspect(const std::string& file, int64_t show, const std::string& compression) {
+py::bytes RunInspect(const std::string& file, int64_t show, const std::string& compression) {
   auto usage = [](const std::string& message) { return TextValueError("shard inspect: " + message); };
   reader::InspectOptions options;
   if (show < 0 || static_cast<uint64_t>(show) > reader::kMaxInspectShow) {
@@ -85,7 +42,7 @@ py::dict RunInspect(const std::string& file, int64_t show, const std::string& co
   options.compression = *c;
   StatusOr<reader::Inspection> in = WithoutGil([&] { return libshard::remote::InspectObject(file, options); });
   if (!in.ok()) throw usage(in.status().message());
-  return InspectionDict(*in);
+  return py::bytes(reader::InspectionJson(*in));
 }
 
 // An int option of ReportOptions: out of int's range it is clamped, so the
@@ -130,7 +87,7 @@ bool IsMixtureFile(const std::string& path) {
 
 void BindInspectReport(py::module_& m) {
   m.def("_inspect", &RunInspect, py::arg("file"), py::arg("show"), py::arg("compression"),
-        "remote::InspectObject (libshard.inspect wraps it): the `shard inspect --json` document");
+        "remote::InspectObject (libshard.inspect wraps it): the `shard inspect --json` document, as UTF-8 JSON");
   m.def("_report", &RunReport, py::arg("dataset"), py::arg("output"), py::arg("thumbnails"), py::arg("max_classes"),
         py::arg("thumbnail_size"), py::arg("seed"), py::arg("verify"), py::arg("decode"), py::arg("threads"),
         "remote::WriteDatasetReport (libshard.report wraps it): the page's path");

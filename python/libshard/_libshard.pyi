@@ -565,9 +565,10 @@ def _verify(paths: Sequence[Union[str, bytes]], manifest: Union[str, bytes], no_
     program prints, as UTF-8 JSON; the program's exit status). ValueError for a usage error (the program's
     message)."""
 
-def _inspect(file: Union[str, bytes], show: int, compression: str) -> Dict[str, Any]:
+def _inspect(file: Union[str, bytes], show: int, compression: str) -> bytes:
     """``remote::InspectObject`` without the GIL (an ``s3://`` / ``https://`` object staged first): the
-    ``shard inspect --json`` document built from the typed result. ValueError for an unreadable file or a bad option (the program's message)."""
+    ``shard inspect --json`` document, the same text the program prints, as UTF-8 JSON. ValueError for an
+    unreadable file or a bad option (the program's message)."""
 
 def _report(dataset: Union[str, bytes], output: Union[str, bytes], thumbnails: Optional[int],
             max_classes: Optional[int], thumbnail_size: Optional[int], seed: Optional[int], verify: bool,

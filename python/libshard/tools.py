@@ -321,7 +321,7 @@ def inspect(file: PathLike, n: int = 3, compression: str = "auto") -> Inspection
     remote = path.startswith(("s3://", "https://", "http://"))
     if not remote and not os.path.exists(path):
         raise FileNotFoundError(2, "No such file or directory", path)
-    doc = _libshard._inspect(os.fsencode(path), n, compression)
+    doc = json.loads(_libshard._inspect(os.fsencode(path), n, compression))
     heads: List[Dict[str, List[Any]]] = []
     if n > 0 and doc["examples"] > 0 and doc["compression"] == "none" and not remote:
         try:

@@ -3,7 +3,8 @@
 // records (`shard inspect`, libshard.inspect). The program
 // (tools/cmd_inspect.cc) prints it as text or as the JSON document
 // InspectionJson writes; Python's libshard.inspect
-// (python/py_inspect_report.cc) turns the same struct into its Inspection.
+// (python/py_inspect_report.cc) parses that same document into its
+// Inspection.
 //
 //   reader::InspectOptions o;                     // the first 3 records, compression detected
 //   StatusOr<reader::Inspection> in = reader::InspectFile("a.tfrecord", o);
