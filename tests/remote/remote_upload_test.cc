@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "libshard/io/open_file.h"
@@ -107,6 +108,23 @@ TEST_F(RemoteUploadTest, RecheckRedoesAnObjectDamagedUnderIntactMetadata) {
   EXPECT_NE(r.err.find("(1 shards written)"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("read back by --recheck"), std::string::npos) << r.err;
   EXPECT_EQ(testing::RunShard("verify -q s3://bkt/r").exit_code, 0);
+}
+
+// x-amz-meta-crc32c is the server's text: only 8 hex digits are a CRC to
+// compare (in the manifest's lower case); anything else is as no metadata,
+// so the object is read back to be checked instead of compared as text.
+TEST(MetadataChecksumTest, OnlyEightHexDigitsAreACrc) {
+  auto of = [](const char* value) {
+    store::ObjectInfo info;
+    if (value != nullptr) info.metadata[remote::kCrcMetadataKey] = value;
+    return remote::MetadataChecksum(info);
+  };
+  EXPECT_EQ(of(remote::CrcMetadata(0x0badf00d).c_str()), std::optional<std::string>("crc32c:0badf00d"));
+  EXPECT_EQ(of("0BADF00D"), std::optional<std::string>("crc32c:0badf00d"));
+  EXPECT_EQ(of(nullptr), std::nullopt);
+  for (const char* bad : {"", "0badf00", "0badf00d0", "0badf00g", "crc32c:0badf00d", " 0badf00d", "0badf00d\n"}) {
+    EXPECT_EQ(of(bad), std::nullopt) << bad;
+  }
 }
 
 }  // namespace

@@ -12,13 +12,13 @@
 namespace libshard::manifest {
 
 std::string FormatChecksum(uint32_t crc) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "crc32c:%08x", crc);
-  return buf;
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%08x", crc);
+  return kChecksumPrefix + std::string(buf);
 }
 
 StatusOr<uint32_t> ParseChecksum(std::string_view text) {
-  constexpr std::string_view kPrefix = "crc32c:";
+  constexpr std::string_view kPrefix = kChecksumPrefix;
   const auto bad = [&] {
     return InvalidArgumentError("checksum \"" + std::string(text) + "\" is not of the form crc32c:xxxxxxxx");
   };

@@ -34,7 +34,10 @@ std::string CrcMetadata(uint32_t crc) {
 std::optional<std::string> MetadataChecksum(const store::ObjectInfo& info) {
   const auto meta = info.metadata.find(kCrcMetadataKey);
   if (meta == info.metadata.end()) return std::nullopt;
-  return "crc32c:" + meta->second;
+  // The server's text, untrusted: only 8 hex digits are a CRC.
+  StatusOr<uint32_t> crc = manifest::ParseChecksum(manifest::kChecksumPrefix + meta->second);
+  if (!crc.ok()) return std::nullopt;
+  return manifest::FormatChecksum(*crc);
 }
 
 StatusOr<std::unique_ptr<ShardUploader>> ShardUploader::Start(const std::string& url, const std::string& staging,

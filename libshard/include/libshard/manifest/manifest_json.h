@@ -38,6 +38,7 @@ inline constexpr char kFormat[] = "libshard.manifest/1";
 inline constexpr uint64_t kMaxBytes = uint64_t{1} << 30;
 
 // "crc32c:%08x": the CRC-32C (not masked) of a whole shard file.
+inline constexpr char kChecksumPrefix[] = "crc32c:";
 std::string FormatChecksum(uint32_t crc);
 // The CRC of FormatChecksum's text (8 hex digits, either case); InvalidArgument
 // for anything else.

@@ -59,8 +59,9 @@ std::string CrcMetadata(uint32_t crc);
 // The metadata key it is stored under ("crc32c": x-amz-meta-crc32c on S3).
 inline constexpr const char* kCrcMetadataKey = "crc32c";
 // An object's x-amz-meta-crc32c as a manifest checksum ("crc32c:xxxxxxxx",
-// manifest/manifest_json.h), to compare with a ShardEntry's checksum; nullopt
-// when the object has none.
+// manifest/manifest_json.h, lower case), to compare with a ShardEntry's
+// checksum; nullopt when the object has none, or one that is not 8 hex
+// digits (then the object is as one without: read back to be checked).
 std::optional<std::string> MetadataChecksum(const store::ObjectInfo& info);
 
 class ShardUploader {
