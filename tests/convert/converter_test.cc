@@ -600,6 +600,14 @@ TEST_F(ConverterTest, TaskSplitUnionEqualsASingleRun) {
     StatusOr<Manifest> merged =
         AssembleManifest(whole->manifest.options(), labels, schema, entries, listing_rejects, true);
     ASSERT_TRUE(merged.ok()) << merged.status();
+    // One shard's entry given twice (two tasks claiming it) is refused, naming it.
+    std::vector<ShardEntry> twice = entries;
+    twice.push_back(entries.back());
+    StatusOr<Manifest> doubled =
+        AssembleManifest(whole->manifest.options(), labels, schema, twice, listing_rejects, true);
+    EXPECT_EQ(doubled.status().code(), StatusCode::kInvalidArgument) << doubled.status();
+    EXPECT_TRUE(Contains(doubled.status().message(), "shard " + entries.back().file() + " listed twice"))
+        << doubled.status();
     Manifest expect = whole->manifest;
     expect.clear_run();
     // The whole plan's fingerprint is the tasks' (entries carry their own).

@@ -445,6 +445,8 @@ StatusOr<Listing> ListFolder(const std::string& root_in, const ListOptions& opti
   }
 
   LIBSHARD_ASSIGN_OR_RETURN(auto index, LabelIndex(options, class_seen, &listing.class_names));
+  // Reserved: 18 MB at 10^5 samples; grown by doubling it was 24 MB, and a copy of it as it grew.
+  listing.samples.reserve(pending.size());
   for (Pending& p : pending) {
     SourceSample s;
     s.path = std::move(p.path);
@@ -460,6 +462,7 @@ StatusOr<Listing> ListFolder(const std::string& root_in, const ListOptions& opti
     }
     listing.samples.push_back(std::move(s));
   }
+  std::vector<Pending>().swap(pending);  // freed before the sort
   listing.layout = std::string(has_splits ? "split/" : "") + (any_classes ? "class" : "flat");
   LIBSHARD_RETURN_IF_ERROR(FinishListing(options, has_splits, &listing));
   return listing;

@@ -305,9 +305,13 @@ std::string DuplicatesTsv(const std::vector<DuplicateImage>& images, const Dupli
 // without tones (hex, or binary written before them) one with has_tone
 // false (its pairs are confirmed by the hashes alone, as they were).
 Status AppendDuplicateImages(const ShardEntry& entry, std::vector<DuplicateImage>* out);
-// Every shard's, in the manifest's order. *missing counts entries with
-// records but no hashes (converted with --leaks off, or by an older libshard).
-StatusOr<std::vector<DuplicateImage>> DuplicateImagesOf(const Manifest& manifest, uint64_t* missing);
+// Every shard's, in the manifest's order, taken out of its entries: each
+// entry's hashes are freed once read, so the two forms are not held whole at
+// once (an entry's protobuf form is about as large again as the
+// fingerprints). *missing counts entries with records but no hashes
+// (converted with --leaks off, or by an older libshard). On an error some
+// entries have lost their hashes already.
+StatusOr<std::vector<DuplicateImage>> TakeDuplicateImages(Manifest* manifest, uint64_t* missing);
 // The entry's record of one image's fingerprints: the binary fields for a
 // full fingerprint (ten regions, detail, a 64-digit hex key; its tones
 // where it has them); an older entry's fingerprint in the hex fields, as it
@@ -318,8 +322,8 @@ ImageHash ImageHashOf(const std::string& escaped_path, const ImageFingerprint& f
 // image_hashes, writes OUT/duplicates.tsv atomically (`sync` as for
 // io::WriteFileAtomically), sets manifest->duplicates and removes the hashes
 // from its shard entries (they stay in OUT/.libshard/). Nothing is done for
-// LeakMode::kOff. `missing` as DuplicateImagesOf's. Errors: those of
-// DuplicateImagesOf and of writing the file (naming it).
+// LeakMode::kOff. `missing` as TakeDuplicateImages's. Errors: those of
+// TakeDuplicateImages and of writing the file (naming it).
 Status CheckLeaks(const std::string& output_dir, LeakMode mode, int max_distance, bool sync, Manifest* manifest,
                   uint64_t* missing);
 
