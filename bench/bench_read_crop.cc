@@ -13,7 +13,9 @@
 //     bare decode of the whole image;
 //   - the checks: crop decode gives the whole decode's batches byte for byte,
 //     and DCT scaling's difference from the full-scale pixels (mean and max
-//     |difference| per image, over the images it scaled).
+//     |difference| per image, over the images it scaled);
+//   - with --threads above 1, the thread scaling: the default path and its
+//     floor on one thread against --threads, as a fraction of linear.
 #include "bench_read_crop.h"
 
 #include <oneapi/tbb/parallel_for.h>
@@ -288,6 +290,25 @@ int RunOne(const CropBenchOptions& opt, const std::string& name, const std::vect
   row("bare libjpeg-turbo, the crop regions, full scale (floor, exact)", floor, -1);
   row("bare libjpeg-turbo, the crop regions at the loader's DCT scale (floor)", floor_dct, -1);
   PrintTable({"what", "images/s", "x before", "x its floor"}, rows);
+  // Thread scaling (issue 47): the default path and its floor on one
+  // thread, beside the rows above on --threads.
+  if (opt.threads > 1) {
+    reader::BatchLoaderOptions one = lo;
+    one.threads = 1;
+    const double crop_dct_1 = LoaderRate(ds, [&] {
+      reader::BatchLoaderOptions o = with(true, true);
+      o.threads = 1;
+      return o;
+    }(), opt.seconds);
+    const double floor_dct_1 = FloorRate(*rec, one, 2, opt.seconds);
+    auto scaling = [&](const char* what, double at_1, double at_n) {
+      std::cout << "  " << what << ": " << Fixed(at_1, 0) << " -> " << Fixed(at_n, 0) << " images/s, "
+                << Fixed(at_n / at_1) << "x, " << Fixed(at_n / at_1 / opt.threads) << " of linear\n";
+    };
+    std::cout << "thread scaling, 1 -> " << opt.threads << " threads (same run):\n";
+    scaling("loader, crop decode + DCT scaling (default)", crop_dct_1, crop_dct);
+    scaling("bare libjpeg-turbo, the crop regions at the loader's DCT scale", floor_dct_1, floor_dct);
+  }
   std::cout << "crop decode vs whole decode, epoch 0: "
             << (same->differing == 0 ? "identical" : std::to_string(same->differing) + " images DIFFER") << " ("
             << same->images << " images)\n";
