@@ -327,6 +327,7 @@ StatusOr<Listing> ReadSourceCsv(const std::string& csv_path, const ListOptions& 
     LIBSHARD_ASSIGN_OR_RETURN(index, LabelIndex(options, seen, &listing.class_names));
   }
   std::map<std::pair<dev_t, ino_t>, std::pair<int, std::string>> first_file;  // identity -> line, path
+  listing.samples.reserve(rows.size());  // not doubled as it grows (most rows are samples)
   for (Row& r : rows) {
     if (!r.refused.empty() || !r.bad_value.empty()) {
       listing.rejects.push_back({r.sample.path, at(r.line) + (r.refused.empty() ? r.bad_value : r.refused)});
