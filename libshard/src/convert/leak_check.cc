@@ -236,17 +236,15 @@ ImageHash ImageHashOf(const std::string& escaped_path, const ImageFingerprint& f
 Status CheckLeaks(const std::string& output_dir, LeakMode mode, int max_distance, bool sync, Manifest* manifest,
                   uint64_t* missing) {
   *missing = 0;
-  auto strip = [manifest] {
-    for (SplitEntry& split : *manifest->mutable_splits()) {
-      for (ShardEntry& e : *split.mutable_shards()) e.clear_image_hashes();
-    }
-  };
   if (mode == LeakMode::kOff) {  // no pairs: no list of an earlier run either
     const std::string old = output_dir + "/duplicates.tsv";
     ::unlink(old.c_str());
-    strip();
+    for (SplitEntry& split : *manifest->mutable_splits()) {
+      for (ShardEntry& e : *split.mutable_shards()) e.clear_image_hashes();
+    }
     return Status::OK();
   }
+  // Takes the hashes out of the entries (what the manifest must not keep).
   LIBSHARD_ASSIGN_OR_RETURN(std::vector<DuplicateImage> images, TakeDuplicateImages(manifest, missing));
   const DuplicateReport report = FindDuplicates(images, max_distance);
   LIBSHARD_RETURN_IF_ERROR(
@@ -265,7 +263,6 @@ Status CheckLeaks(const std::string& output_dir, LeakMode mode, int max_distance
     e->set_file(images[g.first].file);
     e->set_copies(clamp32(g.copies));
   }
-  strip();
   return Status::OK();
 }
 
