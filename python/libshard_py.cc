@@ -41,4 +41,5 @@ PYBIND11_MODULE(_libshard, m) {
   libshard_py::BindLoader(m);
   libshard_py::BindTools(m);
   libshard_py::BindInspectReport(m);
+  libshard_py::BindSamplePack(m);
 }

@@ -92,6 +92,7 @@ py::tuple MakeBatch(const py::object& images, const py::object& labels, const py
 void BindBatchMemory(py::module_& m);
 void BindTools(py::module_& m);  // py_tools.cc: convert / verify / inspect
 void BindInspectReport(py::module_& m);  // py_inspect_report.cc: inspect / report
+void BindSamplePack(py::module_& m);     // py_sample_pack.cc: sample packs, merge
 
 // py_batch_memory.cc: the base object of a batch's arrays, holding its block
 // (and `keep_alive`, the _SlotSet the block's memory may belong to); a

@@ -7,7 +7,8 @@
 # Usage: tools/setup.sh [BUILD_DIR] [extra cmake args...]
 #        tools/setup.sh --deps-only  the build's and the test suite's packages
 #                                  (GoogleTest, clang, Debian's Python stack:
-#                                  python3-numpy, python3-torch, ...)
+#                                  python3-numpy, python3-torch, ..., and the
+#                                  JVM pyspark runs on: openjdk-17-jre-headless)
 #        tools/setup.sh --slurm    only Slurm and munge, for the Slurm tests
 #                                  (tests/slurm/; they start their own daemons)
 #        tools/setup.sh --browser  only Chromium, for the report browser test
@@ -37,6 +38,7 @@ test_packages=(
   pybind11-dev python3-dev python3-numpy python3-pil python3-pytest python3-protobuf python3-yaml
   python3-pip python3-venv python3-setuptools python3-wheel
   python3-torch python3-torchvision python3-tqdm
+  openjdk-17-jre-headless
 )
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo=sudo

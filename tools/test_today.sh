@@ -9,7 +9,9 @@
 #      torchvision detection) against the wheel installed in a fresh venv that
 #      sees the pinned stack python/stacks/today.txt (tools/pystack.sh today;
 #      made once, reused while the lock is unchanged).
-#   4. bench/peers/run.sh --smoke (libshard and tf.data, a few batches, every
+#   4. python/engine_tests (Spark, Ray, Beam; datasets and Parquet tables) against the wheel, in a venv that
+#      sees python/stacks/engines.txt (tools/pystack.sh engines);
+#   5. bench/peers/run.sh --smoke (libshard and tf.data, a few batches, every
 #      output checked) in a venv that sees that stack, with the wheel.
 # Usage: tools/test_today.sh [BUILD_DIR]   (default build; the wheels go to
 # BUILD_DIR/wheels; BUILD_DIR/tools/shard and the test servers are used by
@@ -45,6 +47,18 @@ LIBSHARD_BUILD_DIR=$build LIBSHARD_SHARED_DIR=$shared "$stack/bin/python" "$root
   --source "$root" --build "$build" --work "$build/python/today_test" --wheel "$wheel" --stack "$stack" \
   --also interop_tests || rc=$?
 echo "test_today: the Python suite on today's stack took $(( $(date +%s) - t0 )) s (exit $rc)"
+
+# The engine tests (issue 48: Spark, Ray and Beam run conversions from samples; Hugging Face datasets and
+# Parquet tables), against the same wheel, in a venv that sees python/stacks/engines.txt (apart from today's:
+# Beam and TensorFlow pin protobuf apart).
+t0=$(date +%s)
+engines_rc=0
+engines=$("$root/tools/pystack.sh" engines)
+LIBSHARD_BUILD_DIR=$build LIBSHARD_SHARED_DIR=$shared "$engines/bin/python" "$root/python/tests/run_installed.py" \
+  --source "$root" --build "$build" --work "$build/python/engines_test" --wheel "$wheel" --stack "$engines" \
+  --only engine_tests || engines_rc=$?
+echo "test_today: the engine tests (Spark, Ray, Beam) took $(( $(date +%s) - t0 )) s (exit $engines_rc)"
+((rc)) || rc=$engines_rc
 
 # The peers benchmark's smoke mode (bench/peers/run.sh --smoke: libshard and tf.data, a few batches, every
 # output checked), so that the script cannot rot: in a venv that sees today's stack (torch, tensorflow-cpu)

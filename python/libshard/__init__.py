@@ -15,6 +15,9 @@ The compiled core is :mod:`libshard._libshard`; this package re-exports it:
 * :func:`convert` / :func:`verify` / :func:`inspect` / :func:`report` -- ``shard convert`` / ``verify`` /
   ``inspect`` / ``report`` from Python, with their result types (:class:`ConvertResult`, :class:`ConvertProgress`,
   :class:`VerifyReport`, :class:`Fault`, :class:`Inspection`, :class:`ReportPage`; :mod:`libshard.tools`).
+* :func:`write_samples` / :func:`convert_samples` / :func:`merge` -- conversion from samples a program holds
+  (any iterable: image bytes, numpy arrays, PIL images), as a sample pack ``shard convert`` reads, one partition
+  per engine task (Spark, Ray, Beam), and ``shard merge`` of the tasks (:mod:`libshard._samples`).
 * :mod:`libshard.torch` -- ``ShardDataset``, a ``torch.utils.data.IterableDataset`` of batches; ``ShardImages``
   (map-style) with ``ElasticSampler`` / ``MixtureSampler``; ``detection_targets`` (imported on demand:
   ``import libshard.torch``).
@@ -71,3 +74,5 @@ from .tools import (ConvertProgress, ConvertResult, Fault, Inspection, ReportPag
                     convert, inspect, report, verify)
 __all__ += ["ConvertProgress", "ConvertResult", "Fault", "Inspection", "ReportPage", "VerifyReport", "convert",
             "inspect", "report", "verify"]
+from ._samples import MergeResult, SampleError, convert_samples, merge, write_samples  # noqa: E402
+__all__ += ["MergeResult", "SampleError", "convert_samples", "merge", "write_samples"]

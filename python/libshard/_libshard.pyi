@@ -578,3 +578,23 @@ def _report(dataset: Union[str, bytes], output: Union[str, bytes], thumbnails: O
 
 def _is_mixture_file(path: Union[str, bytes]) -> bool:
     """Whether the JSON file ``path`` says it is a mixture (``libshard.mixture/1``); an unreadable file is not."""
+
+# Sample packs and merge (python/libshard/_samples.py: write_samples, convert_samples, merge).
+class _SamplePartWriter:
+    """``convert::SamplePartWriter``: partition ``part`` of ``parts`` of the sample pack in ``folder``."""
+    def __init__(self, folder: Union[str, bytes], name: str, part: int, parts: int,
+                 sync: bool = True) -> None: ...
+    def add(self, key: str, image: Any, split: str = "", label: int = -1, class_name: str = "") -> None:
+        """Appends one sample (its image's bytes); ValueError naming the sample for a bad key, split or label."""
+    def commit(self) -> None:
+        """Closes the partition's files and renames them into place (the .samples file last)."""
+    def abandon(self) -> None:
+        """Drops an uncommitted partition: its temporary files are removed."""
+    @property
+    def samples(self) -> int: ...
+
+def _png_of_array(array: npt.NDArray[np.uint8]) -> bytes:
+    """Lossless PNG bytes of a uint8 (H, W) or (H, W, C) array, C 1..4."""
+
+def _merge(output: Union[str, bytes]) -> Tuple[List[str], str, int, int]:
+    """``shard merge`` of a folder or s3:// prefix: (problems, manifest path or URL, tasks, shards)."""

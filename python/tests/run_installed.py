@@ -10,7 +10,8 @@ Today's stack (--wheel WHEEL --stack VENV; tools/test.sh --today):
    packages (VENV, from tools/pystack.sh today) through a .pth file;
 2. `pip install --no-deps WHEEL` into it: the binary wheel tools/build_wheels.sh made, not the build tree;
 Then, on either:
-3. pytest on SOURCE/python/tests (and each --also folder, e.g. python/interop_tests) with the venv's python,
+3. pytest on SOURCE/python/tests (and each --also folder, e.g. python/interop_tests; or only the --only folders,
+   e.g. python/engine_tests) with the venv's python,
    from WORK/run (outside the source tree), with LIBSHARD_EXPECT_INSTALLED=VENV so that test_package.py checks
    that the import came from the venv; the versions of the stack's packages are printed first;
 4. removes WORK, setuptools' build folder (BUILD/python/setuptools) and anything pip left in the source tree
@@ -53,6 +54,8 @@ def main():
     ap.add_argument("--wheel", help="install this wheel instead of the source tree (needs --stack)")
     ap.add_argument("--stack", help="the pinned stack's venv the fresh venv sees (with --wheel)")
     ap.add_argument("--also", action="append", default=[], help="another test folder to run, e.g. interop_tests")
+    ap.add_argument("--only", action="append", default=[],
+                    help="run this test folder (e.g. engine_tests) instead of python/tests")
     ap.add_argument("pytest_args", nargs="*")
     args = ap.parse_args()
     source, work = os.path.abspath(args.source), os.path.abspath(args.work)
@@ -96,7 +99,8 @@ def main():
         env["TRITON_CACHE_DIR"] = os.path.join(work, "triton")
         env["PATH"] = os.path.join(venv, "bin") + os.pathsep + env.get("PATH", "")  # as an activated venv: its `shard`
         env.setdefault("LIBSHARD_SOURCE_DIR", source)
-        tests = [os.path.join(source, "python", "tests")] + [os.path.join(source, "python", d) for d in args.also]
+        tests = ([os.path.join(source, "python", d) for d in args.only] if args.only else
+                 [os.path.join(source, "python", "tests")] + [os.path.join(source, "python", d) for d in args.also])
         return subprocess.run([py, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                                "--basetemp", os.path.join(work, "pytest-tmp")] + tests + args.pytest_args,
                               env=env, cwd=run).returncode

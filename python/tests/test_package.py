@@ -99,8 +99,8 @@ def test_loader_arguments_beyond_sources_and_batch_size_are_keyword_only(tmp_pat
 
 def test_every_public_name_is_documented():
     """Each name in libshard.__all__ has a docstring: the compiled ones in _libshard.pyi, the Python ones
-    (libshard.tools: convert, verify, inspect and their result types) in their source; every public function of
-    libshard.tools documents each of its arguments."""
+    (libshard.tools: convert, verify, inspect and their result types; libshard._samples: write_samples,
+    convert_samples, merge) in their source; each of those functions documents each of its arguments."""
     stubs = stub_classes()
     tree = ast.parse(open(os.path.join(PACKAGE, "_libshard.pyi")).read())
     stub_functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
@@ -108,7 +108,7 @@ def test_every_public_name_is_documented():
         if name == "__version__":
             continue
         obj = getattr(libshard, name)
-        if getattr(obj, "__module__", "") == "libshard.tools":
+        if getattr(obj, "__module__", "") in ("libshard.tools", "libshard._samples"):
             assert (obj.__doc__ or "").strip(), "libshard.%s has no docstring" % name
         else:
             assert name in stubs or name in stub_functions, "libshard.%s is not in _libshard.pyi" % name
@@ -117,7 +117,8 @@ def test_every_public_name_is_documented():
                 and not name.startswith("__"):
             assert name in stub_functions and ast.get_docstring(stub_functions[name]), name
     import inspect as pyinspect
-    for fn in (libshard.convert, libshard.verify, libshard.inspect):
+    for fn in (libshard.convert, libshard.verify, libshard.inspect, libshard.write_samples,
+               libshard.convert_samples):
         doc = fn.__doc__
         for a in pyinspect.signature(fn).parameters:
             if a not in ("options",):

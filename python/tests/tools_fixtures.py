@@ -1,4 +1,7 @@
-"""Shared by test_tools.py and test_docs.py: a small image folder, and the `shard` program to compare with."""
+"""Shared by test_tools.py, test_docs.py, test_samples.py and python/engine_tests: a small image folder, the `shard`
+program to compare with, and comparisons of converted folders."""
+import filecmp
+import json
 import os
 import shutil
 import sys
@@ -44,3 +47,48 @@ def make_image_folder(root, classes=("cat", "dog", "eel"), per_class=4, splits=(
         with open(os.path.join(root, splits[0], classes[0], "broken%d.jpg" % i), "wb") as f:
             f.write(b"not an image at all")
     return root
+
+
+def shard_files(folder):
+    """The shards and their companions (.idx, .labels) in a folder, sorted."""
+    return sorted(f for f in os.listdir(folder) if ".tfrecord" in f)
+
+
+def assert_same_shards(want, got):
+    """Every shard, .idx and .labels of `want` is in `got`, byte for byte, and nothing else."""
+    names = shard_files(want)
+    assert names and names == shard_files(got)
+    for n in names:
+        assert filecmp.cmp(os.path.join(want, n), os.path.join(got, n), shallow=False), n
+
+
+def manifest_apart_from_place(folder):
+    """manifest.json less what names the run and the input's place (options.input; the plan ids, which hash it):
+    what a conversion of the same samples from another input (a sample pack, a copy) must equal."""
+    m = json.load(open(os.path.join(folder, "manifest.json")))
+    m.pop("run")
+    m["options"].pop("input")
+
+    def drop(x):
+        if isinstance(x, dict):
+            return {k: drop(v) for k, v in x.items() if k != "plan_id"}
+        return [drop(v) for v in x] if isinstance(x, list) else x
+    return drop(m)
+
+
+def folder_rows(root):
+    """A SPLIT/CLASS/... folder's files as rows a table would hold: key (the path from the root), the file's path,
+    class, split; sorted by key."""
+    rows = []
+    for dirpath, _, files in os.walk(root):
+        for f in files:
+            rel = os.path.relpath(os.path.join(dirpath, f), root).replace(os.sep, "/")
+            split, cls = rel.split("/")[:2]
+            rows.append({"key": rel, "path": os.path.join(dirpath, f), "label": cls, "split": split})
+    return sorted(rows, key=lambda r: r["key"])
+
+
+def sample_of(row):
+    """A folder_rows row as libshard.write_samples takes it: the image's bytes read from its path."""
+    with open(row["path"], "rb") as f:
+        return {"key": row["key"], "image": f.read(), "label": row["label"], "split": row["split"]}

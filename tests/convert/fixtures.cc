@@ -84,6 +84,20 @@ void WriteTreeFile(const std::string& root, const std::string& rel, const std::s
   WriteFileOrDie(p.string(), contents);
 }
 
+void WriteSplitClassTree(const std::string& root) {
+  for (int k = 0; k < 23; ++k) {
+    const std::string cls = k % 3 == 0 ? "a" : k % 3 == 1 ? "b" : "c";
+    const std::string split = k % 4 == 0 ? "val" : "train";
+    const std::string rel = split + "/" + cls + "/img" + std::to_string(k);
+    if (k % 2) {
+      WriteTreeFile(root, rel + ".png", PngBytes(10 + k, 8 + k % 5, 3, k));
+    } else {
+      WriteTreeFile(root, rel + ".jpg", JpegBytes(12 + k % 7, 9 + k, 3, k));
+    }
+  }
+  WriteTreeFile(root, "train/b/readme.png", "not an image\n");  // rejected
+}
+
 std::vector<std::string> ReadRecords(const std::string& path) {
   const std::string data = ReadFileOrDie(path);
   record::RecordReader reader(data);

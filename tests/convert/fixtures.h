@@ -37,6 +37,9 @@ std::string JpegBytes(int width, int height, int channels, uint32_t seed, bool p
 std::string WithExifOrientation(const std::string& jpeg, int orientation);
 // Writes `contents` at root/rel, creating the parent folders.
 void WriteTreeFile(const std::string& root, const std::string& rel, const std::string& contents);
+// ROOT/{train,val}/{a,b,c}/imgK.{png,jpg}: 23 small images (every 4th in val,
+// odd K PNG, even JPEG) and train/b/readme.png, which is no image.
+void WriteSplitClassTree(const std::string& root);
 // The payloads of every record of a TFRecord file; fails the test on damage.
 std::vector<std::string> ReadRecords(const std::string& path);
 // Every regular file under `dir` (relative paths, sorted), hidden ones too.

@@ -21,7 +21,6 @@ namespace libshard::convert {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::JpegBytes;
 using testing::MakeTempDir;
 using testing::PngBytes;
 using testing::ReadFileOrDie;
@@ -33,17 +32,7 @@ class MergeTest : public ::testing::Test {
  protected:
   void SetUp() override {
     base_ = MakeTempDir();
-    for (int k = 0; k < 23; ++k) {
-      const std::string cls = k % 3 == 0 ? "a" : k % 3 == 1 ? "b" : "c";
-      const std::string split = k % 4 == 0 ? "val" : "train";
-      const std::string rel = split + "/" + cls + "/img" + std::to_string(k);
-      if (k % 2) {
-        WriteTreeFile(base_ + "/in", rel + ".png", PngBytes(10 + k, 8 + k % 5, 3, k));
-      } else {
-        WriteTreeFile(base_ + "/in", rel + ".jpg", JpegBytes(12 + k % 7, 9 + k, 3, k));
-      }
-    }
-    WriteTreeFile(base_ + "/in", "train/b/readme.png", "not an image\n");  // rejected
+    testing::WriteSplitClassTree(base_ + "/in");
   }
   void TearDown() override { fs::remove_all(base_); }
 
@@ -105,6 +94,25 @@ TEST_F(MergeTest, TasksPlusMergeEqualOneRun) {
     EXPECT_EQ(rb.filenames.size(), r->manifest.stats().converted());
     EXPECT_TRUE(rb.duplicates().empty());
   }
+}
+
+TEST_F(MergeTest, ARunOfOneTaskIsMergedAlready) {
+  const std::string dir = base_ + "/one";
+  RunTask(dir, 1, 0);
+  const std::string before = ReadFileOrDie(dir + "/manifest.json");
+  StatusOr<MergeResult> r = MergeTasks(dir);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->problems.empty());
+  EXPECT_EQ(r->tasks, 1u);
+  uint32_t shard_files = 0;
+  for (const auto& e : fs::directory_iterator(dir)) shard_files += e.path().extension() == ".tfrecord";
+  EXPECT_EQ(r->shards, shard_files);
+  EXPECT_GT(shard_files, 5u);
+  EXPECT_EQ(r->manifest_path, dir + "/manifest.json");
+  EXPECT_EQ(ReadFileOrDie(dir + "/manifest.json"), before);  // nothing written
+  // A folder with neither is still an error.
+  fs::create_directories(base_ + "/empty");
+  EXPECT_EQ(MergeTasks(base_ + "/empty").status().code(), StatusCode::kNotFound);
 }
 
 TEST_F(MergeTest, TaskManifestsOfAnOlderVersionAreNamed) {

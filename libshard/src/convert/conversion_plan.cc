@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "convert/converter_internal.h"
+#include "libshard/convert/sample_pack.h"
 #include "libshard/example/image_keys.h"
 #include "libshard/example/schema_kind.h"
 #include "libshard/manifest/manifest_json.h"
@@ -52,6 +53,10 @@ StatusOr<Listing> ListInput(const ConvertOptions& o) {
   if (boxes) {
     list.keep_empty_classes = true;  // a labels/ or Annotations/ folder beside the images is no class
     list.ignore.push_back(o.annotations.source);
+  }
+  if (IsSamplePack(o.input)) {
+    if (boxes) return InvalidArgumentError(o.input + ": a sample pack carries no detection boxes");
+    return ListSamplePack(o.input, o.list);
   }
   StatusOr<Listing> listing = IsRegularFile(o.input) ? ReadSourceCsv(o.input, o.list) : ListFolder(o.input, list);
   if (listing.ok() && boxes) {
@@ -176,7 +181,11 @@ Status CheckOutputFolder(const ConvertOptions& o) {
 
 ConvertOptions Normalized(const ConvertOptions& in) {
   ConvertOptions o = in;
-  if (o.plan.prefix.empty()) o.plan.prefix = Basename(o.input);
+  if (o.plan.prefix.empty()) {
+    // A pack's name, or the input's (a pack with a broken marker is refused by its listing).
+    StatusOr<std::string> pack = IsSamplePack(o.input) ? SamplePackName(o.input) : StatusOr<std::string>("");
+    o.plan.prefix = pack.ok() && !pack->empty() ? *pack : Basename(o.input);
+  }
   if (!o.plan.estimate) o.plan.estimate = Estimator(o.encode);
   // VOC names no classes of its own: --labels lists them.
   if (o.annotations.format == AnnotationFormat::kVoc && o.annotations.class_names_file.empty()) {

@@ -48,13 +48,19 @@ struct Probe {
   bool gray = false;    // 1 or 2 channels as stored
 };
 
-Probe ProbeFile(const std::string& path, uint64_t max_pixels) {
+Probe ProbeSample(const Listing& l, const SourceSample& s, uint64_t max_pixels) {
   // 1 MiB covers any JPEG's markers up to SOS in practice (EXIF segments are
   // at most 64 KiB).
   std::string head(1 << 20, '\0');
-  auto f = io::OpenForRead(path);  // regular files only: never blocks on a FIFO
-  const int64_t n = f.ok() ? io::PreadFull(f->get(), head.data(), head.size(), 0) : 0;
-  head.resize(static_cast<size_t>(std::max<int64_t>(n, 0)));
+  if (l.source != nullptr) {
+    // A pack's sample is read whole (it is one record).
+    StatusOr<std::string> bytes = l.source->Read(s, internal::kMaxSourceBytes);
+    head = bytes.ok() ? std::move(*bytes) : std::string();
+  } else {
+    auto f = io::OpenForRead(SourceFilePath(l.root, s.path));  // regular files only: never blocks on a FIFO
+    const int64_t n = f.ok() ? io::PreadFull(f->get(), head.data(), head.size(), 0) : 0;
+    head.resize(static_cast<size_t>(std::max<int64_t>(n, 0)));
+  }
   Probe p;
   StatusOr<image::ImageInfo> info = image::ProbeImage(head);
   if (!info.ok()) {
@@ -83,7 +89,7 @@ StatusOr<DryRunReport> DryRun(const ConvertOptions& in) {
   tbb::parallel_for(size_t{0}, l.samples.size(), [&](size_t i) {
     Status s = util::CatchAsStatus(
         [&] {
-          probes[i] = ProbeFile(SourceFilePath(l.root, l.samples[i].path), o.encode.decode.max_pixels);
+          probes[i] = ProbeSample(l, l.samples[i], o.encode.decode.max_pixels);
           return Status::OK();
         },
         [] { return "probing the image"; });

@@ -159,7 +159,7 @@ class EncodePipeline {
 Status EncodeListedSample(const Listing& listing, const EncodeOptions& encode, uint32_t sample, EncodedSample* out,
                           StatsAccumulator* stats, uint64_t* bytes_read) {
   const SourceSample& s = listing.samples[sample];
-  StatusOr<std::string> bytes = io::ReadFileToString(SourceFilePath(listing.root, s.path), kMaxSourceBytes);
+  StatusOr<std::string> bytes = ReadSourceBytes(listing, s, kMaxSourceBytes);
   if (!bytes.ok()) return bytes.status();
   *bytes_read = bytes->size();
   std::string mask;

@@ -109,6 +109,16 @@ StatusOr<MergeResult> MergeTasks(const std::string& dir, const MergeOptions& mer
       return NotFoundError(old + ": a task manifest of an older libshard (they now live in " + dir + "/" + kStateDir +
                            "/); re-run the tasks with this version");
     }
+    // A run of one task (`--num-tasks 1`, an array of one) wrote the
+    // manifest itself: nothing is left to merge, and that is no error.
+    const std::string single = manifest::ManifestInFolder(dir);
+    if (StatusOr<Manifest> m = manifest::ReadManifest(single); m.ok() && m->complete() && m->run().num_tasks() <= 1) {
+      result.tasks = 1;
+      for (const SplitEntry& split : m->splits()) result.shards += split.shard_count();
+      result.manifest = std::move(*m);
+      result.manifest_path = single;
+      return result;
+    }
     return NotFoundError(dir + ": no task manifests (" + kStateDir +
                          "/manifest.task-IIIII-of-NNNNN.json); run "
                          "`shard convert --num-tasks N --task-index I` first");

@@ -274,6 +274,11 @@ std::string SourceFilePath(const std::string& root, const std::string& path) {
   return !path.empty() && path[0] == '/' ? path : root + "/" + path;
 }
 
+StatusOr<std::string> ReadSourceBytes(const Listing& listing, const SourceSample& s, uint64_t max_bytes) {
+  if (listing.source != nullptr) return listing.source->Read(s, max_bytes);
+  return io::ReadFileToString(SourceFilePath(listing.root, s.path), max_bytes);
+}
+
 Status ValidateNamePart(const std::string& what, const std::string& name) {
   if (name.empty()) return InvalidArgumentError(what + " is empty");
   if (name == "." || name == "..") return InvalidArgumentError(what + " '" + name + "' is not a name");

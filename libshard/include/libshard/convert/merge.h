@@ -15,7 +15,10 @@
 //   if (!r.ok()) ...              // I/O or unreadable manifests
 //   else if (!r->problems.empty()) for (auto& p : r->problems) Print(p);
 //
-// Errors: kNotFound when OUT has no task manifest, kInvalidArgument for an
+// A folder a run of one task wrote (its complete manifest.json, no task
+// manifest) is merged already: MergeTasks returns it (tasks 1), writing
+// nothing. Errors: kNotFound when OUT has no task manifest and no such
+// manifest, kInvalidArgument for an
 // unreadable manifest. Missing tasks and missing or damaged shards are not
 // errors: they are listed in MergeResult::problems, and nothing is written.
 // Thread-safety: holds OUT/.libshard/lock exclusively (output_lock.h): a

@@ -122,6 +122,20 @@ struct SourceSample {
   // ListOptions::features' values, in that order (a CSV row's); empty
   // without them.
   std::vector<FeatureValue> features;
+  // Where a sample pack keeps its bytes (sample_pack.h): the partition and
+  // the byte offset of its image record. 0 for files.
+  uint32_t part = 0;
+  uint64_t offset = 0;
+};
+
+// Reads a listing's samples when they are not files under Listing::root (a
+// sample pack). Thread-safe: the conversion's threads call it at once.
+class SampleSource {
+ public:
+  virtual ~SampleSource() = default;
+  // The bytes of `sample`'s image, refused (kInvalidArgument) past
+  // `max_bytes`; errors name where it was read and the offset.
+  virtual StatusOr<std::string> Read(const SourceSample& sample, uint64_t max_bytes) const = 0;
 };
 
 struct ListingReject {
@@ -162,6 +176,9 @@ struct Listing {
   // Detection annotations attached (annotations.h AttachAnnotations); empty
   // classes without.
   AnnotationSummary annotations;
+  // Reads the samples' bytes; null: they are the files root/path
+  // (SourceFilePath).
+  std::shared_ptr<const SampleSource> source;
 };
 
 struct ListOptions {
@@ -249,6 +266,9 @@ std::string_view ClassName(const Listing& listing, int64_t label);
 
 // The file a sample path names: `path` itself when absolute, else root/path.
 std::string SourceFilePath(const std::string& root, const std::string& path);
+// The bytes of sample `s` of `listing`: Listing::source's, or its file's
+// (SourceFilePath), at most `max_bytes`.
+StatusOr<std::string> ReadSourceBytes(const Listing& listing, const SourceSample& s, uint64_t max_bytes);
 
 // OK when `name` may be one part of a file name: not empty, not "." or "..",
 // no '/' and no control character (tab, newline, DEL...). Otherwise
