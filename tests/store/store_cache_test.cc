@@ -244,6 +244,49 @@ TEST(StoreCacheTest, ManyPinnedFilesDoNotRunOutOfDescriptors) {
   }
 }
 
+// Two readers (two DataLoader workers: each its own cache object, so its
+// own lock descriptors) fetch the same new object at once and keep it pinned:
+// the one that loses the race to download must still get the file, never
+// wait for an exclusive lock the winner's pin (shared, held for as long as
+// its reader lives) never gives up. Many rounds, in a child with a deadline.
+TEST(StoreCacheTest, ARaceToDownloadNeverWaitsForTheWinnersPin) {
+  const std::string dir = testing::MakeTempDir();
+  const int rc = testing::RunInForkChild(
+      [&] {
+        struct rlimit rl;  // 600 pins (another test of this binary may have lowered the soft limit)
+        if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+          rl.rlim_cur = rl.rlim_max;
+          ::setrlimit(RLIMIT_NOFILE, &rl);
+        }
+        auto src = NewLocalStore(dir + "/src");
+        auto a = ShardCache::Open(CacheIn(dir + "/cache", 0));
+        auto b = ShardCache::Open(CacheIn(dir + "/cache", 0));
+        if (!a.ok() || !b.ok()) return 2;
+        std::vector<std::unique_ptr<CachedFile>> pins_a, pins_b;
+        for (int round = 0; round < 300; ++round) {
+          const std::string key = "r" + std::to_string(round);
+          const std::string bytes = Bytes(4096 + round, round);
+          if (!src->Put(key, bytes).ok()) return 3;
+          const Expected want = ExpectOf(bytes);
+          StatusOr<std::unique_ptr<CachedFile>> got_b = InternalError("not run");
+          std::thread other([&] { got_b = (*b)->Fetch(*src, key, want); });
+          StatusOr<std::unique_ptr<CachedFile>> got_a = (*a)->Fetch(*src, key, want);
+          other.join();
+          if (!got_a.ok() || !got_b.ok()) {
+            std::fprintf(stderr, "round %d: %s / %s\n", round, got_a.status().ToString().c_str(),
+                         got_b.status().ToString().c_str());
+            return 4;
+          }
+          pins_a.push_back(std::move(*got_a));  // pinned until the end, as a reader keeps them
+          pins_b.push_back(std::move(*got_b));
+        }
+        return 0;
+      },
+      60);
+  EXPECT_EQ(rc, 0) << "a fetch failed or waited for ever (exit " << rc << ")";
+  fs::remove_all(dir);
+}
+
 class StoreCacheS3Test : public testing::S3ProxyTest {
  protected:
   void SetUp() override {

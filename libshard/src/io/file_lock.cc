@@ -78,6 +78,15 @@ Status FileLock::Change(LockKind kind) {
   return Status::OK();
 }
 
+StatusOr<bool> FileLock::TryChange(LockKind kind) {
+  if (fd_ < 0) return FailedPreconditionError(path_ + ": the lock is not held");
+  FlockRetried(fd_, LOCK_UN);
+  if (FlockRetried(fd_, FlockOp(kind) | LOCK_NB) == 0) return true;
+  const int e = errno;
+  if (e != EWOULDBLOCK) return ErrnoError(path_ + ": cannot lock", e);
+  return false;
+}
+
 int FileLock::ReleaseDescriptor() { return std::exchange(fd_, -1); }
 
 }  // namespace libshard::io

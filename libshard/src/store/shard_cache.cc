@@ -10,12 +10,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
 #include <optional>
+#include <random>
+#include <thread>
 #include <vector>
 
 #include "libshard/io/contained_path.h"
@@ -142,13 +145,24 @@ StatusOr<std::unique_ptr<CachedFile>> ShardCache::Get(ObjectStore& store, const 
     ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0);  // least recently used: by mtime
     return std::make_unique<CachedFile>(path, lock.ReleaseDescriptor());
   };
-  if (complete()) {
-    ++reused_;
-    return pinned();
+  // Exclusive for the download, never waited for: another reader that wins
+  // the race downloads the file and keeps it pinned (its shared lock) for as
+  // long as it reads it, so a wait for exclusive could last for ever. Tried
+  // holding nothing (so that of two readers racing, one gets it), then after
+  // a pause of random length shared again (which waits only for a download
+  // in progress) and the file looked at: complete, it is pinned.
+  std::minstd_rand jitter(static_cast<uint32_t>(std::hash<std::thread::id>()(std::this_thread::get_id())));
+  for (int attempt = 0;; ++attempt) {
+    if (complete()) {
+      ++reused_;
+      return pinned();
+    }
+    LIBSHARD_ASSIGN_OR_RETURN(bool exclusive, lock.TryChange(io::LockKind::kExclusive));
+    if (exclusive) break;
+    const int most = 1 << std::min(attempt, 5);  // up to 32 ms
+    std::this_thread::sleep_for(std::chrono::microseconds(500 + jitter() % (1000 * most)));
+    LIBSHARD_RETURN_IF_ERROR(lock.Change(io::LockKind::kShared));
   }
-  // Exclusive for the download (FileLock::Change drops the shared lock first:
-  // two shared holders that both upgrade would wait for each other).
-  LIBSHARD_RETURN_IF_ERROR(lock.Change(io::LockKind::kExclusive));
   if (complete()) {  // someone else finished it meanwhile
     (void)lock.Change(io::LockKind::kShared);
     ++reused_;

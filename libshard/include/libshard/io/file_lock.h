@@ -53,6 +53,10 @@ class FileLock {
   // between); to exclusive the shared lock is dropped explicitly first, as
   // two shared holders that both upgrade in place would wait for each other.
   Status Change(LockKind kind);
+  // Change() without waiting for the new lock: true when it is held; false
+  // when another holder's lock conflicts, and then no lock is held (the old
+  // one was dropped first) until Change() takes one again.
+  StatusOr<bool> TryChange(LockKind kind);
   // The locked descriptor, handed over still locked (a CachedFile keeps it
   // for as long as the file is pinned); the object holds nothing after.
   int ReleaseDescriptor();
