@@ -9,6 +9,7 @@ folder. Every engine is imported for real: a missing package fails the test (too
 Run by tools/test_today.sh against the wheel, in a venv that sees python/stacks/engines.txt.
 """
 import os
+import shutil
 import sys
 import tempfile
 
@@ -27,9 +28,10 @@ OPTIONS = dict(records_per_shard=3, seed=5, no_sync=True, threads=1)
 
 
 @pytest.fixture(scope="session", autouse=True)
-def private_tmp(tmp_path_factory):
-    """The engines' scratch files (Beam's beam-temp-*, the JVM's) go to pytest's folder, removed with it."""
-    tmp = str(tmp_path_factory.mktemp("tmp"))
+def private_tmp():
+    """The engines' scratch files (Beam's beam-temp-*, the JVM's, Ray's sessions) go to a folder of this run,
+    removed after it: a short path under /tmp, as Ray's AF_UNIX sockets live there (at most 107 bytes)."""
+    tmp = tempfile.mkdtemp(prefix="libshard-engines-", dir="/tmp")
     saved = (os.environ.get("TMPDIR"), os.environ.get("JAVA_TOOL_OPTIONS"), tempfile.tempdir)
     os.environ["TMPDIR"] = tempfile.tempdir = tmp
     os.environ["JAVA_TOOL_OPTIONS"] = "-XX:-UsePerfData -Djava.io.tmpdir=" + tmp  # no /tmp/hsperfdata_USER
@@ -40,6 +42,7 @@ def private_tmp(tmp_path_factory):
         else:
             os.environ[name] = value
     tempfile.tempdir = saved[2]
+    shutil.rmtree(tmp, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

@@ -69,10 +69,9 @@ def test_spark_task_killed_mid_way_and_retried(spark, pets, tmp_path):
 # --- Ray --------------------------------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def ray_cluster(tmp_path_factory):
+def ray_cluster(private_tmp):
     import ray
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-             _temp_dir=str(tmp_path_factory.mktemp("ray")),
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _temp_dir=os.path.join(private_tmp, "ray"),
              runtime_env={"env_vars": {"PYTHONPATH": os.environ["PYTHONPATH"]}})
     yield ray
     ray.shutdown()

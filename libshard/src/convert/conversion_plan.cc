@@ -54,6 +54,15 @@ StatusOr<Listing> ListInput(const ConvertOptions& o) {
     list.keep_empty_classes = true;  // a labels/ or Annotations/ folder beside the images is no class
     list.ignore.push_back(o.annotations.source);
   }
+  if (o.list_input) {
+    if (boxes) return InvalidArgumentError(o.input + ": detection annotations are read with a local input");
+    LIBSHARD_ASSIGN_OR_RETURN(Listing listing, o.list_input(o));
+    if (listing.samples.empty() && listing.rejects.empty()) {
+      return FailedPreconditionError(o.input + ": found no images (" + SkipSummary(listing.skipped) +
+                                     "); nothing to convert");
+    }
+    return listing;
+  }
   if (IsSamplePack(o.input)) {
     if (boxes) return InvalidArgumentError(o.input + ": a sample pack carries no detection boxes");
     return ListSamplePack(o.input, o.list);

@@ -231,6 +231,106 @@ std::set<std::pair<dev_t, ino_t>> IgnoredIds(const ListOptions& options, const s
   return ids;
 }
 
+// What the layout rules read of a folder tree: on disk (FileTree) or as the
+// keys of a bucket's objects (KeyTree). Paths are relative to the root,
+// '/'-separated; hidden names (Hidden) are never returned.
+class Tree {
+ public:
+  virtual ~Tree() = default;
+  // The entries of folder `rel` ("" the root), sorted by name. Entries that
+  // cannot be read go to *rejects.
+  virtual Status ReadDir(const std::string& rel, std::vector<Entry>* out, std::vector<ListingReject>* rejects) = 0;
+  // Every file below folder `rel`, recursively, as (rel path, size).
+  virtual void Walk(const std::string& rel, std::vector<std::pair<std::string, uint64_t>>* files,
+                    std::vector<ListingReject>* rejects) = 0;
+  // The folders above the next walks (the root, a split folder).
+  virtual void SetAncestors(const std::vector<std::string>& rels) { (void)rels; }
+  // Whether `rel` is one of ListOptions::ignore or a split's mask folder,
+  // once Ignore() was told the splits.
+  virtual void Ignore(const ListOptions& options, const std::vector<std::string>& splits) {
+    (void)options;
+    (void)splits;
+  }
+  virtual bool Ignored(const std::string& rel) const {
+    (void)rel;
+    return false;
+  }
+};
+
+class FileTree : public Tree {
+ public:
+  FileTree(std::string root, FolderId skip, std::vector<std::string>* warnings)
+      : root_(std::move(root)), skip_(skip), walker_(root_, skip, warnings) {}
+  Status ReadDir(const std::string& rel, std::vector<Entry>* out, std::vector<ListingReject>* rejects) override {
+    return libshard::convert::ReadDir(rel.empty() ? root_ : root_ + "/" + rel, rel, out, rejects, skip_);
+  }
+  void Walk(const std::string& rel, std::vector<std::pair<std::string, uint64_t>>* files,
+            std::vector<ListingReject>* rejects) override {
+    walker_.Walk(rel, files, rejects);
+  }
+  void SetAncestors(const std::vector<std::string>& rels) override { walker_.SetAncestors(rels); }
+  void Ignore(const ListOptions& options, const std::vector<std::string>& splits) override {
+    ignored_ids_ = IgnoredIds(options, splits);
+  }
+  bool Ignored(const std::string& rel) const override {
+    struct stat st;
+    return !ignored_ids_.empty() && ::stat((root_ + "/" + rel).c_str(), &st) == 0 &&
+           ignored_ids_.count({st.st_dev, st.st_ino}) > 0;
+  }
+
+ private:
+  std::string root_;
+  FolderId skip_;
+  Walker walker_;
+  std::set<std::pair<dev_t, ino_t>> ignored_ids_;
+};
+
+// Object keys as a tree: "a/b/c.jpg" is file c.jpg in folder a/b. Keys with
+// a hidden part are left out (as hidden files and folders are); a key
+// ending in '/' (a folder marker) is no file.
+class KeyTree : public Tree {
+ public:
+  explicit KeyTree(std::vector<std::pair<std::string, uint64_t>> keys) : keys_(std::move(keys)) {
+    std::sort(keys_.begin(), keys_.end());
+    keys_.erase(std::remove_if(keys_.begin(), keys_.end(),
+                               [](const auto& k) {
+                                 if (k.first.empty() || k.first.back() == '/') return true;
+                                 size_t start = 0;
+                                 while (start <= k.first.size()) {
+                                   const size_t end = std::min(k.first.find('/', start), k.first.size());
+                                   if (Hidden(k.first.substr(start, end - start))) return true;
+                                   start = end + 1;
+                                 }
+                                 return false;
+                               }),
+                keys_.end());
+  }
+  Status ReadDir(const std::string& rel, std::vector<Entry>* out, std::vector<ListingReject>*) override {
+    const std::string prefix = rel.empty() ? "" : rel + "/";
+    for (auto it = std::lower_bound(keys_.begin(), keys_.end(), std::pair<std::string, uint64_t>(prefix, 0));
+         it != keys_.end() && util::StartsWith(it->first, prefix); ++it) {
+      const std::string rest = it->first.substr(prefix.size());
+      const size_t slash = rest.find('/');
+      Entry e{rest.substr(0, slash), slash != std::string::npos, slash == std::string::npos ? it->second : 0};
+      if (!out->empty() && out->back().name == e.name && out->back().is_dir == e.is_dir) continue;
+      out->push_back(std::move(e));
+    }
+    std::stable_sort(out->begin(), out->end(), [](const Entry& a, const Entry& b) { return a.name < b.name; });
+    return Status::OK();
+  }
+  void Walk(const std::string& rel, std::vector<std::pair<std::string, uint64_t>>* files,
+            std::vector<ListingReject>*) override {
+    const std::string prefix = rel + "/";
+    for (auto it = std::lower_bound(keys_.begin(), keys_.end(), std::pair<std::string, uint64_t>(prefix, 0));
+         it != keys_.end() && util::StartsWith(it->first, prefix); ++it) {
+      files->push_back(*it);
+    }
+  }
+
+ private:
+  std::vector<std::pair<std::string, uint64_t>> keys_;  // sorted by key
+};
+
 // A class folder whose files are none of them samples: refused unless the
 // options keep it (ListOptions::keep_empty_classes) or name the classes.
 Status NoImagesInClass(const std::string& root, const std::string& rel, const std::string& class_name,
@@ -259,36 +359,12 @@ Status NoImagesInClass(const std::string& root, const std::string& rel, const st
                               "as a class without samples");
 }
 
-}  // namespace
-
-StatusOr<Listing> ListFolder(const std::string& root_in, const ListOptions& options) {
-  std::string root = root_in;
-  while (root.size() > 1 && root.back() == '/') root.pop_back();
-  if (!options.image_root.empty()) {
-    return InvalidArgumentError(root +
-                                ": --image-root is where a CSV manifest's paths lead; a folder is read as it is");
-  }
-  if (!options.features.empty()) {
-    return InvalidArgumentError(root + ": --feature " + CsvFeatureText(options.features[0]) +
-                                " stores a CSV manifest's column; a folder has none");
-  }
-  struct stat st;
-  if (::stat(root.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    return NotFoundError(root + ": not a readable folder");
-  }
-  Listing listing;
-  listing.root = root;
-  FolderId skip;
-  std::vector<std::string> excluded_at;  // where the listing met exclude_dir
-  struct stat excluded;
-  if (!options.exclude_dir.empty() && ::stat(options.exclude_dir.c_str(), &excluded) == 0 &&
-      S_ISDIR(excluded.st_mode)) {
-    skip = {excluded.st_dev, excluded.st_ino, true, &excluded_at};
-  }
-  Walker walker(root, skip, &listing.warnings);
-
+// The layout rules (source_listing.h) over `tree`, whose root `root` names
+// in messages.
+Status ListTree(Tree& tree, const std::string& root, const ListOptions& options, Listing* out) {
+  Listing& listing = *out;
   std::vector<Entry> top;
-  LIBSHARD_RETURN_IF_ERROR(ReadDir(root, "", &top, &listing.rejects, skip));
+  LIBSHARD_RETURN_IF_ERROR(tree.ReadDir("", &top, &listing.rejects));
   const FolderLayout layout = options.layout;
   // The split a top-level folder stands for ("" for none).
   const auto split_of = [layout](const Entry& e) -> std::string {
@@ -300,13 +376,8 @@ StatusOr<Listing> ListFolder(const std::string& root_in, const ListOptions& opti
   for (const Entry& e : top) {
     if (!split_of(e).empty()) split_names.push_back(split_of(e));
   }
-  const auto ignored_ids = IgnoredIds(options, split_names);
-  const auto ignored = [&ignored_ids](const std::string& path) {
-    struct stat st;
-    return !ignored_ids.empty() && ::stat(path.c_str(), &st) == 0 && ignored_ids.count({st.st_dev, st.st_ino}) > 0;
-  };
-  top.erase(std::remove_if(top.begin(), top.end(), [&](const Entry& e) { return ignored(root + "/" + e.name); }),
-            top.end());
+  tree.Ignore(options, split_names);
+  top.erase(std::remove_if(top.begin(), top.end(), [&](const Entry& e) { return tree.Ignored(e.name); }), top.end());
   bool has_splits = false;
   for (const Entry& e : top) has_splits |= !split_of(e).empty();
 
@@ -367,18 +438,18 @@ StatusOr<Listing> ListFolder(const std::string& root_in, const ListOptions& opti
   bool any_classes = false;
   for (const auto& [rel, split] : groups) {
     std::vector<Entry> entries;
-    walker.SetAncestors(rel.empty() ? std::vector<std::string>{""} : std::vector<std::string>{"", rel});
+    tree.SetAncestors(rel.empty() ? std::vector<std::string>{""} : std::vector<std::string>{"", rel});
     if (rel.empty()) {
       entries = top;
     } else {
-      Status s = ReadDir(root + "/" + rel, rel, &entries, &listing.rejects, skip);
+      Status s = tree.ReadDir(rel, &entries, &listing.rejects);
       if (!s.ok()) {
         listing.rejects.push_back({rel, s.message()});
         continue;
       }
-      const std::string dir = root + "/" + rel + "/";  // (a structured binding cannot be captured in C++17)
+      const std::string dir = rel + "/";  // (a structured binding cannot be captured in C++17)
       entries.erase(
-          std::remove_if(entries.begin(), entries.end(), [&](const Entry& e) { return ignored(dir + e.name); }),
+          std::remove_if(entries.begin(), entries.end(), [&](const Entry& e) { return tree.Ignored(dir + e.name); }),
           entries.end());
     }
     const bool has_classes = layout != FolderLayout::kFlat &&
@@ -390,7 +461,7 @@ StatusOr<Listing> ListFolder(const std::string& root_in, const ListOptions& opti
         continue;
       } else if (!has_classes && e.is_dir) {  // --layout flat: every file below, unlabeled
         std::vector<std::pair<std::string, uint64_t>> files;
-        walker.Walk(child, &files, &listing.rejects);
+        tree.Walk(child, &files, &listing.rejects);
         for (auto& [path, size] : files) {
           if (filter.Take(path, &listing.skipped)) pending.push_back({path, split, "", size});
         }
@@ -400,7 +471,7 @@ StatusOr<Listing> ListFolder(const std::string& root_in, const ListOptions& opti
         listing.rejects.push_back({child, "file outside any class folder"});
       } else {
         std::vector<std::pair<std::string, uint64_t>> files;
-        walker.Walk(child, &files, &listing.rejects);
+        tree.Walk(child, &files, &listing.rejects);
         // An empty class keeps its label, so the later classes' do not shift.
         class_seen.insert(e.name);
         if (files.empty()) {
@@ -419,28 +490,6 @@ StatusOr<Listing> ListFolder(const std::string& root_in, const ListOptions& opti
           LIBSHARD_RETURN_IF_ERROR(NoImagesInClass(root, child, e.name, files, options, &listing.warnings));
         }
       }
-    }
-  }
-
-  // The excluded folder (the output) may hold only what a conversion writes
-  // there: anything else would be left out of the listing without a word.
-  for (const std::string& rel : excluded_at) {
-    std::vector<std::pair<std::string, uint64_t>> files;
-    std::vector<ListingReject> ignored_rejects;
-    Walker(root, FolderId{}).Walk(rel, &files, &ignored_rejects);
-    std::vector<std::string> inputs;
-    ListingSkips unused;
-    for (const auto& [path, size] : files) {
-      if (!IsConvertOutputName(path.substr(path.rfind('/') + 1)) && filter.Take(path, &unused)) {
-        inputs.push_back(path);
-      }
-    }
-    if (!inputs.empty()) {
-      return InvalidArgumentError("output folder " + options.exclude_dir + " lies inside the input " + root + " (as " +
-                                  rel + ") and holds " + std::to_string(inputs.size()) + " input image(s) (e.g. " +
-                                  EscapeText(inputs.front()) +
-                                  ") that the conversion would leave out; write the shards to a folder "
-                                  "outside the input (or to an empty or earlier output folder)");
     }
   }
 
@@ -464,7 +513,73 @@ StatusOr<Listing> ListFolder(const std::string& root_in, const ListOptions& opti
   }
   std::vector<Pending>().swap(pending);  // freed before the sort
   listing.layout = std::string(has_splits ? "split/" : "") + (any_classes ? "class" : "flat");
-  LIBSHARD_RETURN_IF_ERROR(FinishListing(options, has_splits, &listing));
+  return FinishListing(options, has_splits, &listing);
+}
+
+
+}  // namespace
+
+StatusOr<Listing> ListFolder(const std::string& root_in, const ListOptions& options) {
+  std::string root = root_in;
+  while (root.size() > 1 && root.back() == '/') root.pop_back();
+  if (!options.image_root.empty()) {
+    return InvalidArgumentError(root +
+                                ": --image-root is where a CSV manifest's paths lead; a folder is read as it is");
+  }
+  if (!options.features.empty()) {
+    return InvalidArgumentError(root + ": --feature " + CsvFeatureText(options.features[0]) +
+                                " stores a CSV manifest's column; a folder has none");
+  }
+  struct stat st;
+  if (::stat(root.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return NotFoundError(root + ": not a readable folder");
+  }
+  Listing listing;
+  listing.root = root;
+  FolderId skip;
+  std::vector<std::string> excluded_at;  // where the listing met exclude_dir
+  struct stat excluded;
+  if (!options.exclude_dir.empty() && ::stat(options.exclude_dir.c_str(), &excluded) == 0 &&
+      S_ISDIR(excluded.st_mode)) {
+    skip = {excluded.st_dev, excluded.st_ino, true, &excluded_at};
+  }
+  FileTree tree(root, skip, &listing.warnings);
+  LIBSHARD_RETURN_IF_ERROR(ListTree(tree, root, options, &listing));
+  const FileFilter filter(options);
+  // The excluded folder (the output) may hold only what a conversion writes
+  // there: anything else would be left out of the listing without a word.
+  for (const std::string& rel : excluded_at) {
+    std::vector<std::pair<std::string, uint64_t>> files;
+    std::vector<ListingReject> ignored_rejects;
+    Walker(root, FolderId{}).Walk(rel, &files, &ignored_rejects);
+    std::vector<std::string> inputs;
+    ListingSkips unused;
+    for (const auto& [path, size] : files) {
+      if (!IsConvertOutputName(path.substr(path.rfind('/') + 1)) && filter.Take(path, &unused)) {
+        inputs.push_back(path);
+      }
+    }
+    if (!inputs.empty()) {
+      return InvalidArgumentError("output folder " + options.exclude_dir + " lies inside the input " + root + " (as " +
+                                  rel + ") and holds " + std::to_string(inputs.size()) + " input image(s) (e.g. " +
+                                  EscapeText(inputs.front()) +
+                                  ") that the conversion would leave out; write the shards to a folder "
+                                  "outside the input (or to an empty or earlier output folder)");
+    }
+  }
+
+  return listing;
+}
+
+StatusOr<Listing> ListObjectKeys(const std::string& root, std::vector<std::pair<std::string, uint64_t>> keys,
+                                 const ListOptions& options) {
+  if (!options.image_root.empty() || !options.features.empty() || !options.masks.empty()) {
+    return InvalidArgumentError(root + ": --image-root, --feature and --masks are not read from a bucket's keys");
+  }
+  Listing listing;
+  listing.root = root;
+  KeyTree tree(std::move(keys));
+  LIBSHARD_RETURN_IF_ERROR(ListTree(tree, root, options, &listing));
   return listing;
 }
 

@@ -11,6 +11,7 @@
 #include "libshard/convert/annotations.h"
 #include "libshard/convert/converter.h"
 #include "libshard/remote/convert_flags.h"
+#include "libshard/remote/object_input.h"
 #include "libshard/store/object_store.h"
 #include "libshard/util/byte_size.h"
 #include "libshard/util/strings.h"
@@ -149,7 +150,11 @@ Status FinishConvertFlags(ConvertFlagValues* v) {
   ConvertFlagValues& f = *v;
   convert::ConvertOptions& o = f.request.convert;
   LIBSHARD_RETURN_IF_ERROR(CheckOutputIsAFolder(o.output));
-  LIBSHARD_RETURN_IF_ERROR(CheckReadable("", o.input));
+  if (IsRemoteInput(o.input)) {
+    LIBSHARD_RETURN_IF_ERROR(UseObjectInput(&o));
+  } else {
+    LIBSHARD_RETURN_IF_ERROR(CheckReadable("", o.input));
+  }
   LIBSHARD_RETURN_IF_ERROR(CheckReadable("--labels ", o.list.labels_file));
   if (o.list.masks.find("{split}") == std::string::npos) {
     LIBSHARD_RETURN_IF_ERROR(CheckReadable("--masks ", o.list.masks));

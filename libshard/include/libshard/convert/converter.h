@@ -95,6 +95,12 @@ struct ConvertOptions {
   uint32_t num_tasks = 1;
   // Default: 0.
   uint32_t task_index = 0;
+  // Lists the input instead of the file system: `shard convert
+  // s3://BUCKET/PREFIX/` (remote/object_input.h sets it). Returns the
+  // listing, its Listing::source reading the samples. Called once per
+  // Convert or DryRun, on the calling thread, before anything is written.
+  // Default: none (`input` is a folder, a CSV or a sample pack).
+  std::function<StatusOr<Listing>(const ConvertOptions&)> list_input;
   // fsync shards, entries, rejects.tsv and manifest.json before renaming
   // them, and their folders after. false: no fsync at all (a killed run still
   // leaves only complete files; a power loss may not). Default: true.

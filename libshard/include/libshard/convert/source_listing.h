@@ -259,6 +259,15 @@ struct ListOptions {
 
 StatusOr<Listing> ListFolder(const std::string& root, const ListOptions& options);
 StatusOr<Listing> ReadSourceCsv(const std::string& csv_path, const ListOptions& options);
+// ListFolder's rules over the keys of a bucket's objects under a prefix, as
+// (path relative to the prefix, size) pairs, each a relative path of plain
+// parts (io::CheckRelativeName: the caller refuses the others): "a/b/c.jpg"
+// is the file c.jpg in folder a/b, a key with a hidden part is left out as
+// a hidden file is, a key ending in '/' is no file. `root` names the prefix
+// in messages and is Listing::root. The same listing as ListFolder of a copy
+// of the objects as files; --image-root, --feature and --masks are refused.
+StatusOr<Listing> ListObjectKeys(const std::string& root, std::vector<std::pair<std::string, uint64_t>> keys,
+                                 const ListOptions& options);
 
 // The class name of `label` (label_offset applied), or "" for an unlabeled
 // sample or an integer label without a name.

@@ -1,0 +1,97 @@
+// An input in a bucket (remote/object_input.h).
+#include "libshard/remote/object_input.h"
+
+#include <algorithm>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "libshard/io/contained_path.h"
+#include "libshard/store/object_store.h"
+#include "libshard/store/store_config.h"
+#include "libshard/text_escape.h"
+#include "libshard/util/strings.h"
+
+namespace libshard::remote {
+namespace {
+
+// Reads a listed sample as its object, the size the LIST gave.
+class ObjectSource : public convert::SampleSource {
+ public:
+  ObjectSource(std::shared_ptr<store::ObjectStore> store, std::string prefix)
+      : store_(std::move(store)), prefix_(std::move(prefix)) {}
+
+  StatusOr<std::string> Read(const convert::SourceSample& s, uint64_t max_bytes) const override {
+    const std::string key = prefix_ + s.path;
+    if (s.size > max_bytes) {
+      return InvalidArgumentError(store_->UrlOf(key) + ": " + std::to_string(s.size) + " bytes, over the limit of " +
+                                  std::to_string(max_bytes));
+    }
+    // One byte more than listed: an object grown since (or a server that
+    // says otherwise) is told apart from one of the listed size.
+    StatusOr<std::string> bytes = store_->GetSmall(key, s.size + 1);
+    if (!bytes.ok()) {
+      if (bytes.status().code() == StatusCode::kResourceExhausted) {
+        return IOError(store_->UrlOf(key) + ": larger than the " + std::to_string(s.size) +
+                       " bytes the listing gave (changed since it was listed)");
+      }
+      return IOError(bytes.status().message());
+    }
+    if (bytes->size() != s.size) {
+      return IOError(store_->UrlOf(key) + ": " + std::to_string(bytes->size()) + " bytes, the listing gave " +
+                     std::to_string(s.size) + " (changed since it was listed, or a short answer)");
+    }
+    return bytes;
+  }
+
+ private:
+  const std::shared_ptr<store::ObjectStore> store_;
+  const std::string prefix_;
+};
+
+StatusOr<convert::Listing> ListObjects(const store::Location& where, const convert::ListOptions& options) {
+  LIBSHARD_ASSIGN_OR_RETURN(std::unique_ptr<store::ObjectStore> opened, store::OpenStore(where));
+  std::shared_ptr<store::ObjectStore> store(std::move(opened));
+  std::string prefix = where.key;
+  if (!prefix.empty() && prefix.back() != '/') prefix += '/';
+  const std::string root = store->UrlOf(prefix);
+  LIBSHARD_ASSIGN_OR_RETURN(std::vector<store::ObjectInfo> objects, store->List(prefix));
+  if (objects.empty()) return NotFoundError(root + ": no object under this prefix");
+  std::vector<std::pair<std::string, uint64_t>> keys;
+  std::vector<convert::ListingReject> refused;
+  keys.reserve(objects.size());
+  for (store::ObjectInfo& o : objects) {
+    // A folder marker ("prefix/a/", the prefix itself) is no file.
+    if (o.key.size() > prefix.size() && o.key.back() == '/' && util::StartsWith(o.key, prefix)) continue;
+    if (o.key == prefix) continue;
+    StatusOr<std::string> rel = io::NameUnderPrefix(o.key, prefix, "key");
+    if (!rel.ok()) {
+      refused.push_back({EscapeText(o.key), rel.status().message() + " (not read)"});
+      continue;
+    }
+    keys.emplace_back(std::move(*rel), o.size);
+  }
+  std::vector<store::ObjectInfo>().swap(objects);
+  LIBSHARD_ASSIGN_OR_RETURN(convert::Listing listing, convert::ListObjectKeys(root, std::move(keys), options));
+  listing.rejects.insert(listing.rejects.end(), refused.begin(), refused.end());
+  std::sort(listing.rejects.begin(), listing.rejects.end(),
+            [](const convert::ListingReject& a, const convert::ListingReject& b) { return a.path < b.path; });
+  listing.source = std::make_shared<ObjectSource>(store, prefix);
+  return listing;
+}
+
+}  // namespace
+
+bool IsRemoteInput(const std::string& input) { return input.find("://") != std::string::npos; }
+
+Status UseObjectInput(convert::ConvertOptions* options) {
+  LIBSHARD_ASSIGN_OR_RETURN(store::Location where, store::ParseLocation(options->input));
+  if (where.scheme != store::Location::Scheme::kS3) {
+    return InvalidArgumentError(options->input + ": only an s3:// prefix can be listed as an input (a web server "
+                                                 "has no listing)");
+  }
+  options->list_input = [where](const convert::ConvertOptions& o) { return ListObjects(where, o.list); };
+  return Status::OK();
+}
+
+}  // namespace libshard::remote
