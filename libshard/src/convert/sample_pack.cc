@@ -244,6 +244,7 @@ Status SamplePartWriter::Add(const PackedSample& sample, std::string_view image)
   if (!sample.class_name.empty()) b.AddBytes(kClass, sample.class_name);
   b.AddInt64(kOffset, static_cast<int64_t>(files_->offset));
   b.AddInt64(kSize, static_cast<int64_t>(image.size()));
+  files_->record.clear();  // (SerializeTo appends; the buffer is kept for its capacity)
   b.SerializeTo(&files_->record);
   Status st = AppendRecord(files_->data->file(), image);
   if (st.ok()) st = AppendRecord(files_->samples->file(), files_->record);
