@@ -20,6 +20,14 @@ namespace {
 
 namespace convert = libshard::convert;
 
+// A contiguous buffer of bytes (bytes, bytearray, memoryview) as a view.
+std::string_view BytesOf(const py::buffer_info& info, const char* what) {
+  if (info.itemsize != 1 || info.ndim != 1 || info.strides[0] != 1) {
+    Raise(libshard::InvalidArgumentError(std::string(what) + ": a contiguous buffer of bytes"));
+  }
+  return {static_cast<const char*>(info.ptr), static_cast<size_t>(info.size)};
+}
+
 class PartWriter {
  public:
   PartWriter(const py::object& folder, const std::string& name, uint32_t part, uint32_t parts, bool sync) {
@@ -27,15 +35,18 @@ class PartWriter {
     writer_ = Take(WithoutGil([&] { return convert::SamplePartWriter::Create(path, name, part, parts, sync); }));
   }
   void Add(const std::string& key, const py::buffer& image, const std::string& split, int64_t label,
-           const std::string& class_name) {
+           const std::string& class_name, const py::object& mask) {
     if (writer_ == nullptr) Raise(libshard::FailedPreconditionError("the partition is committed"));
     py::buffer_info info = image.request();
-    if (info.itemsize != 1 || info.ndim != 1 || (info.ndim == 1 && info.strides[0] != 1)) {
-      Raise(libshard::InvalidArgumentError("image: a contiguous buffer of bytes"));
+    const std::string_view bytes = BytesOf(info, "image");
+    py::buffer_info mask_info;
+    std::string_view mask_bytes;
+    if (!mask.is_none()) {
+      mask_info = py::reinterpret_borrow<py::buffer>(mask).request();
+      mask_bytes = BytesOf(mask_info, "mask");
     }
-    const std::string_view bytes(static_cast<const char*>(info.ptr), static_cast<size_t>(info.size));
     const convert::PackedSample s{key, split, label, class_name};
-    Check(WithoutGil([&] { return writer_->Add(s, bytes); }));
+    Check(WithoutGil([&] { return writer_->Add(s, bytes, mask_bytes); }));
   }
   void Commit() {
     if (writer_ == nullptr) Raise(libshard::FailedPreconditionError("the partition is committed"));
@@ -90,7 +101,7 @@ void BindSamplePack(py::module_& m) {
       .def(py::init<const py::object&, const std::string&, uint32_t, uint32_t, bool>(), py::arg("folder"),
            py::arg("name"), py::arg("part"), py::arg("parts"), py::arg("sync") = true)
       .def("add", &PartWriter::Add, py::arg("key"), py::arg("image"), py::arg("split") = "", py::arg("label") = -1,
-           py::arg("class_name") = "")
+           py::arg("class_name") = "", py::arg("mask") = py::none())
       .def("commit", &PartWriter::Commit)
       .def("abandon", &PartWriter::Abandon)
       .def_property_readonly("samples", &PartWriter::samples);

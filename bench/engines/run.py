@@ -123,7 +123,8 @@ def main():
     keys = keys_of(root)
     n, cores = args.partitions, args.cores
     work = tempfile.mkdtemp(prefix="libshard-bench-engines-")
-    os.environ["TMPDIR"] = tempfile.tempdir = work
+    os.environ["TMPDIR"] = tempfile.tempdir = work  # the engines' scratch files go with the rest
+    os.environ["JAVA_TOOL_OPTIONS"] = "-XX:-UsePerfData -Djava.io.tmpdir=" + work  # no /tmp/hsperfdata_USER
     # Each task converts with one thread: the engine gives the parallelism (cores tasks at once).
     options = dict(size=args.size, records_per_shard=200, no_sync=True, threads=1)
     rows = []

@@ -116,7 +116,7 @@ def test_ray_worker_killed_and_retried(ray_cluster, pets, tmp_path):
 
 # --- Beam -------------------------------------------------------------------------------------------------------
 
-def beam_convert(rows, pack, out, n, fail_once=None):
+def beam_convert(rows, pack, out, n, fail_once=None, options=None):
     import apache_beam as beam
 
     def write(index, part):
@@ -127,11 +127,11 @@ def beam_convert(rows, pack, out, n, fail_once=None):
         return libshard.write_samples((as_sample(r) for r in part), pack, name="pets", partition=index,
                                       partitions=n)
 
-    with beam.Pipeline("DirectRunner") as p:
+    with beam.Pipeline("DirectRunner", options=options) as p:
         keyed = p | "rows" >> beam.Create(rows) | beam.Map(lambda r: (libshard_partition(r["key"], n), r))
         every = p | "partitions" >> beam.Create([(i, None) for i in range(n)])  # so an empty partition is written
         ((keyed, every) | beam.Flatten() | beam.GroupByKey() | beam.MapTuple(write))
-    with beam.Pipeline("DirectRunner") as p:
+    with beam.Pipeline("DirectRunner", options=options) as p:
         (p | beam.Create(range(n))
          | beam.Map(lambda i: libshard.convert(pack, out, num_tasks=n, task_index=i, **OPTIONS)))
     return libshard.merge(out)
@@ -157,4 +157,13 @@ def test_beam_pipeline_failed_mid_way_then_run_again(pets, tmp_path):
         beam_convert(rows_of(folder), str(tmp_path / "pack"), str(tmp_path / "out"), 3,
                      fail_once=str(tmp_path / "failed"))
     beam_convert(rows_of(folder), str(tmp_path / "pack"), str(tmp_path / "out"), 3)
+    assert_same_dataset(local, str(tmp_path / "out"))
+
+
+def test_beam_bundles_run_twice_give_the_same_bytes(pets, tmp_path):
+    """Beam's own idempotence check: every bundle (a partition's write, a task's conversion) is run again."""
+    from apache_beam.options.pipeline_options import PipelineOptions
+    folder, local = pets
+    beam_convert(rows_of(folder), str(tmp_path / "pack"), str(tmp_path / "out"), 3,
+                 options=PipelineOptions(direct_runner_bundle_repeat=1))
     assert_same_dataset(local, str(tmp_path / "out"))

@@ -584,8 +584,10 @@ class _SamplePartWriter:
     """``convert::SamplePartWriter``: partition ``part`` of ``parts`` of the sample pack in ``folder``."""
     def __init__(self, folder: Union[str, bytes], name: str, part: int, parts: int,
                  sync: bool = True) -> None: ...
-    def add(self, key: str, image: Any, split: str = "", label: int = -1, class_name: str = "") -> None:
-        """Appends one sample (its image's bytes); ValueError naming the sample for a bad key, split or label."""
+    def add(self, key: str, image: Any, split: str = "", label: int = -1, class_name: str = "",
+            mask: Optional[Any] = None) -> None:
+        """Appends one sample (its image's bytes, its mask's PNG bytes or None); ValueError naming the sample for a
+        bad key, split or label."""
     def commit(self) -> None:
         """Closes the partition's files and renames them into place (the .samples file last)."""
     def abandon(self) -> None:

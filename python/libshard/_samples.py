@@ -10,7 +10,9 @@ A sample is a mapping (or a tuple ``(key, image[, label[, split]])``) with:
   (both stored losslessly as PNG), or a file path (``os.PathLike``; its bytes are read);
 * ``label`` -- optional: an ``int`` (kept as given) or a ``str`` class name (classes numbered 0..K-1 in sorted
   order, as class folders are); one kind per dataset;
-* ``split`` -- optional: ``"train"``, ``"val"``, ...; default ``"train"``.
+* ``split`` -- optional: ``"train"``, ``"val"``, ...; default ``"train"``;
+* ``mask`` -- optional: the segmentation mask of class indices, as ``image`` (a PNG file's bytes, a uint8 array
+  ``(H, W)``, a PIL image of mode ``L`` or ``P`` -- its palette indices -- or a path), stored as a mask file is.
 
 The samples go into a *sample pack* (one partition: two TFRecord files, committed by a rename once complete)
 that ``shard convert`` reads as it reads a folder: a pack of the same keys, bytes, labels and splits as a folder
@@ -36,7 +38,7 @@ class SampleError(ValueError):
     """A sample that cannot be stored: the message names its index in the input and its key."""
 
 
-def _image_bytes(image: Any, where: str) -> Any:
+def _image_bytes(image: Any, where: str, what: str = "image") -> Any:
     if isinstance(image, (bytes, bytearray, memoryview)):
         return memoryview(image).cast("B") if isinstance(image, memoryview) else image
     if isinstance(image, os.PathLike):
@@ -47,24 +49,30 @@ def _image_bytes(image: Any, where: str) -> Any:
         return _libshard._png_of_array(image)
     if mod.startswith("PIL."):
         import numpy
+        if what == "mask":
+            if image.mode not in ("L", "P"):
+                raise SampleError("%s: mask is a PIL image of mode %s; give class indices (mode L or P)"
+                                  % (where, image.mode))
+            return _libshard._png_of_array(numpy.asarray(image))
         if image.mode not in ("L", "LA", "RGB", "RGBA"):
             image = image.convert("RGBA" if "A" in image.mode or "transparency" in image.info else "RGB")
         return _libshard._png_of_array(numpy.asarray(image))
-    raise SampleError("%s: image is a %s; give its file's bytes, a uint8 numpy array, a PIL image or a file path"
-                      % (where, type(image).__name__))
+    raise SampleError("%s: %s is a %s; give its file's bytes, a uint8 numpy array, a PIL image or a file path"
+                      % (where, what, type(image).__name__))
 
 
 def _fields(sample: Any, index: int):
     if isinstance(sample, dict):
-        unknown = set(sample) - {"key", "image", "label", "split"}
+        unknown = set(sample) - {"key", "image", "label", "split", "mask"}
         if unknown:
-            raise SampleError("sample %d: unknown field(s) %s (key, image, label, split)" % (index, sorted(unknown)))
+            raise SampleError("sample %d: unknown field(s) %s (key, image, label, split, mask)"
+                              % (index, sorted(unknown)))
         if "key" not in sample or "image" not in sample:
             raise SampleError("sample %d: a sample needs a key and an image" % index)
-        return sample["key"], sample["image"], sample.get("label"), sample.get("split")
+        return sample["key"], sample["image"], sample.get("label"), sample.get("split"), sample.get("mask")
     if isinstance(sample, tuple) and 2 <= len(sample) <= 4:
-        return tuple(sample) + (None,) * (4 - len(sample))
-    raise SampleError("sample %d: a %s; give a dict with key and image (label, split) or a tuple "
+        return tuple(sample) + (None,) * (5 - len(sample))
+    raise SampleError("sample %d: a %s; give a dict with key and image (label, split, mask) or a tuple "
                       "(key, image[, label[, split]])" % (index, type(sample).__name__))
 
 
@@ -105,7 +113,7 @@ def write_samples(samples: Iterable[Any], pack: PathLike, *, name: str, partitio
     writer = _libshard._SamplePartWriter(pack, name, partition, partitions, sync)
     try:
         for i, sample in enumerate(_noted(samples, partition, partitions)):
-            key, image, label, split = _fields(sample, i)
+            key, image, label, split, mask = _fields(sample, i)
             if not isinstance(key, str):
                 raise SampleError("sample %d: key is a %s, not a str" % (i, type(key).__name__))
             where = "sample %d (key %r)" % (i, key)
@@ -117,7 +125,8 @@ def write_samples(samples: Iterable[Any], pack: PathLike, *, name: str, partitio
                 raise SampleError("%s: split is a %s, not a str" % (where, type(split).__name__))
             try:
                 writer.add(key, _image_bytes(image, where), split or "",
-                           label if isinstance(label, int) else -1, label if isinstance(label, str) else "")
+                           label if isinstance(label, int) else -1, label if isinstance(label, str) else "",
+                           None if mask is None else _image_bytes(mask, where, "mask"))
             except ValueError as e:
                 raise SampleError(str(e)) from None
         count = writer.samples

@@ -277,7 +277,8 @@ def test_keyboard_interrupt_while_waiting_for_a_batch(tmp_path):
         for i in range(200):  # minutes of decoding on one thread
             w.write({"image/encoded": big, "image/class/label": i})
     proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent("""
-        import sys, time, libshard
+        import signal, sys, time, libshard
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # also under a suite run in the background
         L = libshard.Loader(sys.argv[1], batch_size=200, image_size=(8, 8), threads=1)
         print("waiting", flush=True)
         try:

@@ -432,7 +432,7 @@ def put_folder(endpoint, folder, prefix):
             urllib.request.urlopen(req)
 
 
-def test_close_after_ctrl_c_does_not_wait_for_slow_downloads(lying_s3, tmp_path):
+def test_close_after_ctrl_c_does_not_wait_for_slow_downloads(lying_s3, tmp_path, request):
     """A server dripping 1.5 KB/s (above the stall limit): Ctrl-C in next(), then close() returns within
     seconds, not when the transfers end; nothing half-downloaded is left looking complete."""
     import signal
@@ -444,6 +444,9 @@ def test_close_after_ctrl_c_does_not_wait_for_slow_downloads(lying_s3, tmp_path)
     cache = tmp_path / "cache"
     loader = libshard.Loader("s3://bkt/data/ds", batch_size=4, image_size=(16, 16), threads=2,
                              cache_dir=str(cache))
+    # Python's own handler, also when the suite runs in the background (SIGINT ignored then).
+    saved = signal.signal(signal.SIGINT, signal.default_int_handler)
+    request.addfinalizer(lambda: signal.signal(signal.SIGINT, saved))
     timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))
     timer.start()
     with pytest.raises(KeyboardInterrupt):
@@ -455,3 +458,20 @@ def test_close_after_ctrl_c_does_not_wait_for_slow_downloads(lying_s3, tmp_path)
     for root, _, files in os.walk(cache):
         for name in files:
             assert name.endswith(".libshard-lock") or ".libshard-partial-" in name, name
+
+
+def test_convert_from_a_bucket_gives_the_shards_of_its_local_copy(s3, tmp_path):
+    """libshard.convert("s3://bkt/raw/"): the objects listed and read by GET convert as the folder they came from."""
+    from tools_fixtures import assert_same_shards, make_image_folder
+    direct, _ = s3
+    raw = make_image_folder(str(tmp_path / "raw"))
+    for root, _, files in os.walk(raw):
+        if files:
+            upload_with_boto3(direct, root, "raw/" + os.path.relpath(root, raw))
+    options = dict(records_per_shard=3, seed=4, no_sync=True)
+    local = libshard.convert(raw, tmp_path / "local", **options)
+    remote = libshard.convert("s3://bkt/raw/", tmp_path / "remote", **options)
+    assert remote.layout.text == local.layout.text and remote.rejected == local.rejected == 1
+    assert_same_shards(str(tmp_path / "local"), str(tmp_path / "remote"))
+    with pytest.raises(ValueError, match="only an s3:// prefix can be listed"):
+        libshard.convert("https://127.0.0.1:1/raw/", tmp_path / "web")

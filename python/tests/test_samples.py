@@ -4,6 +4,7 @@ The samples of an image folder handed in from Python (bytes, paths, in any order
 and indices `libshard.convert` writes for the folder, byte for byte; numpy arrays and PIL images are stored
 losslessly; bad samples and an input that raises are named and leave no partition behind; a rerun resumes."""
 import io
+import json
 import os
 import pathlib
 
@@ -132,7 +133,7 @@ def test_bad_samples_and_a_failing_input_are_named_and_write_nothing(tmp_path):
          "mix integers and class names"),
         ([{"key": "a.png", "image": png, "split": "a/b"}], "split name"),
         ([{"key": "a.png", "image": np.zeros((4, 4), np.float32)}], "uint8 array"),
-        ([{"key": "a.png", "image": png, "mask": png}], r"unknown field\(s\) \['mask'\]"),
+        ([{"key": "a.png", "image": png, "masks": png}], r"unknown field\(s\) \[.masks.\]"),
     ]
     for samples, message in cases:
         with pytest.raises(libshard.SampleError, match=message):
@@ -147,3 +148,29 @@ def test_bad_samples_and_a_failing_input_are_named_and_write_nothing(tmp_path):
         libshard.convert(tmp_path / "p2", tmp_path / "out2")
     with pytest.raises(FileNotFoundError):
         libshard.merge(tmp_path / "p2")
+
+
+def test_masks_give_the_shards_of_a_mask_folder(tmp_path):
+    images, masks = tmp_path / "seg", tmp_path / "segmasks"
+    images.mkdir()
+    masks.mkdir()
+    arrays = {}
+    for i in range(6):
+        img = pattern(20 + i, 14 + i % 3, i)
+        arrays["s%d.png" % i] = img[:, :, 0] % 5  # class indices 0..4
+        Image.fromarray(img).save(images / ("s%d.png" % i))
+        Image.fromarray(arrays["s%d.png" % i]).save(masks / ("s%d.png" % i))
+    libshard.convert(images, tmp_path / "folder", masks=str(masks), **OPTIONS)
+    as_files = [{"key": k, "image": (images / k).read_bytes(), "mask": (masks / k).read_bytes()} for k in arrays]
+    libshard.convert_samples(as_files, tmp_path / "seg-out", name="seg", **OPTIONS)
+    same_shards(tmp_path / "folder", tmp_path / "seg-out")
+    # Arrays and PIL images as masks: the same pixels, so the same per-class counts.
+    as_arrays = [{"key": k, "image": (images / k).read_bytes(), "mask": m if n % 2 else Image.fromarray(m)}
+                 for n, (k, m) in enumerate(arrays.items())]
+    r = libshard.convert_samples(as_arrays, tmp_path / "arr-out", name="seg", **OPTIONS)
+    assert r.rejected == 0
+    folder = json.load(open(tmp_path / "folder" / "manifest.json"))
+    assert r.manifest["stats"]["mask_pixels"] == folder["stats"]["mask_pixels"]
+    with pytest.raises(libshard.SampleError, match="mask is a PIL image of mode RGB"):
+        libshard.write_samples([{"key": "a.png", "image": b"x", "mask": Image.new("RGB", (2, 2))}],
+                               tmp_path / "bad", name="x")

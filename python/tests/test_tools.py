@@ -166,7 +166,8 @@ def test_convert_progress_resume_and_interrupt(images, tmp_path):
 
 
 CHILD = r"""
-import json, sys, time, libshard
+import json, signal, sys, time, libshard
+signal.signal(signal.SIGINT, signal.default_int_handler)  # also when the suite runs in the background (SIG_IGN)
 seen = []
 def progress(p):
     seen.append(p)

@@ -16,6 +16,7 @@
 #include "libshard/convert/converter.h"
 #include "libshard/convert/merge.h"
 #include "libshard/manifest/manifest_json.h"
+#include "libshard/record/format.h"
 #include "testutil.h"
 
 namespace libshard::convert {
@@ -26,6 +27,7 @@ using testing::Contains;
 using testing::MakeTempDir;
 using testing::PngBytes;
 using testing::ReadFileOrDie;
+using testing::WriteTreeFile;
 
 class SamplePackTest : public ::testing::Test {
  protected:
@@ -108,6 +110,46 @@ TEST_F(SamplePackTest, APackConvertsToTheFolderShardsInAnyPartitionCount) {
   ASSERT_TRUE(m.ok()) << m.status();
   ASSERT_TRUE(m->problems.empty()) << m->problems[0];
   EXPECT_EQ(testing::CountDifferences(want, Shards(tasks)), 0);
+}
+
+TEST_F(SamplePackTest, MasksInAPackGiveTheShardsOfAMaskFolder) {
+  for (int k = 0; k < 9; ++k) {
+    const int w = 12 + k, h = 9 + k % 4;
+    WriteTreeFile(base_ + "/seg", "img" + std::to_string(k) + ".png", PngBytes(w, h, 3, k));
+    WriteTreeFile(base_ + "/segmasks", "img" + std::to_string(k) + ".png", PngBytes(w, h, 1, 100 + k));
+  }
+  ConvertOptions local = Options(base_ + "/seg", base_ + "/local");
+  local.list.masks = base_ + "/segmasks";
+  StatusOr<ConvertResult> want = Convert(local);
+  ASSERT_TRUE(want.ok()) << want.status();
+  ASSERT_EQ(want->rejected, 0u);
+  const std::string pack = base_ + "/segpack";
+  for (uint32_t p = 0; p < 2; ++p) {
+    auto w = SamplePartWriter::Create(pack, "seg", p, 2, false);
+    ASSERT_TRUE(w.ok());
+    for (int k = static_cast<int>(p); k < 9; k += 2) {
+      const std::string name = "img" + std::to_string(k) + ".png";
+      ASSERT_TRUE((*w)->Add({name, "", -1, ""}, ReadFileOrDie(base_ + "/seg/" + name),
+                            ReadFileOrDie(base_ + "/segmasks/" + name))
+                      .ok());
+    }
+    ASSERT_TRUE((*w)->Commit().ok());
+  }
+  StatusOr<ConvertResult> got = Convert(Options(pack, base_ + "/frompack"));
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(testing::CountDifferences(Shards(base_ + "/local"), Shards(base_ + "/frompack")), 0);
+  EXPECT_EQ(got->manifest.stats().mask_pixels_size(), want->manifest.stats().mask_pixels_size());
+  // A flipped byte in a mask's record: that sample is a reject naming its mask.
+  const std::string data = pack + "/part-00000-of-00002.tfrecord";
+  std::string bytes = ReadFileOrDie(data);
+  const size_t image0 = ReadFileOrDie(base_ + "/seg/img0.png").size();
+  bytes[record::kFramingOverhead + image0 + 20] ^= 1;  // inside img0's mask record
+  testing::WriteFileOrDie(data, bytes);
+  got = Convert(Options(pack, base_ + "/damaged"));
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->rejected, 1u);
+  EXPECT_TRUE(Contains(ReadFileOrDie(base_ + "/damaged/rejects.tsv"), "the mask of sample img0.png"))
+      << ReadFileOrDie(base_ + "/damaged/rejects.tsv");
 }
 
 TEST_F(SamplePackTest, ARetriedPartitionWritesTheSameBytesAndAnAbandonedOneNothing) {

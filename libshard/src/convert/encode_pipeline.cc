@@ -164,7 +164,7 @@ Status EncodeListedSample(const Listing& listing, const EncodeOptions& encode, u
   *bytes_read = bytes->size();
   std::string mask;
   if (!s.mask_path.empty()) {
-    StatusOr<std::string> m = io::ReadFileToString(s.mask_path, kMaxSourceBytes);
+    StatusOr<std::string> m = ReadMaskBytes(listing, s, kMaxSourceBytes);
     if (!m.ok()) return m.status().WithContext("mask");
     mask = std::move(*m);
   }

@@ -37,6 +37,8 @@ constexpr char kLabel[] = "label";
 constexpr char kClass[] = "class";
 constexpr char kOffset[] = "offset";
 constexpr char kSize[] = "size";
+constexpr char kMaskOffset[] = "mask_offset";
+constexpr char kMaskSize[] = "mask_size";
 
 std::string PartName(uint32_t part, uint32_t parts) {
   char name[48];
@@ -80,32 +82,42 @@ class PackSource : public SampleSource {
       : folder_(std::move(folder)), parts_(parts), ids_(std::move(ids)), files_(64) {}
 
   StatusOr<std::string> Read(const SourceSample& s, uint64_t max_bytes) const override {
+    return RecordAt(s, s.offset, s.size, "sample " + s.path, max_bytes);
+  }
+  StatusOr<std::string> ReadMask(const SourceSample& s, uint64_t max_bytes) const override {
+    return RecordAt(s, s.mask_offset, s.mask_size, "the mask of sample " + s.path, max_bytes);
+  }
+
+ private:
+  // The data of the record at `offset` of `s`'s part, `size` bytes, its CRC
+  // checked.
+  StatusOr<std::string> RecordAt(const SourceSample& s, uint64_t offset, uint64_t size, const std::string& what,
+                                 uint64_t max_bytes) const {
     const std::string path = folder_ + "/" + PartName(s.part, parts_) + ".tfrecord";
-    if (s.size > max_bytes) {
-      return InvalidArgumentError(path + ": sample " + s.path + " is " + std::to_string(s.size) +
-                                  " bytes, over the limit of " + std::to_string(max_bytes));
+    if (size > max_bytes) {
+      return InvalidArgumentError(path + ": " + what + " is " + std::to_string(size) + " bytes, over the limit of " +
+                                  std::to_string(max_bytes));
     }
     if (s.part >= ids_.size()) return InvalidArgumentError(path + ": no such partition");
     LIBSHARD_ASSIGN_OR_RETURN(std::shared_ptr<const io::ScopedFd> fd, files_.Get(s.part, path, ids_[s.part], 0));
-    std::string buf(record::kFramingOverhead + s.size, '\0');
-    const int64_t n = io::PreadFull(fd->get(), buf.data(), buf.size(), s.offset);
-    if (n < 0) return IOError(path + ": reading sample " + s.path + " at byte " + std::to_string(s.offset));
+    std::string buf(record::kFramingOverhead + size, '\0');
+    const int64_t n = io::PreadFull(fd->get(), buf.data(), buf.size(), offset);
+    if (n < 0) return IOError(path + ": reading " + what + " at byte " + std::to_string(offset));
     buf.resize(static_cast<size_t>(n));
     record::RecordView rec;
     record::FramingError error;
     if (record::DecodeRecordAt(buf, 0, {}, &rec, &error) != record::RecordFault::kNone) {
-      error.offset += s.offset;
-      return FramingStatus(error, path).WithContext("sample " + s.path);
+      error.offset += offset;
+      return FramingStatus(error, path).WithContext(what);
     }
-    if (rec.data.size() != s.size) {
-      return DataLossError(path + ": the record at byte " + std::to_string(s.offset) + " holds " +
-                           std::to_string(rec.data.size()) + " bytes; sample " + s.path + " is listed with " +
-                           std::to_string(s.size));
+    if (rec.data.size() != size) {
+      return DataLossError(path + ": the record at byte " + std::to_string(offset) + " holds " +
+                           std::to_string(rec.data.size()) + " bytes; " + what + " is listed with " +
+                           std::to_string(size));
     }
     return std::string(rec.data);
   }
 
- private:
   const std::string folder_;
   const uint32_t parts_;
   const std::vector<io::FileIdentity> ids_;
@@ -144,6 +156,14 @@ Status ReadPartSamples(const std::string& path, uint32_t part, std::vector<Sourc
     s.part = part;
     s.offset = static_cast<uint64_t>(offset.int64(0));
     s.size = static_cast<uint64_t>(size.int64(0));
+    example::FeatureView mask_offset, mask_size;
+    if (ex->Find(kMaskOffset, &mask_offset) && mask_offset.size() == 1 && ex->Find(kMaskSize, &mask_size) &&
+        mask_size.size() == 1) {
+      if (mask_offset.int64(0) < 0 || mask_size.int64(0) < 1) return InvalidArgumentError(at + "bad mask offset or size");
+      s.mask_offset = static_cast<uint64_t>(mask_offset.int64(0));
+      s.mask_size = static_cast<uint64_t>(mask_size.int64(0));
+      s.mask_path = s.path + " (mask)";
+    }
     s.origin = path + ":" + std::to_string(++row);
     rows->push_back(std::move(s));
     class_of->push_back(has_class ? std::string(cls.bytes(0)) : std::string());
@@ -213,7 +233,7 @@ StatusOr<std::unique_ptr<SamplePartWriter>> SamplePartWriter::Create(const std::
 
 SamplePartWriter::~SamplePartWriter() = default;
 
-Status SamplePartWriter::Add(const PackedSample& sample, std::string_view image) {
+Status SamplePartWriter::Add(const PackedSample& sample, std::string_view image, std::string_view mask) {
   if (files_ == nullptr || files_->data == nullptr) {
     return FailedPreconditionError(samples_path_ + ": the partition is committed or failed");
   }
@@ -233,9 +253,9 @@ Status SamplePartWriter::Add(const PackedSample& sample, std::string_view image)
   if (labels_named_ && labels_numbered_) {
     return InvalidArgumentError(at + ": labels mix integers and class names in one partition");
   }
-  if (image.size() > kMaxPackSampleBytes) {
-    return InvalidArgumentError(at + ": " + std::to_string(image.size()) + " bytes, over the limit of " +
-                                std::to_string(kMaxPackSampleBytes));
+  if (image.size() > kMaxPackSampleBytes || mask.size() > kMaxPackSampleBytes) {
+    return InvalidArgumentError(at + ": " + std::to_string(std::max(image.size(), mask.size())) +
+                                " bytes, over the limit of " + std::to_string(kMaxPackSampleBytes));
   }
   example::ExampleBuilder b;
   b.AddBytes(kKey, sample.key);
@@ -244,15 +264,21 @@ Status SamplePartWriter::Add(const PackedSample& sample, std::string_view image)
   if (!sample.class_name.empty()) b.AddBytes(kClass, sample.class_name);
   b.AddInt64(kOffset, static_cast<int64_t>(files_->offset));
   b.AddInt64(kSize, static_cast<int64_t>(image.size()));
+  const uint64_t mask_offset = files_->offset + record::kFramingOverhead + image.size();
+  if (!mask.empty()) {
+    b.AddInt64(kMaskOffset, static_cast<int64_t>(mask_offset));
+    b.AddInt64(kMaskSize, static_cast<int64_t>(mask.size()));
+  }
   files_->record.clear();  // (SerializeTo appends; the buffer is kept for its capacity)
   b.SerializeTo(&files_->record);
   Status st = AppendRecord(files_->data->file(), image);
+  if (st.ok() && !mask.empty()) st = AppendRecord(files_->data->file(), mask);
   if (st.ok()) st = AppendRecord(files_->samples->file(), files_->record);
   if (!st.ok()) {
     files_.reset();  // the temporaries go
     return st;
   }
-  files_->offset += record::kFramingOverhead + image.size();
+  files_->offset = mask_offset + (mask.empty() ? 0 : record::kFramingOverhead + mask.size());
   ++samples_;
   return Status::OK();
 }
@@ -272,8 +298,8 @@ Status SamplePartWriter::Commit() {
 
 StatusOr<Listing> ListSamplePack(const std::string& folder, const ListOptions& options) {
   if (!options.masks.empty() || !options.features.empty()) {
-    return InvalidArgumentError(folder + ": a sample pack holds images and labels; masks and features are not "
-                                         "read from it");
+    return InvalidArgumentError(folder + ": a sample pack carries its own masks and no CSV features (no --masks, "
+                                         "no --feature)");
   }
   LIBSHARD_RETURN_IF_ERROR(SamplePackName(folder).status());
   // The parts: every .samples file, all of one count, none missing.
@@ -319,7 +345,10 @@ StatusOr<Listing> ListSamplePack(const std::string& folder, const ListOptions& o
     LIBSHARD_RETURN_IF_ERROR(io::OpenForRead(data, &ids[p]).status());
     for (size_t i = first; i < listing.samples.size(); ++i) {
       const SourceSample& s = listing.samples[i];
-      if (s.offset > ids[p].size || s.size + record::kFramingOverhead > ids[p].size - s.offset) {
+      const bool mask_outside = !s.mask_path.empty() && (s.mask_offset > ids[p].size ||
+                                                          s.mask_size + record::kFramingOverhead >
+                                                              ids[p].size - s.mask_offset);
+      if (mask_outside || s.offset > ids[p].size || s.size + record::kFramingOverhead > ids[p].size - s.offset) {
         return InvalidArgumentError(s.origin + ": sample " + s.path + " at byte " + std::to_string(s.offset) +
                                     " (" + std::to_string(s.size) + " bytes) lies past the end of " + data +
                                     " (" + std::to_string(ids[p].size) + " bytes)");

@@ -279,6 +279,11 @@ StatusOr<std::string> ReadSourceBytes(const Listing& listing, const SourceSample
   return io::ReadFileToString(SourceFilePath(listing.root, s.path), max_bytes);
 }
 
+StatusOr<std::string> ReadMaskBytes(const Listing& listing, const SourceSample& s, uint64_t max_bytes) {
+  if (listing.source != nullptr) return listing.source->ReadMask(s, max_bytes);
+  return io::ReadFileToString(s.mask_path, max_bytes);
+}
+
 Status ValidateNamePart(const std::string& what, const std::string& name) {
   if (name.empty()) return InvalidArgumentError(what + " is empty");
   if (name == "." || name == "..") return InvalidArgumentError(what + " '" + name + "' is not a name");

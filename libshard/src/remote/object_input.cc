@@ -43,6 +43,9 @@ class ObjectSource : public convert::SampleSource {
     }
     return bytes;
   }
+  StatusOr<std::string> ReadMask(const convert::SourceSample& s, uint64_t) const override {
+    return InvalidArgumentError(store_->UrlOf(prefix_ + s.path) + ": masks are read from a local input");
+  }
 
  private:
   const std::shared_ptr<store::ObjectStore> store_;

@@ -9,8 +9,10 @@
 // A pack is a folder:
 //   PACK/libshard-samples.json                       {"format": "libshard.samples/1", "name": NAME}
 //   PACK/part-PPPPP-of-NNNNN.tfrecord                 one TFRecord record per sample: its image's bytes
+//                                                     (and one more for its mask, when it has one)
 //   PACK/part-PPPPP-of-NNNNN.samples.tfrecord         one tf.train.Example per sample (key, split,
-//                                                     label or class, offset and size of its image record)
+//                                                     label or class, offset and size of its image
+//                                                     record, and of its mask's)
 // Each partition is one pair, written by one SamplePartWriter under
 // temporary names and renamed into place by Commit() (data file first, the
 // .samples file last: a part is there once its .samples file is), so a
@@ -87,8 +89,10 @@ class SamplePartWriter {
   SamplePartWriter& operator=(const SamplePartWriter&) = delete;
 
   // Appends a sample and its image's bytes (any content: a file that is not
-  // an image is rejected by the conversion, as a file would be).
-  Status Add(const PackedSample& sample, std::string_view image);
+  // an image is rejected by the conversion, as a file would be), and its
+  // segmentation mask's (a PNG of class indices, as a mask file; empty: no
+  // mask).
+  Status Add(const PackedSample& sample, std::string_view image, std::string_view mask = {});
   // Closes both files and renames them into place, the .samples file last.
   Status Commit();
 
@@ -109,9 +113,10 @@ class SamplePartWriter {
 // names numbered 0..K-1 in sorted order or by options.labels_file, integers
 // kept, a split per sample or options.default_split; canonical order), with
 // Listing::source reading each sample's bytes from its part (CRC-checked).
-// Listing::root is the folder; Listing::layout "pack". Masks, annotations
-// and CSV features are refused (kInvalidArgument): packs carry images and
-// labels only.
+// Listing::root is the folder; Listing::layout "pack". A sample with a mask
+// has mask_path "KEY (mask)" (for messages; its bytes come from the pack).
+// ListOptions::masks, annotations and CSV features are refused
+// (kInvalidArgument): a pack carries its own masks, and no boxes or features.
 StatusOr<Listing> ListSamplePack(const std::string& folder, const ListOptions& options);
 
 // The pack's name (its marker's), for the default shard prefix.

@@ -123,9 +123,12 @@ struct SourceSample {
   // without them.
   std::vector<FeatureValue> features;
   // Where a sample pack keeps its bytes (sample_pack.h): the partition and
-  // the byte offset of its image record. 0 for files.
+  // the byte offsets of its image record and of its mask's (with mask_path
+  // set), and the mask's size. 0 for files.
   uint32_t part = 0;
   uint64_t offset = 0;
+  uint64_t mask_offset = 0;
+  uint64_t mask_size = 0;
 };
 
 // Reads a listing's samples when they are not files under Listing::root (a
@@ -136,6 +139,8 @@ class SampleSource {
   // The bytes of `sample`'s image, refused (kInvalidArgument) past
   // `max_bytes`; errors name where it was read and the offset.
   virtual StatusOr<std::string> Read(const SourceSample& sample, uint64_t max_bytes) const = 0;
+  // The bytes of its mask (a sample whose mask_path is set).
+  virtual StatusOr<std::string> ReadMask(const SourceSample& sample, uint64_t max_bytes) const = 0;
 };
 
 struct ListingReject {
@@ -278,6 +283,9 @@ std::string SourceFilePath(const std::string& root, const std::string& path);
 // The bytes of sample `s` of `listing`: Listing::source's, or its file's
 // (SourceFilePath), at most `max_bytes`.
 StatusOr<std::string> ReadSourceBytes(const Listing& listing, const SourceSample& s, uint64_t max_bytes);
+// The bytes of sample `s`'s mask (mask_path set): Listing::source's, or the
+// file mask_path.
+StatusOr<std::string> ReadMaskBytes(const Listing& listing, const SourceSample& s, uint64_t max_bytes);
 
 // OK when `name` may be one part of a file name: not empty, not "." or "..",
 // no '/' and no control character (tab, newline, DEL...). Otherwise
