@@ -107,6 +107,11 @@ TEST_F(ObjectInputTest, ABucketConvertsToTheShardsOfItsLocalCopy) {
                                                  "/cli --records-per-shard 3 --seed 3 --no-sync");
   EXPECT_EQ(cli.exit_code, 3) << cli.err;  // readme.png rejected, the rest converted
   EXPECT_EQ(testing::CountDifferences(want, Shards(dir_ + "/cli")), 0);
+  // The dry run lists and probes the objects, and writes nothing.
+  testing::CommandResult dry = testing::RunShard("convert --dry-run s3://bkt/raw/ -o " + dir_ + "/dry");
+  EXPECT_EQ(dry.exit_code, 0) << dry.err;
+  EXPECT_TRUE(Contains(dry.out, "split train 18 samples in 3 classes")) << dry.out;
+  EXPECT_FALSE(fs::exists(dir_ + "/dry/manifest.json"));
 }
 
 TEST_F(ObjectInputTest, AKeyALyingListPutsOutsideThePrefixIsARejectAndNeverRead) {
