@@ -147,18 +147,30 @@ def convert_samples(samples: Iterable[Any], output: PathLike, *, name: Optional[
     ``size=224``, ``records_per_shard=1000``, ...), and the pack is removed afterwards, done or not. The result
     depends on the samples, not on their order. A rerun with the same samples (an input that can be replayed)
     resumes: complete shards are kept. ``name`` is the shards' prefix (default: ``output``'s folder name).
-    Raises SampleError for a bad sample (nothing converted), and what ``libshard.convert`` raises.
+    Raises SampleError for a bad sample (nothing converted), RuntimeError when another ``convert_samples`` writes
+    ``output`` now (one at a time: each holds ``output/.libshard/samples.lock``), and what ``libshard.convert``
+    raises.
     """
+    import fcntl
     out = os.fspath(output)
     out_text = os.fsdecode(out)
     name = name or os.path.basename(os.path.normpath(os.path.abspath(out_text)))
-    pack = os.path.join(out_text, ".libshard", "samples")
-    shutil.rmtree(pack, ignore_errors=True)
-    try:
-        write_samples(samples, pack, name=name, sync=False)
-        return convert(pack, out, **options)
-    finally:
+    state = os.path.join(out_text, ".libshard")
+    pack = os.path.join(state, "samples")
+    os.makedirs(state, exist_ok=True)
+    # One convert_samples a folder at a time: a second one would remove the pack the first is converting.
+    with open(os.path.join(state, "samples.lock"), "a") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise RuntimeError("libshard.convert_samples: another conversion from samples writes %s now"
+                               % out_text) from None
         shutil.rmtree(pack, ignore_errors=True)
+        try:
+            write_samples(samples, pack, name=name, sync=False)
+            return convert(pack, out, **options)
+        finally:
+            shutil.rmtree(pack, ignore_errors=True)
 
 
 def merge(output: PathLike) -> MergeResult:

@@ -174,3 +174,17 @@ def test_masks_give_the_shards_of_a_mask_folder(tmp_path):
     with pytest.raises(libshard.SampleError, match="mask is a PIL image of mode RGB"):
         libshard.write_samples([{"key": "a.png", "image": b"x", "mask": Image.new("RGB", (2, 2))}],
                                tmp_path / "bad", name="x")
+
+
+def test_a_second_conversion_from_samples_into_the_same_folder_is_refused(tmp_path):
+    png = libshard._libshard._png_of_array(pattern(6, 5, 2))
+    refused = []
+
+    def samples():
+        # While the first writes its pack, a second one into the same folder would remove it.
+        with pytest.raises(RuntimeError, match="another conversion from samples writes"):
+            libshard.convert_samples([{"key": "b.png", "image": png}], tmp_path / "out")
+        refused.append(True)
+        yield {"key": "a.png", "image": png}
+    r = libshard.convert_samples(samples(), tmp_path / "out", no_sync=True)
+    assert refused and r.rejected == 0 and r.manifest["stats"]["converted"] == "1"
