@@ -15,6 +15,7 @@
 #include <string>
 
 #include "convert/fixtures.h"
+#include "libshard/convert/merge.h"
 #include "libshard/manifest/manifest_json.h"
 #include "libshard/store/http_transport.h"
 #include "libshard/store/s3_store.h"
@@ -112,6 +113,24 @@ TEST_F(ObjectInputTest, ABucketConvertsToTheShardsOfItsLocalCopy) {
   EXPECT_EQ(dry.exit_code, 0) << dry.err;
   EXPECT_TRUE(Contains(dry.out, "split train 18 samples in 3 classes")) << dry.out;
   EXPECT_FALSE(fs::exists(dir_ + "/dry/manifest.json"));
+}
+
+TEST_F(ObjectInputTest, TasksOverABucketPlusTheMergeGiveTheLocalCopysShards) {
+  if (IsSkipped()) return;
+  const auto want = Local();
+  for (uint32_t i = 0; i < 3; ++i) {
+    convert::ConvertOptions o = Options("s3://bkt/raw/", dir_ + "/tasks");
+    o.num_tasks = 3;
+    o.task_index = 2 - i;  // any order
+    ASSERT_TRUE(remote::UseObjectInput(&o).ok());
+    StatusOr<convert::ConvertResult> r = convert::Convert(o);
+    ASSERT_TRUE(r.ok()) << r.status();
+  }
+  StatusOr<convert::MergeResult> m = convert::MergeTasks(dir_ + "/tasks");
+  ASSERT_TRUE(m.ok()) << m.status();
+  ASSERT_TRUE(m->problems.empty()) << m->problems[0];
+  EXPECT_EQ(testing::CountDifferences(want, Shards(dir_ + "/tasks")), 0);
+  EXPECT_EQ(proxy_->Count("GET"), 24 + 3);  // each object once (by the task that writes its shard), a LIST a task
 }
 
 TEST_F(ObjectInputTest, AKeyALyingListPutsOutsideThePrefixIsARejectAndNeverRead) {
