@@ -133,6 +133,33 @@ TEST_F(ObjectInputTest, TasksOverABucketPlusTheMergeGiveTheLocalCopysShards) {
   EXPECT_EQ(proxy_->Count("GET"), 24 + 3);  // each object once (by the task that writes its shard), a LIST a task
 }
 
+TEST_F(ObjectInputTest, ACsvInABucketNamesKeysBesideIt) {
+  if (IsSkipped()) return;
+  std::string csv = "path,label,split\n";
+  for (int k = 0; k < 23; k += 2) {  // the JPEGs, by class name
+    const std::string cls = k % 3 == 0 ? "a" : k % 3 == 1 ? "b" : "c";
+    const std::string split = k % 4 == 0 ? "val" : "train";
+    csv += split + "/" + cls + "/img" + std::to_string(k) + ".jpg," + cls + "," + split + "\n";
+  }
+  const std::string good = csv;
+  csv += "../escape.png,a,train\nmissing.png,b,train\n";
+  testing::WriteFileOrDie(dir_ + "/raw/labels.csv", good);  // the local copy, without the two bad rows
+  StatusOr<convert::ConvertResult> local = convert::Convert(Options(dir_ + "/raw/labels.csv", dir_ + "/local"));
+  ASSERT_TRUE(local.ok()) << local.status();
+  const store::StoreConfig c = s3_->Config();
+  std::unique_ptr<store::ObjectStore> s = store::NewS3Store(c, "bkt", store::NewCurlTransport(c));
+  ASSERT_TRUE(s->Put("raw/labels.csv", csv).ok());
+  convert::ConvertOptions o = Options("s3://bkt/raw/labels.csv", dir_ + "/out");
+  ASSERT_TRUE(remote::UseObjectInput(&o).ok());
+  StatusOr<convert::ConvertResult> r = convert::Convert(o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(testing::CountDifferences(Shards(dir_ + "/local"), Shards(dir_ + "/out")), 0);
+  EXPECT_EQ(r->manifest.stats().converted(), local->manifest.stats().converted());
+  const std::string rejects = ReadFileOrDie(dir_ + "/out/rejects.tsv");
+  EXPECT_TRUE(Contains(rejects, "s3://bkt/raw/labels.csv:14: is not a key below s3://bkt/raw/")) << rejects;
+  EXPECT_TRUE(Contains(rejects, "s3://bkt/raw/labels.csv:15: no such object s3://bkt/raw/missing.png")) << rejects;
+}
+
 TEST_F(ObjectInputTest, AKeyALyingListPutsOutsideThePrefixIsARejectAndNeverRead) {
   if (IsSkipped()) return;
   const auto want = Local();

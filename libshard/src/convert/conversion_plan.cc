@@ -41,7 +41,10 @@ static std::string Basename(std::string path) {
   size_t slash = path.rfind('/');
   std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
   size_t dot = base.rfind('.');
-  if (IsRegularFile(path) && dot != std::string::npos && dot > 0) base = base.substr(0, dot);
+  // A CSV's name without its extension: a local file, or an object (s3://.../labels.csv).
+  const std::string ext = dot == std::string::npos ? "" : base.substr(dot);
+  const bool object_csv = path.find(":/") != std::string::npos && (ext == ".csv" || ext == ".tsv");
+  if ((IsRegularFile(path) || object_csv) && dot != std::string::npos && dot > 0) base = base.substr(0, dot);
   return base;
 }
 

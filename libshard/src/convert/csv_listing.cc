@@ -137,6 +137,71 @@ Status CheckInsideRoot(const std::string& path, const std::string& root) {
   return InvalidArgumentError("is not a path inside --image-root " + root + " (" + std::string(s.message()) + ")");
 }
 
+// Where a CSV's rows lead: files on disk, or the objects beside a CSV in a
+// bucket.
+class CsvFiles {
+ public:
+  virtual ~CsvFiles() = default;
+  // What two spellings of one file share ("./a", "a", "x/../a").
+  virtual std::string SpellingKey(const std::string& root, const std::string& path) const = 0;
+  // The file `path` names: "" and its size and identity (two names of one
+  // file share it), or why it is no file to read.
+  virtual std::string Find(const std::string& root, const std::string& path, uint64_t* size,
+                           std::string* identity) const = 0;
+};
+
+class DiskFiles : public CsvFiles {
+ public:
+  std::string SpellingKey(const std::string& root, const std::string& path) const override {
+    std::error_code ec;
+    std::string key = fs::absolute(SourceFilePath(root, path), ec).lexically_normal().string();
+    return ec ? path : key;
+  }
+  std::string Find(const std::string& root, const std::string& path, uint64_t* size,
+                   std::string* identity) const override {
+    const std::string full = SourceFilePath(root, path);
+    struct stat st;
+    if (::stat(full.c_str(), &st) != 0) {
+      std::error_code ec;
+      std::string tried = fs::absolute(full, ec).lexically_normal().string();
+      if (ec) tried = full;
+      std::string why = (errno == ENOENT ? "no such file " : std::string(std::strerror(errno)) + ": ") + tried;
+      if (const std::string hint = CaseSuggestion(root, path); !hint.empty()) why += " (did you mean " + hint + "?)";
+      return why;
+    }
+    if (S_ISDIR(st.st_mode)) return "is a directory";
+    if (!S_ISREG(st.st_mode)) return "not a regular file";
+    *size = static_cast<uint64_t>(st.st_size);
+    *identity = std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino);
+    return "";
+  }
+};
+
+class KeyFiles : public CsvFiles {
+ public:
+  explicit KeyFiles(const std::map<std::string, uint64_t>& keys) : keys_(keys) {}
+  std::string SpellingKey(const std::string&, const std::string& path) const override {
+    return fs::path(path).lexically_normal().generic_string();
+  }
+  std::string Find(const std::string& root, const std::string& path, uint64_t* size,
+                   std::string* identity) const override {
+    const std::string normal = SpellingKey(root, path);
+    if (Status s = io::CheckRelativeName(normal, path); !s.ok()) return "is not a key below " + root + " (" +
+                                                                        std::string(s.message()) + ")";
+    auto it = keys_.find(normal);
+    if (it == keys_.end()) return "no such object " + root + normal;
+    *size = it->second;
+    *identity = normal;
+    return "";
+  }
+
+ private:
+  const std::map<std::string, uint64_t>& keys_;
+};
+
+StatusOr<Listing> ReadCsvRows(const std::string& csv_path, std::string text, const std::string& root,
+                              const ListOptions& options, const CsvFiles& files);
+
 }  // namespace
 
 StatusOr<Listing> ReadSourceCsv(const std::string& csv_path, const ListOptions& options) {
@@ -151,10 +216,8 @@ StatusOr<Listing> ReadSourceCsv(const std::string& csv_path, const ListOptions& 
                                 "manifest names its files (leave the rows out instead)");
   }
   LIBSHARD_ASSIGN_OR_RETURN(std::string text, io::ReadFileToString(csv_path, 1ull << 32));
-  text.erase(0, Utf8BomLength(text));
-  Listing listing;
   std::string dir = Dirname(csv_path);
-  listing.root = dir.empty() ? "." : dir;
+  std::string root = dir.empty() ? "." : dir;
   if (!options.image_root.empty()) {
     struct stat st;
     if (::stat(options.image_root.c_str(), &st) != 0) {
@@ -162,8 +225,28 @@ StatusOr<Listing> ReadSourceCsv(const std::string& csv_path, const ListOptions& 
                            (errno == ENOENT ? std::string("no such folder") : std::strerror(errno)));
     }
     if (!S_ISDIR(st.st_mode)) return InvalidArgumentError("--image-root " + options.image_root + ": not a folder");
-    listing.root = options.image_root;
+    root = options.image_root;
   }
+  return ReadCsvRows(csv_path, std::move(text), root, options, DiskFiles());
+}
+
+StatusOr<Listing> ReadCsvOfKeys(const std::string& csv_url, std::string text, const std::string& root,
+                                const std::map<std::string, uint64_t>& keys, const ListOptions& options) {
+  if (options.layout != FolderLayout::kAuto || !options.include.empty() || !options.exclude.empty() ||
+      !options.image_root.empty()) {
+    return InvalidArgumentError(csv_url + ": --layout, --include, --exclude and --image-root read local files; a "
+                                          "CSV in a bucket names keys beside it");
+  }
+  return ReadCsvRows(csv_url, std::move(text), root, options, KeyFiles(keys));
+}
+
+namespace {
+
+StatusOr<Listing> ReadCsvRows(const std::string& csv_path, std::string text, const std::string& root,
+                              const ListOptions& options, const CsvFiles& files) {
+  text.erase(0, Utf8BomLength(text));
+  Listing listing;
+  listing.root = root;
   const auto at = [&csv_path](int line) { return csv_path + ":" + std::to_string(line) + ": "; };
 
   std::vector<std::string> lines;
@@ -262,9 +345,7 @@ StatusOr<Listing> ReadSourceCsv(const std::string& csv_path, const ListOptions& 
     if (r.sample.path.empty()) return InvalidArgumentError(at(line_no) + "empty " + path_col);
     // One file, however it is spelled (./a, a//b, x/../a, absolute): by the
     // normalised absolute path here, by file identity once it is stat'ed.
-    std::error_code ec;
-    std::string key = fs::absolute(SourceFilePath(listing.root, r.sample.path), ec).lexically_normal().string();
-    if (ec) key = r.sample.path;
+    const std::string key = files.SpellingKey(listing.root, r.sample.path);
     auto [it, inserted] = first_line.emplace(key, std::pair(line_no, r.sample.path));
     if (!inserted) {
       const auto& [first_no, first_path] = it->second;
@@ -326,40 +407,27 @@ StatusOr<Listing> ReadSourceCsv(const std::string& csv_path, const ListOptions& 
   if (names) {
     LIBSHARD_ASSIGN_OR_RETURN(index, LabelIndex(options, seen, &listing.class_names));
   }
-  std::map<std::pair<dev_t, ino_t>, std::pair<int, std::string>> first_file;  // identity -> line, path
+  std::map<std::string, std::pair<int, std::string>> first_file;  // identity -> line, path
   listing.samples.reserve(rows.size());  // not doubled as it grows (most rows are samples)
   for (Row& r : rows) {
     if (!r.refused.empty() || !r.bad_value.empty()) {
       listing.rejects.push_back({r.sample.path, at(r.line) + (r.refused.empty() ? r.bad_value : r.refused)});
       continue;
     }
-    const std::string full = SourceFilePath(listing.root, r.sample.path);
-    struct stat st;
-    std::string why;
-    if (::stat(full.c_str(), &st) != 0) {
-      std::error_code ec;
-      std::string tried = fs::absolute(full, ec).lexically_normal().string();
-      if (ec) tried = full;
-      why = (errno == ENOENT ? "no such file " : std::string(std::strerror(errno)) + ": ") + tried;
-      if (const std::string hint = CaseSuggestion(listing.root, r.sample.path); !hint.empty()) {
-        why += " (did you mean " + hint + "?)";
-      }
-    } else if (S_ISDIR(st.st_mode)) {
-      why = "is a directory";
-    } else if (!S_ISREG(st.st_mode)) {
-      why = "not a regular file";
-    }
+    uint64_t size = 0;
+    std::string identity;
+    const std::string why = files.Find(listing.root, r.sample.path, &size, &identity);
     if (!why.empty()) {
       listing.rejects.push_back({r.sample.path, at(r.line) + why});
       continue;
     }
-    auto [same, inserted] = first_file.emplace(std::pair(st.st_dev, st.st_ino), std::pair(r.line, r.sample.path));
+    auto [same, inserted] = first_file.emplace(identity, std::pair(r.line, r.sample.path));
     if (!inserted) {
       return InvalidArgumentError(at(r.line) + r.sample.path + " is the same file as " + same->second.second +
                                   " (line " + std::to_string(same->second.first) +
                                   "; a link or another spelling): each file is listed once");
     }
-    r.sample.size = static_cast<uint64_t>(st.st_size);
+    r.sample.size = size;
     if (names && !r.label_text.empty()) {
       auto it = index.find(r.label_text);
       if (it == index.end()) {
@@ -377,4 +445,5 @@ StatusOr<Listing> ReadSourceCsv(const std::string& csv_path, const ListOptions& 
   return listing;
 }
 
+}  // namespace
 }  // namespace libshard::convert

@@ -51,7 +51,8 @@ std::vector<ConvertFlag> MakeTable() {
   return {
       {"input", "input", kPositional, true, "TEXT", nullptr, kAny, nullptr,
        "folder (CLASS/*, SPLIT/CLASS/*, or flat), a CSV/TSV manifest (path,label[,mask][,split]), "
-       "s3://BUCKET/PREFIX/ (its objects as such a folder's files: LIST, then a GET of each), or a sample pack "
+       "s3://BUCKET/PREFIX/ (its objects as such a folder's files: LIST, then a GET of each) or s3://.../X.csv "
+       "(a CSV naming keys beside it), or a sample pack "
        "(libshard.write_samples' folder: docs/convert.md, \"Inputs from programs\")",
        [](V& v, const T& t) { O(v).input = t; }},
       {"-o,--output", "output", kValue, true, "TEXT", nullptr, kAny, kOutput,

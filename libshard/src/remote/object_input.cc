@@ -2,6 +2,8 @@
 #include "libshard/remote/object_input.h"
 
 #include <algorithm>
+#include <cstring>
+#include <map>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -14,6 +16,9 @@
 
 namespace libshard::remote {
 namespace {
+
+// Largest CSV read from a bucket (as a local one: 4 GiB).
+constexpr uint64_t kMaxCsvBytes = uint64_t{1} << 32;
 
 // Reads a listed sample as its object, the size the LIST gave.
 class ObjectSource : public convert::SampleSource {
@@ -83,6 +88,34 @@ StatusOr<convert::Listing> ListObjects(const store::Location& where, const conve
   return listing;
 }
 
+bool IsCsvKey(const std::string& key) {
+  auto ends = [&key](const char* tail) {
+    const size_t n = std::strlen(tail);
+    return key.size() >= n && key.compare(key.size() - n, n, tail) == 0;
+  };
+  return ends(".csv") || ends(".tsv") || ends(".CSV") || ends(".TSV");
+}
+
+// A CSV in a bucket: its rows name keys beside it (its folder's objects).
+StatusOr<convert::Listing> ListCsvObject(const store::Location& where, const convert::ListOptions& options) {
+  LIBSHARD_ASSIGN_OR_RETURN(std::unique_ptr<store::ObjectStore> opened, store::OpenStore(where));
+  std::shared_ptr<store::ObjectStore> store(std::move(opened));
+  const size_t slash = where.key.rfind('/');
+  const std::string prefix = slash == std::string::npos ? "" : where.key.substr(0, slash + 1);
+  const std::string url = store->UrlOf(where.key);
+  LIBSHARD_ASSIGN_OR_RETURN(std::string text, store->GetSmall(where.key, kMaxCsvBytes));
+  LIBSHARD_ASSIGN_OR_RETURN(std::vector<store::ObjectInfo> objects, store->List(prefix));
+  std::map<std::string, uint64_t> keys;
+  for (const store::ObjectInfo& o : objects) {
+    if (util::StartsWith(o.key, prefix) && o.key.size() > prefix.size()) keys[o.key.substr(prefix.size())] = o.size;
+  }
+  std::vector<store::ObjectInfo>().swap(objects);
+  LIBSHARD_ASSIGN_OR_RETURN(convert::Listing listing,
+                            convert::ReadCsvOfKeys(url, std::move(text), store->UrlOf(prefix), keys, options));
+  listing.source = std::make_shared<ObjectSource>(store, prefix);
+  return listing;
+}
+
 }  // namespace
 
 bool IsRemoteInput(const std::string& input) { return input.find("://") != std::string::npos; }
@@ -93,7 +126,11 @@ Status UseObjectInput(convert::ConvertOptions* options) {
     return InvalidArgumentError(options->input + ": only an s3:// prefix can be listed as an input (a web server "
                                                  "has no listing)");
   }
-  options->list_input = [where](const convert::ConvertOptions& o) { return ListObjects(where, o.list); };
+  if (IsCsvKey(where.key)) {
+    options->list_input = [where](const convert::ConvertOptions& o) { return ListCsvObject(where, o.list); };
+  } else {
+    options->list_input = [where](const convert::ConvertOptions& o) { return ListObjects(where, o.list); };
+  }
   return Status::OK();
 }
 

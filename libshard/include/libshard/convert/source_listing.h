@@ -271,6 +271,14 @@ StatusOr<Listing> ReadSourceCsv(const std::string& csv_path, const ListOptions& 
 // a hidden file is, a key ending in '/' is no file. `root` names the prefix
 // in messages and is Listing::root. The same listing as ListFolder of a copy
 // of the objects as files; --image-root, --feature and --masks are refused.
+// ReadSourceCsv's rules for a CSV in a bucket: `text` is the object's,
+// `csv_url` names it in messages, and each row's path is a key relative to
+// `root` (the CSV's folder, ending in '/'), looked up in `keys` (path below
+// `root` -> size, from a LIST). A path that is not a plain relative key
+// ("..", "/abs") or names no object is a reject naming the row. --layout,
+// --include, --exclude and --image-root are refused.
+StatusOr<Listing> ReadCsvOfKeys(const std::string& csv_url, std::string text, const std::string& root,
+                                const std::map<std::string, uint64_t>& keys, const ListOptions& options);
 StatusOr<Listing> ListObjectKeys(const std::string& root, std::vector<std::pair<std::string, uint64_t>> keys,
                                  const ListOptions& options);
 

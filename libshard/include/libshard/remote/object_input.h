@@ -8,6 +8,10 @@
 // layouts (class folders, split folders, flat) are ListFolder's rules over
 // the keys (convert::ListObjectKeys), so the shards are those of a local
 // copy of the objects, byte for byte; a rerun resumes like any conversion.
+// An input whose key ends in .csv or .tsv is a CSV manifest in the bucket
+// (convert::ReadCsvOfKeys): its rows name keys beside it, each checked to
+// be a plain relative key and to exist in the LIST of the CSV's folder;
+// masks, --image-root, --layout and globs need a local input.
 //
 //   convert::ConvertOptions o;
 //   o.input = "s3://bkt/raw/";
