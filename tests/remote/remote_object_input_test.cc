@@ -158,6 +158,15 @@ TEST_F(ObjectInputTest, ACsvInABucketNamesKeysBesideIt) {
   const std::string rejects = ReadFileOrDie(dir_ + "/out/rejects.tsv");
   EXPECT_TRUE(Contains(rejects, "s3://bkt/raw/labels.csv:14: is not a key below s3://bkt/raw/")) << rejects;
   EXPECT_TRUE(Contains(rejects, "s3://bkt/raw/labels.csv:15: no such object s3://bkt/raw/missing.png")) << rejects;
+  // A mask column: refused before anything is written.
+  ASSERT_TRUE(s->Put("raw/masks.csv", "path,label,mask\ntrain/a/img0.jpg,a,m.png\n").ok());
+  convert::ConvertOptions m = Options("s3://bkt/raw/masks.csv", dir_ + "/masks");
+  ASSERT_TRUE(remote::UseObjectInput(&m).ok());
+  r = convert::Convert(m);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(Contains(r.status().message(), "s3://bkt/raw/masks.csv:1: a 'mask' column: masks are read from"))
+      << r.status();
 }
 
 TEST_F(ObjectInputTest, AKeyALyingListPutsOutsideThePrefixIsARejectAndNeverRead) {

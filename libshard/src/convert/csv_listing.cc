@@ -148,6 +148,8 @@ class CsvFiles {
   // file share it), or why it is no file to read.
   virtual std::string Find(const std::string& root, const std::string& path, uint64_t* size,
                            std::string* identity) const = 0;
+  // Whether a mask column can be read (its files are local).
+  virtual bool ReadsMasks() const { return true; }
 };
 
 class DiskFiles : public CsvFiles {
@@ -180,6 +182,7 @@ class DiskFiles : public CsvFiles {
 class KeyFiles : public CsvFiles {
  public:
   explicit KeyFiles(const std::map<std::string, uint64_t>& keys) : keys_(keys) {}
+  bool ReadsMasks() const override { return false; }
   std::string SpellingKey(const std::string&, const std::string& path) const override {
     return fs::path(path).lexically_normal().generic_string();
   }
@@ -302,6 +305,10 @@ StatusOr<Listing> ReadCsvRows(const std::string& csv_path, std::string text, con
     *slot = static_cast<int>(i);
   }
   if (col_path < 0) return InvalidArgumentError(at(1) + "no '" + path_col + "' column");
+  if (col_mask >= 0 && !files.ReadsMasks()) {
+    return InvalidArgumentError(at(1) + "a '" + mask_col + "' column: masks are read from a local input, not from "
+                                        "a bucket's keys");
+  }
   const ListOptions defaults;
   for (const auto& [name, def, col] :
        {std::tuple(label_col, defaults.label_column, col_label), std::tuple(mask_col, defaults.mask_column, col_mask),
