@@ -134,11 +134,17 @@ def test_bad_samples_and_a_failing_input_are_named_and_write_nothing(tmp_path):
         ([{"key": "a.png", "image": png, "split": "a/b"}], "split name"),
         ([{"key": "a.png", "image": np.zeros((4, 4), np.float32)}], "uint8 array"),
         ([{"key": "a.png", "image": png, "masks": png}], r"unknown field\(s\) \[.masks.\]"),
+        ([{"key": "a.png"}], "sample 0: a sample needs a key and an image"),
+        ([{"key": "a.png", "image": png, "split": 3}], r"sample 0 \(key 'a.png'\): split is a int, not a str"),
+        ([{"key": "a.png", "image": np.zeros((4, 4, 5), np.uint8)}], r"shape \(H, W, C\) with C 1..4"),
     ]
     for samples, message in cases:
         with pytest.raises(libshard.SampleError, match=message):
             libshard.write_samples(samples, pack, name="x")
         assert no_partition(pack), message
+    # The compiled writer takes bytes only (write_samples hands it nothing else).
+    with pytest.raises(ValueError, match="image: a contiguous buffer of bytes"):
+        libshard._libshard._SamplePartWriter(str(tmp_path / "raw"), "x", 0, 1).add("a.png", np.zeros(4, np.int32))
     # numpy integer labels are integers.
     libshard.write_samples([{"key": "a.png", "image": png, "label": np.int64(2)}], pack, name="x")
     assert not no_partition(pack)

@@ -7,8 +7,10 @@
 #include "libshard/convert/sample_pack.h"
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <string>
 
@@ -16,7 +18,9 @@
 #include "libshard/convert/converter.h"
 #include "libshard/convert/merge.h"
 #include "libshard/manifest/manifest_json.h"
+#include "libshard/example/example_builder.h"
 #include "libshard/record/format.h"
+#include "libshard/record/record_writer.h"
 #include "testutil.h"
 
 namespace libshard::convert {
@@ -248,6 +252,106 @@ TEST_F(SamplePackTest, DamagedOrIncompletePacksAreNamed) {
   l = ListSamplePack(pack, {});
   ASSERT_FALSE(l.ok());
   EXPECT_TRUE(Contains(l.status().message(), samples1)) << l.status();
+}
+
+TEST_F(SamplePackTest, AWriterRefusesBadPartitionsLateCallsAndOversizedOrBadTextSamples) {
+  const std::string pack = base_ + "/w";
+  StatusOr<std::unique_ptr<SamplePartWriter>> bad = SamplePartWriter::Create(pack, "w", 2, 2);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(), "partition 2 of 2: the partition must be in 0..count-1 and the count in 1..100000");
+  auto w = SamplePartWriter::Create(pack, "w", 0, 1, false);
+  ASSERT_TRUE(w.ok());
+  EXPECT_EQ((*w)->Add({"k\xff.png", "", -1, ""}, "x").message(), "sample 0 (key 'k\\xff.png'): the key is not valid UTF-8");
+  EXPECT_EQ((*w)->Add({"k.png", "", -1, "c\xff"}, "x").message(), "sample 0 (key 'k.png'): the class name is not valid UTF-8");
+  // An image past the limit, refused before a byte of it is read (untouched pages cost nothing).
+  const size_t big = kMaxPackSampleBytes + 1;
+  void* pages = ::mmap(nullptr, big, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  ASSERT_NE(pages, MAP_FAILED);
+  EXPECT_EQ((*w)->Add({"big.png", "", -1, ""}, std::string_view(static_cast<const char*>(pages), big)).message(),
+            "sample 0 (key 'big.png'): 1073741825 bytes, over the limit of 1073741824");
+  ::munmap(pages, big);
+  ASSERT_TRUE((*w)->Commit().ok());
+  const std::string late = pack + "/part-00000-of-00001.samples.tfrecord: the partition is committed or failed";
+  EXPECT_EQ((*w)->Add({"k.png", "", -1, ""}, "x").message(), late);
+  EXPECT_EQ((*w)->Commit().message(), late);
+}
+
+TEST_F(SamplePackTest, ASamplesFileThatLiesIsNamedWithItsRecord) {
+  const std::string pack = base_ + "/lies";
+  {
+    auto w = SamplePartWriter::Create(pack, "lies", 0, 1, false);
+    ASSERT_TRUE(w.ok());
+    ASSERT_TRUE((*w)->Add({"a.png", "", -1, ""}, PngBytes(4, 4, 3, 1)).ok());
+    ASSERT_TRUE((*w)->Commit().ok());
+  }
+  const std::string samples = pack + "/part-00000-of-00001.samples.tfrecord";
+  struct Lie {
+    std::function<void(example::ExampleBuilder*)> fields;
+    std::string message;
+  };
+  const std::vector<Lie> lies = {
+      {[](example::ExampleBuilder* b) { b->AddBytes("key", "a.png"); },
+       "not a sample of a pack (key, offset and size are required)"},
+      {[](example::ExampleBuilder* b) {
+         b->AddBytes("key", "a.png");
+         b->AddInt64("offset", -1);
+         b->AddInt64("size", 4);
+       },
+       "negative offset or size"},
+      {[](example::ExampleBuilder* b) {
+         b->AddBytes("key", "a.png");
+         b->AddInt64("label", -3);
+         b->AddInt64("offset", 0);
+         b->AddInt64("size", 4);
+       },
+       "negative label"},
+      {[](example::ExampleBuilder* b) {
+         b->AddBytes("key", "a.png");
+         b->AddInt64("offset", 0);
+         b->AddInt64("size", 4);
+         b->AddInt64("mask_offset", 0);
+         b->AddInt64("mask_size", 0);
+       },
+       "bad mask offset or size"},
+      {[](example::ExampleBuilder* b) {
+         b->AddBytes("key", "../a.png");
+         b->AddInt64("offset", 0);
+         b->AddInt64("size", 4);
+       },
+       "key"},
+  };
+  for (const Lie& lie : lies) {
+    SCOPED_TRACE(lie.message);
+    example::ExampleBuilder b;
+    lie.fields(&b);
+    auto out = record::RecordWriter::Create(samples);
+    ASSERT_TRUE(out.ok());
+    ASSERT_TRUE((*out)->Write(b.Serialize()).ok());
+    ASSERT_TRUE((*out)->Close().ok());
+    StatusOr<Listing> l = ListSamplePack(pack, {});
+    ASSERT_FALSE(l.ok());
+    EXPECT_EQ(l.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_TRUE(Contains(l.status().message(), samples + ": record at byte 0: ")) << l.status();
+    EXPECT_TRUE(Contains(l.status().message(), lie.message)) << l.status();
+  }
+  // No partition at all (the marker only), and a class the labels file does not name.
+  fs::remove(samples);
+  EXPECT_EQ(ListSamplePack(pack, {}).status().message(), pack + ": the pack has no committed partition");
+  {
+    auto w = SamplePartWriter::Create(pack, "lies", 0, 1, false);
+    ASSERT_TRUE(w.ok());
+    ASSERT_TRUE((*w)->Add({"a.png", "", -1, "cat"}, PngBytes(4, 4, 3, 1)).ok());
+    ASSERT_TRUE((*w)->Add({"b.png", "", -1, "zebra"}, PngBytes(4, 4, 3, 2)).ok());
+    ASSERT_TRUE((*w)->Commit().ok());
+  }
+  testing::WriteFileOrDie(base_ + "/labels.txt", "cat\ndog\n");
+  ListOptions o;
+  o.labels_file = base_ + "/labels.txt";
+  StatusOr<Listing> l = ListSamplePack(pack, o);
+  ASSERT_TRUE(l.ok()) << l.status();
+  ASSERT_EQ(l->samples.size(), 1u);
+  ASSERT_EQ(l->rejects.size(), 1u);
+  EXPECT_EQ(l->rejects[0].reason, samples + ":2: class 'zebra' is not in " + o.labels_file);
 }
 
 TEST_F(SamplePackTest, AKeyInTwoPartitionsAndMixedLabelsAreRefused) {

@@ -218,6 +218,31 @@ TEST_F(ObjectInputTest, AGetThatFailsIsRetriedAndOneThatKeepsFailingIsRedoneByTh
   EXPECT_EQ(testing::CountDifferences(want, Shards(dir_ + "/out")), 0);
 }
 
+TEST_F(ObjectInputTest, AnObjectChangedBetweenTheListAndItsGetIsARejectNamingIt) {
+  if (IsSkipped()) return;
+  const store::StoreConfig c = s3_->Config();
+  std::unique_ptr<store::ObjectStore> s = store::NewS3Store(c, "bkt", store::NewCurlTransport(c));
+  convert::ConvertOptions o = Options("s3://bkt/raw/", dir_ + "/out");
+  ASSERT_TRUE(remote::UseObjectInput(&o).ok());
+  // Once listed, before any GET: one object grows, another shrinks.
+  o.on_listed = [&](const convert::ConvertResult&) {
+    ASSERT_TRUE(s->Put("raw/val/a/img0.jpg", ReadFileOrDie(dir_ + "/raw/val/a/img0.jpg") + "more").ok());
+    ASSERT_TRUE(s->Put("raw/train/b/img1.png", "short").ok());
+  };
+  StatusOr<convert::ConvertResult> r = convert::Convert(o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->transient_rejects, 2u);  // the next run lists again and converts what is there then
+  const std::string rejects = ReadFileOrDie(dir_ + "/out/rejects.tsv");
+  EXPECT_TRUE(Contains(rejects, "s3://bkt/raw/val/a/img0.jpg: larger than the " +
+                                    std::to_string(fs::file_size(dir_ + "/raw/val/a/img0.jpg")) +
+                                    " bytes the listing gave (changed since it was listed)"))
+      << rejects;
+  EXPECT_TRUE(Contains(rejects, "s3://bkt/raw/train/b/img1.png: 5 bytes, the listing gave " +
+                                    std::to_string(fs::file_size(dir_ + "/raw/train/b/img1.png")) +
+                                    " (changed since it was listed, or a short answer)"))
+      << rejects;
+}
+
 TEST_F(ObjectInputTest, AnEmptyPrefixAndAUrlThatCannotBeListedAreRefused) {
   if (IsSkipped()) return;
   StatusOr<convert::ConvertResult> r = [&] {

@@ -22,6 +22,7 @@
 #include "libshard/manifest/manifest_json.h"
 #include "libshard/record/format.h"
 #include "libshard/record/record_reader.h"
+#include "libshard/record/record_writer.h"
 #include "libshard/text_escape.h"
 
 namespace libshard::convert {
@@ -44,16 +45,6 @@ std::string PartName(uint32_t part, uint32_t parts) {
   char name[48];
   std::snprintf(name, sizeof name, "part-%05u-of-%05u", part, parts);
   return name;
-}
-
-// Appends one framed TFRecord record to `file`.
-Status AppendRecord(io::WritableFile& file, std::string_view data) {
-  char header[record::kHeaderSize], footer[record::kFooterSize];
-  record::EncodeHeader(data.size(), header);
-  record::EncodeFooter(data, footer);
-  LIBSHARD_RETURN_IF_ERROR(file.Append({header, sizeof header}));
-  LIBSHARD_RETURN_IF_ERROR(file.Append(data));
-  return file.Append({footer, sizeof footer});
 }
 
 Status WriteMarker(const std::string& folder, const std::string& name) {
@@ -98,7 +89,6 @@ class PackSource : public SampleSource {
       return InvalidArgumentError(path + ": " + what + " is " + std::to_string(size) + " bytes, over the limit of " +
                                   std::to_string(max_bytes));
     }
-    if (s.part >= ids_.size()) return InvalidArgumentError(path + ": no such partition");
     LIBSHARD_ASSIGN_OR_RETURN(std::shared_ptr<const io::ScopedFd> fd, files_.Get(s.part, path, ids_[s.part], 0));
     std::string buf(record::kFramingOverhead + size, '\0');
     const int64_t n = io::PreadFull(fd->get(), buf.data(), buf.size(), offset);
@@ -115,7 +105,9 @@ class PackSource : public SampleSource {
                            std::to_string(rec.data.size()) + " bytes; " + what + " is listed with " +
                            std::to_string(size));
     }
-    return std::string(rec.data);
+    buf.erase(0, record::kHeaderSize);  // the image in place: no second copy of its bytes
+    buf.resize(size);
+    return buf;
   }
 
   const std::string folder_;
@@ -271,9 +263,9 @@ Status SamplePartWriter::Add(const PackedSample& sample, std::string_view image,
   }
   files_->record.clear();  // (SerializeTo appends; the buffer is kept for its capacity)
   b.SerializeTo(&files_->record);
-  Status st = AppendRecord(files_->data->file(), image);
-  if (st.ok() && !mask.empty()) st = AppendRecord(files_->data->file(), mask);
-  if (st.ok()) st = AppendRecord(files_->samples->file(), files_->record);
+  Status st = record::AppendFramedRecord(files_->data->file(), image);
+  if (st.ok() && !mask.empty()) st = record::AppendFramedRecord(files_->data->file(), mask);
+  if (st.ok()) st = record::AppendFramedRecord(files_->samples->file(), files_->record);
   if (!st.ok()) {
     files_.reset();  // the temporaries go
     return st;

@@ -22,16 +22,20 @@ RecordWriter::~RecordWriter() {
   if (!closed_) Close().IgnoreError();
 }
 
-Status RecordWriter::Write(std::string_view record) {
-  if (closed_) return FailedPreconditionError(data_->name() + ": write after close");
-  if (!error_.ok()) return error_;
+Status AppendFramedRecord(io::WritableFile& file, std::string_view record) {
   char header[kHeaderSize];
   char footer[kFooterSize];
   EncodeHeader(record.size(), header);
   EncodeFooter(record, footer);
-  Status s = data_->Append(std::string_view(header, kHeaderSize));
-  if (s.ok()) s = data_->Append(record);
-  if (s.ok()) s = data_->Append(std::string_view(footer, kFooterSize));
+  LIBSHARD_RETURN_IF_ERROR(file.Append(std::string_view(header, kHeaderSize)));
+  LIBSHARD_RETURN_IF_ERROR(file.Append(record));
+  return file.Append(std::string_view(footer, kFooterSize));
+}
+
+Status RecordWriter::Write(std::string_view record) {
+  if (closed_) return FailedPreconditionError(data_->name() + ": write after close");
+  if (!error_.ok()) return error_;
+  Status s = AppendFramedRecord(*data_, record);
   const uint64_t framed = record.size() + kFramingOverhead;
   if (s.ok() && index_) s = index_->Append(FormatIndexLine({offset_, framed}));
   if (!s.ok()) {

@@ -57,9 +57,14 @@ class ObjectSource : public convert::SampleSource {
   const std::string prefix_;
 };
 
-StatusOr<convert::Listing> ListObjects(const store::Location& where, const convert::ListOptions& options) {
+// The store of `where`, shared by the listing and its source.
+StatusOr<std::shared_ptr<store::ObjectStore>> OpenShared(const store::Location& where) {
   LIBSHARD_ASSIGN_OR_RETURN(std::unique_ptr<store::ObjectStore> opened, store::OpenStore(where));
-  std::shared_ptr<store::ObjectStore> store(std::move(opened));
+  return std::shared_ptr<store::ObjectStore>(std::move(opened));
+}
+
+StatusOr<convert::Listing> ListObjects(const store::Location& where, const convert::ListOptions& options) {
+  LIBSHARD_ASSIGN_OR_RETURN(std::shared_ptr<store::ObjectStore> store, OpenShared(where));
   std::string prefix = where.key;
   if (!prefix.empty() && prefix.back() != '/') prefix += '/';
   const std::string root = store->UrlOf(prefix);
@@ -98,8 +103,7 @@ bool IsCsvKey(const std::string& key) {
 
 // A CSV in a bucket: its rows name keys beside it (its folder's objects).
 StatusOr<convert::Listing> ListCsvObject(const store::Location& where, const convert::ListOptions& options) {
-  LIBSHARD_ASSIGN_OR_RETURN(std::unique_ptr<store::ObjectStore> opened, store::OpenStore(where));
-  std::shared_ptr<store::ObjectStore> store(std::move(opened));
+  LIBSHARD_ASSIGN_OR_RETURN(std::shared_ptr<store::ObjectStore> store, OpenShared(where));
   const size_t slash = where.key.rfind('/');
   const std::string prefix = slash == std::string::npos ? "" : where.key.substr(0, slash + 1);
   const std::string url = store->UrlOf(where.key);

@@ -31,6 +31,11 @@ struct WriterOptions {
   bool sync_on_close = false;
 };
 
+// Appends `record` to `file` as one framed TFRecord record (header, data,
+// footer): what RecordWriter::Write writes, for a file the caller owns (a
+// sample pack's io::FileBeneath). Errors are the file's.
+Status AppendFramedRecord(io::WritableFile& file, std::string_view record);
+
 class RecordWriter {
  public:
   // Creates `path` (and `path + ".idx"` if options.write_index).
